@@ -1,0 +1,122 @@
+"""`forecaster data describe`: what a dataset or CSV looks like under a split, without loading torch."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from forecaster.data.reader import TimeSeries, load_dataset, read_csv
+from forecaster.data.registry import DATASETS, get_spec, locate_dataset
+from forecaster.data.splits import split_borders, window_counts
+from forecaster.errors import DataError
+
+DEFAULT_INPUT_SIZE = 96
+DEFAULT_HORIZON = 96
+
+
+def load_source(
+    name_or_path: str,
+    *,
+    data_dir: str | Path | None = None,
+    date_col: str | None = None,
+    targets: Sequence[str] | None = None,
+    no_date: bool = False,
+    fill_missing: str | None = None,
+) -> TimeSeries:
+    """An existing CSV path is read as a user file; otherwise the name must be a registered dataset.
+
+    A registered name without reader options loads exactly as published (shape checked); with options
+    (e.g. `targets=["OT"]`) its located file goes through `read_csv` like any other.
+    """
+    options = {"date_col": date_col, "targets": targets, "no_date": no_date, "fill_missing": fill_missing}
+    path = Path(name_or_path)
+    if path.is_file():
+        return read_csv(path, **options)
+    try:
+        spec = get_spec(name_or_path)
+    except DataError:
+        raise DataError(
+            f"{name_or_path}: no such file, and not a registered dataset ({', '.join(DATASETS)})"
+        ) from None
+    if any(options.values()):
+        return read_csv(locate_dataset(spec.name, data_dir), **options)
+    return load_dataset(spec.name, data_dir)
+
+
+def describe(
+    name_or_path: str,
+    *,
+    data_dir: str | Path | None = None,
+    split: str = "7:1:2",
+    input_size: int | None = None,
+    horizon: int | None = None,
+    stride: int = 1,
+    date_col: str | None = None,
+    targets: Sequence[str] | None = None,
+    no_date: bool = False,
+    fill_missing: str | None = None,
+) -> dict[str, Any]:
+    """Rows, columns, frequency, date range, split borders and window counts as one JSON-ready dict.
+
+    Input size and horizon default to the registry's values for benchmark files (first horizon),
+    else 96/96. Warnings raised while reading are returned under "warnings" instead of printed.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = load_source(
+            name_or_path,
+            data_dir=data_dir,
+            date_col=date_col,
+            targets=targets,
+            no_date=no_date,
+            fill_missing=fill_missing,
+        )
+    spec = get_spec(series.dataset) if series.dataset else None
+    input_size = input_size or (spec.input_size if spec else DEFAULT_INPUT_SIZE)
+    horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
+    if stride < 1:
+        raise DataError(f"stride must be a positive number of rows, got {stride}")
+    borders = split_borders(
+        len(series), input_size, split, series.freq, horizon=horizon, source=series.source
+    )
+    index = series.index
+    return {
+        "source": series.source,
+        "dataset": series.dataset,
+        "rows": len(series),
+        "columns": series.columns,
+        "date_col": series.date_col,
+        "freq": series.freq,
+        "start": str(index[0]),
+        "end": str(index[-1]),
+        "split": split,
+        "input_size": input_size,
+        "horizon": horizon,
+        "stride": stride,
+        "borders": {name: [a, b] for name, (a, b) in borders.items()},
+        "windows": window_counts(borders, input_size, horizon, stride),
+        "warnings": [str(w.message) for w in caught],
+    }
+
+
+def format_description(info: dict[str, Any]) -> str:
+    """A short human-readable table of `describe` output."""
+    columns = info["columns"]
+    shown = ", ".join(columns[:8]) + (f", ... ({len(columns)} in total)" if len(columns) > 8 else "")
+    lines = [
+        f"source     {info['source']}" + (f" (benchmark {info['dataset']})" if info["dataset"] else ""),
+        f"rows       {info['rows']}",
+        f"columns    {len(columns)} target(s): {shown}",
+        f"date col   {info['date_col'] or '- (integer steps)'}",
+        f"frequency  {info['freq'] or 'unknown'}",
+        f"range      {info['start']} -> {info['end']}",
+        f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
+        f"train stride {info['stride']}",
+        "",
+        f"{'split':<6} {'rows':>18} {'windows':>9}",
+    ]
+    for name, (a, b) in info["borders"].items():
+        lines.append(f"{name:<6} {f'[{a}, {b})':>18} {info['windows'][name]:>9}")
+    return "\n".join(lines)

@@ -1,0 +1,376 @@
+"""Turn any CSV into a validated `TimeSeries` (time index + float64 target columns).
+
+Every problem is reported as one `DataError` line naming the file, the column, the first bad lines
+(file line numbers, header = line 1) and what was expected, so no pandas traceback reaches a user.
+Registered benchmark files are kept exactly as published: their known quirks only warn, so the
+protocol's numbers stay comparable with the literature.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
+from forecaster.data.timeindex import infer_frequency
+from forecaster.errors import DataError
+
+DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds")
+FILL_METHODS = ("ffill", "interpolate")
+FILL_VALUE = -9999
+_SHOWN = 5
+_DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "'|' characters"}
+
+
+class DataQualityWarning(UserWarning):
+    """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
+
+
+@dataclass
+class TimeSeries:
+    """A validated multivariate series: `frame` holds only float64 target columns on a time index."""
+
+    frame: pd.DataFrame
+    freq: str | None
+    source: str
+    date_col: str | None = None
+    dataset: str | None = None
+
+    @property
+    def values(self) -> np.ndarray:
+        """The (N, C) float64 matrix of target values."""
+        return self.frame.to_numpy(dtype=np.float64)
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(column) for column in self.frame.columns]
+
+    @property
+    def index(self) -> pd.Index:
+        return self.frame.index
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def _line(position: int) -> int:
+    """File line of a data row (the header is line 1)."""
+    return int(position) + 2
+
+
+def _lines(positions: np.ndarray) -> str:
+    shown = ", ".join(str(_line(p)) for p in positions[:_SHOWN])
+    return shown + (", ..." if len(positions) > _SHOWN else "")
+
+
+def _is_text(column: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+
+
+def _parse(path: Path) -> pd.DataFrame:
+    try:
+        raw = pd.read_csv(path, encoding_errors="replace")
+    except pd.errors.EmptyDataError:
+        raise DataError(
+            f"{path}: the file is empty; expected a header line and comma-separated rows"
+        ) from None
+    except pd.errors.ParserError as error:
+        detail = str(error).strip().splitlines()[-1].replace("Error tokenizing data. C error: ", "")
+        raise DataError(f"{path}: not a well-formed CSV file: {detail}") from None
+    except (OSError, EOFError, UnicodeError, ValueError, zipfile.BadZipFile) as error:
+        raise DataError(f"{path}: cannot be read as CSV: {error}") from None
+    raw.columns = [str(column).strip() for column in raw.columns]
+    if raw.shape[1] == 1:
+        header = raw.columns[0]
+        for delimiter, label in _DELIMITERS.items():
+            if delimiter in header:
+                raise DataError(
+                    f"{path}: read as a single column {header[:60]!r}: the file seems to be separated "
+                    f"by {label}; expected comma-separated values"
+                )
+    if raw.empty:
+        raise DataError(f"{path}: has a header but no data rows; expected one row per time step")
+    return raw
+
+
+def _find_date_column(raw: pd.DataFrame) -> str | None:
+    for column in raw.columns:
+        if column.lower() in DATE_NAMES and _is_text(raw[column]):
+            return column
+    first = raw.columns[0]
+    if _is_text(raw[first]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            try:
+                parsed = pd.to_datetime(raw[first].head(20), errors="coerce")
+            except (ValueError, TypeError, OverflowError):
+                return None
+        if parsed.notna().all():
+            return first
+    return None
+
+
+def _parse_dates(path: Path, raw: pd.DataFrame, date_col: str) -> pd.DatetimeIndex:
+    column = raw[date_col]
+    if not _is_text(column):
+        raise DataError(
+            f"{path}: date column {date_col!r} holds numbers; expected timestamps such as "
+            "2016-07-01 00:00:00 (pass no_date=True / --no-date to index rows by integer steps)"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            parsed = pd.to_datetime(column, errors="coerce")
+            if parsed.isna().sum() > column.isna().sum():
+                parsed = pd.to_datetime(column, errors="coerce", format="mixed")
+        except (ValueError, TypeError, OverflowError) as error:
+            raise DataError(
+                f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
+                "expected one format and one time zone"
+            ) from None
+    bad = np.flatnonzero(parsed.isna().to_numpy())
+    if bad.size:
+        shown = ", ".join(
+            f"line {_line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
+            for p in bad[:_SHOWN]
+        )
+        raise DataError(
+            f"{path}: date column {date_col!r} has {bad.size} value(s) that are not timestamps: {shown}; "
+            "expected a timestamp in every row"
+        )
+    return pd.DatetimeIndex(parsed, name=date_col)
+
+
+def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
+    """Count the steps that break the series' regular frequency and describe the first one."""
+    steps = np.diff(index.asi8)
+    if not (steps > 0).any():
+        return 0, "no regular frequency could be inferred"
+    freq = infer_frequency(index[: min(len(index), 25)])
+    if freq is None:
+        values, counts = np.unique(steps[steps > 0], return_counts=True)
+        freq = to_offset(pd.Timedelta(int(values[np.argmax(counts)]), unit=index.unit)).freqstr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        expected = index[:-1] + to_offset(freq)
+    broken = np.flatnonzero((index[1:] != expected) & (steps != 0))
+    if not broken.size:
+        return 0, "no regular frequency could be inferred"
+    p = broken[0]
+    return broken.size, (
+        f"line {_line(p + 1)} is {index[p + 1]} but one {freq} step after line {_line(p)} "
+        f"({index[p]}) is {expected[p]}"
+    )
+
+
+def _check_time_order(
+    path: Path, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
+) -> str | None:
+    """Reject unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
+    steps = np.diff(index.asi8)
+    backwards = np.flatnonzero(steps < 0)
+    if backwards.size:
+        p = backwards[0]
+        raise DataError(
+            f"{path}: timestamps in column {date_col!r} are not sorted: line {_line(p + 1)} "
+            f"({index[p + 1]}) comes after line {_line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
+            f"expected increasing time (sort the file by {date_col!r})"
+        )
+    repeats = np.flatnonzero(steps == 0)
+    if repeats.size:
+        p = repeats[0]
+        message = (
+            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {_line(p)} and {_line(p + 1)} "
+            f"({repeats.size} repeated row(s) in total)"
+        )
+        if spec is None:
+            raise DataError(f"{path}: {message}; expected one row per time step")
+        notes.append(message)
+    freq = infer_frequency(index)
+    if freq is None and len(index) >= 3:
+        count, first = _irregular_steps(index)
+        if spec is None:
+            raise DataError(
+                f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)); "
+                "expected a constant frequency (fill the gaps or resample the file)"
+            )
+        if count:
+            notes.append(f"{count} irregular step(s): {first}")
+        freq = spec.freq
+    return freq
+
+
+def _numeric_columns(
+    path: Path, raw: pd.DataFrame, date_col: str | None, targets: Sequence[str] | None, notes: list[str]
+) -> tuple[list[str], np.ndarray]:
+    explicit = targets is not None
+    if explicit:
+        chosen = list(targets)
+        unknown = [name for name in chosen if name not in raw.columns]
+        if unknown:
+            raise DataError(
+                f"{path}: unknown target column(s) {', '.join(map(repr, unknown))}; "
+                f"columns are {', '.join(map(repr, raw.columns))}"
+            )
+        if date_col in chosen:
+            raise DataError(
+                f"{path}: the date column {date_col!r} cannot be a target; expected numeric columns"
+            )
+        if len(set(chosen)) != len(chosen):
+            raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
+    else:
+        chosen = [column for column in raw.columns if column != date_col]
+    kept: list[str] = []
+    arrays: list[np.ndarray] = []
+    skipped: list[str] = []
+    for name in chosen:
+        column = raw[name]
+        if _is_text(column):
+            numbers = pd.to_numeric(column, errors="coerce")
+            bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy())
+            if bad.size:
+                parsed = int(numbers.notna().sum())
+                if not explicit and parsed < bad.size:
+                    skipped.append(name)
+                    continue
+                shown = ", ".join(f"line {_line(p)} {str(column.iloc[p])!r}" for p in bad[:_SHOWN])
+                raise DataError(
+                    f"{path}: column {name!r} holds text where numbers are expected: {shown} "
+                    f"({bad.size} cell(s) in total); expected a number in every cell"
+                )
+            column = numbers
+        kept.append(name)
+        arrays.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+    if skipped:
+        notes.append(f"skipped non-numeric column(s) {', '.join(map(repr, skipped))}")
+    if not kept:
+        raise DataError(
+            f"{path}: no numeric columns to forecast among {', '.join(map(repr, raw.columns))}; "
+            "expected at least one column of numbers besides the date"
+        )
+    return kept, np.column_stack(arrays)
+
+
+def _handle_missing(
+    path: Path, frame: pd.DataFrame, fill_missing: str | None, notes: list[str]
+) -> pd.DataFrame:
+    missing = ~np.isfinite(frame.to_numpy())
+    if not missing.any():
+        return frame
+    per_column = missing.sum(axis=0)
+    if fill_missing is None:
+        described = "; ".join(
+            f"column {frame.columns[j]!r} at line(s) {_lines(np.flatnonzero(missing[:, j]))}"
+            for j in np.flatnonzero(per_column)[:3]
+        )
+        raise DataError(
+            f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}; "
+            "expected a number in every cell (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)"
+        )
+    empty = [str(frame.columns[j]) for j in np.flatnonzero(per_column == len(frame))]
+    if empty:
+        raise DataError(
+            f"{path}: column(s) {', '.join(map(repr, empty))} have no values at all; cannot fill them"
+        )
+    frame = frame.replace([np.inf, -np.inf], np.nan)
+    if fill_missing == "ffill":
+        frame = frame.ffill().bfill()
+    else:
+        frame = frame.interpolate(method="linear", limit_direction="both")
+    notes.append(f"filled {int(per_column.sum())} missing cell(s) by {fill_missing}")
+    return frame
+
+
+def read_csv(
+    path: str | Path,
+    *,
+    date_col: str | None = None,
+    targets: Sequence[str] | None = None,
+    no_date: bool = False,
+    fill_missing: str | None = None,
+) -> TimeSeries:
+    """Read and validate a CSV file of one or more time series.
+
+    The date column is `date_col`, else a column named date/datetime/timestamp/time/ds, else a first
+    column of timestamps; `no_date=True` indexes rows by integer steps instead. Targets default to
+    every numeric non-date column. Missing values are an error unless `fill_missing` is "ffill" or
+    "interpolate". Registered benchmark files with their published shape keep their known quirks
+    (duplicate timestamp, gaps) and only warn (`DataQualityWarning`).
+    """
+    path = Path(path)
+    if fill_missing is not None and fill_missing not in FILL_METHODS:
+        raise DataError(f"fill_missing={fill_missing!r}: expected one of {', '.join(FILL_METHODS)} or None")
+    if no_date and date_col is not None:
+        raise DataError(
+            f"{path}: date_col={date_col!r} and no_date=True contradict each other; pass one of them"
+        )
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    raw = _parse(path)
+    notes: list[str] = []
+    spec = find_spec_for_file(path)
+    if spec is not None and raw.shape != (spec.rows, spec.columns):
+        notes.append(
+            f"named like benchmark {spec.name} but has {raw.shape[0]} rows x {raw.shape[1]} columns "
+            f"(registered {spec.rows} x {spec.columns}), so it is validated as a user file"
+        )
+        spec = None
+    replaced = [column for column in raw.columns if "\ufffd" in column]
+    if replaced:
+        names = ", ".join(map(repr, replaced))
+        notes.append(f"header name(s) {names} contain U+FFFD (bytes that were not UTF-8)")
+
+    freq: str | None = None
+    if no_date:
+        index: pd.Index = pd.RangeIndex(len(raw))
+    else:
+        if date_col is None:
+            date_col = _find_date_column(raw)
+            if date_col is None:
+                raise DataError(
+                    f"{path}: no date column found (looked for a column named {'/'.join(DATE_NAMES)} "
+                    "or a first column of timestamps); name it with date_col (--date-col) or pass "
+                    "no_date=True (--no-date) to index rows by integer steps"
+                )
+        elif date_col not in raw.columns:
+            raise DataError(
+                f"{path}: date column {date_col!r} not found; columns are "
+                f"{', '.join(map(repr, raw.columns))} (pass no_date=True / --no-date for a file without "
+                "timestamps)"
+            )
+        index = _parse_dates(path, raw, date_col)
+        freq = _check_time_order(path, index, date_col, spec, notes)
+
+    columns, matrix = _numeric_columns(path, raw, date_col, targets, notes)
+    frame = pd.DataFrame(matrix, index=index, columns=columns)
+    frame = _handle_missing(path, frame, fill_missing, notes)
+    fills = int((matrix == FILL_VALUE).sum())
+    if fills:
+        notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")
+    if notes:
+        prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
+        warnings.warn(f"{path}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=2)
+    return TimeSeries(
+        frame=frame, freq=freq, source=str(path), date_col=date_col, dataset=spec.name if spec else None
+    )
+
+
+def load_dataset(name: str, data_dir: str | Path | None = None) -> TimeSeries:
+    """Load a registered benchmark dataset as published (all columns after the date, target last)."""
+    spec = get_spec(name)
+    path = locate_dataset(spec.name, data_dir)
+    series = read_csv(path)
+    if series.dataset != spec.name:
+        raise DataError(
+            f"{path}: has {len(series)} rows x {len(series.columns) + 1} columns; the registered "
+            f"{spec.name} has {spec.rows} x {spec.columns}; replace it with "
+            f"`forecaster data download {spec.name} --force`"
+        )
+    return series

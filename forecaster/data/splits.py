@@ -1,0 +1,122 @@
+"""Train/val/test borders of the forecasting protocol and the number of sliding windows in each.
+
+Borders are half-open row ranges; val and test start `input_size` rows before their first target row
+so that their first window forecasts the first row after the previous split (REFERENCE.md section 2).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from forecaster.errors import DataError
+
+SPLIT_SCHEMES = ("7:1:2", "ett")
+SPLIT_NAMES = ("train", "val", "test")
+ETT_HOURS = (12 * 30 * 24, 16 * 30 * 24, 20 * 30 * 24)
+_HOUR = pd.Timedelta(hours=1)
+
+Borders = dict[str, tuple[int, int]]
+
+
+def rows_per_hour(freq: str | None) -> int:
+    """Rows per hour of a frequency that divides one hour evenly (h -> 1, 15min -> 4); DataError otherwise."""
+    expected = "expected hourly data or a step that divides one hour (15min, 10min, ...)"
+    if freq is None:
+        raise DataError(f"the ett split needs the data's frequency, but none is known; {expected}")
+    try:
+        step = pd.Timedelta(to_offset(freq))
+    except (ValueError, TypeError):
+        raise DataError(f"the ett split cannot use frequency {freq!r}; {expected}") from None
+    if step <= pd.Timedelta(0) or step > _HOUR or _HOUR % step != pd.Timedelta(0):
+        raise DataError(f"the ett split cannot use frequency {freq!r}; {expected}")
+    return int(_HOUR // step)
+
+
+def window_count(start: int, stop: int, input_size: int, horizon: int, stride: int = 1) -> int:
+    """Windows of input_size + horizon rows inside [start, stop), taken every `stride` rows."""
+    span = stop - start - input_size - horizon
+    return span // stride + 1 if span >= 0 else 0
+
+
+def window_counts(
+    borders: Borders, input_size: int, horizon: int, stride: int = 1, eval_stride: int = 1
+) -> dict[str, int]:
+    """Windows per split: train windows every `stride` rows, val/test every `eval_stride` rows."""
+    return {
+        name: window_count(a, b, input_size, horizon, stride if name == "train" else eval_stride)
+        for name, (a, b) in borders.items()
+    }
+
+
+def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None) -> Borders:
+    if scheme == "7:1:2":
+        n_train = int(n_rows * 0.7)
+        n_test = int(n_rows * 0.2)
+        n_val = n_rows - n_train - n_test
+        return {
+            "train": (0, n_train),
+            "val": (n_train - input_size, n_train + n_val),
+            "test": (n_rows - n_test - input_size, n_rows),
+        }
+    scale = rows_per_hour(freq)
+    train_end, val_end, test_end = (hours * scale for hours in ETT_HOURS)
+    return {
+        "train": (0, train_end),
+        "val": (train_end - input_size, val_end),
+        "test": (val_end - input_size, test_end),
+    }
+
+
+def _usable(n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None) -> bool:
+    borders = _raw_borders(n_rows, input_size, scheme, freq)
+    return borders["test"][1] <= n_rows and borders["val"][0] >= 0 and (
+        min(window_counts(borders, input_size, horizon).values()) >= 1
+    )
+
+
+def min_rows(input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | None = None) -> int | None:
+    """Fewest rows that give every split at least one window (None if no row count can)."""
+    if scheme == "ett":
+        needed = ETT_HOURS[2] * rows_per_hour(freq)
+        return needed if _usable(needed, input_size, horizon, scheme, freq) else None
+    n_rows = input_size + horizon
+    while not _usable(n_rows, input_size, horizon, scheme, freq):
+        n_rows += 1
+    return n_rows
+
+
+def split_borders(
+    n_rows: int,
+    input_size: int,
+    scheme: str = "7:1:2",
+    freq: str | None = None,
+    *,
+    horizon: int | None = None,
+    source: str | None = None,
+) -> Borders:
+    """Half-open train/val/test row ranges of `scheme` ("7:1:2" or "ett"; ett needs `freq`).
+
+    With `horizon`, also checks that every split holds at least one window and otherwise raises a
+    DataError saying how many rows are needed and how many there are (`source` names the file).
+    """
+    if scheme not in SPLIT_SCHEMES:
+        raise DataError(f"unknown split {scheme!r}; expected one of {', '.join(SPLIT_SCHEMES)}")
+    if input_size < 1 or (horizon is not None and horizon < 1):
+        raise DataError(f"input_size and horizon must be positive, got {input_size} and {horizon}")
+    borders = _raw_borders(n_rows, input_size, scheme, freq)
+    checked_horizon = 1 if horizon is None else horizon
+    if not _usable(n_rows, input_size, checked_horizon, scheme, freq):
+        needed = min_rows(input_size, checked_horizon, scheme, freq)
+        what = f"split {scheme} with input_size {input_size}" + (f" and horizon {horizon}" if horizon else "")
+        origin = f"{source}: " if source else ""
+        if needed is None:
+            raise DataError(
+                f"{origin}{what} cannot give every split a window (the ett val/test splits hold "
+                f"{ETT_HOURS[1] - ETT_HOURS[0]} hours); expected a shorter horizon or the 7:1:2 split"
+            )
+        raise DataError(
+            f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "
+            "so that train, val and test each hold one window"
+        )
+    return borders

@@ -1,0 +1,73 @@
+"""Frequency inference and future timestamps: the reader, `forecaster predict` and the service share them."""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import AbstractContextManager, nullcontext
+
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from forecaster.errors import DataError
+
+_OFFSET_OPTION = "future.infer_freq_returns_offset"
+
+
+def _offset_results() -> AbstractContextManager:
+    """Ask pandas for offsets from infer_freq where it can (pandas 3 warns about the string result)."""
+    try:
+        pd.get_option(_OFFSET_OPTION)
+    except (pd.errors.OptionError, KeyError):
+        return nullcontext()
+    return pd.option_context(_OFFSET_OPTION, True)
+
+
+def infer_frequency(index: pd.Index) -> str | None:
+    """The pandas offset alias of a regular DatetimeIndex (e.g. "15min", "h", "W-TUE"), else None.
+
+    None for integer indexes, fewer than three timestamps, or irregular steps.
+    """
+    if not isinstance(index, pd.DatetimeIndex) or len(index) < 3:
+        return None
+    with _offset_results():
+        try:
+            freq = pd.infer_freq(index)
+        except (TypeError, ValueError):
+            return None
+    if freq is None:
+        return None
+    return to_offset(freq).freqstr
+
+
+def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Index:
+    """The `horizon` steps after the last value of `index`.
+
+    A DatetimeIndex continues with `freq` (inferred from the index when None); a RangeIndex or an
+    integer index continues with its step (1 unless a RangeIndex says otherwise).
+    """
+    if horizon < 1:
+        raise DataError(f"horizon must be a positive number of steps, got {horizon}")
+    if len(index) == 0:
+        raise DataError("cannot continue an empty time index; expected at least one timestamp")
+    if isinstance(index, pd.DatetimeIndex):
+        freq = freq or infer_frequency(index)
+        if freq is None:
+            raise DataError(
+                "cannot continue the timestamps: their frequency cannot be inferred "
+                "(expected at least 3 regularly spaced timestamps, or an explicit frequency)"
+            )
+        try:
+            offset = to_offset(freq)
+        except ValueError:
+            raise DataError(
+                f"unknown frequency {freq!r}; expected a pandas offset alias such as 15min, h, D"
+            ) from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+            first = index[-1] + offset
+        return pd.date_range(first, periods=horizon, freq=offset, name=index.name)
+    if pd.api.types.is_integer_dtype(index.dtype):
+        step = index.step if isinstance(index, pd.RangeIndex) else 1
+        start = int(index[-1]) + step
+        return pd.RangeIndex(start, start + step * horizon, step, name=index.name)
+    raise DataError(f"cannot continue an index of dtype {index.dtype}; expected timestamps or integer steps")

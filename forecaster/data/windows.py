@@ -1,0 +1,43 @@
+"""Sliding (input, target) windows over a standardized (N, C) array."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from forecaster.data.splits import window_count
+from forecaster.errors import DataError
+
+
+class WindowDataset(Dataset):
+    """Window i is x = values[s : s+L], y = values[s+L : s+L+H] with s = i * stride (float32 tensors)."""
+
+    def __init__(self, values: np.ndarray, input_size: int, horizon: int, stride: int = 1) -> None:
+        array = np.asarray(values)
+        if array.ndim != 2:
+            raise DataError(f"windows need a (rows, channels) array, got shape {array.shape}")
+        if min(input_size, horizon, stride) < 1:
+            raise DataError(
+                f"input_size, horizon and stride must be positive, got {input_size}, {horizon}, {stride}"
+            )
+        self.input_size = input_size
+        self.horizon = horizon
+        self.stride = stride
+        self.data = torch.from_numpy(np.array(array, dtype=np.float32, copy=True))
+        self._length = window_count(0, array.shape[0], input_size, horizon, stride)
+        if self._length == 0:
+            raise DataError(
+                f"{array.shape[0]} rows hold no window of input_size {input_size} + horizon {horizon}; "
+                f"expected at least {input_size + horizon} rows"
+            )
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not -self._length <= i < self._length:
+            raise IndexError(f"window {i} out of range for {self._length} windows")
+        start = (i % self._length) * self.stride
+        middle = start + self.input_size
+        return self.data[start:middle], self.data[middle : middle + self.horizon]

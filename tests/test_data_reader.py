@@ -1,0 +1,246 @@
+"""CSV reader: validation messages for broken files, user-file options, benchmark quirks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, load_dataset, read_csv
+from forecaster.errors import DataError
+
+HOURS = [f"2020-01-01 {h:02d}:00" for h in range(12)]
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _rows(dates: list[str], a: list[str], b: list[str] | None = None) -> str:
+    b = b or [str(i) for i in range(len(dates))]
+    return "date,a,b\n" + "".join(f"{d},{x},{y}\n" for d, x, y in zip(dates, a, b, strict=True))
+
+
+def _ints(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+# Each broken file and the parts its one-line message must contain (file lines: header = line 1).
+BROKEN = {
+    "text_in_numeric": (
+        _rows(HOURS, ["1", "2", "oops", "4", "5", "6", "7", "n.a", "9", "10", "11", "12"]),
+        ["column 'a' holds text where numbers are expected", "line 4 'oops'", "line 9 'n.a'", "2 cell(s)"],
+    ),
+    "nans": (
+        _rows(HOURS, ["1", "", "3", "4", "", "6", "7", "8", "9", "10", "11", "12"]),
+        ["2 missing or non-finite value(s)", "column 'a' at line(s) 3, 6", "fill_missing"],
+    ),
+    "duplicate_dates": (
+        _rows(HOURS[:5] + [HOURS[4]] + HOURS[5:11], _ints(12)),
+        ["duplicate timestamp 2020-01-01 04:00:00 in column 'date' at lines 6 and 7", "one row per time"],
+    ),
+    "shuffled_dates": (
+        _rows([HOURS[i] for i in (0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11)], _ints(12)),
+        ["not sorted: line 6 (2020-01-01 03:00:00) comes after line 5 (2020-01-01 07:00:00)", "sort the"],
+    ),
+    "irregular_steps": (
+        _rows(HOURS[:6] + HOURS[7:] + ["2020-01-01 12:00"], _ints(12)),
+        ["irregular time steps", "line 8 is 2020-01-01 07:00:00 but one h step after line 7", "constant"],
+    ),
+    "missing_date_column": (
+        "a,b\n" + "".join(f"{i},{i * 2}\n" for i in range(12)),
+        ["no date column found", "--date-col", "no_date=True (--no-date)"],
+    ),
+    "empty_file": ("", ["the file is empty", "expected a header line"]),
+    "header_only": ("date,a,b\n", ["has a header but no data rows"]),
+    "semicolons": (
+        "date;a;b\n" + "".join(f"{d};{i};{i}\n" for i, d in enumerate(HOURS)),
+        ["read as a single column 'date;a;b'", "separated by semicolons", "expected comma-separated values"],
+    ),
+    "ragged_row": (
+        "date,a,b\n2020-01-01 00:00,1,2\n2020-01-01 01:00,1,2,3\n",
+        ["not a well-formed CSV file", "Expected 3 fields in line 3, saw 4"],
+    ),
+    "bad_timestamp": (
+        _rows(HOURS[:3] + ["yesterday"] + HOURS[4:], _ints(12)),
+        ["date column 'date' has 1 value(s) that are not timestamps: line 5 'yesterday'"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_csv_gives_one_clear_data_error(tmp_path, case):
+    text, parts = BROKEN[case]
+    path = _write(tmp_path, f"{case}.csv", text)
+    with pytest.raises(DataError) as caught:
+        read_csv(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    for part in parts:
+        assert part in message
+    assert "\n" not in message
+    # raised `from None` or directly: no pandas exception chained into the traceback
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None or caught.value.__suppress_context__
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_cli_prints_broken_csv_errors_as_one_line_with_exit_2(tmp_path, capsys, case):
+    text, parts = BROKEN[case]
+    path = _write(tmp_path, f"{case}.csv", text)
+    assert main(["data", "describe", str(path), "--input-size", "2", "--horizon", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("forecaster: error: ")
+    assert parts[0] in lines[0]
+
+
+def test_too_few_rows_for_the_split_says_needed_and_present(tmp_path, capsys):
+    path = _write(tmp_path, "short.csv", _rows(HOURS[:10], _ints(10)))
+    assert len(read_csv(path)) == 10
+    assert main(["data", "describe", str(path), "--input-size", "96", "--horizon", "96"]) == 2
+    err = capsys.readouterr().err.strip()
+    # oracle (REFERENCE.md section 2): each split of 7:1:2 needs L + H rows of windows
+    needed = next(
+        n for n in range(1, 5000)
+        if int(n * 0.7) >= 192 and int(n * 0.2) >= 96 and n - int(n * 0.7) - int(n * 0.2) >= 96
+    )
+    assert err == (
+        f"forecaster: error: {path}: 10 rows are too few for split 7:1:2 with input_size 96 and horizon 96: "
+        f"needs at least {needed} rows so that train, val and test each hold one window"
+    )
+
+
+@pytest.mark.slow
+def test_cli_subprocess_reports_bad_file_without_traceback(tmp_path):
+    path = _write(tmp_path, "bad.csv", BROKEN["text_in_numeric"][0])
+    exe = Path(sys.executable).with_name("forecaster")
+    result = subprocess.run(
+        [str(exe), "data", "describe", str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"forecaster: error: {path}: column 'a' holds text where numbers are expected: line 4 'oops', "
+        "line 9 'n.a' (2 cell(s) in total); expected a number in every cell"
+    ]
+
+
+def test_user_file_reads_targets_frequency_and_index(tmp_path):
+    text = "station,when,a,b\n" + "".join(f"x,{d},{i},{i / 2}\n" for i, d in enumerate(HOURS))
+    path = _write(tmp_path, "ok.csv", text)
+    with pytest.warns(DataQualityWarning, match=r"skipped non-numeric column\(s\) 'station'"):
+        series = read_csv(path, date_col="when")
+    assert series.columns == ["a", "b"]
+    assert series.freq == "h"
+    assert series.date_col == "when"
+    assert isinstance(series.index, pd.DatetimeIndex) and series.index[0] == pd.Timestamp("2020-01-01")
+    np.testing.assert_array_equal(series.values, np.column_stack([np.arange(12.0), np.arange(12.0) / 2]))
+    assert read_csv(path, date_col="when", targets=["b"]).columns == ["b"]
+
+
+def test_first_column_of_timestamps_is_found_without_a_date_name(tmp_path):
+    text = "stamp,y\n" + "".join(f"2021-{m:02d}-01,{m}\n" for m in range(1, 13))
+    series = read_csv(_write(tmp_path, "monthly.csv", text))
+    assert series.date_col == "stamp"
+    assert series.freq == "MS"
+
+
+def test_no_date_indexes_rows_by_integer_steps(tmp_path):
+    path = _write(tmp_path, "plain.csv", "a,b\n" + "".join(f"{i},{-i}\n" for i in range(5)))
+    series = read_csv(path, no_date=True)
+    assert isinstance(series.index, pd.RangeIndex) and list(series.index) == [0, 1, 2, 3, 4]
+    assert series.freq is None and series.date_col is None
+    np.testing.assert_array_equal(series.values[:, 1], -np.arange(5.0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"targets": ["a", "zzz"]}, "unknown target column(s) 'zzz'; columns are 'date', 'a', 'b'"),
+        ({"targets": ["date"]}, "the date column 'date' cannot be a target"),
+        ({"date_col": "when"}, "date column 'when' not found; columns are 'date', 'a', 'b'"),
+        ({"date_col": "a"}, "date column 'a' holds numbers; expected timestamps"),
+        ({"fill_missing": "mean"}, "fill_missing='mean': expected one of ffill, interpolate or None"),
+        ({"no_date": True, "date_col": "date"}, "contradict each other"),
+    ],
+)
+def test_bad_options_name_the_problem(tmp_path, kwargs, expected):
+    path = _write(tmp_path, "ok.csv", _rows(HOURS, _ints(12)))
+    with pytest.raises(DataError) as caught:
+        read_csv(path, **kwargs)
+    assert expected in str(caught.value)
+
+
+def test_text_column_named_as_target_is_an_error(tmp_path):
+    text = "date,a,label\n" + "".join(f"{d},{i},x{i}\n" for i, d in enumerate(HOURS))
+    path = _write(tmp_path, "t.csv", text)
+    with pytest.raises(DataError, match=r"column 'label' holds text where numbers are expected: line 2 'x0'"):
+        read_csv(path, targets=["a", "label"])
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        # forward fill; a leading gap takes the first value
+        ("ffill", [1.0, 1.0, 1.0, 1.0, 4.0, 4.0]),
+        # linear interpolation inside; the ends take the nearest value
+        ("interpolate", [1.0, 1.0, 2.0, 3.0, 4.0, 4.0]),
+    ],
+)
+def test_fill_missing_fills_gaps(tmp_path, method, expected):
+    path = _write(tmp_path, "gaps.csv", _rows(HOURS[:6], ["", "1", "", "", "4", ""]))
+    with pytest.warns(DataQualityWarning, match=rf"filled 4 missing cell\(s\) by {method}"):
+        series = read_csv(path, fill_missing=method)
+    assert series.values[:, 0].tolist() == expected
+    assert series.values[:, 1].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_fill_missing_cannot_fill_an_empty_column(tmp_path):
+    path = _write(tmp_path, "void.csv", _rows(HOURS[:4], ["", "", "", ""]))
+    with pytest.raises(DataError, match=r"column\(s\) 'a' have no values at all"):
+        read_csv(path, fill_missing="ffill")
+
+
+def test_infinite_values_count_as_missing(tmp_path):
+    path = _write(tmp_path, "inf.csv", _rows(HOURS[:4], ["1", "inf", "3", "4"]))
+    with pytest.raises(DataError, match=r"1 missing or non-finite value\(s\): column 'a' at line\(s\) 3"):
+        read_csv(path)
+
+
+def test_exchange_and_ili_dates_parse_with_their_frequencies(data_dir):
+    exchange = load_dataset("Exchange", data_dir)
+    assert exchange.index[1] == pd.Timestamp("1990-01-02") and exchange.freq == "D"
+    assert load_dataset("ILI", data_dir).freq == "W-TUE"
+
+
+def test_weather_is_kept_as_published_with_one_quirk_warning(data_dir):
+    with pytest.warns(DataQualityWarning) as caught:
+        series = load_dataset("Weather", data_dir)
+    message = str(caught[0].message)
+    assert "benchmark file Weather kept as published" in message
+    assert "duplicate timestamp 2020-05-12 06:00:00 in column 'date' at lines 19045 and 19046" in message
+    assert "line 21516 is 2020-05-29 11:10:00 but one 10min step after line 21515" in message
+    assert "81 cell(s) equal -9999" in message
+    assert "U+FFFD" in message
+    assert len(series) == 52696 and series.freq == "10min"
+    assert (series.values == -9999).sum() == 81
+
+
+def test_weather_under_another_name_is_validated_as_a_user_file(data_dir, tmp_path):
+    copy = tmp_path / "my_weather.csv.gz"
+    shutil.copy(data_dir / "weather.csv.gz", copy)
+    expected = r"my_weather.csv.gz: duplicate timestamp 2020-05-12 06:00:00"
+    with warnings.catch_warnings(), pytest.raises(DataError, match=expected):
+        warnings.simplefilter("ignore", DataQualityWarning)
+        read_csv(copy)

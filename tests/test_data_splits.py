@@ -1,0 +1,137 @@
+"""Protocol splits (7:1:2, ett), window counts per shared dataset, `forecaster data describe`."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import DATASETS, min_rows, split_borders, window_counts
+from forecaster.data.splits import rows_per_hour
+from forecaster.errors import DataError
+
+SHARED = ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Exchange", "Weather", "ILI"]
+
+
+def _describe_json(capsys, *args: str) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["data", "describe", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _expected_712(n: int, L: int) -> dict[str, list[int]]:
+    """REFERENCE.md section 2, written out independently of the library."""
+    n_tr, n_te = int(0.7 * n), int(0.2 * n)
+    n_va = n - n_tr - n_te
+    return {"train": [0, n_tr], "val": [n_tr - L, n_tr + n_va], "test": [n - n_te - L, n]}
+
+
+def _count(a: int, b: int, L: int, H: int, stride: int = 1) -> int:
+    return (b - a - L - H) // stride + 1
+
+
+def test_describe_ettm2_712_borders(data_dir, capsys):
+    args = ["--split", "7:1:2", "--input-size", "96", "--horizon", "96"]
+    info = _describe_json(capsys, "ETTm2", "--data-dir", str(data_dir), *args)
+    assert info["rows"] == 69680
+    assert info["borders"] == {"train": [0, 48776], "val": [48680, 55744], "test": [55648, 69680]}
+    assert info["windows"] == {
+        "train": 48776 - 192 + 1, "val": 55744 - 48680 - 192 + 1, "test": 69680 - 55648 - 192 + 1
+    }
+    assert info["freq"] == "15min"
+    assert info["columns"][-1] == "OT" and len(info["columns"]) == 7
+
+
+def test_describe_ettm2_ett_borders(data_dir, capsys):
+    args = ["--split", "ett", "--input-size", "96", "--horizon", "96"]
+    info = _describe_json(capsys, "ETTm2", "--data-dir", str(data_dir), *args)
+    assert info["borders"] == {"train": [0, 34560], "val": [34464, 46080], "test": [45984, 57600]}
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_window_counts_of_every_shared_dataset_follow_the_closed_form(data_dir, capsys, name):
+    spec = DATASETS[name]
+    L, H = spec.input_size, spec.horizons[0]
+    info = _describe_json(capsys, name, "--data-dir", str(data_dir))
+    assert (info["rows"], info["input_size"], info["horizon"]) == (spec.rows, L, H)
+    assert info["borders"] == _expected_712(spec.rows, L)
+    assert info["windows"] == {k: _count(a, b, L, H) for k, (a, b) in info["borders"].items()}
+    longest = spec.horizons[-1]
+    info = _describe_json(capsys, name, "--data-dir", str(data_dir), "--horizon", f"{longest}", "--stride=5")
+    borders = info["borders"]
+    expected = {k: _count(a, b, L, longest, 5 if k == "train" else 1) for k, (a, b) in borders.items()}
+    assert info["windows"] == expected
+
+
+@pytest.mark.parametrize(("name", "per_hour"), [("ETTh1", 1), ("ETTh2", 1), ("ETTm1", 4), ("ETTm2", 4)])
+def test_ett_split_of_every_ett_file(data_dir, capsys, name, per_hour):
+    info = _describe_json(capsys, name, "--data-dir", str(data_dir), "--split", "ett", "--horizon", "336")
+    b1, b2, b3 = (per_hour * h for h in (8640, 11520, 14400))
+    assert info["borders"] == {"train": [0, b1], "val": [b1 - 96, b2], "test": [b2 - 96, b3]}
+    assert info["windows"] == {k: _count(a, b, 96, 336) for k, (a, b) in info["borders"].items()}
+
+
+def test_describe_text_output_lists_borders_and_windows(data_dir, capsys):
+    assert main(["data", "describe", "ILI", "--data-dir", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "rows       966" in out
+    assert "frequency  W-TUE" in out
+    assert "range      2002-01-01 00:00:00 -> 2020-06-30 00:00:00" in out
+    assert "input_size 36  horizon 24" in out
+    n_tr = int(0.7 * 966)
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[-3:]}
+    assert rows["train"] == ["[0,", f"{n_tr})", str(n_tr - 60 + 1)]
+
+
+@pytest.mark.parametrize(
+    ("freq", "expected"), [("h", 1), ("30min", 2), ("15min", 4), ("10min", 6), ("1min", 60)]
+)
+def test_rows_per_hour_derives_from_the_frequency(freq, expected):
+    assert rows_per_hour(freq) == expected
+
+
+@pytest.mark.parametrize("freq", ["D", "2h", "7min", "W-TUE", "MS", None])
+def test_ett_split_rejects_frequencies_that_do_not_divide_an_hour(freq):
+    with pytest.raises(DataError, match="ett split"):
+        split_borders(100_000, 96, "ett", freq)
+
+
+def test_ett_split_needs_the_full_twenty_months(capsys, data_dir):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["data", "describe", "Weather", "--data-dir", str(data_dir), "--split", "ett"]) == 2
+    err = capsys.readouterr().err
+    assert "52696 rows are too few for split ett with input_size 96 and horizon 96" in err
+    assert "needs at least 86400 rows" in err
+
+
+def test_unknown_split_is_a_data_error():
+    with pytest.raises(DataError, match=r"unknown split '6:2:2'; expected one of 7:1:2, ett"):
+        split_borders(1000, 96, "6:2:2")
+
+
+@pytest.mark.parametrize(("L", "H"), [(1, 1), (36, 24), (96, 96), (96, 720), (512, 48)])
+def test_min_rows_is_exactly_the_smallest_usable_length(L, H):
+    needed = min_rows(L, H)
+    borders = split_borders(needed, L, horizon=H)
+    assert min(window_counts(borders, L, H).values()) == 1
+    with pytest.raises(DataError, match=rf"{needed - 1} rows are too few .* needs at least {needed} rows"):
+        split_borders(needed - 1, L, horizon=H, source="x.csv")
+
+
+def test_window_counts_use_train_and_eval_strides():
+    borders = {"train": (0, 100), "val": (50, 130), "test": (80, 200)}
+    assert window_counts(borders, 10, 5, stride=4, eval_stride=2) == {
+        "train": (100 - 15) // 4 + 1,
+        "val": (80 - 15) // 2 + 1,
+        "test": (120 - 15) // 2 + 1,
+    }
+
+
+def test_describe_registered_name_with_reader_options(data_dir, capsys):
+    info = _describe_json(capsys, "etth1", "--data-dir", str(data_dir), "--targets", "OT")
+    assert (info["dataset"], info["rows"], info["columns"]) == ("ETTh1", 17420, ["OT"])
+    assert info["borders"] == _expected_712(17420, 96)

@@ -1,0 +1,159 @@
+"""Train-only scaling, sliding windows and the LightningDataModule."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch.utils.data import RandomSampler, SequentialSampler
+
+from forecaster.data import (
+    ForecastDataModule,
+    TimeSeries,
+    WindowDataset,
+    fit_scaler,
+    load_dataset,
+    scaler_from_state,
+    scaler_state,
+)
+from forecaster.errors import DataError
+
+SHARED = ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Exchange", "Weather", "ILI"]
+
+
+def _series(n: int, channels: int = 3, seed: int = 0) -> TimeSeries:
+    rng = np.random.default_rng(seed)
+    index = pd.date_range("2021-01-01", periods=n, freq="h", name="date")
+    columns = [f"c{i}" for i in range(channels)]
+    frame = pd.DataFrame(rng.normal(5.0, 2.0, (n, channels)), index=index, columns=columns)
+    return TimeSeries(frame=frame, freq="h", source="synthetic", date_col="date")
+
+
+def _load(data_dir, name: str) -> TimeSeries:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_dataset(name, data_dir)
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_scaler_equals_numpy_mean_and_std_on_exactly_the_train_rows(data_dir, name):
+    series = _load(data_dir, name)
+    module = ForecastDataModule(series, input_size=96 if name != "ILI" else 36, horizon=24)
+    module.setup()
+    n_train = int(0.7 * len(series))
+    assert module.borders["train"] == (0, n_train)
+    train = series.values[:n_train]
+    np.testing.assert_allclose(module.scaler.mean_, train.mean(axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(module.scaler.scale_, train.std(axis=0, ddof=0), rtol=1e-12, atol=1e-12)
+    # one row more would change the statistics: the fit uses the train rows only
+    longer = series.values[: n_train + 500].mean(axis=0)
+    assert not np.allclose(module.scaler.mean_, longer, rtol=0, atol=1e-9)
+
+
+def test_scaler_state_round_trips_through_json():
+    values = np.random.default_rng(1).normal(3.0, [1.0, 10.0], (200, 2))
+    scaler = fit_scaler(values)
+    state = json.loads(json.dumps(scaler_state(scaler)))
+    assert set(state) == {"mean", "scale"}
+    assert all(isinstance(v, float) for v in state["mean"] + state["scale"])
+    rebuilt = scaler_from_state(state)
+    np.testing.assert_array_equal(rebuilt.transform(values), scaler.transform(values))
+    np.testing.assert_allclose(rebuilt.inverse_transform(rebuilt.transform(values)), values, rtol=1e-12)
+
+
+def test_constant_channel_gets_unit_scale():
+    scaler = fit_scaler(np.column_stack([np.full(10, 7.0), np.arange(10.0)]))
+    assert scaler_state(scaler)["scale"][0] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"mean": [0.0]}, "lacks field(s) scale"),
+        ({"mean": [0.0, 1.0], "scale": [1.0]}, "one length"),
+        ({"mean": [0.0], "scale": [0.0]}, "positive finite scales"),
+        ({"mean": ["a"], "scale": [1.0]}, "lists of numbers"),
+    ],
+)
+def test_invalid_scaler_state_is_a_data_error(state, expected):
+    with pytest.raises(DataError) as caught:
+        scaler_from_state(state)
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize("stride", [1, 3])
+def test_windows_are_consecutive_slices(stride):
+    values = np.arange(40 * 2, dtype=np.float32).reshape(40, 2)
+    dataset = WindowDataset(values, input_size=7, horizon=4, stride=stride)
+    assert len(dataset) == (40 - 11) // stride + 1
+    for i in (0, 1, len(dataset) - 1):
+        x, y = dataset[i]
+        start = i * stride
+        assert x.dtype == torch.float32 and x.shape == (7, 2) and y.shape == (4, 2)
+        np.testing.assert_array_equal(x.numpy(), values[start : start + 7])
+        np.testing.assert_array_equal(y.numpy(), values[start + 7 : start + 11])
+    np.testing.assert_array_equal(dataset[-1][0].numpy(), dataset[len(dataset) - 1][0].numpy())
+    with pytest.raises(IndexError):
+        dataset[len(dataset)]
+
+
+def test_stride_one_last_window_ends_at_the_last_row():
+    values = np.random.default_rng(2).normal(size=(30, 1)).astype(np.float32)
+    _, y = WindowDataset(values, 5, 3)[-1]
+    np.testing.assert_array_equal(y.numpy(), values[-3:])
+
+
+def test_too_short_array_has_no_windows():
+    expected = r"10 rows hold no window of input_size 8 \+ horizon 4; expected at least 12"
+    with pytest.raises(DataError, match=expected):
+        WindowDataset(np.zeros((10, 1), dtype=np.float32), 8, 4)
+
+
+def test_datamodule_windows_are_standardized_slices_of_their_split():
+    series = _series(500)
+    module = ForecastDataModule(series, input_size=24, horizon=12, batch_size=7, stride=2)
+    module.setup()
+    assert module.n_channels == 3 and module.columns == ["c0", "c1", "c2"] and module.freq == "h"
+    assert module.borders == {"train": (0, 350), "val": (326, 400), "test": (376, 500)}
+    assert module.window_counts() == {
+        "train": (350 - 36) // 2 + 1, "val": 400 - 326 - 36 + 1, "test": 500 - 376 - 36 + 1
+    }
+    assert (len(module.train_set), len(module.val_set), len(module.test_set)) == tuple(
+        module.window_counts().values()
+    )
+    expected = module.scaler.transform(series.values)
+    x, y = module.test_set[5]
+    np.testing.assert_allclose(x.numpy(), expected[376 + 5 : 376 + 29], rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), expected[376 + 29 : 376 + 41], rtol=1e-6)
+    x, _ = module.train_set[3]
+    np.testing.assert_allclose(x.numpy(), expected[6:30], rtol=1e-6)
+
+
+def test_loaders_shuffle_train_and_keep_every_evaluation_window():
+    module = ForecastDataModule(_series(500), input_size=24, horizon=12, batch_size=16)
+    module.setup()
+    assert isinstance(module.train_dataloader().sampler, RandomSampler)
+    pairs = ((module.val_dataloader(), module.val_set), (module.test_dataloader(), module.test_set))
+    for loader, dataset in pairs:
+        assert isinstance(loader.sampler, SequentialSampler) and not loader.drop_last
+        assert len(dataset) % 16 != 0
+        batches = list(loader)
+        assert sum(x.shape[0] for x, _ in batches) == len(dataset)
+        torch.testing.assert_close(batches[0][0][1], dataset[1][0])
+
+
+def test_datamodule_on_short_series_reports_rows_needed():
+    module = ForecastDataModule(_series(100), input_size=96, horizon=96)
+    with pytest.raises(DataError, match=r"synthetic: 100 rows are too few for split 7:1:2 .* needs at least"):
+        module.setup()
+
+
+def test_datamodule_ett_split_on_hourly_benchmark(data_dir):
+    module = ForecastDataModule(_load(data_dir, "ETTh1"), input_size=96, horizon=96, split="ett")
+    module.setup()
+    assert module.borders == {"train": (0, 8640), "val": (8544, 11520), "test": (11424, 14400)}
+    assert len(module.test_set) == 14400 - 11424 - 192 + 1
