@@ -1,0 +1,49 @@
+"""Fourier extrapolation (paper 001, Algorithm 4): the S3Attention forecaster's parameter-free decoder."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+class FourierExtrapolation(nn.Module):
+    """Continue a sequence by its `1 + 2 * n_harmonics` lowest-|frequency| Fourier components.
+
+    x (..., input_size, C) -> (..., horizon, C): FFT over time, keep the bins of smallest |f| (fftfreq
+    order, ties in index order as the reference), and evaluate sum_k |X_k| / L cos(2 pi f_k t + angle X_k)
+    at t = L .. L + H - 1. Written as cos/sin tables times Re/Im of X_k (the same sum), with the angle
+    2 pi (k t mod L) / L computed from integers so long horizons lose no precision. A sum of sinusoids at
+    frequencies k / L, k <= n_harmonics, is continued exactly; when 1 + 2 * n_harmonics >= L every bin is
+    kept and the forecast is the periodic continuation of the input. No parameters; the bookkeeping
+    buffers are integers that follow the module's device, and the arithmetic uses the input's dtype.
+    """
+
+    def __init__(self, input_size: int, horizon: int, n_harmonics: int | None = None) -> None:
+        super().__init__()
+        if input_size < 1 or horizon < 1:
+            raise ValueError(f"input_size and horizon must be >= 1, got {input_size} and {horizon}")
+        n_harmonics = horizon if n_harmonics is None else n_harmonics
+        if n_harmonics < 0:
+            raise ValueError(f"n_harmonics must be >= 0, got {n_harmonics}")
+        self.input_size = input_size
+        self.horizon = horizon
+        self.n_harmonics = n_harmonics
+        # Integer frequency of every FFT bin (fftfreq * L); a stable sort by |k| keeps fftfreq's tie order.
+        harmonics = torch.fft.fftfreq(input_size, d=1.0 / input_size).round().long()
+        order = torch.sort(harmonics.abs(), stable=True).indices[: min(1 + 2 * n_harmonics, input_size)]
+        self.register_buffer("frequency_index", order, persistent=False)
+        self.register_buffer("harmonic", harmonics[order], persistent=False)
+        self.register_buffer("steps", torch.arange(input_size, input_size + horizon), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (..., input_size, C) real -> (..., horizon, C) in x's dtype."""
+        if x.ndim < 2 or x.shape[-2] != self.input_size:
+            raise ValueError(
+                f"FourierExtrapolation expects input (..., {self.input_size}, channels), got {tuple(x.shape)}"
+            )
+        spectrum = torch.fft.fft(x, dim=-2).index_select(-2, self.frequency_index)
+        turns = torch.remainder(self.steps[:, None] * self.harmonic[None, :], self.input_size)
+        angle = turns.to(x.dtype) * (2.0 * math.pi / self.input_size)
+        return (torch.cos(angle) @ spectrum.real - torch.sin(angle) @ spectrum.imag) / self.input_size

@@ -1,0 +1,159 @@
+"""Skeleton attention (paper 001, eq. 1, Algorithm 1) and the S3Attention mixer (Smoother + Skeleton).
+
+Cost is linear in the sequence length: the row branch attends to `left_rank` sampled token positions, the
+column branch to `right_rank` sampled head dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from forecaster.nn.smoother import Smoother
+
+
+def check_key_padding_mask(mask: torch.Tensor | None, batch: int, seq_len: int) -> None:
+    """Raise a ValueError unless `mask` is None or a bool (batch, seq_len) tensor (True = real token)."""
+    if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (batch, seq_len)):
+        raise ValueError(
+            f"key_padding_mask must be a bool tensor of shape ({batch}, {seq_len}), got "
+            f"{mask.dtype} {tuple(mask.shape)}"
+        )
+
+
+def _sample_indices(size: int, rank: int, generator: torch.Generator) -> torch.Tensor:
+    """`rank` distinct sorted indices of range(size) drawn once; all of them when rank >= size."""
+    if rank < 1:
+        raise ValueError(f"sampling rank must be >= 1, got {rank}")
+    if rank >= size:
+        return torch.arange(size)
+    return torch.randperm(size, generator=generator)[:rank].sort().values
+
+
+class SkeletonAttention(nn.Module):
+    """Row (sampled tokens) + column (sampled head dimensions) attention, each LayerNormed, averaged.
+
+    q, k, v = Linear(D, 3D, bias=False)(x) split into heads of size hd = D / n_heads.
+    Row branch: softmax(q k_s^T / sqrt(hd)) v_s over `left_rank` sampled token positions s.
+    Column branch: v_t softmax(q^T k_t / sqrt(seq_len))^T over `right_rank` sampled head dimensions t.
+    Output: 0.5 * LayerNorm1(row) + 0.5 * LayerNorm2(column), LayerNorms over D.
+
+    The sampled index sets are persistent buffers drawn from a generator seeded by `seed`, so a model
+    restored from its state_dict is the same function whatever seed the new instance was built with.
+
+    With a key padding mask (B, seq_len), True = real token: padded sampled keys get no row-attention
+    weight and padded tokens are zeroed out of the column branch's q^T k sums, so values at padded positions
+    never reach valid outputs. If every sampled key of a sequence is padding, its row branch has nothing to
+    attend to and contributes zero (the column branch still carries information): the output stays finite.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        seq_len: int,
+        left_rank: int = 8,
+        right_rank: int = 8,
+        dropout: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads:
+            raise ValueError(f"d_model {d_model} must be divisible by n_heads {n_heads}")
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.head_dim = d_model // n_heads
+        self.seq_len = seq_len
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.norm_row = nn.LayerNorm(d_model)
+        self.norm_column = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        generator = torch.Generator().manual_seed(seed)
+        self.register_buffer("left_index", _sample_indices(seq_len, left_rank, generator))
+        self.register_buffer("right_index", _sample_indices(self.head_dim, right_rank, generator))
+
+    def _row_attention(self, proj: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Queries of every token against the keys/values of the sampled tokens -> (B, L, h, hd)."""
+        sampled = proj.index_select(1, self.left_index)  # (B, s1, 3, h, hd): only s1 tokens are gathered
+        scores = torch.einsum("blhd,bshd->blhs", proj[:, :, 0], sampled[:, :, 1]) / math.sqrt(self.head_dim)
+        if mask is None:
+            weights = torch.softmax(scores, dim=-1)
+        else:
+            valid = mask.index_select(1, self.left_index)[:, None, None, :]
+            # A finite fill keeps all-padding rows defined (uniform); multiplying by `valid` then zeroes them.
+            scores = scores.masked_fill(~valid, torch.finfo(scores.dtype).min)
+            weights = torch.softmax(scores, dim=-1) * valid
+        return torch.einsum("blhs,bshd->blhd", self.dropout(weights), sampled[:, :, 2])
+
+    def _column_attention(self, proj: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """Each query dimension attends to the sampled key dimensions (sums over tokens) -> (B, L, h, hd)."""
+        keys, values = proj[:, :, 1], proj[:, :, 2]
+        if self.right_index.numel() < self.head_dim:  # else every dim is sampled and the order is irrelevant
+            keys = keys.index_select(-1, self.right_index)
+            values = values.index_select(-1, self.right_index)
+        if mask is not None:
+            keys = keys.masked_fill(~mask[:, :, None, None], 0.0)
+        scores = torch.einsum("blhd,blht->bhdt", proj[:, :, 0], keys) / math.sqrt(self.seq_len)
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        return torch.einsum("blht,bhdt->blhd", values, weights)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, seq_len, D), key_padding_mask (B, seq_len) bool with True = real token -> (B, seq_len, D)."""
+        if x.ndim != 3 or x.shape[1] != self.seq_len or x.shape[2] != self.d_model:
+            raise ValueError(
+                f"SkeletonAttention expects input (batch, {self.seq_len}, {self.d_model}), "
+                f"got {tuple(x.shape)}"
+            )
+        batch = x.shape[0]
+        check_key_padding_mask(key_padding_mask, batch, self.seq_len)
+        proj = self.qkv(x).view(batch, self.seq_len, 3, self.n_heads, self.head_dim)
+        row = self._row_attention(proj, key_padding_mask).reshape(batch, self.seq_len, self.d_model)
+        column = self._column_attention(proj, key_padding_mask).reshape(batch, self.seq_len, self.d_model)
+        return 0.5 * self.norm_row(row) + 0.5 * self.norm_column(column)
+
+
+class S3AttentionMixer(nn.Module):
+    """The S3Attention sequence mixer: SkeletonAttention(Smoother(x)), the attention block of paper 001.
+
+    Follows the mixer interface `mixer(x, key_padding_mask=None)`. Padded positions are zeroed before the
+    Smoother (its Fourier convolution mixes all time steps), so their values cannot reach valid outputs.
+    `smoother_dropout` defaults to `dropout`.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        seq_len: int,
+        left_rank: int = 8,
+        right_rank: int = 8,
+        fold: int = 8,
+        dropout: float = 0.0,
+        smoother_dropout: float | None = None,
+        kernel_size: int = 3,
+        activation: str = "elu",
+        norm: str = "batch_time",
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.smoother = Smoother(
+            d_model,
+            seq_len,
+            fold=fold,
+            kernel_size=kernel_size,
+            dropout=dropout if smoother_dropout is None else smoother_dropout,
+            activation=activation,
+            norm=norm,
+        )
+        self.attention = SkeletonAttention(
+            d_model, n_heads, seq_len, left_rank=left_rank, right_rank=right_rank, dropout=dropout, seed=seed
+        )
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, seq_len, D), key_padding_mask (B, seq_len) bool with True = real token -> (B, seq_len, D)."""
+        if key_padding_mask is not None:
+            check_key_padding_mask(key_padding_mask, x.shape[0], x.shape[1])
+            x = x.masked_fill(~key_padding_mask.unsqueeze(-1), 0.0)
+        return self.attention(self.smoother(x), key_padding_mask)
