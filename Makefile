@@ -18,3 +18,45 @@ $(STAMP): pyproject.toml
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
+
+# Speed and memory tables (modest sizes; each `forecaster bench ...` command takes larger ones as options).
+.PHONY: bench
+bench: install
+	$(VENV)/bin/forecaster bench scaling --lengths 1024,2048,4096 --repeats 2
+
+# Serve every bundle under $(MODELS) (one bundle per subfolder; default: the demo's) on http://$(HOST):$(PORT).
+MODELS ?= $(DEMO_DIR)/models
+HOST ?= 127.0.0.1
+PORT ?= 8000
+.PHONY: serve
+serve: install
+	$(VENV)/bin/forecaster serve --models $(MODELS) --host $(HOST) --port $(PORT)
+
+# The main job on the built-in default, one printed step at a time (outputs under runs/demo, replaced each run):
+# train S3Attention on ETTm2 (7:1:2 split, input 96, horizon 96, a small budget), evaluate it, forecast + plot.
+# Data: $FORECASTER_DATA_DIR if set, else ../shared/datasets when present, else ./data.
+DATA_DIR ?= $(or $(FORECASTER_DATA_DIR),$(if $(wildcard ../shared/datasets/.),../shared/datasets,data))
+DEMO_DIR ?= runs/demo
+DEMO_MODEL := $(DEMO_DIR)/models/ettm2
+DEMO_CSV = $(firstword $(wildcard $(DATA_DIR)/ETTm2.csv $(DATA_DIR)/ETTm2.csv.gz) $(DATA_DIR)/ETTm2.csv.gz)
+DEMO_BUDGET ?= --max-epochs 2 --limit-train-batches 100
+DEMO_PORT ?= 8765
+.PHONY: demo
+demo: install
+	@echo "== demo 1/4: train S3Attention on ETTm2 (data: $(DATA_DIR)) -> $(DEMO_MODEL)"
+	$(VENV)/bin/forecaster train --dataset ETTm2 --data-dir $(DATA_DIR) --split 7:1:2 --input-size 96 \
+		--horizon 96 $(DEMO_BUDGET) --out $(DEMO_MODEL) --overwrite
+	@echo "== demo 2/4: evaluate the bundle on the ETTm2 test split"
+	$(VENV)/bin/forecaster evaluate --model $(DEMO_MODEL) --dataset ETTm2 --data-dir $(DATA_DIR)
+	@echo "== demo 3/4: forecast the 96 steps after the last row of ETTm2, with a plot"
+	$(VENV)/bin/forecaster predict --model $(DEMO_MODEL) --csv $(DEMO_CSV) \
+		--output $(DEMO_DIR)/forecast.csv --plot $(DEMO_DIR)/forecast.png
+	@echo "== demo 4/4: serve the bundle on port $(DEMO_PORT), POST the last 96 rows of ETTm2, print the answer"
+	@(gzip -dcf $(DEMO_CSV) | head -n 1; gzip -dcf $(DEMO_CSV) | tail -n 96) > $(DEMO_DIR)/recent.csv
+	@$(VENV)/bin/forecaster serve --models $(DEMO_DIR)/models --port $(DEMO_PORT) --log-level warning & \
+	server=$$!; trap 'kill $$server; wait $$server 2>/dev/null' EXIT; \
+	curl -sf --retry 60 --retry-connrefused --retry-delay 1 -o /dev/null \
+		http://127.0.0.1:$(DEMO_PORT)/health/ready && \
+	curl -sSf -F file=@$(DEMO_DIR)/recent.csv -o $(DEMO_DIR)/served_forecast.csv \
+		http://127.0.0.1:$(DEMO_PORT)/v1/models/ettm2/forecast.csv && \
+	head -n 6 $(DEMO_DIR)/served_forecast.csv

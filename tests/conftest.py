@@ -24,7 +24,9 @@ def _data_dir() -> Path | None:
 def data_dir() -> Path:
     found = _data_dir()
     if found is None or not found.is_dir():
-        pytest.skip("benchmark CSVs not found: set FORECASTER_DATA_DIR or put ../shared/datasets beside the repo")
+        pytest.skip(
+            "benchmark CSVs not found: set FORECASTER_DATA_DIR or put ../shared/datasets beside the repo"
+        )
     return found
 
 

@@ -1,0 +1,101 @@
+"""LightningModule that trains any (B, L, C) -> (B, H, C) forecaster the way the reference does.
+
+MSE loss on the standardized scale, AdamW (lr 1e-4, weight decay 0.01), optional cosine schedule.
+Validation and test errors are accumulated as sums over every window (ErrorSums) and the sums are added
+across processes before anything is logged. Under DDP, Lightning's DistributedSampler repeats up to
+world_size - 1 validation windows to even out the ranks; test metrics are therefore scored in one process
+(see `forecaster.training.workflows.evaluate_model`), where every window counts exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import lightning.pytorch as pl
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from forecaster.evaluation.metrics import ErrorSums
+
+LR_SCHEDULES = ("none", "cosine")
+
+
+class ForecastModule(pl.LightningModule):
+    """Wraps a forecasting model; `scaler_mean`/`scaler_scale` turn errors back into original units."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        scaler_mean: Sequence[float],
+        scaler_scale: Sequence[float],
+        *,
+        lr: float = 1e-4,
+        weight_decay: float = 0.01,
+        lr_schedule: str = "none",
+    ) -> None:
+        super().__init__()
+        if lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {lr_schedule!r}")
+        self.model = model
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.lr_schedule = lr_schedule
+        self.val_errors = ErrorSums(torch.as_tensor(scaler_mean), torch.as_tensor(scaler_scale))
+        self.test_errors = ErrorSums(torch.as_tensor(scaler_mean), torch.as_tensor(scaler_scale))
+        self.test_metrics: dict[str, float | int] = {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        x, y = batch
+        loss = F.mse_loss(self(x), y)
+        self.log(
+            "train_loss",
+            loss,
+            prog_bar=True,
+            on_step=True,
+            on_epoch=True,
+            batch_size=x.shape[0],
+            sync_dist=True,
+        )
+        return loss
+
+    def _summed(self, errors: ErrorSums) -> dict[str, float | int]:
+        """Metrics over the windows of every process (a plain sum of the per-process totals)."""
+        return errors.compute(self.trainer.strategy.reduce(errors.totals, reduce_op="sum"))
+
+    def on_validation_epoch_start(self) -> None:
+        self.val_errors.reset()
+
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        x, y = batch
+        self.val_errors.update(self(x), y)
+
+    def on_validation_epoch_end(self) -> None:
+        metrics = self._summed(self.val_errors)
+        # Already summed over ranks, so identical everywhere; sync_dist only tells Lightning so.
+        self.log("val_mse", metrics["mse"], prog_bar=True, sync_dist=True)
+        self.log("val_mae", metrics["mae"], prog_bar=True, sync_dist=True)
+
+    def on_test_epoch_start(self) -> None:
+        self.test_errors.reset()
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        x, y = batch
+        self.test_errors.update(self(x), y)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics = self._summed(self.test_errors)
+        for key in ("mse", "mae", "mse_original", "mae_original"):
+            self.log(f"test_{key}", self.test_metrics[key])
+
+    def configure_optimizers(self):
+        optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        if self.lr_schedule == "none":
+            return optimizer
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(
+            optimizer, T_max=max(1, self.trainer.max_epochs)
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "epoch"}}

@@ -1,0 +1,193 @@
+"""`forecaster train / evaluate / predict` end to end, bad input, DDP on CPU, the real ETTm2 run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from safetensors import safe_open
+
+from forecaster.artifacts import load_bundle
+from forecaster.cli import main
+from forecaster.data import read_csv
+
+FORECASTER = Path(sys.executable).with_name("forecaster")
+TINY = shlex.split("--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2")
+CSV_TRAIN = [
+    *shlex.split("--date-col Messzeit --targets HUFL,MUFL,OT --horizon 12 --input-size 24"),
+    *TINY,
+    *shlex.split("--max-epochs 1 --limit-train-batches 3 --seed 3 --accelerator cpu --no-progress"),
+]
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """main() as the console script runs it: argparse errors exit via SystemExit."""
+    try:
+        code = main([str(arg) for arg in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def plant_csv(data_dir: Path, tmp_path_factory) -> Path:
+    """600 hourly ETTh1 rows as a user file: the date column renamed and moved last (not auto-detected)."""
+    frame = pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=600).rename(columns={"date": "Messzeit"})
+    frame = frame[[*frame.columns[1:], "Messzeit"]]
+    path = tmp_path_factory.mktemp("csv") / "plant.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(plant_csv: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundles") / "plant"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(out.parent)
+        assert main(["train", "--csv", str(plant_csv), *CSV_TRAIN, "--out", str(out)]) == 0
+    return out
+
+
+def test_train_on_user_csv_reports_and_saves(bundle_dir, capsys):
+    bundle = load_bundle(bundle_dir)
+    assert bundle.data.columns == ["HUFL", "MUFL", "OT"]
+    assert (bundle.data.date_col, bundle.data.freq, bundle.data.input_size, bundle.data.horizon) == (
+        "Messzeit", "h", 24, 12,
+    )  # fmt: skip
+    assert bundle.metrics["windows"] == 109
+    assert sorted(p.name for p in bundle_dir.parent.iterdir()) == [".plant.work", "plant"]
+
+
+def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, capsys):
+    code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json"], capsys)
+    assert code == 0
+    result = json.loads(out)
+    assert set(result) == {"mse", "mae", "mse_original", "mae_original", "windows"}
+    saved = json.loads((bundle_dir / "metrics.json").read_text())
+    assert result == {key: saved[key] for key in result}
+
+
+def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path, capsys):
+    output, plot = tmp_path / "out" / "forecast.csv", tmp_path / "forecast.png"
+    code, out, err = run_cli(
+        ["predict", "--model", bundle_dir, "--csv", plant_csv, "--output", output, "--plot", plot], capsys
+    )
+    assert code == 0, err
+    forecast = pd.read_csv(output)
+    assert list(forecast.columns) == ["Messzeit", "HUFL", "MUFL", "OT"]
+    # ETTh1 row 599 is 2016-07-25 23:00; the 12 forecast hours follow it.
+    expected_times = [f"2016-07-26 {hour:02d}:00:00" for hour in range(12)]
+    assert forecast["Messzeit"].tolist() == expected_times
+    history = read_csv(plant_csv, date_col="Messzeit", targets=["HUFL", "MUFL", "OT"]).values
+    np.testing.assert_allclose(
+        forecast[["HUFL", "MUFL", "OT"]].to_numpy(), load_bundle(bundle_dir).predict(history), rtol=1e-12
+    )
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    code, out, _ = run_cli(["predict", "--model", bundle_dir, "--csv", plant_csv], capsys)
+    assert code == 0
+    assert "2016-07-26 00:00:00" in out and "2016-07-26 11:00:00" in out and "OT" in out
+
+
+@pytest.fixture(scope="module")
+def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("bad")
+    frame = pd.read_csv(plant_csv)
+    frame.rename(columns={"MUFL": "mufl"}).to_csv(root / "renamed.csv", index=False)
+    frame.iloc[:20].to_csv(root / "short.csv", index=False)
+    return {"renamed": root / "renamed.csv", "short": root / "short.csv", "root": root}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--dataset", "ETTm2", "--horizon", "96"], "required: --out"),
+        (
+            ["train", "--dataset", "NoSuchSet", "--horizon", "96", "--out", "{root}/x"],
+            "unknown dataset 'NoSuchSet'",
+        ),
+        (["evaluate", "--model", "{bundle}", "--csv", "{renamed}"], "missing column(s) 'MUFL'"),
+        (
+            ["predict", "--model", "{bundle}", "--csv", "{short}"],
+            "20 rows, but model 'plant' needs at least 24",
+        ),
+        (["evaluate", "--model", "{root}/nothing", "--dataset", "ETTh1"], "no model bundle at"),
+        (
+            ["train", "--csv", "{short}", "--horizon", "12", "--out", "{bundle}"],
+            "already exists; use --overwrite",
+        ),
+    ],
+)
+def test_bad_input_prints_one_line_and_exits_2(argv, message, bundle_dir, bad_files, capsys):
+    names = {"bundle": bundle_dir, **bad_files}
+    code, out, err = run_cli([arg.format(**names) for arg in argv], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("forecaster") and message in lines[0]
+
+
+def tree_keys(value, prefix: str = "") -> set[str]:
+    if not isinstance(value, dict):
+        return {prefix}
+    return {key for name, child in value.items() for key in tree_keys(child, f"{prefix}/{name}")}
+
+
+def tensor_shapes(bundle: Path) -> dict[str, list[int]]:
+    with safe_open(bundle / "weights.safetensors", framework="pt") as weights:
+        return {name: weights.get_slice(name).get_shape() for name in weights.keys()}  # noqa: SIM118
+
+
+@pytest.mark.slow
+def test_ddp_on_two_cpu_processes_writes_a_normal_bundle(bundle_dir, plant_csv, tmp_path):
+    out = tmp_path / "ddp"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    argv = ["train", "--csv", plant_csv, *CSV_TRAIN, "--devices", "2", "--strategy", "ddp", "--out", out]
+    result = subprocess.run(
+        [str(FORECASTER), *map(str, argv)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "bundle saved to" in result.stdout
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in bundle_dir.iterdir())
+    ddp_config = json.loads((out / "config.json").read_text())
+    plain_config = json.loads((bundle_dir / "config.json").read_text())
+    assert tree_keys(ddp_config) == tree_keys(plain_config)
+    assert ddp_config["model"] == plain_config["model"] and ddp_config["data"] == plain_config["data"]
+    assert (ddp_config["training"]["world_size"], plain_config["training"]["world_size"]) == (2, 1)
+    assert tensor_shapes(out) == tensor_shapes(bundle_dir)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics.keys() == json.loads((bundle_dir / "metrics.json").read_text()).keys()
+    assert metrics["windows"] == 109  # rank 0 scores every test window once
+    load_bundle(out)
+
+
+@pytest.mark.slow
+def test_ettm2_train_then_evaluate_json(data_dir, tmp_path):
+    env = {**os.environ, "FORECASTER_DATA_DIR": str(data_dir), "OMP_NUM_THREADS": "1"}
+    train = [
+        "train", "--dataset", "ETTm2", "--horizon", "96", *TINY, "--max-epochs", "1",
+        "--limit-train-batches", "2", "--no-progress", "--out", "runs/x",
+    ]  # fmt: skip
+    result = subprocess.run([str(FORECASTER), *train], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    evaluate = ["evaluate", "--model", "runs/x", "--dataset", "ETTm2", "--json"]
+    result = subprocess.run(
+        [str(FORECASTER), *evaluate], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads(result.stdout)
+    # 7:1:2 of 69680 rows: the test split is the last 13936 rows plus 96 of history -> 14032 - 96 - 96 + 1.
+    assert metrics["windows"] == 13841
+    saved = json.loads((tmp_path / "runs" / "x" / "metrics.json").read_text())
+    assert metrics == {key: saved[key] for key in metrics}
+    config = json.loads((tmp_path / "runs" / "x" / "config.json").read_text())
+    assert config["data"]["input_size"] == 96 and config["model"]["config"]["d_model"] == 8
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
