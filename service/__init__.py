@@ -1,0 +1,1 @@
+"""The HTTP service: FastAPI app serving trained forecaster bundles (`service.app.create_app`)."""

@@ -1,0 +1,149 @@
+"""The one error shape every non-2xx answer uses, and the handlers that produce it.
+
+Every failure a client can cause (bad JSON, wrong types, wrong columns, bad timestamps, unknown
+routes, oversized bodies) is answered with a 4xx and `{"error", "message", "details": [{"field",
+"message"}]}`, so clients never see a traceback or FastAPI's default shapes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from forecaster.errors import ForecasterError
+from service.schemas import ErrorDetail, ErrorResponse
+
+log = logging.getLogger("service")
+
+# Names of the tagged-union members of the forecast body; pydantic puts them into error locations.
+UNION_TAGS = frozenset({"single", "batch"})
+
+_HTTP_ERROR_CODES = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_input",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """A request the service refuses: carries the HTTP status, the field at fault and what was expected."""
+
+    def __init__(self, status: int, message: str, *, field: str | None = None, error: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.error = error or _HTTP_ERROR_CODES.get(status, "error")
+
+
+def error_response(
+    status: int, error: str, message: str, details: Sequence[ErrorDetail] = ()
+) -> JSONResponse:
+    """Render the shared error shape."""
+    body = ErrorResponse(error=error, message=message, details=list(details))
+    return JSONResponse(status_code=status, content=body.model_dump())
+
+
+def format_location(loc: Sequence[Any]) -> str:
+    """The client's view of a field: ('body', 'inputs', 0, 'values', 'OT', 3) -> 'inputs[0].values.OT[3]'."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path"):
+        if parts[0] == "body" and len(parts) > 1 and parts[1] in UNION_TAGS:
+            parts = parts[1:]
+        parts = parts[1:]
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "body"
+
+
+_OBJECT_ERRORS = frozenset({"model_attributes_type", "model_type", "dict_type"})
+_FRIENDLY = {
+    "missing": "required field is missing",
+    "extra_forbidden": "unknown field; see the request schema at /docs",
+    "finite_number": "expected a finite number (no NaN or Infinity)",
+    "float_type": "expected a number",
+    "int_type": "expected an integer",
+    "string_type": "expected a string",
+    "list_type": "expected a list",
+    "model_attributes_type": "expected a JSON object",
+    "model_type": "expected a JSON object",
+    "dict_type": "expected a JSON object",
+}
+
+
+def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
+    field = format_location(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error", "")
+        position = error["loc"][-1] if error.get("loc") else "?"
+        return ErrorDetail(field="body", message=f"expected valid JSON: {reason} at character {position}")
+    kind = error.get("type", "")
+    message = _FRIENDLY.get(kind, str(error.get("msg", "invalid value")))
+    if kind in _OBJECT_ERRORS and field == "body":
+        message = (
+            'expected a JSON object {"timestamps": [...], "values": {"column": [...]}} or {"inputs": [...]}'
+        )
+    return ErrorDetail(field=field, message=message)
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [_validation_detail(error) for error in exc.errors()]
+    summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
+    if len(details) > 5:
+        summary += f"; and {len(details) - 5} more"
+    return error_response(422, "invalid_input", summary or "invalid request", details)
+
+
+async def _on_api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    details = [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
+    message = f"{exc.field}: {exc.message}" if exc.field else exc.message
+    return error_response(exc.status, exc.error, message, details)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code if 400 <= exc.status_code < 600 else 400
+    if status == 404:
+        message = f"no route {request.method} {request.url.path[:200]}; see /docs for the API"
+    elif status == 405:
+        message = f"method {request.method} is not allowed on {request.url.path[:200]}"
+    else:
+        message = str(exc.detail)
+    response = error_response(status, _HTTP_ERROR_CODES.get(status, "error"), message)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _on_library_error(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(422, "invalid_input", str(exc))
+
+
+async def _on_unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal_error", "internal error; the request was logged")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every exception type to the shared error shape."""
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(ForecasterError, _on_library_error)
+    app.add_exception_handler(Exception, _on_unexpected_error)

@@ -1,0 +1,105 @@
+"""Prometheus metrics of one app instance: requests, latencies and errors per model, batch sizes.
+
+Each app gets its own CollectorRegistry so that several apps (tests, workers) never share counters.
+With `--workers N` every worker process exposes its own numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.batching import BatchObserver
+
+BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+class ServiceMetrics:
+    """The collectors the service updates; `render()` is the /metrics body."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        labels = ("model", "route", "status")
+        self.requests = Counter(
+            "forecaster_requests", "HTTP requests answered.", labels, registry=self.registry
+        )
+        self.errors = Counter(
+            "forecaster_request_errors",
+            "HTTP requests answered with a 4xx or 5xx.",
+            labels,
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "forecaster_request_duration_seconds",
+            "Time from request to response.",
+            ("model", "route"),
+            registry=self.registry,
+        )
+        self.batch_size = Histogram(
+            "forecaster_batch_size",
+            "Histories per forward pass (micro-batching).",
+            ("model",),
+            buckets=BATCH_SIZE_BUCKETS,
+            registry=self.registry,
+        )
+        self.inference = Histogram(
+            "forecaster_inference_duration_seconds",
+            "Time of one batched Bundle.predict call.",
+            ("model",),
+            registry=self.registry,
+        )
+
+    def batch_observer(self, model: str) -> BatchObserver:
+        """The callback a model's batcher calls after each forward pass."""
+        sizes, seconds = self.batch_size.labels(model), self.inference.labels(model)
+
+        def observe(size: int, elapsed: float) -> None:
+            sizes.observe(size)
+            seconds.observe(elapsed)
+
+        return observe
+
+    def observe_request(self, model: str, route: str, status: int, elapsed: float) -> None:
+        self.requests.labels(model, route, str(status)).inc()
+        if status >= 400:
+            self.errors.labels(model, route, str(status)).inc()
+        self.latency.labels(model, route).observe(elapsed)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    """Counts every HTTP request by route template, served model and status code.
+
+    The model label is only set for names of loaded models, so made-up names cannot grow the label set.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: ServiceMetrics, is_model: Callable[[str], bool]):
+        self.app = app
+        self.metrics = metrics
+        self.is_model = is_model
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_status)
+        finally:
+            route = getattr(scope.get("route"), "path", "unmatched")
+            name = (scope.get("path_params") or {}).get("name", "")
+            model = name if isinstance(name, str) and self.is_model(name) else ""
+            self.metrics.observe_request(model, route, status, time.perf_counter() - started)

@@ -1,0 +1,127 @@
+"""The bundles a service instance answers for, loaded once at startup from one directory.
+
+Each subdirectory is a bundle named after the directory. A bundle that fails validation (or a
+warm-up forecast) is logged and listed as skipped; it never stops the service from starting.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from forecaster.artifacts import Bundle, load_bundle
+from service.batching import BatchObserver, MicroBatcher
+from service.errors import ApiError
+from service.schemas import ModelInfo
+
+log = logging.getLogger("service")
+
+MODEL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@dataclass
+class ServedModel:
+    """A loaded bundle plus the batcher that feeds it."""
+
+    name: str
+    bundle: Bundle
+    batcher: MicroBatcher
+
+    @property
+    def info(self) -> ModelInfo:
+        data = self.bundle.data
+        return ModelInfo(
+            name=self.name,
+            model_name=self.bundle.model_name,
+            input_size=data.input_size,
+            horizon=data.horizon,
+            columns=list(data.columns),
+            freq=data.freq,
+            date_col=data.date_col,
+            metrics=self.bundle.metrics,
+        )
+
+
+@dataclass
+class ModelRegistry:
+    """Name -> ServedModel, plus the bundles that were skipped and why."""
+
+    models: dict[str, ServedModel] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str) -> ServedModel:
+        """The served model called `name`; 404 naming the available ones otherwise."""
+        served = self.models.get(name)
+        if served is None:
+            available = ", ".join(sorted(self.models)) or "none"
+            shown = name if len(name) <= 80 else name[:80] + "..."
+            raise ApiError(404, f"unknown model {shown!r}; available: {available}", field="name")
+        return served
+
+    def start(self) -> None:
+        for served in self.models.values():
+            served.batcher.start()
+
+    async def stop(self) -> None:
+        for served in self.models.values():
+            await served.batcher.stop()
+
+
+def _warm_up(bundle: Bundle) -> None:
+    """One forecast on a neutral history so that a bundle that cannot predict is caught at startup."""
+    history = np.tile(np.asarray(bundle.data.scaler_mean, dtype=np.float64), (bundle.data.input_size, 1))
+    forecast = bundle.predict(history)
+    expected = (bundle.data.horizon, len(bundle.data.columns))
+    if forecast.shape != expected or not np.isfinite(forecast).all():
+        raise ValueError(
+            f"warm-up forecast has shape {forecast.shape} (expected {expected}) or is not finite"
+        )
+
+
+def load_registry(
+    models_dir: str | Path,
+    *,
+    executor: Executor,
+    max_batch_size: int,
+    max_wait_s: float,
+    observer: Callable[[str], BatchObserver] | None = None,
+) -> ModelRegistry:
+    """Load every bundle under `models_dir`; `observer(name)` gives the per-model batch callback."""
+    root = Path(models_dir)
+    registry = ModelRegistry()
+    if not root.is_dir():
+        log.error("models directory %s does not exist; serving no models", root)
+        return registry
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir() or entry.name.startswith("."):
+            continue
+        name = entry.name
+        if not MODEL_NAME_PATTERN.match(name):
+            registry.skipped[name] = "directory name is not a valid model name (letters, digits, . _ -)"
+            log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
+            continue
+        try:
+            bundle = load_bundle(entry)
+            _warm_up(bundle)
+        except Exception as error:  # any broken bundle is reported and skipped, never fatal
+            reason = str(error).replace(f"{root}{os.sep}", "")  # paths relative to the models folder
+            registry.skipped[name] = f"{type(error).__name__}: {reason}"
+            log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
+            continue
+        batcher = MicroBatcher(
+            bundle.predict,
+            executor=executor,
+            max_batch_size=max_batch_size,
+            max_wait_s=max_wait_s,
+            on_batch=observer(name) if observer else None,
+        )
+        registry.models[name] = ServedModel(name=name, bundle=bundle, batcher=batcher)
+        log.info("loaded model %s (%s) from %s", name, bundle.model_name, entry)
+    return registry

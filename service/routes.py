@@ -1,0 +1,207 @@
+"""HTTP routes: health, model listing, JSON and CSV forecasts, Prometheus metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.concurrency import run_in_threadpool
+
+from service.batching import BatcherClosed
+from service.errors import ApiError
+from service.inputs import PreparedInput, prepare_csv, prepare_json
+from service.registry import ModelRegistry, ServedModel
+from service.schemas import (
+    FORECAST_EXAMPLES,
+    BatchForecastResponse,
+    ErrorResponse,
+    ForecastBody,
+    ForecastRequest,
+    ForecastResponse,
+    Liveness,
+    ModelInfo,
+    ModelList,
+    Readiness,
+)
+
+router = APIRouter()
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorResponse, "description": "Unknown model name."},
+    413: {"model": ErrorResponse, "description": "Request body over the size limit."},
+    415: {"model": ErrorResponse, "description": "Wrong Content-Type."},
+    422: {
+        "model": ErrorResponse,
+        "description": "Invalid input; `details` names each field and expectation.",
+    },
+    503: {"model": ErrorResponse, "description": "The service is shutting down."},
+}
+
+
+def _registry(request: Request) -> ModelRegistry:
+    return request.app.state.registry
+
+
+def _require_media_type(*expected: str) -> Callable[[Request], None]:
+    """A dependency answering 415 unless the request's Content-Type is one of `expected`."""
+
+    def check(request: Request) -> None:
+        declared = request.headers.get("content-type", "")
+        media = declared.split(";", 1)[0].strip().lower()
+        if media not in expected:
+            shown = declared[:100] or "none"
+            raise ApiError(415, f"expected {' or '.join(expected)}, got {shown!r}", field="content-type")
+
+    return check
+
+
+@router.get("/health/live", response_model=Liveness, tags=["health"])
+async def live() -> Liveness:
+    """The process answers HTTP."""
+    return Liveness()
+
+
+@router.get(
+    "/health/ready",
+    response_model=Readiness,
+    tags=["health"],
+    responses={503: {"model": Readiness, "description": "Not ready: no model loaded (yet)."}},
+)
+async def ready(request: Request) -> Any:
+    """Ready once startup loaded at least one model; lists loaded and skipped bundles."""
+    registry = _registry(request)
+    is_ready = bool(request.app.state.ready and registry.models)
+    body = Readiness(
+        status="ready" if is_ready else "not_ready", models=sorted(registry.models), skipped=registry.skipped
+    )
+    return JSONResponse(status_code=200 if is_ready else 503, content=body.model_dump())
+
+
+@router.get("/v1/models", response_model=ModelList, tags=["models"])
+async def list_models(request: Request) -> ModelList:
+    """Every loaded model with its horizon, input size, columns, frequency and test metrics."""
+    registry = _registry(request)
+    return ModelList(models=[registry.models[name].info for name in sorted(registry.models)])
+
+
+@router.get("/v1/models/{name}", response_model=ModelInfo, tags=["models"], responses=_ERRORS)
+async def describe_model(name: str, request: Request) -> ModelInfo:
+    """One loaded model."""
+    return _registry(request).get(name).info
+
+
+async def _forecast(
+    served: ServedModel, prepared: list[PreparedInput], fields: list[str]
+) -> list[np.ndarray]:
+    """Run the histories through the model's batcher; each answer is cut to its requested horizon."""
+    try:
+        forecasts = await asyncio.gather(*(served.batcher.submit(item.history) for item in prepared))
+    except BatcherClosed as error:
+        raise ApiError(503, str(error)) from None
+    answers = []
+    for item, forecast, field in zip(prepared, forecasts, fields, strict=True):
+        answer = forecast[: item.horizon]
+        if not np.isfinite(answer).all():
+            raise ApiError(
+                422,
+                "the forecast is not finite: the values are too large for the model's float32 arithmetic; "
+                "expected values of the magnitude seen in training",
+                field=field,
+            )
+        answers.append(answer)
+    return answers
+
+
+@router.post(
+    "/v1/models/{name}/forecast",
+    response_model=ForecastResponse | BatchForecastResponse,
+    tags=["forecast"],
+    responses=_ERRORS,
+    dependencies=[Depends(_require_media_type("application/json"))],
+)
+async def forecast(
+    name: str,
+    request: Request,
+    body: Annotated[ForecastBody, Body(openapi_examples=FORECAST_EXAMPLES)],
+) -> ForecastResponse | BatchForecastResponse:
+    """Forecast the next `horizon` steps after the given history.
+
+    Send one request object, or `{"inputs": [...]}` with several; the answer has the same shape
+    (`{"outputs": [...]}` in order). Concurrent requests are micro-batched into one forward pass.
+    """
+    served = _registry(request).get(name)
+    settings = request.app.state.settings
+    single = isinstance(body, ForecastRequest)
+    items = [body] if single else body.inputs
+    if len(items) > settings.max_inputs:
+        raise ApiError(
+            422,
+            f"expected at most {settings.max_inputs} inputs per request, got {len(items)}",
+            field="inputs",
+        )
+    prefixes = [""] if single else [f"inputs[{i}]." for i in range(len(items))]
+    prepared = [
+        prepare_json(served.bundle, item, prefix=prefix, max_rows=settings.max_rows)
+        for item, prefix in zip(items, prefixes, strict=True)
+    ]
+    answers = await _forecast(served, prepared, [f"{prefix}values" for prefix in prefixes])
+    columns = served.bundle.data.columns
+    outputs = [
+        ForecastResponse(
+            model=name,
+            timestamps=item.timestamps,
+            forecast={column: answer[:, j].tolist() for j, column in enumerate(columns)},
+        )
+        for item, answer in zip(prepared, answers, strict=True)
+    ]
+    return outputs[0] if single else BatchForecastResponse(outputs=outputs)
+
+
+@router.post(
+    "/v1/models/{name}/forecast.csv",
+    tags=["forecast"],
+    responses={**_ERRORS, 200: {"content": {"text/csv": {}}, "description": "The forecast as CSV."}},
+    response_class=Response,
+    dependencies=[Depends(_require_media_type("multipart/form-data"))],
+)
+async def forecast_csv(
+    name: str,
+    request: Request,
+    file: Annotated[
+        UploadFile,
+        File(description="CSV with the model's date column (if any) and columns; at least input_size rows."),
+    ],
+    horizon: Annotated[
+        int | None, Query(ge=1, description="Steps to forecast (default: the model's).")
+    ] = None,
+) -> Response:
+    """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
+    served = _registry(request).get(name)
+    settings = request.app.state.settings
+    content = await file.read()
+    prepared = await run_in_threadpool(
+        prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
+    )
+    [answer] = await _forecast(served, [prepared], ["file"])
+    data = served.bundle.data
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow([data.date_col or "step", *data.columns])
+    for stamp, row in zip(prepared.timestamps, answer.tolist(), strict=True):
+        writer.writerow([stamp, *map(repr, row)])
+    return Response(content=text.getvalue(), media_type="text/csv")
+
+
+@router.get(
+    "/metrics", tags=["health"], response_class=Response, responses={200: {"content": {"text/plain": {}}}}
+)
+async def metrics(request: Request) -> Response:
+    """Prometheus text: requests, latencies and errors per model and route; batch sizes."""
+    return Response(content=request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

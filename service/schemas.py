@@ -1,0 +1,120 @@
+"""Request and response models of the HTTP API (strict: no type coercion, unknown fields refused)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+_STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class ErrorDetail(BaseModel):
+    field: str | None = Field(description="Where the problem is, e.g. `inputs[0].values.OT[3]`.")
+    message: str = Field(description="What was wrong and what was expected.")
+
+
+class ErrorResponse(BaseModel):
+    error: str = Field(description="Machine-readable kind, e.g. `invalid_input`, `not_found`.")
+    message: str = Field(description="One line for humans.")
+    details: list[ErrorDetail] = Field(default_factory=list)
+
+
+class ForecastRequest(BaseModel):
+    """The recent history of the series the model was trained on, oldest row first."""
+
+    model_config = _STRICT
+
+    timestamps: list[str] | None = Field(
+        default=None,
+        description=(
+            "ISO 8601 timestamps, one per row, strictly increasing at the model's frequency. Required for "
+            "models trained with a date column, refused for models trained without one."
+        ),
+    )
+    values: dict[str, list[float]] = Field(
+        description=(
+            "One list of finite numbers per trained column, all of equal length and at least the model's "
+            "input_size; only the last input_size rows are used."
+        ),
+    )
+    horizon: int | None = Field(
+        default=None, ge=1, description="Steps to forecast, 1 ..= the model's horizon (default: the model's)."
+    )
+
+
+class BatchForecastRequest(BaseModel):
+    """Several independent forecast requests in one call, answered in order."""
+
+    model_config = _STRICT
+
+    inputs: list[ForecastRequest] = Field(min_length=1)
+
+
+def _body_kind(body: Any) -> str:
+    return "batch" if isinstance(body, dict) and "inputs" in body else "single"
+
+
+ForecastBody = Annotated[
+    Annotated[ForecastRequest, Tag("single")] | Annotated[BatchForecastRequest, Tag("batch")],
+    Discriminator(_body_kind),
+]
+
+
+class ForecastResponse(BaseModel):
+    model: str = Field(description="The bundle that answered.")
+    timestamps: list[str] | list[int] = Field(
+        description="The forecast steps: ISO 8601 timestamps continuing the input, or row numbers for "
+        "models trained without dates."
+    )
+    forecast: dict[str, list[float]] = Field(description="One list of `horizon` values per column.")
+
+
+class BatchForecastResponse(BaseModel):
+    outputs: list[ForecastResponse]
+
+
+class ModelInfo(BaseModel):
+    name: str = Field(description="The bundle's directory name; used in URLs.")
+    model_name: str = Field(description="Architecture, e.g. `s3attention`.")
+    input_size: int
+    horizon: int
+    columns: list[str]
+    freq: str | None = Field(description="Pandas offset alias of the timestamps, or null.")
+    date_col: str | None
+    metrics: dict[str, Any]
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+
+
+class Liveness(BaseModel):
+    status: Literal["live"] = "live"
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    models: list[str] = Field(description="Loaded bundles.")
+    skipped: dict[str, str] = Field(description="Bundles that failed validation, with the reason.")
+
+
+FORECAST_EXAMPLES: dict[str, Any] = {
+    "single": {
+        "summary": "One series (send at least input_size rows)",
+        "value": {
+            "timestamps": ["2018-06-26 16:00:00", "2018-06-26 17:00:00", "2018-06-26 18:00:00"],
+            "values": {"HUFL": [10.1, 9.7, 9.2], "OT": [8.4, 8.3, 8.1]},
+            "horizon": 24,
+        },
+    },
+    "batch": {
+        "summary": "Several series in one call, answered in order",
+        "value": {
+            "inputs": [
+                {"timestamps": ["2018-06-26 17:00:00", "2018-06-26 18:00:00"], "values": {"OT": [8.3, 8.1]}},
+                {"timestamps": ["2018-06-27 17:00:00", "2018-06-27 18:00:00"], "values": {"OT": [9.0, 9.2]}},
+            ]
+        },
+    },
+}

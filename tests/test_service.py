@@ -1,0 +1,490 @@
+"""The HTTP service in-process (httpx over ASGI with the app's lifespan): endpoints, exact answers,
+micro-batching, and a 4xx with a named field for every class of bad input, including fuzzed bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import math
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from functools import partial
+from pathlib import Path
+from urllib.parse import quote
+
+import anyio.from_thread
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
+
+from forecaster.artifacts import DataConfig, load_bundle, save_bundle
+from forecaster.models import S3AttentionForecaster
+from service.app import create_app
+
+COLUMNS = ["load", "OT"]
+INPUT_SIZE, HORIZON = 16, 4
+MAX_ROWS, MAX_INPUTS, MAX_BODY = 400, 8, 64_000
+
+
+def make_bundle(root: Path, name: str = "hourly", *, dated: bool = True) -> Path:
+    """A small untrained S3Attention bundle (no training needed to test serving)."""
+    torch.manual_seed(0)
+    columns = COLUMNS if dated else ["x"]
+    model = S3AttentionForecaster(
+        input_size=INPUT_SIZE, horizon=HORIZON, n_channels=len(columns), d_model=8, n_heads=2, fold=2,
+        left_rank=4, right_rank=4,
+    )  # fmt: skip
+    data = DataConfig(
+        source="synthetic.csv", columns=columns, freq="h" if dated else None,
+        date_col="date" if dated else None, input_size=INPUT_SIZE, horizon=HORIZON, split="7:1:2",
+        scaler_mean=[10.0, 20.0][: len(columns)], scaler_scale=[2.0, 5.0][: len(columns)],
+    )  # fmt: skip
+    return save_bundle(
+        root / name, model=model.eval(), model_name="s3attention", data=data,
+        metrics={"test": {"mse": 0.25, "mae": 0.4}}, training={"epochs": 0},
+    )  # fmt: skip
+
+
+def history(rows: int = 20, seed: int = 0, start: str = "2021-03-01 00:00") -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    index = pd.date_range(start, periods=rows, freq="h", name="date")
+    return pd.DataFrame(rng.normal([10, 20], [2, 5], size=(rows, 2)), index=index, columns=COLUMNS)
+
+
+def body_of(frame: pd.DataFrame, **extra) -> dict:
+    return {
+        "timestamps": [str(stamp) for stamp in frame.index],
+        "values": {column: frame[column].tolist() for column in frame.columns},
+        **extra,
+    }
+
+
+def forecast_array(answer: dict) -> np.ndarray:
+    return np.array([answer["forecast"][column] for column in COLUMNS]).T
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("models")
+    make_bundle(root)
+    make_bundle(root, "stepped", dated=False)
+    (root / "broken").mkdir()
+    (root / "broken" / "config.json").write_text("{not json")
+    return root
+
+
+@pytest.fixture(scope="module")
+def bundle(models_dir: Path):
+    return load_bundle(models_dir / "hourly")
+
+
+@asynccontextmanager
+async def _running(app) -> AsyncIterator[httpx.AsyncClient]:
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://service") as client:
+            yield client
+
+
+class Client:
+    """Synchronous calls into an app that runs (with its lifespan) on an event loop in a helper thread."""
+
+    def __init__(self, portal: anyio.from_thread.BlockingPortal, client: httpx.AsyncClient):
+        self.portal, self.client = portal, client
+
+    def request(self, method: str, url: str, **options) -> httpx.Response:
+        return self.portal.call(partial(self.client.request, method, url, **options))
+
+    def get(self, url: str, **options) -> httpx.Response:
+        return self.request("GET", url, **options)
+
+    def post(self, url: str, **options) -> httpx.Response:
+        return self.request("POST", url, **options)
+
+    def post_concurrently(self, url: str, bodies: list[dict]) -> list[httpx.Response]:
+        async def send_all() -> list[httpx.Response]:
+            return await asyncio.gather(*(self.client.post(url, json=body) for body in bodies))
+
+        return self.portal.call(send_all)
+
+
+@contextmanager
+def serving(models_dir: Path, **options) -> Iterator[Client]:
+    app = create_app(models_dir, max_rows=MAX_ROWS, max_inputs=MAX_INPUTS, max_body_bytes=MAX_BODY, **options)
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_running(app)) as client,
+    ):
+        yield Client(portal, client)
+
+
+@pytest.fixture(scope="module")
+def client(models_dir: Path) -> Iterator[Client]:
+    with serving(models_dir) as running:
+        yield running
+
+
+def metric_samples(client: Client) -> list:
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    return [sample for family in text_string_to_metric_families(response.text) for sample in family.samples]
+
+
+def assert_error(response: httpx.Response, status: int, field: str | None, *needles: str) -> None:
+    """The shared error shape with the expected status, field and words of the expectation."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error", "message", "details"}
+    if field is not None:
+        assert any(detail["field"] == field for detail in body["details"]), body
+    for needle in needles:
+        assert needle in body["message"], body
+
+
+# ---- endpoints -------------------------------------------------------------------------------------------
+
+
+def test_health_reports_loaded_and_skipped_bundles(client: Client) -> None:
+    assert client.get("/health/live").json() == {"status": "live"}
+    ready = client.get("/health/ready")
+    assert ready.status_code == 200
+    assert ready.json()["status"] == "ready"
+    assert ready.json()["models"] == ["hourly", "stepped"]
+    assert "incomplete" in ready.json()["skipped"]["broken"]
+
+
+def test_not_ready_without_any_loadable_bundle(tmp_path: Path) -> None:
+    (tmp_path / "empty-bundle").mkdir()
+    with serving(tmp_path) as running:
+        response = running.get("/health/ready")
+        assert response.status_code == 503
+        assert response.json()["status"] == "not_ready"
+        assert "incomplete" in response.json()["skipped"]["empty-bundle"]
+        assert running.get("/health/live").status_code == 200
+
+
+def test_model_listing_and_details(client: Client) -> None:
+    models = client.get("/v1/models").json()["models"]
+    assert [model["name"] for model in models] == ["hourly", "stepped"]
+    hourly = client.get("/v1/models/hourly").json()
+    assert hourly == models[0]
+    assert hourly["input_size"] == INPUT_SIZE and hourly["horizon"] == HORIZON
+    assert hourly["columns"] == COLUMNS and hourly["freq"] == "h" and hourly["date_col"] == "date"
+    assert hourly["model_name"] == "s3attention" and hourly["metrics"]["test"]["mse"] == 0.25
+
+
+@pytest.mark.parametrize("name", ["nope", "..%2Fhourly", "%2E%2E", "hourly%00", "..%5C..%5Cetc", "a" * 300])
+def test_unknown_model_names_and_traversal_answer_404(client: Client, name: str) -> None:
+    for method, suffix in (("GET", ""), ("POST", "/forecast")):
+        response = client.request(method, f"/v1/models/{name}{suffix}", json=body_of(history()))
+        assert_error(response, 404, None)
+        assert "hourly" in response.json()["message"] or "no route" in response.json()["message"]
+
+
+def test_forecast_equals_bundle_predict_bit_for_bit(client: Client, bundle) -> None:
+    frame = history(rows=40)
+    answer = client.post("/v1/models/hourly/forecast", json=body_of(frame)).json()
+    assert answer["model"] == "hourly"
+    expected = bundle.predict(frame.to_numpy())
+    assert np.array_equal(forecast_array(answer), expected)  # exact: JSON floats round-trip
+    future = pd.date_range(frame.index[-1], periods=HORIZON + 1, freq="h")[1:]
+    assert answer["timestamps"] == [stamp.isoformat() for stamp in future]
+    # Older rows are ignored; a shorter horizon is the prefix of the full forecast.
+    short = client.post(
+        "/v1/models/hourly/forecast", json=body_of(frame.iloc[-INPUT_SIZE:], horizon=2)
+    ).json()
+    assert np.array_equal(forecast_array(short), expected[:2])
+    assert short["timestamps"] == answer["timestamps"][:2]
+
+
+def test_forecast_for_a_model_without_dates_numbers_the_steps(client: Client, models_dir: Path) -> None:
+    values = np.random.default_rng(3).normal(10, 2, size=INPUT_SIZE + 5)
+    answer = client.post("/v1/models/stepped/forecast", json={"values": {"x": values.tolist()}}).json()
+    assert answer["timestamps"] == list(range(len(values), len(values) + HORIZON))
+    expected = load_bundle(models_dir / "stepped").predict(values[:, None])
+    assert np.array_equal(np.array(answer["forecast"]["x"]), expected[:, 0])
+
+
+def test_several_inputs_in_one_call_are_answered_in_order(models_dir: Path, bundle) -> None:
+    frames = [history(seed=seed, start=f"2021-03-0{seed + 1}") for seed in range(3)]
+    # One batch of exactly these three (batch size 3, patient wait): the answer is predict on that batch.
+    with serving(models_dir, max_batch_size=3, max_wait_ms=60_000) as running:
+        response = running.post("/v1/models/hourly/forecast", json={"inputs": [body_of(f) for f in frames]})
+    outputs = response.json()["outputs"]
+    stacked = bundle.predict(np.stack([frame.to_numpy()[-INPUT_SIZE:] for frame in frames]))
+    for frame, output, expected in zip(frames, outputs, stacked, strict=True):
+        assert np.array_equal(forecast_array(output), expected)
+        assert output["timestamps"][0] == (frame.index[-1] + pd.Timedelta(hours=1)).isoformat()
+
+
+def test_concurrent_requests_share_one_forward_pass(models_dir: Path, bundle) -> None:
+    frames = [history(seed=seed) for seed in range(4)]
+    with serving(models_dir, max_batch_size=4, max_wait_ms=60_000) as running:
+        responses = running.post_concurrently("/v1/models/hourly/forecast", [body_of(f) for f in frames])
+        samples = metric_samples(running)
+    assert [response.status_code for response in responses] == [200] * 4
+    batches = {s.name: s.value for s in samples if s.labels == {"model": "hourly"}}
+    # The four requests were answered by one forward pass over a batch of four.
+    assert batches["forecaster_batch_size_count"] == 1 and batches["forecaster_batch_size_sum"] == 4
+    for frame, response in zip(frames, responses, strict=True):
+        # Batched convolutions may round differently from batch-of-one calls (float32 last bits), no more.
+        np.testing.assert_allclose(
+            forecast_array(response.json()), bundle.predict(frame.to_numpy()), rtol=1e-5
+        )
+
+
+def test_csv_upload_is_answered_as_csv_equal_to_predict(client: Client, bundle) -> None:
+    frame = history(rows=30, seed=5)
+    upload = {"file": ("recent.csv", frame.to_csv(), "text/csv")}
+    response = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": 3})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    header, *rows = list(csv.reader(io.StringIO(response.text)))
+    assert header == ["date", *COLUMNS]
+    answer = np.array([[float(cell) for cell in row[1:]] for row in rows])  # float(repr(x)) == x
+    assert np.array_equal(answer, bundle.predict(frame.to_numpy())[:3])
+    assert pd.Timestamp(rows[0][0]) == frame.index[-1] + pd.Timedelta(hours=1)
+
+
+def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> None:
+    client.post("/v1/models/hourly/forecast", json=body_of(history()))
+    client.post("/v1/models/hourly/forecast", json={"values": {}})
+    client.get("/v1/models/made-up-name")
+    samples = metric_samples(client)
+
+    def value(name: str, **labels: str) -> float:
+        return sum(s.value for s in samples if s.name == name and labels.items() <= s.labels.items())
+
+    route = "/v1/models/{name}/forecast"
+    assert value("forecaster_requests_total", model="hourly", route=route, status="200") >= 1
+    assert value("forecaster_request_errors_total", model="hourly", route=route, status="422") >= 1
+    assert value("forecaster_request_errors_total", model="", status="404") >= 1
+    assert value("forecaster_request_duration_seconds_count", model="hourly", route=route) >= 2
+    assert not any(s.labels.get("model") == "made-up-name" for s in samples)
+
+
+def test_openapi_documents_every_route_with_examples(client: Client) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    for path in ("/health/live", "/health/ready", "/v1/models", "/v1/models/{name}", "/metrics"):
+        assert "get" in paths[path]
+    forecast = paths["/v1/models/{name}/forecast"]["post"]
+    assert {"single", "batch"} <= set(forecast["requestBody"]["content"]["application/json"]["examples"])
+    assert forecast["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "ErrorResponse"
+    )
+    assert "multipart/form-data" in paths["/v1/models/{name}/forecast.csv"]["post"]["requestBody"]["content"]
+
+
+# ---- bad input: every class answers 4xx naming the field and the expectation -------------------------------
+
+
+def _raw(text: str) -> dict:
+    return {"content": text.encode(), "headers": {"content-type": "application/json"}}
+
+
+def _with_values(**columns) -> dict:
+    body = body_of(history())
+    body["values"].update(columns)
+    return body
+
+
+def _shuffled_timestamps(rows: int = 20) -> dict:
+    body = body_of(history(rows))
+    body["timestamps"][5], body["timestamps"][6] = body["timestamps"][6], body["timestamps"][5]
+    return body
+
+
+def _timestamps(stamps: list[str]) -> dict:
+    return {**body_of(history(len(stamps))), "timestamps": stamps}
+
+
+_ROWS = [str(stamp) for stamp in history().index]
+_VALUES = body_of(history())["values"]
+_HALF_HOURLY = [str(stamp) for stamp in pd.date_range("2021", periods=20, freq="30min")]
+_GAP = [*_ROWS[:10], *(str(pd.Timestamp(stamp) + pd.Timedelta(hours=1)) for stamp in _ROWS[10:])]
+# Nanosecond timestamps end one hour before pandas' last representable instant: the forecast cannot be dated.
+_AT_THE_END = [str(stamp) for stamp in pd.date_range("2262-04-11 04:00:00.000000001", periods=20, freq="h")]
+_BODY_TEXT = json.dumps(body_of(history()))
+BAD_JSON = [
+    ("invalid json", _raw('{"values": '), 422, "body", "expected valid JSON"),
+    ("not an object", {"json": [1, 2]}, 422, "body", "expected a JSON object"),
+    ("values missing", {"json": {"timestamps": _ROWS}}, 422, "values", "required"),
+    ("unknown field", {"json": {**body_of(history()), "extra": 1}}, 422, "extra", "unknown field"),
+    ("NaN value", _raw(json.dumps(_with_values(load=[math.nan] * 20))), 422, "values.load[0]", "finite"),
+    ("infinite value", _raw(json.dumps(_with_values(OT=[0, math.inf] * 10))), 422, "values.OT[1]", "finite"),
+    ("text value", {"json": _with_values(OT=["1.5"] * 20)}, 422, "values.OT[0]", "expected a number"),
+    ("boolean value", {"json": _with_values(OT=[True] * 20)}, 422, "values.OT[0]", "expected a number"),
+    ("missing column", {"json": {"timestamps": _ROWS, "values": {"load": _VALUES["load"]}}}, 422, "values",
+     "['OT']"),
+    ("unknown column", {"json": _with_values(temp=[1.0] * 20)}, 422, "values", "unknown ['temp']"),
+    ("ragged columns", {"json": _with_values(OT=[1.0] * 19)}, 422, "values.OT", "expected 20"),
+    ("too few rows", {"json": body_of(history(INPUT_SIZE - 1))}, 422, "values", f"at least {INPUT_SIZE}"),
+    ("too many rows", {"json": body_of(history(MAX_ROWS + 1))}, 422, "values", f"at most {MAX_ROWS} rows"),
+    ("timestamps missing", {"json": {"values": _VALUES}}, 422, "timestamps", "required"),
+    ("timestamps count", {"json": {"timestamps": _ROWS[:-1], "values": _VALUES}}, 422, "timestamps",
+     "expected 20"),
+    ("unparsable timestamp", {"json": _timestamps([*_ROWS[:2], "yesterday", *_ROWS[3:]])}, 422,
+     "timestamps[2]", "ISO 8601"),
+    ("timestamp not text", {"json": _timestamps([*_ROWS[:2], 1614556800, *_ROWS[3:]])}, 422,
+     "timestamps[2]", "expected a string"),
+    ("out of order", {"json": _shuffled_timestamps()}, 422, "timestamps[6]", "strictly increasing"),
+    ("duplicate timestamp", {"json": _timestamps([*_ROWS[:5], _ROWS[4], *_ROWS[6:]])}, 422, "timestamps[5]",
+     "strictly increasing"),
+    ("wrong frequency", {"json": _timestamps(_HALF_HOURLY)}, 422, "timestamps[1]", "frequency 'h'"),
+    ("gap in time", {"json": _timestamps(_GAP)}, 422, "timestamps[10]", "frequency 'h'"),
+    ("forecast past pandas dates", {"json": _timestamps(_AT_THE_END)}, 422, "timestamps[19]", "past"),
+    ("horizon above model's", {"json": body_of(history(), horizon=HORIZON + 1)}, 422, "horizon",
+     f"<= {HORIZON}"),
+    ("horizon zero", {"json": body_of(history(), horizon=0)}, 422, "horizon", "greater than or equal to 1"),
+    ("horizon float", {"json": body_of(history(), horizon=2.0)}, 422, "horizon", "expected an integer"),
+    ("horizon text", {"json": body_of(history(), horizon="2")}, 422, "horizon", "expected an integer"),
+    ("values overflow float32", {"json": _with_values(OT=[3e38, -3e38] * 10)}, 422, "values", "not finite"),
+    ("empty inputs", {"json": {"inputs": []}}, 422, "inputs", "at least 1"),
+    ("too many inputs", {"json": {"inputs": [body_of(history())] * (MAX_INPUTS + 1)}}, 422, "inputs",
+     f"at most {MAX_INPUTS}"),
+    ("bad item in inputs", {"json": {"inputs": [body_of(history()), body_of(history(), horizon=99)]}}, 422,
+     "inputs[1].horizon", f"<= {HORIZON}"),
+    ("text content type", {"content": _BODY_TEXT, "headers": {"content-type": "text/plain"}}, 415,
+     "content-type", "application/json"),
+    ("no content type", {"content": _BODY_TEXT}, 415, "content-type", "none"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "request_options", "status", "field", "needle"), BAD_JSON, ids=lambda v: v)
+def test_bad_json_requests_answer_4xx_naming_the_field(
+    client: Client, case: str, request_options: dict, status: int, field: str, needle: str
+) -> None:
+    response = client.post("/v1/models/hourly/forecast", **request_options)
+    assert_error(response, status, field, needle)
+
+
+def test_timestamps_refused_for_a_model_trained_without_dates(client: Client) -> None:
+    body = {"timestamps": _ROWS, "values": {"x": [1.0] * 20}}
+    assert_error(client.post("/v1/models/stepped/forecast", json=body), 422, "timestamps", "without dates")
+
+
+def test_oversized_bodies_answer_413_json(client: Client) -> None:
+    big = json.dumps(body_of(history())) + " " * MAX_BODY
+    assert_error(client.post("/v1/models/hourly/forecast", **_raw(big)), 413, None, f"{MAX_BODY} bytes")
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: the limit counts streamed bytes
+        for _ in range(10):
+            yield b" " * 10_000
+
+    streamed = client.post(
+        "/v1/models/hourly/forecast", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert_error(streamed, 413, None, "limit")
+
+
+def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
+    assert_error(client.get("/v2/whatever"), 404, None, "no route")
+    assert_error(client.get("/v1/models/hourly/forecast"), 405, None, "not allowed")
+
+
+def _csv_of(frame: pd.DataFrame) -> str:
+    return frame.to_csv()
+
+
+BAD_CSV = [
+    ("missing column", _csv_of(history().drop(columns="OT")), 422, "'OT'"),
+    ("text cell", _csv_of(history()).replace("\n2021-03-01 03:00:00,", "\n2021-03-01 03:00:00,abc", 1), 422,
+     "line 5"),
+    ("unsorted", _csv_of(history().iloc[[1, 0, *range(2, 20)]]), 422, "not sorted"),
+    ("too few rows", _csv_of(history(INPUT_SIZE - 2)), 422, f"at least {INPUT_SIZE} rows"),
+    ("wrong frequency", _csv_of(history().set_axis(pd.date_range("2021", periods=20, freq="D", name="date"))),
+     422, "frequency 'h'"),
+    ("not a CSV", "\x00\x01binary\x02", 422, "file"),
+    ("empty", "", 422, "empty"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "text", "status", "needle"), BAD_CSV, ids=lambda v: v)
+def test_bad_csv_uploads_answer_4xx(client: Client, case: str, text: str, status: int, needle: str) -> None:
+    response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("../../etc/x.tar", text)})
+    assert_error(response, status, "file", needle)
+    assert "/tmp" not in response.json()["message"]
+
+
+def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) -> None:
+    upload = {"file": ("h.csv", _csv_of(history()))}
+    json_body = client.post("/v1/models/hourly/forecast.csv", json=body_of(history()))
+    assert_error(json_body, 415, "content-type", "multipart/form-data")
+    no_file = client.post("/v1/models/hourly/forecast.csv", files={"other": ("h.csv", "x")})
+    assert_error(no_file, 422, "file", "required")
+    too_far = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": 9})
+    assert_error(too_far, 422, "horizon", f"<= {HORIZON}")
+    not_int = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": "soon"})
+    assert_error(not_int, 422, "horizon", "integer")
+
+
+# ---- fuzzing: no body, however malformed, gets a 5xx or takes the service down -----------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+_numbers = st.one_of(st.floats(), st.integers(-(10**30), 10**30), st.text(max_size=3), st.none())
+
+
+@st.composite
+def _mutated_bodies(draw) -> object:
+    """A valid body with one part replaced by something random (keeps most of the structure intact)."""
+    rows = draw(st.integers(0, 24))
+    frame = history(max(rows, 1)).iloc[:rows]
+    body = body_of(frame, horizon=draw(st.integers(-2, HORIZON + 2)))
+    target = draw(
+        st.sampled_from(["timestamps", "values", "column", "cell", "stamp", "horizon", "wrap", "drop"])
+    )
+    if target in ("timestamps", "values", "horizon"):
+        body[target] = draw(_json_values)
+    elif target == "column":
+        body["values"][draw(st.sampled_from([*COLUMNS, "new"]))] = draw(st.lists(_numbers, max_size=30))
+    elif target == "cell" and rows:
+        body["values"]["OT"][draw(st.integers(0, rows - 1))] = draw(_numbers)
+    elif target == "stamp" and rows:
+        body["timestamps"][draw(st.integers(0, rows - 1))] = draw(st.text(max_size=30) | st.integers())
+    elif target == "wrap":
+        return {"inputs": draw(st.lists(st.just(body) | _json_values, max_size=3))}
+    elif target == "drop":
+        body.pop(draw(st.sampled_from(["timestamps", "values", "horizon"])))
+    return body
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(body=st.one_of(_mutated_bodies(), _json_values))
+def test_fuzzed_json_bodies_never_get_a_5xx(client: Client, body: object) -> None:
+    response = client.post("/v1/models/hourly/forecast", content=json.dumps(body).encode(),
+                           headers={"content-type": "application/json"})  # fmt: skip
+    assert response.status_code < 500, response.text
+    if response.status_code != 200:
+        assert response.json()["message"]
+    else:
+        answers = response.json().get("outputs") or [response.json()]
+        assert all(math.isfinite(v) for a in answers for values in a["forecast"].values() for v in values)
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(
+    raw=st.binary(max_size=200),
+    content_type=st.sampled_from(["application/json", "text/csv", "multipart/form-data; boundary=x", ""]),
+    name=st.sampled_from(["hourly", "stepped"]) | st.text(min_size=1, max_size=12),
+    route=st.sampled_from(["forecast", "forecast.csv"]),
+)
+def test_fuzzed_raw_requests_never_get_a_5xx(client: Client, raw: bytes, content_type: str, name: str,
+                                             route: str) -> None:  # fmt: skip
+    headers = {"content-type": content_type} if content_type else {}
+    response = client.post(f"/v1/models/{quote(name, safe='')}/{route}", content=raw, headers=headers)
+    assert 400 <= response.status_code < 500, response.text
+    assert response.json()["message"]
+    assert client.get("/health/ready").status_code == 200

@@ -1,0 +1,183 @@
+"""A real `forecaster serve` process on 127.0.0.1, the serve/bench CLI, and the docker/ files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import yaml
+from test_service import COLUMNS, HORIZON, history, make_bundle
+
+from forecaster.cli import build_parser, main
+from service.bench import _free_port, wait_until_ready
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _csv_numbers(text: str) -> tuple[list[str], np.ndarray]:
+    header, *rows = list(csv.reader(io.StringIO(text)))
+    return header, np.array([[float(cell) for cell in row[1:]] for row in rows])
+
+
+@pytest.mark.slow
+def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    models = tmp_path / "models"
+    bundle_dir = make_bundle(models)
+    frame = history(rows=30, seed=11)
+    frame.to_csv(tmp_path / "recent.csv")
+    assert main(["predict", "--model", str(bundle_dir), "--csv", str(tmp_path / "recent.csv"),
+                 "--output", str(tmp_path / "predicted.csv")]) == 0  # fmt: skip
+    header, predicted = _csv_numbers((tmp_path / "predicted.csv").read_text())
+    assert header == ["date", *COLUMNS]
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "server.log").open("w")
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(models)]
+    server = subprocess.Popen(
+        [*command, "--port", str(port), "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        wait_until_ready(url, timeout_s=120, process=server)
+        with httpx.Client(base_url=url, timeout=30) as client:
+            assert client.get("/health/live").json() == {"status": "live"}
+            assert client.get("/health/ready").json()["models"] == ["hourly"]
+            assert client.get("/v1/models").json()["models"][0]["horizon"] == HORIZON
+            assert client.get("/v1/models/hourly").json()["columns"] == COLUMNS
+            assert "/v1/models/{name}/forecast" in client.get("/openapi.json").json()["paths"]
+            assert client.get("/docs").status_code == 200
+
+            body = {
+                "timestamps": [str(t) for t in frame.index],
+                "values": {c: frame[c].tolist() for c in COLUMNS},
+            }
+            answer = client.post("/v1/models/hourly/forecast", json=body).json()
+            served = np.array([answer["forecast"][column] for column in COLUMNS]).T
+            assert np.array_equal(served, predicted)  # bit for bit, as `forecaster predict` wrote it
+            upload = {"file": ("recent.csv", (tmp_path / "recent.csv").read_bytes(), "text/csv")}
+            served_csv = client.post("/v1/models/hourly/forecast.csv", files=upload)
+            assert _csv_numbers(served_csv.text)[1].tolist() == predicted.tolist()
+
+            nan_body = json.dumps({**body, "values": {c: [float("nan")] * 30 for c in COLUMNS}})
+            refused = client.post(
+                "/v1/models/hourly/forecast", content=nan_body, headers={"content-type": "application/json"}
+            )
+            assert refused.status_code == 422 and refused.json()["details"][0]["field"] == "values.load[0]"
+            assert client.get("/v1/models/..%2F..%2Fetc/forecast").status_code == 404
+            huge = client.post("/v1/models/hourly/forecast", content=b" " * (9 * 1024 * 1024),
+                               headers={"content-type": "application/json"})  # fmt: skip
+            assert huge.status_code == 413 and "limit" in huge.json()["message"]
+            plain = client.post(
+                "/v1/models/hourly/forecast", content=b"x", headers={"content-type": "text/plain"}
+            )
+            assert plain.status_code == 415
+            metrics = client.get("/metrics").text
+            assert (
+                'forecaster_requests_total{model="hourly",route="/v1/models/{name}/forecast",status="200"}'
+                in metrics
+            )
+
+        capsys.readouterr()
+        bench = ["bench", "serve", "--models", str(models), "--model", "hourly", "--url", url,
+                 "--requests", "40", "--concurrency", "8"]  # fmt: skip
+        assert main(bench) == 0
+        table = capsys.readouterr().out
+        assert "forecasts/s" in table and "in-process predict, one by one" in table
+        assert server.poll() is None  # still up after all of that
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal.
+    assert server.returncode in (0, -signal.SIGTERM), (tmp_path / "server.log").read_text()
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
+
+
+def test_service_never_imports_lightning_or_training(tmp_path: Path) -> None:
+    make_bundle(tmp_path)
+    code = (
+        "import asyncio, sys\n"
+        "from service.app import create_app\n"
+        "app = create_app(sys.argv[1])\n"
+        "async def start_and_stop():\n"
+        "    async with app.router.lifespan_context(app):\n"
+        "        assert app.state.registry.models\n"
+        "asyncio.run(start_and_stop())\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('lightning', 'pytorch_lightning', "
+        "'forecaster.training'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["serve", "--models", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    remote = ["bench", "serve", "--models", str(tmp_path), "--model", "x", "--url", "http://10.1.2.3:8000"]
+    assert main(remote) == 2
+    assert "loopback" in capsys.readouterr().err
+    assert main(["bench", "serve", "--models", str(tmp_path), "--model", "absent"]) == 2
+    assert "no model bundle" in capsys.readouterr().err
+
+
+# ---- docker/: no engine here, so check what a build would need ------------------------------------------
+
+
+def _instructions(path: Path) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile, continuation lines joined, comments dropped."""
+    text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
+    joined = text.replace("\\\n", " ")
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
+        for line in joined.splitlines()
+        if line.strip()
+    ]
+
+
+@pytest.mark.parametrize("name", ["Dockerfile", "Dockerfile.gpu"])
+def test_dockerfile_copies_existing_files_and_runs_the_console_script(name: str) -> None:
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    steps = _instructions(REPO / "docker" / name)
+    copies = [shlex.split(arguments) for kind, arguments in steps if kind == "COPY"]
+    assert copies
+    for *sources, _target in copies:
+        for source in sources:
+            assert (REPO / source).exists(), f"docker/{name} copies {source}, which is not in the repository"
+
+    [command] = [json.loads(arguments) for kind, arguments in steps if kind == "CMD"]
+    assert command[0] in pyproject["project"]["scripts"]
+    args = build_parser().parse_args(command[1:])
+    assert args.command == "serve" and args.models == "/models" and args.host == "0.0.0.0"
+
+    [healthcheck] = [arguments for kind, arguments in steps if kind == "HEALTHCHECK"]
+    assert "/health/ready" in healthcheck and f":{args.port}/" in healthcheck
+    users = [arguments for kind, arguments in steps if kind == "USER"]
+    assert users and users[-1] not in ("root", "0")
+    assert any(kind == "VOLUME" and "/models" in arguments for kind, arguments in steps)
+    installs = " ".join(arguments for kind, arguments in steps if kind == "RUN")
+    assert "torch==2.13.0" in installs
+    if name == "Dockerfile":
+        assert "/whl/cpu" in installs
+    else:
+        assert '".[gpu]"' in installs and "gpu" in pyproject["project"]["optional-dependencies"]
+
+
+def test_compose_builds_both_images_with_models_mounted() -> None:
+    compose = yaml.safe_load((REPO / "docker" / "compose.yaml").read_text())
+    for service in compose["services"].values():
+        context = (REPO / "docker" / service["build"]["context"]).resolve()
+        assert context == REPO
+        assert (context / service["build"]["dockerfile"]).is_file()
+        assert any(volume.split(":")[-2] == "/models" for volume in service["volumes"])
