@@ -1,0 +1,191 @@
+"""The benchmark runner: a tiny real grid end to end, resuming, interruption, summary and plot."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("neuralforecast")
+
+from forecaster.cli import main  # noqa: E402
+from forecaster.errors import DataError  # noqa: E402
+from forecaster.evaluation import benchmark  # noqa: E402
+from forecaster.evaluation.benchmark import (  # noqa: E402
+    RESULT_COLUMNS,
+    BenchmarkConfig,
+    Cell,
+    append_result,
+    grid_cells,
+    parse_horizons,
+    read_results,
+    run_benchmark,
+    write_summary,
+)
+
+ILI_TEST_WINDOWS_H24 = 193 - 24 + 1  # int(0.2 * 966) test rows, stride-1 windows of horizon 24
+
+
+def _tiny_args(data_dir: Path, out: Path) -> list[str]:
+    return [
+        "benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "s3attention,dlinear",
+        "--repeats", "1", "--max-epochs", "1", "--data-dir", str(data_dir), "--out", str(out),
+        "--no-progress",
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny_grid(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real run of the tiny grid (ILI, h=24, s3attention + dlinear, 1 repeat, 1 epoch)."""
+    out = tmp_path_factory.mktemp("bench") / "results"
+    assert main(_tiny_args(data_dir, out)) == 0
+    return out
+
+
+@pytest.mark.slow
+def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
+    results = pd.read_csv(tiny_grid / "results.csv")
+    assert list(results.columns) == list(RESULT_COLUMNS)
+    assert results[["dataset", "horizon", "model", "repeat", "seed"]].values.tolist() == [
+        ["ILI", 24, "s3attention", 0, 0],
+        ["ILI", 24, "dlinear", 0, 0],
+    ]
+    assert (results["windows"] == ILI_TEST_WINDOWS_H24).all()
+    assert (results["epochs"] == 1).all()
+    assert (results["parameters"] > 0).all() and (results["train_seconds"] > 0).all()
+    assert results[["mse", "mae"]].map(math.isfinite).all().all()
+    assert (results["mse"] > 0).all() and (results["mae"] > 0).all()
+
+    bundle = tiny_grid / "bundles" / "ILI-h24-s3attention-r0"
+    bundle_metrics = json.loads((bundle / "metrics.json").read_text())
+    assert results.loc[0, "mse"] == pytest.approx(bundle_metrics["mse"], rel=1e-12)
+
+    summary = (tiny_grid / "summary.md").read_text()
+    assert "| dataset | horizon | s3attention | dlinear | paper S3Attention |" in summary
+    best = results.loc[results["mse"].idxmin()]
+    row = next(line for line in summary.splitlines() if line.startswith("| ILI | 24 |"))
+    assert f"**{best.mse:.3f}**" in row and row.endswith("| 2.431 |")
+    assert "Electricity" in summary and "Traffic" in summary and "Not run here" in summary
+    assert "neuralforecast.models.DLinear" in summary
+    assert "forecaster benchmark --datasets ILI --horizons 24" in summary
+    assert (tiny_grid / "mse_by_horizon.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Path, monkeypatch) -> None:
+    before = (tiny_grid / "results.csv").read_bytes()
+
+    def must_not_train(*args, **kwargs):
+        raise AssertionError("a finished cell was trained again")
+
+    monkeypatch.setattr(benchmark, "run_cell", must_not_train)
+    assert main(_tiny_args(data_dir, tiny_grid)) == 0
+    assert (tiny_grid / "results.csv").read_bytes() == before
+
+
+def _fake_metrics(cell: Cell) -> dict:
+    value = 0.1 * (1 + cell.horizon / 24) + (0.05 if cell.model == "dlinear" else 0.0)
+    return {"mse": value, "mae": value / 2, "train_seconds": 1.0, "epochs": 1, "parameters": 10, "windows": 5}
+
+
+def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    config = BenchmarkConfig(
+        datasets=["ILI"], horizons=(24, 36), models=["s3attention", "dlinear"], repeats=1, max_epochs=1,
+        data_dir=data_dir, out_dir=tmp_path, progress=False,
+    )
+    calls: list[Cell] = []
+
+    def interrupted(cell, prepared, cfg):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(cell)
+        return _fake_metrics(cell)
+
+    monkeypatch.setattr(benchmark, "run_cell", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(config)
+    assert len(read_results(tmp_path / "results.csv")) == 2
+
+    resumed: list[Cell] = []
+
+    def recording(cell, prepared, cfg):
+        resumed.append(cell)
+        return _fake_metrics(cell)
+
+    monkeypatch.setattr(benchmark, "run_cell", recording)
+    outcome = run_benchmark(config)
+    cells = grid_cells(config)
+    assert calls == cells[:2] and resumed == cells[2:]
+    assert outcome.skipped == cells[:2] and outcome.ran == cells[2:]
+    results = read_results(tmp_path / "results.csv")
+    assert [tuple(row) for row in results[["horizon", "model"]].values.tolist()] == [
+        (24, "s3attention"), (24, "dlinear"), (36, "s3attention"), (36, "dlinear"),
+    ]
+
+
+def test_a_line_cut_off_mid_write_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "results.csv"
+    row = {"dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 0, "seed": 0, "mse": 1.5,
+           "mae": 1.0, "train_seconds": 2.0, "epochs": 3, "parameters": 4, "windows": 170}
+    append_result(path, row)
+    with path.open("a") as handle:
+        handle.write("ILI,24,s3attention,0,0,1.2")
+    results = read_results(path)
+    assert results.to_dict("records") == [row]
+    assert path.read_text().endswith("170\n")
+
+
+def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(benchmark, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,
+                             data_dir=data_dir, out_dir=tmp_path, progress=False)
+    run_benchmark(config)
+    config.max_epochs = 2
+    with pytest.raises(DataError, match=r"max_epochs=1 \(now 2\)"):
+        run_benchmark(config)
+
+
+def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
+    rows = [
+        ("ETTm2", 96, "s3attention", 0, 0.10), ("ETTm2", 96, "s3attention", 1, 0.20),
+        ("ETTm2", 96, "dlinear", 0, 0.30), ("ETTm2", 96, "dlinear", 1, 0.30),
+    ]
+    results = pd.DataFrame(
+        [{"dataset": d, "horizon": h, "model": m, "repeat": r, "seed": r, "mse": v, "mae": v / 2,
+          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1} for d, h, m, r, v in rows]
+    )
+    config = BenchmarkConfig(datasets=["ETTm2"], models=["s3attention", "dlinear"], repeats=2)
+    text = write_summary(results, config, tmp_path / "summary.md").read_text()
+    mse_row, mae_row = [line for line in text.splitlines() if line.startswith("| ETTm2 | 96 |")]
+    assert mse_row == "| ETTm2 | 96 | **0.150 ± 0.071** | 0.300 ± 0.000 | 0.192 |"
+    assert mae_row == "| ETTm2 | 96 | **0.075 ± 0.035** | 0.150 ± 0.000 | 0.283 |"
+    assert "input 96;" in text
+
+
+def test_grid_and_argument_validation(tmp_path: Path) -> None:
+    assert parse_horizons("paper") == "paper"
+    assert parse_horizons("96, 192") == (96, 192)
+    with pytest.raises(DataError, match="--horizons"):
+        parse_horizons("96,x")
+    cells = grid_cells(BenchmarkConfig(datasets=["national_illness"], models=["S3Attention"], repeats=2))
+    assert [(c.dataset, c.horizon, c.repeat, c.seed) for c in cells] == [
+        ("ILI", h, r, r) for h in (24, 36, 48, 60) for r in (0, 1)
+    ]
+    with pytest.raises(DataError, match="unknown benchmark model.*lstm"):
+        grid_cells(BenchmarkConfig(models=["s3attention", "lstm"]))
+    with pytest.raises(DataError, match="unknown dataset"):
+        grid_cells(BenchmarkConfig(datasets=["nope"]))
+
+
+def test_cli_prints_one_line_for_a_missing_dataset(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code = main(["benchmark", "--datasets", "Traffic", "--models", "dlinear", "--data-dir", str(empty),
+                 "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("forecaster: error: dataset Traffic") and "\n" not in error
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,143 @@
+"""S3Attention inside neuralforecast (fit, predict, cross_validation, save/load) and the peer plumbing."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("neuralforecast")
+
+from neuralforecast import NeuralForecast  # noqa: E402
+from neuralforecast.losses.pytorch import MQLoss  # noqa: E402
+
+from forecaster.data import WindowDataset  # noqa: E402
+from forecaster.integrations.neuralforecast import (  # noqa: E402
+    PeerBudget,
+    RestoreBestWeights,
+    S3Attention,
+    build_peer,
+    forecast_test_windows,
+    peer_kwargs,
+    to_long_format,
+)
+
+SILENT = {"enable_progress_bar": False, "enable_model_summary": False, "logger": False}
+H, L, C = 6, 24, 3
+
+
+def _values(rows: int = 160) -> np.ndarray:
+    """Three noisy daily-period sinusoids (float32), deterministic."""
+    rng = np.random.default_rng(0)
+    t = np.arange(rows)
+    waves = [np.sin(2 * np.pi * t / 12 + phase) for phase in (0.0, 1.0, 2.0)]
+    return (np.stack(waves, axis=1) + 0.1 * rng.standard_normal((rows, C))).astype(np.float32)
+
+
+def _s3attention(**options) -> S3Attention:
+    return S3Attention(
+        h=H, input_size=L, n_series=C, d_model=16, n_heads=4, max_steps=6, val_check_steps=3,
+        early_stop_patience_steps=2, random_seed=0, **SILENT, **options,
+    )
+
+
+def _by_series(frame, column: str, windows: int) -> np.ndarray:
+    """Long cross-validation output (sorted by unique_id, cutoff, ds) -> (windows, H, C)."""
+    return frame[column].to_numpy().reshape(C, windows, H).transpose(1, 2, 0)
+
+
+def test_long_format_ids_sort_in_column_order() -> None:
+    values = np.arange(24, dtype=np.float32).reshape(2, 12)
+    frame = to_long_format(values)
+    assert list(frame.columns) == ["unique_id", "ds", "y"]
+    assert sorted(frame["unique_id"].unique()) == [f"{i:03d}" for i in range(12)]
+    np.testing.assert_array_equal(frame[frame["unique_id"] == "011"]["y"], values[:, 11])
+    np.testing.assert_array_equal(frame[frame["unique_id"] == "000"]["ds"], [0, 1])
+
+
+@pytest.mark.slow
+def test_s3attention_fit_predict_cross_validation_save_load(tmp_path) -> None:
+    values = _values()
+    frame = to_long_format(values)
+    nf = NeuralForecast(models=[_s3attention()], freq=1)
+    nf.fit(frame, val_size=24)
+
+    forecast = nf.predict()
+    assert len(forecast) == H * C
+    assert forecast["ds"].tolist()[:H] == list(range(len(values), len(values) + H))
+    model = nf.models[0]
+    model.eval()
+    with torch.inference_mode():
+        direct = model.network(torch.from_numpy(values[-L:])[None])[0].numpy()
+    model.train()
+    np.testing.assert_allclose(_by_series(forecast, "S3Attention", 1)[0], direct, rtol=1e-5, atol=1e-5)
+
+    test_size = 30
+    windows = test_size - H + 1
+    cv = nf.cross_validation(frame, val_size=24, test_size=test_size, n_windows=None, step_size=1)
+    assert len(cv) == windows * H * C
+    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L:], L, H)])
+    np.testing.assert_allclose(_by_series(cv, "y", windows), targets, rtol=0, atol=1e-6)
+    assert np.isfinite(cv["S3Attention"]).all()
+
+    before = nf.predict()
+    nf.save(str(tmp_path / "nf"), overwrite=True)
+    loaded = NeuralForecast.load(str(tmp_path / "nf"))
+    assert type(loaded.models[0]) is S3Attention
+    for key, tensor in model.network.state_dict().items():
+        torch.testing.assert_close(loaded.models[0].network.state_dict()[key], tensor, rtol=0, atol=0)
+    np.testing.assert_array_equal(loaded.predict()["S3Attention"], before["S3Attention"])
+
+
+def test_s3attention_refuses_multi_output_losses() -> None:
+    with pytest.raises(ValueError, match="one value per series"):
+        _s3attention(loss=MQLoss(level=[80]))
+
+
+def test_peer_kwargs_translate_the_epoch_budget() -> None:
+    budget = PeerBudget(max_epochs=10, patience=3, batch_size=32, steps_per_epoch=20)
+    univariate = peer_kwargs("dlinear", horizon=24, input_size=36, n_series=7, budget=budget, seed=4)
+    assert univariate["max_steps"] == 200 and univariate["val_check_steps"] == 20
+    assert univariate["early_stop_patience_steps"] == 3
+    assert univariate["windows_batch_size"] == 32 * 7 and univariate["batch_size"] == 7
+    assert univariate["scaler_type"] == "identity" and univariate["random_seed"] == 4
+    assert "n_series" not in univariate
+    multivariate = peer_kwargs("itransformer", horizon=24, input_size=36, n_series=7, budget=budget, seed=4)
+    assert multivariate["windows_batch_size"] == 32 and multivariate["n_series"] == 7
+
+
+def test_restore_best_weights_loads_the_lowest_validation_state() -> None:
+    module = torch.nn.Linear(2, 1)
+    callback = RestoreBestWeights()
+    trainer = SimpleNamespace(sanity_checking=False, callback_metrics={})
+    callback.on_fit_start(trainer, module)
+    saved = {}
+    for step, loss in enumerate([3.0, 1.0, 2.0]):
+        with torch.no_grad():
+            module.weight.fill_(float(step))
+        saved[loss] = module.weight.detach().clone()
+        trainer.callback_metrics = {"ptl/val_loss": torch.tensor(loss)}
+        callback.on_validation_end(trainer, module)
+    callback.on_fit_end(trainer, module)
+    torch.testing.assert_close(module.weight, saved[1.0], rtol=0, atol=0)
+
+
+@pytest.mark.slow
+def test_forecast_test_windows_equals_cross_validation() -> None:
+    values = _values()
+    budget = PeerBudget(max_epochs=2, patience=1, batch_size=8, steps_per_epoch=4)
+    val_size, test_size = 20, 30
+    windows = test_size - H + 1
+    model = build_peer("dlinear", H, L, C, budget, seed=0)
+    run = forecast_test_windows(model, values, val_size, test_size, budget.steps_per_epoch)
+    assert run.predictions.shape == (windows, H, C)
+    assert run.epochs == 2 and run.parameters > 0
+
+    cv = NeuralForecast(models=[build_peer("dlinear", H, L, C, budget, seed=0)], freq=1).cross_validation(
+        to_long_format(values), val_size=val_size, test_size=test_size, n_windows=None, step_size=1
+    )
+    np.testing.assert_array_equal(_by_series(cv, "DLinear", windows), run.predictions)
+    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L:], L, H)])
+    np.testing.assert_allclose(_by_series(cv, "y", windows), targets, rtol=0, atol=1e-6)
