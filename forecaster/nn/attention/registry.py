@@ -15,7 +15,11 @@ from torch import nn
 MixerFactory = Callable[..., nn.Module]
 
 # Modules whose import registers mixers; imported on first lookup so that the registry has no import cycles.
-_PROVIDERS: tuple[str, ...] = ()
+_PROVIDERS: tuple[str, ...] = (
+    "forecaster.nn.attention.zoo",
+    "forecaster.nn.tnn",
+    "forecaster.nn.attention.mra",
+)
 _MIXERS: dict[str, MixerFactory] = {}
 
 

@@ -1,0 +1,268 @@
+"""The five LRA tasks as arrays: generated (ListOps, Pathfinder; cached as npz) or read from release files.
+
+`load_task` returns train/val/test splits of `inputs` (token ids, or pixels 0..255), `labels` and, for
+Retrieval, `inputs_b`. Token id 0 is padding, so the padding mask is `inputs != 0`; pixel inputs have no
+padding (pixel 0 is black, not missing).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from forecaster.errors import DataError
+from forecaster.lra import listops, pathfinder, readers
+from forecaster.lra.tokenizers import ByteTokenizer, ListOpsTokenizer
+
+LISTOPS_MAX_TOKENS = 2000
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One LRA task: sizes, whether it is generated here, and where its files come from otherwise.
+
+    lr / weight_decay / batch_size are the paper's settings (paper 001, Table 11)."""
+
+    name: str
+    n_classes: int
+    seq_len: int
+    pixels: bool
+    dual: bool
+    synthetic: bool
+    lr: float
+    weight_decay: float
+    batch_size: int
+    files: str
+
+
+_LRA_RELEASE = "https://storage.googleapis.com/long-range-arena/lra_release.gz"
+TASKS: dict[str, TaskSpec] = {
+    spec.name: spec
+    for spec in (
+        TaskSpec(
+            name="listops", n_classes=10, seq_len=2048, pixels=False, dual=False, synthetic=True,
+            lr=1e-4, weight_decay=0.0, batch_size=32,
+            files="basic_train.tsv, basic_val.tsv, basic_test.tsv of lra_release/listops-1000 "
+            f"({_LRA_RELEASE})",
+        ),
+        TaskSpec(
+            name="text", n_classes=2, seq_len=4096, pixels=False, dual=False, synthetic=False,
+            lr=1e-4, weight_decay=1e-2, batch_size=32,
+            files="the aclImdb folder (train/pos, train/neg, test/pos, test/neg) of "
+            "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+        ),
+        TaskSpec(
+            name="retrieval", n_classes=2, seq_len=4096, pixels=False, dual=True, synthetic=False,
+            lr=1e-4, weight_decay=1e-2, batch_size=32,
+            files="new_aan_pairs.train.tsv, new_aan_pairs.eval.tsv, new_aan_pairs.test.tsv of "
+            f"lra_release/tsv_data ({_LRA_RELEASE})",
+        ),
+        TaskSpec(
+            name="image", n_classes=10, seq_len=1024, pixels=True, dual=False, synthetic=False,
+            lr=1e-3, weight_decay=1e-2, batch_size=256,
+            files="the cifar-10-batches-bin folder (data_batch_1..5.bin, test_batch.bin) of "
+            "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+        ),
+        TaskSpec(
+            name="pathfinder", n_classes=2, seq_len=1024, pixels=True, dual=False, synthetic=True,
+            lr=1e-4, weight_decay=1e-2, batch_size=256,
+            files="a difficulty folder of lra_release/pathfinder32, e.g. curv_contour_length_14 "
+            f"(metadata/*.npy, imgs/) ({_LRA_RELEASE})",
+        ),
+    )
+}
+
+
+@dataclass
+class TaskData:
+    """Arrays of one task, ready for the classifiers; `vocab_size` is None for pixel tasks."""
+
+    spec: TaskSpec
+    seq_len: int
+    vocab_size: int | None
+    splits: dict[str, dict[str, np.ndarray]]
+    source: str
+
+    def model_config(self) -> dict:
+        """The LRAConfig fields that the data fixes."""
+        return {"n_classes": self.spec.n_classes, "seq_len": self.seq_len, "vocab_size": self.vocab_size}
+
+    def majority_rate(self, split: str = "test") -> float:
+        """Accuracy of always answering the most common training label."""
+        majority = Counter(self.splits["train"]["labels"].tolist()).most_common(1)[0][0]
+        return float(np.mean(self.splits[split]["labels"] == majority))
+
+
+def get_task(name: str) -> TaskSpec:
+    if name not in TASKS:
+        raise DataError(f"unknown LRA task {name!r}; expected one of {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def default_cache_dir() -> Path:
+    """Where generated tasks are cached: $FORECASTER_CACHE_DIR/lra, else ~/.cache/forecaster/lra."""
+    root = os.environ.get("FORECASTER_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "forecaster") / "lra"
+
+
+def _token_dtype(vocab_size: int) -> type:
+    return np.uint8 if vocab_size <= 256 else np.int16
+
+
+def _generate_listops(n: int, seed: int, seq_len: int) -> dict[str, np.ndarray]:
+    # Below 2000 tokens the expressions are made shorter rather than truncated (truncation breaks labels).
+    max_length = min(LISTOPS_MAX_TOKENS, seq_len + 1)
+    min_length = 500 if max_length == LISTOPS_MAX_TOKENS else max_length // 4
+    samples = listops.generate(n, seed, min_length=min_length, max_length=max_length)
+    tokenizer = ListOpsTokenizer()
+    return {
+        "inputs": tokenizer.encode_batch([s["text"] for s in samples], seq_len).astype(np.uint8),
+        "labels": np.array([s["label"] for s in samples], dtype=np.int64),
+    }
+
+
+def _generate_pathfinder(n: int, seed: int, seq_len: int) -> dict[str, np.ndarray]:
+    images, labels = pathfinder.generate(n, seed)
+    return {"inputs": images.reshape(n, seq_len), "labels": labels}
+
+
+def _synthetic(
+    spec: TaskSpec, seq_len: int, n_train: int, n_eval: int, seed: int, cache_dir: Path
+) -> TaskData:
+    generate = _generate_listops if spec.name == "listops" else _generate_pathfinder
+    cache = cache_dir / f"{spec.name}-L{seq_len}-train{n_train}-eval{n_eval}-seed{seed}.npz"
+    if cache.is_file():
+        with np.load(cache, allow_pickle=False) as stored:
+            flat = dict(stored)
+    else:
+        parts = {"train": (n_train, seed), "val": (n_eval, seed + 1), "test": (n_eval, seed + 2)}
+        flat = {
+            f"{split}/{key}": array
+            for split, (count, split_seed) in parts.items()
+            for key, array in generate(count, split_seed, seq_len).items()
+        }
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache.with_suffix(".partial.npz")
+        np.savez_compressed(partial, **flat)
+        partial.replace(cache)
+    splits: dict[str, dict[str, np.ndarray]] = {"train": {}, "val": {}, "test": {}}
+    for key, array in flat.items():
+        split, name = key.split("/")
+        splits[split][name] = array
+    vocab_size = None if spec.pixels else ListOpsTokenizer().vocab_size
+    return TaskData(spec, seq_len, vocab_size, splits, f"generated, cached at {cache}")
+
+
+def _find(data_dir: Path, spec: TaskSpec, candidates: list[str]) -> Path:
+    for candidate in candidates:
+        if (data_dir / candidate).exists():
+            return data_dir / candidate
+    raise DataError(
+        f"LRA {spec.name} files not found in {data_dir}: download {spec.files} and pass its folder"
+    )
+
+
+def _subsample(
+    split: dict[str, np.ndarray], limit: int | None, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    count = len(split["labels"])
+    keep = rng.permutation(count)[: count if limit is None else min(limit, count)]
+    return {key: array[keep] for key, array in split.items()}
+
+
+def _from_files(spec: TaskSpec, data_dir: Path, seq_len: int) -> tuple[dict, int | None, str]:
+    if spec.name == "listops":
+        folder = _find(data_dir, spec, ["basic_train.tsv", "listops-1000/basic_train.tsv"]).parent
+        tokenizer = ListOpsTokenizer()
+        splits = {}
+        for split in ("train", "val", "test"):
+            samples = readers.read_listops_tsv(folder / f"basic_{split}.tsv")
+            splits[split] = {
+                "inputs": np.stack(
+                    [tokenizer.encode(s["text"], seq_len, truncate=True) for s in samples]
+                ).astype(np.uint8),
+                "labels": np.array([s["label"] for s in samples], dtype=np.int64),
+            }
+        return splits, tokenizer.vocab_size, str(folder)
+    if spec.name == "retrieval":
+        folder = _find(data_dir, spec, ["new_aan_pairs.train.tsv", "tsv_data/new_aan_pairs.train.tsv"]).parent
+        tokenizer = ByteTokenizer()
+        splits = {}
+        for split, file_split in (("train", "train"), ("val", "eval"), ("test", "test")):
+            samples = readers.read_retrieval_tsv(folder / f"new_aan_pairs.{file_split}.tsv")
+            splits[split] = {
+                "inputs": tokenizer.encode_batch([s["text_a"] for s in samples], seq_len).astype(np.int16),
+                "inputs_b": tokenizer.encode_batch([s["text_b"] for s in samples], seq_len).astype(np.int16),
+                "labels": np.array([s["label"] for s in samples], dtype=np.int64),
+            }
+        return splits, tokenizer.vocab_size, str(folder)
+    if spec.name == "text":
+        folder = _find(data_dir, spec, ["aclImdb/train/pos", "train/pos"]).parent.parent
+        tokenizer = ByteTokenizer()
+        encoded = {}
+        for split in ("train", "test"):
+            samples = readers.read_imdb(folder, split)
+            encoded[split] = {
+                "inputs": tokenizer.encode_batch([s["text"] for s in samples], seq_len).astype(np.int16),
+                "labels": np.array([s["label"] for s in samples], dtype=np.int64),
+            }
+        # As in LRA, the IMDB test reviews are the evaluation set.
+        return {"train": encoded["train"], "val": encoded["test"], "test": encoded["test"]}, 257, str(folder)
+    if spec.name == "image":
+        folder = _find(data_dir, spec, ["cifar-10-batches-bin/test_batch.bin", "test_batch.bin"]).parent
+        train_images, train_labels = readers.read_cifar10(folder, "train")
+        test_images, test_labels = readers.read_cifar10(folder, "test")
+        train = {"inputs": train_images.reshape(len(train_images), -1), "labels": train_labels}
+        test = {"inputs": test_images.reshape(len(test_images), -1), "labels": test_labels}
+        return {"train": train, "val": test, "test": test}, None, str(folder)
+    folder = _find(data_dir, spec, ["metadata", "pathfinder32/curv_contour_length_14/metadata"]).parent
+    images, labels = readers.read_pathfinder(folder)
+    order = np.random.default_rng(0).permutation(len(labels))
+    images, labels = images.reshape(len(images), -1)[order], labels[order]
+    n_val = n_test = len(labels) // 10
+    n_train = len(labels) - n_val - n_test
+    cuts = {
+        "train": slice(0, n_train),
+        "val": slice(n_train, n_train + n_val),
+        "test": slice(n_train + n_val, None),
+    }
+    return {s: {"inputs": images[c], "labels": labels[c]} for s, c in cuts.items()}, None, str(folder)
+
+
+def load_task(
+    name: str,
+    *,
+    data_dir: str | Path | None = None,
+    seq_len: int | None = None,
+    n_train: int | None = None,
+    n_eval: int | None = None,
+    seed: int = 0,
+    cache_dir: str | Path | None = None,
+) -> TaskData:
+    """Arrays of LRA task `name`. Without `data_dir`, ListOps and Pathfinder are generated (n_train default
+    5000, n_eval 1000) and cached; Text, Retrieval and Image need their files (DataError says which)."""
+    spec = get_task(name)
+    seq_len = spec.seq_len if seq_len is None else seq_len
+    if spec.pixels and seq_len != spec.seq_len:
+        raise DataError(f"LRA {name} images have {spec.seq_len} pixels; --seq-len {seq_len} cannot be used")
+    if seq_len < 8:
+        raise DataError(f"--seq-len must be at least 8, got {seq_len}")
+    if data_dir is None:
+        if not spec.synthetic:
+            raise DataError(f"LRA {name} cannot be generated: download {spec.files} and pass --data-dir")
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        return _synthetic(spec, seq_len, n_train or 5000, n_eval or 1000, seed, cache)
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise DataError(f"--data-dir {data_dir} is not a directory; expected {spec.files}")
+    splits, vocab_size, source = _from_files(spec, data_dir, seq_len)
+    rng = np.random.default_rng(seed)
+    splits = {
+        split: _subsample(arrays, n_train if split == "train" else n_eval, rng)
+        for split, arrays in splits.items()
+    }
+    return TaskData(spec, seq_len, vocab_size, splits, source)

@@ -1,0 +1,179 @@
+"""Long Range Arena classifiers around any registered sequence mixer (REFERENCE.md section 3).
+
+The common LRA encoder of the Nystromformer / Transformer-LS code bases: token embedding (or a Linear(1, D)
+embedding of continuous pixels), learned positions, pre-LN blocks `x += mixer(LN(x))`, `x += MLP(LN(x))`
+(GELU), a final LN, and mean pooling over the real tokens (or a CLS token). `LRAClassifier` puts a
+Linear -> ReLU -> Linear head on the pooled vector; `LRADualClassifier` (Retrieval) encodes both documents
+with the same encoder and classifies [a, b, a * b, a - b].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+from torch import Tensor, nn
+
+from forecaster.models.registry import register_model
+from forecaster.nn import attention
+
+POOLINGS = ("mean", "cls")
+
+
+@dataclass
+class LRAConfig:
+    """Everything needed to rebuild an LRA classifier; `vocab_size=None` means continuous pixel inputs."""
+
+    mixer: str = "softmax"
+    n_classes: int = 10
+    seq_len: int = 2048
+    vocab_size: int | None = None
+    d_model: int = 64
+    n_heads: int = 2
+    n_layers: int = 2
+    mlp_dim: int = 128
+    hidden_dim: int = 128
+    dropout: float = 0.1
+    pooling: str = "mean"
+    pad_id: int = 0
+    mixer_options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.seq_len < 1 or self.n_classes < 2:
+            raise ValueError(f"need seq_len >= 1 and n_classes >= 2, got {self.seq_len}, {self.n_classes}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> LRAConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"unknown LRAConfig fields {sorted(unknown)}; expected some of {sorted(known)}")
+        return cls(**values)
+
+
+class PreLNBlock(nn.Module):
+    """`x += dropout(mixer(LN(x)))`, `x += dropout(MLP(LN(x)))`."""
+
+    def __init__(self, config: LRAConfig, mixer_len: int) -> None:
+        super().__init__()
+        self.mixer_norm = nn.LayerNorm(config.d_model)
+        self.mixer = attention.get(
+            config.mixer,
+            d_model=config.d_model,
+            n_heads=config.n_heads,
+            seq_len=mixer_len,
+            **config.mixer_options,
+        )
+        self.mlp_norm = nn.LayerNorm(config.d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(config.d_model, config.mlp_dim),
+            nn.GELU(),
+            nn.Dropout(config.dropout),
+            nn.Linear(config.mlp_dim, config.d_model),
+        )
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        x = x + self.dropout(self.mixer(self.mixer_norm(x), key_padding_mask=mask))
+        return x + self.dropout(self.mlp(self.mlp_norm(x)))
+
+
+class LRAEncoder(nn.Module):
+    """Embeds (B, n) tokens or pixels, pads them to seq_len, runs the blocks and pools to (B, d_model)."""
+
+    def __init__(self, config: LRAConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.use_cls = config.pooling == "cls"
+        self.mixer_len = config.seq_len + int(self.use_cls)
+        if config.vocab_size is None:
+            self.embedding: nn.Module = nn.Linear(1, config.d_model)
+        else:
+            self.embedding = nn.Embedding(config.vocab_size, config.d_model)
+        self.positions = nn.Parameter(torch.randn(self.mixer_len, config.d_model) * 0.02)
+        self.cls = nn.Parameter(torch.zeros(1, 1, config.d_model)) if self.use_cls else None
+        self.dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(PreLNBlock(config, self.mixer_len) for _ in range(config.n_layers))
+        self.norm = nn.LayerNorm(config.d_model)
+
+    def _embed(self, inputs: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        config = self.config
+        if inputs.dim() != 2:
+            raise ValueError(f"expected inputs of shape (batch, length), got {tuple(inputs.shape)}")
+        length = inputs.shape[1]
+        if length > config.seq_len:
+            raise ValueError(f"input length {length} exceeds the model's seq_len {config.seq_len}")
+        if config.vocab_size is None:
+            mask = torch.ones_like(inputs, dtype=torch.bool) if mask is None else mask
+            embedded = self.embedding(inputs.to(self.positions.dtype)[..., None])
+        else:
+            if inputs.is_floating_point():
+                raise ValueError("this classifier embeds token ids; got floating point inputs")
+            if inputs.numel() and (inputs.min() < 0 or inputs.max() >= config.vocab_size):
+                raise ValueError(f"token ids must lie in 0..{config.vocab_size - 1}")
+            mask = inputs != config.pad_id if mask is None else mask
+            embedded = self.embedding(inputs)
+        pad = config.seq_len - length
+        embedded = nn.functional.pad(embedded, (0, 0, 0, pad))
+        mask = nn.functional.pad(mask, (0, pad), value=False)
+        if self.cls is not None:
+            embedded = torch.cat([self.cls.expand(len(embedded), -1, -1), embedded], dim=1)
+            mask = nn.functional.pad(mask, (1, 0), value=True)
+        return embedded + self.positions, mask
+
+    def forward(self, inputs: Tensor, mask: Tensor | None = None) -> Tensor:
+        x, mask = self._embed(inputs, mask)
+        x = self.dropout(x)
+        for block in self.blocks:
+            x = block(x, mask)
+        x = self.norm(x)
+        if self.use_cls:
+            return x[:, 0]
+        weights = mask.to(x.dtype)[..., None]
+        return (x * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+
+
+def _head(in_features: int, config: LRAConfig) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Linear(in_features, config.hidden_dim), nn.ReLU(), nn.Linear(config.hidden_dim, config.n_classes)
+    )
+
+
+@register_model("lra_classifier")
+class LRAClassifier(nn.Module):
+    """Single-sequence LRA classifier (ListOps, Text, Image, Pathfinder): inputs (B, n) -> logits.
+
+    `mask` (B, n) bool, True = real token; by default tokens != pad_id, or every pixel (pixel 0 is not
+    padding).
+    """
+
+    def __init__(self, **config) -> None:
+        super().__init__()
+        self.config = LRAConfig.from_dict(config)
+        self.encoder = LRAEncoder(self.config)
+        self.head = _head(self.config.d_model, self.config)
+
+    def forward(self, inputs: Tensor, mask: Tensor | None = None) -> Tensor:
+        return self.head(self.encoder(inputs, mask))
+
+
+@register_model("lra_dual_classifier")
+class LRADualClassifier(nn.Module):
+    """Two-document LRA classifier (Retrieval): one shared encoder, head on [a, b, a * b, a - b]."""
+
+    def __init__(self, **config) -> None:
+        super().__init__()
+        self.config = LRAConfig.from_dict(config)
+        self.encoder = LRAEncoder(self.config)
+        self.head = _head(4 * self.config.d_model, self.config)
+
+    def forward(
+        self, inputs_a: Tensor, inputs_b: Tensor, mask_a: Tensor | None = None, mask_b: Tensor | None = None
+    ) -> Tensor:
+        a, b = self.encoder(inputs_a, mask_a), self.encoder(inputs_b, mask_b)
+        return self.head(torch.cat([a, b, a * b, a - b], dim=-1))

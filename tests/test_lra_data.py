@@ -1,0 +1,274 @@
+"""LRA data: the ListOps grammar and evaluator, tokenizers, the Pathfinder generator, release-file readers."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import pytest
+from PIL import Image
+from scipy import ndimage
+
+from forecaster.errors import DataError
+from forecaster.lra import listops, pathfinder, readers
+from forecaster.lra.tasks import load_task
+from forecaster.lra.tokenizers import ByteTokenizer, ListOpsTokenizer
+
+OPERATIONS = {
+    "[MAX": max,
+    "[MIN": min,
+    "[MED": lambda values: int(statistics.median(values)),
+    "[SM": lambda values: sum(values) % 10,
+}
+
+
+def _tree(text: str) -> list:
+    """Independent oracle: parse into nested [operator, arg, ...] lists by recursive descent."""
+    tokens = [t for t in text.split() if t not in ("(", ")")]
+    position = 0
+
+    def node():
+        nonlocal position
+        token = tokens[position]
+        position += 1
+        if token.isdigit():
+            return int(token)
+        children = []
+        while tokens[position] != "]":
+            children.append(node())
+        position += 1
+        return [token, *children]
+
+    tree = node()
+    assert position == len(tokens)
+    return tree
+
+
+def _value(tree) -> int:
+    return tree if isinstance(tree, int) else OPERATIONS[tree[0]]([_value(c) for c in tree[1:]])
+
+
+def _depth(tree) -> int:
+    return 0 if isinstance(tree, int) else 1 + max(_depth(c) for c in tree[1:])
+
+
+def _arities(tree) -> list[int]:
+    if isinstance(tree, int):
+        return []
+    return [len(tree) - 1] + [a for c in tree[1:] for a in _arities(c)]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("( [MAX 2 9 ] )", 9),
+        ("[MIN 3 ( [MAX 1 7 ] ) 5 ]", 3),
+        ("[MED 1 2 3 4 ]", 2),  # median 2.5, truncated to an int as in LRA
+        ("[MED 9 0 4 ]", 4),
+        ("[SM 5 6 7 ]", 8),
+        ("( [SM ( [MAX 9 9 ] ) ( [MIN 8 1 ] ) ] )", 0),
+        ("[MAX [MIN 4 [SM 7 6 ] ] [MED 1 1 8 ] 0 ]", 3),  # nested without parentheses
+        ("7", 7),
+    ],
+)
+def test_evaluator_on_hand_written_expressions(text, value):
+    assert listops.evaluate(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[MAX 1 2", "not closed"),
+        ("[MAX 1 ] ]", "unbalanced"),
+        ("[FOO 1 ]", "unexpected token"),
+        ("[SM ]", "without"),
+    ],
+)
+def test_evaluator_rejects_malformed_expressions(text, message):
+    with pytest.raises(ValueError, match=message):
+        listops.evaluate(text)
+
+
+def test_thousand_generated_samples_follow_the_grammar_and_are_labelled_right():
+    samples = listops.generate(1000, seed=0)
+    lengths = np.array([len(s["text"].split()) for s in samples])
+    assert lengths.min() > 500 and lengths.max() < 2000
+    for sample in samples:
+        tree = _tree(sample["text"])
+        assert sample["label"] == _value(tree)
+        assert _depth(tree) <= 9  # the root is depth 1 and nodes at depth 10 are always digits
+        assert min(_arities(tree)) >= 2 and max(_arities(tree)) <= 10
+        assert sample["text"].count("(") == sample["text"].count(")") == sample["text"].count("]")
+    counts = listops.label_counts(samples)
+    assert sum(counts) == 1000 and min(counts) > 0  # every class occurs
+
+
+def test_generation_is_seeded():
+    assert listops.generate(5, seed=3) == listops.generate(5, seed=3)
+    assert listops.generate(5, seed=3) != listops.generate(5, seed=4)
+
+
+def test_short_expressions_on_request():
+    samples = listops.generate(50, seed=1, min_length=20, max_length=100)
+    assert all(20 < len(s["text"].split()) < 100 for s in samples)
+
+
+def test_listops_tokenizer_keeps_brackets_and_round_trips():
+    tokenizer = ListOpsTokenizer()
+    text = listops.generate(1, seed=0)[0]["text"]
+    ids = tokenizer.encode(text, 2048)
+    assert ids.shape == (2048,) and ids.dtype == np.int64
+    assert tokenizer.decode(ids) == text
+    assert (ids != 0).sum() == len(text.split())
+    vocabulary = set(tokenizer.vocabulary)
+    assert {"(", ")", "]", "[MAX", "[MIN", "[MED", "[SM"} <= vocabulary and tokenizer.vocab_size == 18
+    bracket_ids = {tokenizer.encode(t, 1)[0] for t in ("(", ")", "]")}
+    assert len(bracket_ids) == 3 and 0 not in bracket_ids
+
+
+def test_listops_tokenizer_errors_and_truncation():
+    tokenizer = ListOpsTokenizer()
+    with pytest.raises(DataError, match="unknown ListOps token 'x' at position 1"):
+        tokenizer.encode("[MAX x 2 ]", 10)
+    with pytest.raises(DataError, match="more than max_length=3"):
+        tokenizer.encode("[MAX 1 2 ]", 3)
+    assert tokenizer.decode(tokenizer.encode("[MAX 1 2 ]", 3, truncate=True)) == "[MAX 1 2"
+
+
+def test_byte_tokenizer_round_trip_padding_truncation():
+    tokenizer = ByteTokenizer()
+    ids = tokenizer.encode("héllo", 10)
+    assert ids.tolist() == [b + 1 for b in "héllo".encode()] + [0] * 4
+    assert tokenizer.decode(ids) == "héllo"
+    assert tokenizer.encode_batch(["abc", "abcdef"], 4).tolist() == [[98, 99, 100, 0], [98, 99, 100, 101]]
+
+
+def test_pathfinder_images_labels_and_markers():
+    images, labels = pathfinder.generate(1000, seed=0)
+    assert images.shape == (1000, 32, 32) and images.dtype == np.uint8
+    assert labels.sum() == 500 and set(np.unique(images)) == {0, 255}
+    again, again_labels = pathfinder.generate(1000, seed=0)
+    assert np.array_equal(images, again) and np.array_equal(labels, again_labels)
+    scenes = pathfinder.generate_scenes(200, seed=1)
+    ends = scenes.snake_ends()
+    np.testing.assert_allclose(scenes.markers[:, 0], ends[:, 0, 0])
+    same = scenes.labels == 1
+    np.testing.assert_allclose(scenes.markers[same, 1], ends[same, 0, 1])
+    np.testing.assert_allclose(scenes.markers[~same, 1], ends[~same, 1, 1])
+    assert ((scenes.snakes >= 0) & (scenes.snakes <= 31)).all()
+    rendered = pathfinder.render(scenes)
+    centres = np.rint(scenes.markers).astype(int)
+    for index in range(2):
+        assert (rendered[np.arange(200), centres[:, index, 1], centres[:, index, 0]] == 255).all()
+
+
+def test_pathfinder_label_means_connected_markers():
+    """Gap-free snakes without distractors: label-1 markers always share a connected component; label-0
+    markers share one only where the two snakes happen to cross."""
+    scenes = pathfinder.generate_scenes(400, seed=2, paddle_gap=0.0, n_distractors=0, contour_length=8)
+    images = pathfinder.render(scenes)
+    centres = np.rint(scenes.markers).astype(int)
+    connected = []
+    for image, centre in zip(images, centres, strict=True):
+        components, _ = ndimage.label(image > 0, structure=np.ones((3, 3)))
+        connected.append(components[centre[0, 1], centre[0, 0]] == components[centre[1, 1], centre[1, 0]])
+    connected = np.array(connected)
+    assert connected[scenes.labels == 1].all()
+    assert connected[scenes.labels == 0].mean() < 0.5
+
+
+def test_read_listops_tsv(tmp_path):
+    path = tmp_path / "basic_train.tsv"
+    path.write_text("Source\tTarget\n( [MAX 2 9 ] )\t9\n[SM 1 2 ]\t3\n")
+    assert readers.read_listops_tsv(path) == [
+        {"text": "( [MAX 2 9 ] )", "label": 9},
+        {"text": "[SM 1 2 ]", "label": 3},
+    ]
+    path.write_text("Source\tTarget\n[SM 1 2 ]\tthree\n")
+    with pytest.raises(DataError, match=r"basic_train.tsv: row 2: label 'three' is not an integer in 0..9"):
+        readers.read_listops_tsv(path)
+    path.write_text("text\tlabel\n")
+    with pytest.raises(DataError, match="header"):
+        readers.read_listops_tsv(path)
+    with pytest.raises(DataError, match="LRA TSV file not found"):
+        readers.read_listops_tsv(tmp_path / "missing.tsv")
+
+
+def test_read_retrieval_tsv(tmp_path):
+    path = tmp_path / "new_aan_pairs.train.tsv"
+    path.write_text("1.0\tid1\tid2\tfirst doc\tsecond doc\n0\ta\tb\tx\ty\n")
+    assert readers.read_retrieval_tsv(path) == [
+        {"text_a": "first doc", "text_b": "second doc", "label": 1},
+        {"text_a": "x", "text_b": "y", "label": 0},
+    ]
+    path.write_text("1\tid1\tid2\tonly one doc\n")
+    with pytest.raises(DataError, match="row 1: expected 5 tab-separated fields"):
+        readers.read_retrieval_tsv(path)
+
+
+def test_read_cifar10_binary_batches(tmp_path):
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 10, size=6, dtype=np.uint8)
+    pixels = rng.integers(0, 256, size=(6, 3, 32, 32), dtype=np.uint8)
+    records = np.concatenate([labels[:, None], pixels.reshape(6, -1)], axis=1)
+    for i in range(1, 6):
+        records[(i - 1) : i + 1].tofile(tmp_path / f"data_batch_{i}.bin")
+    records.tofile(tmp_path / "test_batch.bin")
+    images, read_labels = readers.read_cifar10(tmp_path, "test")
+    expected = np.rint(0.2989 * pixels[:, 0] + 0.5870 * pixels[:, 1] + 0.1140 * pixels[:, 2])
+    assert np.array_equal(read_labels, labels) and np.array_equal(images, expected.astype(np.uint8))
+    assert readers.read_cifar10(tmp_path, "train")[0].shape == (10, 32, 32)
+    (tmp_path / "test_batch.bin").write_bytes(records.tobytes()[:-5])
+    with pytest.raises(DataError, match="not a whole number of 3073-byte CIFAR-10 records"):
+        readers.read_cifar10(tmp_path, "test")
+
+
+def test_read_pathfinder_release_layout(tmp_path):
+    images, labels = pathfinder.generate(4, seed=0)
+    (tmp_path / "imgs" / "0").mkdir(parents=True)
+    (tmp_path / "metadata").mkdir()
+    lines = []
+    for index, (image, label) in enumerate(zip(images, labels, strict=True)):
+        Image.fromarray(image).save(tmp_path / "imgs" / "0" / f"sample_{index}.png")
+        lines.append(f"imgs/0 sample_{index}.png {index} {label} 14 1.5 1.0 6 0")
+    (tmp_path / "metadata" / "0.npy").write_text("\n".join(lines) + "\n")
+    read_images, read_labels = readers.read_pathfinder(tmp_path)
+    assert np.array_equal(read_images, images) and np.array_equal(read_labels, labels)
+    (tmp_path / "metadata" / "1.npy").write_text("imgs/0 missing.png 0 1\n")
+    with pytest.raises(DataError, match=r"Pathfinder image of .*1.npy:1 not found"):
+        readers.read_pathfinder(tmp_path)
+
+
+def test_read_imdb_folders(tmp_path):
+    for polarity, text in (("pos", "great"), ("neg", "awful")):
+        (tmp_path / "train" / polarity).mkdir(parents=True)
+        (tmp_path / "train" / polarity / "0_9.txt").write_text(text)
+    assert readers.read_imdb(tmp_path, "train") == [
+        {"text": "awful", "label": 0},
+        {"text": "great", "label": 1},
+    ]
+    with pytest.raises(DataError, match="aclImdb/test/neg"):
+        readers.read_imdb(tmp_path, "test")
+
+
+def test_tasks_generate_cache_and_explain_missing_files(tmp_path):
+    first = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path)
+    assert first.splits["train"]["inputs"].shape == (20, 64) and first.vocab_size == 18
+    assert len(list(tmp_path.glob("listops-*.npz"))) == 1
+    cached = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path)
+    for split in ("train", "val", "test"):
+        for key, array in first.splits[split].items():
+            assert np.array_equal(cached.splits[split][key], array)
+    tokenizer = ListOpsTokenizer()
+    for row, label in zip(first.splits["val"]["inputs"], first.splits["val"]["labels"], strict=True):
+        assert listops.evaluate(tokenizer.decode(row)) == label
+    pixels = load_task("pathfinder", n_train=8, n_eval=4, cache_dir=tmp_path)
+    assert pixels.splits["test"]["inputs"].shape == (4, 1024) and pixels.vocab_size is None
+    with pytest.raises(DataError, match="aclImdb_v1.tar.gz"):
+        load_task("text")
+    with pytest.raises(DataError, match="cifar-10-binary"):
+        load_task("image", data_dir=tmp_path)
+    with pytest.raises(DataError, match="1024 pixels"):
+        load_task("pathfinder", seq_len=512)
+    with pytest.raises(DataError, match="unknown LRA task 'audio'"):
+        load_task("audio")

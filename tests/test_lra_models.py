@@ -1,0 +1,112 @@
+"""LRA classifiers: shapes, padding handling, pooling, rebuild from config, the retrieval head."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from forecaster.models import LRAClassifier, LRADualClassifier, get_model
+
+SEQ_LEN = 32
+
+
+def _classifier(mixer: str = "softmax", **config) -> LRAClassifier:
+    torch.manual_seed(0)
+    settings = {
+        "vocab_size": 20,
+        "n_classes": 10,
+        "seq_len": SEQ_LEN,
+        "d_model": 16,
+        "mlp_dim": 32,
+        "hidden_dim": 32,
+    }
+    return LRAClassifier(mixer=mixer, **{**settings, **config}).eval()
+
+
+def _tokens(seed: int = 0) -> torch.Tensor:
+    tokens = torch.randint(1, 20, (3, SEQ_LEN), generator=torch.Generator().manual_seed(seed))
+    tokens[1, 20:] = 0
+    tokens[2, 9:] = 0
+    return tokens
+
+
+@pytest.mark.parametrize("mixer", ["softmax", "skeleton", "performer", "reformer", "nystromformer", "fnet"])
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_padding_tokens_and_short_inputs_do_not_change_logits(mixer, pooling):
+    options = {"reformer": {"chunk_len": 8}, "nystromformer": {"n_landmarks": 8}}.get(mixer, {})
+    model = _classifier(mixer, pooling=pooling, mixer_options=options)
+    tokens = _tokens()
+    logits = model(tokens)
+    assert logits.shape == (3, 10) and torch.isfinite(logits).all()
+    # Garbage behind an explicit mask is ignored; a shorter input is padded to seq_len internally.
+    garbage = torch.where(tokens == 0, torch.randint(1, 20, tokens.shape), tokens)
+    torch.testing.assert_close(model(garbage, tokens != 0), logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model(tokens[2:, :9]), logits[2:], atol=1e-5, rtol=1e-5)
+
+
+def test_mean_pooling_averages_real_tokens_only():
+    model = _classifier()
+    tokens = _tokens()
+    captured = {}
+    model.encoder.norm.register_forward_hook(lambda module, args, output: captured.setdefault("h", output))
+    pooled = model.encoder(tokens)
+    mask = (tokens != 0).float()[..., None]
+    expected = (captured["h"] * mask).sum(1) / mask.sum(1)
+    torch.testing.assert_close(pooled, expected)
+
+
+def test_pixel_inputs_use_a_continuous_embedding_and_no_implicit_padding():
+    model = _classifier(vocab_size=None, n_classes=2)
+    pixels = torch.rand(2, SEQ_LEN)
+    pixels[:, -5:] = 0.0  # black pixels are data
+    changed = pixels.clone()
+    changed[:, -5:] = 0.5
+    assert not torch.allclose(model(pixels), model(changed))
+    assert isinstance(model.encoder.embedding, torch.nn.Linear)
+    with pytest.raises(ValueError, match="exceeds the model's seq_len 32"):
+        model(torch.rand(2, SEQ_LEN + 1))
+
+
+def test_token_range_is_checked():
+    with pytest.raises(ValueError, match=r"token ids must lie in 0..19"):
+        _classifier()(torch.full((1, 4), 20))
+
+
+def test_rebuild_from_config_through_the_model_registry():
+    model = _classifier("linformer", mixer_options={"proj_dim": 8}, pooling="cls")
+    rebuilt = get_model("lra_classifier", **model.config.to_dict()).eval()
+    rebuilt.load_state_dict(model.state_dict())
+    torch.testing.assert_close(rebuilt(_tokens()), model(_tokens()), atol=0, rtol=0)
+    with pytest.raises(ValueError, match="unknown LRAConfig fields"):
+        LRAClassifier(mixer="softmax", width=3)
+
+
+def test_dual_classifier_head_sees_a_b_product_and_difference():
+    torch.manual_seed(0)
+    model = LRADualClassifier(
+        mixer="skeleton", vocab_size=20, n_classes=2, seq_len=SEQ_LEN, d_model=16, mlp_dim=32, hidden_dim=32
+    ).eval()
+    a, b = _tokens(0), _tokens(1)
+    encoded_a, encoded_b = model.encoder(a), model.encoder(b)
+    features = torch.cat([encoded_a, encoded_b, encoded_a * encoded_b, encoded_a - encoded_b], dim=-1)
+    torch.testing.assert_close(model(a, b), model.head(features))
+    assert model.head[0].in_features == 64
+
+
+def test_classifier_trains_on_a_trivial_task():
+    """Label = whether token 5 occurs: a few AdamW steps must cut the loss (gradients flow end to end)."""
+    model = _classifier("skeleton", n_classes=2, dropout=0.0).train()
+    tokens = torch.randint(1, 20, (64, SEQ_LEN), generator=torch.Generator().manual_seed(1))
+    tokens[:32] = torch.where(tokens[:32] == 5, 6, tokens[:32])
+    tokens[32:, 7] = 5
+    labels = (tokens == 5).any(dim=1).long()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(tokens), labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]

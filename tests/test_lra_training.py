@@ -1,0 +1,228 @@
+"""LRA training through Lightning, the `forecaster lra train` and `forecaster bench attention` commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+from safetensors.torch import load_file
+
+from forecaster.cli import main
+from forecaster.evaluation.attention_bench import (
+    AttentionBenchRow,
+    attention_bench_table,
+    parse_mixer_spec,
+    run_attention_bench,
+)
+from forecaster.lra.training import train_lra, warmup_linear_decay
+from forecaster.models import get_model
+
+
+def test_warmup_then_linear_decay():
+    factors = [warmup_linear_decay(step, warmup_steps=4, total_steps=12) for step in range(13)]
+    assert factors[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert factors[4] == 1.0 and factors[8] == 0.5 and factors[12] == 0.0
+    assert all(a >= b for a, b in zip(factors[3:], factors[4:], strict=False))
+
+
+def test_train_lra_writes_a_reloadable_run(tmp_path):
+    metrics = train_lra(
+        "listops",
+        "softmax",
+        steps=3,
+        batch_size=8,
+        seq_len=48,
+        n_train=16,
+        n_eval=8,
+        out=tmp_path / "run",
+        cache_dir=tmp_path / "cache",
+        progress=False,
+        d_model=16,
+        mlp_dim=16,
+        hidden_dim=16,
+    )
+    assert metrics["steps"] == 3 and metrics["n_test"] == 8 and 0 <= metrics["test_acc"] <= 1
+    assert 0 < metrics["majority_class_rate"] <= 1
+    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert saved == metrics
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    model = get_model("lra_classifier", **config["model"])
+    model.load_state_dict(load_file(tmp_path / "run" / "weights.safetensors"))
+    assert config["model"]["seq_len"] == 48 and config["model"]["vocab_size"] == 18
+    assert (tmp_path / "run" / "logs" / "version_0" / "metrics.csv").is_file()
+
+
+def test_train_lra_pixels_and_retrieval_pairs(tmp_path):
+    pixels = train_lra(
+        "pathfinder",
+        "linear",
+        steps=2,
+        batch_size=4,
+        n_train=8,
+        n_eval=4,
+        out=tmp_path / "pf",
+        cache_dir=tmp_path / "cache",
+        progress=False,
+        d_model=8,
+        n_heads=1,
+    )
+    assert pixels["seq_len"] == 1024 and pixels["n_test"] == 4
+    rows = "".join(f"{i % 2}\ta{i}\tb{i}\tdocument {i} text\tother {i} words\n" for i in range(6))
+    for split in ("train", "eval", "test"):
+        (tmp_path / f"new_aan_pairs.{split}.tsv").write_text(rows)
+    pairs = train_lra(
+        "retrieval",
+        "skeleton",
+        steps=2,
+        batch_size=3,
+        seq_len=32,
+        data_dir=tmp_path,
+        out=tmp_path / "ret",
+        progress=False,
+        d_model=16,
+    )
+    assert pairs["n_train"] == 6
+    config = json.loads((tmp_path / "ret" / "config.json").read_text())
+    assert config["model_class"] == "LRADualClassifier"
+
+
+@pytest.mark.slow
+def test_short_listops_run_of_the_skeleton_classifier_beats_the_majority_class(tmp_path):
+    """200 steps on ListOps expressions of 16-64 tokens (full length: see the README's LRA note)."""
+    metrics = train_lra(
+        "listops",
+        "skeleton",
+        steps=200,
+        batch_size=32,
+        seq_len=64,
+        n_train=2000,
+        n_eval=300,
+        lr=1e-3,
+        dropout=0.0,
+        out=tmp_path / "run",
+        cache_dir=tmp_path / "cache",
+        progress=False,
+    )
+    assert metrics["test_acc"] > metrics["majority_class_rate"] + 0.1
+
+
+def test_cli_lra_train_errors_name_the_missing_files(capsys):
+    assert main(["lra", "train", "--task", "text"]) == 2
+    assert "aclImdb" in capsys.readouterr().err
+    assert main(["lra", "train", "--task", "listops", "--model", "nope"]) == 2
+    assert "unknown mixer 'nope'" in capsys.readouterr().err
+    assert main(["lra", "train", "--task", "listops", "--mixer-option", "n_features"]) == 2
+    assert "not key=value" in capsys.readouterr().err
+
+
+def test_cli_lra_train_runs(tmp_path, capsys):
+    code = main(
+        [
+            "lra",
+            "train",
+            "--task",
+            "listops",
+            "--model",
+            "performer",
+            "--steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--seq-len",
+            "40",
+            "--n-train",
+            "8",
+            "--n-eval",
+            "4",
+            "--d-model",
+            "8",
+            "--mixer-option",
+            "n_features=16",
+            "--out",
+            str(tmp_path / "run"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
+    assert code == 0
+    assert "test_acc" in capsys.readouterr().out
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["model"]["mixer_options"] == {"n_features": 16}
+
+
+def test_mixer_spec_parsing():
+    spec = parse_mixer_spec("performer:n_features=128:kernel=math:redraw=true")
+    assert spec.name == "performer" and spec.options == {"n_features": 128, "kernel": "math", "redraw": True}
+    assert parse_mixer_spec("softmax:kernel=math").quadratic_memory
+    with pytest.raises(ValueError, match="not key=value"):
+        parse_mixer_spec("softmax:math")
+
+
+def test_memory_grows_quadratically_for_math_softmax_and_linearly_for_s3attention():
+    """Peak bytes are deterministic allocation sizes: 4x the length costs ~16x with the n x n matrix."""
+    rows = run_attention_bench(
+        ["softmax:kernel=math", "skeleton"], [128, 512], batch=2, d_model=8, steps=1, device="cpu"
+    )
+    peak = {(row.model, row.length): row.peak_bytes for row in rows}
+    assert peak[("softmax:kernel=math", 512)] / peak[("softmax:kernel=math", 128)] > 10
+    assert 3 < peak[("skeleton", 512)] / peak[("skeleton", 128)] < 5
+    assert all(row.steps_per_second > 0 for row in rows)
+
+
+def test_cli_bench_attention_table_and_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = main(
+        [
+            "bench",
+            "attention",
+            "--models",
+            "softmax,fnet,local:window=8",
+            "--lengths",
+            "32,64",
+            "--batch",
+            "2",
+            "--d-model",
+            "16",
+            "--steps",
+            "1",
+            "--device",
+            "cpu",
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "steps/s 64" in table and "peak MiB 32" in table and "local:window=8" in table
+    saved = json.loads(out.read_text())
+    assert {(row["model"], row["length"]) for row in saved["rows"]} == {
+        (m, n) for m in ("softmax", "fnet", "local:window=8") for n in (32, 64)
+    }
+    assert main(["bench", "attention", "--models", "softmax,bogus", "--lengths", "32"]) == 2
+    assert "unknown mixer(s) ['bogus']" in capsys.readouterr().err
+    assert main(["bench", "attention", "--models", "softmax", "--lengths", "32", "--reference", "fnet"]) == 2
+    assert "--reference 'fnet' is not one of --models" in capsys.readouterr().err
+
+
+def test_bench_table_ratios_against_the_reference_row():
+    rows = [
+        AttentionBenchRow("softmax", 64, 2, 2.0, 400 * 2**20),
+        AttentionBenchRow("softmax:kernel=math", 64, 2, 1.0, 800 * 2**20),
+        AttentionBenchRow("skeleton", 64, 2, 4.0, 100 * 2**20),
+    ]
+    console = Console(width=200, record=True)
+    console.print(attention_bench_table(rows, "t"))
+    lines = {line.split()[1]: line for line in console.export_text().splitlines() if "│" in line}
+    assert "4.00 (2.0x)" in lines["skeleton"] and "100 (4.0x)" in lines["skeleton"]
+    console.print(attention_bench_table(rows, "t", reference="softmax:kernel=math"))
+    lines = {line.split()[1]: line for line in console.export_text().splitlines() if "│" in line}
+    assert "4.00 (4.0x)" in lines["skeleton"] and "100 (8.0x)" in lines["skeleton"]
+    assert "(" not in lines["softmax:kernel=math"]
+
+
+def test_bench_skips_runs_over_the_memory_budget():
+    rows = run_attention_bench(["softmax:kernel=math"], [4096], batch=32, steps=1, memory_budget=2**20)
+    assert (
+        rows[0].steps_per_second is None and rows[0].peak_bytes is None and rows[0].note.startswith("skipped")
+    )
