@@ -104,7 +104,8 @@ def test_reloaded_bundle_predicts_bit_identically(trained):
         assert torch.equal(trained_state[key], loaded_state[key]), key
 
     history = series.values[-50:]
-    window = torch.from_numpy((history[-INPUT_SIZE:] - bundle.data.scaler_mean) / bundle.data.scaler_scale)
+    scaled = (history[-INPUT_SIZE:] - bundle.data.scaler_mean) / bundle.data.scaler_scale
+    window = torch.from_numpy(np.ascontiguousarray(scaled))  # predict's layout: series.values is Fortran-ordered
     with torch.inference_mode():
         direct = outcome.model(window[None].float())[0].double().numpy()
     expected = direct * np.asarray(bundle.data.scaler_scale) + np.asarray(bundle.data.scaler_mean)

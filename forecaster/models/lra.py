@@ -9,11 +9,12 @@ with the same encoder and classifies [a, b, a * b, a - b].
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
+from forecaster.models.config import ModelConfig
 from forecaster.models.registry import register_model
 from forecaster.nn import attention
 
@@ -21,8 +22,10 @@ POOLINGS = ("mean", "cls")
 
 
 @dataclass
-class LRAConfig:
+class LRAConfig(ModelConfig):
     """Everything needed to rebuild an LRA classifier; `vocab_size=None` means continuous pixel inputs."""
+
+    label = "LRA"
 
     mixer: str = "softmax"
     n_classes: int = 10
@@ -43,17 +46,6 @@ class LRAConfig:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
         if self.seq_len < 1 or self.n_classes < 2:
             raise ValueError(f"need seq_len >= 1 and n_classes >= 2, got {self.seq_len}, {self.n_classes}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> LRAConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            raise ValueError(f"unknown LRAConfig fields {sorted(unknown)}; expected some of {sorted(known)}")
-        return cls(**values)
 
 
 class PreLNBlock(nn.Module):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -11,24 +10,18 @@ from typing import Any
 import torch
 from torch import nn
 
+from forecaster.models.config import ModelConfig, is_int
 from forecaster.models.registry import register_model
 from forecaster.nn.fourier import FourierExtrapolation
 from forecaster.nn.skeleton import S3AttentionMixer
 from forecaster.nn.smoother import ACTIVATIONS, NORMS
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _require(condition: bool, name: str, expected: str) -> None:
-    if not condition:
-        raise ValueError(f"S3Attention config field {name!r} must be {expected}")
-
-
 @dataclass(frozen=True)
-class S3AttentionConfig:
+class S3AttentionConfig(ModelConfig):
     """Everything needed to rebuild an S3AttentionForecaster; round-trips through JSON (to_dict/from_dict)."""
+
+    label = "S3Attention"
 
     input_size: int
     horizon: int
@@ -51,37 +44,18 @@ class S3AttentionConfig:
                    "left_rank": 1, "right_rank": 1, "fold": 1, "seed": 0}
         for name, low in minimum.items():
             value = getattr(self, name)
-            _require(_is_int(value) and value >= low, name, f"an integer >= {low}")
+            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
         harmonics = self.n_harmonics
-        _require(harmonics is None or (_is_int(harmonics) and harmonics >= 0), "n_harmonics",
+        self.require(harmonics is None or (is_int(harmonics) and harmonics >= 0), "n_harmonics",
                  "null or an integer >= 0")
-        _require(self.d_model % self.n_heads == 0 and self.d_model % self.fold == 0, "d_model",
+        self.require(self.d_model % self.n_heads == 0 and self.d_model % self.fold == 0, "d_model",
                  f"divisible by n_heads ({self.n_heads}) and fold ({self.fold})")
         dropout = self.dropout
-        _require(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
+        self.require(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
                  "dropout", "a number in [0, 1)")
-        _require(isinstance(self.ffn, bool), "ffn", "true or false")
-        _require(self.activation in ACTIVATIONS, "activation", f"one of {ACTIVATIONS}")
-        _require(self.norm in NORMS, "norm", f"one of {NORMS}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of every field."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> S3AttentionConfig:
-        """Build from `to_dict()` output (e.g. a bundle's config.json); names unknown or missing fields."""
-        fields = {field.name: field for field in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise ValueError(
-                f"unknown S3Attention config field(s) {unknown}; expected a subset of {sorted(fields)}"
-            )
-        missing = [name for name, field in fields.items()
-                   if field.default is dataclasses.MISSING and name not in data]
-        if missing:
-            raise ValueError(f"S3Attention config is missing required field(s) {missing}")
-        return cls(**data)
+        self.require(isinstance(self.ffn, bool), "ffn", "true or false")
+        self.require(self.activation in ACTIVATIONS, "activation", f"one of {ACTIVATIONS}")
+        self.require(self.norm in NORMS, "norm", f"one of {NORMS}")
 
 
 def sinusoidal_positions(length: int, d_model: int) -> torch.Tensor:

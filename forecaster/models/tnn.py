@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
+from forecaster.models.config import ModelConfig, is_int
 from forecaster.models.registry import register_model
 from forecaster.nn.tnn import TnnBlock
 
@@ -20,22 +20,15 @@ OPERATOR_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check(condition: bool, name: str, expected: str) -> None:
-    if not condition:
-        raise ValueError(f"TNN config field {name!r} must be {expected}")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 @dataclass(frozen=True)
-class CausalTnnConfig:
+class CausalTnnConfig(ModelConfig):
     """Everything needed to rebuild a CausalTnnForecaster; round-trips through JSON (to_dict/from_dict).
 
     `operator` is "tno", "fd" or "ski"; `rpe_dim`/`rpe_layers` configure the TNO/FD-TNO kernel MLP,
     `rank`/`sparse_width`/`knots` the SKI-TNO, `decay` the TNO decay bias and the SKI time warp.
     """
+
+    label = "TNN"
 
     input_size: int
     horizon: int
@@ -59,34 +52,18 @@ class CausalTnnConfig:
                    "sparse_width": 1, "knots": 1}
         for name, low in minimum.items():
             value = getattr(self, name)
-            _check(_is_int(value) and value >= low, name, f"an integer >= {low}")
-        _check(self.operator in OPERATOR_OPTIONS, "operator", f"one of {sorted(OPERATOR_OPTIONS)}")
-        _check(self.sparse_width % 2 == 1, "sparse_width", "odd")
-        _check(isinstance(self.decay, int | float) and 0 < self.decay < 1, "decay", "a number in (0, 1)")
+            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
+        self.require(self.operator in OPERATOR_OPTIONS, "operator", f"one of {sorted(OPERATOR_OPTIONS)}")
+        self.require(self.sparse_width % 2 == 1, "sparse_width", "odd")
+        decay = self.decay
+        self.require(isinstance(decay, int | float) and 0 < decay < 1, "decay", "a number in (0, 1)")
         dropout = self.dropout
-        _check(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
+        self.require(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
                "dropout", "a number in [0, 1)")
 
     def operator_options(self) -> dict[str, Any]:
         """The keyword arguments the chosen Toeplitz operator takes."""
         return {name: getattr(self, name) for name in OPERATOR_OPTIONS[self.operator]}
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of every field."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CausalTnnConfig:
-        """Build from `to_dict()` output (e.g. a bundle's config.json); names unknown or missing fields."""
-        fields = {field.name: field for field in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise ValueError(f"unknown TNN config field(s) {unknown}; expected a subset of {sorted(fields)}")
-        missing = [name for name, field in fields.items()
-                   if field.default is dataclasses.MISSING and name not in data]
-        if missing:
-            raise ValueError(f"TNN config is missing required field(s) {missing}")
-        return cls(**data)
 
 
 @register_model("tnn")
