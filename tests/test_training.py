@@ -105,7 +105,8 @@ def test_reloaded_bundle_predicts_bit_identically(trained):
 
     history = series.values[-50:]
     scaled = (history[-INPUT_SIZE:] - bundle.data.scaler_mean) / bundle.data.scaler_scale
-    window = torch.from_numpy(np.ascontiguousarray(scaled))  # predict's layout: series.values is Fortran-ordered
+    # C order, as Bundle.predict feeds the model (series.values is Fortran-ordered)
+    window = torch.from_numpy(np.ascontiguousarray(scaled))
     with torch.inference_mode():
         direct = outcome.model(window[None].float())[0].double().numpy()
     expected = direct * np.asarray(bundle.data.scaler_scale) + np.asarray(bundle.data.scaler_mean)
