@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,11 +13,12 @@ from forecaster.lra.listops import CLOSE, OPERATORS, PARENS
 PAD_ID = 0
 
 
-class _Tokenizer:
+class _Tokenizer(abc.ABC):
     vocab_size: int
 
+    @abc.abstractmethod
     def encode(self, text: str, max_length: int) -> np.ndarray:
-        raise NotImplementedError
+        """(max_length,) int64 ids, padded with PAD_ID or truncated."""
 
     def encode_batch(self, texts: Sequence[str], max_length: int) -> np.ndarray:
         """(len(texts), max_length) int64 ids."""

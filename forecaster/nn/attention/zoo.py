@@ -10,6 +10,7 @@ mixers built with the same options are the same function.
 
 from __future__ import annotations
 
+import abc
 import math
 from contextlib import nullcontext
 
@@ -55,7 +56,7 @@ def _seeded_generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-class MultiHeadMixer(nn.Module):
+class MultiHeadMixer(nn.Module, abc.ABC):
     """Shared frame of the attention mixers: q, k, v projections, per-head `attend`, output projection.
 
     Subclasses implement `attend(q, k, v, key_padding_mask)` on (B, h, n, hd) tensors; the frame validates
@@ -73,8 +74,9 @@ class MultiHeadMixer(nn.Module):
         self.out = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
 
+    @abc.abstractmethod
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
-        raise NotImplementedError
+        """Mix (B, h, n, hd) values; padded keys must not contribute."""
 
     def forward(self, x: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
         _check_inputs(x, key_padding_mask, self.d_model)
