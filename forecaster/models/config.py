@@ -5,10 +5,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Self
 
+import torch
+
 
 def is_int(value: Any) -> bool:
     """True for real integers (JSON numbers parsed as int), not for bools."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_history(x: torch.Tensor, input_size: int, n_channels: int, model: str) -> None:
+    """Reject a forecaster input that is not (batch, input_size, n_channels), naming the expected shape."""
+    if x.ndim != 3 or x.shape[1] != input_size or x.shape[2] != n_channels:
+        raise ValueError(f"{model} expects input (batch, {input_size}, {n_channels}), got {tuple(x.shape)}")
 
 
 class ModelConfig:

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from forecaster.models.config import ModelConfig, is_int
+from forecaster.models.config import ModelConfig, check_history, is_int
 from forecaster.models.registry import register_model
 from forecaster.nn.fourier import FourierExtrapolation
 from forecaster.nn.skeleton import S3AttentionMixer
@@ -160,11 +160,7 @@ class S3AttentionForecaster(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, input_size, n_channels) -> forecast (B, horizon, n_channels), both in x's units."""
         config = self.config
-        if x.ndim != 3 or x.shape[1] != config.input_size or x.shape[2] != config.n_channels:
-            raise ValueError(
-                f"S3AttentionForecaster expects input (batch, {config.input_size}, {config.n_channels}), "
-                f"got {tuple(x.shape)}"
-            )
+        check_history(x, config.input_size, config.n_channels, "S3AttentionForecaster")
         mean = x.mean(dim=1, keepdim=True)
         scale = torch.sqrt(x.var(dim=1, keepdim=True, correction=1) + 1.0)
         h = self.value_embedding(((x - mean) / scale).transpose(1, 2)).transpose(1, 2)
