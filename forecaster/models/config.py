@@ -29,6 +29,12 @@ class ModelConfig:
         if not condition:
             raise ValueError(f"{self.label} config field {name!r} must be {expected}")
 
+    def require_integers(self, minimums: dict[str, int]) -> None:
+        """Each named field must be an integer (not a bool) at least its minimum."""
+        for name, low in minimums.items():
+            value = getattr(self, name)
+            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
         return dataclasses.asdict(self)

@@ -42,10 +42,8 @@ class LRAConfig(ModelConfig):
     mixer_options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
-        if self.seq_len < 1 or self.n_classes < 2:
-            raise ValueError(f"need seq_len >= 1 and n_classes >= 2, got {self.seq_len}, {self.n_classes}")
+        self.require(self.pooling in POOLINGS, "pooling", f"one of {POOLINGS}")
+        self.require_integers({"seq_len": 1, "n_classes": 2})
 
 
 class PreLNBlock(nn.Module):

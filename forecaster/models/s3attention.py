@@ -42,9 +42,7 @@ class S3AttentionConfig(ModelConfig):
     def __post_init__(self) -> None:
         minimum = {"input_size": 2, "horizon": 1, "n_channels": 1, "d_model": 1, "n_heads": 1, "e_layers": 1,
                    "left_rank": 1, "right_rank": 1, "fold": 1, "seed": 0}
-        for name, low in minimum.items():
-            value = getattr(self, name)
-            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
+        self.require_integers(minimum)
         harmonics = self.n_harmonics
         self.require(harmonics is None or (is_int(harmonics) and harmonics >= 0), "n_harmonics",
                  "null or an integer >= 0")

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from forecaster.models.config import ModelConfig, check_history, is_int
+from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import register_model
 from forecaster.nn.tnn import TnnBlock
 
@@ -50,9 +50,7 @@ class CausalTnnConfig(ModelConfig):
         minimum = {"input_size": 1, "horizon": 1, "n_channels": 1, "d_model": 1, "n_layers": 1,
                    "gtu_expand": 1, "glu_expand": 1, "rpe_dim": 1, "rpe_layers": 0, "rank": 2,
                    "sparse_width": 1, "knots": 1}
-        for name, low in minimum.items():
-            value = getattr(self, name)
-            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
+        self.require_integers(minimum)
         self.require(self.operator in OPERATOR_OPTIONS, "operator", f"one of {sorted(OPERATOR_OPTIONS)}")
         self.require(self.sparse_width % 2 == 1, "sparse_width", "odd")
         decay = self.decay
