@@ -457,6 +457,10 @@ def _add_benchmark_commands(sub: argparse._SubParsersAction) -> None:
     benchmark.add_argument("--batch-size", type=int, default=32, help="windows per training step")
     benchmark.add_argument("--data-dir", help="directory searched first for the dataset files")
     benchmark.add_argument("--out", default="results", help="output directory (resumes its results.csv)")
+    benchmark.add_argument(
+        "--jobs", type=int, default=1,
+        help="cells trained at once in worker processes, each with cores/jobs threads (default 1)",
+    )
     benchmark.add_argument("--no-progress", action="store_true", help="no progress bar or per-cell lines")
     benchmark.set_defaults(handler=_benchmark)
 
@@ -466,7 +470,7 @@ def _benchmark_command(args: argparse.Namespace) -> str:
     options = [("datasets", args.datasets), ("horizons", args.horizons), ("split", args.split),
                ("models", args.models), ("repeats", args.repeats), ("max-epochs", args.max_epochs),
                ("patience", args.patience), ("batch-size", args.batch_size), ("data-dir", args.data_dir),
-               ("out", args.out)]
+               ("out", args.out), ("jobs", args.jobs if args.jobs != 1 else None)]
     given = " ".join(f"--{name} {value}" for name, value in options if value is not None)
     return f"forecaster benchmark {given}"
 
@@ -499,6 +503,7 @@ def _benchmark(args: argparse.Namespace) -> int:
             out_dir=Path(args.out),
             progress=not args.no_progress,
             command=_benchmark_command(args),
+            jobs=args.jobs,
         )
     )
     print(f"{len(outcome.ran)} cells run, {len(outcome.skipped)} already done; {outcome.results}")

@@ -86,6 +86,36 @@ def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Pa
     assert (tiny_grid / "results.csv").read_bytes() == before
 
 
+@pytest.mark.slow
+def test_parallel_workers_give_the_sequential_rows(tiny_grid: Path, data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "parallel"
+    assert main([*_tiny_args(data_dir, out), "--jobs", "2"]) == 0
+    sequential, parallel = pd.read_csv(tiny_grid / "results.csv"), pd.read_csv(out / "results.csv")
+    keys = ["dataset", "horizon", "model", "repeat", "seed", "epochs", "parameters", "windows"]
+    parallel = parallel.set_index("model").loc[sequential["model"]].reset_index()[sequential.columns]
+    assert parallel[keys].values.tolist() == sequential[keys].values.tolist()
+    # Workers run with 1 thread, the sequential grid with 2: only float summation order differs.
+    assert parallel["mse"].to_numpy() == pytest.approx(sequential["mse"].to_numpy(), rel=1e-3)
+    assert "--jobs 2" in (out / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_path: Path) -> None:
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,
+                             data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
+    good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
+    recorded: list[tuple[Cell, dict]] = []
+    with benchmark._Progress(2, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
+        benchmark._run_in_workers([broken, good], config, lambda c, row: recorded.append((c, row)), progress)
+    assert [cell for cell, _ in recorded] == [good]
+    assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
+
+
+def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="jobs must be an integer >= 1"):
+        run_benchmark(BenchmarkConfig(datasets=["ILI"], models=["dlinear"], out_dir=tmp_path, jobs=0))
+
+
 def _fake_metrics(cell: Cell) -> dict:
     value = 0.1 * (1 + cell.horizon / 24) + (0.05 if cell.model == "dlinear" else 0.0)
     return {"mse": value, "mae": value / 2, "train_seconds": 1.0, "epochs": 1, "parameters": 10, "windows": 5}
@@ -108,6 +138,11 @@ def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: P
     with pytest.raises(KeyboardInterrupt):
         run_benchmark(config)
     assert len(read_results(tmp_path / "results.csv")) == 2
+    interrupted_summary = (tmp_path / "summary.md").read_text()
+    assert "| ILI | 24 | **0.200** | 0.250 | 2.431 |" in interrupted_summary
+    assert "| ILI | 36 |" not in interrupted_summary
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "benchmark.json", "mse_by_horizon.png", "results.csv", "summary.md"]
 
     resumed: list[Cell] = []
 

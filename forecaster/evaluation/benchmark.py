@@ -4,7 +4,9 @@ S3Attention rows come from `forecaster.training.workflows.train_forecaster` (the
 `forecaster train`); peer rows from neuralforecast models fitted on the same standardized array, split
 and budget (`forecaster.integrations.neuralforecast`) and scored by `forecaster.evaluation.metrics` on the
 very test windows of our `ForecastDataModule`. Each finished cell is appended to results.csv at once, so
-an interrupted grid loses at most the cell in progress and a rerun skips every finished cell.
+an interrupted grid loses at most the cells in progress and a rerun skips every finished cell. With
+`jobs > 1` the cells run in that many spawned worker processes, each with an equal share of the CPU
+threads; only the parent process writes results.csv.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class BenchmarkConfig:
     out_dir: Path = Path("results")
     progress: bool = True
     command: str | None = None
+    jobs: int = 1
 
 
 @dataclass(frozen=True)
@@ -314,14 +317,88 @@ def _quiet_lightning() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def _prepared_for(cell: Cell, prepared: dict[str, _Prepared], config: BenchmarkConfig) -> _Prepared:
+    """The cell's dataset, loaded once while consecutive cells use it (only the latest is kept)."""
+    from forecaster.data import get_spec, load_dataset
+
+    if cell.dataset not in prepared:
+        prepared.clear()
+        prepared[cell.dataset] = _Prepared(load_dataset(cell.dataset, config.data_dir),
+                                           get_spec(cell.dataset).input_size)
+    return prepared[cell.dataset]
+
+
+def _result_row(cell: Cell, metrics: dict[str, Any]) -> dict[str, Any]:
+    return {"dataset": cell.dataset, "horizon": cell.horizon, "model": cell.model, "repeat": cell.repeat,
+            "seed": cell.seed, **metrics}
+
+
+_WORKER_PREPARED: dict[str, _Prepared] = {}
+
+
+def _start_worker(threads: int) -> None:
+    """Runs once in each worker process: its share of the CPU threads and quiet Lightning loggers."""
+    import torch
+
+    torch.set_num_threads(threads)
+    _quiet_lightning()
+
+
+def _run_cell_in_worker(cell: Cell, config: BenchmarkConfig) -> dict[str, Any]:
+    return _result_row(cell, run_cell(cell, _prepared_for(cell, _WORKER_PREPARED, config), config))
+
+
+def _run_sequentially(todo: list[Cell], config: BenchmarkConfig, record: Any, progress: _Progress) -> None:
+    prepared: dict[str, _Prepared] = {}
+    for cell in todo:
+        progress.start(cell)
+        record(cell, _result_row(cell, run_cell(cell, _prepared_for(cell, prepared, config), config)))
+
+
+def _run_in_workers(todo: list[Cell], config: BenchmarkConfig, record: Any, progress: _Progress) -> None:
+    """Run cells in `config.jobs` spawned processes; the parent records each row as soon as it arrives.
+
+    If a cell fails, cells not yet started are cancelled, the ones already running finish and are
+    recorded, and then the first error is raised: no finished work is lost.
+    """
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    threads = max(1, (os.cpu_count() or 1) // config.jobs)
+    progress.start_parallel(config.jobs, threads)
+    with ProcessPoolExecutor(config.jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start_worker, initargs=(threads,)) as pool:
+        pending = {pool.submit(_run_cell_in_worker, cell, config): cell for cell in todo}
+        error: BaseException | None = None
+        try:
+            while pending and error is None:
+                done, _ = wait(pending, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    cell = pending.pop(future)
+                    if future.exception() is not None:
+                        error = error or future.exception()
+                    else:
+                        record(cell, future.result())
+        finally:
+            for future in pending:
+                future.cancel()
+            for future in [f for f in pending if not f.cancelled()]:
+                if future.exception() is None:
+                    record(pending[future], future.result())
+    if error is not None:
+        raise error
+
+
 def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
-    """Run every cell missing from `out_dir/results.csv`, then rewrite summary.md and the plot from all rows.
+    """Run every cell missing from `out_dir/results.csv`, rewriting summary.md and the plot after each one.
 
     DataError (before any training) for an unknown dataset, model or split, a dataset file that cannot be
-    found, or an `out_dir` whose results were made under other protocol settings.
+    found, `jobs` below 1, or an `out_dir` whose results were made under other protocol settings.
     """
-    from forecaster.data import get_spec, load_dataset, locate_dataset
+    from forecaster.data import locate_dataset
 
+    if not isinstance(config.jobs, int) or config.jobs < 1:
+        raise DataError(f"jobs must be an integer >= 1, got {config.jobs!r}")
     cells = grid_cells(config)
     out_dir = Path(config.out_dir)
     for dataset in dict.fromkeys(cell.dataset for cell in cells):
@@ -337,23 +414,25 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     outcome.skipped = [cell for cell in cells if cell.key in done]
     todo = [cell for cell in cells if cell.key not in done]
     _quiet_lightning()
-    prepared: dict[str, _Prepared] = {}
     with _Progress(len(cells), len(outcome.skipped), config.progress) as progress:
-        for cell in todo:
-            progress.start(cell)
-            if cell.dataset not in prepared:
-                prepared = {cell.dataset: _Prepared(load_dataset(cell.dataset, config.data_dir),
-                                                    get_spec(cell.dataset).input_size)}
-            metrics = run_cell(cell, prepared[cell.dataset], config)
-            row = {"dataset": cell.dataset, "horizon": cell.horizon, "model": cell.model,
-                   "repeat": cell.repeat, "seed": cell.seed, **metrics}
+
+        def record(cell: Cell, row: dict[str, Any]) -> None:
             append_result(results_path, row)
             outcome.ran.append(cell)
             progress.finish(cell, row)
+            _write_reports(results_path, config, outcome)
+
+        run = _run_in_workers if config.jobs > 1 and len(todo) > 1 else _run_sequentially
+        run(todo, config, record, progress)
+    _write_reports(results_path, config, outcome)
+    return outcome
+
+
+def _write_reports(results_path: Path, config: BenchmarkConfig, outcome: BenchmarkOutcome) -> None:
+    """Rewrite summary.md and the plot from every row, after each cell, so they are current mid-grid."""
     results = read_results(results_path)
     write_summary(results, config, outcome.summary)
     plot_results(results, outcome.plot)
-    return outcome
 
 
 class _Progress:
@@ -381,6 +460,9 @@ class _Progress:
 
     def start(self, cell: Cell) -> None:
         self.progress.update(self.task, description=cell.label())
+
+    def start_parallel(self, jobs: int, threads: int) -> None:
+        self.progress.update(self.task, description=f"benchmark ({jobs} workers x {threads} threads)")
 
     def finish(self, cell: Cell, row: dict[str, Any]) -> None:
         self.progress.advance(self.task)
@@ -472,8 +554,7 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
     if not_run:
         lines += ["", f"Not run here: {', '.join(not_run)} (in the paper's table; no row in results.csv)."]
     lines += ["", "## Settings", "", *_settings_lines(config, models)]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return _write_atomically(path, lambda staged: staged.write_text("\n".join(lines) + "\n"))
 
 
 def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
@@ -526,5 +607,15 @@ def plot_results(results: pd.DataFrame, path: Path) -> Path:
         axis.set_xticks(sorted(subset["horizon"].unique()))
     if datasets:
         axes[0].legend(fontsize="small")
-    figure.savefig(path, dpi=100)
+    return _write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format="png"))
+
+
+def _write_atomically(path: Path, write: Any) -> Path:
+    """Let `write` fill a sibling temp file, then rename it over `path`: a kill never leaves half a report."""
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(staged)
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
     return path
