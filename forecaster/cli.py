@@ -448,8 +448,9 @@ def _add_benchmark_commands(sub: argparse._SubParsersAction) -> None:
     benchmark.add_argument("--split", default="7:1:2", choices=["7:1:2", "ett"], help="split scheme")
     benchmark.add_argument(
         "--models",
-        help="comma-separated, from s3attention and the neuralforecast peers patchtst, itransformer, "
-        "dlinear, fedformer, autoformer, informer, nhits, timesnet (default: all but timesnet)",
+        help="comma-separated, from s3attention, naive (repeat the last value) and the neuralforecast peers "
+        "patchtst, itransformer, dlinear, fedformer, autoformer, informer, nhits, timesnet (default: all but "
+        "timesnet)",
     )
     benchmark.add_argument("--repeats", type=int, default=5, help="runs per cell, seeds 0..repeats-1")
     benchmark.add_argument("--max-epochs", type=int, default=10, help="epoch budget of every model")

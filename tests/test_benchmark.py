@@ -111,6 +111,30 @@ def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_p
     assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
 
 
+def test_naive_row_equals_a_numpy_last_value_forecast(data_dir: Path, tmp_path: Path) -> None:
+    """Oracle: standardize the raw CSV with train-row statistics and repeat each window's last value."""
+    import numpy as np
+
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["naive"], repeats=1,
+                             data_dir=data_dir, out_dir=tmp_path, progress=False)
+    run_benchmark(config)
+    row = read_results(tmp_path / "results.csv").iloc[0]
+
+    values = pd.read_csv(data_dir / "national_illness.csv.gz").drop(columns="date").to_numpy(float)
+    n_rows, input_size, horizon = len(values), 36, 24
+    n_train, n_test = int(0.7 * n_rows), int(0.2 * n_rows)
+    train = values[:n_train]
+    scaled = (values - train.mean(axis=0)) / train.std(axis=0)
+    test = scaled[n_rows - n_test - input_size:]
+    starts = range(len(test) - input_size - horizon + 1)
+    errors = np.stack([test[s + input_size:s + input_size + horizon] - test[s + input_size - 1] for s in starts])
+    assert row["windows"] == ILI_TEST_WINDOWS_H24 == len(errors)
+    assert row["mse"] == pytest.approx(np.mean(errors**2), rel=1e-5)
+    assert row["mae"] == pytest.approx(np.mean(np.abs(errors)), rel=1e-5)
+    assert (row["epochs"], row["parameters"]) == (0, 0)
+    assert "- naive: the last input step repeated" in (tmp_path / "summary.md").read_text()
+
+
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="jobs must be an integer >= 1"):
         run_benchmark(BenchmarkConfig(datasets=["ILI"], models=["dlinear"], out_dir=tmp_path, jobs=0))

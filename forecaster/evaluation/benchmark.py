@@ -34,9 +34,13 @@ RESULT_COLUMNS = (
 )
 DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
 DEFAULT_MODELS = (
-    "s3attention", "patchtst", "itransformer", "dlinear", "fedformer", "autoformer", "informer", "nhits",
+    "s3attention", "naive", "patchtst", "itransformer", "dlinear", "fedformer", "autoformer", "informer",
+    "nhits",
 )
 OWN_MODEL = "s3attention"
+# Repeats the last observed value over the horizon: no training, the floor any learned model must beat.
+NAIVE_MODEL = "naive"
+LOCAL_MODELS = (OWN_MODEL, NAIVE_MODEL)
 RESULTS_FILE = "results.csv"
 SUMMARY_FILE = "summary.md"
 PLOT_FILE = "mse_by_horizon.png"
@@ -134,7 +138,7 @@ def _validate(config: BenchmarkConfig) -> tuple[list[str], list[str]]:
     models = list(dict.fromkeys(name.strip().lower() for name in config.models))
     if not datasets or not models:
         raise DataError("the benchmark needs at least one dataset and one model")
-    peers = [model for model in models if model != OWN_MODEL]
+    peers = [model for model in models if model not in LOCAL_MODELS]
     if peers:
         try:
             from forecaster.integrations.neuralforecast import PEERS
@@ -147,8 +151,8 @@ def _validate(config: BenchmarkConfig) -> tuple[list[str], list[str]]:
         unknown = [model for model in peers if model not in PEERS]
         if unknown:
             raise DataError(
-                f"unknown benchmark model(s) {', '.join(unknown)}; expected {OWN_MODEL} or one of "
-                f"{', '.join(PEERS)}"
+                f"unknown benchmark model(s) {', '.join(unknown)}; expected {', '.join(LOCAL_MODELS)} or "
+                f"one of {', '.join(PEERS)}"
             )
     return datasets, models
 
@@ -269,10 +273,29 @@ def _run_own(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[s
     }
 
 
-def _run_peer(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """A neuralforecast row on our module's standardized array, split and test windows."""
+def _test_windows(module: Any) -> tuple[Any, Any]:
+    """Every test window of the data module in order: histories (N, L, C) and targets (N, H, C)."""
     import torch
     from torch.utils.data import DataLoader
+
+    batches = DataLoader(module.test_set, batch_size=1024, shuffle=False)
+    histories, targets = zip(*batches, strict=True)
+    return torch.cat(histories), torch.cat(targets)
+
+
+def _run_naive(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A naive row: every test window forecast as its last input step, scored like every other model."""
+    from forecaster.evaluation.metrics import mae, mse
+
+    module = _data_module(prepared, cell.horizon, config)
+    histories, targets = _test_windows(module)
+    predictions = histories[:, -1:, :].expand_as(targets)
+    return {"mse": mse(predictions, targets), "mae": mae(predictions, targets), "train_seconds": 0.0,
+            "epochs": 0, "parameters": 0, "windows": len(module.test_set)}
+
+
+def _run_peer(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A neuralforecast row on our module's standardized array, split and test windows."""
 
     from forecaster.evaluation.metrics import mae, mse
     from forecaster.integrations.neuralforecast import PeerBudget, build_peer, forecast_test_windows
@@ -290,7 +313,7 @@ def _run_peer(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[
     run = forecast_test_windows(
         model, module.scaled[:test_stop], val_stop - train_stop, test_stop - val_stop, budget.steps_per_epoch
     )
-    targets = torch.cat([y for _, y in DataLoader(module.test_set, batch_size=1024, shuffle=False)])
+    _, targets = _test_windows(module)
     if run.predictions.shape != tuple(targets.shape):
         raise RuntimeError(
             f"{cell.label()}: neuralforecast scored {run.predictions.shape} test forecasts, our test "
@@ -308,7 +331,8 @@ def _run_peer(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[
 
 def run_cell(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[str, Any]:
     """Train and score one cell; returns the metric fields of its results.csv row."""
-    return (_run_own if cell.model == OWN_MODEL else _run_peer)(cell, prepared, config)
+    runners = {OWN_MODEL: _run_own, NAIVE_MODEL: _run_naive}
+    return runners.get(cell.model, _run_peer)(cell, prepared, config)
 
 
 def _quiet_lightning() -> None:
@@ -569,7 +593,10 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
             "fold 8, dropout 0.05), AdamW lr 1e-4 weight decay 0.01, constant rate; sampled index sets "
             "seeded by the repeat."
         )
-    peers = [model for model in models if model != OWN_MODEL]
+    if NAIVE_MODEL in models:
+        lines.append("- naive: the last input step repeated over the horizon (no training; identical for "
+                     "every repeat).")
+    peers = [model for model in models if model not in LOCAL_MODELS]
     if peers:
         from forecaster.integrations.neuralforecast import describe_peer
 
