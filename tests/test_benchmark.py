@@ -127,12 +127,26 @@ def test_naive_row_equals_a_numpy_last_value_forecast(data_dir: Path, tmp_path: 
     scaled = (values - train.mean(axis=0)) / train.std(axis=0)
     test = scaled[n_rows - n_test - input_size:]
     starts = range(len(test) - input_size - horizon + 1)
-    errors = np.stack([test[s + input_size:s + input_size + horizon] - test[s + input_size - 1] for s in starts])
+    errors = np.stack([test[s + input_size:s + input_size + horizon] - test[s + input_size - 1]
+                       for s in starts])
     assert row["windows"] == ILI_TEST_WINDOWS_H24 == len(errors)
     assert row["mse"] == pytest.approx(np.mean(errors**2), rel=1e-5)
     assert row["mae"] == pytest.approx(np.mean(np.abs(errors)), rel=1e-5)
     assert (row["epochs"], row["parameters"]) == (0, 0)
     assert "- naive: the last input step repeated" in (tmp_path / "summary.md").read_text()
+
+
+def test_naive_cells_run_before_trained_ones(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    order: list[tuple[int, str]] = []
+
+    def recording(cell, prepared, cfg):
+        order.append((cell.horizon, cell.model))
+        return _fake_metrics(cell)
+
+    monkeypatch.setattr(benchmark, "run_cell", recording)
+    run_benchmark(BenchmarkConfig(datasets=["ILI"], horizons=(24, 36), models=["s3attention", "naive"],
+                                  repeats=1, data_dir=data_dir, out_dir=tmp_path, progress=False))
+    assert order == [(24, "naive"), (36, "naive"), (24, "s3attention"), (36, "s3attention")]
 
 
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:

@@ -436,7 +436,9 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     }
     outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE)
     outcome.skipped = [cell for cell in cells if cell.key in done]
-    todo = [cell for cell in cells if cell.key not in done]
+    # Untrained cells first: they take seconds and put the naive floor into the summary at once.
+    todo = sorted((cell for cell in cells if cell.key not in done),
+                  key=lambda cell: cell.model != NAIVE_MODEL)
     _quiet_lightning()
     with _Progress(len(cells), len(outcome.skipped), config.progress) as progress:
 
