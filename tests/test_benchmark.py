@@ -149,6 +149,22 @@ def test_naive_cells_run_before_trained_ones(data_dir: Path, tmp_path: Path, mon
     assert order == [(24, "naive"), (36, "naive"), (24, "s3attention"), (36, "s3attention")]
 
 
+@pytest.mark.slow
+def test_workers_record_each_row_when_its_cell_finishes(data_dir: Path, tmp_path: Path) -> None:
+    """A quick cell is recorded while a slow one still trains, not when the whole grid is done."""
+    import time
+
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "naive"], repeats=1,
+                             max_epochs=3, data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
+    slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
+    recorded: list[tuple[Cell, float]] = []
+    with benchmark._Progress(2, 0, enabled=False) as progress:
+        benchmark._run_in_workers([slow, quick], config,
+                                  lambda c, row: recorded.append((c, time.monotonic())), progress)
+    assert [cell for cell, _ in recorded] == [quick, slow]
+    assert recorded[1][1] - recorded[0][1] > 0.5
+
+
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="jobs must be an integer >= 1"):
         run_benchmark(BenchmarkConfig(datasets=["ILI"], models=["dlinear"], out_dir=tmp_path, jobs=0))

@@ -386,7 +386,7 @@ def _run_in_workers(todo: list[Cell], config: BenchmarkConfig, record: Any, prog
     recorded, and then the first error is raised: no finished work is lost.
     """
     import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     threads = max(1, (os.cpu_count() or 1) // config.jobs)
     progress.start_parallel(config.jobs, threads)
@@ -396,7 +396,7 @@ def _run_in_workers(todo: list[Cell], config: BenchmarkConfig, record: Any, prog
         error: BaseException | None = None
         try:
             while pending and error is None:
-                done, _ = wait(pending, return_when=FIRST_EXCEPTION)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     cell = pending.pop(future)
                     if future.exception() is not None:
