@@ -450,7 +450,8 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
 
         run = _run_in_workers if config.jobs > 1 and len(todo) > 1 else _run_sequentially
         run(todo, config, record, progress)
-    _write_reports(results_path, config, outcome)
+    if not outcome.ran:
+        _write_reports(results_path, config, outcome)
     return outcome
 
 
