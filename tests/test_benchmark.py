@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -101,12 +106,15 @@ def test_parallel_workers_give_the_sequential_rows(tiny_grid: Path, data_dir: Pa
 
 @pytest.mark.slow
 def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_path: Path) -> None:
+    """The running cell finishes and is recorded; the cell after the failure never starts."""
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,
                              data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
     good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
+    after = Cell("ILI", 36, "dlinear", 0)
     recorded: list[tuple[Cell, dict]] = []
-    with benchmark._Progress(2, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
-        benchmark._run_in_workers([broken, good], config, lambda c, row: recorded.append((c, row)), progress)
+    with benchmark._Progress(3, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
+        benchmark._run_in_workers([broken, good, after], config, lambda c, row: recorded.append((c, row)),
+                                  progress)
     assert [cell for cell, _ in recorded] == [good]
     assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
 
@@ -163,6 +171,67 @@ def test_workers_record_each_row_when_its_cell_finishes(data_dir: Path, tmp_path
                                   lambda c, row: recorded.append((c, time.monotonic())), progress)
     assert [cell for cell, _ in recorded] == [quick, slow]
     assert recorded[1][1] - recorded[0][1] > 0.5
+
+
+def _spawned_workers(parent_pid: int) -> list[int]:
+    """PIDs of the multiprocessing spawn workers whose parent is `parent_pid` (read from /proc)."""
+    workers = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent_pid and b"spawn_main" in command:
+            workers.append(int(entry.name))
+    return workers
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting until {what}")
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker processes in /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_the_benchmark_stops_its_workers(data_dir: Path, tmp_path: Path, signum: int) -> None:
+    """Killing the parent mid-grid (SIGTERM: it stops its workers; SIGKILL: they notice) leaves no orphan
+    training on, and no partial row."""
+    out = tmp_path / "results"
+    command = [
+        sys.executable, "-m", "forecaster.cli", "benchmark", "--datasets", "ILI", "--horizons", "24,36",
+        "--models", "s3attention", "--repeats", "1", "--max-epochs", "10000", "--patience", "10000",
+        "--jobs", "2", "--data-dir", str(data_dir), "--out", str(out), "--no-progress",
+    ]
+    parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        _wait_until(lambda: len(list((out / "bundles").glob(".*.work"))) == 2, 180, "both cells train")
+        workers = _spawned_workers(parent.pid)
+        assert len(workers) == 2
+        os.kill(parent.pid, signum)
+        assert parent.wait(timeout=60) == (128 + signum if signum == signal.SIGTERM else -signum)
+        _wait_until(lambda: not any(_alive(pid) for pid in workers), 30, "the workers have exited")
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in filter(_alive, workers):  # a failed run must not leave them training for hours
+            os.kill(pid, signal.SIGKILL)
+    assert read_results(out / "results.csv").empty
 
 
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:

@@ -18,7 +18,11 @@ import math
 import os
 import platform
 import shutil
-from collections.abc import Sequence
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +51,8 @@ PLOT_FILE = "mse_by_horizon.png"
 SETTINGS_FILE = "benchmark.json"
 # Settings that change what a row means: a rerun into the same directory must use the same ones.
 PROTOCOL_FIELDS = ("split", "max_epochs", "patience", "batch_size")
+# How often a worker checks that the benchmark process that started it is still alive.
+_PARENT_POLL_SECONDS = 1.0
 
 # Paper 001 Table 2 (REFERENCE.md section 2): S3Attention MSE / MAE at input 96 (ILI 36), 7:1:2 split.
 PAPER_S3ATTENTION: dict[str, dict[int, tuple[float, float]]] = {
@@ -360,12 +366,40 @@ def _result_row(cell: Cell, metrics: dict[str, Any]) -> dict[str, Any]:
 _WORKER_PREPARED: dict[str, _Prepared] = {}
 
 
-def _start_worker(threads: int) -> None:
-    """Runs once in each worker process: its share of the CPU threads and quiet Lightning loggers."""
+def _start_worker(threads: int, parent_pid: int) -> None:
+    """Runs once in each worker: its share of the CPU threads, quiet Lightning loggers, and a watchdog.
+
+    The watchdog ends the worker once the benchmark process is gone, even killed by SIGKILL, so no orphan
+    goes on training a cell whose row nobody will record.
+    """
     import torch
 
     torch.set_num_threads(threads)
     _quiet_lightning()
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """While the grid runs, SIGTERM unwinds the parent (SystemExit) instead of killing it mid-bookkeeping."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_on_sigterm(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _run_cell_in_worker(cell: Cell, config: BenchmarkConfig) -> dict[str, Any]:
@@ -382,33 +416,41 @@ def _run_sequentially(todo: list[Cell], config: BenchmarkConfig, record: Any, pr
 def _run_in_workers(todo: list[Cell], config: BenchmarkConfig, record: Any, progress: _Progress) -> None:
     """Run cells in `config.jobs` spawned processes; the parent records each row as soon as it arrives.
 
-    If a cell fails, cells not yet started are cancelled, the ones already running finish and are
-    recorded, and then the first error is raised: no finished work is lost.
+    At most `jobs` cells are handed out at a time, so no worker ever holds a queued cell. If a cell fails,
+    no further cell starts, the running ones finish and are recorded, then the first error is raised: no
+    finished work is lost. An interruption (Ctrl-C, SIGTERM) stops the workers at once instead: the cells
+    they were running are simply run again on resume.
     """
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     threads = max(1, (os.cpu_count() or 1) // config.jobs)
     progress.start_parallel(config.jobs, threads)
-    with ProcessPoolExecutor(config.jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start_worker, initargs=(threads,)) as pool:
-        pending = {pool.submit(_run_cell_in_worker, cell, config): cell for cell in todo}
-        error: BaseException | None = None
-        try:
-            while pending and error is None:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+    waiting = list(reversed(todo))
+    running: dict[Future[dict[str, Any]], Cell] = {}
+    error: BaseException | None = None
+    other_children = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(config.jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker, initargs=(threads, os.getpid()))
+    try:
+        with _sigterm_as_exit():
+            while running or (waiting and error is None):
+                while waiting and error is None and len(running) < config.jobs:
+                    cell = waiting.pop()
+                    running[pool.submit(_run_cell_in_worker, cell, config)] = cell
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
-                    cell = pending.pop(future)
+                    cell = running.pop(future)
                     if future.exception() is not None:
                         error = error or future.exception()
                     else:
                         record(cell, future.result())
-        finally:
-            for future in pending:
-                future.cancel()
-            for future in [f for f in pending if not f.cancelled()]:
-                if future.exception() is None:
-                    record(pending[future], future.result())
+    except BaseException:
+        for worker in set(multiprocessing.active_children()) - other_children:
+            worker.terminate()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
     if error is not None:
         raise error
 
