@@ -606,7 +606,8 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
         f"Written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {_machine()}.",
     ]
     if config.command:
-        lines += ["", f"Command: `{config.command}`"]
+        lines += ["", f"Latest command: `{config.command}` (the tables hold every row of results.csv, "
+                  "whichever run into this directory made it)."]
     lines += [
         "",
         f"Split {config.split}; input {_input_sizes(results)}; train-fit StandardScaler; metrics on the "
