@@ -11,7 +11,8 @@ import torch
 pytest.importorskip("neuralforecast")
 
 from neuralforecast import NeuralForecast  # noqa: E402
-from neuralforecast.losses.pytorch import MQLoss  # noqa: E402
+from neuralforecast.losses.pytorch import MSE, MQLoss  # noqa: E402
+from neuralforecast.tsdataset import TimeSeriesDataset  # noqa: E402
 
 from forecaster.data import WindowDataset  # noqa: E402
 from forecaster.integrations.neuralforecast import (  # noqa: E402
@@ -20,6 +21,7 @@ from forecaster.integrations.neuralforecast import (  # noqa: E402
     S3Attention,
     build_peer,
     forecast_test_windows,
+    peer_class,
     peer_kwargs,
     to_long_format,
 )
@@ -141,3 +143,51 @@ def test_forecast_test_windows_equals_cross_validation() -> None:
     np.testing.assert_array_equal(_by_series(cv, "DLinear", windows), run.predictions)
     targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L:], L, H)])
     np.testing.assert_allclose(_by_series(cv, "y", windows), targets, rtol=0, atol=1e-6)
+
+
+def _neuralforecast_original(name: str, budget: PeerBudget, **options):
+    """The unmodified neuralforecast class, built like build_peer builds ours."""
+    return peer_class(name)(**peer_kwargs(name, H, L, C, budget, seed=0), loss=MSE(), valid_loss=MSE(),
+                            **SILENT, **options)
+
+
+@pytest.mark.parametrize("name", ["dlinear", "patchtst"])
+@pytest.mark.parametrize("start_padding", [False, True])
+def test_windows_on_demand_are_neuralforecast_s_windows(name: str, start_padding: bool) -> None:
+    """Same valid-window indices, same window at every index, with gaps in the availability mask."""
+    import pandas as pd
+
+    budget = PeerBudget(max_epochs=1, patience=1, batch_size=8, steps_per_epoch=4)
+    original = _neuralforecast_original(name, budget, start_padding_enabled=start_padding)
+    ours = build_peer(name, H, L, C, budget, seed=0)
+    ours.padder_train = original.padder_train
+    assert type(ours) is not type(original) and type(ours).__name__ == type(original).__name__
+    rows = 120
+    values = torch.from_numpy(_values(rows).T.copy())
+    available = torch.ones(C, rows)
+    available[0, 30:70] = 0.0  # longer than the input window: some windows have no available point
+    available[2, 100:] = 0.0  # no available target after row 100
+    batch = {"temporal": torch.stack([values, available], dim=1), "static": None, "static_cols": None,
+             "temporal_cols": pd.Index(["y", "available_mask"])}
+    for model in (original, ours):
+        model.val_size, model.test_size = 10, 5
+    expected = original._create_windows(batch, "train")
+    got = ours._create_windows(batch, "train")
+    torch.testing.assert_close(got[3], expected[3], rtol=0, atol=0)
+    assert 0 < len(got[3]) < C * (rows - 15 + (L - 1 if start_padding else 0))
+    torch.testing.assert_close(got[0][got[3]], expected[0][expected[3]], rtol=0, atol=0)
+    assert (got[1], got[4], list(got[5])) == (None, None, ["y", "available_mask"])
+
+
+@pytest.mark.slow
+def test_peer_training_with_windows_on_demand_is_bit_identical() -> None:
+    budget = PeerBudget(max_epochs=2, patience=2, batch_size=8, steps_per_epoch=5)
+    dataset, *_ = TimeSeriesDataset.from_df(to_long_format(_values()))
+    original = _neuralforecast_original("dlinear", budget)
+    ours = build_peer("dlinear", H, L, C, budget, seed=0)
+    for model in (original, ours):
+        model.fit(dataset, val_size=20, test_size=30)
+    assert len(ours.train_trajectories) == len(original.train_trajectories) == 10
+    assert ours.train_trajectories == original.train_trajectories
+    for (key, got), expected in zip(ours.state_dict().items(), original.state_dict().values(), strict=True):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0, msg=key)

@@ -650,7 +650,9 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
             "- neuralforecast peers: the standardized array in long format (one unique_id per column, "
             "integer ds), scaler_type identity, val_size/test_size of the split with test forecasts at "
             "step 1 (= cross_validation refit=False), one epoch = our train loader's batches as steps, "
-            "validation once per epoch, identical test window counts asserted."
+            "validation once per epoch, identical test window counts asserted; channel-independent peers "
+            "gather only their sampled training windows (forecaster's WindowsOnDemand: the same batches and "
+            "weights as neuralforecast's own windowing, which copies every window at every step)."
         )
         lines += [f"- {peer}: {describe_peer(peer)}" for peer in peers]
     return lines
