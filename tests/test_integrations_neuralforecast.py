@@ -174,7 +174,8 @@ def test_windows_on_demand_are_neuralforecast_s_windows(name: str, start_padding
     expected = original._create_windows(batch, "train")
     got = ours._create_windows(batch, "train")
     torch.testing.assert_close(got[3], expected[3], rtol=0, atol=0)
-    assert 0 < len(got[3]) < C * (rows - 15 + (L - 1 if start_padding else 0))
+    all_windows = C * (rows - 15 - L + 1 + (L - 1 if start_padding else 0))  # train rows, padded
+    assert expected[0].shape[0] == all_windows and 0 < len(got[3]) < all_windows  # the gaps excluded some
     torch.testing.assert_close(got[0][got[3]], expected[0][expected[3]], rtol=0, atol=0)
     assert (got[1], got[4], list(got[5])) == (None, None, ["y", "available_mask"])
 

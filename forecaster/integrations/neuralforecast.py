@@ -308,7 +308,11 @@ class _SeriesWindows:
 
     def __init__(self, unfolded: torch.Tensor) -> None:
         self.unfolded = unfolded  # (n_series, C, Ws, L + h) view of the series
-        self.device = unfolded.device  # the training step draws its sample indices there
+
+    @property
+    def device(self) -> torch.device:
+        """Where the training step draws its sample indices."""
+        return self.unfolded.device
 
     def __getitem__(self, flat_index: torch.Tensor) -> torch.Tensor:
         per_series = self.unfolded.shape[2]
@@ -355,9 +359,7 @@ class WindowsOnDemand:
 
 @functools.cache
 def _with_windows_on_demand(cls: type[BaseModel]) -> type[BaseModel]:
-    """`cls` with WindowsOnDemand in front; multivariate classes are returned unchanged."""
-    if cls.MULTIVARIATE:
-        return cls
+    """`cls` with WindowsOnDemand in front (which leaves multivariate models to neuralforecast)."""
     return type(cls.__name__, (WindowsOnDemand, cls), {"__module__": __name__, "__doc__": cls.__doc__})
 
 
