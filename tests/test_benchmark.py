@@ -119,27 +119,39 @@ def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_p
     assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
 
 
-def test_naive_row_equals_a_numpy_last_value_forecast(data_dir: Path, tmp_path: Path) -> None:
-    """Oracle: standardize the raw CSV with train-row statistics and repeat each window's last value."""
+def _numpy_naive_scores(csv_path: Path, input_size: int, horizon: int) -> tuple[float, float, int]:
+    """Oracle: standardize the raw CSV with train-row statistics (7:1:2) and repeat each window's last value.
+
+    Errors are summed one horizon step at a time, so ETTm2 at h=720 needs no (windows, h, C) array.
+    """
     import numpy as np
 
+    values = pd.read_csv(csv_path).drop(columns="date").to_numpy(float)
+    n_rows = len(values)
+    n_train, n_test = int(0.7 * n_rows), int(0.2 * n_rows)
+    train = values[:n_train]
+    test = ((values - train.mean(axis=0)) / train.std(axis=0))[n_rows - n_test - input_size:]
+    windows = len(test) - input_size - horizon + 1
+    last = test[input_size - 1:input_size - 1 + windows]
+    squared = absolute = 0.0
+    for step in range(horizon):
+        errors = test[input_size + step:input_size + step + windows] - last
+        squared += float(np.sum(errors**2))
+        absolute += float(np.sum(np.abs(errors)))
+    count = windows * horizon * values.shape[1]
+    return squared / count, absolute / count, windows
+
+
+def test_naive_row_equals_a_numpy_last_value_forecast(data_dir: Path, tmp_path: Path) -> None:
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["naive"], repeats=1,
                              data_dir=data_dir, out_dir=tmp_path, progress=False)
     run_benchmark(config)
     row = read_results(tmp_path / "results.csv").iloc[0]
 
-    values = pd.read_csv(data_dir / "national_illness.csv.gz").drop(columns="date").to_numpy(float)
-    n_rows, input_size, horizon = len(values), 36, 24
-    n_train, n_test = int(0.7 * n_rows), int(0.2 * n_rows)
-    train = values[:n_train]
-    scaled = (values - train.mean(axis=0)) / train.std(axis=0)
-    test = scaled[n_rows - n_test - input_size:]
-    starts = range(len(test) - input_size - horizon + 1)
-    errors = np.stack([test[s + input_size:s + input_size + horizon] - test[s + input_size - 1]
-                       for s in starts])
-    assert row["windows"] == ILI_TEST_WINDOWS_H24 == len(errors)
-    assert row["mse"] == pytest.approx(np.mean(errors**2), rel=1e-5)
-    assert row["mae"] == pytest.approx(np.mean(np.abs(errors)), rel=1e-5)
+    mse, mae, windows = _numpy_naive_scores(data_dir / "national_illness.csv.gz", 36, 24)
+    assert row["windows"] == ILI_TEST_WINDOWS_H24 == windows
+    assert row["mse"] == pytest.approx(mse, rel=1e-5)
+    assert row["mae"] == pytest.approx(mae, rel=1e-5)
     assert (row["epochs"], row["parameters"]) == (0, 0)
     assert "- naive: the last input step repeated" in (tmp_path / "summary.md").read_text()
 
@@ -347,3 +359,69 @@ def test_cli_prints_one_line_for_a_missing_dataset(tmp_path: Path, capsys) -> No
     error = capsys.readouterr().err.strip()
     assert error.startswith("forecaster: error: dataset Traffic") and "\n" not in error
     assert not (tmp_path / "out").exists()
+
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "benchmark"
+
+
+def _published_results() -> pd.DataFrame:
+    """The committed results, read without `read_results` (which would repair, i.e. write, the file)."""
+    return pd.read_csv(PUBLISHED / "results.csv")
+
+
+def test_published_results_are_rows_of_the_protocol() -> None:
+    """data/benchmark is the record behind README's Results: each row must be a distinct, plausible cell."""
+    from forecaster.data import get_spec
+
+    settings = json.loads((PUBLISHED / "benchmark.json").read_text())
+    assert settings == {"split": "7:1:2", "max_epochs": 10, "patience": 3, "batch_size": 32}
+    results = _published_results()
+    assert list(results.columns) == list(RESULT_COLUMNS) and not results.empty
+    assert not results.duplicated(["dataset", "horizon", "model", "repeat"]).any()
+    for row in results.itertuples():
+        spec = get_spec(row.dataset)
+        trained = row.model != "naive"
+        assert row.dataset == spec.name and row.horizon in spec.horizons and row.seed == row.repeat, row
+        assert row.windows == int(0.2 * spec.rows) - row.horizon + 1, row  # 7:1:2 test windows, stride 1
+        assert 0 < row.mae**2 <= row.mse, row  # Jensen: (mean |e|)^2 <= mean e^2
+        assert (1 <= row.epochs <= settings["max_epochs"]) if trained else row.epochs == 0, row
+        assert (row.parameters > 0 and row.train_seconds > 0) == trained, row
+
+
+def _markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every markdown table in `text` as rows of stripped cells (the |---| rule dropped)."""
+    tables: list[list[list[str]]] = []
+    previous = ""
+    for line in text.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            if not previous.startswith("|"):
+                tables.append([])
+            tables[-1].append([cell.strip().strip("*") for cell in line.strip("|").split("|")])
+        previous = line
+    return tables
+
+
+def test_published_summary_shows_the_mean_of_every_cell() -> None:
+    """summary.md must be regenerated from results.csv, not edited: each model's cell starts with its mean."""
+    results = _published_results()
+    mse_table, mae_table = _markdown_tables((PUBLISHED / "summary.md").read_text())
+    for metric, table in (("mse", mse_table), ("mae", mae_table)):
+        header, rows = table[0], {(row[0], int(row[1])): row for row in table[1:]}
+        means = results.groupby(["dataset", "horizon", "model"])[metric].mean()
+        assert len(rows) == results.groupby(["dataset", "horizon"]).ngroups
+        for (dataset, horizon, model), mean in means.items():
+            shown = rows[(dataset, horizon)][header.index(model)]
+            assert shown.startswith(f"{mean:.3f}"), (metric, dataset, horizon, model, shown)
+
+
+def test_published_naive_rows_equal_the_numpy_oracle(data_dir: Path) -> None:
+    from forecaster.data import get_spec, locate_dataset
+
+    naive = _published_results().query("model == 'naive'")
+    assert set(naive["dataset"]) >= {"ETTm2", "Exchange", "Weather", "ILI"}
+    for (dataset, horizon), rows in naive.groupby(["dataset", "horizon"]):
+        spec = get_spec(dataset)
+        mse, mae, windows = _numpy_naive_scores(locate_dataset(dataset, data_dir), spec.input_size, horizon)
+        assert (rows["windows"] == windows).all(), (dataset, horizon)
+        assert rows["mse"].to_numpy() == pytest.approx(mse, rel=1e-5), (dataset, horizon)
+        assert rows["mae"].to_numpy() == pytest.approx(mae, rel=1e-5), (dataset, horizon)
