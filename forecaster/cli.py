@@ -463,6 +463,10 @@ def _add_benchmark_commands(sub: argparse._SubParsersAction) -> None:
         help="cells trained at once in worker processes, each with cores/jobs threads (default 1)",
     )
     benchmark.add_argument("--no-progress", action="store_true", help="no progress bar or per-cell lines")
+    benchmark.add_argument(
+        "--dry-run", action="store_true",
+        help="train nothing: print the cells done and to run per dataset and model, with a time estimate",
+    )
     benchmark.set_defaults(handler=_benchmark)
 
 
@@ -484,29 +488,35 @@ def _benchmark(args: argparse.Namespace) -> int:
         DEFAULT_MODELS,
         BenchmarkConfig,
         parse_horizons,
+        plan_grid,
+        plan_table,
         run_benchmark,
     )
 
     def names(text: str | None, default: tuple[str, ...]) -> list[str]:
         return [name.strip() for name in text.split(",") if name.strip()] if text else list(default)
 
-    outcome = run_benchmark(
-        BenchmarkConfig(
-            datasets=names(args.datasets, DEFAULT_DATASETS),
-            horizons=parse_horizons(args.horizons),
-            split=args.split,
-            models=names(args.models, DEFAULT_MODELS),
-            repeats=args.repeats,
-            max_epochs=args.max_epochs,
-            patience=args.patience,
-            batch_size=args.batch_size,
-            data_dir=Path(args.data_dir) if args.data_dir else None,
-            out_dir=Path(args.out),
-            progress=not args.no_progress,
-            command=_benchmark_command(args),
-            jobs=args.jobs,
-        )
+    config = BenchmarkConfig(
+        datasets=names(args.datasets, DEFAULT_DATASETS),
+        horizons=parse_horizons(args.horizons),
+        split=args.split,
+        models=names(args.models, DEFAULT_MODELS),
+        repeats=args.repeats,
+        max_epochs=args.max_epochs,
+        patience=args.patience,
+        batch_size=args.batch_size,
+        data_dir=Path(args.data_dir) if args.data_dir else None,
+        out_dir=Path(args.out),
+        progress=not args.no_progress,
+        command=_benchmark_command(args),
+        jobs=args.jobs,
     )
+    if args.dry_run:
+        plan = plan_grid(config)
+        print(f"{args.out}: {len(plan.done)} of {len(plan.cells)} cells done, {len(plan.todo)} to run")
+        print("\n".join(plan_table(plan)))
+        return 0
+    outcome = run_benchmark(config)
     print(f"{len(outcome.ran)} cells run, {len(outcome.skipped)} already done; {outcome.results}")
     print(f"summary: {outcome.summary}; plot: {outcome.plot}")
     return 0

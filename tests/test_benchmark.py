@@ -296,16 +296,53 @@ def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: P
     ]
 
 
-def test_a_line_cut_off_mid_write_is_dropped(tmp_path: Path) -> None:
+def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
+    data_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Reading never writes (a grid may be appending); the next run drops the partial line and reruns it."""
     path = tmp_path / "results.csv"
     row = {"dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 0, "seed": 0, "mse": 1.5,
            "mae": 1.0, "train_seconds": 2.0, "epochs": 3, "parameters": 4, "windows": 170}
     append_result(path, row)
     with path.open("a") as handle:
         handle.write("ILI,24,s3attention,0,0,1.2")
-    results = read_results(path)
-    assert results.to_dict("records") == [row]
-    assert path.read_text().endswith("170\n")
+    before = path.read_bytes()
+    assert read_results(path).to_dict("records") == [row]
+    assert path.read_bytes() == before
+
+    monkeypatch.setattr(benchmark, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "dlinear"], repeats=1,
+                             data_dir=data_dir, out_dir=tmp_path, progress=False)
+    outcome = run_benchmark(config)
+    assert outcome.ran == [Cell("ILI", 24, "s3attention", 0)]
+    rows = read_results(path)
+    assert rows[["model", "mse"]].values.tolist() == [["dlinear", 1.5], ["s3attention", 0.2]]
+    assert path.read_text().count("\n") == 3
+
+
+def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "grid"
+    out.mkdir()
+    for model, repeat, seconds in (("dlinear", 0, 100.0), ("dlinear", 1, 200.0), ("naive", 0, 0.0)):
+        append_result(out / "results.csv", {
+            "dataset": "ILI", "horizon": 24, "model": model, "repeat": repeat, "seed": repeat, "mse": 1.0,
+            "mae": 0.5, "train_seconds": seconds, "epochs": 1, "parameters": 1, "windows": 170})
+    before = sorted((path.name, path.read_bytes()) for path in out.iterdir())
+    args = ["benchmark", "--datasets", "ILI", "--horizons", "24,36", "--models", "naive,dlinear,patchtst",
+            "--repeats", "2", "--out", str(out), "--data-dir", str(tmp_path / "no-data"), "--dry-run"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"{out}: 3 of 12 cells done, 9 to run"
+    assert printed[3:] == [
+        "| ILI | naive | 1 | 3 | 0 | 0.0 h |",
+        "| ILI | dlinear | 2 | 2 | 150 | 0.1 h |",  # 2 cells x 150 s
+        "| ILI | patchtst | 0 | 4 | - | unknown |",
+    ]
+    assert sorted((path.name, path.read_bytes()) for path in out.iterdir()) == before
+    (out / "benchmark.json").write_text(json.dumps({"split": "7:1:2", "max_epochs": 2, "patience": 3,
+                                                    "batch_size": 32}))
+    with pytest.raises(DataError, match=r"max_epochs=2 \(now 10\)"):
+        benchmark.plan_grid(BenchmarkConfig(datasets=["ILI"], out_dir=out))
 
 
 def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -365,8 +402,7 @@ PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "benchmark"
 
 
 def _published_results() -> pd.DataFrame:
-    """The committed results, read without `read_results` (which would repair, i.e. write, the file)."""
-    return pd.read_csv(PUBLISHED / "results.csv")
+    return read_results(PUBLISHED / "results.csv")
 
 
 def test_published_results_are_rows_of_the_protocol() -> None:

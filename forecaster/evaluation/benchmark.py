@@ -12,6 +12,7 @@ threads; only the parent process writes results.csv.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import math
@@ -178,20 +179,24 @@ def grid_cells(config: BenchmarkConfig) -> list[Cell]:
 
 
 def _repair_tail(path: Path) -> None:
-    """Drop a last line cut off mid-write (no trailing newline): that cell is simply run again."""
-    data = path.read_bytes()
+    """Drop a last line cut off mid-write (no trailing newline) before appending: that cell runs again."""
+    data = path.read_bytes() if path.is_file() else b""
     if data and not data.endswith(b"\n"):
         with path.open("r+b") as handle:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
 def read_results(path: Path) -> pd.DataFrame:
-    """results.csv as a frame with RESULT_COLUMNS (empty if the file does not exist); DataError if foreign."""
-    if path.is_file():
-        _repair_tail(path)
-    if not path.is_file() or path.stat().st_size == 0:
+    """The complete rows of results.csv with RESULT_COLUMNS (empty if none); DataError if the file is foreign.
+
+    A last line still being written (no trailing newline) is left out and left alone: reading never writes,
+    so a summary or a dry run can read the file while a grid appends to it.
+    """
+    data = path.read_bytes() if path.is_file() else b""
+    complete = data[: data.rfind(b"\n") + 1]
+    if not complete:
         return pd.DataFrame(columns=list(RESULT_COLUMNS))
-    frame = pd.read_csv(path)
+    frame = pd.read_csv(io.BytesIO(complete))
     missing = [column for column in RESULT_COLUMNS if column not in frame.columns]
     if missing:
         raise DataError(f"{path}: not a benchmark results file; missing column(s) {', '.join(missing)}")
@@ -210,21 +215,29 @@ def append_result(path: Path, row: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
+def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
+    return {name: getattr(config, name) for name in PROTOCOL_FIELDS}
+
+
 def _check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
-    """Record the protocol on the first run; refuse to mix rows of another protocol into the same results."""
+    """Refuse to mix rows of another protocol into results made under the settings of the first run."""
     path = out_dir / SETTINGS_FILE
-    current = {name: getattr(config, name) for name in PROTOCOL_FIELDS}
-    if path.is_file():
-        stored = json.loads(path.read_text())
-        changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
-        if changed:
-            detail = ", ".join(f"{name}={value!r} (now {current[name]!r})" for name, value in changed.items())
-            raise DataError(
-                f"{out_dir}: its results were made with {detail}; rerun with the same settings to resume, "
-                "or choose another --out"
-            )
+    if not path.is_file():
         return
-    path.write_text(json.dumps(current, indent=2) + "\n")
+    stored, current = json.loads(path.read_text()), _protocol(config)
+    changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
+    if changed:
+        detail = ", ".join(f"{name}={value!r} (now {current[name]!r})" for name, value in changed.items())
+        raise DataError(
+            f"{out_dir}: its results were made with {detail}; rerun with the same settings to resume, "
+            "or choose another --out"
+        )
+
+
+def _record_settings(out_dir: Path, config: BenchmarkConfig) -> None:
+    path = out_dir / SETTINGS_FILE
+    if not path.is_file():
+        path.write_text(json.dumps(_protocol(config), indent=2) + "\n")
 
 
 @dataclass
@@ -455,6 +468,60 @@ def _run_in_workers(todo: list[Cell], config: BenchmarkConfig, record: Any, prog
         raise error
 
 
+@dataclass
+class GridPlan:
+    """A grid's cells (in grid order) against the rows its output directory's results.csv already holds."""
+
+    cells: list[Cell]
+    results: pd.DataFrame
+
+    @property
+    def finished(self) -> set[tuple[str, int, str, int]]:
+        return {(str(row.dataset), int(row.horizon), str(row.model), int(row.repeat))
+                for row in self.results.itertuples()}
+
+    @property
+    def done(self) -> list[Cell]:
+        finished = self.finished
+        return [cell for cell in self.cells if cell.key in finished]
+
+    @property
+    def todo(self) -> list[Cell]:
+        """Cells still to run, untrained first: they take seconds and put the naive floor in the summary."""
+        finished = self.finished
+        return sorted((cell for cell in self.cells if cell.key not in finished),
+                      key=lambda cell: cell.model != NAIVE_MODEL)
+
+
+def plan_grid(config: BenchmarkConfig) -> GridPlan:
+    """The grid against `out_dir/results.csv`; only reads (DataError as run_benchmark for bad settings)."""
+    cells = grid_cells(config)
+    out_dir = Path(config.out_dir)
+    _check_settings(out_dir, config)
+    return GridPlan(cells, read_results(out_dir / RESULTS_FILE))
+
+
+def plan_table(plan: GridPlan) -> list[str]:
+    """Markdown rows per dataset and model: cells done and to run, and what the rest will take.
+
+    The estimate is the mean train_seconds of the (dataset, model)'s rows in results.csv (any horizon) times
+    the cells left: one worker on the machine that ran them; `--jobs N` divides the wall time.
+    """
+    finished = plan.finished
+    counts: dict[tuple[str, str], list[int]] = {}
+    for cell in plan.cells:
+        counts.setdefault((cell.dataset, cell.model), [0, 0])[cell.key not in finished] += 1
+    seconds = plan.results.groupby(["dataset", "model"])["train_seconds"].mean()
+    lines = ["| dataset | model | done | to run | mean train s per finished cell | estimate for the rest |",
+             "|---|---|---|---|---|---|"]
+    for (dataset, model), (done, todo) in counts.items():
+        mean = seconds.get((dataset, model))
+        per_cell = "-" if mean is None else f"{mean:.0f}"
+        rest = "0" if todo == 0 else ("unknown" if mean is None else f"{mean * todo / 3600:.1f} h")
+        lines.append(f"| {dataset} | {model} | {done} | {todo} | {per_cell} | {rest} |")
+    return lines
+
+
 def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     """Run every cell missing from `out_dir/results.csv`, rewriting summary.md and the plot after each one.
 
@@ -465,24 +532,18 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
 
     if not isinstance(config.jobs, int) or config.jobs < 1:
         raise DataError(f"jobs must be an integer >= 1, got {config.jobs!r}")
-    cells = grid_cells(config)
-    out_dir = Path(config.out_dir)
-    for dataset in dict.fromkeys(cell.dataset for cell in cells):
+    plan = plan_grid(config)
+    for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
         locate_dataset(dataset, config.data_dir)
+    out_dir = Path(config.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _check_settings(out_dir, config)
+    _record_settings(out_dir, config)
     results_path = out_dir / RESULTS_FILE
-    done = {
-        (str(row.dataset), int(row.horizon), str(row.model), int(row.repeat))
-        for row in read_results(results_path).itertuples()
-    }
-    outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE)
-    outcome.skipped = [cell for cell in cells if cell.key in done]
-    # Untrained cells first: they take seconds and put the naive floor into the summary at once.
-    todo = sorted((cell for cell in cells if cell.key not in done),
-                  key=lambda cell: cell.model != NAIVE_MODEL)
+    _repair_tail(results_path)
+    outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done)
+    todo = plan.todo
     _quiet_lightning()
-    with _Progress(len(cells), len(outcome.skipped), config.progress) as progress:
+    with _Progress(len(plan.cells), len(outcome.skipped), config.progress) as progress:
 
         def record(cell: Cell, row: dict[str, Any]) -> None:
             append_result(results_path, row)
