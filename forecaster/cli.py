@@ -7,6 +7,7 @@ Heavy imports (torch, Lightning, uvicorn, neuralforecast) happen inside the hand
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -761,10 +762,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
+        return code
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -191,3 +191,16 @@ def test_ettm2_train_then_evaluate_json(data_dir, tmp_path):
     config = json.loads((tmp_path / "runs" / "x" / "config.json").read_text())
     assert config["data"]["input_size"] == 96 and config["model"]["config"]["d_model"] == 8
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_output_into_a_closed_pipe_ends_without_a_traceback(data_dir: Path) -> None:
+    """`forecaster ... | head` with a reader that stops early: exit 1 quietly (Python's SIGPIPE recipe)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([str(FORECASTER), "data", "describe", "ILI", "--data-dir", str(data_dir)],
+                                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
