@@ -372,6 +372,21 @@ def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
     assert "input 96;" in text
 
 
+def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) -> None:
+    """Runs over other models share one results.csv: the last one to write the summary must not reorder it."""
+    results = pd.DataFrame(
+        [{"dataset": "ILI", "horizon": 24, "model": model, "repeat": 0, "seed": 0, "mse": mse, "mae": mse / 2,
+          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1}
+         for model, mse in (("timesnet", 3.0), ("dlinear", 6.0), ("naive", 6.2), ("s3attention", 3.5))]
+    )
+    written = [write_summary(results, BenchmarkConfig(models=models), tmp_path / f"{i}.md")
+               for i, models in enumerate((["dlinear"], ["timesnet", "naive", "s3attention"]))]
+    tables = [_markdown_tables(path.read_text()) for path in written]
+    assert tables[0] == tables[1]
+    assert tables[0][0][0] == ["dataset", "horizon", "s3attention", "naive", "dlinear", "timesnet",
+                               "paper S3Attention"]
+
+
 def test_grid_and_argument_validation(tmp_path: Path) -> None:
     assert parse_horizons("paper") == "paper"
     assert parse_horizons("96, 192") == (96, 192)

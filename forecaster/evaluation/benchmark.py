@@ -659,8 +659,9 @@ def _machine() -> str:
 def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
     """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) and the settings."""
     results = results.sort_values(["dataset", "horizon", "repeat"], kind="stable")
-    models = list(dict.fromkeys([*(m.lower() for m in config.models), *results["model"].astype(str)]))
-    models = [m for m in models if m in set(results["model"].astype(str))]
+    # One column order for the same rows, whichever of the runs sharing this results.csv writes last.
+    present = list(dict.fromkeys(results["model"].astype(str)))
+    models = [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
     lines = [
         "# Benchmark results",
         "",
