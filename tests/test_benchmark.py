@@ -387,6 +387,28 @@ def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) ->
                                "paper S3Attention"]
 
 
+def test_plot_gives_each_model_one_colour_in_every_panel_and_one_legend() -> None:
+    from matplotlib.colors import to_hex
+
+    rows = [("ILI", 24, "dlinear"), ("ILI", 24, "s3attention"), ("Exchange", 96, "s3attention"),
+            ("Exchange", 96, "naive"), ("Exchange", 96, "dlinear")]
+    results = pd.DataFrame(
+        [{"dataset": d, "horizon": h, "model": m, "repeat": 0, "seed": 0, "mse": 1.0, "mae": 0.5,
+          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1} for d, h, m in rows]
+    )
+    figure = benchmark.mse_figure(results)
+    colours: dict[str, set[str]] = {}
+    for axis in figure.axes:
+        for bars in axis.containers:  # one errorbar per model line; its first artist is the data line
+            colours.setdefault(bars.get_label(), set()).add(to_hex(bars.lines[0].get_color()))
+    assert {label: len(seen) for label, seen in colours.items()} == {"s3attention": 1, "naive": 1,
+                                                                     "dlinear": 1}
+    assert len(set.union(*colours.values())) == 3
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ["s3attention", "naive", "dlinear",
+                                                                 "paper S3Attention"]
+
+
 def test_grid_and_argument_validation(tmp_path: Path) -> None:
     assert parse_horizons("paper") == "paper"
     assert parse_horizons("96, 192") == (96, 192)

@@ -656,12 +656,17 @@ def _machine() -> str:
     return f"{platform.node() or 'unknown host'}, {device}, torch {torch.__version__}"
 
 
+def _model_order(results: pd.DataFrame) -> list[str]:
+    """The models in results, S3Attention, naive, then the default peers first: one order for the same rows,
+    whichever of the runs sharing a results.csv writes the reports last."""
+    present = list(dict.fromkeys(results["model"].astype(str)))
+    return [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
+
+
 def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
     """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) and the settings."""
     results = results.sort_values(["dataset", "horizon", "repeat"], kind="stable")
-    # One column order for the same rows, whichever of the runs sharing this results.csv writes last.
-    present = list(dict.fromkeys(results["model"].astype(str)))
-    models = [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
+    models = _model_order(results)
     lines = [
         "# Benchmark results",
         "",
@@ -720,30 +725,43 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
     return lines
 
 
-def plot_results(results: pd.DataFrame, path: Path) -> Path:
-    """PNG: test MSE by horizon, a panel per dataset, a line per model (± std), paper S3Attention dashed."""
+def mse_figure(results: pd.DataFrame) -> Any:
+    """Test MSE by horizon, a panel per dataset, a line per model (± std), paper S3Attention dashed.
+
+    A model keeps one colour in every panel and the one legend lists every model drawn.
+    """
     from matplotlib.figure import Figure
 
     datasets = list(dict.fromkeys(results["dataset"].astype(str)))
-    figure = Figure(figsize=(4.5 * max(1, len(datasets)), 3.6), layout="constrained")
+    colours = {model: f"C{index % 10}" for index, model in enumerate(_model_order(results))}
+    figure = Figure(figsize=(4.5 * max(1, len(datasets)) + 1.5, 3.6), layout="constrained")
     axes = figure.subplots(1, max(1, len(datasets)), squeeze=False)[0]
     stats = _aggregate(results, "mse")
+    legend: dict[str, Any] = {}
     for axis, dataset in zip(axes, datasets, strict=False):
         subset = stats[stats["dataset"].astype(str) == dataset]
         for model, group in subset.groupby("model", sort=False):
-            group = group.sort_values("horizon")
-            axis.errorbar(group["horizon"], group["mean"], yerr=group["std"].fillna(0.0), marker="o",
-                          capsize=3, label=str(model))
+            group, name = group.sort_values("horizon"), str(model)
+            legend[name] = axis.errorbar(group["horizon"], group["mean"], yerr=group["std"].fillna(0.0),
+                                         marker="o", capsize=3, color=colours[name], label=name)
         paper = PAPER_S3ATTENTION.get(dataset, {})
         horizons = [h for h in sorted(subset["horizon"].unique()) if int(h) in paper]
         if horizons:
-            axis.plot(horizons, [paper[int(h)][0] for h in horizons], "k--x", label="paper S3Attention")
+            (legend["paper S3Attention"],) = axis.plot(horizons, [paper[int(h)][0] for h in horizons], "k--x",
+                                                       label="paper S3Attention")
         axis.set_title(dataset)
         axis.set_xlabel("horizon")
         axis.set_ylabel("test MSE (standardized)")
         axis.set_xticks(sorted(subset["horizon"].unique()))
-    if datasets:
-        axes[0].legend(fontsize="small")
+    if legend:
+        order = [*(m for m in colours if m in legend), *(label for label in legend if label not in colours)]
+        figure.legend([legend[label] for label in order], order, loc="outside right upper", fontsize="small")
+    return figure
+
+
+def plot_results(results: pd.DataFrame, path: Path) -> Path:
+    """mse_figure as a PNG, written atomically."""
+    figure = mse_figure(results)
     return _write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format="png"))
 
 
