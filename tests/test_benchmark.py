@@ -355,15 +355,19 @@ def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, mon
         run_benchmark(config)
 
 
-def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
-    rows = [
-        ("ETTm2", 96, "s3attention", 0, 0.10), ("ETTm2", 96, "s3attention", 1, 0.20),
-        ("ETTm2", 96, "dlinear", 0, 0.30), ("ETTm2", 96, "dlinear", 1, 0.30),
-    ]
-    results = pd.DataFrame(
+def _results_frame(rows: list[tuple[str, int, str, int, float]]) -> pd.DataFrame:
+    """results.csv rows from (dataset, horizon, model, repeat, mse) with mae = mse / 2."""
+    return pd.DataFrame(
         [{"dataset": d, "horizon": h, "model": m, "repeat": r, "seed": r, "mse": v, "mae": v / 2,
           "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1} for d, h, m, r, v in rows]
     )
+
+
+def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
+    results = _results_frame([
+        ("ETTm2", 96, "s3attention", 0, 0.10), ("ETTm2", 96, "s3attention", 1, 0.20),
+        ("ETTm2", 96, "dlinear", 0, 0.30), ("ETTm2", 96, "dlinear", 1, 0.30),
+    ])
     config = BenchmarkConfig(datasets=["ETTm2"], models=["s3attention", "dlinear"], repeats=2)
     text = write_summary(results, config, tmp_path / "summary.md").read_text()
     mse_row, mae_row = [line for line in text.splitlines() if line.startswith("| ETTm2 | 96 |")]
@@ -374,11 +378,8 @@ def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
 
 def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) -> None:
     """Runs over other models share one results.csv: the last one to write the summary must not reorder it."""
-    results = pd.DataFrame(
-        [{"dataset": "ILI", "horizon": 24, "model": model, "repeat": 0, "seed": 0, "mse": mse, "mae": mse / 2,
-          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1}
-         for model, mse in (("timesnet", 3.0), ("dlinear", 6.0), ("naive", 6.2), ("s3attention", 3.5))]
-    )
+    results = _results_frame([("ILI", 24, model, 0, mse) for model, mse in (
+        ("timesnet", 3.0), ("dlinear", 6.0), ("naive", 6.2), ("s3attention", 3.5))])
     written = [write_summary(results, BenchmarkConfig(models=models), tmp_path / f"{i}.md")
                for i, models in enumerate((["dlinear"], ["timesnet", "naive", "s3attention"]))]
     tables = [_markdown_tables(path.read_text()) for path in written]
@@ -390,13 +391,9 @@ def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) ->
 def test_plot_gives_each_model_one_colour_in_every_panel_and_one_legend() -> None:
     from matplotlib.colors import to_hex
 
-    rows = [("ILI", 24, "dlinear"), ("ILI", 24, "s3attention"), ("Exchange", 96, "s3attention"),
-            ("Exchange", 96, "naive"), ("Exchange", 96, "dlinear")]
-    results = pd.DataFrame(
-        [{"dataset": d, "horizon": h, "model": m, "repeat": 0, "seed": 0, "mse": 1.0, "mae": 0.5,
-          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1} for d, h, m in rows]
-    )
-    figure = benchmark.mse_figure(results)
+    cells = [("ILI", 24, "dlinear"), ("ILI", 24, "s3attention"), ("Exchange", 96, "s3attention"),
+             ("Exchange", 96, "naive"), ("Exchange", 96, "dlinear")]
+    figure = benchmark.mse_figure(_results_frame([(d, h, m, 0, 1.0) for d, h, m in cells]))
     colours: dict[str, set[str]] = {}
     for axis in figure.axes:
         for bars in axis.containers:  # one errorbar per model line; its first artist is the data line

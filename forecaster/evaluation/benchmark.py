@@ -12,6 +12,7 @@ threads; only the parent process writes results.csv.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import logging
@@ -475,21 +476,19 @@ class GridPlan:
     cells: list[Cell]
     results: pd.DataFrame
 
-    @property
+    @functools.cached_property
     def finished(self) -> set[tuple[str, int, str, int]]:
         return {(str(row.dataset), int(row.horizon), str(row.model), int(row.repeat))
                 for row in self.results.itertuples()}
 
     @property
     def done(self) -> list[Cell]:
-        finished = self.finished
-        return [cell for cell in self.cells if cell.key in finished]
+        return [cell for cell in self.cells if cell.key in self.finished]
 
     @property
     def todo(self) -> list[Cell]:
         """Cells still to run, untrained first: they take seconds and put the naive floor in the summary."""
-        finished = self.finished
-        return sorted((cell for cell in self.cells if cell.key not in finished),
+        return sorted((cell for cell in self.cells if cell.key not in self.finished),
                       key=lambda cell: cell.model != NAIVE_MODEL)
 
 
@@ -507,10 +506,9 @@ def plan_table(plan: GridPlan) -> list[str]:
     The estimate is the mean train_seconds of the (dataset, model)'s rows in results.csv (any horizon) times
     the cells left: one worker on the machine that ran them; `--jobs N` divides the wall time.
     """
-    finished = plan.finished
     counts: dict[tuple[str, str], list[int]] = {}
     for cell in plan.cells:
-        counts.setdefault((cell.dataset, cell.model), [0, 0])[cell.key not in finished] += 1
+        counts.setdefault((cell.dataset, cell.model), [0, 0])[cell.key not in plan.finished] += 1
     seconds = plan.results.groupby(["dataset", "model"])["train_seconds"].mean()
     lines = ["| dataset | model | done | to run | mean train s per finished cell | estimate for the rest |",
              "|---|---|---|---|---|---|"]
@@ -657,8 +655,7 @@ def _machine() -> str:
 
 
 def _model_order(results: pd.DataFrame) -> list[str]:
-    """The models in results, S3Attention, naive, then the default peers first: one order for the same rows,
-    whichever of the runs sharing a results.csv writes the reports last."""
+    """The models in results in one order (DEFAULT_MODELS first), whichever run writes the reports last."""
     present = list(dict.fromkeys(results["model"].astype(str)))
     return [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
 
@@ -754,7 +751,7 @@ def mse_figure(results: pd.DataFrame) -> Any:
         axis.set_ylabel("test MSE (standardized)")
         axis.set_xticks(sorted(subset["horizon"].unique()))
     if legend:
-        order = [*(m for m in colours if m in legend), *(label for label in legend if label not in colours)]
+        order = [*colours, *(label for label in legend if label not in colours)]
         figure.legend([legend[label] for label in order], order, loc="outside right upper", fontsize="small")
     return figure
 
