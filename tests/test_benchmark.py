@@ -105,6 +105,20 @@ def test_parallel_workers_give_the_sequential_rows(tiny_grid: Path, data_dir: Pa
 
 
 @pytest.mark.slow
+def test_worker_log_has_one_line_per_cell_and_no_lightning_banners(
+    data_dir: Path, tmp_path: Path, capfd
+) -> None:
+    """Spawned workers import Lightning afresh, which resets its loggers to INFO: they must still be quiet."""
+    args = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "dlinear", "--repeats", "2",
+            "--max-epochs", "1", "--jobs", "2", "--data-dir", str(data_dir), "--out", str(tmp_path)]
+    assert main(args) == 0
+    log = "".join(capfd.readouterr())
+    assert log.count("ILI h=24 dlinear #") == 2
+    for banner in ("GPU available", "Seed set to", "litlogger", "LeafSpec", "`Trainer.fit` stopped"):
+        assert banner not in log
+
+
+@pytest.mark.slow
 def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_path: Path) -> None:
     """The running cell finishes and is recorded; the cell after the failure never starts."""
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import csv
 import functools
+import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -23,6 +25,7 @@ import shutil
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -356,9 +359,17 @@ def run_cell(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[s
 
 
 def _quiet_lightning() -> None:
-    """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it."""
+    """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
+
+    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Torch
+    2.13 deprecates a class Lightning 2.6 still uses; that FutureWarning is not the user's to act on.
+    """
     for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                            category=FutureWarning)
 
 
 def _prepared_for(cell: Cell, prepared: dict[str, _Prepared], config: BenchmarkConfig) -> _Prepared:
