@@ -498,6 +498,20 @@ def test_published_summary_shows_the_mean_of_every_cell() -> None:
             assert shown.startswith(f"{mean:.3f}"), (metric, dataset, horizon, model, shown)
 
 
+def _table_lines_from(text: str, header: str) -> list[str]:
+    """The markdown table that starts at `header` in `text`, one string per line (bold kept)."""
+    lines = text[text.index(header):].splitlines()
+    return lines[: next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
+
+
+def test_readme_results_table_is_the_published_summary() -> None:
+    """README shows the record's MSE table as summary.md writes it: landing cells updates both."""
+    summary = (PUBLISHED / "summary.md").read_text()
+    header = next(line for line in summary.splitlines() if line.startswith("| dataset | horizon |"))
+    readme = (PUBLISHED.parents[1] / "README.md").read_text()
+    assert _table_lines_from(readme, header) == _table_lines_from(summary, header)
+
+
 def test_published_naive_rows_equal_the_numpy_oracle(data_dir: Path) -> None:
     from forecaster.data import get_spec, locate_dataset
 
