@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import importlib
 import importlib.util
 import io
 import json
