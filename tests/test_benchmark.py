@@ -114,7 +114,8 @@ def test_worker_log_has_one_line_per_cell_and_no_lightning_banners(
     assert main(args) == 0
     log = "".join(capfd.readouterr())
     assert log.count("ILI h=24 dlinear #") == 2
-    for banner in ("GPU available", "Seed set to", "litlogger", "LeafSpec", "`Trainer.fit` stopped"):
+    banners = ("GPU available", "Seed set to", "litlogger", "LeafSpec", "`Trainer.fit` stopped", "hparams")
+    for banner in banners:
         assert banner not in log
 
 

@@ -360,8 +360,9 @@ def run_cell(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[s
 def _quiet_lightning() -> None:
     """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
 
-    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Torch
-    2.13 deprecates a class Lightning 2.6 still uses; that FutureWarning is not the user's to act on.
+    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Two
+    warnings repeat with every cell and are not the user's to act on: torch 2.13 deprecates a class that
+    Lightning 2.6 still uses, and neuralforecast's models keep unpicklable callbacks in their hyperparameters.
     """
     for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
         if importlib.util.find_spec(name) is not None:
@@ -369,6 +370,8 @@ def _quiet_lightning() -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
                             category=FutureWarning)
+    warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",
+                            category=UserWarning)
 
 
 def _prepared_for(cell: Cell, prepared: dict[str, _Prepared], config: BenchmarkConfig) -> _Prepared:
