@@ -117,6 +117,8 @@ def test_worker_log_has_one_line_per_cell_and_no_lightning_banners(
     banners = ("GPU available", "Seed set to", "litlogger", "LeafSpec", "`Trainer.fit` stopped", "hparams")
     for banner in banners:
         assert banner not in log
+    runner_lines = ("ILI h=24 dlinear #", "benchmark (2 workers x 1 threads)", "2 cells run", "summary: ")
+    assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
 
 
 @pytest.mark.slow
