@@ -1,7 +1,8 @@
 """Compile the .cu sources through CuPy at first use and launch their kernels on torch tensors.
 
-Tensors cross to CuPy through DLPack (no host copies) and every launch is queued on torch's current CUDA
-stream, so kernels order correctly with the surrounding torch work. CuPy is imported only inside the
+Tensors reach the kernels as raw device pointers (no host copies; see `launch` for why not DLPack), and
+every launch is queued on torch's current CUDA stream, so kernels order correctly with the surrounding
+torch work and with torch's stream-ordered caching allocator. CuPy is imported only inside the
 functions here: importing `kernels` needs neither CUDA nor CuPy.
 """
 
@@ -28,11 +29,14 @@ KERNELS: dict[str, dict[str, tuple[str, ...]]] = {
         "segment_mean_backward": ("in", "out", "i64", "i32"),
     },
     "group_filter.cu": {
-        "group_filter": ("in", "in", "out", "i64", "i32", "i32", "i32"),
-        "group_filter_grad_spectrum": ("in", "in", "out", "i64", "i32", "i32", "i32", "i32"),
-        "group_filter_grad_weight": ("in", "in", "out", "i64", "i32", "i32", "i32", "i32"),
+        "group_filter": ("in", "in", "out", "i64", "i32", "i32", "i32", "i32"),
+        "group_filter_grad_spectrum": ("in", "in", "out", "i64", "i32", "i32", "i32", "i32", "i32"),
+        "group_filter_grad_weight": ("in", "in", "out", "i64", "i32", "i32", "i32", "i32", "i32"),
     },
 }
+# group_filter.cu's CHANNELS_PER_THREAD: its per-channel kernels have one thread item per this many channels.
+# It only sizes their grids; a mismatch would cost speed, not correctness (the loops are grid-stride loops).
+CHANNELS_PER_THREAD = 4
 DTYPE_SUFFIX: dict[torch.dtype, str] = {torch.float32: "f32", torch.float64: "f64"}
 COMPILE_OPTIONS = ("--std=c++17",)
 BLOCK_THREADS = 256
@@ -150,7 +154,25 @@ def launch(call: Launch) -> None:
 
     function = _function(call.source, call.entry, device.index)
     grid = grid_shape(call.work, call.slices, _multiprocessors(device.index))
-    stream = torch.cuda.current_stream(device)
-    with cupy.cuda.Device(device.index), cupy.cuda.ExternalStream(stream.cuda_stream, device.index):
-        args = tuple(cupy.from_dlpack(arg) if isinstance(arg, torch.Tensor) else arg for arg in call.args)
+    # Raw device pointers, not DLPack: cupy.from_dlpack cost 28 us per tensor on the H100 machine of README's
+    # kernel table, more than the kernels themselves at moderate sizes.
+    # check_arguments has already vouched for each tensor's device, dtype and contiguity.
+    args = tuple(np.uint64(arg.data_ptr()) if isinstance(arg, torch.Tensor) else arg for arg in call.args)
+    with cupy.cuda.Device(device.index), _cupy_stream(torch.cuda.current_stream(device)):
         function(grid, (BLOCK_THREADS,), args)
+
+
+_CUPY_STREAMS: dict[tuple[int, int], cupy.cuda.BaseStream] = {}
+
+
+def _cupy_stream(stream: torch.cuda.Stream) -> cupy.cuda.BaseStream:
+    """torch's stream as a CuPy stream, made once: CuPy 14 reads the stream protocol, CuPy 13 a pointer."""
+    key = (stream.cuda_stream, stream.device_index)
+    if key not in _CUPY_STREAMS:
+        import cupy
+
+        if hasattr(cupy.cuda.Stream, "from_external") and hasattr(stream, "__cuda_stream__"):
+            _CUPY_STREAMS[key] = cupy.cuda.Stream.from_external(stream)
+        else:
+            _CUPY_STREAMS[key] = cupy.cuda.ExternalStream(stream.cuda_stream, stream.device_index)
+    return _CUPY_STREAMS[key]
