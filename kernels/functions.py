@@ -1,9 +1,14 @@
 """Autograd Functions over the smoother kernels, with the contracts of forecaster.nn.smoother's stages.
 
 `segment_average`, `filter_groups` and `fourier_smooth` take and return what the PyTorch functions of the
-same names take and return, so the Smoother swaps them in on CUDA. Backward passes run kernels too; in
-`fourier_smooth` the irFFT's gradient (an rFFT whose one-sided bins are doubled) is fused with the filter's
-gradient kernels, which saves torch's separate doubling pass over the (B, F, D) gradient.
+same names take and return (values and shapes; strides may differ), so the Smoother swaps them in on CUDA.
+The filter kernels write their output channel-major, (..., D, F), so the irFFT over time runs along the
+contiguous axis: torch then needs no transposing copy, and `fourier_smooth` returns the (..., L, D)
+transpose of a contiguous (..., D, L) result, as torch's own irFFT over dim -2 does. The irFFT's 1 / L, and
+in the backward pass the doubling of the one-sided bins, are folded into the filter kernels, which saves
+torch's separate scaling passes over the (B, F, D) and (B, L, D) tensors. `fourier_smooth` is one autograd
+node, so its backward pass issues few launches: at moderate sizes their host-side cost is what the GPU
+waits for.
 """
 
 from __future__ import annotations
@@ -16,11 +21,30 @@ from kernels import runtime
 from kernels.runtime import Launch
 
 _REAL_OF_COMPLEX = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+_COMPLEX_OF_REAL = {real: complex_ for complex_, real in _REAL_OF_COMPLEX.items()}
 
 
 def _plain(tensor: torch.Tensor) -> torch.Tensor:
-    """A contiguous tensor with no lazy conjugate/negative bit, so DLPack and view_as_real accept it."""
+    """A contiguous tensor with no lazy conjugate/negative bit, as the kernels and view_as_real need."""
     return tensor.resolve_conj().resolve_neg().contiguous()
+
+
+def _segment_mean(x: torch.Tensor, fold: int) -> torch.Tensor:
+    """The segment-average kernel: plain x (..., D) -> (..., fold)."""
+    out = x.new_empty((*x.shape[:-1], fold))
+    args = (x, out, np.int64(out.numel()), np.int32(x.shape[-1] // fold))
+    runtime.launch(Launch("segment_average.cu", "segment_mean", x.dtype, out.numel(), args))
+    return out
+
+
+def _segment_mean_backward(grad: torch.Tensor, group_size: int) -> torch.Tensor:
+    """The segment average's gradient kernel: grad (..., fold) -> (..., fold * group_size)."""
+    grad = _plain(grad)
+    grad_x = grad.new_empty((*grad.shape[:-1], grad.shape[-1] * group_size))
+    n_elements = grad_x.numel()
+    args = (grad, grad_x, np.int64(n_elements), np.int32(group_size))
+    runtime.launch(Launch("segment_average.cu", "segment_mean_backward", grad.dtype, n_elements, args))
+    return grad_x
 
 
 class SegmentAverage(torch.autograd.Function):
@@ -28,23 +52,13 @@ class SegmentAverage(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: FunctionCtx, x: torch.Tensor, fold: int) -> torch.Tensor:
-        x = _plain(x)
-        group_size = x.shape[-1] // fold
-        out = x.new_empty((*x.shape[:-1], fold))
-        args = (x, out, np.int64(out.numel()), np.int32(group_size))
-        runtime.launch(Launch("segment_average.cu", "segment_mean", x.dtype, out.numel(), args))
-        ctx.group_size = group_size
-        return out
+        ctx.group_size = x.shape[-1] // fold
+        return _segment_mean(_plain(x), fold)
 
     @staticmethod
     @once_differentiable
     def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> tuple[torch.Tensor, None]:
-        grad_out = _plain(grad_out)
-        grad_x = grad_out.new_empty((*grad_out.shape[:-1], grad_out.shape[-1] * ctx.group_size))
-        n_groups = grad_out.numel()
-        args = (grad_out, grad_x, np.int64(n_groups), np.int32(ctx.group_size))
-        runtime.launch(Launch("segment_average.cu", "segment_mean_backward", grad_out.dtype, n_groups, args))
-        return grad_x, None
+        return _segment_mean_backward(grad_out, ctx.group_size), None
 
 
 def _sizes(spectrum: torch.Tensor, weight: torch.Tensor, fold: int) -> tuple[np.integer, ...]:
@@ -54,38 +68,47 @@ def _sizes(spectrum: torch.Tensor, weight: torch.Tensor, fold: int) -> tuple[np.
     return np.int64(batch), np.int32(n_freq), np.int32(d_model), np.int32(d_model // fold)
 
 
-def _filter(spectrum: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Tensor:
-    """The group filter's forward kernel on plain (contiguous, resolved) complex tensors."""
+def _channel_items(weight: torch.Tensor) -> int:
+    """Thread items of the per-channel filter kernels: F x ceil(D / CHANNELS_PER_THREAD)."""
+    n_freq, d_model = weight.shape
+    return n_freq * -(-d_model // runtime.CHANNELS_PER_THREAD)
+
+
+def _filter(spectrum: torch.Tensor, weight: torch.Tensor, fold: int, divisor: int) -> torch.Tensor:
+    """The filter output / divisor, channel-major (..., D, F), from plain (contiguous, resolved) tensors."""
     sizes = _sizes(spectrum, weight, fold)
-    out = spectrum.new_empty((*spectrum.shape[:-1], weight.shape[1]))
+    n_freq, d_model = weight.shape
+    out = spectrum.new_empty((*spectrum.shape[:-2], d_model, n_freq))
     args = (torch.view_as_real(spectrum), torch.view_as_real(weight), torch.view_as_real(out), *sizes)
     real = _REAL_OF_COMPLEX[spectrum.dtype]
-    batch = int(sizes[0])
-    runtime.launch(Launch("group_filter.cu", "group_filter", real, weight.numel(), args, slices=batch))
+    work, batch = _channel_items(weight), int(sizes[0])
+    runtime.launch(Launch("group_filter.cu", "group_filter", real, work, (*args, np.int32(divisor)), batch))
     return out
 
 
-def _filter_gradients(
-    ctx: FunctionCtx, grad: torch.Tensor, fold: int, doubled_bins: int
-) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """Gradients for the saved spectrum and filter from the filter output's gradient `grad` (complex).
+def _filter_gradient(
+    target: str,
+    grad: torch.Tensor,
+    spectrum: torch.Tensor,
+    weight: torch.Tensor,
+    fold: int,
+    doubled_bins: int,
+    divisor: int,
+) -> torch.Tensor:
+    """The gradient of the "spectrum" (..., F, fold) or the "weight" (F, D) from `grad`, plain (..., D, F).
 
-    Bins 1 .. doubled_bins of `grad` count twice (the irFFT's one-sided doubling; 0 for none).
+    Bins 1 .. doubled_bins of `grad` count twice (the irFFT's one-sided doubling; 0 for none), and every bin
+    is divided by `divisor` (the irFFT's 1 / L; 1 for none).
     """
-    spectrum, weight = ctx.saved_tensors
-    sizes = (*_sizes(spectrum, weight, fold), np.int32(doubled_bins))
-    grad = torch.view_as_real(_plain(grad))
+    if target == "spectrum":
+        out, other, work = torch.empty_like(spectrum), weight, spectrum.numel()
+    else:
+        out, other, work = torch.empty_like(weight), spectrum, _channel_items(weight)
+    sizes = (*_sizes(spectrum, weight, fold), np.int32(doubled_bins), np.int32(divisor))
+    args = (torch.view_as_real(grad), torch.view_as_real(other), torch.view_as_real(out), *sizes)
     real = _REAL_OF_COMPLEX[spectrum.dtype]
-    grad_spectrum = grad_weight = None
-    if ctx.needs_input_grad[0]:
-        grad_spectrum = torch.empty_like(spectrum)
-        args = (grad, torch.view_as_real(weight), torch.view_as_real(grad_spectrum), *sizes)
-        runtime.launch(Launch("group_filter.cu", "group_filter_grad_spectrum", real, spectrum.numel(), args))
-    if ctx.needs_input_grad[1]:
-        grad_weight = torch.empty_like(weight)
-        args = (grad, torch.view_as_real(spectrum), torch.view_as_real(grad_weight), *sizes)
-        runtime.launch(Launch("group_filter.cu", "group_filter_grad_weight", real, weight.numel(), args))
-    return grad_spectrum, grad_weight
+    runtime.launch(Launch("group_filter.cu", f"group_filter_grad_{target}", real, work, args))
+    return out
 
 
 class FilterGroups(torch.autograd.Function):
@@ -96,40 +119,60 @@ class FilterGroups(torch.autograd.Function):
         spectrum, weight = _plain(spectrum), _plain(weight)
         ctx.save_for_backward(spectrum, weight)
         ctx.fold = fold
-        return _filter(spectrum, weight, fold)
+        return _filter(spectrum, weight, fold, divisor=1).transpose(-1, -2)
 
     @staticmethod
     @once_differentiable
     def backward(
         ctx: FunctionCtx, grad_out: torch.Tensor
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
-        return (*_filter_gradients(ctx, grad_out, ctx.fold, doubled_bins=0), None)
+        spectrum, weight = ctx.saved_tensors
+        grad = _plain(grad_out.transpose(-1, -2))
+        grad_spectrum = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, ctx.fold, 0, 1)
+        if ctx.needs_input_grad[1]:
+            grad_weight = _filter_gradient("weight", grad, spectrum, weight, ctx.fold, 0, 1)
+        return grad_spectrum, grad_weight, None
 
 
-class FilterIrfft(torch.autograd.Function):
-    """irfft(filter_groups(spectrum, weight, fold), n=seq_len, dim=-2) -> (..., seq_len, D).
+class FourierSmooth(torch.autograd.Function):
+    """irfft(filter_groups(rfft(segment_average(x, fold)), weight, fold)) over time, (..., L, D) -> same.
 
-    Backward: rfft(grad) / seq_len (torch's irFFT gradient before its bin doubling), then the filter's
-    gradient kernels apply the doubling of bins 1 .. seq_len - F while they read it.
+    Forward: the filter kernel writes (..., D, F) already divided by L, and an unnormalized irFFT runs along
+    its last axis. Backward: G, the unnormalized rFFT of the gradient along time, feeds both gradient
+    kernels. The filter's gradient applies the irFFT's 1 / L and the doubling of bins 1 .. L - F. The
+    averages' gradient is irfft(sum over each group's channels of G * conj(W)) with no scaling at all: the
+    rFFT's adjoint halves exactly the bins that the irFFT's gradient doubles, and its factor L cancels 1 / L.
     """
 
     @staticmethod
-    def forward(
-        ctx: FunctionCtx, spectrum: torch.Tensor, weight: torch.Tensor, fold: int, seq_len: int
-    ) -> torch.Tensor:
-        spectrum, weight = _plain(spectrum), _plain(weight)
+    def forward(ctx: FunctionCtx, x: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Tensor:
+        x, weight = _plain(x), _plain(weight)
+        seq_len = x.shape[-2]
+        spectrum = _plain(torch.fft.rfft(_segment_mean(x, fold), dim=-2))
         ctx.save_for_backward(spectrum, weight)
-        ctx.fold, ctx.seq_len = fold, seq_len
-        return torch.fft.irfft(_filter(spectrum, weight, fold), n=seq_len, dim=-2)
+        ctx.fold, ctx.group_size = fold, x.shape[-1] // fold
+        filtered = _filter(spectrum, weight, fold, divisor=seq_len)
+        return torch.fft.irfft(filtered, n=seq_len, dim=-1, norm="forward").transpose(-1, -2)
 
     @staticmethod
     @once_differentiable
     def backward(
         ctx: FunctionCtx, grad_out: torch.Tensor
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
-        grad = torch.fft.rfft(grad_out, n=ctx.seq_len, dim=-2, norm="forward")
-        doubled_bins = ctx.seq_len - grad.shape[-2]
-        return (*_filter_gradients(ctx, grad, ctx.fold, doubled_bins), None, None)
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
+        spectrum, weight = ctx.saved_tensors
+        seq_len = grad_out.shape[-2]
+        grad = _plain(torch.fft.rfft(grad_out.transpose(-1, -2), dim=-1))
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, ctx.fold, 0, 1)
+            grad_average = torch.fft.irfft(grad_spectrum, n=seq_len, dim=-2)
+            grad_x = _segment_mean_backward(grad_average, ctx.group_size)
+        if ctx.needs_input_grad[1]:
+            doubled_bins = seq_len - weight.shape[0]
+            grad_weight = _filter_gradient("weight", grad, spectrum, weight, ctx.fold, doubled_bins, seq_len)
+        return grad_x, grad_weight, None
 
 
 def segment_average(x: torch.Tensor, fold: int) -> torch.Tensor:
@@ -165,7 +208,15 @@ def filter_groups(spectrum: torch.Tensor, weight: torch.Tensor, fold: int) -> to
 
 def fourier_smooth(x: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Tensor:
     """Kernel twin of forecaster.nn.smoother.fourier_smooth (eq. 3); torch's cuFFT does the FFTs."""
-    seq_len = x.shape[-2]
-    spectrum = torch.fft.rfft(segment_average(x, fold), n=seq_len, dim=-2)
-    _check_filter_arguments(spectrum, weight, fold)
-    return FilterIrfft.apply(spectrum, weight, fold, seq_len)
+    seq_len, d_model = x.shape[-2:]
+    if fold < 1 or d_model % fold:
+        raise ValueError(f"d_model {d_model} is not divisible by fold {fold}")
+    if x.dtype not in _COMPLEX_OF_REAL or weight.dtype != _COMPLEX_OF_REAL[x.dtype]:
+        raise ValueError(
+            f"fourier_smooth kernels take a float32/float64 input and a filter of its complex dtype, "
+            f"got {x.dtype} and {weight.dtype}"
+        )
+    if tuple(weight.shape) != (seq_len // 2 + 1, d_model):
+        expected = (seq_len // 2 + 1, d_model)
+        raise ValueError(f"filter of shape {tuple(weight.shape)} does not match {expected} of the input")
+    return FourierSmooth.apply(x, weight, fold)

@@ -59,26 +59,38 @@ def _fake_cupy(monkeypatch, available: bool) -> None:
     monkeypatch.setattr(kernels, "cupy_available", lambda: available)
 
 
+LARGE = smoother.KERNELS_MIN_ELEMENTS
+
+
 def test_backend_is_torch_on_cpu_and_for_half_precision(monkeypatch):
     _fake_cupy(monkeypatch, True)
     monkeypatch.delenv("FORECASTER_KERNELS", raising=False)
-    assert smoother.smoother_backend(torch.device("cpu"), torch.float32) == "torch"
-    assert smoother.smoother_backend(torch.device("cuda"), torch.float16) == "torch"
-    assert smoother.smoother_backend(torch.device("cuda"), torch.float32) == "kernels"
-    assert smoother.smoother_backend(torch.device("cuda", 1), torch.float64) == "kernels"
+    assert smoother.smoother_backend(torch.device("cpu"), torch.float32, LARGE) == "torch"
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float16, LARGE) == "torch"
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float32, LARGE) == "kernels"
+    assert smoother.smoother_backend(torch.device("cuda", 1), torch.float64, LARGE) == "kernels"
+
+
+def test_backend_is_torch_below_the_size_where_kernels_pay_unless_forced_on(monkeypatch):
+    _fake_cupy(monkeypatch, True)
+    monkeypatch.delenv("FORECASTER_KERNELS", raising=False)
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float32, LARGE - 1) == "torch"
+    monkeypatch.setenv("FORECASTER_KERNELS", " ON ")
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float32, 1) == "kernels"
+    assert smoother.smoother_backend(torch.device("cpu"), torch.float32, LARGE) == "torch"
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", " off "])
 def test_forecaster_kernels_off_forces_torch(monkeypatch, value):
     _fake_cupy(monkeypatch, True)
     monkeypatch.setenv("FORECASTER_KERNELS", value)
-    assert smoother.smoother_backend(torch.device("cuda"), torch.float32) == "torch"
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float32, LARGE) == "torch"
 
 
 def test_backend_is_torch_without_cupy(monkeypatch):
     _fake_cupy(monkeypatch, False)
-    monkeypatch.delenv("FORECASTER_KERNELS", raising=False)
-    assert smoother.smoother_backend(torch.device("cuda"), torch.float32) == "torch"
+    monkeypatch.setenv("FORECASTER_KERNELS", "on")
+    assert smoother.smoother_backend(torch.device("cuda"), torch.float32, LARGE) == "torch"
 
 
 def test_cupy_available_is_false_when_cupy_cannot_be_imported(monkeypatch):
@@ -109,11 +121,12 @@ def test_smoother_on_cpu_never_imports_kernels_or_cupy():
         "torch.manual_seed(0)\n"
         "x = torch.randn(2, 12, 16, requires_grad=True)\n"
         "Smoother(16, 12, fold=4)(x).sum().backward()\n"
-        "print(smoother_backend(x.device, x.dtype), 'kernels' in sys.modules, 'cupy' in sys.modules)\n"
+        "backend = smoother_backend(x.device, x.dtype, x.numel())\n"
+        "print(backend, 'kernels' in sys.modules, 'cupy' in sys.modules)\n"
         "import kernels\n"
         "print('cupy' in sys.modules)\n"
     )
-    environment = {**os.environ, "FORECASTER_KERNELS": ""}
+    environment = {**os.environ, "FORECASTER_KERNELS": "on"}
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["torch", "False", "False", "False"]
@@ -138,6 +151,13 @@ def test_kernel_functions_validate_shapes_and_dtypes():
         kernels.filter_groups(torch.randn(2, 4, 4, dtype=torch.complex64), weight, 4)
     with pytest.raises(ValueError, match="complex64 or complex128"):
         kernels.filter_groups(torch.randn(2, 3, 4, dtype=torch.complex128), weight, 4)
+    x = torch.randn(2, 6, 8)
+    with pytest.raises(ValueError, match="filter of its complex dtype"):
+        kernels.fourier_smooth(x, torch.randn(4, 8, dtype=torch.complex128), 4)
+    with pytest.raises(ValueError, match=r"does not match \(4, 8\)"):
+        kernels.fourier_smooth(x, torch.randn(3, 8, dtype=torch.complex64), 4)
+    with pytest.raises(ValueError, match="not divisible by fold 3"):
+        kernels.fourier_smooth(x, torch.randn(4, 8, dtype=torch.complex64), 3)
 
 
 @pytest.mark.parametrize(

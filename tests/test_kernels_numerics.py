@@ -179,7 +179,7 @@ def test_smoother_module_kernel_path_matches_pytorch_path(device, monkeypatch):
     x = torch.randn(3, 31, 24, device=device)
     results = {}
     for backend in ("kernels", "torch"):
-        monkeypatch.setattr(torch_stages, "smoother_backend", lambda device, dtype, chosen=backend: chosen)
+        monkeypatch.setattr(torch_stages, "smoother_backend", lambda *_, chosen=backend: chosen)
         module.zero_grad()
         x_leaf = x.clone().requires_grad_()
         with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True, allow_tf32=False):

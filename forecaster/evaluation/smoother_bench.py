@@ -5,7 +5,7 @@ input and every parameter), as the median of `repeats` calls after `warmup` call
 - "fourier": the stages the kernels replace with the FFTs between them (segment average, rFFT, group filter,
   irFFT; paper 001 eq. 3), i.e. `kernels.fourier_smooth` vs `forecaster.nn.smoother.fourier_smooth`;
 - "smoother": the whole module in training mode (Fourier part, convolution stem, BatchNorm, ELU, dropout),
-  switched between paths with FORECASTER_KERNELS, as a user would.
+  switched between paths with FORECASTER_KERNELS (=off, =on), as a user would.
 
 Bandwidth is the Fourier part's fewest bytes (`fourier_traffic_bytes`: every stage reads its inputs once and
 writes its outputs once) over its time, against the GPU's peak: 2 (DDR) x memory clock x bus width, read
@@ -134,16 +134,15 @@ def kernel_path_status(device: torch.device, dtype: torch.dtype) -> str:
     from kernels import cupy_available
 
     if not cupy_available():
-        return "not run: CuPy is not importable (pip install 'forecaster[gpu]')"
+        return "not run: CuPy is not importable (pip install 'forecaster[gpu]', CUDA 13 torch: [gpu-cuda13])"
     return "available"
 
 
 @contextmanager
 def _kernels_switch(path: str) -> Iterator[None]:
-    """FORECASTER_KERNELS=off for the torch path, unset for the kernel path; restored afterwards."""
+    """FORECASTER_KERNELS=off for the torch path, =on for the kernel path (any size); restored afterwards."""
     saved = os.environ.pop("FORECASTER_KERNELS", None)
-    if path == "torch":
-        os.environ["FORECASTER_KERNELS"] = "off"
+    os.environ["FORECASTER_KERNELS"] = "off" if path == "torch" else "on"
     try:
         yield
     finally:
@@ -184,7 +183,7 @@ def _measure(
         traffic = fourier_traffic_bytes(batch, length, d_model, fold, x.element_size())
     else:
         module = torch_smoother.Smoother(d_model, length, fold=fold).to(device=device, dtype=dtype).train()
-        chosen = torch_smoother.smoother_backend(device, dtype)
+        chosen = torch_smoother.smoother_backend(device, dtype, x.numel())
         if chosen != path:
             raise RuntimeError(f"the Smoother chose the {chosen} path where the bench asked for {path}")
 
