@@ -154,8 +154,8 @@ def launch(call: Launch) -> None:
 
     function = _function(call.source, call.entry, device.index)
     grid = grid_shape(call.work, call.slices, _multiprocessors(device.index))
-    # Raw device pointers, not DLPack: cupy.from_dlpack cost 28 us per tensor on the H100 machine of README's
-    # kernel table, more than the kernels themselves at moderate sizes.
+    # Raw device pointers, not DLPack: cupy.from_dlpack cost 21-28 us per tensor on the H100 machine of
+    # README's kernel table, more than the kernels themselves at moderate sizes.
     # check_arguments has already vouched for each tensor's device, dtype and contiguity.
     args = tuple(np.uint64(arg.data_ptr()) if isinstance(arg, torch.Tensor) else arg for arg in call.args)
     with cupy.cuda.Device(device.index), _cupy_stream(torch.cuda.current_stream(device)):
