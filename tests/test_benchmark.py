@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -119,6 +120,21 @@ def test_worker_log_has_one_line_per_cell_and_no_lightning_banners(
         assert banner not in log
     runner_lines = ("ILI h=24 dlinear #", "benchmark (2 workers x 1 threads)", "2 cells run", "summary: ")
     assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
+
+
+def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
+    data_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """On a 16-core GPU host Lightning advised `num_workers=15` for every cell's three loaders."""
+    from lightning.pytorch.trainer.connectors import data_connector
+
+    monkeypatch.setattr(data_connector, "suggested_max_num_workers", lambda num_devices: 15)
+    args = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "s3attention", "--repeats", "1",
+            "--max-epochs", "1", "--no-progress", "--data-dir", str(data_dir), "--out", str(tmp_path)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(args) == 0
+    assert not [w for w in caught if "does not have many workers" in str(w.message)]
 
 
 @pytest.mark.slow

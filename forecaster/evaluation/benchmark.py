@@ -360,9 +360,11 @@ def run_cell(cell: Cell, prepared: _Prepared, config: BenchmarkConfig) -> dict[s
 def _quiet_lightning() -> None:
     """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
 
-    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Two
+    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Three
     warnings repeat with every cell and are not the user's to act on: torch 2.13 deprecates a class that
-    Lightning 2.6 still uses, and neuralforecast's models keep unpicklable callbacks in their hyperparameters.
+    Lightning 2.6 still uses, neuralforecast's models keep unpicklable callbacks in their hyperparameters, and
+    on machines with more than a few cores (a GPU host, say) Lightning advises DataLoader worker processes,
+    which the runner does not use: its windows are slices of arrays already in memory.
     """
     for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
         if importlib.util.find_spec(name) is not None:
@@ -372,6 +374,7 @@ def _quiet_lightning() -> None:
                             category=FutureWarning)
     warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",
                             category=UserWarning)
+    warnings.filterwarnings("ignore", message=r"The '\w+' does not have many workers", category=UserWarning)
 
 
 def _prepared_for(cell: Cell, prepared: dict[str, _Prepared], config: BenchmarkConfig) -> _Prepared:
