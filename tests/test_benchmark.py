@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
 pytest.importorskip("neuralforecast")
 
@@ -62,6 +63,8 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
     assert (results["windows"] == ILI_TEST_WINDOWS_H24).all()
     assert (results["epochs"] == 1).all()
     assert (results["parameters"] > 0).all() and (results["train_seconds"] > 0).all()
+    if not torch.cuda.is_available():
+        assert (results["device"] == f"CPU ({os.cpu_count()} cores)").all()
     assert results[["mse", "mae"]].map(math.isfinite).all().all()
     assert (results["mse"] > 0).all() and (results["mae"] > 0).all()
 
@@ -335,7 +338,8 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
     """Reading never writes (a grid may be appending); the next run drops the partial line and reruns it."""
     path = tmp_path / "results.csv"
     row = {"dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 0, "seed": 0, "mse": 1.5,
-           "mae": 1.0, "train_seconds": 2.0, "epochs": 3, "parameters": 4, "windows": 170}
+           "mae": 1.0, "train_seconds": 2.0, "epochs": 3, "parameters": 4, "windows": 170,
+           "device": "CPU (2 cores)"}
     append_result(path, row)
     with path.open("a") as handle:
         handle.write("ILI,24,s3attention,0,0,1.2")
@@ -356,22 +360,31 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
 def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Path, capsys) -> None:
     out = tmp_path / "grid"
     out.mkdir()
-    for model, repeat, seconds in (("dlinear", 0, 100.0), ("dlinear", 1, 200.0), ("naive", 0, 0.0)):
+    rows = (("dlinear", 0, 100.0, benchmark._device()), ("dlinear", 1, 200.0, benchmark._device()),
+            ("naive", 0, 0.0, benchmark._device()), ("patchtst", 0, 30.0, "Some GPU"))
+    for model, repeat, seconds, device in rows:
         append_result(out / "results.csv", {
             "dataset": "ILI", "horizon": 24, "model": model, "repeat": repeat, "seed": repeat, "mse": 1.0,
-            "mae": 0.5, "train_seconds": seconds, "epochs": 1, "parameters": 1, "windows": 170})
+            "mae": 0.5, "train_seconds": seconds, "epochs": 1, "parameters": 1, "windows": 170,
+            "device": device})
     before = sorted((path.name, path.read_bytes()) for path in out.iterdir())
     args = ["benchmark", "--datasets", "ILI", "--horizons", "24,36", "--models", "naive,dlinear,patchtst",
             "--repeats", "2", "--out", str(out), "--data-dir", str(tmp_path / "no-data"), "--dry-run"]
     assert main(args) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == f"{out}: 3 of 12 cells done, 9 to run"
+    assert printed[0] == f"{out}: 4 of 12 cells done, 8 to run"
     assert printed[3:] == [
         "| ILI | naive | 1 | 3 | 0 | 0.0 h |",
         "| ILI | dlinear | 2 | 2 | 150 | 0.1 h |",  # 2 cells x 150 s
-        "| ILI | patchtst | 0 | 4 | - | unknown |",
+        "| ILI | patchtst | 1 | 3 | 30 | 0.0 h |",  # only another device's row: it is all there is
     ]
     assert sorted((path.name, path.read_bytes()) for path in out.iterdir()) == before
+
+    append_result(out / "results.csv", {  # a faster device's dlinear row (repeat 2, outside this grid)
+        "dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 2, "seed": 2, "mse": 1.0, "mae": 0.5,
+        "train_seconds": 9.0, "epochs": 1, "parameters": 1, "windows": 170, "device": "Some GPU"})
+    assert main(args) == 0
+    assert "| ILI | dlinear | 2 | 2 | 150 | 0.1 h |" in capsys.readouterr().out.splitlines()
     (out / "benchmark.json").write_text(json.dumps({"split": "7:1:2", "max_epochs": 2, "patience": 3,
                                                     "batch_size": 32}))
     with pytest.raises(DataError, match=r"max_epochs=2 \(now 10\)"):
@@ -392,7 +405,8 @@ def _results_frame(rows: list[tuple[str, int, str, int, float]]) -> pd.DataFrame
     """results.csv rows from (dataset, horizon, model, repeat, mse) with mae = mse / 2."""
     return pd.DataFrame(
         [{"dataset": d, "horizon": h, "model": m, "repeat": r, "seed": r, "mse": v, "mae": v / 2,
-          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1} for d, h, m, r, v in rows]
+          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1, "device": "CPU (2 cores)"}
+         for d, h, m, r, v in rows]
     )
 
 
@@ -407,6 +421,19 @@ def test_summary_reports_mean_std_best_and_paper(tmp_path: Path) -> None:
     assert mse_row == "| ETTm2 | 96 | **0.150 ± 0.071** | 0.300 ± 0.000 | 0.192 |"
     assert mae_row == "| ETTm2 | 96 | **0.075 ± 0.035** | 0.150 ± 0.000 | 0.283 |"
     assert "input 96;" in text
+    assert "Trained on: CPU (2 cores) 4 rows (" in text
+
+    results.loc[results["model"] == "dlinear", "device"] = "NVIDIA H100 80GB HBM3"
+    text = write_summary(results, config, tmp_path / "summary.md").read_text()
+    assert "Trained on: CPU (2 cores) 2 rows, NVIDIA H100 80GB HBM3 2 rows (" in text
+
+
+def test_results_written_before_the_device_column_are_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "results.csv"
+    columns = [column for column in RESULT_COLUMNS if column != "device"]
+    path.write_text(",".join(columns) + "\nILI,24,dlinear,0,0,1.5,1.0,2.0,3,4,170\n")
+    with pytest.raises(DataError, match=r"missing column\(s\) device"):
+        read_results(path)
 
 
 def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) -> None:

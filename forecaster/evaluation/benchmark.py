@@ -38,7 +38,7 @@ from forecaster.errors import DataError, ForecasterError
 
 RESULT_COLUMNS = (
     "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
-    "windows",
+    "windows", "device",
 )
 DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
 DEFAULT_MODELS = (
@@ -389,8 +389,9 @@ def _prepared_for(cell: Cell, prepared: dict[str, _Prepared], config: BenchmarkC
 
 
 def _result_row(cell: Cell, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Called where the cell trained, so `device` names the hardware its train_seconds were measured on."""
     return {"dataset": cell.dataset, "horizon": cell.horizon, "model": cell.model, "repeat": cell.repeat,
-            "seed": cell.seed, **metrics}
+            "seed": cell.seed, **metrics, "device": _device()}
 
 
 _WORKER_PREPARED: dict[str, _Prepared] = {}
@@ -520,12 +521,17 @@ def plan_table(plan: GridPlan) -> list[str]:
     """Markdown rows per dataset and model: cells done and to run, and what the rest will take.
 
     The estimate is the mean train_seconds of the (dataset, model)'s rows in results.csv (any horizon) times
-    the cells left: one worker on the machine that ran them; `--jobs N` divides the wall time.
+    the cells left: one worker; `--jobs N` divides the wall time. Rows trained on this machine's device are
+    used when there are any, since a record may gather runs from a GPU and a CPU.
     """
     counts: dict[tuple[str, str], list[int]] = {}
     for cell in plan.cells:
         counts.setdefault((cell.dataset, cell.model), [0, 0])[cell.key not in plan.finished] += 1
-    seconds = plan.results.groupby(["dataset", "model"])["train_seconds"].mean()
+    here = plan.results[plan.results["device"].astype(str) == _device()]
+    seconds = {
+        **plan.results.groupby(["dataset", "model"])["train_seconds"].mean().to_dict(),
+        **here.groupby(["dataset", "model"])["train_seconds"].mean().to_dict(),
+    }
     lines = ["| dataset | model | done | to run | mean train s per finished cell | estimate for the rest |",
              "|---|---|---|---|---|---|"]
     for (dataset, model), (done, todo) in counts.items():
@@ -663,11 +669,23 @@ def _input_sizes(results: pd.DataFrame) -> str:
     return f"{common} ({others})" if others else str(common)
 
 
+def _device() -> str:
+    """The GPU's name when CUDA is visible (Lightning and our trainer then train on it), else the CPU."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores)"
+
+
 def _machine() -> str:
     import torch
 
-    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({os.cpu_count()} cores)"
-    return f"{platform.node() or 'unknown host'}, {device}, torch {torch.__version__}"
+    return f"{platform.node() or 'unknown host'}, {_device()}, torch {torch.__version__}"
+
+
+def _device_counts(results: pd.DataFrame) -> str:
+    """"CPU (2 cores) 206 rows, NVIDIA H100 80GB HBM3 32 rows": a directory can gather runs from machines."""
+    counts = results["device"].astype(str).value_counts(sort=False)
+    return ", ".join(f"{device} {count} row{'s' if count != 1 else ''}" for device, count in counts.items())
 
 
 def _model_order(results: pd.DataFrame) -> list[str]:
@@ -698,6 +716,8 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
     if results.empty:
         lines += ["", "No finished cells yet."]
     else:
+        lines += ["", f"Trained on: {_device_counts(results)} (results.csv's device column; its "
+                  "train_seconds are only comparable between rows of one device)."]
         for metric in ("mse", "mae"):
             lines += ["", f"## {metric.upper()}", "", *_metric_table(results, metric, models, config.repeats)]
     not_run = [name for name in PAPER_S3ATTENTION if name not in set(results["dataset"].astype(str))]
