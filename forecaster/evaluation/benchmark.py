@@ -202,7 +202,10 @@ def read_results(path: Path) -> pd.DataFrame:
     frame = pd.read_csv(io.BytesIO(complete))
     missing = [column for column in RESULT_COLUMNS if column not in frame.columns]
     if missing:
-        raise DataError(f"{path}: not a benchmark results file; missing column(s) {', '.join(missing)}")
+        raise DataError(
+            f"{path}: not a benchmark results file of this version; missing column(s) {', '.join(missing)} "
+            f"(expected {', '.join(RESULT_COLUMNS)}; older files lack device: add it or use another --out)"
+        )
     return frame
 
 
@@ -683,7 +686,7 @@ def _machine() -> str:
 
 
 def _device_counts(results: pd.DataFrame) -> str:
-    """"CPU (2 cores) 206 rows, NVIDIA H100 80GB HBM3 32 rows": a directory can gather runs from machines."""
+    """"CPU (2 cores) 208 rows, NVIDIA H100 80GB HBM3 32 rows": a directory can gather runs from machines."""
     counts = results["device"].astype(str).value_counts(sort=False)
     return ", ".join(f"{device} {count} row{'s' if count != 1 else ''}" for device, count in counts.items())
 
