@@ -9,5 +9,9 @@ class DataError(ForecasterError, ValueError):
     """A CSV, dataset or split that cannot be used as asked (names file, column, row, expectation)."""
 
 
+class ConfigError(ForecasterError, ValueError):
+    """A setting, option or name that is out of range or unknown (names the setting and what it accepts)."""
+
+
 class BundleError(ForecasterError):
     """A model bundle that is missing, incomplete, invalid, or would be overwritten."""

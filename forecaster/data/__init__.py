@@ -1,6 +1,6 @@
 """Data layer: benchmark registry, validated CSV reading, protocol splits, scaling and sliding windows.
 
-The registry, reader, splits and time-index helpers load eagerly (pandas only); the scaler (scikit-learn),
+The registry, reader, splits and time-index helpers load eagerly (pandas only); the scaler,
 windows (torch) and the LightningDataModule load on first use, so the service and `forecaster data
 describe` never import Lightning.
 """
@@ -18,12 +18,10 @@ from forecaster.data.reader import (
 )
 from forecaster.data.registry import DATASETS, DatasetSpec, data_search_dirs, get_spec, locate_dataset
 from forecaster.data.splits import SPLIT_SCHEMES, min_rows, split_borders, window_count, window_counts
-from forecaster.data.timeindex import future_timestamps, infer_frequency
+from forecaster.data.timeindex import check_frequency, future_timestamps, infer_frequency
 
 _LAZY = {
-    "fit_scaler": "forecaster.data.scaling",
-    "scaler_state": "forecaster.data.scaling",
-    "scaler_from_state": "forecaster.data.scaling",
+    "Scaler": "forecaster.data.scaling",
     "WindowDataset": "forecaster.data.windows",
     "ForecastDataModule": "forecaster.data.datamodule",
     "download_dataset": "forecaster.data.download",
@@ -38,6 +36,7 @@ __all__ = [
     "DatasetSpec",
     "TimeSeries",
     "data_search_dirs",
+    "check_frequency",
     "future_timestamps",
     "get_spec",
     "infer_frequency",

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import lightning as L
 import numpy as np
-from sklearn.preprocessing import StandardScaler
 from torch.utils.data import DataLoader
 
 from forecaster.data.reader import TimeSeries
-from forecaster.data.scaling import fit_scaler
+from forecaster.data.scaling import Scaler
 from forecaster.data.splits import Borders, split_borders, window_counts
 from forecaster.data.windows import WindowDataset
 
@@ -41,7 +40,7 @@ class ForecastDataModule(L.LightningDataModule):
         self.eval_stride = eval_stride
         self.num_workers = num_workers
         self.borders: Borders | None = None
-        self.scaler: StandardScaler | None = None
+        self.scaler: Scaler | None = None
         self.scaled: np.ndarray | None = None
 
     @property
@@ -66,7 +65,7 @@ class ForecastDataModule(L.LightningDataModule):
             source=self.series.source,
         )
         train_start, train_stop = borders["train"]
-        self.scaler = fit_scaler(values[train_start:train_stop])
+        self.scaler = Scaler.fit(values[train_start:train_stop])
         self.scaled = self.scaler.transform(values).astype(np.float32)
         strides = {"train": self.stride, "val": self.eval_stride, "test": self.eval_stride}
         sets = {

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from forecaster.checks import check_int
 from forecaster.data.reader import TimeSeries, load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
 from forecaster.data.splits import split_borders, window_counts
@@ -76,8 +77,7 @@ def describe(
     spec = get_spec(series.dataset) if series.dataset else None
     input_size = input_size or (spec.input_size if spec else DEFAULT_INPUT_SIZE)
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
-    if stride < 1:
-        raise DataError(f"stride must be a positive number of rows, got {stride}")
+    check_int("stride", stride, minimum=1, error=DataError)
     borders = split_borders(
         len(series), input_size, split, series.freq, horizon=horizon, source=series.source
     )

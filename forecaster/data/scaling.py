@@ -1,53 +1,79 @@
-"""Per-channel standardization fit on the train rows only, persisted as plain numbers (no pickle)."""
+"""The one scaler: per-channel standardization fit on the train rows only, stored as plain numbers.
+
+The data module, bundles, metrics and the service all use `Scaler`: fit with scikit-learn's
+StandardScaler (population std; a constant channel gets scale 1), applied in float64 as
+(x - mean) / scale, undone as x * scale + mean, and written to a bundle as JSON numbers (no pickle).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from sklearn.preprocessing import StandardScaler
 
 from forecaster.errors import DataError
 
 
-def fit_scaler(train_values: np.ndarray) -> StandardScaler:
-    """A StandardScaler fit on the (N, C) train rows (population std; constant channels get scale 1)."""
-    values = np.asarray(train_values, dtype=np.float64)
-    if values.ndim != 2 or values.shape[0] < 1:
-        raise DataError(
-            f"the scaler needs a (rows, channels) array with at least one row, got shape {values.shape}"
-        )
-    if not np.isfinite(values).all():
-        raise DataError("the scaler's train rows contain missing or non-finite values; expected numbers")
-    return StandardScaler().fit(values)
+@dataclass(frozen=True, eq=False)
+class Scaler:
+    """Per-channel mean and scale (C,) float64 arrays."""
 
+    mean: np.ndarray
+    scale: np.ndarray
 
-def scaler_state(scaler: StandardScaler) -> dict[str, list[float]]:
-    """The fitted scaler as JSON-ready numbers: {"mean": [...], "scale": [...]}."""
-    return {"mean": [float(v) for v in scaler.mean_], "scale": [float(v) for v in scaler.scale_]}
+    @classmethod
+    def fit(cls, train_values: np.ndarray) -> Scaler:
+        """Fit on the (N, C) train rows; DataError for an empty or non-finite array."""
+        from sklearn.preprocessing import StandardScaler
 
+        values = np.asarray(train_values, dtype=np.float64)
+        if values.ndim != 2 or values.shape[0] < 1:
+            raise DataError(
+                f"the scaler needs a (rows, channels) array with at least one row, got shape {values.shape}"
+            )
+        if not np.isfinite(values).all():
+            raise DataError("the scaler's train rows contain missing or non-finite values; expected numbers")
+        fitted = StandardScaler().fit(values)
+        return cls(np.asarray(fitted.mean_, dtype=np.float64), np.asarray(fitted.scale_, dtype=np.float64))
 
-def scaler_from_state(state: Mapping[str, Sequence[float]]) -> StandardScaler:
-    """Rebuild a fitted StandardScaler from `scaler_state` output, validating every field."""
-    missing = [key for key in ("mean", "scale") if key not in state]
-    if missing:
-        raise DataError(f"scaler state lacks field(s) {', '.join(missing)}; expected 'mean' and 'scale'")
-    try:
-        mean = np.asarray(state["mean"], dtype=np.float64)
-        scale = np.asarray(state["scale"], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError("scaler state fields 'mean' and 'scale' must be lists of numbers") from None
-    if mean.ndim != 1 or mean.shape != scale.shape or mean.size == 0:
-        raise DataError(
-            "scaler state 'mean' and 'scale' must be non-empty lists of one length, "
-            f"got shapes {mean.shape} and {scale.shape}"
-        )
-    if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
-        raise DataError("scaler state must hold finite means and positive finite scales")
-    scaler = StandardScaler()
-    scaler.mean_ = mean
-    scaler.scale_ = scale
-    scaler.var_ = scale**2
-    scaler.n_features_in_ = mean.size
-    scaler.n_samples_seen_ = 0
-    return scaler
+    @property
+    def n_channels(self) -> int:
+        return int(self.mean.size)
+
+    def transform(self, values: np.ndarray) -> np.ndarray:
+        """(x - mean) / scale in float64, over the last axis (the channels)."""
+        return (np.asarray(values, dtype=np.float64) - self.mean) / self.scale
+
+    def inverse(self, values: np.ndarray) -> np.ndarray:
+        """x * scale + mean in float64: back to original units."""
+        return np.asarray(values, dtype=np.float64) * self.scale + self.mean
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """JSON-ready: {"mean": [...], "scale": [...]}."""
+        return {"mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale]}
+
+    @classmethod
+    def from_dict(cls, state: Any, n_channels: int | None = None) -> Scaler:
+        """Rebuild from `to_dict` output, checking every number (and the channel count when given)."""
+        if not isinstance(state, Mapping) or set(state) != {"mean", "scale"}:
+            raise DataError("the scaler must be an object with exactly the fields 'mean' and 'scale'")
+        arrays = []
+        for key in ("mean", "scale"):
+            values = state[key]
+            if not isinstance(values, list) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in values
+            ):
+                raise DataError(f"scaler {key!r} must be a list of numbers")
+            arrays.append(np.asarray(values, dtype=np.float64))
+        mean, scale = arrays
+        expected = n_channels if n_channels is not None else mean.size
+        if mean.size == 0 or mean.size != expected or scale.size != expected:
+            raise DataError(
+                f"scaler 'mean' and 'scale' must hold one number per column ({expected}), "
+                f"got {mean.size} and {scale.size}"
+            )
+        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
+            raise DataError("the scaler must hold finite means and positive finite scales")
+        return cls(mean, scale)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
+from forecaster.checks import check_int
 from forecaster.errors import DataError
 
 SPLIT_SCHEMES = ("7:1:2", "ett")
@@ -102,8 +103,9 @@ def split_borders(
     """
     if scheme not in SPLIT_SCHEMES:
         raise DataError(f"unknown split {scheme!r}; expected one of {', '.join(SPLIT_SCHEMES)}")
-    if input_size < 1 or (horizon is not None and horizon < 1):
-        raise DataError(f"input_size and horizon must be positive, got {input_size} and {horizon}")
+    check_int("input_size", input_size, minimum=1, error=DataError)
+    if horizon is not None:
+        check_int("horizon", horizon, minimum=1, error=DataError)
     borders = _raw_borders(n_rows, input_size, scheme, freq)
     checked_horizon = 1 if horizon is None else horizon
     if not _usable(n_rows, input_size, checked_horizon, scheme, freq):

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
+from forecaster.checks import check_int
 from forecaster.errors import DataError
 
 _OFFSET_OPTION = "future.infer_freq_returns_offset"
@@ -39,14 +40,24 @@ def infer_frequency(index: pd.Index) -> str | None:
     return to_offset(freq).freqstr
 
 
+def check_frequency(freq: str) -> pd.DateOffset:
+    """The pandas offset of alias `freq` (e.g. "15min", "h", "W-TUE"); DataError for anything else."""
+    try:
+        return to_offset(freq)
+    except (ValueError, TypeError):
+        shown = freq if len(str(freq)) <= 40 else f"{str(freq)[:40]}..."
+        raise DataError(
+            f"unknown frequency {shown!r}; expected a pandas offset alias such as 15min, h, D"
+        ) from None
+
+
 def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Index:
     """The `horizon` steps after the last value of `index`.
 
     A DatetimeIndex continues with `freq` (inferred from the index when None); a RangeIndex or an
     integer index continues with its step (1 unless a RangeIndex says otherwise).
     """
-    if horizon < 1:
-        raise DataError(f"horizon must be a positive number of steps, got {horizon}")
+    check_int("horizon", horizon, minimum=1, error=DataError)
     if len(index) == 0:
         raise DataError("cannot continue an empty time index; expected at least one timestamp")
     if isinstance(index, pd.DatetimeIndex):
@@ -56,12 +67,7 @@ def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Ind
                 "cannot continue the timestamps: their frequency cannot be inferred "
                 "(expected at least 3 regularly spaced timestamps, or an explicit frequency)"
             )
-        try:
-            offset = to_offset(freq)
-        except ValueError:
-            raise DataError(
-                f"unknown frequency {freq!r}; expected a pandas offset alias such as 15min, h, D"
-            ) from None
+        offset = check_frequency(freq)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
             first = index[-1] + offset

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from forecaster.checks import check_int
 from forecaster.data.splits import window_count
 from forecaster.errors import DataError
 
@@ -17,10 +18,8 @@ class WindowDataset(Dataset):
         array = np.asarray(values)
         if array.ndim != 2:
             raise DataError(f"windows need a (rows, channels) array, got shape {array.shape}")
-        if min(input_size, horizon, stride) < 1:
-            raise DataError(
-                f"input_size, horizon and stride must be positive, got {input_size}, {horizon}, {stride}"
-            )
+        for name, value in (("input_size", input_size), ("horizon", horizon), ("stride", stride)):
+            check_int(name, value, minimum=1, error=DataError)
         self.input_size = input_size
         self.horizon = horizon
         self.stride = stride

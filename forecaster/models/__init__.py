@@ -1,11 +1,15 @@
-"""Assembled models behind one name -> class registry: the S3Attention forecaster, LRA and TNN models."""
+"""Assembled models, each built from one config dataclass: S3Attention, TNN forecasters, LRA classifiers."""
 
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
-from forecaster.models.registry import get_model, model_names, register_model
-from forecaster.models.s3attention import S3AttentionConfig, S3AttentionForecaster, preset
+from forecaster.models.presets import PRESETS, preset
+from forecaster.models.registry import FORECAST, MODELS, get_model, model_names
+from forecaster.models.s3attention import S3AttentionConfig, S3AttentionForecaster
 from forecaster.models.tnn import CausalTnnConfig, CausalTnnForecaster
 
 __all__ = [
+    "FORECAST",
+    "MODELS",
+    "PRESETS",
     "CausalTnnConfig",
     "CausalTnnForecaster",
     "LRAClassifier",
@@ -16,5 +20,4 @@ __all__ = [
     "get_model",
     "model_names",
     "preset",
-    "register_model",
 ]

@@ -1,16 +1,15 @@
-"""The JSON round trip every model config shares, so a bundle's config.json rebuilds the same model."""
+"""What every model config shares: fields declared once with `setting`, checked on construction, and a
+JSON round trip, so a bundle's config.json alone rebuilds the same model."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import torch
 
-
-def is_int(value: Any) -> bool:
-    """True for real integers (JSON numbers parsed as int), not for bools."""
-    return isinstance(value, int) and not isinstance(value, bool)
+from forecaster.checks import check_fields
+from forecaster.errors import ConfigError
 
 
 def check_history(x: torch.Tensor, input_size: int, n_channels: int, model: str) -> None:
@@ -20,20 +19,21 @@ def check_history(x: torch.Tensor, input_size: int, n_channels: int, model: str)
 
 
 class ModelConfig:
-    """Mixin for model config dataclasses: `to_dict` / `from_dict` naming unknown or missing fields."""
+    """Mixin for frozen model config dataclasses, their fields declared with `forecaster.checks.setting`."""
 
-    label = "model"
+    label: ClassVar[str] = "model"
+
+    def __post_init__(self) -> None:
+        check_fields(self, f"{self.label} config field")
+        self.validate()
+
+    def validate(self) -> None:
+        """Rules that tie several fields together (one field's own range lives in its declaration)."""
 
     def require(self, condition: bool, name: str, expected: str) -> None:
-        """Raise ValueError naming the field and what it must be, unless `condition` holds."""
+        """Raise ConfigError naming the field and what it must be, unless `condition` holds."""
         if not condition:
-            raise ValueError(f"{self.label} config field {name!r} must be {expected}")
-
-    def require_integers(self, minimums: dict[str, int]) -> None:
-        """Each named field must be an integer (not a bool) at least its minimum."""
-        for name, low in minimums.items():
-            value = getattr(self, name)
-            self.require(is_int(value) and value >= low, name, f"an integer >= {low}")
+            raise ConfigError(f"{self.label} config field {name!r} must be {expected}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
@@ -45,7 +45,7 @@ class ModelConfig:
         fields = {field.name: field for field in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown {cls.label} config field(s) {unknown}; expected a subset of {sorted(fields)}"
             )
         missing = [
@@ -56,5 +56,5 @@ class ModelConfig:
             and name not in data
         ]
         if missing:
-            raise ValueError(f"{cls.label} config is missing required field(s) {missing}")
+            raise ConfigError(f"{cls.label} config is missing required field(s) {missing}")
         return cls(**data)

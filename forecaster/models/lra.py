@@ -9,41 +9,38 @@ with the same encoder and classifies [a, b, a * b, a - b].
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
+from forecaster.checks import setting
 from forecaster.models.config import ModelConfig
-from forecaster.models.registry import register_model
+from forecaster.models.registry import MODELS
 from forecaster.nn import attention
 
 POOLINGS = ("mean", "cls")
 
 
-@dataclass
+@dataclass(frozen=True)
 class LRAConfig(ModelConfig):
     """Everything needed to rebuild an LRA classifier; `vocab_size=None` means continuous pixel inputs."""
 
     label = "LRA"
 
-    mixer: str = "softmax"
-    n_classes: int = 10
-    seq_len: int = 2048
-    vocab_size: int | None = None
-    d_model: int = 64
-    n_heads: int = 2
-    n_layers: int = 2
-    mlp_dim: int = 128
-    hidden_dim: int = 128
-    dropout: float = 0.1
-    pooling: str = "mean"
-    pad_id: int = 0
-    mixer_options: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.require(self.pooling in POOLINGS, "pooling", f"one of {POOLINGS}")
-        self.require_integers({"seq_len": 1, "n_classes": 2})
+    mixer: str = setting("softmax", "registered sequence mixer", cli=False)
+    n_classes: int = setting(10, "classes of the task", minimum=2, cli=False)
+    seq_len: int = setting(2048, "longest input", minimum=1, cli=False)
+    vocab_size: int | None = setting(None, "token vocabulary (null: pixels)", minimum=2, cli=False)
+    d_model: int = setting(64, "width D", minimum=1)
+    n_heads: int = setting(2, "heads", minimum=1)
+    n_layers: int = setting(2, "blocks", minimum=1)
+    mlp_dim: int = setting(128, "hidden width of each block's MLP", minimum=1)
+    hidden_dim: int = setting(128, "hidden width of the classification head", minimum=1)
+    dropout: float = setting(0.1, "dropout of embeddings, MLP and residuals", minimum=0, below=1)
+    pooling: str = setting("mean", "sequence pooling", choices=POOLINGS)
+    pad_id: int = setting(0, "token id of padding", minimum=0, cli=False)
+    mixer_options: dict = setting({}, "options of the mixer", cli=False)
 
 
 class PreLNBlock(nn.Module):
@@ -52,7 +49,7 @@ class PreLNBlock(nn.Module):
     def __init__(self, config: LRAConfig, mixer_len: int) -> None:
         super().__init__()
         self.mixer_norm = nn.LayerNorm(config.d_model)
-        self.mixer = attention.get(
+        self.mixer = attention.build(
             config.mixer,
             d_model=config.d_model,
             n_heads=config.n_heads,
@@ -134,7 +131,7 @@ def _head(in_features: int, config: LRAConfig) -> nn.Sequential:
     )
 
 
-@register_model("lra_classifier")
+@MODELS.register("lra_classifier")
 class LRAClassifier(nn.Module):
     """Single-sequence LRA classifier (ListOps, Text, Image, Pathfinder): inputs (B, n) -> logits.
 
@@ -142,25 +139,31 @@ class LRAClassifier(nn.Module):
     padding).
     """
 
-    def __init__(self, **config) -> None:
+    config_class = LRAConfig
+    task = "classify"
+
+    def __init__(self, config: LRAConfig) -> None:
         super().__init__()
-        self.config = LRAConfig.from_dict(config)
-        self.encoder = LRAEncoder(self.config)
-        self.head = _head(self.config.d_model, self.config)
+        self.config = config
+        self.encoder = LRAEncoder(config)
+        self.head = _head(config.d_model, config)
 
     def forward(self, inputs: Tensor, mask: Tensor | None = None) -> Tensor:
         return self.head(self.encoder(inputs, mask))
 
 
-@register_model("lra_dual_classifier")
+@MODELS.register("lra_dual_classifier")
 class LRADualClassifier(nn.Module):
     """Two-document LRA classifier (Retrieval): one shared encoder, head on [a, b, a * b, a - b]."""
 
-    def __init__(self, **config) -> None:
+    config_class = LRAConfig
+    task = "classify"
+
+    def __init__(self, config: LRAConfig) -> None:
         super().__init__()
-        self.config = LRAConfig.from_dict(config)
-        self.encoder = LRAEncoder(self.config)
-        self.head = _head(4 * self.config.d_model, self.config)
+        self.config = config
+        self.encoder = LRAEncoder(config)
+        self.head = _head(4 * config.d_model, config)
 
     def forward(
         self, inputs_a: Tensor, inputs_b: Tensor, mask_a: Tensor | None = None, mask_b: Tensor | None = None

@@ -1,51 +1,28 @@
-"""Name -> model factory registry: `get_model(name, **config)` rebuilds any model from its JSON config.
+"""The model registry: `get_model(name, **fields)` builds the model's config, then the model from it.
 
-Every registered model exposes `.config` with `to_dict()`, so `get_model(name, **model.config.to_dict())`
-rebuilds an identical architecture. Modules that register models are listed in `_PROVIDERS` and imported on
-first lookup, which keeps this module free of import cycles.
+Every registered model class has a `config_class` (a `ModelConfig` dataclass), is built as
+`Model(config)` and keeps it as `.config`, so `get_model(name, **model.config.to_dict())` rebuilds an
+identical architecture. `task` tells forecasters ((B, L, C) -> (B, H, C)) from classifiers.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
 from torch import nn
 
-ModelFactory = Callable[..., nn.Module]
+from forecaster.registry import Registry
 
-_PROVIDERS: tuple[str, ...] = ("forecaster.models.s3attention", "forecaster.models.tnn")
-_MODELS: dict[str, ModelFactory] = {}
-
-
-def register_model(name: str) -> Callable[[ModelFactory], ModelFactory]:
-    """Decorator that registers a model class or factory under the lower-case `name`."""
-    key = name.lower()
-
-    def decorate(factory: ModelFactory) -> ModelFactory:
-        if key in _MODELS and _MODELS[key] is not factory:
-            raise ValueError(f"model {key!r} is registered twice")
-        _MODELS[key] = factory
-        return factory
-
-    return decorate
+MODELS: Registry[type[nn.Module]] = Registry(
+    "model", providers=("forecaster.models.s3attention", "forecaster.models.tnn", "forecaster.models.lra")
+)
+FORECAST = "forecast"
 
 
-def _load_providers() -> None:
-    for module in _PROVIDERS:
-        importlib.import_module(module)
+def model_names(task: str | None = None) -> list[str]:
+    """The registered model names (of one `task` when given), sorted."""
+    return [name for name in MODELS.names() if task is None or MODELS.get(name).task == task]
 
 
-def model_names() -> list[str]:
-    """The registered model names, sorted."""
-    _load_providers()
-    return sorted(_MODELS)
-
-
-def get_model(name: str, **config) -> nn.Module:
-    """Build the model registered as `name` (case-insensitive) from its config keyword arguments."""
-    _load_providers()
-    key = name.lower()
-    if key not in _MODELS:
-        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(sorted(_MODELS))}")
-    return _MODELS[key](**config)
+def get_model(name: str, **fields) -> nn.Module:
+    """Build the model registered as `name` (case-insensitive) from its config fields."""
+    model_class = MODELS.get(name)
+    return model_class(model_class.config_class.from_dict(fields))

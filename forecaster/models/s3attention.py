@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
-from forecaster.models.config import ModelConfig, check_history, is_int
-from forecaster.models.registry import register_model
+from forecaster.checks import setting
+from forecaster.models.config import ModelConfig, check_history
+from forecaster.models.registry import FORECAST, MODELS
 from forecaster.nn.fourier import FourierExtrapolation
 from forecaster.nn.skeleton import S3AttentionMixer
 from forecaster.nn.smoother import ACTIVATIONS, NORMS
@@ -19,41 +18,29 @@ from forecaster.nn.smoother import ACTIVATIONS, NORMS
 
 @dataclass(frozen=True)
 class S3AttentionConfig(ModelConfig):
-    """Everything needed to rebuild an S3AttentionForecaster; round-trips through JSON (to_dict/from_dict)."""
+    """Everything needed to rebuild an S3AttentionForecaster; each field declared once, with its range."""
 
     label = "S3Attention"
 
-    input_size: int
-    horizon: int
-    n_channels: int
-    d_model: int = 32
-    n_heads: int = 8
-    e_layers: int = 2
-    left_rank: int = 8
-    right_rank: int = 8
-    fold: int = 8
-    n_harmonics: int | None = None
-    dropout: float = 0.05
-    ffn: bool = False
-    seed: int = 0
-    activation: str = "elu"
-    norm: str = "batch_time"
+    input_size: int = setting(help="history length L", minimum=2, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
+    d_model: int = setting(32, "model width D", minimum=1)
+    n_heads: int = setting(8, "attention heads", minimum=1)
+    e_layers: int = setting(2, "encoder layers", minimum=1)
+    left_rank: int = setting(8, "sampled token positions of skeleton attention", minimum=1)
+    right_rank: int = setting(8, "sampled head dimensions of skeleton attention", minimum=1)
+    fold: int = setting(8, "channel groups of the smoother", minimum=1)
+    n_harmonics: int | None = setting(None, "Fourier harmonics kept (default: horizon)", minimum=0)
+    dropout: float = setting(0.05, "dropout rate", minimum=0, below=1)
+    ffn: bool = setting(False, "add a feed-forward block to every layer")
+    seed: int = setting(0, "seed of the sampled index sets (training's --seed)", minimum=0, cli=False)
+    activation: str = setting("elu", "activation of the smoother", choices=ACTIVATIONS)
+    norm: str = setting("batch_time", "normalization of the smoother", choices=NORMS)
 
-    def __post_init__(self) -> None:
-        minimum = {"input_size": 2, "horizon": 1, "n_channels": 1, "d_model": 1, "n_heads": 1, "e_layers": 1,
-                   "left_rank": 1, "right_rank": 1, "fold": 1, "seed": 0}
-        self.require_integers(minimum)
-        harmonics = self.n_harmonics
-        self.require(harmonics is None or (is_int(harmonics) and harmonics >= 0), "n_harmonics",
-                 "null or an integer >= 0")
+    def validate(self) -> None:
         self.require(self.d_model % self.n_heads == 0 and self.d_model % self.fold == 0, "d_model",
-                 f"divisible by n_heads ({self.n_heads}) and fold ({self.fold})")
-        dropout = self.dropout
-        self.require(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
-                 "dropout", "a number in [0, 1)")
-        self.require(isinstance(self.ffn, bool), "ffn", "true or false")
-        self.require(self.activation in ACTIVATIONS, "activation", f"one of {ACTIVATIONS}")
-        self.require(self.norm in NORMS, "norm", f"one of {NORMS}")
+                     f"divisible by n_heads ({self.n_heads}) and fold ({self.fold})")
 
 
 def sinusoidal_positions(length: int, d_model: int) -> torch.Tensor:
@@ -100,7 +87,7 @@ class _EncoderLayer(nn.Module):
         return x if self.ffn is None else x + self.ffn(x)
 
 
-@register_model("s3attention")
+@MODELS.register("s3attention")
 class S3AttentionForecaster(nn.Module):
     """Forecaster of paper 001: instance standardization, S3Attention encoder, Fourier extrapolation.
 
@@ -112,48 +99,23 @@ class S3AttentionForecaster(nn.Module):
     shift-equivariant per channel: model(x + b) = model(x) + b.
     """
 
-    def __init__(
-        self,
-        input_size: int,
-        horizon: int,
-        n_channels: int,
-        d_model: int = 32,
-        n_heads: int = 8,
-        e_layers: int = 2,
-        left_rank: int = 8,
-        right_rank: int = 8,
-        fold: int = 8,
-        n_harmonics: int | None = None,
-        dropout: float = 0.05,
-        ffn: bool = False,
-        seed: int = 0,
-        activation: str = "elu",
-        norm: str = "batch_time",
-    ) -> None:
+    config_class = S3AttentionConfig
+    task = FORECAST
+
+    def __init__(self, config: S3AttentionConfig) -> None:
         super().__init__()
-        self.config = S3AttentionConfig(
-            input_size=input_size,
-            horizon=horizon,
-            n_channels=n_channels,
-            d_model=d_model,
-            n_heads=n_heads,
-            e_layers=e_layers,
-            left_rank=left_rank,
-            right_rank=right_rank,
-            fold=fold,
-            n_harmonics=n_harmonics,
-            dropout=dropout,
-            ffn=ffn,
-            seed=seed,
-            activation=activation,
-            norm=norm,
+        self.config = config
+        input_size, horizon, n_channels, d_model = (
+            config.input_size, config.horizon, config.n_channels, config.d_model
         )
         self.value_embedding = nn.Conv1d(n_channels, d_model, kernel_size=1)
         self.register_buffer("positions", sinusoidal_positions(input_size, d_model), persistent=False)
-        self.embedding_dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(_EncoderLayer(self.config, seed + index) for index in range(e_layers))
+        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.layers = nn.ModuleList(
+            _EncoderLayer(config, config.seed + index) for index in range(config.e_layers)
+        )
         self.projection = nn.Linear(d_model, n_channels)
-        self.extrapolation = FourierExtrapolation(input_size, horizon, n_harmonics)
+        self.extrapolation = FourierExtrapolation(input_size, horizon, config.n_harmonics)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, input_size, n_channels) -> forecast (B, horizon, n_channels), both in x's units."""
@@ -166,42 +128,3 @@ class S3AttentionForecaster(nn.Module):
         for layer in self.layers:
             h = layer(h)
         return self.extrapolation(self.projection(h)) * scale + mean
-
-
-# Reference per-dataset widths (REFERENCE.md 1.8): ETTm2, Exchange, ILI, Traffic D=32; Electricity D=512.
-# ETTh1, ETTh2, ETTm1 and Weather have no reference run: they take D=32 like the other small-channel sets.
-_PRESET_WIDTHS = {
-    "ETTh1": 32,
-    "ETTh2": 32,
-    "ETTm1": 32,
-    "ETTm2": 32,
-    "Electricity": 512,
-    "Exchange": 32,
-    "Traffic": 32,
-    "Weather": 32,
-    "ILI": 32,
-}
-_PRESET_ALIASES = {"exchangerate": "Exchange", "nationalillness": "ILI"}
-
-
-def preset(dataset_name: str) -> dict[str, Any]:
-    """Reference model hyperparameters for a benchmark dataset (case-insensitive; file stems accepted).
-
-    Returns width/depth keywords only (heads 8, ranks 8/8, fold 8, dropout 0.05, no FFN); pass them to
-    `get_model("s3attention", input_size=..., horizon=..., n_channels=..., **preset(name))`.
-    """
-    key = re.sub(r"[^0-9a-z]", "", dataset_name.lower())
-    canonical = {name.lower(): name for name in _PRESET_WIDTHS} | _PRESET_ALIASES
-    if key not in canonical:
-        raise ValueError(f"no S3Attention preset for dataset {dataset_name!r}; expected one of "
-                         f"{', '.join(_PRESET_WIDTHS)}")
-    return {
-        "d_model": _PRESET_WIDTHS[canonical[key]],
-        "n_heads": 8,
-        "e_layers": 2,
-        "left_rank": 8,
-        "right_rank": 8,
-        "fold": 8,
-        "dropout": 0.05,
-        "ffn": False,
-    }

@@ -8,8 +8,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from forecaster.checks import setting
 from forecaster.models.config import ModelConfig, check_history
-from forecaster.models.registry import register_model
+from forecaster.models.registry import FORECAST, MODELS
 from forecaster.nn.tnn import TnnBlock
 
 # The config fields each Toeplitz operator takes (the others are ignored for that operator).
@@ -22,7 +23,7 @@ OPERATOR_OPTIONS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class CausalTnnConfig(ModelConfig):
-    """Everything needed to rebuild a CausalTnnForecaster; round-trips through JSON (to_dict/from_dict).
+    """Everything needed to rebuild a CausalTnnForecaster; each field declared once, with its range.
 
     `operator` is "tno", "fd" or "ski"; `rpe_dim`/`rpe_layers` configure the TNO/FD-TNO kernel MLP,
     `rank`/`sparse_width`/`knots` the SKI-TNO, `decay` the TNO decay bias and the SKI time warp.
@@ -30,41 +31,31 @@ class CausalTnnConfig(ModelConfig):
 
     label = "TNN"
 
-    input_size: int
-    horizon: int
-    n_channels: int
-    d_model: int = 32
-    n_layers: int = 2
-    operator: str = "fd"
-    gtu_expand: int = 1
-    glu_expand: int = 2
-    dropout: float = 0.0
-    rpe_dim: int = 32
-    rpe_layers: int = 2
-    decay: float = 0.99
-    rank: int = 16
-    sparse_width: int = 9
-    knots: int = 16
+    input_size: int = setting(help="history length L", minimum=1, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
+    d_model: int = setting(32, "model width D", minimum=1)
+    n_layers: int = setting(2, "TNN blocks", minimum=1)
+    operator: str = setting("fd", "Toeplitz operator", choices=OPERATOR_OPTIONS)
+    gtu_expand: int = setting(1, "width factor of the token mixer (GTU)", minimum=1)
+    glu_expand: int = setting(2, "width factor of the channel mixer (GLU)", minimum=1)
+    dropout: float = setting(0.0, "dropout rate", minimum=0, below=1)
+    rpe_dim: int = setting(32, "hidden width of the relative-position MLP (tno, fd)", minimum=1)
+    rpe_layers: int = setting(2, "hidden layers of the relative-position MLP (tno, fd)", minimum=0)
+    decay: float = setting(0.99, "decay bias (tno) and time warp (ski)", above=0, below=1)
+    rank: int = setting(16, "low-rank size of the SKI operator", minimum=2)
+    sparse_width: int = setting(9, "odd width of the SKI operator's sparse part", minimum=1)
+    knots: int = setting(16, "interpolation knots of the SKI operator", minimum=1)
 
-    def __post_init__(self) -> None:
-        minimum = {"input_size": 1, "horizon": 1, "n_channels": 1, "d_model": 1, "n_layers": 1,
-                   "gtu_expand": 1, "glu_expand": 1, "rpe_dim": 1, "rpe_layers": 0, "rank": 2,
-                   "sparse_width": 1, "knots": 1}
-        self.require_integers(minimum)
-        self.require(self.operator in OPERATOR_OPTIONS, "operator", f"one of {sorted(OPERATOR_OPTIONS)}")
+    def validate(self) -> None:
         self.require(self.sparse_width % 2 == 1, "sparse_width", "odd")
-        decay = self.decay
-        self.require(isinstance(decay, int | float) and 0 < decay < 1, "decay", "a number in (0, 1)")
-        dropout = self.dropout
-        self.require(isinstance(dropout, int | float) and not isinstance(dropout, bool) and 0 <= dropout < 1,
-               "dropout", "a number in [0, 1)")
 
     def operator_options(self) -> dict[str, Any]:
         """The keyword arguments the chosen Toeplitz operator takes."""
         return {name: getattr(self, name) for name in OPERATOR_OPTIONS[self.operator]}
 
 
-@register_model("tnn")
+@MODELS.register("tnn")
 class CausalTnnForecaster(nn.Module):
     """Causal TNN (paper 003 operators): `next_step` predicts x[t + 1] from x[.. t] at every t at once.
 
@@ -73,42 +64,13 @@ class CausalTnnForecaster(nn.Module):
     as in training windows; the result is returned in x's units.
     """
 
-    def __init__(
-        self,
-        input_size: int,
-        horizon: int,
-        n_channels: int,
-        d_model: int = 32,
-        n_layers: int = 2,
-        operator: str = "fd",
-        gtu_expand: int = 1,
-        glu_expand: int = 2,
-        dropout: float = 0.0,
-        rpe_dim: int = 32,
-        rpe_layers: int = 2,
-        decay: float = 0.99,
-        rank: int = 16,
-        sparse_width: int = 9,
-        knots: int = 16,
-    ) -> None:
+    config_class = CausalTnnConfig
+    task = FORECAST
+
+    def __init__(self, config: CausalTnnConfig) -> None:
         super().__init__()
-        self.config = config = CausalTnnConfig(
-            input_size=input_size,
-            horizon=horizon,
-            n_channels=n_channels,
-            d_model=d_model,
-            n_layers=n_layers,
-            operator=operator,
-            gtu_expand=gtu_expand,
-            glu_expand=glu_expand,
-            dropout=dropout,
-            rpe_dim=rpe_dim,
-            rpe_layers=rpe_layers,
-            decay=decay,
-            rank=rank,
-            sparse_width=sparse_width,
-            knots=knots,
-        )
+        self.config = config
+        n_channels = config.n_channels
         self.embedding = nn.Linear(n_channels, config.d_model)
         self.blocks = nn.ModuleList(
             TnnBlock(

@@ -7,6 +7,8 @@ import math
 import torch
 from torch import nn
 
+from forecaster.checks import check_int
+
 
 class FourierExtrapolation(nn.Module):
     """Continue a sequence by its `1 + 2 * n_harmonics` lowest-|frequency| Fourier components.
@@ -22,11 +24,9 @@ class FourierExtrapolation(nn.Module):
 
     def __init__(self, input_size: int, horizon: int, n_harmonics: int | None = None) -> None:
         super().__init__()
-        if input_size < 1 or horizon < 1:
-            raise ValueError(f"input_size and horizon must be >= 1, got {input_size} and {horizon}")
-        n_harmonics = horizon if n_harmonics is None else n_harmonics
-        if n_harmonics < 0:
-            raise ValueError(f"n_harmonics must be >= 0, got {n_harmonics}")
+        check_int("input_size", input_size, minimum=1)
+        check_int("horizon", horizon, minimum=1)
+        n_harmonics = check_int("n_harmonics", horizon if n_harmonics is None else n_harmonics, minimum=0)
         self.input_size = input_size
         self.horizon = horizon
         self.n_harmonics = n_harmonics

@@ -11,6 +11,8 @@ import math
 import torch
 from torch import nn
 
+from forecaster.checks import check_int
+from forecaster.nn.attention.registry import register
 from forecaster.nn.smoother import Smoother
 
 
@@ -25,8 +27,7 @@ def check_key_padding_mask(mask: torch.Tensor | None, batch: int, seq_len: int) 
 
 def _sample_indices(size: int, rank: int, generator: torch.Generator) -> torch.Tensor:
     """`rank` distinct sorted indices of range(size) drawn once; all of them when rank >= size."""
-    if rank < 1:
-        raise ValueError(f"sampling rank must be >= 1, got {rank}")
+    check_int("sampling rank", rank, minimum=1)
     if rank >= size:
         return torch.arange(size)
     return torch.randperm(size, generator=generator)[:rank].sort().values
@@ -128,6 +129,7 @@ class SkeletonAttention(nn.Module):
         return 0.5 * self.norm_row(row) + 0.5 * self.norm_column(column)
 
 
+@register("skeleton")
 class S3AttentionMixer(nn.Module):
     """The S3Attention sequence mixer: SkeletonAttention(Smoother(x)), the attention block of paper 001.
 

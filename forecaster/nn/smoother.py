@@ -11,6 +11,8 @@ import os
 import torch
 from torch import nn
 
+from forecaster.checks import check_choice, check_int
+
 ACTIVATIONS = ("elu", "relu")
 NORMS = ("batch_time", "batch_channel", "layer", "none")
 
@@ -98,14 +100,12 @@ class Smoother(nn.Module):
         norm: str = "batch_time",
     ) -> None:
         super().__init__()
-        if fold < 1 or d_model % fold:
+        if check_int("fold", fold, minimum=1) and d_model % fold:
             raise ValueError(f"fold must be a positive divisor of d_model {d_model}, got {fold}")
-        if kernel_size < 1 or kernel_size % 2 == 0:
+        if check_int("kernel_size", kernel_size, minimum=1) % 2 == 0:
             raise ValueError(f"kernel_size must be a positive odd number, got {kernel_size}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        check_choice("activation", activation, ACTIVATIONS)
+        check_choice("norm", norm, NORMS)
         self.d_model = d_model
         self.seq_len = seq_len
         self.fold = fold

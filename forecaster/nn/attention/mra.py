@@ -13,8 +13,9 @@ import math
 import torch
 from torch import Tensor, nn
 
+from forecaster.checks import check_choice, check_int
+from forecaster.nn.attention.base import MultiHeadMixer
 from forecaster.nn.attention.registry import register
-from forecaster.nn.attention.zoo import MultiHeadMixer
 
 APPROXIMATIONS = ("full", "sparse")
 
@@ -43,12 +44,10 @@ class MraAttention(nn.Module):
         prior_diagonal: int = 0,
     ) -> None:
         super().__init__()
-        if approx not in APPROXIMATIONS:
-            raise ValueError(f"approx must be one of {APPROXIMATIONS}, got {approx!r}")
+        check_choice("approx", approx, APPROXIMATIONS)
         for name, value, low in (("block_size", block_size, 1), ("blocks_per_row", blocks_per_row, 1),
                                  ("prior_first", prior_first, 0), ("prior_diagonal", prior_diagonal, 0)):
-            if not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+            check_int(name, value, minimum=low)
         self.approx = approx
         self.block_size = block_size
         self.blocks_per_row = blocks_per_row

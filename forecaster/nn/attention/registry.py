@@ -1,54 +1,70 @@
-"""Name -> sequence-mixer factory registry shared by the LRA classifiers and `forecaster bench attention`.
+"""The sequence mixers behind one registry, shared by the LRA classifiers and `forecaster bench attention`.
 
-Every mixer is built as `get(name, d_model=..., n_heads=..., seq_len=..., **options)` and called as
+Every mixer is built as `build(name, d_model=..., n_heads=..., seq_len=..., **options)` and called as
 `mixer(x, key_padding_mask=None)` on x (B, n, d_model), mask (B, n) bool with True = real token,
-returning (B, n, d_model).
+returning (B, n, d_model). On the command line a mixer and its options are written `name:key=value:...`.
 """
 
 from __future__ import annotations
 
-import importlib
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from torch import nn
 
-MixerFactory = Callable[..., nn.Module]
+from forecaster.errors import ConfigError
+from forecaster.registry import Registry
 
-# Modules whose import registers mixers; imported on first lookup so that the registry has no import cycles.
-_PROVIDERS: tuple[str, ...] = (
-    "forecaster.nn.attention.zoo",
-    "forecaster.nn.tnn",
-    "forecaster.nn.attention.mra",
+MIXERS: Registry[Callable[..., nn.Module]] = Registry(
+    "mixer",
+    providers=tuple(f"forecaster.nn.{name}" for name in (
+        "skeleton", "attention.softmax", "attention.lowrank", "attention.kernelized", "attention.reformer",
+        "attention.fnet", "attention.mra", "tnn",
+    )),
 )
-_MIXERS: dict[str, MixerFactory] = {}
+register = MIXERS.register
+names = MIXERS.names
 
 
-def register(name: str) -> Callable[[MixerFactory], MixerFactory]:
-    """Decorator that registers a mixer factory (a class or function) under `name`."""
-
-    def decorate(factory: MixerFactory) -> MixerFactory:
-        if name in _MIXERS and _MIXERS[name] is not factory:
-            raise ValueError(f"mixer {name!r} is registered twice")
-        _MIXERS[name] = factory
-        return factory
-
-    return decorate
-
-
-def _load_providers() -> None:
-    for module in _PROVIDERS:
-        importlib.import_module(module)
-
-
-def names() -> list[str]:
-    """The registered mixer names, sorted."""
-    _load_providers()
-    return sorted(_MIXERS)
-
-
-def get(name: str, *, d_model: int, n_heads: int, seq_len: int, **options) -> nn.Module:
+def build(name: str, *, d_model: int, n_heads: int, seq_len: int, **options: Any) -> nn.Module:
     """Build the mixer registered as `name`."""
-    _load_providers()
-    if name not in _MIXERS:
-        raise KeyError(f"unknown mixer {name!r}; expected one of {', '.join(sorted(_MIXERS))}")
-    return _MIXERS[name](d_model=d_model, n_heads=n_heads, seq_len=seq_len, **options)
+    return MIXERS.get(name)(d_model=d_model, n_heads=n_heads, seq_len=seq_len, **options)
+
+
+@dataclass(frozen=True)
+class MixerSpec:
+    """A registered mixer name with options, as written on the command line (`name:key=value:...`)."""
+
+    label: str
+    name: str
+    options: dict[str, Any]
+
+    @property
+    def quadratic_memory(self) -> bool:
+        """Whether the mixer stores n x n attention weights (used only to skip runs that would not fit)."""
+        return self.name == "softmax" and self.options.get("kernel") == "math"
+
+
+def _option_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_mixer_spec(text: str) -> MixerSpec:
+    """`performer:n_features=128:seed=1` -> MixerSpec(label, "performer", {"n_features": 128, "seed": 1}).
+
+    ConfigError for an option that is not key=value or a mixer name that is not registered.
+    """
+    name, *assignments = text.strip().split(":")
+    options = {}
+    for assignment in assignments:
+        key, sep, value = assignment.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"mixer option {assignment!r} of {text!r} is not key=value")
+        options[key] = _option_value(value)
+    MIXERS.get(name)
+    return MixerSpec(text.strip(), name, options)

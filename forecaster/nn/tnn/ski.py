@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from forecaster.checks import check_int, check_number
 from forecaster.nn.tnn.toeplitz import toeplitz_matvec
 
 
@@ -62,14 +63,11 @@ class SkiTno(nn.Module):
         knots: int = 32,
     ) -> None:
         super().__init__()
-        if sparse_width < 1 or sparse_width % 2 == 0:
+        if check_int("sparse_width", sparse_width, minimum=1) % 2 == 0:
             raise ValueError(f"sparse_width must be a positive odd number, got {sparse_width}")
-        if rank < 2:
-            raise ValueError(f"rank must be >= 2, got {rank}")
-        if not 0.0 < decay < 1.0:
-            raise ValueError(f"decay must be in (0, 1), got {decay}")
-        if knots < 1:
-            raise ValueError(f"knots must be >= 1, got {knots}")
+        check_int("rank", rank, minimum=2)
+        check_number("decay", decay, above=0, below=1)
+        check_int("knots", knots, minimum=1)
         self.channels = channels
         self.rank = rank
         self.sparse_width = sparse_width

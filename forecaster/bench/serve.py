@@ -1,0 +1,285 @@
+"""`forecaster bench serve`: load-test a running service and compare with in-process predictions.
+
+The load generator is async httpx with a bounded number of connections, talking to loopback only.
+The same number of forecasts is then computed in-process, one by one and in batches, so the table
+shows what HTTP, JSON and validation cost on top of the model (the overhead ratio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from forecaster.artifacts import Bundle, load_bundle
+from forecaster.checks import check_fields, setting
+from forecaster.errors import ConfigError, ForecasterError
+from forecaster.prediction import predict_windows
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@dataclass
+class BenchRow:
+    """One line of the table: how many forecasts, how long, how fast."""
+
+    label: str
+    forecasts: int
+    errors: int
+    seconds: float
+    latencies_ms: np.ndarray
+
+    @property
+    def throughput(self) -> float:
+        return self.forecasts / self.seconds if self.seconds > 0 else float("nan")
+
+    def latency(self, q: float) -> float:
+        return float(np.percentile(self.latencies_ms, q)) if self.latencies_ms.size else float("nan")
+
+
+def synthetic_requests(bundle: Bundle, count: int, seed: int = 0) -> tuple[list[np.ndarray], list[bytes]]:
+    """`count` histories in the model's training units (scaler mean +- scale) and their JSON bodies."""
+    data = bundle.data
+    rng = np.random.default_rng(seed)
+    mean, scale = bundle.scaler.mean, bundle.scaler.scale
+    timestamps = None
+    if data.date_col is not None:
+        import pandas as pd
+
+        stamps = pd.date_range(end="2024-01-01", periods=data.input_size, freq=data.freq)
+        timestamps = [stamp.isoformat() for stamp in stamps]
+    histories, bodies = [], []
+    for _ in range(count):
+        history = mean + scale * rng.standard_normal((data.input_size, len(data.columns)))
+        payload: dict[str, Any] = {"values": {c: history[:, j].tolist() for j, c in enumerate(data.columns)}}
+        if timestamps is not None:
+            payload["timestamps"] = timestamps
+        histories.append(history)
+        bodies.append(json.dumps(payload).encode())
+    return histories, bodies
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_ready(url: str, timeout_s: float, process: subprocess.Popen | None = None) -> None:
+    """Poll GET {url}/health/ready until 200; ForecasterError if the server exits or time runs out."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise ForecasterError(f"the service exited with code {process.returncode} before it was ready")
+        try:
+            if httpx.get(f"{url}/health/ready", timeout=2.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise ForecasterError(f"the service at {url} was not ready after {timeout_s:.0f} s (GET /health/ready)")
+
+
+@contextmanager
+def local_server(models_dir: str | Path, *options: str) -> Iterator[str]:
+    """Run `forecaster serve` (with extra command-line `options`) on a free loopback port for the duration
+    of the block; yields its URL."""
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "forecaster.cli", "serve", "--models", str(models_dir),
+        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *options,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(url, timeout_s=120.0, process=process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def _load(url: str, model: str, bodies: list[bytes], requests: int, concurrency: int) -> BenchRow:
+    import httpx
+
+    latencies = np.zeros(requests)
+    errors = 0
+    next_request = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    headers = {"content-type": "application/json"}
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120.0) as client:
+
+        async def worker() -> None:
+            nonlocal next_request, errors
+            while next_request < requests:
+                index = next_request
+                next_request += 1
+                started = time.perf_counter()
+                try:
+                    response = await client.post(
+                        f"/v1/models/{model}/forecast", content=bodies[index % len(bodies)], headers=headers
+                    )
+                    failed = response.status_code != 200
+                except httpx.HTTPError:
+                    failed = True
+                latencies[index] = (time.perf_counter() - started) * 1e3
+                errors += failed
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        seconds = time.perf_counter() - started
+    return BenchRow(f"service over HTTP (concurrency {concurrency})", requests, errors, seconds, latencies)
+
+
+def _in_process(
+    bundle: Bundle, histories: list[np.ndarray], requests: int, batch_size: int
+) -> list[BenchRow]:
+    single = np.zeros(requests)
+    started = time.perf_counter()
+    for index in range(requests):
+        begin = time.perf_counter()
+        predict_windows(bundle, histories[index % len(histories)][None])
+        single[index] = (time.perf_counter() - begin) * 1e3
+    one_by_one = BenchRow(
+        "in-process predict, one by one", requests, 0, time.perf_counter() - started, single
+    )
+    stacked = np.stack([histories[index % len(histories)] for index in range(requests)])
+    per_batch = []
+    started = time.perf_counter()
+    for first in range(0, requests, batch_size):
+        begin = time.perf_counter()
+        predict_windows(bundle, stacked[first : first + batch_size])
+        per_batch.append((time.perf_counter() - begin) * 1e3)
+    batched = BenchRow(
+        f"in-process predict, batches of {batch_size}",
+        requests,
+        0,
+        time.perf_counter() - started,
+        np.asarray(per_batch),
+    )
+    return [one_by_one, batched]
+
+
+def _mean_batch_size(url: str, model: str) -> float | None:
+    """Average histories per forward pass, from the service's own /metrics."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{url}/metrics", timeout=10.0).text
+    totals = {"sum": 0.0, "count": 0.0}
+    for family in text_string_to_metric_families(text):
+        if family.name != "forecaster_batch_size":
+            continue
+        for sample in family.samples:
+            if sample.labels.get("model") == model and sample.name.endswith(("_sum", "_count")):
+                totals[sample.name.rsplit("_", 1)[1]] += sample.value
+    return totals["sum"] / totals["count"] if totals["count"] else None
+
+
+def check_loopback(url: str) -> str:
+    """The URL without a trailing slash; ConfigError unless it is http(s) on a loopback host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.hostname not in LOOPBACK_HOSTS:
+        raise ConfigError(
+            f"--url {url!r}: expected http://127.0.0.1:PORT (the load generator only targets loopback)"
+        )
+    return url.rstrip("/")
+
+
+@dataclass
+class ServeBenchSettings:
+    """One `forecaster bench serve` table; the server it starts uses the service's default batching."""
+
+    models_dir: str = setting(help="directory of model bundles", flag="--models")
+    model: str = setting(help="bundle (subdirectory) to load-test")
+    concurrency: int = setting(32, "requests in flight", minimum=1)
+    requests: int = setting(2000, "requests in total", minimum=1)
+    url: str | None = setting(None, "a running service on loopback, e.g. http://127.0.0.1:8000")
+
+    def __post_init__(self) -> None:
+        check_fields(self, "bench serve setting")
+
+
+def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
+    """Load-test the model (own server unless `url` is given) and time the same forecasts in-process."""
+    models_dir, model, url = settings.models_dir, settings.model, settings.url
+    concurrency, requests = settings.concurrency, settings.requests
+    target = check_loopback(url) if url is not None else None
+    bundle = load_bundle(Path(models_dir) / model)
+    histories, bodies = synthetic_requests(bundle, min(requests, 64))
+
+    def measure(target: str) -> tuple[BenchRow, float | None]:
+        asyncio.run(_load(target, model, bodies, min(concurrency, 4), min(concurrency, 4)))  # warm-up
+        row = asyncio.run(_load(target, model, bodies, requests, concurrency))
+        return row, _mean_batch_size(target, model)
+
+    if target is None:
+        with local_server(models_dir) as own:
+            served, mean_batch = measure(own)
+    else:
+        served, mean_batch = measure(target)
+    import torch
+
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    rows = [served, *_in_process(bundle, histories, requests, max_batch_size)]
+    return {"model": model, "rows": rows, "mean_batch_size": mean_batch, "cpu_count": os.cpu_count()}
+
+
+def render_serve_bench(result: dict[str, Any]) -> None:
+    """Print the table (rich) with the overhead ratio of each row against the HTTP service."""
+    from rich.console import Console
+    from rich.table import Table
+
+    rows: list[BenchRow] = result["rows"]
+    served = rows[0]
+    table = Table(title=f"forecaster bench serve: model {result['model']} ({result['cpu_count']} CPU cores)")
+    for column in (
+        "path",
+        "forecasts",
+        "errors",
+        "seconds",
+        "forecasts/s",
+        "p50 ms",
+        "p99 ms",
+        "service / this",
+    ):
+        table.add_column(column, justify="left" if column == "path" else "right")
+    for row in rows:
+        table.add_row(
+            row.label,
+            str(row.forecasts),
+            str(row.errors),
+            f"{row.seconds:.2f}",
+            f"{row.throughput:.0f}",
+            f"{row.latency(50):.2f}",
+            f"{row.latency(99):.2f}",
+            f"{served.seconds / row.seconds:.2f}x" if row.seconds > 0 else "-",
+        )
+    console = Console()
+    if not console.is_terminal:
+        console.width = 120  # piped into a file or README: do not squeeze the table to 80 columns
+    console.print(table)
+    mean_batch = result["mean_batch_size"]
+    if mean_batch is not None:
+        console.print(f"mean micro-batch size in the service: {mean_batch:.1f} (from /metrics)")
+    console.print(
+        "latency: per HTTP request for the service, per predict call in-process (per batch for batched rows)"
+    )

@@ -1,0 +1,172 @@
+"""The one place argument and setting checks are written, so every refusal reads alike.
+
+`check_int` / `check_number` / `check_choice` check one value and name it in the error. `setting(...)`
+declares a dataclass field once, with its default, help text, accepted range and how its flag's text is
+read (`parse_names`, `parse_ints`); `check_fields` checks a whole dataclass instance against those
+declarations, and the command line builds its flags from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import types
+import typing
+from collections.abc import Callable, Collection
+from typing import Any
+
+from forecaster.errors import ConfigError
+
+Error = type[Exception]
+
+
+def is_int(value: Any) -> bool:
+    """True for real integers (JSON numbers parsed as int), not for bools."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """True for ints and floats, not for bools."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _bounds(minimum: Any, maximum: Any, above: Any = None, below: Any = None) -> str:
+    parts = [f">= {minimum}" if minimum is not None else "", f"> {above}" if above is not None else "",
+             f"<= {maximum}" if maximum is not None else "", f"< {below}" if below is not None else ""]
+    return " and ".join(part for part in parts if part)
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    error: Error = ConfigError,
+) -> int:
+    """`value` if it is an integer (not a bool) within [minimum, maximum]; else `error` naming `name`."""
+    inside = is_int(value) and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    if not inside:
+        bounds = _bounds(minimum, maximum)
+        raise error(f"{name} must be an integer{' ' + bounds if bounds else ''}, got {value!r}")
+    return value
+
+
+def check_number(
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    error: Error = ConfigError,
+) -> float:
+    """`value` if it is a finite number within the bounds (minimum/maximum inclusive, above/below not)."""
+    inside = (
+        is_number(value)
+        and math.isfinite(value)
+        and (minimum is None or value >= minimum)
+        and (maximum is None or value <= maximum)
+        and (above is None or value > above)
+        and (below is None or value < below)
+    )
+    if not inside:
+        bounds = _bounds(minimum, maximum, above, below)
+        raise error(f"{name} must be a finite number{' ' + bounds if bounds else ''}, got {value!r}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices: Collection[Any], *, error: Error = ConfigError) -> Any:
+    """`value` if it is one of `choices`; else `error` listing them."""
+    if value not in choices:
+        raise error(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+    return value
+
+
+def setting(
+    default: Any = dataclasses.MISSING,
+    help: str = "",
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    choices: Collection[Any] | None = None,
+    flag: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+    cli: bool = True,
+) -> Any:
+    """A dataclass field declared once: default, help, accepted values, and its command-line flag.
+
+    `flag` overrides the derived `--field-name`, `parse` reads the flag's text (default: by the field's
+    type); `cli=False` keeps the field off the command line (values that come from the data, such as
+    n_channels).
+    """
+    metadata = {"help": help, "minimum": minimum, "maximum": maximum, "above": above, "below": below,
+                "choices": None if choices is None else tuple(choices), "flag": flag, "parse": parse,
+                "cli": cli}
+    if isinstance(default, list | dict):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def parse_names(text: str) -> list[str]:
+    """Flag text "a, b,c" -> ["a", "b", "c"]."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def parse_ints(text: str) -> list[int]:
+    """Flag text "1024,2048" -> [1024, 2048]; ConfigError unless every part is an integer >= 1."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        numbers = []
+    if not numbers or min(numbers) < 1:
+        raise ConfigError(f"expected comma-separated integers >= 1, got {text!r}")
+    return numbers
+
+
+def default_of(cls: type, name: str) -> Any:
+    """The declared default of dataclass field `name`: how one setting's default serves another."""
+    field = next(field for field in dataclasses.fields(cls) if field.name == name)
+    return field.default if field.default is not dataclasses.MISSING else field.default_factory()
+
+
+@functools.cache
+def field_kinds(cls: type) -> dict[str, tuple[type | None, bool]]:
+    """Per field: its one non-None type (None when the annotation allows several), and whether None is
+    allowed."""
+    kinds = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        args = typing.get_args(hint) if union else (hint,)
+        concrete = [typing.get_origin(arg) or arg for arg in args if arg is not type(None)]
+        kinds[name] = (concrete[0] if len(concrete) == 1 else None, type(None) in args)
+    return kinds
+
+
+def check_fields(instance: Any, label: str, *, error: Error = ConfigError) -> None:
+    """Check every field of dataclass `instance` against its annotation and `setting` declaration."""
+    kinds = field_kinds(type(instance))
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        kind, optional = kinds.get(field.name, (None, True))
+        if value is None and optional:
+            continue
+        meta = field.metadata
+        name = f"{label} {field.name!r}"
+        bounds = {key: meta.get(key) for key in ("minimum", "maximum")}
+        if kind is bool and not isinstance(value, bool):
+            raise error(f"{name} must be true or false, got {value!r}")
+        if kind is int:
+            check_int(name, value, **bounds, error=error)
+        elif kind is float:
+            check_number(name, value, **bounds, above=meta.get("above"), below=meta.get("below"), error=error)
+        elif kind is str and not isinstance(value, str):
+            raise error(f"{name} must be a string, got {value!r}")
+        elif kind in (dict, list) and not isinstance(value, kind):
+            raise error(f"{name} must be a {'JSON object' if kind is dict else 'list'}, got {value!r}")
+        if meta.get("choices") is not None:
+            check_choice(name, value, meta["choices"], error=error)

@@ -1,0 +1,45 @@
+"""Which device to run on and what to call this machine in tables and records (the one copy of each)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from forecaster.errors import ConfigError
+
+
+def default_device(requested: str | torch.device | None = None) -> torch.device:
+    """`requested` checked, else CUDA when it is available, else the CPU."""
+    if requested is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(requested)
+    except (RuntimeError, TypeError) as error:
+        raise ConfigError(f"device {requested!r} is not a torch device name ({error})") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {requested!r}: CUDA is not available on this machine")
+    return device
+
+
+@cache
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo where it exists, else what `platform` knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.is_file() else []
+    found = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "")
+    return found or platform.processor() or platform.machine() or "unknown"
+
+
+def machine_name(device: str | torch.device | None = None) -> str:
+    """The GPU's name, or "CPU <model> (<n> cores)": the hardware that benchmark tables and records name.
+
+    Torch's thread count is a setting of a run, not of the machine: tables that depend on it print it.
+    """
+    device = default_device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU {cpu_model()} ({os.cpu_count()} cores)"

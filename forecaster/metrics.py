@@ -1,0 +1,94 @@
+"""Forecast error metrics as the literature reports them: over every (window, step, channel) element.
+
+`mse`/`mae` score one pair of arrays. `ErrorSums` accumulates the same quantities batch by batch as
+float64 sums and counts (never a mean of batch means), so a metric over all windows does not depend on
+the batch size and partial sums from several processes can simply be added.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:
+    from forecaster.data.scaling import Scaler
+
+
+def _pair(
+    pred: np.ndarray | torch.Tensor, target: np.ndarray | torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    pred_t = torch.as_tensor(pred).to(torch.float64)
+    target_t = torch.as_tensor(target).to(pred_t.device, torch.float64)
+    if pred_t.shape != target_t.shape:
+        raise ValueError(
+            f"prediction shape {tuple(pred_t.shape)} differs from target shape {tuple(target_t.shape)}"
+        )
+    if pred_t.numel() == 0:
+        raise ValueError("cannot score empty arrays")
+    return pred_t, target_t
+
+
+def mse(pred: np.ndarray | torch.Tensor, target: np.ndarray | torch.Tensor) -> float:
+    """Mean squared error over all elements, computed in float64."""
+    pred_t, target_t = _pair(pred, target)
+    return float(torch.mean((pred_t - target_t) ** 2))
+
+
+def mae(pred: np.ndarray | torch.Tensor, target: np.ndarray | torch.Tensor) -> float:
+    """Mean absolute error over all elements, computed in float64."""
+    pred_t, target_t = _pair(pred, target)
+    return float(torch.mean(torch.abs(pred_t - target_t)))
+
+
+class ErrorSums:
+    """Running error sums for standardized (B, H, C) forecasts, also in original units.
+
+    The train-fit `scaler` maps standardized errors back to original units (an error scales by the
+    scaler's per-channel scale), so the original-unit metrics come from the same pass. `totals` is one
+    float64 tensor [sq, abs, sq_original, abs_original, elements, windows] that a distributed run reduces
+    with a sum.
+    """
+
+    def __init__(self, scaler: Scaler) -> None:
+        self.scale = torch.as_tensor(scaler.scale, dtype=torch.float64)
+        self.totals = torch.zeros(6, dtype=torch.float64)
+
+    def reset(self) -> None:
+        """Start a new pass (keeps the device of the last update)."""
+        self.totals = torch.zeros_like(self.totals)
+
+    def update(self, pred: torch.Tensor, target: torch.Tensor) -> None:
+        """Add one batch of standardized predictions and targets, both (B, H, C)."""
+        pred64, target64 = _pair(pred.detach(), target.detach())
+        if pred64.dim() != 3 or pred64.shape[-1] != self.scale.numel():
+            raise ValueError(f"expected (B, H, {self.scale.numel()}) forecasts, got {tuple(pred64.shape)}")
+        device = pred64.device
+        if self.totals.device != device:
+            self.totals, self.scale = self.totals.to(device), self.scale.to(device)
+        error = pred64 - target64
+        error_original = error * self.scale
+        self.totals += torch.stack(
+            [
+                (error**2).sum(),
+                error.abs().sum(),
+                (error_original**2).sum(),
+                error_original.abs().sum(),
+                torch.tensor(float(error.numel()), dtype=torch.float64, device=device),
+                torch.tensor(float(error.shape[0]), dtype=torch.float64, device=device),
+            ]
+        )
+
+    def compute(self, totals: torch.Tensor | None = None) -> dict[str, float | int]:
+        """Metrics from `totals` (default: this accumulator's; distributed runs pass the summed totals)."""
+        sq, ab, sq_orig, ab_orig, elements, windows = (totals if totals is not None else self.totals).tolist()
+        if elements == 0:
+            raise ValueError("no forecasts were scored: the evaluation split produced no windows")
+        return {
+            "mse": sq / elements,
+            "mae": ab / elements,
+            "mse_original": sq_orig / elements,
+            "mae_original": ab_orig / elements,
+            "windows": int(windows),
+        }
