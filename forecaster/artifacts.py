@@ -1,10 +1,12 @@
-"""Model bundles: a self-contained directory that rebuilds a trained forecaster without unpickling.
+"""Model bundles: a self-contained directory that rebuilds a trained model without unpickling.
 
-Layout: `config.json` (format version, model name + config, data config with the train scaler, training
-metadata), `weights.safetensors` (the full state dict, buffers included) and `metrics.json`.
+Layout: `config.json` (format version, model name + config, for forecasters the data config and the train
+scaler, training metadata), `weights.safetensors` (the full state dict, buffers included) and `metrics.json`.
 Saving is atomic: the bundle is written to a hidden temp directory beside the target and renamed into
 place, so an interrupted save never leaves a half bundle and an overwritten bundle survives a failed save.
-Loading validates every field and names the file and field that is wrong.
+Loading checks every field, and every tensor's name, shape, dtype and values against the model its config
+builds, before the weights are used; errors name the file and field that is wrong. Bundles of format 1
+(scaler inside `data`) are read by moving the scaler to its own field.
 """
 
 from __future__ import annotations
@@ -18,22 +20,25 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
-from forecaster.errors import BundleError, DataError
+from forecaster.checks import check_int
+from forecaster.data.scaling import Scaler
+from forecaster.data.splits import SPLIT_SCHEMES
+from forecaster.data.timeindex import check_frequency
+from forecaster.errors import BundleError, ForecasterError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
-    """What a bundle must know about its data: which columns, how often, how long, and the train scaler."""
+    """What a forecaster bundle must know about its data: which columns, how often, how long, which split."""
 
     source: str
     columns: list[str]
@@ -42,23 +47,9 @@ class DataConfig:
     input_size: int
     horizon: int
     split: str
-    scaler_mean: list[float]
-    scaler_scale: list[float]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def standardize(self, values: np.ndarray) -> np.ndarray:
-        """Apply the train scaler ((x - mean) / scale, float64) to values whose last axis is the columns."""
-        return (np.asarray(values, dtype=np.float64) - np.asarray(self.scaler_mean)) / np.asarray(
-            self.scaler_scale
-        )
-
-    def unstandardize(self, values: np.ndarray) -> np.ndarray:
-        """Undo `standardize`: back to original units (float64)."""
-        return np.asarray(values, dtype=np.float64) * np.asarray(self.scaler_scale) + np.asarray(
-            self.scaler_mean
-        )
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -66,89 +57,66 @@ class DataConfig:
         if not isinstance(raw, dict):
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
-        missing = sorted(expected - raw.keys())
-        if missing:
-            raise BundleError(f"{where}: missing field(s) {', '.join(missing)}")
+        missing, unknown = sorted(expected - raw.keys()), sorted(raw.keys() - expected)
+        if missing or unknown:
+            raise BundleError(
+                f"{where}: " + "; ".join(
+                    ([f"missing field(s) {', '.join(missing)}"] if missing else [])
+                    + ([f"unknown field(s) {', '.join(unknown)}"] if unknown else [])
+                )
+            )
         for name in ("source", "split"):
             if not isinstance(raw[name], str):
                 raise BundleError(f"{where}.{name}: expected a string, got {raw[name]!r}")
+        if raw["split"] not in SPLIT_SCHEMES:
+            raise BundleError(
+                f"{where}.split: expected one of {', '.join(SPLIT_SCHEMES)}, got {raw['split']!r}"
+            )
         for name in ("freq", "date_col"):
             if raw[name] is not None and not isinstance(raw[name], str):
                 raise BundleError(f"{where}.{name}: expected a string or null, got {raw[name]!r}")
+        if raw["freq"] is not None:
+            try:
+                check_frequency(raw["freq"])
+            except ForecasterError as error:
+                raise BundleError(f"{where}.freq: {error}") from None
         for name in ("input_size", "horizon"):
-            value = raw[name]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise BundleError(f"{where}.{name}: expected a positive integer, got {value!r}")
+            check_int(f"{where}.{name}", raw[name], minimum=1, error=BundleError)
         columns = raw["columns"]
         if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
             raise BundleError(f"{where}.columns: expected a non-empty list of column names, got {columns!r}")
-        for name in ("scaler_mean", "scaler_scale"):
-            values = raw[name]
-            if not isinstance(values, list) or len(values) != len(columns):
-                raise BundleError(
-                    f"{where}.{name}: expected a list of {len(columns)} numbers (one per column)"
-                )
-            if not all(
-                isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) for v in values
-            ):
-                raise BundleError(f"{where}.{name}: expected finite numbers, got {values!r}")
-        if any(v <= 0 for v in raw["scaler_scale"]):
-            raise BundleError(f"{where}.scaler_scale: expected positive numbers, got {raw['scaler_scale']!r}")
+        if len(set(columns)) != len(columns):
+            raise BundleError(f"{where}.columns: expected each column once, got {columns!r}")
         return cls(**{name: raw[name] for name in expected})
 
 
 @dataclass
 class Bundle:
-    """A loaded bundle; `predict` is the one forecasting path shared by the CLI and the service."""
+    """A loaded bundle. Forecasters carry `data` and `scaler`; other models (LRA classifiers) carry None."""
 
     path: Path
     name: str
     model_name: str
-    model_config: dict[str, Any]
-    data: DataConfig
+    model: nn.Module
     metrics: dict[str, Any]
     training: dict[str, Any]
-    model: nn.Module
+    data: DataConfig | None = None
+    scaler: Scaler | None = None
 
-    def predict(self, history: np.ndarray) -> np.ndarray:
-        """Forecast `horizon` steps after a history in original units.
 
-        history is (L', C) or (B, L', C) with L' >= input_size (only the last input_size rows are used);
-        returns (H, C) or (B, H, C) float64 in original units.
-        """
-        array = np.asarray(history, dtype=np.float64)
-        if array.ndim not in (2, 3):
-            raise DataError(
-                f"history: expected a (rows, columns) or (batch, rows, columns) array, got {array.ndim} dims"
-            )
-        batch = array[None] if array.ndim == 2 else array
-        if batch.shape[0] == 0:
-            raise DataError("history: expected at least one series, got an empty batch")
-        n_columns, input_size = len(self.data.columns), self.data.input_size
-        if batch.shape[-1] != n_columns:
-            raise DataError(
-                f"history: model {self.name!r} expects {n_columns} columns ({', '.join(self.data.columns)}), "
-                f"got {batch.shape[-1]}"
-            )
-        if batch.shape[1] < input_size:
-            raise DataError(
-                f"history: model {self.name!r} needs at least {input_size} rows, got {batch.shape[1]}"
-            )
-        window = batch[:, -input_size:]
-        bad = np.argwhere(~np.isfinite(window))
-        if bad.size:
-            series, row, column = bad[0]
-            row_in_history = batch.shape[1] - input_size + row
-            raise DataError(
-                f"history: non-finite value in column {self.data.columns[column]!r} at row {row_in_history}"
-                + (f" of series {series}" if array.ndim == 3 else "")
-            )
-        # C order whatever the caller's layout (pandas hands out Fortran-ordered arrays): oneDNN rounds
-        # differently by memory layout, and predict must be bit-identical for CLI and service callers.
-        scaled = np.ascontiguousarray(self.data.standardize(window), dtype=np.float32)
-        with torch.inference_mode():
-            forecast = self.data.unstandardize(self.model(torch.from_numpy(scaled)).numpy())
-        return forecast[0] if array.ndim == 2 else forecast
+def work_dir_for(out: str | Path) -> Path:
+    """Checkpoints and logs of the run that writes bundle `out`: `.<name>.work/` beside it.
+
+    Hidden so that a folder of bundles (`forecaster serve --models DIR`) holds only bundles.
+    """
+    out = Path(out)
+    return out.with_name(f".{out.name}.work")
+
+
+def check_out_dir(out: str | Path, overwrite: bool) -> None:
+    """Refuse an existing bundle path before any work is done (unless `overwrite`)."""
+    if Path(out).exists() and not overwrite:
+        raise BundleError(f"bundle directory {out} already exists; use --overwrite to replace it")
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
@@ -202,9 +170,10 @@ def save_bundle(
     *,
     model: nn.Module,
     model_name: str,
-    data: DataConfig,
     metrics: dict[str, Any],
     training: dict[str, Any],
+    data: DataConfig | None = None,
+    scaler: Scaler | None = None,
     overwrite: bool = False,
 ) -> Path:
     """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
@@ -222,7 +191,8 @@ def save_bundle(
     config = {
         "format_version": FORMAT_VERSION,
         "model": {"name": model_name, "config": model.config.to_dict()},
-        "data": data.to_dict(),
+        "data": None if data is None else data.to_dict(),
+        "scaler": None if scaler is None else scaler.to_dict(),
         "training": training,
     }
     _validate_config(json.loads(json.dumps(config)), target / CONFIG_FILE)
@@ -244,12 +214,36 @@ def save_bundle(
     return target
 
 
-def _validate_config(raw: Any, where: Path) -> tuple[str, dict[str, Any], DataConfig, dict[str, Any]]:
+def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
+    """A format-1 config as format 2: the scaler moves from `data.scaler_mean/_scale` to its own field."""
+    if raw.get("format_version") != 1 or not isinstance(raw.get("data"), dict):
+        return raw
+    data = dict(raw["data"])
+    scaler = {"mean": data.pop("scaler_mean", None), "scale": data.pop("scaler_scale", None)}
+    return {**raw, "format_version": FORMAT_VERSION, "data": data, "scaler": scaler}
+
+
+@dataclass(frozen=True)
+class _Config:
+    model_name: str
+    model_config: dict[str, Any]
+    data: DataConfig | None
+    scaler: Scaler | None
+    training: dict[str, Any]
+
+
+def _validate_config(raw: Any, where: Path) -> _Config:
+    from forecaster.models import FORECAST, MODELS
+
     if not isinstance(raw, dict):
         raise BundleError(f"{where}: expected a JSON object")
+    raw = _upgrade(raw)
     version = raw.get("format_version")
     if version != FORMAT_VERSION:
-        raise BundleError(f"{where}: format_version {version!r} is not supported (expected {FORMAT_VERSION})")
+        raise BundleError(
+            f"{where}: format_version {version!r} is not supported (expected 1 or {FORMAT_VERSION}); "
+            "retrain the model with this version of forecaster"
+        )
     model = raw.get("model")
     if (
         not isinstance(model, dict)
@@ -259,37 +253,69 @@ def _validate_config(raw: Any, where: Path) -> tuple[str, dict[str, Any], DataCo
         raise BundleError(
             f"{where}: field 'model' must be an object with a string 'name' and an object 'config'"
         )
-    from forecaster.models import model_names
-
-    known = model_names()
-    if model["name"] not in known:
-        raise BundleError(f"{where}: unknown model {model['name']!r}; expected one of {', '.join(known)}")
-    data = DataConfig.from_dict(raw.get("data"), where=f"{where}: data")
-    shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": len(data.columns)}
-    for key, expected in shared.items():
-        if key in model["config"] and model["config"][key] != expected:
-            raise BundleError(
-                f"{where}: model config has {key} {model['config'][key]!r} but the data config has {expected}"
-            )
+    try:
+        model_class = MODELS.get(model["name"])
+    except ForecasterError as error:
+        raise BundleError(f"{where}: {error}") from None
     training = raw.get("training")
     if not isinstance(training, dict):
         raise BundleError(f"{where}: field 'training' must be an object")
-    return model["name"], model["config"], data, training
+    if model_class.task != FORECAST:
+        if raw.get("data") is not None or raw.get("scaler") is not None:
+            raise BundleError(f"{where}: a {model['name']} bundle has no 'data' or 'scaler'; expected null")
+        return _Config(model["name"], model["config"], None, None, training)
+    data = DataConfig.from_dict(raw.get("data"), where=f"{where}: data")
+    try:
+        scaler = Scaler.from_dict(raw.get("scaler"), n_channels=len(data.columns))
+    except ForecasterError as error:
+        raise BundleError(f"{where}: field 'scaler': {error}") from None
+    shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": len(data.columns)}
+    for key, expected in shared.items():
+        if model["config"].get(key, expected) != expected:
+            raise BundleError(
+                f"{where}: model config has {key} {model['config'][key]!r} but the data config has {expected}"
+            )
+    return _Config(model["name"], model["config"], data, scaler, training)
 
 
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BundleError(f"{path}: cannot read JSON ({error})") from error
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise BundleError(f"{path}: cannot read JSON ({str(error)[:200]})") from None
 
 
-def load_bundle(path: str | Path) -> Bundle:
-    """Load and validate a bundle; the model comes back on CPU in eval mode."""
+def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name: str, where: Path) -> None:
+    """Names, shapes and dtypes as the model expects, and finite floating-point values."""
+    expected = model.state_dict()
+    absent, unexpected = sorted(expected.keys() - tensors.keys()), sorted(tensors.keys() - expected.keys())
+    if absent or unexpected:
+        raise BundleError(
+            f"{where}: tensors do not match model {model_name!r}"
+            + (f"; missing {', '.join(absent)}" if absent else "")
+            + (f"; unexpected {', '.join(unexpected)}" if unexpected else "")
+        )
+    for key, tensor in tensors.items():
+        want = expected[key]
+        if tensor.shape != want.shape or tensor.dtype != want.dtype:
+            raise BundleError(
+                f"{where}: tensor {key} is {str(tensor.dtype).removeprefix('torch.')} {tuple(tensor.shape)}, "
+                f"model expects {str(want.dtype).removeprefix('torch.')} {tuple(want.shape)}"
+            )
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise BundleError(f"{where}: tensor {key} holds NaN or infinite values")
+
+
+def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
+    """Load and check a bundle; the model comes back on CPU in eval mode.
+
+    `task` ("forecast" by default, None for any) is what the caller can use: a bundle of another kind
+    (an LRA classifier where a forecaster is expected) is refused by name.
+    """
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from forecaster.models import get_model
+    from forecaster.models import MODELS
 
     root = Path(path)
     if not root.is_dir():
@@ -297,45 +323,36 @@ def load_bundle(path: str | Path) -> Bundle:
     missing = [name for name in BUNDLE_FILES if not (root / name).is_file()]
     if missing:
         raise BundleError(f"bundle {root} is incomplete: missing {', '.join(missing)}")
-    model_name, model_config, data, training = _validate_config(
-        _read_json(root / CONFIG_FILE), root / CONFIG_FILE
-    )
+    config = _validate_config(_read_json(root / CONFIG_FILE), root / CONFIG_FILE)
+    model_class = MODELS.get(config.model_name)
+    if task is not None and model_class.task != task:
+        raise BundleError(
+            f"bundle {root} holds a {config.model_name} model (task {model_class.task!r}); "
+            f"expected a {task!r} model"
+        )
     metrics = _read_json(root / METRICS_FILE)
     if not isinstance(metrics, dict):
         raise BundleError(f"{root / METRICS_FILE}: expected a JSON object")
     try:
-        model = get_model(model_name, **model_config)
-    except (TypeError, ValueError, KeyError) as error:
+        model = model_class(model_class.config_class.from_dict(config.model_config))
+    except (TypeError, ValueError, KeyError, ForecasterError) as error:
         raise BundleError(
-            f"{root / CONFIG_FILE}: model config does not build {model_name!r}: {error}"
-        ) from error
+            f"{root / CONFIG_FILE}: model config does not build {config.model_name!r}: {error}"
+        ) from None
     try:
         tensors = load_file(root / WEIGHTS_FILE)
     except (SafetensorError, OSError, ValueError) as error:
-        raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from error
-    expected = model.state_dict()
-    absent, unexpected = sorted(expected.keys() - tensors.keys()), sorted(tensors.keys() - expected.keys())
-    if absent or unexpected:
-        raise BundleError(
-            f"{root / WEIGHTS_FILE}: tensors do not match model {model_name!r}"
-            + (f"; missing {', '.join(absent)}" if absent else "")
-            + (f"; unexpected {', '.join(unexpected)}" if unexpected else "")
-        )
-    for key, tensor in tensors.items():
-        if tensor.shape != expected[key].shape:
-            raise BundleError(
-                f"{root / WEIGHTS_FILE}: tensor {key} has shape {tuple(tensor.shape)}, "
-                f"model expects {tuple(expected[key].shape)}"
-            )
+        raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
+    _check_tensors(tensors, model, config.model_name, root / WEIGHTS_FILE)
     model.load_state_dict(tensors, strict=True)
     model.eval()
     return Bundle(
         path=root,
         name=root.name,
-        model_name=model_name,
-        model_config=model_config,
-        data=data,
-        metrics=metrics,
-        training=training,
+        model_name=config.model_name,
         model=model,
+        metrics=metrics,
+        training=config.training,
+        data=config.data,
+        scaler=config.scaler,
     )

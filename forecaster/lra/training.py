@@ -1,25 +1,64 @@
 """Training an LRA classifier with Lightning: AdamW, linear warmup then linear decay, accuracy logged.
 
-`train_lra` is what `forecaster lra train` runs; it writes config.json, weights.safetensors, metrics.json
-and Lightning's CSV log of loss and accuracy into the output folder.
+`train_lra` is what `forecaster lra train` runs; it saves the classifier as a bundle (`forecaster.artifacts`,
+reloaded with `load_bundle(path, task="classify")`) and keeps Lightning's CSV log of loss and accuracy in the
+bundle's work folder `.<name>.work/` beside it.
 """
 
 from __future__ import annotations
 
-import json
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 import numpy as np
 import torch
 from lightning.pytorch.loggers import CSVLogger
-from safetensors.torch import save_file
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
-from forecaster.lra.tasks import TaskData, load_task
-from forecaster.models.lra import LRAClassifier, LRADualClassifier
+from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
+from forecaster.checks import check_fields, setting
+from forecaster.lra.tasks import TASKS, TaskData, load_task
+from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
+from forecaster.nn.attention import MIXERS
+
+
+@dataclass
+class LRASettings:
+    """One LRA run; unset optimization settings take the paper's per-task values (paper 001 Table 11)."""
+
+    task: str = setting(help="LRA task", choices=tuple(TASKS))
+    mixer: str = setting("skeleton", "registered sequence mixer", flag="--model")
+    steps: int = setting(1000, "optimizer steps", minimum=1)
+    batch_size: int | None = setting(None, "samples per step (default: the paper's per-task value)",
+                                     minimum=1)
+    seq_len: int | None = setting(None, "sequence length (default: the task's, ListOps 2048)", minimum=1)
+    data_dir: Path | None = setting(None, "folder of the task's files (default: generate ListOps/Pathfinder)",
+                                    parse=Path)
+    n_train: int | None = setting(None, "training samples (generated default 5000)", minimum=1)
+    n_eval: int | None = setting(None, "validation and test samples (generated default 1000)", minimum=1)
+    seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0)
+    out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
+    cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
+                                     parse=Path)
+    lr: float | None = setting(None, "AdamW peak learning rate", above=0)
+    weight_decay: float | None = setting(None, "AdamW weight decay", minimum=0)
+    warmup_steps: int | None = setting(None, "linear warmup steps (default 10% of --steps)", minimum=0)
+    eval_every: int | None = setting(None, "validate every N steps (default --steps / 4)", minimum=1)
+    accelerator: str = setting("auto", "Lightning accelerator (auto, cpu, gpu)")
+    overwrite: bool = setting(False, "replace an existing bundle at --out")
+    progress: bool = setting(True, "show a progress bar")
+
+    def __post_init__(self) -> None:
+        check_fields(self, "LRA setting")
+        MIXERS.get(self.mixer)
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out or Path("runs") / "lra" / f"{self.task}-{self.mixer}-seed{self.seed}")
 
 
 class ArraySplit(Dataset):
@@ -101,75 +140,52 @@ class LRAModule(L.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
 
-def build_classifier(data: TaskData, mixer: str, **config) -> nn.Module:
+def build_classifier(data: TaskData, mixer: str, **fields: Any) -> nn.Module:
     """The classifier the task needs (dual for Retrieval) with the data-given sizes filled in."""
     model_class = LRADualClassifier if data.spec.dual else LRAClassifier
-    return model_class(mixer=mixer, **data.model_config(), **config)
+    return model_class(LRAConfig.from_dict({"mixer": mixer, **data.model_config(), **fields}))
 
 
-def train_lra(
-    task: str,
-    mixer: str,
-    *,
-    steps: int = 1000,
-    batch_size: int | None = None,
-    seq_len: int | None = None,
-    data_dir: str | Path | None = None,
-    n_train: int | None = None,
-    n_eval: int | None = None,
-    seed: int = 0,
-    out: str | Path | None = None,
-    lr: float | None = None,
-    weight_decay: float | None = None,
-    warmup_steps: int | None = None,
-    eval_every: int | None = None,
-    cache_dir: str | Path | None = None,
-    accelerator: str = "auto",
-    progress: bool = True,
-    **model_config,
-) -> dict:
-    """Train `mixer`'s classifier on LRA `task` for `steps` optimizer steps; returns (and saves) the metrics.
+def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
+    """Train the classifier of `settings.mixer` on its task; returns the metrics saved in the bundle.
 
-    Unset lr / weight_decay / batch_size take the paper's per-task values; warmup defaults to 10% of steps.
+    `model_fields` are LRAConfig fields (d_model, n_layers, mixer_options, ...) over its defaults.
     """
-    L.seed_everything(seed, workers=True, verbose=False)
+    out_dir = settings.out_dir
+    check_out_dir(out_dir, settings.overwrite)
+    L.seed_everything(settings.seed, workers=True, verbose=False)
     data = load_task(
-        task,
-        data_dir=data_dir,
-        seq_len=seq_len,
-        n_train=n_train,
-        n_eval=n_eval,
-        seed=seed,
-        cache_dir=cache_dir,
+        settings.task,
+        data_dir=settings.data_dir,
+        seq_len=settings.seq_len,
+        n_train=settings.n_train,
+        n_eval=settings.n_eval,
+        seed=settings.seed,
+        cache_dir=settings.cache_dir,
     )
-    spec = data.spec
-    batch_size = batch_size or spec.batch_size
-    model = build_classifier(data, mixer, **model_config)
-    module = LRAModule(
-        model,
-        lr=spec.lr if lr is None else lr,
-        weight_decay=spec.weight_decay if weight_decay is None else weight_decay,
-        warmup_steps=max(1, steps // 10) if warmup_steps is None else warmup_steps,
-        total_steps=steps,
-    )
+    spec, steps = data.spec, settings.steps
+    batch_size = settings.batch_size or spec.batch_size
+    model = build_classifier(data, settings.mixer, **model_fields)
+    lr = spec.lr if settings.lr is None else settings.lr
+    weight_decay = spec.weight_decay if settings.weight_decay is None else settings.weight_decay
+    warmup_steps = max(1, steps // 10) if settings.warmup_steps is None else settings.warmup_steps
+    module = LRAModule(model, lr=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps)
     loaders = {
         split: DataLoader(
             ArraySplit(arrays, spec.pixels), batch_size=batch_size, shuffle=split == "train", drop_last=False
         )
         for split, arrays in data.splits.items()
     }
-    out_dir = Path(out) if out is not None else Path("runs") / "lra" / f"{task}-{mixer}-seed{seed}"
-    out_dir.mkdir(parents=True, exist_ok=True)
     trainer = L.Trainer(
         max_steps=steps,
-        accelerator=accelerator,
+        accelerator=settings.accelerator,
         devices=1,
-        logger=CSVLogger(out_dir, name="logs"),
+        logger=CSVLogger(work_dir_for(out_dir), name="logs"),
         enable_checkpointing=False,
-        enable_progress_bar=progress,
+        enable_progress_bar=settings.progress,
         enable_model_summary=False,
         check_val_every_n_epoch=None,
-        val_check_interval=min(steps, eval_every or max(1, steps // 4)),
+        val_check_interval=min(steps, settings.eval_every or max(1, steps // 4)),
         num_sanity_val_steps=0,
         log_every_n_steps=max(1, min(50, steps // 10)),
     )
@@ -179,8 +195,8 @@ def train_lra(
     val_metrics = trainer.validate(module, loaders["val"], verbose=False)[0]
     test_metrics = trainer.test(module, loaders["test"], verbose=False)[0]
     metrics = {
-        "task": task,
-        "model": mixer,
+        "task": settings.task,
+        "model": settings.mixer,
         "steps": steps,
         "batch_size": batch_size,
         "seq_len": data.seq_len,
@@ -193,12 +209,10 @@ def train_lra(
         "data": data.source,
         "out": str(out_dir),
     }
-    model_cpu = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
-    save_file(model_cpu, str(out_dir / "weights.safetensors"))
-    (out_dir / "config.json").write_text(
-        json.dumps(
-            {"task": task, "model_class": type(model).__name__, "model": model.config.to_dict()}, indent=2
-        )
-    )
-    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    given = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(settings).items()}
+    training = {**given, "lr": lr, "weight_decay": weight_decay, "warmup_steps": warmup_steps,
+                "batch_size": batch_size, "out": str(out_dir)}
+    model_name = "lra_dual_classifier" if data.spec.dual else "lra_classifier"
+    save_bundle(out_dir, model=model.cpu(), model_name=model_name, metrics=metrics, training=training,
+                overwrite=settings.overwrite)
     return metrics

@@ -1,6 +1,5 @@
-"""Training and using forecasters.
+"""Training forecasters with Lightning.
 
-`module` (the LightningModule), `trainer` (the one Trainer factory), `workflows` (train / evaluate behind
-the CLI) and `prediction` (forecast tables and plots from a bundle, without Lightning). Import the submodule
-you need: this package imports nothing itself, so `forecaster predict` stays light.
+`module` (the LightningModule), `trainer` (the one Trainer factory) and `workflows` (train / evaluate behind
+the CLI). Import the submodule you need: this package imports nothing itself, so predicting stays light.
 """

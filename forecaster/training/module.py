@@ -9,40 +9,37 @@ world_size - 1 validation windows to even out the ranks; test metrics are theref
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import lightning.pytorch as pl
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from forecaster.evaluation.metrics import ErrorSums
-
-LR_SCHEDULES = ("none", "cosine")
+from forecaster.checks import check_choice
+from forecaster.data.scaling import Scaler
+from forecaster.metrics import ErrorSums
+from forecaster.training.settings import LR_SCHEDULES
 
 
 class ForecastModule(pl.LightningModule):
-    """Wraps a forecasting model; `scaler_mean`/`scaler_scale` turn errors back into original units."""
+    """Wraps a forecasting model; the train `scaler` turns errors back into original units."""
 
     def __init__(
         self,
         model: nn.Module,
-        scaler_mean: Sequence[float],
-        scaler_scale: Sequence[float],
+        scaler: Scaler,
         *,
         lr: float = 1e-4,
         weight_decay: float = 0.01,
         lr_schedule: str = "none",
     ) -> None:
         super().__init__()
-        if lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {lr_schedule!r}")
+        check_choice("lr_schedule", lr_schedule, LR_SCHEDULES)
         self.model = model
         self.lr = lr
         self.weight_decay = weight_decay
         self.lr_schedule = lr_schedule
-        self.val_errors = ErrorSums(torch.as_tensor(scaler_mean), torch.as_tensor(scaler_scale))
-        self.test_errors = ErrorSums(torch.as_tensor(scaler_mean), torch.as_tensor(scaler_scale))
+        self.val_errors = ErrorSums(scaler)
+        self.test_errors = ErrorSums(scaler)
         self.test_metrics: dict[str, float | int] = {}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,6 @@ never in the bundle or the current directory: `checkpoints/best.ckpt` (lowest va
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import lightning.pytorch as pl
@@ -22,22 +21,9 @@ from lightning.pytorch.callbacks import (
 )
 from lightning.pytorch.loggers import CSVLogger
 
+from forecaster.training.settings import TrainerOptions
+
 MONITOR = "val_mse"
-
-
-@dataclass
-class TrainerOptions:
-    """Trainer settings the CLI exposes; accelerator/devices/strategy go to Lightning unchanged."""
-
-    max_epochs: int = 10
-    patience: int = 3
-    accelerator: str = "auto"
-    devices: int | str = "auto"
-    strategy: str = "auto"
-    gradient_clip_val: float | None = None
-    deterministic: bool = False
-    limit_train_batches: int | float | None = None
-    progress_bar: bool = True
 
 
 def _progress_callbacks(enabled: bool) -> list[Callback]:

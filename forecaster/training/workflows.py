@@ -7,10 +7,11 @@ code `forecaster evaluate` runs on the saved bundle, so both commands print the 
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +23,22 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 import forecaster
-from forecaster.artifacts import Bundle, DataConfig, save_bundle
+from forecaster.artifacts import Bundle, DataConfig, check_out_dir, save_bundle, work_dir_for
 from forecaster.data import (
     ForecastDataModule,
+    Scaler,
     TimeSeries,
     WindowDataset,
     get_spec,
     load_dataset,
     read_csv,
-    scaler_state,
     split_borders,
 )
-from forecaster.errors import BundleError, DataError, ForecasterError
-from forecaster.models import get_model, preset
+from forecaster.errors import DataError, ForecasterError
+from forecaster.models import MODELS, get_model, preset
 from forecaster.training.module import ForecastModule
-from forecaster.training.trainer import TrainerOptions, build_eval_trainer, build_trainer, checkpoint_dir
+from forecaster.training.settings import TrainSettings
+from forecaster.training.trainer import build_eval_trainer, build_trainer, checkpoint_dir
 
 DEFAULT_INPUT_SIZE = 96
 EVAL_BATCH_SIZE = 256
@@ -69,25 +71,6 @@ class SeriesSource:
 
 
 @dataclass
-class TrainSettings:
-    """What to train and how; `model_options` override the dataset preset (or the model defaults)."""
-
-    horizon: int
-    input_size: int | None = None
-    split: str = "7:1:2"
-    model_name: str = "s3attention"
-    model_options: dict[str, Any] = field(default_factory=dict)
-    batch_size: int = 32
-    lr: float = 1e-4
-    weight_decay: float = 0.01
-    lr_schedule: str = "none"
-    seed: int = 0
-    trainer: TrainerOptions = field(default_factory=TrainerOptions)
-    resume: bool = False
-    overwrite: bool = False
-
-
-@dataclass
 class TrainOutcome:
     """What rank 0 of a run returns: the bundle's path and contents, and the trained model (eval mode)."""
 
@@ -97,30 +80,17 @@ class TrainOutcome:
     model: nn.Module
 
 
-def work_dir_for(out: str | Path) -> Path:
-    """Checkpoints and logs of the run for bundle `out`: `.<name>.work/` beside it, where --resume looks.
-
-    Hidden so that a folder of bundles (`forecaster serve --models DIR`) holds only bundles.
-    """
-    out = Path(out)
-    return out.with_name(f".{out.name}.work")
-
-
-def check_out_dir(out: str | Path, overwrite: bool) -> None:
-    """Refuse an existing bundle path before any work is done (unless `overwrite`)."""
-    if Path(out).exists() and not overwrite:
-        raise BundleError(f"bundle directory {out} already exists; use --overwrite to replace it")
-
-
 @rank_zero_only
 def _clear_checkpoints(work_dir: Path) -> None:
     shutil.rmtree(checkpoint_dir(work_dir), ignore_errors=True)
 
 
 def _model_config(settings: TrainSettings, series: TimeSeries, input_size: int) -> dict[str, Any]:
-    defaults = preset(series.dataset) if series.dataset and settings.model_name == "s3attention" else {}
+    """The dataset preset, the run's seed (for models that sample), the user's options, the data's sizes."""
+    fields = {field.name for field in dataclasses.fields(MODELS.get(settings.model_name).config_class)}
     return {
-        **defaults,
+        **preset(settings.model_name, series.dataset),
+        **({"seed": settings.seed} if "seed" in fields else {}),
         **settings.model_options,
         "input_size": input_size,
         "horizon": settings.horizon,
@@ -132,12 +102,13 @@ def _build_model(name: str, config: dict[str, Any]) -> nn.Module:
     try:
         return get_model(name, **config)
     except (TypeError, ValueError) as error:
-        raise ForecasterError(f"cannot build model {name!r} with {config}: {error}") from None
+        raise ForecasterError(f"cannot build model {name!r}: {error}") from None
 
 
 def evaluate_model(
     model: nn.Module,
     data: DataConfig,
+    scaler: Scaler,
     series: TimeSeries,
     *,
     accelerator: str = "auto",
@@ -145,17 +116,17 @@ def evaluate_model(
 ) -> dict[str, Any]:
     """Test-split MSE/MAE (standardized and original units) over every window, in one process.
 
-    The split and scaling come from `data` (the bundle's), never refit on `series`.
+    The split and scaling come from `data` and `scaler` (the bundle's), never refit on `series`.
     """
     borders = split_borders(
         len(series), data.input_size, data.split, series.freq, horizon=data.horizon, source=series.source
     )
     start, stop = borders["test"]
     windows = WindowDataset(
-        data.standardize(series.values[start:stop]).astype(np.float32), data.input_size, data.horizon
+        scaler.transform(series.values[start:stop]).astype(np.float32), data.input_size, data.horizon
     )
     loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
-    module = ForecastModule(model, data.scaler_mean, data.scaler_scale)
+    module = ForecastModule(model, scaler)
     build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
     model.cpu()
     return dict(module.test_metrics)
@@ -171,7 +142,7 @@ def evaluate_bundle(
             f"{bundle.name!r} was trained on ({', '.join(map(repr, bundle.data.columns))})"
         )
     return evaluate_model(
-        bundle.model, bundle.data, series, accelerator=accelerator, progress_bar=progress_bar
+        bundle.model, bundle.data, bundle.scaler, series, accelerator=accelerator, progress_bar=progress_bar
     )
 
 
@@ -208,12 +179,11 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
         series, input_size, settings.horizon, split=settings.split, batch_size=settings.batch_size
     )
     datamodule.setup("fit")
-    scaler = scaler_state(datamodule.scaler)
+    scaler = datamodule.scaler
     model = _build_model(settings.model_name, _model_config(settings, series, input_size))
     module = ForecastModule(
         model,
-        scaler["mean"],
-        scaler["scale"],
+        scaler,
         lr=settings.lr,
         weight_decay=settings.weight_decay,
         lr_schedule=settings.lr_schedule,
@@ -245,12 +215,11 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
         input_size=input_size,
         horizon=settings.horizon,
         split=settings.split,
-        scaler_mean=scaler["mean"],
-        scaler_scale=scaler["scale"],
     )
     metrics = evaluate_model(
         model,
         data,
+        scaler,
         series,
         accelerator=settings.trainer.accelerator,
         progress_bar=settings.trainer.progress_bar,
@@ -280,9 +249,10 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
         out,
         model=model,
         model_name=settings.model_name,
-        data=data,
         metrics=metrics,
         training=training,
+        data=data,
+        scaler=scaler,
         overwrite=settings.overwrite,
     )
     return TrainOutcome(path, metrics, training, model)

@@ -1,0 +1,234 @@
+"""Forecasts from a bundle and recent rows: the one path of `forecaster predict`, the service and the API.
+
+`read_history` reads a CSV the bundle's way; `check_history` checks recent rows against the bundle (columns,
+length, finite values, timestamps on the model's time grid, horizon) and returns the window the model sees
+with the timestamps of its answer; `predict_windows` is the numerics (train scaler, model, inverse scaler);
+`forecast` chains them for a whole series. Nothing here imports Lightning, so predicting starts fast.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from forecaster.artifacts import Bundle
+from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
+from forecaster.errors import DataError
+
+_DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
+
+
+class HistoryError(DataError):
+    """Recent rows a bundle cannot forecast from; `part` is "values", "timestamps" or "horizon" and `row`
+    the 0-based row of the history at fault (None when no single row is), so each caller can name the place
+    its own way (a file line, a JSON field)."""
+
+    def __init__(self, message: str, *, part: str, row: int | None = None) -> None:
+        super().__init__(message)
+        self.part = part
+        self.row = row
+
+
+@dataclass(frozen=True)
+class PreparedHistory:
+    """Checked recent rows: the (input_size, C) float64 window the model sees and what its answer covers."""
+
+    window: np.ndarray
+    horizon: int
+    future: pd.Index
+
+    @property
+    def labels(self) -> list[str] | list[int]:
+        """The answer's timestamps as ISO 8601 strings, or step numbers for models trained without dates."""
+        if isinstance(self.future, pd.DatetimeIndex):
+            return [stamp.isoformat() for stamp in self.future]
+        return [int(step) for step in self.future]
+
+
+def read_history(
+    bundle: Bundle,
+    path: str | Path,
+    *,
+    date_col: str | None = None,
+    no_date: bool | None = None,
+    fill_missing: str | None = None,
+) -> TimeSeries:
+    """Read a CSV with the bundle's columns (in the bundle's order); DataError names any missing column.
+
+    The date column defaults to the one the bundle was trained with; `date_col`/`no_date` override it.
+    """
+    path, data = Path(path), bundle.data
+    if no_date is None:
+        no_date = data.date_col is None and date_col is None
+    if not no_date and date_col is None:
+        date_col = data.date_col
+    try:
+        header = [
+            str(column).strip() for column in pd.read_csv(path, nrows=0, encoding_errors="replace").columns
+        ]
+    except (OSError, ValueError, EOFError):
+        header = None  # unreadable: read_csv below raises the precise DataError
+    if header is not None:
+        missing = [column for column in data.columns if column not in header]
+        if missing:
+            raise DataError(
+                f"{path}: missing column(s) {', '.join(map(repr, missing))} that model {bundle.name!r} was "
+                f"trained on; expected columns {', '.join(map(repr, data.columns))}, "
+                f"the file has {', '.join(map(repr, header))}"
+            )
+        if date_col is not None and date_col not in header:
+            raise DataError(
+                f"{path}: date column {date_col!r} (the one model {bundle.name!r} was trained with) not "
+                "found; name the file's date column with --date-col, or pass --no-date"
+            )
+    return read_csv(path, date_col=date_col, targets=data.columns, no_date=no_date, fill_missing=fill_missing)
+
+
+def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
+    """Strictly increasing and, when the model has a frequency, exactly on its grid."""
+    backwards = np.flatnonzero(np.diff(index.asi8) <= 0)
+    if backwards.size:
+        row = int(backwards[0]) + 1
+        raise HistoryError(
+            f"{index[row]} does not come after {index[row - 1]}; expected strictly increasing timestamps",
+            part="timestamps", row=row,
+        )
+    if freq is None:
+        return
+    offset = check_frequency(freq)
+    if not offset.is_on_offset(index[0]):
+        raise HistoryError(f"{index[0]} is not on the model's {freq!r} time grid", part="timestamps", row=0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+            expected = index[:-1] + offset
+    except _DATE_ERRORS:
+        raise HistoryError("timestamps run past the range pandas can represent", part="timestamps",
+                           row=0) from None
+    wrong = np.flatnonzero(index[1:] != expected)
+    if wrong.size:
+        row = int(wrong[0]) + 1
+        raise HistoryError(
+            f"{index[row]} does not follow the model's frequency {freq!r} (expected {expected[row - 1]})",
+            part="timestamps", row=row,
+        )
+
+
+def check_history(
+    bundle: Bundle,
+    index: pd.Index,
+    values: np.ndarray,
+    *,
+    horizon: int | None = None,
+    max_rows: int | None = None,
+) -> PreparedHistory:
+    """Check recent rows (oldest first, the bundle's columns in its order) and the horizon asked for.
+
+    Only the last input_size rows are forecast from; the timestamps of every row given must be strictly
+    increasing on the model's time grid. HistoryError names the part and row at fault.
+    """
+    data = bundle.data
+    values = np.asarray(values, dtype=np.float64)
+    rows = values.shape[0]
+    if values.ndim != 2 or values.shape[1] != len(data.columns):
+        raise HistoryError(
+            f"expected the model's {len(data.columns)} columns ({', '.join(data.columns)}), "
+            f"got an array of shape {values.shape}", part="values",
+        )
+    if rows < data.input_size:
+        raise HistoryError(
+            f"expected at least {data.input_size} rows (the model's input_size), got {rows}", part="values"
+        )
+    if max_rows is not None and rows > max_rows:
+        raise HistoryError(f"expected at most {max_rows} rows per series, got {rows}", part="values")
+    steps = data.horizon if horizon is None else horizon
+    if not 1 <= steps <= data.horizon:
+        raise HistoryError(
+            f"expected 1 <= horizon <= {data.horizon} (the model's horizon), got {steps}", part="horizon"
+        )
+    window = np.ascontiguousarray(values[-data.input_size :])
+    bad = np.argwhere(~np.isfinite(window))
+    if bad.size:
+        row, column = bad[0]
+        raise HistoryError(
+            f"non-finite value in column {data.columns[column]!r}; expected numbers",
+            part="values", row=int(rows - data.input_size + row),
+        )
+    if isinstance(index, pd.DatetimeIndex):
+        _check_time_grid(index, data.freq)
+    try:
+        future = future_timestamps(index, data.freq, steps)
+    except DataError as error:
+        raise HistoryError(str(error), part="timestamps", row=rows - 1) from None
+    except _DATE_ERRORS:
+        raise HistoryError("the forecast would run past the dates pandas can represent", part="timestamps",
+                           row=rows - 1) from None
+    return PreparedHistory(window=window, horizon=steps, future=future)
+
+
+def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+    """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
+    data = bundle.data
+    expected = (data.input_size, len(data.columns))
+    if windows.ndim != 3 or windows.shape[1:] != expected:
+        raise ValueError(
+            f"expected windows of shape (batch, {expected[0]}, {expected[1]}), got {windows.shape}"
+        )
+    # C order whatever the caller's layout (pandas hands out Fortran-ordered arrays): oneDNN rounds
+    # differently by memory layout, and the CLI, the API and the service must answer bit-identically.
+    with np.errstate(over="ignore"):  # overflow shows as a non-finite forecast, which check_forecast names
+        scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=np.float32)
+        with torch.inference_mode():
+            output = bundle.model(torch.from_numpy(scaled)).numpy()
+        return bundle.scaler.inverse(output)
+
+
+def check_forecast(forecast: np.ndarray) -> np.ndarray:
+    """The forecast, unless float32 arithmetic overflowed on values far beyond those seen in training."""
+    if not np.isfinite(forecast).all():
+        raise HistoryError(
+            "the forecast is not finite: the values are too large for the model's float32 arithmetic; "
+            "expected values of the magnitude seen in training", part="values",
+        )
+    return forecast
+
+
+def forecast(bundle: Bundle, series: TimeSeries, *, horizon: int | None = None) -> pd.DataFrame:
+    """The next `horizon` steps (default: the model's) after the last row of `series`, as a table.
+
+    DataError names the file and line at fault, counting the header as line 1.
+    """
+    try:
+        prepared = check_history(bundle, series.index, series.values, horizon=horizon)
+        values = check_forecast(predict_windows(bundle, prepared.window[None])[0, : prepared.horizon])
+    except HistoryError as error:
+        where = f"line {error.row + 2}: " if error.row is not None else ""
+        raise DataError(f"{series.source}: {where}{error}") from None
+    index = prepared.future.rename(series.date_col or bundle.data.date_col or "step")
+    return pd.DataFrame(values, index=index, columns=bundle.data.columns)
+
+
+def plot_forecast(series: TimeSeries, forecast: pd.DataFrame, path: str | Path, history_rows: int) -> Path:
+    """PNG with one panel per column: the last `history_rows` rows of history, then the forecast."""
+    from matplotlib.figure import Figure
+
+    history = series.frame.iloc[-history_rows:]
+    columns = list(forecast.columns)
+    figure = Figure(figsize=(10, 2.2 * len(columns)), layout="constrained")
+    axes = figure.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
+    for axis, column in zip(axes, columns, strict=True):
+        axis.plot(history.index, history[column], color="tab:blue", label="history")
+        axis.plot(forecast.index, forecast[column], color="tab:orange", label="forecast")
+        axis.axvline(history.index[-1], color="grey", linewidth=0.8, linestyle="--")
+        axis.set_ylabel(column)
+    axes[0].legend(loc="best")
+    axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    return path
