@@ -78,7 +78,9 @@ class ScalingSettings:
             check_choice("softmax kernel", kernel, SOFTMAX_KERNELS)
 
 
-def run_scaling(settings: ScalingSettings, progress: Callable[[str], None] | None = None) -> list[ScalingResult]:
+def run_scaling(
+    settings: ScalingSettings, progress: Callable[[str], None] | None = None
+) -> list[ScalingResult]:
     """Time and peak memory of one training step (forward + backward) per layer and sequence length.
 
     Layers: the S3Attention mixer (Smoother + SkeletonAttention, `rank` sampled tokens and head dims) and
@@ -93,7 +95,8 @@ def run_scaling(settings: ScalingSettings, progress: Callable[[str], None] | Non
     batch, d_model, n_heads, repeats, warmup = (
         settings.batch, settings.d_model, settings.heads, settings.repeats, settings.warmup
     )
-    lengths, rank, fold, softmax_kernels = settings.lengths, settings.rank, settings.fold, settings.softmax_kernels
+    lengths, rank, fold = settings.lengths, settings.rank, settings.fold
+    softmax_kernels = settings.softmax_kernels
     layers = [(S3_LAYER, None), *((f"softmax ({kernel})", kernel) for kernel in softmax_kernels)]
     results = []
     for length in lengths:

@@ -27,6 +27,7 @@ from forecaster.artifacts import Bundle, load_bundle
 from forecaster.checks import check_fields, setting
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.prediction import predict_windows
+from service.config import ServiceSettings
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -239,7 +240,8 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    rows = [served, *_in_process(bundle, histories, requests, max_batch_size)]
+    batch_size = ServiceSettings.model_fields["max_batch_size"].default  # what the service batches by default
+    rows = [served, *_in_process(bundle, histories, requests, batch_size)]
     return {"model": model, "rows": rows, "mean_batch_size": mean_batch, "cpu_count": os.cpu_count()}
 
 

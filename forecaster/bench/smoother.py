@@ -227,7 +227,9 @@ class SmootherBenchSettings:
         if min(self.lengths) < 2:
             raise ConfigError(f"lengths must be >= 2, got {list(self.lengths)}")
         if any(d % self.fold for d in self.d_model):
-            raise ConfigError(f"each d_model must be a multiple of fold {self.fold}, got {list(self.d_model)}")
+            raise ConfigError(
+                f"each d_model must be a multiple of fold {self.fold}, got {list(self.d_model)}"
+            )
 
 
 def run_smoother_bench(

@@ -1,0 +1,83 @@
+"""Time and peak memory of one step, the way every speed table measures them.
+
+Peak memory is the most memory held at any moment of a step above what was held before it (activations,
+temporaries, gradients). On CUDA it comes from torch.cuda.max_memory_allocated. On CPU it comes from
+torch.profiler with profile_memory=True: every allocation and free of torch's CPU allocator is recorded in
+order and the running total's maximum is taken (tracemalloc cannot see torch's allocator, and the process
+RSS high-water mark cannot be reset between runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+# Rough activation footprint of one forward+backward step, in units of batch * length * d_model elements.
+# Used only to skip runs that would exhaust memory; measured peaks are what the tables report.
+_LINEAR_FOOTPRINT = 40
+# The math softmax kernel holds about three (batch, heads, length, length) matrices at its peak.
+_QUADRATIC_FOOTPRINT = 3
+
+
+def peak_memory_bytes(step: Callable[[], object], device: torch.device) -> int:
+    """Peak bytes allocated by torch during `step()` above the amount allocated when it starts."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        start = torch.cuda.memory_allocated(device)
+        step()
+        torch.cuda.synchronize(device)
+        return torch.cuda.max_memory_allocated(device) - start
+    if device.type != "cpu":
+        raise ValueError(f"peak memory is measured on cpu or cuda, not {device.type}")
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
+        step()
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        events = json.loads(trace.read_text())["traceEvents"]
+    allocations = sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"])
+    running = peak = 0
+    for event in allocations:
+        running += int(event["args"]["Bytes"])
+        peak = max(peak, running)
+    return peak
+
+
+def median_seconds(step: Callable[[], object], device: torch.device, repeats: int) -> float:
+    """Median wall time of `repeats` calls of `step()` (CUDA work is synchronized before the clock stops)."""
+    timings = []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        start = time.perf_counter()
+        step()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)
+
+
+def estimate_peak_bytes(
+    batch: int, length: int, d_model: int, n_heads: int, itemsize: int, *, quadratic: bool
+) -> int:
+    """A generous peak-memory estimate used to skip runs; `quadratic` when the attention matrix is stored."""
+    linear = _LINEAR_FOOTPRINT * batch * length * d_model * itemsize
+    if quadratic:
+        return linear + _QUADRATIC_FOOTPRINT * batch * n_heads * length * length * itemsize
+    return linear
+
+
+def default_memory_budget(device: torch.device) -> int:
+    """Half the memory free right now (host RAM on CPU, device memory on CUDA): other work keeps running."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0] // 2
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2

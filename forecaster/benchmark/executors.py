@@ -1,0 +1,146 @@
+"""Where the cells run: one after another in this process, or in a pool of spawned worker processes.
+
+With `jobs > 1` the cells run in that many spawned workers, each with an equal share of the CPU threads;
+only the parent process writes results.csv, so a row is recorded once, as soon as its cell finishes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from forecaster.benchmark.grid import BenchmarkConfig, Cell
+from forecaster.benchmark.progress import GridProgress
+from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell
+
+# How often a worker checks that the benchmark process that started it is still alive.
+_PARENT_POLL_SECONDS = 1.0
+Record = Callable[[Cell, dict[str, Any]], None]
+# Each worker process keeps the dataset of its latest cell loaded.
+_WORKER_PREPARED: dict[str, Prepared] = {}
+
+
+def quiet_lightning() -> None:
+    """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
+
+    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Three
+    warnings repeat with every cell and are not the user's to act on: torch 2.13 deprecates a class that
+    Lightning 2.6 still uses, neuralforecast's models keep unpicklable callbacks in their hyperparameters, and
+    on machines with more than a few cores (a GPU host, say) Lightning advises DataLoader worker processes,
+    which the runner does not use: its windows are slices of arrays already in memory.
+    """
+    for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                            category=FutureWarning)
+    warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",
+                            category=UserWarning)
+    warnings.filterwarnings("ignore", message=r"The '\w+' does not have many workers", category=UserWarning)
+
+
+
+
+def _start_worker(threads: int, parent_pid: int) -> None:
+    """Runs once in each worker: its share of the CPU threads, quiet Lightning loggers, and a watchdog.
+
+    The watchdog ends the worker once the benchmark process is gone, even killed by SIGKILL, so no orphan
+    goes on training a cell whose row nobody will record.
+    """
+    import torch
+
+    torch.set_num_threads(threads)
+    quiet_lightning()
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """While the grid runs, SIGTERM unwinds the parent (SystemExit) instead of killing it mid-bookkeeping."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_on_sigterm(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run_cell_in_worker(cell: Cell, config: BenchmarkConfig) -> dict[str, Any]:
+    return result_row(cell, run_cell(cell, prepared_for(cell, _WORKER_PREPARED, config), config))
+
+
+def run_sequentially(
+    todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress
+) -> None:
+    prepared: dict[str, Prepared] = {}
+    for cell in todo:
+        progress.start(cell)
+        record(cell, result_row(cell, run_cell(cell, prepared_for(cell, prepared, config), config)))
+
+
+def run_in_workers(
+    todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress
+) -> None:
+    """Run cells in `config.jobs` spawned processes; the parent records each row as soon as it arrives.
+
+    At most `jobs` cells are handed out at a time, so no worker ever holds a queued cell. If a cell fails,
+    no further cell starts, the running ones finish and are recorded, then the first error is raised: no
+    finished work is lost. An interruption (Ctrl-C, SIGTERM) stops the workers at once instead: the cells
+    they were running are simply run again on resume.
+    """
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    threads = max(1, (os.cpu_count() or 1) // config.jobs)
+    progress.start_parallel(config.jobs, threads)
+    waiting = list(reversed(todo))
+    running: dict[Future[dict[str, Any]], Cell] = {}
+    error: BaseException | None = None
+    other_children = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(config.jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker, initargs=(threads, os.getpid()))
+    try:
+        with _sigterm_as_exit():
+            while running or (waiting and error is None):
+                while waiting and error is None and len(running) < config.jobs:
+                    cell = waiting.pop()
+                    running[pool.submit(_run_cell_in_worker, cell, config)] = cell
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    cell = running.pop(future)
+                    if future.exception() is not None:
+                        error = error or future.exception()
+                    else:
+                        record(cell, future.result())
+    except BaseException:
+        for worker in set(multiprocessing.active_children()) - other_children:
+            worker.terminate()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+    if error is not None:
+        raise error
+
+

@@ -1,0 +1,236 @@
+"""The grid of the accuracy protocol: datasets x horizons x models x repeats, checked before anything runs.
+
+`BenchmarkConfig` declares every setting once (the command line reads its flags from it); `grid_cells`
+expands it into cells in run order; `plan_grid` holds them against the rows already in the output
+directory's results.csv, so a rerun resumes; `plan_table` estimates what is left.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forecaster.benchmark.record import RESULTS_FILE, read_results
+from forecaster.checks import check_fields, default_of, parse_names, setting
+from forecaster.data.splits import SPLIT_SCHEMES
+from forecaster.errors import DataError, ForecasterError
+from forecaster.training.settings import TrainerOptions, TrainSettings
+
+DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
+DEFAULT_MODELS = (
+    "s3attention", "naive", "patchtst", "itransformer", "dlinear", "fedformer", "autoformer", "informer",
+    "nhits",
+)
+OWN_MODEL = "s3attention"
+# Repeats the last observed value over the horizon: no training, the floor any learned model must beat.
+NAIVE_MODEL = "naive"
+LOCAL_MODELS = (OWN_MODEL, NAIVE_MODEL)
+SETTINGS_FILE = "benchmark.json"
+# Settings that change what a row means: a rerun into the same directory must use the same ones.
+PROTOCOL_FIELDS = ("split", "max_epochs", "patience", "batch_size")
+
+
+def parse_horizons(text: str) -> str | tuple[int, ...]:
+    """CLI value "paper" or "96,192,..." -> "paper" or a tuple of positive ints (DataError otherwise)."""
+    if text.strip().lower() == "paper":
+        return "paper"
+    try:
+        horizons = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        horizons = ()
+    if not horizons or min(horizons) < 1:
+        raise DataError(
+            f"--horizons {text!r}: expected 'paper' or comma-separated positive integers like 96,192"
+        )
+    return horizons
+
+
+
+@dataclass
+class BenchmarkConfig:
+    """One grid. `horizons` is "paper" (each dataset's registered horizons) or explicit values for all.
+
+    The training budget defaults to `forecaster train`'s, so a cell trains as a user's run would.
+    """
+
+    datasets: Sequence[str] = setting(list(DEFAULT_DATASETS), "comma-separated datasets", parse=parse_names)
+    horizons: Any = setting("paper", "'paper' (96,192,336,720; ILI 24,36,48,60) or e.g. 96,192",
+                            parse=parse_horizons)
+    split: str = setting(default_of(TrainSettings, "split"), "split scheme", choices=SPLIT_SCHEMES)
+    models: Sequence[str] = setting(
+        list(DEFAULT_MODELS), "comma-separated, from s3attention, naive (repeat the last value) and the "
+        "neuralforecast peers patchtst, itransformer, dlinear, fedformer, autoformer, informer, nhits, "
+        "timesnet (default: all but timesnet)", parse=parse_names,
+    )
+    repeats: int = setting(5, "runs per cell, seeds 0..repeats-1", minimum=1)
+    max_epochs: int = setting(default_of(TrainerOptions, "max_epochs"), "epoch budget of every model",
+                              minimum=1)
+    patience: int = setting(default_of(TrainerOptions, "patience"), "early-stopping patience in epochs",
+                            minimum=1)
+    batch_size: int = setting(default_of(TrainSettings, "batch_size"), "windows per training step", minimum=1)
+    data_dir: Path | None = setting(None, "directory searched first for the dataset files", parse=Path)
+    out_dir: Path = setting(Path("results"), "output directory (resumes its results.csv)", flag="--out",
+                            parse=Path)
+    jobs: int = setting(1, "cells trained at once in worker processes, each with cores/jobs threads",
+                        minimum=1)
+    progress: bool = setting(True, "progress bar and one line per finished cell", flag="--progress")
+    command: str | None = setting(None, "the command line that made this grid, for summary.md", cli=False)
+
+    def __post_init__(self) -> None:
+        check_fields(self, "benchmark setting", error=DataError)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One training run of the grid; `seed` = repeat, so reruns reproduce the same row."""
+
+    dataset: str
+    horizon: int
+    model: str
+    repeat: int
+
+    @property
+    def seed(self) -> int:
+        return self.repeat
+
+    @property
+    def key(self) -> tuple[str, int, str, int]:
+        return (self.dataset, self.horizon, self.model, self.repeat)
+
+    def label(self) -> str:
+        return f"{self.dataset} h={self.horizon} {self.model} #{self.repeat}"
+
+
+
+def _validate(config: BenchmarkConfig) -> tuple[list[str], list[str]]:
+    """Canonical dataset names and lower-case model names; DataError names whatever is unknown."""
+    from forecaster.data import get_spec
+
+    datasets = list(dict.fromkeys(get_spec(name).name for name in config.datasets))
+    models = list(dict.fromkeys(name.strip().lower() for name in config.models))
+    if not datasets or not models:
+        raise DataError("the benchmark needs at least one dataset and one model")
+    peers = [model for model in models if model not in LOCAL_MODELS]
+    if peers:
+        try:
+            from forecaster.integrations.neuralforecast import PEERS
+        except ImportError as error:
+            raise ForecasterError(
+                f"models {', '.join(peers)} come from neuralforecast, which is not installed ({error}); "
+                "install it with `pip install 'forecaster[baselines]'`"
+            ) from None
+
+        unknown = [model for model in peers if model not in PEERS]
+        if unknown:
+            raise DataError(
+                f"unknown benchmark model(s) {', '.join(unknown)}; expected {', '.join(LOCAL_MODELS)} or "
+                f"one of {', '.join(PEERS)}"
+            )
+    return datasets, models
+
+
+def grid_cells(config: BenchmarkConfig) -> list[Cell]:
+    """Every cell in run order: dataset, horizon, repeat, model (so each repeat compares the models)."""
+    from forecaster.data import get_spec
+
+    datasets, models = _validate(config)
+    cells = []
+    for dataset in datasets:
+        horizons = get_spec(dataset).horizons if config.horizons == "paper" else tuple(config.horizons)
+        for horizon in horizons:
+            for repeat in range(config.repeats):
+                cells.extend(Cell(dataset, int(horizon), model, repeat) for model in models)
+    return cells
+
+
+
+def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
+    return {name: getattr(config, name) for name in PROTOCOL_FIELDS}
+
+
+def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
+    """Refuse to mix rows of another protocol into results made under the settings of the first run."""
+    path = out_dir / SETTINGS_FILE
+    if not path.is_file():
+        return
+    stored, current = json.loads(path.read_text()), _protocol(config)
+    changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
+    if changed:
+        detail = ", ".join(f"{name}={value!r} (now {current[name]!r})" for name, value in changed.items())
+        raise DataError(
+            f"{out_dir}: its results were made with {detail}; rerun with the same settings to resume, "
+            "or choose another --out"
+        )
+
+
+def record_settings(out_dir: Path, config: BenchmarkConfig) -> None:
+    path = out_dir / SETTINGS_FILE
+    if not path.is_file():
+        path.write_text(json.dumps(_protocol(config), indent=2) + "\n")
+
+
+
+
+@dataclass
+class GridPlan:
+    """A grid's cells (in grid order) against the rows its output directory's results.csv already holds."""
+
+    cells: list[Cell]
+    results: pd.DataFrame
+
+    @functools.cached_property
+    def finished(self) -> set[tuple[str, int, str, int]]:
+        return {(str(row.dataset), int(row.horizon), str(row.model), int(row.repeat))
+                for row in self.results.itertuples()}
+
+    @property
+    def done(self) -> list[Cell]:
+        return [cell for cell in self.cells if cell.key in self.finished]
+
+    @property
+    def todo(self) -> list[Cell]:
+        """Cells still to run, untrained first: they take seconds and put the naive floor in the summary."""
+        return sorted((cell for cell in self.cells if cell.key not in self.finished),
+                      key=lambda cell: cell.model != NAIVE_MODEL)
+
+
+def plan_grid(config: BenchmarkConfig) -> GridPlan:
+    """The grid against `out_dir/results.csv`; only reads (DataError as run_benchmark for bad settings)."""
+    cells = grid_cells(config)
+    out_dir = Path(config.out_dir)
+    check_settings(out_dir, config)
+    return GridPlan(cells, read_results(out_dir / RESULTS_FILE))
+
+
+def plan_table(plan: GridPlan) -> list[str]:
+    """Markdown rows per dataset and model: cells done and to run, and what the rest will take.
+
+    The estimate is the mean train_seconds of the (dataset, model)'s rows in results.csv (any horizon) times
+    the cells left: one worker; `--jobs N` divides the wall time. Rows trained on this machine's device are
+    used when there are any, since a record may gather runs from a GPU and a CPU.
+    """
+    counts: dict[tuple[str, str], list[int]] = {}
+    for cell in plan.cells:
+        counts.setdefault((cell.dataset, cell.model), [0, 0])[cell.key not in plan.finished] += 1
+    from forecaster.devices import machine_name
+
+    here = plan.results[plan.results["device"].astype(str) == machine_name()]
+    seconds = {
+        **plan.results.groupby(["dataset", "model"])["train_seconds"].mean().to_dict(),
+        **here.groupby(["dataset", "model"])["train_seconds"].mean().to_dict(),
+    }
+    lines = ["| dataset | model | done | to run | mean train s per finished cell | estimate for the rest |",
+             "|---|---|---|---|---|---|"]
+    for (dataset, model), (done, todo) in counts.items():
+        mean = seconds.get((dataset, model))
+        per_cell = "-" if mean is None else f"{mean:.0f}"
+        rest = "0" if todo == 0 else ("unknown" if mean is None else f"{mean * todo / 3600:.1f} h")
+        lines.append(f"| {dataset} | {model} | {done} | {todo} | {per_cell} | {rest} |")
+    return lines
+

@@ -1,0 +1,76 @@
+"""The benchmark record: results.csv, one row per finished cell, appended and synced as each cell ends.
+
+Reading never writes, so a summary or a dry run can read the file while a grid appends to it; a last line
+cut off mid-write (a killed run) is repaired before the next append, and that cell simply runs again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forecaster.errors import DataError
+
+RESULT_COLUMNS = (
+    "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
+    "windows", "device",
+)
+RESULTS_FILE = "results.csv"
+
+
+def repair_tail(path: Path) -> None:
+    """Drop a last line cut off mid-write (no trailing newline) before appending: that cell runs again."""
+    data = path.read_bytes() if path.is_file() else b""
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """The complete rows of results.csv with RESULT_COLUMNS (empty if none); DataError if the file is foreign.
+
+    A last line still being written (no trailing newline) is left out and left alone: reading never writes,
+    so a summary or a dry run can read the file while a grid appends to it.
+    """
+    data = path.read_bytes() if path.is_file() else b""
+    complete = data[: data.rfind(b"\n") + 1]
+    if not complete:
+        return pd.DataFrame(columns=list(RESULT_COLUMNS))
+    frame = pd.read_csv(io.BytesIO(complete))
+    missing = [column for column in RESULT_COLUMNS if column not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{path}: not a benchmark results file of this version; missing column(s) {', '.join(missing)} "
+            f"(expected {', '.join(RESULT_COLUMNS)}; older files lack device: add it or use another --out)"
+        )
+    return frame
+
+
+def append_result(path: Path, row: dict[str, Any]) -> None:
+    """Append one row (header first if the file is new) and push it to disk before the next cell starts."""
+    new = not path.is_file() or path.stat().st_size == 0
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow({column: row[column] for column in RESULT_COLUMNS})
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+
+def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
+    """Let `write` fill a sibling temp file, then rename it over `path`: a kill never leaves half a report."""
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(staged)
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,217 @@
+"""The grid's reports, rewritten from every row of results.csv after each cell: summary.md (MSE and MAE
+tables, mean ± std, best per row in bold, the paper's S3Attention column, the settings of every model)
+and the MSE-by-horizon plot."""
+
+from __future__ import annotations
+
+import math
+import platform
+from dataclasses import fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forecaster.benchmark.grid import DEFAULT_MODELS, LOCAL_MODELS, NAIVE_MODEL, OWN_MODEL, BenchmarkConfig
+from forecaster.benchmark.record import write_atomically
+
+SUMMARY_FILE = "summary.md"
+PLOT_FILE = "mse_by_horizon.png"
+
+
+# Paper 001 Table 2 (REFERENCE.md section 2): S3Attention MSE / MAE at input 96 (ILI 36), 7:1:2 split.
+PAPER_S3ATTENTION: dict[str, dict[int, tuple[float, float]]] = {
+    "ETTm2": {96: (0.192, 0.283), 192: (0.255, 0.324), 336: (0.324, 0.364), 720: (0.431, 0.433)},
+    "Electricity": {96: (0.218, 0.332), 192: (0.259, 0.361), 336: (0.267, 0.367), 720: (0.293, 0.385)},
+    "Exchange": {96: (0.086, 0.204), 192: (0.188, 0.292), 336: (0.356, 0.433), 720: (0.727, 0.669)},
+    "Traffic": {96: (0.592, 0.352), 192: (0.583, 0.343), 336: (0.598, 0.346), 720: (0.641, 0.397)},
+    "Weather": {96: (0.182, 0.262), 192: (0.228, 0.306), 336: (0.295, 0.355), 720: (0.383, 0.418)},
+    "ILI": {24: (2.431, 0.997), 36: (2.287, 0.972), 48: (2.418, 1.002), 60: (2.425, 1.043)},
+}
+
+
+def _aggregate(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Mean, sample std and count of `metric` per (dataset, horizon, model)."""
+    return (
+        results.groupby(["dataset", "horizon", "model"], sort=False)[metric]
+        .agg(["mean", "std", "count"])
+        .reset_index()
+    )
+
+
+def _cell_text(mean: float, std: float, count: int, repeats: int, best: bool) -> str:
+    text = f"{mean:.3f}" if count < 2 or math.isnan(std) else f"{mean:.3f} ± {std:.3f}"
+    if count < repeats:
+        text += f" (n={count})"
+    return f"**{text}**" if best else text
+
+
+def _metric_table(results: pd.DataFrame, metric: str, models: list[str], repeats: int) -> list[str]:
+    stats = _aggregate(results, metric)
+    paper_index = 0 if metric == "mse" else 1
+    lines = [
+        "| dataset | horizon | " + " | ".join(models) + " | paper S3Attention |",
+        "|---|---|" + "---|" * len(models) + "---|",
+    ]
+    for (dataset, horizon), group in stats.groupby(["dataset", "horizon"], sort=False):
+        by_model = {row.model: row for row in group.itertuples()}
+        best = min(by_model.values(), key=lambda row: row.mean).model
+        cells = [
+            _cell_text(by_model[m].mean, by_model[m].std, int(by_model[m].count), repeats, m == best)
+            if m in by_model else "-"
+            for m in models
+        ]
+        paper = PAPER_S3ATTENTION.get(dataset, {}).get(int(horizon))
+        cells.append(f"{paper[paper_index]:.3f}" if paper else "-")
+        lines.append(f"| {dataset} | {horizon} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _input_sizes(results: pd.DataFrame) -> str:
+    """"96" or "96 (ILI 36)": the registered input size of each dataset in the results."""
+    from forecaster.data import get_spec
+
+    sizes = {name: get_spec(name).input_size for name in dict.fromkeys(results["dataset"].astype(str))}
+    common = max(set(sizes.values()), key=list(sizes.values()).count) if sizes else 96
+    others = ", ".join(f"{name} {size}" for name, size in sizes.items() if size != common)
+    return f"{common} ({others})" if others else str(common)
+
+
+def _machine() -> str:
+    import torch
+
+    from forecaster.devices import machine_name
+
+    return f"{platform.node() or 'unknown host'}, {machine_name()}, torch {torch.__version__}"
+
+
+def _device_counts(results: pd.DataFrame) -> str:
+    """"CPU (2 cores) 208 rows, NVIDIA H100 80GB HBM3 32 rows": a directory can gather runs from machines."""
+    counts = results["device"].astype(str).value_counts(sort=False)
+    return ", ".join(f"{device} {count} row{'s' if count != 1 else ''}" for device, count in counts.items())
+
+
+def _model_order(results: pd.DataFrame) -> list[str]:
+    """The models in results in one order (DEFAULT_MODELS first), whichever run writes the reports last."""
+    present = list(dict.fromkeys(results["model"].astype(str)))
+    return [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
+
+
+def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
+    """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) and the settings."""
+    results = results.sort_values(["dataset", "horizon", "repeat"], kind="stable")
+    models = _model_order(results)
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {_machine()}.",
+    ]
+    if config.command:
+        lines += ["", f"Latest command: `{config.command}` (the tables hold every row of results.csv, "
+                  "whichever run into this directory made it)."]
+    lines += [
+        "",
+        f"Split {config.split}; input {_input_sizes(results)}; train-fit standardization; metrics on the "
+        "standardized scale over every test window (stride 1, no drop_last). Cells: mean ± sample std over "
+        f"repeats (seeds 0..{config.repeats - 1}); the lowest mean per row is bold; (n=k) marks cells with "
+        "fewer repeats than asked. The last column is the paper's S3Attention (paper 001 Table 2).",
+    ]
+    if results.empty:
+        lines += ["", "No finished cells yet."]
+    else:
+        lines += ["", f"Trained on: {_device_counts(results)} (results.csv's device column; its "
+                  "train_seconds are only comparable between rows of one device)."]
+        for metric in ("mse", "mae"):
+            lines += ["", f"## {metric.upper()}", "", *_metric_table(results, metric, models, config.repeats)]
+    not_run = [name for name in PAPER_S3ATTENTION if name not in set(results["dataset"].astype(str))]
+    if not_run:
+        lines += ["", f"Not run here: {', '.join(not_run)} (in the paper's table; no row in results.csv)."]
+    lines += ["", "## Settings", "", *_settings_lines(config, models)]
+    return write_atomically(path, lambda staged: staged.write_text("\n".join(lines) + "\n"))
+
+
+def _own_model_line() -> str:
+    """How s3attention cells train, read from the model's config and the training defaults."""
+    from forecaster.models import PRESETS, S3AttentionConfig
+    from forecaster.training.settings import TrainSettings
+
+    config = ", ".join(f"{field.name} {field.default}" for field in fields(S3AttentionConfig)
+                       if field.metadata.get("cli"))
+    presets = "; ".join(f"{dataset}: {values}" for dataset, values in PRESETS[OWN_MODEL].items())
+    training = {field.name: field.default for field in fields(TrainSettings)}
+    return (
+        f"- s3attention: `forecaster train` (Lightning), config {config} (n_harmonics None = horizon); "
+        f"dataset presets {presets or 'none'}; AdamW lr {training['lr']} weight decay "
+        f"{training['weight_decay']}, lr schedule {training['lr_schedule']}; sampled index sets seeded by "
+        "the repeat."
+    )
+
+
+def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
+    lines = [
+        f"- Budget for every model: at most {config.max_epochs} epochs, early stopping after "
+        f"{config.patience} epochs without a lower validation MSE, best-validation weights restored, batch "
+        f"{config.batch_size} windows; MSE loss; no calendar features.",
+    ]
+    if OWN_MODEL in models:
+        lines.append(_own_model_line())
+    if NAIVE_MODEL in models:
+        lines.append("- naive: the last input step repeated over the horizon (no training; identical for "
+                     "every repeat).")
+    peers = [model for model in models if model not in LOCAL_MODELS]
+    if peers:
+        from forecaster.integrations.neuralforecast import describe_peer
+
+        lines.append(
+            "- neuralforecast peers: the standardized array in long format (one unique_id per column, "
+            "integer ds), scaler_type identity, val_size/test_size of the split with test forecasts at "
+            "step 1 (= cross_validation refit=False), one epoch = our train loader's batches as steps, "
+            "validation once per epoch, identical test window counts asserted; channel-independent peers "
+            "gather only their sampled training windows (forecaster's WindowsOnDemand: the same batches and "
+            "weights as neuralforecast's own windowing, which copies every window at every step)."
+        )
+        lines += [f"- {peer}: {describe_peer(peer)}" for peer in peers]
+    return lines
+
+
+def mse_figure(results: pd.DataFrame) -> Any:
+    """Test MSE by horizon, a panel per dataset, a line per model (± std), paper S3Attention dashed.
+
+    A model keeps one colour in every panel and the one legend lists every model drawn.
+    """
+    from matplotlib.figure import Figure
+
+    datasets = list(dict.fromkeys(results["dataset"].astype(str)))
+    colours = {model: f"C{index % 10}" for index, model in enumerate(_model_order(results))}
+    figure = Figure(figsize=(4.5 * max(1, len(datasets)) + 1.5, 3.6), layout="constrained")
+    axes = figure.subplots(1, max(1, len(datasets)), squeeze=False)[0]
+    stats = _aggregate(results, "mse")
+    legend: dict[str, Any] = {}
+    for axis, dataset in zip(axes, datasets, strict=False):
+        subset = stats[stats["dataset"].astype(str) == dataset]
+        for model, group in subset.groupby("model", sort=False):
+            group, name = group.sort_values("horizon"), str(model)
+            legend[name] = axis.errorbar(group["horizon"], group["mean"], yerr=group["std"].fillna(0.0),
+                                         marker="o", capsize=3, color=colours[name], label=name)
+        paper = PAPER_S3ATTENTION.get(dataset, {})
+        horizons = [h for h in sorted(subset["horizon"].unique()) if int(h) in paper]
+        if horizons:
+            (legend["paper S3Attention"],) = axis.plot(horizons, [paper[int(h)][0] for h in horizons], "k--x",
+                                                       label="paper S3Attention")
+        axis.set_title(dataset)
+        axis.set_xlabel("horizon")
+        axis.set_ylabel("test MSE (standardized)")
+        axis.set_xticks(sorted(subset["horizon"].unique()))
+    if legend:
+        order = [*colours, *(label for label in legend if label not in colours)]
+        figure.legend([legend[label] for label in order], order, loc="outside right upper", fontsize="small")
+    return figure
+
+
+def plot_results(results: pd.DataFrame, path: Path) -> Path:
+    """mse_figure as a PNG, written atomically."""
+    figure = mse_figure(results)
+    return write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format="png"))
+
+

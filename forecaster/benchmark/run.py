@@ -1,0 +1,66 @@
+"""`run_benchmark`: every cell of the grid missing from results.csv, recorded as it finishes, with the
+reports rewritten after each one, so an interrupted grid loses at most the cells in progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_sequentially
+from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
+from forecaster.benchmark.progress import GridProgress
+from forecaster.benchmark.record import RESULTS_FILE, append_result, read_results, repair_tail
+from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
+
+
+@dataclass
+class BenchmarkOutcome:
+    """Where the grid wrote its files and how many cells ran now versus were already done."""
+
+    results: Path
+    summary: Path
+    plot: Path
+    ran: list[Cell] = field(default_factory=list)
+    skipped: list[Cell] = field(default_factory=list)
+
+
+def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
+    """Run every cell missing from `out_dir/results.csv`, rewriting summary.md and the plot after each one.
+
+    DataError (before any training) for an unknown dataset, model or split, a dataset file that cannot be
+    found, or an `out_dir` whose results were made under other protocol settings.
+    """
+    from forecaster.data import locate_dataset
+
+    plan = plan_grid(config)
+    for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
+        locate_dataset(dataset, config.data_dir)
+    out_dir = Path(config.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record_settings(out_dir, config)
+    results_path = out_dir / RESULTS_FILE
+    repair_tail(results_path)
+    outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done)
+    todo = plan.todo
+    quiet_lightning()
+    with GridProgress(len(plan.cells), len(outcome.skipped), config.progress) as progress:
+
+        def record(cell: Cell, row: dict[str, Any]) -> None:
+            append_result(results_path, row)
+            outcome.ran.append(cell)
+            progress.finish(cell, row)
+            _write_reports(results_path, config, outcome)
+
+        run = run_in_workers if config.jobs > 1 and len(todo) > 1 else run_sequentially
+        run(todo, config, record, progress)
+    if not outcome.ran:
+        _write_reports(results_path, config, outcome)
+    return outcome
+
+
+def _write_reports(results_path: Path, config: BenchmarkConfig, outcome: BenchmarkOutcome) -> None:
+    """Rewrite summary.md and the plot from every row, after each cell, so they are current mid-grid."""
+    results = read_results(results_path)
+    write_summary(results, config, outcome.summary)
+    plot_results(results, outcome.plot)

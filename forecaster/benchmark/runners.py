@@ -1,0 +1,152 @@
+"""How one cell of the grid is trained and scored: S3Attention, naive and neuralforecast peers alike.
+
+S3Attention rows come from `forecaster.training.workflows.train_forecaster` (the same code as
+`forecaster train`); peer rows from neuralforecast models fitted on the same standardized array, split
+and budget (`forecaster.integrations.neuralforecast`) and scored by `forecaster.metrics` on the very test
+windows of our `ForecastDataModule`; naive rows repeat each test window's last input step.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forecaster.benchmark.grid import NAIVE_MODEL, OWN_MODEL, BenchmarkConfig, Cell
+from forecaster.errors import DataError
+
+
+@dataclass
+class Prepared:
+    """A dataset loaded once per grid, and its data module per horizon."""
+
+    series: Any
+    input_size: int
+    modules: dict[int, Any] = field(default_factory=dict)
+
+
+def _data_module(prepared: Prepared, horizon: int, config: BenchmarkConfig) -> Any:
+    from forecaster.data import ForecastDataModule
+
+    if horizon not in prepared.modules:
+        module = ForecastDataModule(
+            prepared.series, prepared.input_size, horizon, split=config.split, batch_size=config.batch_size
+        )
+        module.setup()
+        prepared.modules[horizon] = module
+    return prepared.modules[horizon]
+
+
+def _run_own(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """An S3Attention row: `forecaster train` on the dataset preset; the bundle is kept under bundles/."""
+    from forecaster.artifacts import work_dir_for
+    from forecaster.training.settings import TrainerOptions, TrainSettings
+    from forecaster.training.workflows import train_forecaster
+
+    out = Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{cell.model}-r{cell.repeat}"
+    settings = TrainSettings(
+        horizon=cell.horizon,
+        input_size=prepared.input_size,
+        split=config.split,
+        model_name=OWN_MODEL,
+        batch_size=config.batch_size,
+        seed=cell.seed,
+        trainer=TrainerOptions(max_epochs=config.max_epochs, patience=config.patience, progress_bar=False),
+        overwrite=True,
+    )
+    outcome = train_forecaster(prepared.series, out, settings)
+    shutil.rmtree(work_dir_for(out), ignore_errors=True)
+    return {
+        "mse": outcome.metrics["mse"],
+        "mae": outcome.metrics["mae"],
+        "train_seconds": outcome.training["train_seconds"],
+        "epochs": outcome.training["epochs"],
+        "parameters": sum(parameter.numel() for parameter in outcome.model.parameters()),
+        "windows": outcome.metrics["windows"],
+    }
+
+
+def _test_windows(module: Any) -> tuple[Any, Any]:
+    """Every test window of the data module in order: histories (N, L, C) and targets (N, H, C)."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    batches = DataLoader(module.test_set, batch_size=1024, shuffle=False)
+    histories, targets = zip(*batches, strict=True)
+    return torch.cat(histories), torch.cat(targets)
+
+
+def _run_naive(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A naive row: every test window forecast as its last input step, scored like every other model."""
+    from forecaster.metrics import mae, mse
+
+    module = _data_module(prepared, cell.horizon, config)
+    histories, targets = _test_windows(module)
+    predictions = histories[:, -1:, :].expand_as(targets)
+    return {"mse": mse(predictions, targets), "mae": mae(predictions, targets), "train_seconds": 0.0,
+            "epochs": 0, "parameters": 0, "windows": len(module.test_set)}
+
+
+def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A neuralforecast row on our module's standardized array, split and test windows."""
+
+    from forecaster.integrations.neuralforecast import PeerBudget, build_peer, forecast_test_windows
+    from forecaster.metrics import mae, mse
+
+    module = _data_module(prepared, cell.horizon, config)
+    borders, input_size = module.borders, prepared.input_size
+    train_stop = borders["train"][1]
+    (val_start, val_stop), (test_start, test_stop) = borders["val"], borders["test"]
+    if val_start != train_stop - input_size or test_start != val_stop - input_size:
+        raise DataError(
+            f"split {config.split}: val/test must start input_size rows before the previous split ends"
+        )
+    budget = PeerBudget(config.max_epochs, config.patience, config.batch_size, len(module.train_dataloader()))
+    model = build_peer(cell.model, cell.horizon, input_size, module.n_channels, budget, cell.seed)
+    run = forecast_test_windows(
+        model, module.scaled[:test_stop], val_stop - train_stop, test_stop - val_stop, budget.steps_per_epoch
+    )
+    _, targets = _test_windows(module)
+    if run.predictions.shape != tuple(targets.shape):
+        raise RuntimeError(
+            f"{cell.label()}: neuralforecast scored {run.predictions.shape} test forecasts, our test "
+            f"split has {tuple(targets.shape)}; the window sets differ"
+        )
+    return {
+        "mse": mse(run.predictions, targets),
+        "mae": mae(run.predictions, targets),
+        "train_seconds": round(run.train_seconds, 3),
+        "epochs": run.epochs,
+        "parameters": run.parameters,
+        "windows": len(module.test_set),
+    }
+
+
+def run_cell(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """Train and score one cell; returns the metric fields of its results.csv row."""
+    runners = {OWN_MODEL: _run_own, NAIVE_MODEL: _run_naive}
+    return runners.get(cell.model, _run_peer)(cell, prepared, config)
+
+
+def prepared_for(cell: Cell, prepared: dict[str, Prepared], config: BenchmarkConfig) -> Prepared:
+    """The cell's dataset, loaded once while consecutive cells use it (only the latest is kept)."""
+    from forecaster.data import get_spec, load_dataset
+
+    if cell.dataset not in prepared:
+        prepared.clear()
+        prepared[cell.dataset] = Prepared(load_dataset(cell.dataset, config.data_dir),
+                                           get_spec(cell.dataset).input_size)
+    return prepared[cell.dataset]
+
+
+def result_row(cell: Cell, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Called where the cell trained, so `device` names the hardware its train_seconds were measured on."""
+    from forecaster.devices import machine_name
+
+    return {"dataset": cell.dataset, "horizon": cell.horizon, "model": cell.model, "repeat": cell.repeat,
+            "seed": cell.seed, **metrics, "device": machine_name()}
+
+
+_WORKER_PREPARED: dict[str, Prepared] = {}
+
