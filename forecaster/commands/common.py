@@ -1,0 +1,65 @@
+"""Flags and printing that several commands share: where a series comes from, how a CSV is read."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a CSV is read: its date column (or none) and how missing cells are filled."""
+    from forecaster.data.reader import FILL_METHODS
+
+    parser.add_argument("--date-col", help="name of the date column (default: found automatically)")
+    parser.add_argument("--no-date", action="store_true", help="the file has no dates: use integer steps")
+    parser.add_argument("--fill-missing", choices=FILL_METHODS, help="fill missing values")
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> None:
+    """--dataset NAME | --csv FILE, plus the CSV reading options (shared by train and evaluate)."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", metavar="NAME", help="registered benchmark dataset, e.g. ETTm2")
+    source.add_argument("--csv", metavar="FILE", help="CSV file with a date column and numeric columns")
+    add_csv_arguments(parser)
+    if targets:
+        parser.add_argument("--targets", help="comma-separated columns to forecast (default: all numeric)")
+    parser.add_argument("--data-dir", help="directory searched first for registered datasets")
+
+
+def add_split_argument(parser: argparse.ArgumentParser) -> None:
+    from forecaster.data.splits import SPLIT_SCHEMES
+
+    parser.add_argument(
+        "--split", default="7:1:2", choices=SPLIT_SCHEMES, help="split scheme (default 7:1:2)"
+    )
+
+
+def target_list(args: argparse.Namespace) -> list[str] | None:
+    targets = getattr(args, "targets", None)
+    return [name.strip() for name in targets.split(",")] if targets else None
+
+
+def series_source(args: argparse.Namespace) -> Any:
+    """The SeriesSource the --dataset / --csv flags name."""
+    from forecaster.training.workflows import SeriesSource
+
+    return SeriesSource(
+        dataset=args.dataset,
+        csv=args.csv,
+        data_dir=args.data_dir,
+        date_col=args.date_col,
+        targets=target_list(args),
+        no_date=args.no_date,
+        fill_missing=args.fill_missing,
+    )
+
+
+def csv_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Reading options for a CSV scored by a bundle (unset ones default to the bundle's)."""
+    return {"date_col": args.date_col, "no_date": args.no_date or None, "fill_missing": args.fill_missing}
+
+
+def print_metrics(metrics: dict[str, Any]) -> None:
+    print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized)")
+    print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")
+    print(f"test windows {metrics['windows']}")

@@ -1,0 +1,39 @@
+"""`forecaster evaluate`: test-split metrics of a bundle, with the bundle's split, input size and scaler."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from forecaster.commands.common import add_source_arguments, csv_options, print_metrics, series_source
+
+HELP = "test-split MSE/MAE of a bundle on a dataset or CSV"
+DESCRIPTION = (
+    "Score a bundle on the test split of the data, using the bundle's split, input size and train scaler."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
+    add_source_arguments(parser, targets=False)
+    parser.add_argument("--accelerator", default="auto", help="cpu, gpu, ... (default auto)")
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object: mse, mae, mse_original, mae_original, windows"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from forecaster.artifacts import load_bundle
+    from forecaster.prediction import read_history
+    from forecaster.training.workflows import evaluate_bundle
+
+    bundle = load_bundle(args.model)
+    series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
+    metrics = evaluate_bundle(bundle, series, accelerator=args.accelerator, progress_bar=not args.json)
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {bundle.data.split}")
+        print_metrics(metrics)
+    return 0

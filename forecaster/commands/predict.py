@@ -1,0 +1,49 @@
+"""`forecaster predict`: the horizon after the last row of a CSV, through `forecaster.prediction`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from forecaster.commands.common import add_csv_arguments, csv_options
+
+HELP = "forecast the horizon after the last row of a CSV file"
+DESCRIPTION = (
+    "Forecast with a bundle from the last input_size rows of FILE; timestamps continue the model's "
+    "frequency. The rows are checked as the HTTP service checks them."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
+    parser.add_argument("--csv", required=True, metavar="FILE", help="history: the bundle's columns")
+    add_csv_arguments(parser)
+    parser.add_argument(
+        "--horizon", type=int, help="steps to forecast, up to the model's (default: the model's)"
+    )
+    parser.add_argument("--output", metavar="CSV", help="write the forecast here (default: print it)")
+    parser.add_argument("--plot", metavar="PNG", help="write a plot of history and forecast")
+    parser.add_argument(
+        "--plot-history", type=int, metavar="ROWS", help="history rows in the plot (default: input size)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from forecaster.artifacts import load_bundle
+    from forecaster.prediction import forecast, plot_forecast, read_history
+
+    bundle = load_bundle(args.model)
+    series = read_history(bundle, args.csv, **csv_options(args))
+    table = forecast(bundle, series, horizon=args.horizon)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.output)
+        print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {args.output}")
+    else:
+        print(table.to_string(float_format=lambda value: f"{value:.6g}"))
+    if args.plot:
+        history_rows = args.plot_history or bundle.data.input_size
+        path = plot_forecast(series, table, args.plot, history_rows=history_rows)
+        print(f"plot written to {path}")
+    return 0

@@ -1,0 +1,74 @@
+"""`forecaster train`: a forecaster from a benchmark dataset or any CSV, saved as a bundle."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from forecaster.commands.common import add_source_arguments, print_metrics, series_source
+from forecaster.commands.options import add_settings, given
+
+HELP = "train a forecaster from a dataset or CSV and save a model bundle"
+DESCRIPTION = (
+    "Train with early stopping on validation MSE, restore the best weights, report test MSE/MAE and save a "
+    "bundle (config.json, weights.safetensors, metrics.json) at --out. Model options come from the chosen "
+    "model's config; unset ones take the dataset preset, else the model's defaults."
+)
+
+
+def _model_configs() -> dict[str, type]:
+    from forecaster.models import FORECAST, MODELS, model_names
+
+    return {name: MODELS.get(name).config_class for name in model_names(FORECAST)}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from forecaster.training.settings import TrainerOptions, TrainSettings
+
+    add_source_arguments(parser, targets=True)
+    add_settings(parser, TrainSettings)
+    seen: set[str] = set()
+    for name, config_class in _model_configs().items():
+        add_settings(parser.add_argument_group(f"{name} options"), config_class, seen=seen)
+    add_settings(parser.add_argument_group("training"), TrainerOptions)
+    parser.add_argument("--out", required=True, metavar="DIR", help="bundle directory to create")
+    parser.set_defaults(handler=run)
+
+
+def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
+    """The model config fields given as flags; ConfigError for a flag the chosen model does not take."""
+    from forecaster.errors import ConfigError
+    from forecaster.models import MODELS
+
+    configs = _model_configs()
+    chosen = given(args, MODELS.get(model).config_class)
+    others = {name for config in configs.values() for name in given(args, config)} - set(chosen)
+    if others:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(others))
+        raise ConfigError(f"{flags}: not an option of model {model!r} (see forecaster train --help)")
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    from forecaster.artifacts import check_out_dir, work_dir_for
+    from forecaster.checks import default_of
+    from forecaster.training.settings import TrainerOptions, TrainSettings
+    from forecaster.training.workflows import train_forecaster
+
+    fields = given(args, TrainSettings)
+    check_out_dir(args.out, fields.get("overwrite", False))
+    model = fields.get("model_name", default_of(TrainSettings, "model_name"))
+    trainer = TrainerOptions(**given(args, TrainerOptions))
+    settings = TrainSettings(**fields, model_options=model_options(args, model), trainer=trainer)
+    outcome = train_forecaster(series_source(args).load(), args.out, settings)
+    if outcome is None:
+        return 0
+    training = outcome.training
+    print(
+        f"trained {training['epochs']} epoch(s) in {training['train_seconds']:.1f} s; "
+        f"best epoch {training['best_epoch']} (val MSE {outcome.metrics['best_val_mse']:.4f})"
+    )
+    print_metrics(outcome.metrics)
+    print(f"bundle saved to {outcome.bundle_path}")
+    print(f"checkpoints and logs in {work_dir_for(outcome.bundle_path)}")
+    return 0
