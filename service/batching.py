@@ -13,6 +13,8 @@ from concurrent.futures import Executor
 
 import numpy as np
 
+from forecaster.checks import check_int, check_number
+
 PredictFn = Callable[[np.ndarray], np.ndarray]
 BatchObserver = Callable[[int, float], None]
 
@@ -33,10 +35,8 @@ class MicroBatcher:
         max_wait_s: float,
         on_batch: BatchObserver | None = None,
     ):
-        if max_batch_size < 1:
-            raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
-        if max_wait_s < 0:
-            raise ValueError(f"max_wait_s must be >= 0, got {max_wait_s}")
+        check_int("max_batch_size", max_batch_size, minimum=1)
+        check_number("max_wait_s", max_wait_s, minimum=0)
         self._predict = predict
         self._executor = executor
         self.max_batch_size = max_batch_size

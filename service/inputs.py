@@ -1,7 +1,8 @@
-"""Turn a request (JSON body or CSV upload) into a checked (input_size, C) history for Bundle.predict.
+"""Turn a request (JSON body or CSV upload) into a checked history, through `forecaster.prediction`.
 
-Everything a model needs from its input is checked here, before batching, so that a bad request
-fails alone with a 4xx naming its field, and never poisons a batch it would have shared.
+The checks are the ones `forecaster predict` runs (`check_history`); this module only parses what HTTP
+brings and names the JSON field or file line at fault. Everything is checked before batching, so a bad
+request fails alone with a 4xx and never poisons a batch it would have shared.
 """
 
 from __future__ import annotations
@@ -9,38 +10,22 @@ from __future__ import annotations
 import re
 import tempfile
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pandas.tseries.frequencies import to_offset
 
 from forecaster.artifacts import Bundle
-from forecaster.data import read_csv
-from forecaster.data.timeindex import future_timestamps
 from forecaster.errors import DataError
+from forecaster.prediction import HistoryError, PreparedHistory, check_history, read_history
 from service.errors import ApiError
 from service.schemas import ForecastRequest
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 
 
-@dataclass(frozen=True)
-class PreparedInput:
-    """A validated request: the history the model sees and how to label its answer."""
-
-    history: np.ndarray
-    horizon: int
-    timestamps: list[str] | list[int]
-
-
 def _invalid(field: str, message: str) -> ApiError:
     return ApiError(422, message, field=field)
-
-
-RowError = Callable[[int, str], ApiError]  # (row of the series, message) -> the error naming that row
 
 
 def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
@@ -63,74 +48,22 @@ def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     raise _invalid(field, "timestamps mix time zones or formats; expected one ISO 8601 format and time zone")
 
 
-def _check_time_grid(index: pd.DatetimeIndex, freq: str | None, row_error: RowError) -> None:
-    """Strictly increasing and, when the model has a frequency, exactly on its grid."""
-    steps = np.diff(index.asi8)
-    backwards = np.flatnonzero(steps <= 0)
-    if backwards.size:
-        row = int(backwards[0]) + 1
-        raise row_error(
-            row, f"{index[row]} does not come after {index[row - 1]}; expected strictly increasing timestamps"
-        )
-    if freq is None:
-        return
-    offset = to_offset(freq)
-    if not offset.is_on_offset(index[0]):
-        raise row_error(0, f"{index[0]} is not on the model's {freq!r} time grid")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
-            expected = index[:-1] + offset
-    except _DATE_ERRORS:
-        raise row_error(0, "timestamps run past the range pandas can represent") from None
-    wrong = np.flatnonzero(index[1:] != expected)
-    if wrong.size:
-        row = int(wrong[0]) + 1
-        raise row_error(
-            row, f"{index[row]} does not follow the model's frequency {freq!r} (expected {expected[row - 1]})"
-        )
+def _api_error(error: HistoryError, prefix: str) -> ApiError:
+    """The HTTP face of a history the model cannot use: JSON field names, timestamps by position."""
+    if error.part == "timestamps" and error.row is not None:
+        return _invalid(f"{prefix}timestamps[{error.row}]", str(error))
+    return _invalid(f"{prefix}{error.part}", str(error))
 
 
-def _prepare(
-    bundle: Bundle,
-    index: pd.Index,
-    values: np.ndarray,
-    horizon: int | None,
-    *,
-    values_field: str,
-    horizon_field: str,
-    row_error: RowError,
-    max_rows: int,
-) -> PreparedInput:
-    data = bundle.data
-    rows = values.shape[0]
-    if rows < data.input_size:
-        raise _invalid(
-            values_field, f"expected at least {data.input_size} rows (the model's input_size), got {rows}"
-        )
-    if rows > max_rows:
-        raise _invalid(values_field, f"expected at most {max_rows} rows per series, got {rows}")
-    steps = data.horizon if horizon is None else horizon
-    if not 1 <= steps <= data.horizon:
-        raise _invalid(
-            horizon_field, f"expected 1 <= horizon <= {data.horizon} (the model's horizon), got {steps}"
-        )
-    if isinstance(index, pd.DatetimeIndex):
-        _check_time_grid(index, data.freq, row_error)
-    try:
-        future = future_timestamps(index, data.freq, steps)
-    except DataError as error:
-        raise row_error(rows - 1, str(error)) from None
-    except _DATE_ERRORS:
-        raise row_error(rows - 1, "the forecast would run past the dates pandas can represent") from None
-    labels = (
-        [stamp.isoformat() for stamp in future] if isinstance(future, pd.DatetimeIndex) else future.tolist()
-    )
-    history = np.ascontiguousarray(values[-data.input_size :], dtype=np.float64)
-    return PreparedInput(history=history, horizon=steps, timestamps=labels)
+def _file_error(error: HistoryError) -> ApiError:
+    """The HTTP face of a history read from an uploaded CSV: the file and its line (header = line 1)."""
+    if error.part == "horizon":
+        return _invalid("horizon", str(error))
+    where = f"line {error.row + 2}: " if error.row is not None else ""
+    return _invalid("file", f"{where}{error}")
 
 
-def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_rows: int) -> PreparedInput:
+def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_rows: int) -> PreparedHistory:
     """Check a JSON request (columns, lengths, timestamps, horizon) against the model it is sent to."""
     data = bundle.data
     values_field = f"{prefix}values"
@@ -165,16 +98,10 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
     values = np.array([request.values[column] for column in data.columns], dtype=np.float64).reshape(
         len(data.columns), rows
     )
-    return _prepare(
-        bundle,
-        index,
-        values.T,
-        request.horizon,
-        values_field=values_field,
-        horizon_field=f"{prefix}horizon",
-        row_error=lambda row, message: _invalid(f"{timestamps_field}[{row}]", message),
-        max_rows=max_rows,
-    )
+    try:
+        return check_history(bundle, index, values.T, horizon=request.horizon, max_rows=max_rows)
+    except HistoryError as error:
+        raise _api_error(error, prefix) from None
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -182,9 +109,8 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 def prepare_csv(
     bundle: Bundle, content: bytes, filename: str | None, horizon: int | None, *, max_rows: int
-) -> PreparedInput:
-    """Check an uploaded CSV with the same reader `forecaster predict` uses (forecaster.data.read_csv)."""
-    data = bundle.data
+) -> PreparedHistory:
+    """Check an uploaded CSV with the reader `forecaster predict` uses (`prediction.read_history`)."""
     shown = _SAFE_NAME.sub("_", Path(filename or "").name)[:100].lstrip(".") or "upload"
     if not shown.endswith(".csv"):
         shown += ".csv"  # plain CSV only: no compression guessed from the client's file name
@@ -194,18 +120,10 @@ def prepare_csv(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                series = read_csv(
-                    path, date_col=data.date_col, targets=data.columns, no_date=data.date_col is None
-                )
+                series = read_history(bundle, path)
         except DataError as error:
             raise _invalid("file", str(error).replace(str(path), shown)) from None
-    return _prepare(
-        bundle,
-        series.index,
-        series.values,
-        horizon,
-        values_field="file",
-        horizon_field="horizon",
-        row_error=lambda row, message: _invalid("file", f"line {row + 2}: {message}"),
-        max_rows=max_rows,
-    )
+    try:
+        return check_history(bundle, series.index, series.values, horizon=horizon, max_rows=max_rows)
+    except HistoryError as error:
+        raise _file_error(error) from None

@@ -6,6 +6,7 @@ warm-up forecast) is logged and listed as skipped; it never stops the service fr
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
+from forecaster.prediction import predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
 from service.schemas import ModelInfo
@@ -76,8 +78,8 @@ class ModelRegistry:
 
 def _warm_up(bundle: Bundle) -> None:
     """One forecast on a neutral history so that a bundle that cannot predict is caught at startup."""
-    history = np.tile(np.asarray(bundle.data.scaler_mean, dtype=np.float64), (bundle.data.input_size, 1))
-    forecast = bundle.predict(history)
+    history = np.tile(bundle.scaler.mean, (1, bundle.data.input_size, 1))
+    forecast = predict_windows(bundle, history)[0]
     expected = (bundle.data.horizon, len(bundle.data.columns))
     if forecast.shape != expected or not np.isfinite(forecast).all():
         raise ValueError(
@@ -116,7 +118,7 @@ def load_registry(
             log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
             continue
         batcher = MicroBatcher(
-            bundle.predict,
+            functools.partial(predict_windows, bundle),
             executor=executor,
             max_batch_size=max_batch_size,
             max_wait_s=max_wait_s,

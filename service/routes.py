@@ -14,10 +14,12 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
+from forecaster.prediction import HistoryError, PreparedHistory, check_forecast
 from service.batching import BatcherClosed
+from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
-from service.inputs import PreparedInput, prepare_csv, prepare_json
-from service.registry import ModelRegistry, ServedModel
+from service.inputs import prepare_csv, prepare_json
+from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
     BatchForecastResponse,
@@ -45,10 +47,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _registry(request: Request) -> ModelRegistry:
-    return request.app.state.registry
-
-
 def _require_media_type(*expected: str) -> Callable[[Request], None]:
     """A dependency answering 415 unless the request's Content-Type is one of `expected`."""
 
@@ -74,9 +72,8 @@ async def live() -> Liveness:
     tags=["health"],
     responses={503: {"model": Readiness, "description": "Not ready: no model loaded (yet)."}},
 )
-async def ready(request: Request) -> Any:
+async def ready(request: Request, registry: Registry) -> Any:
     """Ready once startup loaded at least one model; lists loaded and skipped bundles."""
-    registry = _registry(request)
     is_ready = bool(request.app.state.ready and registry.models)
     body = Readiness(
         status="ready" if is_ready else "not_ready", models=sorted(registry.models), skipped=registry.skipped
@@ -85,37 +82,31 @@ async def ready(request: Request) -> Any:
 
 
 @router.get("/v1/models", response_model=ModelList, tags=["models"])
-async def list_models(request: Request) -> ModelList:
+async def list_models(registry: Registry) -> ModelList:
     """Every loaded model with its horizon, input size, columns, frequency and test metrics."""
-    registry = _registry(request)
     return ModelList(models=[registry.models[name].info for name in sorted(registry.models)])
 
 
 @router.get("/v1/models/{name}", response_model=ModelInfo, tags=["models"], responses=_ERRORS)
-async def describe_model(name: str, request: Request) -> ModelInfo:
+async def describe_model(name: str, registry: Registry) -> ModelInfo:
     """One loaded model."""
-    return _registry(request).get(name).info
+    return registry.get(name).info
 
 
 async def _forecast(
-    served: ServedModel, prepared: list[PreparedInput], fields: list[str]
+    served: ServedModel, prepared: list[PreparedHistory], fields: list[str]
 ) -> list[np.ndarray]:
     """Run the histories through the model's batcher; each answer is cut to its requested horizon."""
     try:
-        forecasts = await asyncio.gather(*(served.batcher.submit(item.history) for item in prepared))
+        forecasts = await asyncio.gather(*(served.batcher.submit(item.window) for item in prepared))
     except BatcherClosed as error:
         raise ApiError(503, str(error)) from None
     answers = []
     for item, forecast, field in zip(prepared, forecasts, fields, strict=True):
-        answer = forecast[: item.horizon]
-        if not np.isfinite(answer).all():
-            raise ApiError(
-                422,
-                "the forecast is not finite: the values are too large for the model's float32 arithmetic; "
-                "expected values of the magnitude seen in training",
-                field=field,
-            )
-        answers.append(answer)
+        try:
+            answers.append(check_forecast(forecast[: item.horizon]))
+        except HistoryError as error:
+            raise ApiError(422, str(error), field=field) from None
     return answers
 
 
@@ -128,7 +119,8 @@ async def _forecast(
 )
 async def forecast(
     name: str,
-    request: Request,
+    registry: Registry,
+    settings: Settings,
     body: Annotated[ForecastBody, Body(openapi_examples=FORECAST_EXAMPLES)],
 ) -> ForecastResponse | BatchForecastResponse:
     """Forecast the next `horizon` steps after the given history.
@@ -136,8 +128,7 @@ async def forecast(
     Send one request object, or `{"inputs": [...]}` with several; the answer has the same shape
     (`{"outputs": [...]}` in order). Concurrent requests are micro-batched into one forward pass.
     """
-    served = _registry(request).get(name)
-    settings = request.app.state.settings
+    served = registry.get(name)
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:
@@ -156,7 +147,7 @@ async def forecast(
     outputs = [
         ForecastResponse(
             model=name,
-            timestamps=item.timestamps,
+            timestamps=item.labels,
             forecast={column: answer[:, j].tolist() for j, column in enumerate(columns)},
         )
         for item, answer in zip(prepared, answers, strict=True)
@@ -173,7 +164,8 @@ async def forecast(
 )
 async def forecast_csv(
     name: str,
-    request: Request,
+    registry: Registry,
+    settings: Settings,
     file: Annotated[
         UploadFile,
         File(description="CSV with the model's date column (if any) and columns; at least input_size rows."),
@@ -183,8 +175,7 @@ async def forecast_csv(
     ] = None,
 ) -> Response:
     """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
-    served = _registry(request).get(name)
-    settings = request.app.state.settings
+    served = registry.get(name)
     content = await file.read()
     prepared = await run_in_threadpool(
         prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
@@ -194,7 +185,7 @@ async def forecast_csv(
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow([data.date_col or "step", *data.columns])
-    for stamp, row in zip(prepared.timestamps, answer.tolist(), strict=True):
+    for stamp, row in zip(prepared.labels, answer.tolist(), strict=True):
         writer.writerow([stamp, *map(repr, row)])
     return Response(content=text.getvalue(), media_type="text/csv")
 
@@ -202,6 +193,6 @@ async def forecast_csv(
 @router.get(
     "/metrics", tags=["health"], response_class=Response, responses={200: {"content": {"text/plain": {}}}}
 )
-async def metrics(request: Request) -> Response:
+async def metrics(service_metrics: Metrics) -> Response:
     """Prometheus text: requests, latencies and errors per model and route; batch sizes."""
-    return Response(content=request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    return Response(content=service_metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,36 @@
+"""The settings of one service instance, declared once: pydantic-settings reads them from keyword
+arguments or from FORECASTER_SERVE_* environment variables (how `forecaster serve` hands them to every
+uvicorn worker), and `forecaster serve` builds its flags from the same fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "FORECASTER_SERVE_"
+
+
+class ServiceSettings(BaseSettings):
+    """Where the bundles are, how requests are batched, and what one request may ask for."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+
+    models_dir: Path = Field(
+        description="directory of model bundles, one per subfolder", json_schema_extra={"flag": "--models"}
+    )
+    max_batch_size: int = Field(64, ge=1, description="histories per forward pass")
+    max_wait_ms: float = Field(2.0, ge=0, description="longest wait to fill a micro-batch, in ms")
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1, description="largest request body, in bytes")
+    max_rows: int = Field(10_000, ge=1, description="most rows per series in one request")
+    max_inputs: int = Field(256, ge=1, description="most series in one request")
+    torch_threads: int | None = Field(
+        None, ge=1, description="torch threads per worker (default: CPU cores / workers)",
+        json_schema_extra={"flag": "--threads"},
+    )
+
+    def environment(self) -> dict[str, str]:
+        """These settings as the FORECASTER_SERVE_* variables that rebuild them in a worker process."""
+        values = self.model_dump(exclude_none=True)
+        return {f"{ENV_PREFIX}{name.upper()}": str(value) for name, value in values.items()}
