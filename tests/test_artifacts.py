@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,53 +16,57 @@ import safetensors.torch
 import torch
 from torch import nn
 
-import forecaster.models
 from forecaster import artifacts
 from forecaster.artifacts import DataConfig, load_bundle, save_bundle
-from forecaster.errors import BundleError, DataError
+from forecaster.checks import setting
+from forecaster.data import Scaler
+from forecaster.errors import BundleError
+from forecaster.models import FORECAST, MODELS
+from forecaster.models.config import ModelConfig
 
 TINY = "tiny-test-linear"
 
 
-@dataclass
-class TinyConfig:
-    input_size: int
-    horizon: int
-    n_channels: int
+@dataclass(frozen=True)
+class TinyConfig(ModelConfig):
+    label = "tiny"
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    input_size: int = setting(minimum=1)
+    horizon: int = setting(minimum=1)
+    n_channels: int = setting(minimum=1)
 
 
 class TinyForecaster(nn.Module):
     """Linear map over a randomly permuted window; the permutation is a buffer, like skeleton indices."""
 
-    def __init__(self, input_size: int, horizon: int, n_channels: int) -> None:
+    config_class = TinyConfig
+    task = FORECAST
+
+    def __init__(self, config: TinyConfig) -> None:
         super().__init__()
-        self.config = TinyConfig(input_size, horizon, n_channels)
-        self.linear = nn.Linear(input_size, horizon)
-        self.register_buffer("order", torch.randperm(input_size))
+        self.config = config
+        self.linear = nn.Linear(config.input_size, config.horizon)
+        self.register_buffer("order", torch.randperm(config.input_size))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(x[:, self.order, :].transpose(1, 2)).transpose(1, 2)
 
 
+def tiny_model() -> TinyForecaster:
+    return TinyForecaster(TinyConfig(input_size=12, horizon=4, n_channels=3))
+
+
 def install_tiny_model(patch) -> None:
-    """Make `forecaster.models` know the tiny model (patch is pytest's monkeypatch or a setattr-like)."""
-    real_get, real_names = forecaster.models.get_model, forecaster.models.model_names
-
-    def get_model(name: str, **config):
-        return TinyForecaster(**config) if name == TINY else real_get(name, **config)
-
-    patch.setattr(forecaster.models, "get_model", get_model)
-    patch.setattr(forecaster.models, "model_names", lambda: sorted([*real_names(), TINY]))
+    """Register the tiny model for one test (patch is pytest's monkeypatch)."""
+    MODELS.names()  # load the real providers first
+    patch.setitem(MODELS._entries, TINY, TinyForecaster)
 
 
 @pytest.fixture
 def tiny(monkeypatch) -> TinyForecaster:
     install_tiny_model(monkeypatch)
     torch.manual_seed(0)
-    return TinyForecaster(input_size=12, horizon=4, n_channels=3).eval()
+    return tiny_model().eval()
 
 
 def data_config(n_channels: int = 3) -> DataConfig:
@@ -74,9 +78,10 @@ def data_config(n_channels: int = 3) -> DataConfig:
         input_size=12,
         horizon=4,
         split="7:1:2",
-        scaler_mean=[1.5, -2.0, 10.0][:n_channels],
-        scaler_scale=[0.5, 3.0, 2.25][:n_channels],
     )
+
+
+SCALER = Scaler(np.array([1.5, -2.0, 10.0]), np.array([0.5, 3.0, 2.25]))
 
 
 def save(model: nn.Module, path: Path, **kwargs) -> Path:
@@ -85,6 +90,7 @@ def save(model: nn.Module, path: Path, **kwargs) -> Path:
         model=model,
         model_name=TINY,
         data=data_config(),
+        scaler=SCALER,
         metrics={"mse": 0.25, "windows": 7},
         training={"seed": 1, "epochs": 2},
         **kwargs,
@@ -102,8 +108,9 @@ def test_round_trip_restores_weights_buffers_and_metadata(tiny, tmp_path):
 
     bundle = load_bundle(path)
     assert bundle.name == "bundle" and bundle.model_name == TINY
-    assert bundle.model_config == {"input_size": 12, "horizon": 4, "n_channels": 3}
+    assert bundle.model.config.to_dict() == {"input_size": 12, "horizon": 4, "n_channels": 3}
     assert bundle.data == data_config()
+    assert bundle.scaler.to_dict() == SCALER.to_dict()
     assert bundle.metrics == {"mse": 0.25, "windows": 7}
     assert bundle.training == {"seed": 1, "epochs": 2}
     assert not bundle.model.training
@@ -114,60 +121,17 @@ def test_round_trip_restores_weights_buffers_and_metadata(tiny, tmp_path):
     assert json.loads((path / "config.json").read_text())["format_version"] == artifacts.FORMAT_VERSION
 
 
-def test_predict_matches_manual_standardize_model_unstandardize(tiny, tmp_path):
-    bundle = load_bundle(save(tiny, tmp_path / "bundle"))
-    rng = np.random.default_rng(0)
-    history = rng.normal(5.0, 2.0, size=(2, 20, 3))
-    mean, scale = np.array([1.5, -2.0, 10.0]), np.array([0.5, 3.0, 2.25])
-
-    def oracle(window: np.ndarray) -> np.ndarray:
-        scaled = torch.from_numpy(((window - mean) / scale).astype(np.float32))
-        with torch.inference_mode():
-            return tiny(scaled).double().numpy() * scale + mean
-
-    batch = bundle.predict(history)
-    assert batch.shape == (2, 4, 3) and batch.dtype == np.float64
-    np.testing.assert_array_equal(batch, oracle(history[:, -12:]))
-    single = bundle.predict(history[1])
-    assert single.shape == (4, 3)
-    np.testing.assert_array_equal(single, oracle(history[1:, -12:])[0])
-    np.testing.assert_allclose(single, batch[1], rtol=1e-6, atol=1e-5)
-
-
-@pytest.mark.parametrize(
-    ("history", "message"),
-    [
-        (np.zeros((12, 2)), "expects 3 columns"),
-        (np.zeros((11, 3)), "at least 12 rows"),
-        (np.zeros(12), "dims"),
-        (np.zeros((0, 12, 3)), "empty batch"),
-    ],
-)
-def test_predict_rejects_bad_history(tiny, tmp_path, history, message):
-    bundle = load_bundle(save(tiny, tmp_path / "bundle"))
-    with pytest.raises(DataError, match=message):
-        bundle.predict(history)
-
-
-def test_predict_names_the_non_finite_cell(tiny, tmp_path):
-    bundle = load_bundle(save(tiny, tmp_path / "bundle"))
-    history = np.zeros((15, 3))
-    history[9, 2] = np.nan
-    with pytest.raises(DataError, match="column 'c2' at row 9"):
-        bundle.predict(history)
-
-
 def test_existing_bundle_is_not_overwritten_without_flag(tiny, tmp_path):
     path = save(tiny, tmp_path / "bundle")
     before = snapshot(path)
     with pytest.raises(BundleError, match="already exists"):
-        save(TinyForecaster(12, 4, 3), path)
+        save(tiny_model(), path)
     assert snapshot(path) == before
 
 
 def test_overwrite_replaces_the_bundle_and_leaves_nothing_else(tiny, tmp_path):
     path = save(tiny, tmp_path / "bundle")
-    other = TinyForecaster(12, 4, 3)
+    other = tiny_model()
     save(other, path, overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
     reloaded = load_bundle(path).model.state_dict()
@@ -188,7 +152,7 @@ def test_failed_save_leaves_no_bundle_and_keeps_the_previous(tiny, tmp_path, mon
 
     monkeypatch.setattr(safetensors.torch, "save_file", broken_save_file)
     with pytest.raises(OSError, match="disk full"):
-        save(TinyForecaster(12, 4, 3), path, overwrite=True)
+        save(tiny_model(), path, overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == (["bundle"] if previous else [])
     if previous:
         assert snapshot(path) == before
@@ -206,7 +170,7 @@ def test_failed_final_rename_restores_the_previous_bundle(tiny, tmp_path, monkey
 
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError, match="rename failed"):
-        save(TinyForecaster(12, 4, 3), path, overwrite=True)
+        save(tiny_model(), path, overwrite=True)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
     assert snapshot(path) == before
@@ -228,7 +192,7 @@ KILLED_SAVE = textwrap.dedent(
         os._exit(17)
 
     patch.setattr(safetensors.torch, "save_file", die_midway)
-    t.save(t.TinyForecaster(12, 4, 3), Path(sys.argv[2]), overwrite=True)
+    t.save(t.tiny_model(), Path(sys.argv[2]), overwrite=True)
     """
 )
 
@@ -273,7 +237,7 @@ KILLED_BETWEEN_RENAMES = textwrap.dedent(
         real_replace(src, dst)
 
     patch.setattr(os, "replace", replace)
-    t.save(t.TinyForecaster(12, 4, 3), Path(sys.argv[2]), overwrite=True)
+    t.save(t.tiny_model(), Path(sys.argv[2]), overwrite=True)
     """
 )
 
@@ -290,7 +254,7 @@ def test_process_killed_between_renames_gets_the_previous_bundle_back(tiny, tmp_
     assert not path.exists()
     # The next save of that bundle puts the previous one back first, so it is not overwritten silently.
     with pytest.raises(BundleError, match="already exists"):
-        save(TinyForecaster(12, 4, 3), path)
+        save(tiny_model(), path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
     assert snapshot(path) == before
 
@@ -306,12 +270,17 @@ def edit_config(path: Path, change) -> None:
     [
         (lambda c: c.update(format_version=99), "format_version 99"),
         (lambda c: c["model"].update(name="nope"), "unknown model 'nope'"),
-        (lambda c: c["data"].update(scaler_mean=[0.0, 1.0]), "scaler_mean: expected a list of 3 numbers"),
-        (lambda c: c["data"].update(scaler_scale=[1.0, 0.0, 1.0]), "scaler_scale: expected positive"),
-        (lambda c: c["data"].update(input_size="96"), "input_size: expected a positive integer"),
+        (lambda c: c["scaler"].update(mean=[0.0, 1.0]), r"one number per column \(3\), got 2"),
+        (lambda c: c["scaler"].update(scale=[1.0, 0.0, 1.0]), "positive finite scales"),
+        (lambda c: c.update(scaler=None), "'mean' and 'scale'"),
+        (lambda c: c["data"].update(input_size="96"), "input_size must be an integer >= 1, got '96'"),
+        (lambda c: c["data"].update(freq="banana"), "data.freq: unknown frequency 'banana'"),
+        (lambda c: c["data"].update(split="8:1:1"), "data.split: expected one of"),
+        (lambda c: c["data"].update(columns=["a", "a", "b"]), "each column once"),
         (lambda c: c["data"].pop("columns"), "missing field"),
         (lambda c: c["model"]["config"].update(n_channels=5), "n_channels 5 but the data config has 3"),
-        (lambda c: [c["model"]["config"].update(input_size=9), c["data"].update(input_size=9)], "has shape"),
+        (lambda c: [c["model"]["config"].update(input_size=9), c["data"].update(input_size=9)],
+         r"tensor order is int64 \(12,\), model expects int64 \(9,\)"),
         (lambda c: c["model"]["config"].update(depth=5), "model config does not build"),
         (lambda c: c.update(training=[]), "'training' must be an object"),
     ],
@@ -349,3 +318,30 @@ def test_load_rejects_renamed_tensors(tiny, tmp_path):
     safetensors.torch.save_file(tensors, path / "weights.safetensors")
     with pytest.raises(BundleError, match="missing order; unexpected renamed"):
         load_bundle(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: t.update(order=t["order"].to(torch.int8)), "tensor order is int8"),
+        (lambda t: t.update({"linear.weight": t["linear.weight"].to(torch.float64)}), "is float64"),
+        (lambda t: t["linear.bias"].fill_(float("nan")), "linear.bias holds NaN or infinite values"),
+    ],
+)
+def test_load_rejects_tensors_of_another_dtype_or_not_finite(tiny, tmp_path, change, message):
+    path = save(tiny, tmp_path / "bundle")
+    tensors = safetensors.torch.load_file(path / "weights.safetensors")
+    change(tensors)
+    safetensors.torch.save_file(tensors, path / "weights.safetensors")
+    with pytest.raises(BundleError, match=message):
+        load_bundle(path)
+
+
+def test_a_classifier_bundle_is_refused_where_a_forecaster_is_expected(tmp_path):
+    from forecaster.models import get_model
+
+    model = get_model("lra_classifier", mixer="softmax", n_classes=2, seq_len=16, vocab_size=8, d_model=8)
+    path = save_bundle(tmp_path / "lra", model=model, model_name="lra_classifier", metrics={}, training={})
+    with pytest.raises(BundleError, match="holds a lra_classifier model .* expected a 'forecast' model"):
+        load_bundle(path)
+    assert load_bundle(path, task="classify").data is None

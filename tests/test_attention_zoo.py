@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from mixer_checks import assert_padding_cannot_reach_valid_outputs
 
 from forecaster.nn import attention
-from forecaster.nn.attention.zoo import iterative_pinv
+from forecaster.nn.attention.lowrank import iterative_pinv
 
 D_MODEL, N_HEADS, SEQ_LEN = 16, 2, 40
 ZOO = [
@@ -34,7 +34,7 @@ OPTIONS = {
 
 def _build(name: str, torch_seed: int = 0, **options) -> torch.nn.Module:
     torch.manual_seed(torch_seed)
-    return attention.get(
+    return attention.build(
         name, d_model=D_MODEL, n_heads=N_HEADS, seq_len=SEQ_LEN, **{**OPTIONS.get(name, {}), **options}
     )
 
@@ -51,8 +51,8 @@ def _inputs(seed: int = 1, dtype: torch.dtype = torch.float32) -> tuple[torch.Te
 
 def test_registry_lists_the_zoo():
     assert set(ZOO) <= set(attention.names())
-    with pytest.raises(KeyError, match="unknown mixer 'nope'"):
-        attention.get("nope", d_model=8, n_heads=2, seq_len=8)
+    with pytest.raises(ValueError, match="unknown mixer 'nope'"):
+        attention.build("nope", d_model=8, n_heads=2, seq_len=8)
 
 
 @pytest.mark.parametrize("name", ZOO)

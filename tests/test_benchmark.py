@@ -18,20 +18,24 @@ import torch
 
 pytest.importorskip("neuralforecast")
 
-from forecaster.cli import main  # noqa: E402
-from forecaster.errors import DataError  # noqa: E402
-from forecaster.evaluation import benchmark  # noqa: E402
-from forecaster.evaluation.benchmark import (  # noqa: E402
+from forecaster.benchmark import (  # noqa: E402
     RESULT_COLUMNS,
     BenchmarkConfig,
     Cell,
     append_result,
+    executors,  # noqa: E402
     grid_cells,
+    mse_figure,
     parse_horizons,
+    plan_grid,
     read_results,
     run_benchmark,
     write_summary,
 )
+from forecaster.benchmark.progress import GridProgress  # noqa: E402
+from forecaster.cli import main  # noqa: E402
+from forecaster.devices import machine_name  # noqa: E402
+from forecaster.errors import DataError  # noqa: E402
 
 ILI_TEST_WINDOWS_H24 = 193 - 24 + 1  # int(0.2 * 966) test rows, stride-1 windows of horizon 24
 
@@ -64,7 +68,7 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
     assert (results["epochs"] == 1).all()
     assert (results["parameters"] > 0).all() and (results["train_seconds"] > 0).all()
     if not torch.cuda.is_available():
-        assert (results["device"] == f"CPU ({os.cpu_count()} cores)").all()
+        assert (results["device"] == machine_name()).all()
     assert results[["mse", "mae"]].map(math.isfinite).all().all()
     assert (results["mse"] > 0).all() and (results["mae"] > 0).all()
 
@@ -90,7 +94,7 @@ def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Pa
     def must_not_train(*args, **kwargs):
         raise AssertionError("a finished cell was trained again")
 
-    monkeypatch.setattr(benchmark, "run_cell", must_not_train)
+    monkeypatch.setattr(executors, "run_cell", must_not_train)
     assert main(_tiny_args(data_dir, tiny_grid)) == 0
     assert (tiny_grid / "results.csv").read_bytes() == before
 
@@ -148,8 +152,8 @@ def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_p
     good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
     after = Cell("ILI", 36, "dlinear", 0)
     recorded: list[tuple[Cell, dict]] = []
-    with benchmark._Progress(3, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
-        benchmark._run_in_workers([broken, good, after], config, lambda c, row: recorded.append((c, row)),
+    with GridProgress(3, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
+        executors.run_in_workers([broken, good, after], config, lambda c, row: recorded.append((c, row)),
                                   progress)
     assert [cell for cell, _ in recorded] == [good]
     assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
@@ -199,7 +203,7 @@ def test_naive_cells_run_before_trained_ones(data_dir: Path, tmp_path: Path, mon
         order.append((cell.horizon, cell.model))
         return _fake_metrics(cell)
 
-    monkeypatch.setattr(benchmark, "run_cell", recording)
+    monkeypatch.setattr(executors, "run_cell", recording)
     run_benchmark(BenchmarkConfig(datasets=["ILI"], horizons=(24, 36), models=["s3attention", "naive"],
                                   repeats=1, data_dir=data_dir, out_dir=tmp_path, progress=False))
     assert order == [(24, "naive"), (36, "naive"), (24, "s3attention"), (36, "s3attention")]
@@ -214,8 +218,8 @@ def test_workers_record_each_row_when_its_cell_finishes(data_dir: Path, tmp_path
                              max_epochs=3, data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
     slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
     recorded: list[tuple[Cell, float]] = []
-    with benchmark._Progress(2, 0, enabled=False) as progress:
-        benchmark._run_in_workers([slow, quick], config,
+    with GridProgress(2, 0, enabled=False) as progress:
+        executors.run_in_workers([slow, quick], config,
                                   lambda c, row: recorded.append((c, time.monotonic())), progress)
     assert [cell for cell, _ in recorded] == [quick, slow]
     assert recorded[1][1] - recorded[0][1] > 0.5
@@ -283,7 +287,7 @@ def test_stopping_the_benchmark_stops_its_workers(data_dir: Path, tmp_path: Path
 
 
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="jobs must be an integer >= 1"):
+    with pytest.raises(DataError, match="'jobs' must be an integer >= 1, got 0"):
         run_benchmark(BenchmarkConfig(datasets=["ILI"], models=["dlinear"], out_dir=tmp_path, jobs=0))
 
 
@@ -305,7 +309,7 @@ def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: P
         calls.append(cell)
         return _fake_metrics(cell)
 
-    monkeypatch.setattr(benchmark, "run_cell", interrupted)
+    monkeypatch.setattr(executors, "run_cell", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_benchmark(config)
     assert len(read_results(tmp_path / "results.csv")) == 2
@@ -321,7 +325,7 @@ def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: P
         resumed.append(cell)
         return _fake_metrics(cell)
 
-    monkeypatch.setattr(benchmark, "run_cell", recording)
+    monkeypatch.setattr(executors, "run_cell", recording)
     outcome = run_benchmark(config)
     cells = grid_cells(config)
     assert calls == cells[:2] and resumed == cells[2:]
@@ -347,7 +351,7 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
     assert read_results(path).to_dict("records") == [row]
     assert path.read_bytes() == before
 
-    monkeypatch.setattr(benchmark, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
+    monkeypatch.setattr(executors, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "dlinear"], repeats=1,
                              data_dir=data_dir, out_dir=tmp_path, progress=False)
     outcome = run_benchmark(config)
@@ -360,8 +364,8 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
 def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Path, capsys) -> None:
     out = tmp_path / "grid"
     out.mkdir()
-    rows = (("dlinear", 0, 100.0, benchmark._device()), ("dlinear", 1, 200.0, benchmark._device()),
-            ("naive", 0, 0.0, benchmark._device()), ("patchtst", 0, 30.0, "Some GPU"))
+    rows = (("dlinear", 0, 100.0, machine_name()), ("dlinear", 1, 200.0, machine_name()),
+            ("naive", 0, 0.0, machine_name()), ("patchtst", 0, 30.0, "Some GPU"))
     for model, repeat, seconds, device in rows:
         append_result(out / "results.csv", {
             "dataset": "ILI", "horizon": 24, "model": model, "repeat": repeat, "seed": repeat, "mse": 1.0,
@@ -388,11 +392,11 @@ def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Pa
     (out / "benchmark.json").write_text(json.dumps({"split": "7:1:2", "max_epochs": 2, "patience": 3,
                                                     "batch_size": 32}))
     with pytest.raises(DataError, match=r"max_epochs=2 \(now 10\)"):
-        benchmark.plan_grid(BenchmarkConfig(datasets=["ILI"], out_dir=out))
+        plan_grid(BenchmarkConfig(datasets=["ILI"], out_dir=out))
 
 
 def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(benchmark, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
+    monkeypatch.setattr(executors, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,
                              data_dir=data_dir, out_dir=tmp_path, progress=False)
     run_benchmark(config)
@@ -453,7 +457,7 @@ def test_plot_gives_each_model_one_colour_in_every_panel_and_one_legend() -> Non
 
     cells = [("ILI", 24, "dlinear"), ("ILI", 24, "s3attention"), ("Exchange", 96, "s3attention"),
              ("Exchange", 96, "naive"), ("Exchange", 96, "dlinear")]
-    figure = benchmark.mse_figure(_results_frame([(d, h, m, 0, 1.0) for d, h, m in cells]))
+    figure = mse_figure(_results_frame([(d, h, m, 0, 1.0) for d, h, m in cells]))
     colours: dict[str, set[str]] = {}
     for axis in figure.axes:
         for bars in axis.containers:  # one errorbar per model line; its first artist is the data line

@@ -17,6 +17,7 @@ from safetensors import safe_open
 from forecaster.artifacts import load_bundle
 from forecaster.cli import main
 from forecaster.data import read_csv
+from forecaster.prediction import predict_windows
 
 FORECASTER = Path(sys.executable).with_name("forecaster")
 TINY = shlex.split("--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2")
@@ -87,9 +88,9 @@ def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path
     expected_times = [f"2016-07-26 {hour:02d}:00:00" for hour in range(12)]
     assert forecast["Messzeit"].tolist() == expected_times
     history = read_csv(plant_csv, date_col="Messzeit", targets=["HUFL", "MUFL", "OT"]).values
-    np.testing.assert_allclose(
-        forecast[["HUFL", "MUFL", "OT"]].to_numpy(), load_bundle(bundle_dir).predict(history), rtol=1e-12
-    )
+    bundle = load_bundle(bundle_dir)
+    expected = predict_windows(bundle, history[None, -bundle.data.input_size :])[0]
+    np.testing.assert_allclose(forecast[["HUFL", "MUFL", "OT"]].to_numpy(), expected, rtol=1e-12)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     code, out, _ = run_cli(["predict", "--model", bundle_dir, "--csv", plant_csv], capsys)
@@ -103,7 +104,11 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
     frame = pd.read_csv(plant_csv)
     frame.rename(columns={"MUFL": "mufl"}).to_csv(root / "renamed.csv", index=False)
     frame.iloc[:20].to_csv(root / "short.csv", index=False)
-    return {"renamed": root / "renamed.csv", "short": root / "short.csv", "root": root}
+    halfhourly = frame.assign(Messzeit=pd.date_range("2016-07-01", periods=len(frame), freq="30min"))
+    halfhourly.to_csv(root / "halfhourly.csv", index=False)
+    frame.assign(HUFL=1e308).to_csv(root / "huge.csv", index=False)
+    names = ("renamed", "short", "halfhourly", "huge")
+    return {**{name: root / f"{name}.csv" for name in names}, "root": root}
 
 
 @pytest.mark.parametrize(
@@ -117,9 +122,18 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
         (["evaluate", "--model", "{bundle}", "--csv", "{renamed}"], "missing column(s) 'MUFL'"),
         (
             ["predict", "--model", "{bundle}", "--csv", "{short}"],
-            "20 rows, but model 'plant' needs at least 24",
+            "short.csv: expected at least 24 rows (the model's input_size), got 20",
         ),
         (["evaluate", "--model", "{root}/nothing", "--dataset", "ETTh1"], "no model bundle at"),
+        (
+            ["predict", "--model", "{bundle}", "--csv", "{halfhourly}"],
+            "halfhourly.csv: line 3: 2016-07-01 00:30:00 does not follow the model's frequency 'h'",
+        ),
+        (["predict", "--model", "{bundle}", "--csv", "{huge}"], "huge.csv: the forecast is not finite"),
+        (
+            ["predict", "--model", "{bundle}", "--csv", "{halfhourly}", "--horizon", "13"],
+            "1 <= horizon <= 12",
+        ),
         (
             ["train", "--csv", "{short}", "--horizon", "12", "--out", "{bundle}"],
             "already exists; use --overwrite",

@@ -15,7 +15,7 @@ import forecaster, service, kernels
 import pandas as pd
 import forecaster.data as data
 data.future_timestamps(pd.date_range("2020-01-01", periods=3, freq="h"), None, 2)
-data.scaler_from_state({"mean": [0.0], "scale": [1.0]})
+data.Scaler.from_dict({"mean": [0.0], "scale": [1.0]})
 assert "lightning" not in sys.modules, "forecaster.data's helpers must not import Lightning"
 from forecaster.data import ForecastDataModule
 assert "lightning" in sys.modules

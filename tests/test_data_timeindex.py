@@ -61,7 +61,7 @@ def test_future_steps_of_integer_indexes():
     [
         (pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-04"]), None, 2, "cannot be inferred"),
         (pd.date_range("2020-01-01", periods=3, freq="D"), "fortnightly", 2, "unknown frequency"),
-        (pd.RangeIndex(5), None, 0, "horizon must be a positive number of steps, got 0"),
+        (pd.RangeIndex(5), None, 0, "horizon must be an integer >= 1, got 0"),
         (pd.DatetimeIndex([]), "h", 2, "cannot continue an empty time index"),
         (pd.Index(["a", "b"]), None, 2, "cannot continue an index of dtype"),
     ],

@@ -13,12 +13,10 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from forecaster.data import (
     ForecastDataModule,
+    Scaler,
     TimeSeries,
     WindowDataset,
-    fit_scaler,
     load_dataset,
-    scaler_from_state,
-    scaler_state,
 )
 from forecaster.errors import DataError
 
@@ -47,41 +45,48 @@ def test_scaler_equals_numpy_mean_and_std_on_exactly_the_train_rows(data_dir, na
     n_train = int(0.7 * len(series))
     assert module.borders["train"] == (0, n_train)
     train = series.values[:n_train]
-    np.testing.assert_allclose(module.scaler.mean_, train.mean(axis=0), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(module.scaler.scale_, train.std(axis=0, ddof=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(module.scaler.mean, train.mean(axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(module.scaler.scale, train.std(axis=0, ddof=0), rtol=1e-12, atol=1e-12)
     # one row more would change the statistics: the fit uses the train rows only
     longer = series.values[: n_train + 500].mean(axis=0)
-    assert not np.allclose(module.scaler.mean_, longer, rtol=0, atol=1e-9)
+    assert not np.allclose(module.scaler.mean, longer, rtol=0, atol=1e-9)
 
 
-def test_scaler_state_round_trips_through_json():
+def test_scaler_round_trips_through_json_and_matches_sklearn():
+    from sklearn.preprocessing import StandardScaler
+
     values = np.random.default_rng(1).normal(3.0, [1.0, 10.0], (200, 2))
-    scaler = fit_scaler(values)
-    state = json.loads(json.dumps(scaler_state(scaler)))
+    scaler = Scaler.fit(values)
+    state = json.loads(json.dumps(scaler.to_dict()))
     assert set(state) == {"mean", "scale"}
     assert all(isinstance(v, float) for v in state["mean"] + state["scale"])
-    rebuilt = scaler_from_state(state)
-    np.testing.assert_array_equal(rebuilt.transform(values), scaler.transform(values))
-    np.testing.assert_allclose(rebuilt.inverse_transform(rebuilt.transform(values)), values, rtol=1e-12)
+    rebuilt = Scaler.from_dict(state, n_channels=2)
+    oracle = StandardScaler().fit(values)
+    np.testing.assert_array_equal(rebuilt.transform(values), oracle.transform(values))
+    np.testing.assert_array_equal(scaler.transform(values), oracle.transform(values))
+    np.testing.assert_allclose(rebuilt.inverse(rebuilt.transform(values)), values, rtol=1e-12)
 
 
 def test_constant_channel_gets_unit_scale():
-    scaler = fit_scaler(np.column_stack([np.full(10, 7.0), np.arange(10.0)]))
-    assert scaler_state(scaler)["scale"][0] == 1.0
+    scaler = Scaler.fit(np.column_stack([np.full(10, 7.0), np.arange(10.0)]))
+    assert scaler.to_dict()["scale"][0] == 1.0
 
 
 @pytest.mark.parametrize(
     ("state", "expected"),
     [
-        ({"mean": [0.0]}, "lacks field(s) scale"),
-        ({"mean": [0.0, 1.0], "scale": [1.0]}, "one length"),
+        ({"mean": [0.0]}, "exactly the fields 'mean' and 'scale'"),
+        ({"mean": [0.0], "scale": [1.0], "var": [1.0]}, "exactly the fields 'mean' and 'scale'"),
+        ({"mean": [0.0, 1.0], "scale": [1.0]}, "one number per column"),
         ({"mean": [0.0], "scale": [0.0]}, "positive finite scales"),
-        ({"mean": ["a"], "scale": [1.0]}, "lists of numbers"),
+        ({"mean": ["a"], "scale": [1.0]}, "list of numbers"),
+        ({"mean": [True], "scale": [1.0]}, "list of numbers"),
+        ([0.0, 1.0], "exactly the fields"),
     ],
 )
 def test_invalid_scaler_state_is_a_data_error(state, expected):
     with pytest.raises(DataError) as caught:
-        scaler_from_state(state)
+        Scaler.from_dict(state)
     assert expected in str(caught.value)
 
 

@@ -16,6 +16,7 @@ from neuralforecast.tsdataset import TimeSeriesDataset  # noqa: E402
 
 from forecaster.data import WindowDataset  # noqa: E402
 from forecaster.integrations.neuralforecast import (  # noqa: E402
+    CONFIG_FIELDS,
     PeerBudget,
     RestoreBestWeights,
     S3Attention,
@@ -96,6 +97,49 @@ def test_s3attention_fit_predict_cross_validation_save_load(tmp_path) -> None:
 def test_s3attention_refuses_multi_output_losses() -> None:
     with pytest.raises(ValueError, match="one value per series"):
         _s3attention(loss=MQLoss(level=[80]))
+
+
+# One value per S3AttentionConfig field the adapter takes, none of them the default.
+NON_DEFAULT = {
+    "d_model": 24, "n_heads": 4, "e_layers": 1, "left_rank": 3, "right_rank": 2, "fold": 4, "n_harmonics": 5,
+    "dropout": 0.2, "ffn": True, "seed": 9, "activation": "relu", "norm": "layer",
+}
+
+
+def test_every_config_field_reaches_the_network_and_the_saved_hyperparameters() -> None:
+    import dataclasses
+
+    from forecaster.models import S3AttentionConfig
+
+    fields = {field.name: field.default for field in dataclasses.fields(S3AttentionConfig)}
+    assert set(NON_DEFAULT) == set(CONFIG_FIELDS) == set(fields) - {"input_size", "horizon", "n_channels"}
+    assert all(NON_DEFAULT[name] != fields[name] for name in NON_DEFAULT)
+    model = S3Attention(h=H, input_size=L, n_series=C, **NON_DEFAULT, **SILENT)
+    config = model.network.config
+    assert (config.input_size, config.horizon, config.n_channels) == (L, H, C)
+    for name, value in NON_DEFAULT.items():
+        assert getattr(config, name) == value, name
+        assert model.hparams[name] == value, name  # what NeuralForecast.load passes back
+
+
+def test_the_adapter_signature_names_the_config_fields_and_neuralforecast_arguments_only() -> None:
+    import dataclasses
+    import inspect
+
+    from neuralforecast.common._base_model import BaseModel
+
+    from forecaster.models import S3AttentionConfig
+
+    parameters = inspect.signature(S3Attention.__init__).parameters
+    defaults = {field.name: field.default for field in dataclasses.fields(S3AttentionConfig)}
+    for name in CONFIG_FIELDS:
+        assert parameters[name].default == defaults[name], name
+    others = set(parameters) - set(CONFIG_FIELDS) - {"self", "kwargs"}
+    assert others <= set(inspect.signature(BaseModel.__init__).parameters), others - set(
+        inspect.signature(BaseModel.__init__).parameters
+    )
+    with pytest.raises(ValueError, match="'d_model' must be divisible"):
+        S3Attention(h=H, input_size=L, n_series=C, d_model=20, **SILENT)
 
 
 def test_peer_kwargs_translate_the_epoch_budget() -> None:

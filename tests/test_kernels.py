@@ -14,9 +14,9 @@ import pytest
 import torch
 
 import kernels
+from forecaster.bench import smoother as smoother_bench
 from forecaster.cli import main
 from forecaster.errors import ForecasterError
-from forecaster.evaluation import smoother_bench
 from forecaster.nn import smoother
 from kernels import runtime
 
@@ -224,4 +224,4 @@ def test_bench_smoother_rejects_bad_settings(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "smoother", "--lengths", "1024,x"])
     with pytest.raises(ForecasterError, match="lengths must be >= 2"):
-        smoother_bench.run_smoother_bench(2, [1], [8], device="cpu")
+        smoother_bench.SmootherBenchSettings(batch=2, lengths=[1], d_model=[8], device="cpu")

@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from forecaster.models import LRAClassifier, LRADualClassifier, get_model
+from forecaster.models import get_model
 
 SEQ_LEN = 32
 
 
-def _classifier(mixer: str = "softmax", **config) -> LRAClassifier:
+def _classifier(mixer: str = "softmax", **config) -> torch.nn.Module:
     torch.manual_seed(0)
     settings = {
         "vocab_size": 20,
@@ -21,7 +21,7 @@ def _classifier(mixer: str = "softmax", **config) -> LRAClassifier:
         "mlp_dim": 32,
         "hidden_dim": 32,
     }
-    return LRAClassifier(mixer=mixer, **{**settings, **config}).eval()
+    return get_model("lra_classifier", mixer=mixer, **{**settings, **config}).eval()
 
 
 def _tokens(seed: int = 0) -> torch.Tensor:
@@ -79,13 +79,14 @@ def test_rebuild_from_config_through_the_model_registry():
     rebuilt.load_state_dict(model.state_dict())
     torch.testing.assert_close(rebuilt(_tokens()), model(_tokens()), atol=0, rtol=0)
     with pytest.raises(ValueError, match=r"unknown LRA config field\(s\)"):
-        LRAClassifier(mixer="softmax", width=3)
+        get_model("lra_classifier", mixer="softmax", width=3)
 
 
 def test_dual_classifier_head_sees_a_b_product_and_difference():
     torch.manual_seed(0)
-    model = LRADualClassifier(
-        mixer="skeleton", vocab_size=20, n_classes=2, seq_len=SEQ_LEN, d_model=16, mlp_dim=32, hidden_dim=32
+    model = get_model(
+        "lra_dual_classifier", mixer="skeleton", vocab_size=20, n_classes=2, seq_len=SEQ_LEN, d_model=16,
+        mlp_dim=32, hidden_dim=32,
     ).eval()
     a, b = _tokens(0), _tokens(1)
     encoded_a, encoded_b = model.encoder(a), model.encoder(b)

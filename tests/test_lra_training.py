@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from rich.console import Console
 from safetensors.torch import load_file
 
-from forecaster.cli import main
-from forecaster.evaluation.attention_bench import (
+from forecaster.artifacts import load_bundle
+from forecaster.bench.attention import (
     AttentionBenchRow,
+    AttentionBenchSettings,
     attention_bench_table,
-    parse_mixer_spec,
     run_attention_bench,
 )
-from forecaster.lra.training import train_lra, warmup_linear_decay
-from forecaster.models import get_model
+from forecaster.cli import main
+from forecaster.errors import BundleError
+from forecaster.lra.training import LRASettings, train_lra, warmup_linear_decay
+from forecaster.nn.attention import parse_mixer_spec
 
 
 def test_warmup_then_linear_decay():
@@ -27,43 +30,26 @@ def test_warmup_then_linear_decay():
 
 
 def test_train_lra_writes_a_reloadable_run(tmp_path):
-    metrics = train_lra(
-        "listops",
-        "softmax",
-        steps=3,
-        batch_size=8,
-        seq_len=48,
-        n_train=16,
-        n_eval=8,
-        out=tmp_path / "run",
-        cache_dir=tmp_path / "cache",
-        progress=False,
-        d_model=16,
-        mlp_dim=16,
-        hidden_dim=16,
-    )
+    settings = LRASettings(task="listops", mixer="softmax", steps=3, batch_size=8, seq_len=48, n_train=16,
+                           n_eval=8, out=tmp_path / "run", cache_dir=tmp_path / "cache", progress=False)
+    metrics = train_lra(settings, d_model=16, mlp_dim=16, hidden_dim=16)
     assert metrics["steps"] == 3 and metrics["n_test"] == 8 and 0 <= metrics["test_acc"] <= 1
     assert 0 < metrics["majority_class_rate"] <= 1
-    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert saved == metrics
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    model = get_model("lra_classifier", **config["model"])
-    model.load_state_dict(load_file(tmp_path / "run" / "weights.safetensors"))
-    assert config["model"]["seq_len"] == 48 and config["model"]["vocab_size"] == 18
-    assert (tmp_path / "run" / "logs" / "version_0" / "metrics.csv").is_file()
+    bundle = load_bundle(tmp_path / "run", task="classify")
+    assert bundle.metrics == metrics and bundle.model_name == "lra_classifier"
+    assert bundle.model.config.seq_len == 48 and bundle.model.config.vocab_size == 18
+    saved = load_file(tmp_path / "run" / "weights.safetensors")
+    assert all(torch.equal(tensor, saved[name]) for name, tensor in bundle.model.state_dict().items())
+    assert bundle.training["task"] == "listops" and bundle.training["lr"] == 1e-4
+    assert (tmp_path / ".run.work" / "logs" / "version_0" / "metrics.csv").is_file()
+    with pytest.raises(BundleError, match="already exists"):
+        train_lra(settings, d_model=16)
 
 
 def test_train_lra_pixels_and_retrieval_pairs(tmp_path):
     pixels = train_lra(
-        "pathfinder",
-        "linear",
-        steps=2,
-        batch_size=4,
-        n_train=8,
-        n_eval=4,
-        out=tmp_path / "pf",
-        cache_dir=tmp_path / "cache",
-        progress=False,
+        LRASettings(task="pathfinder", mixer="linear", steps=2, batch_size=4, n_train=8, n_eval=4,
+                    out=tmp_path / "pf", cache_dir=tmp_path / "cache", progress=False),
         d_model=8,
         n_heads=1,
     )
@@ -72,37 +58,21 @@ def test_train_lra_pixels_and_retrieval_pairs(tmp_path):
     for split in ("train", "eval", "test"):
         (tmp_path / f"new_aan_pairs.{split}.tsv").write_text(rows)
     pairs = train_lra(
-        "retrieval",
-        "skeleton",
-        steps=2,
-        batch_size=3,
-        seq_len=32,
-        data_dir=tmp_path,
-        out=tmp_path / "ret",
-        progress=False,
+        LRASettings(task="retrieval", mixer="skeleton", steps=2, batch_size=3, seq_len=32, data_dir=tmp_path,
+                    out=tmp_path / "ret", progress=False),
         d_model=16,
     )
     assert pairs["n_train"] == 6
-    config = json.loads((tmp_path / "ret" / "config.json").read_text())
-    assert config["model_class"] == "LRADualClassifier"
+    assert load_bundle(tmp_path / "ret", task="classify").model_name == "lra_dual_classifier"
 
 
 @pytest.mark.slow
 def test_short_listops_run_of_the_skeleton_classifier_beats_the_majority_class(tmp_path):
     """200 steps on ListOps expressions of 16-64 tokens (full length: see the README's LRA note)."""
     metrics = train_lra(
-        "listops",
-        "skeleton",
-        steps=200,
-        batch_size=32,
-        seq_len=64,
-        n_train=2000,
-        n_eval=300,
-        lr=1e-3,
+        LRASettings(task="listops", mixer="skeleton", steps=200, batch_size=32, seq_len=64, n_train=2000,
+                    n_eval=300, lr=1e-3, out=tmp_path / "run", cache_dir=tmp_path / "cache", progress=False),
         dropout=0.0,
-        out=tmp_path / "run",
-        cache_dir=tmp_path / "cache",
-        progress=False,
     )
     assert metrics["test_acc"] > metrics["majority_class_rate"] + 0.1
 
@@ -147,8 +117,7 @@ def test_cli_lra_train_runs(tmp_path, capsys):
     )
     assert code == 0
     assert "test_acc" in capsys.readouterr().out
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["model"]["mixer_options"] == {"n_features": 16}
+    assert load_bundle(tmp_path / "run", task="classify").model.config.mixer_options == {"n_features": 16}
 
 
 def test_mixer_spec_parsing():
@@ -157,13 +126,17 @@ def test_mixer_spec_parsing():
     assert parse_mixer_spec("softmax:kernel=math").quadratic_memory
     with pytest.raises(ValueError, match="not key=value"):
         parse_mixer_spec("softmax:math")
+    with pytest.raises(ValueError, match="unknown mixer 'nope'"):
+        parse_mixer_spec("nope:x=1")
 
 
 def test_memory_grows_quadratically_for_math_softmax_and_linearly_for_s3attention():
     """Peak bytes are deterministic allocation sizes: 4x the length costs ~16x with the n x n matrix."""
-    rows = run_attention_bench(
-        ["softmax:kernel=math", "skeleton"], [128, 512], batch=2, d_model=8, steps=1, device="cpu"
+    settings = AttentionBenchSettings(
+        models=["softmax:kernel=math", "skeleton"], lengths=[128, 512], batch=2, d_model=8, steps=1,
+        device="cpu",
     )
+    rows, _ = run_attention_bench(settings)
     peak = {(row.model, row.length): row.peak_bytes for row in rows}
     assert peak[("softmax:kernel=math", 512)] / peak[("softmax:kernel=math", 128)] > 10
     assert 3 < peak[("skeleton", 512)] / peak[("skeleton", 128)] < 5
@@ -200,7 +173,7 @@ def test_cli_bench_attention_table_and_json(tmp_path, capsys):
         (m, n) for m in ("softmax", "fnet", "local:window=8") for n in (32, 64)
     }
     assert main(["bench", "attention", "--models", "softmax,bogus", "--lengths", "32"]) == 2
-    assert "unknown mixer(s) ['bogus']" in capsys.readouterr().err
+    assert "unknown mixer 'bogus'" in capsys.readouterr().err
     assert main(["bench", "attention", "--models", "softmax", "--lengths", "32", "--reference", "fnet"]) == 2
     assert "--reference 'fnet' is not one of --models" in capsys.readouterr().err
 
@@ -222,7 +195,9 @@ def test_bench_table_ratios_against_the_reference_row():
 
 
 def test_bench_skips_runs_over_the_memory_budget():
-    rows = run_attention_bench(["softmax:kernel=math"], [4096], batch=32, steps=1, memory_budget=2**20)
+    rows, _ = run_attention_bench(AttentionBenchSettings(
+        models=["softmax:kernel=math"], lengths=[4096], batch=32, steps=1, memory_budget=2**20
+    ))
     assert (
         rows[0].steps_per_second is None and rows[0].peak_bytes is None and rows[0].note.startswith("skipped")
     )

@@ -170,6 +170,6 @@ def test_invalid_arguments_are_rejected():
 def test_mixer_padding_cannot_reach_valid_outputs(name):
     assert name in attention.names()
     torch.manual_seed(0)
-    mixer = attention.get(name, d_model=16, n_heads=2, seq_len=70, block_size=8, blocks_per_row=3).double()
+    mixer = attention.build(name, d_model=16, n_heads=2, seq_len=70, block_size=8, blocks_per_row=3).double()
     x = torch.randn(3, 70, 16, dtype=torch.float64)
     assert_padding_cannot_reach_valid_outputs(mixer, x, padding_mask([70, 45, 8], 70))

@@ -28,7 +28,7 @@ def _dtype(model: torch.nn.Module) -> torch.dtype:
 
 def test_forward_shape_and_defaults() -> None:
     torch.manual_seed(0)
-    model = S3AttentionForecaster(**SMALL)
+    model = get_model("s3attention", **SMALL)
     assert model(torch.randn(5, 48, 3)).shape == (5, 24, 3)
     assert model.extrapolation.n_harmonics == 24
     assert len(model.layers) == 2 and model.layers[0].ffn is None
@@ -38,7 +38,7 @@ def test_forward_shape_and_defaults() -> None:
 
 def test_shift_equivariance_per_channel() -> None:
     torch.manual_seed(1)
-    model = _trained_like(S3AttentionForecaster(**SMALL, dropout=0.1).double())
+    model = _trained_like(get_model("s3attention", **SMALL, dropout=0.1).double())
     x = torch.randn(4, 48, 3, dtype=torch.float64)
     shift = torch.tensor([100.0, -37.5, 0.25], dtype=torch.float64)
     with torch.no_grad():
@@ -47,7 +47,7 @@ def test_shift_equivariance_per_channel() -> None:
 
 def test_instance_standardization_adds_one_inside_the_square_root() -> None:
     torch.manual_seed(2)
-    model = _trained_like(S3AttentionForecaster(**SMALL).double())
+    model = _trained_like(get_model("s3attention", **SMALL).double())
     seen: dict[str, torch.Tensor] = {}
     model.value_embedding.register_forward_hook(lambda _m, args, _out: seen.update(embedded=args[0]))
     model.extrapolation.register_forward_hook(lambda _m, _args, out: seen.update(decoded=out))
@@ -62,8 +62,8 @@ def test_instance_standardization_adds_one_inside_the_square_root() -> None:
 
 def test_state_dict_reload_into_a_different_seed_is_bit_identical() -> None:
     torch.manual_seed(3)
-    source = _trained_like(S3AttentionForecaster(**SMALL, seed=0))
-    target = S3AttentionForecaster(**SMALL, seed=1).eval()
+    source = _trained_like(get_model("s3attention", **SMALL, seed=0))
+    target = get_model("s3attention", **SMALL, seed=1).eval()
     index_keys = [key for key in source.state_dict() if key.endswith(("left_index", "right_index"))]
     assert len(index_keys) == 4
     assert any(not torch.equal(source.state_dict()[k], target.state_dict()[k]) for k in index_keys)
@@ -75,7 +75,7 @@ def test_state_dict_reload_into_a_different_seed_is_bit_identical() -> None:
 
 def test_config_json_round_trip_rebuilds_the_same_function() -> None:
     torch.manual_seed(4)
-    model = _trained_like(S3AttentionForecaster(**SMALL, e_layers=3, n_harmonics=7, ffn=True, seed=11))
+    model = _trained_like(get_model("s3attention", **SMALL, e_layers=3, n_harmonics=7, ffn=True, seed=11))
     config = json.loads(json.dumps(model.config.to_dict()))
     assert S3AttentionConfig.from_dict(config) == model.config
     rebuilt = get_model("s3attention", **config)
@@ -89,7 +89,7 @@ def test_config_json_round_trip_rebuilds_the_same_function() -> None:
 def test_gradients_reach_every_parameter() -> None:
     torch.manual_seed(5)
     for options in ({}, {"ffn": True, "norm": "layer", "activation": "relu"}):
-        model = S3AttentionForecaster(**SMALL, **options).train()
+        model = get_model("s3attention", **SMALL, **options).train()
         loss = (model(torch.randn(4, 48, 3)) - torch.randn(4, 24, 3)).square().mean()
         loss.backward()
         for name, parameter in model.named_parameters():
@@ -121,17 +121,11 @@ def test_registry() -> None:
 @pytest.mark.parametrize(
     ("name", "width"),
     [("ETTm2", 32), ("exchange_rate", 32), ("national_illness", 32), ("ILI", 32), ("traffic", 32),
-     ("Electricity", 512), ("weather", 32), ("etth1", 32)],
+     ("Electricity", 512), ("ECL", 512), ("weather", 32), ("etth1", 32), ("my_plant.csv", 32), (None, 32)],
 )
-def test_presets_follow_the_reference_widths(name: str, width: int) -> None:
-    options = preset(name)
-    assert options["d_model"] == width
-    assert (options["n_heads"], options["left_rank"], options["right_rank"], options["fold"]) == (8, 8, 8, 8)
-    assert options["dropout"] == 0.05 and options["ffn"] is False
-    model = get_model("s3attention", input_size=36, horizon=24, n_channels=7, **options)
+def test_presets_follow_the_reference_widths(name: str | None, width: int) -> None:
+    model = get_model("s3attention", input_size=36, horizon=24, n_channels=7, **preset("s3attention", name))
     assert model.config.d_model == width
-
-
-def test_unknown_preset() -> None:
-    with pytest.raises(ValueError, match="no S3Attention preset for dataset 'M4'"):
-        preset("M4")
+    config = model.config
+    assert (config.n_heads, config.left_rank, config.right_rank, config.fold) == (8, 8, 8, 8)
+    assert config.dropout == 0.05 and config.ffn is False

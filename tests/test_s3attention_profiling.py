@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from forecaster.bench.scaling import ScalingSettings, run_scaling
+from forecaster.bench.timing import estimate_peak_bytes, peak_memory_bytes
 from forecaster.cli import main
-from forecaster.evaluation.profiling import estimate_peak_bytes, peak_memory_bytes, run_scaling
 
 CPU = torch.device("cpu")
 MIB = 2**20
@@ -32,8 +33,8 @@ def test_peak_memory_is_the_running_maximum_of_allocations() -> None:
 
 
 def test_math_softmax_memory_is_quadratic_and_s3attention_linear() -> None:
-    results = run_scaling([256, 512], d_model=16, batch=2, n_heads=2, repeats=1, softmax_kernels=["math"],
-                          device="cpu")
+    results = run_scaling(ScalingSettings(lengths=[256, 512], d_model=16, batch=2, heads=2, repeats=1,
+                                          softmax_kernels=["math"], device="cpu"))
     peaks = {(r.layer, r.length): r.peak_bytes for r in results}
     s3_growth = peaks["s3attention", 512] / peaks["s3attention", 256]
     math_growth = peaks["softmax (math)", 512] / peaks["softmax (math)", 256]
@@ -48,8 +49,10 @@ def test_estimates_skip_only_what_would_not_fit() -> None:
     linear = estimate_peak_bytes(2, 512, 16, 2, 4, quadratic=False)
     quadratic = estimate_peak_bytes(2, 512, 16, 2, 4, quadratic=True)
     assert quadratic - linear == 3 * 2 * 2 * 512 * 512 * 4
-    results = run_scaling([512], d_model=16, batch=2, n_heads=2, repeats=1, device="cpu",
-                          memory_budget=(linear + quadratic) // 2)
+    budget_gib = (linear + quadratic) / 2 / 2**30
+    settings = ScalingSettings(lengths=[512], d_model=16, batch=2, heads=2, repeats=1, device="cpu",
+                               max_memory_gb=budget_gib)
+    results = run_scaling(settings)
     notes = {r.layer: r.note for r in results}
     assert notes["s3attention"] == "" and notes["softmax (sdpa)"] == ""
     assert notes["softmax (math)"].startswith("OOM-skip: estimated")
@@ -68,4 +71,4 @@ def test_cli_prints_the_table(capsys) -> None:
 def test_cli_rejects_unknown_kernel(capsys) -> None:
     code = main(["bench", "scaling", "--lengths", "64", "--softmax-kernels", "flash"])
     assert code == 2
-    assert "unknown softmax kernel(s) ['flash']" in capsys.readouterr().err
+    assert "softmax kernel must be one of sdpa, math, got 'flash'" in capsys.readouterr().err

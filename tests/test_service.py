@@ -25,8 +25,11 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from forecaster.artifacts import DataConfig, load_bundle, save_bundle
-from forecaster.models import S3AttentionForecaster
+from forecaster.data import Scaler
+from forecaster.models import get_model
+from forecaster.prediction import predict_windows
 from service.app import create_app
+from service.config import ServiceSettings
 
 COLUMNS = ["load", "OT"]
 INPUT_SIZE, HORIZON = 16, 4
@@ -37,17 +40,17 @@ def make_bundle(root: Path, name: str = "hourly", *, dated: bool = True) -> Path
     """A small untrained S3Attention bundle (no training needed to test serving)."""
     torch.manual_seed(0)
     columns = COLUMNS if dated else ["x"]
-    model = S3AttentionForecaster(
-        input_size=INPUT_SIZE, horizon=HORIZON, n_channels=len(columns), d_model=8, n_heads=2, fold=2,
-        left_rank=4, right_rank=4,
+    model = get_model(
+        "s3attention", input_size=INPUT_SIZE, horizon=HORIZON, n_channels=len(columns), d_model=8, n_heads=2,
+        fold=2, left_rank=4, right_rank=4,
     )  # fmt: skip
     data = DataConfig(
         source="synthetic.csv", columns=columns, freq="h" if dated else None,
         date_col="date" if dated else None, input_size=INPUT_SIZE, horizon=HORIZON, split="7:1:2",
-        scaler_mean=[10.0, 20.0][: len(columns)], scaler_scale=[2.0, 5.0][: len(columns)],
     )  # fmt: skip
+    scaler = Scaler(np.array([10.0, 20.0][: len(columns)]), np.array([2.0, 5.0][: len(columns)]))
     return save_bundle(
-        root / name, model=model.eval(), model_name="s3attention", data=data,
+        root / name, model=model.eval(), model_name="s3attention", data=data, scaler=scaler,
         metrics={"test": {"mse": 0.25, "mae": 0.4}}, training={"epochs": 0},
     )  # fmt: skip
 
@@ -117,7 +120,9 @@ class Client:
 
 @contextmanager
 def serving(models_dir: Path, **options) -> Iterator[Client]:
-    app = create_app(models_dir, max_rows=MAX_ROWS, max_inputs=MAX_INPUTS, max_body_bytes=MAX_BODY, **options)
+    app = create_app(ServiceSettings(
+        models_dir=models_dir, max_rows=MAX_ROWS, max_inputs=MAX_INPUTS, max_body_bytes=MAX_BODY, **options
+    ))
     with (
         anyio.from_thread.start_blocking_portal() as portal,
         portal.wrap_async_context_manager(_running(app)) as client,
@@ -188,11 +193,16 @@ def test_unknown_model_names_and_traversal_answer_404(client: Client, name: str)
         assert "hourly" in response.json()["message"] or "no route" in response.json()["message"]
 
 
+def predict(bundle, values: np.ndarray) -> np.ndarray:
+    """The forecast of the last input_size rows, as `forecaster.prediction` computes it in-process."""
+    return predict_windows(bundle, np.asarray(values, dtype=np.float64)[None, -INPUT_SIZE:])[0]
+
+
 def test_forecast_equals_bundle_predict_bit_for_bit(client: Client, bundle) -> None:
     frame = history(rows=40)
     answer = client.post("/v1/models/hourly/forecast", json=body_of(frame)).json()
     assert answer["model"] == "hourly"
-    expected = bundle.predict(frame.to_numpy())
+    expected = predict(bundle, frame.to_numpy())
     assert np.array_equal(forecast_array(answer), expected)  # exact: JSON floats round-trip
     future = pd.date_range(frame.index[-1], periods=HORIZON + 1, freq="h")[1:]
     assert answer["timestamps"] == [stamp.isoformat() for stamp in future]
@@ -208,7 +218,7 @@ def test_forecast_for_a_model_without_dates_numbers_the_steps(client: Client, mo
     values = np.random.default_rng(3).normal(10, 2, size=INPUT_SIZE + 5)
     answer = client.post("/v1/models/stepped/forecast", json={"values": {"x": values.tolist()}}).json()
     assert answer["timestamps"] == list(range(len(values), len(values) + HORIZON))
-    expected = load_bundle(models_dir / "stepped").predict(values[:, None])
+    expected = predict(load_bundle(models_dir / "stepped"), values[:, None])
     assert np.array_equal(np.array(answer["forecast"]["x"]), expected[:, 0])
 
 
@@ -218,7 +228,7 @@ def test_several_inputs_in_one_call_are_answered_in_order(models_dir: Path, bund
     with serving(models_dir, max_batch_size=3, max_wait_ms=60_000) as running:
         response = running.post("/v1/models/hourly/forecast", json={"inputs": [body_of(f) for f in frames]})
     outputs = response.json()["outputs"]
-    stacked = bundle.predict(np.stack([frame.to_numpy()[-INPUT_SIZE:] for frame in frames]))
+    stacked = predict_windows(bundle, np.stack([frame.to_numpy()[-INPUT_SIZE:] for frame in frames]))
     for frame, output, expected in zip(frames, outputs, stacked, strict=True):
         assert np.array_equal(forecast_array(output), expected)
         assert output["timestamps"][0] == (frame.index[-1] + pd.Timedelta(hours=1)).isoformat()
@@ -236,7 +246,7 @@ def test_concurrent_requests_share_one_forward_pass(models_dir: Path, bundle) ->
     for frame, response in zip(frames, responses, strict=True):
         # Batched convolutions may round differently from batch-of-one calls (float32 last bits), no more.
         np.testing.assert_allclose(
-            forecast_array(response.json()), bundle.predict(frame.to_numpy()), rtol=1e-5
+            forecast_array(response.json()), predict(bundle, frame.to_numpy()), rtol=1e-5
         )
 
 
@@ -248,7 +258,7 @@ def test_csv_upload_is_answered_as_csv_equal_to_predict(client: Client, bundle) 
     header, *rows = list(csv.reader(io.StringIO(response.text)))
     assert header == ["date", *COLUMNS]
     answer = np.array([[float(cell) for cell in row[1:]] for row in rows])  # float(repr(x)) == x
-    assert np.array_equal(answer, bundle.predict(frame.to_numpy())[:3])
+    assert np.array_equal(answer, predict(bundle, frame.to_numpy())[:3])
     assert pd.Timestamp(rows[0][0]) == frame.index[-1] + pd.Timedelta(hours=1)
 
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 from test_service import COLUMNS, HORIZON, history, make_bundle
 
+from forecaster.bench.serve import _free_port, wait_until_ready
 from forecaster.cli import build_parser, main
-from service.bench import _free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,7 +108,8 @@ def test_service_never_imports_lightning_or_training(tmp_path: Path) -> None:
     code = (
         "import asyncio, sys\n"
         "from service.app import create_app\n"
-        "app = create_app(sys.argv[1])\n"
+        "from service.config import ServiceSettings\n"
+        "app = create_app(ServiceSettings(models_dir=sys.argv[1]))\n"
         "async def start_and_stop():\n"
         "    async with app.router.lifespan_context(app):\n"
         "        assert app.state.registry.models\n"
@@ -158,8 +159,8 @@ def test_dockerfile_copies_existing_files_and_runs_the_console_script(name: str)
 
     [command] = [json.loads(arguments) for kind, arguments in steps if kind == "CMD"]
     assert command[0] in pyproject["project"]["scripts"]
-    args = build_parser().parse_args(command[1:])
-    assert args.command == "serve" and args.models == "/models" and args.host == "0.0.0.0"
+    args = build_parser(command[1:]).parse_args(command[1:])
+    assert args.command == "serve" and str(args.models_dir) == "/models" and args.host == "0.0.0.0"
 
     [healthcheck] = [arguments for kind, arguments in steps if kind == "HEALTHCHECK"]
     assert "/health/ready" in healthcheck and f":{args.port}/" in healthcheck

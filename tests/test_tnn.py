@@ -248,7 +248,7 @@ def test_gtu_glu_and_block_shapes_and_gradients():
 @pytest.mark.parametrize("name", ["tnn", "ski_tnn", "fd_tnn"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_mixer_padding_cannot_reach_valid_outputs(name, causal):
-    mixer = attention.get(name, d_model=12, n_heads=2, seq_len=40, causal=causal).double()
+    mixer = attention.build(name, d_model=12, n_heads=2, seq_len=40, causal=causal).double()
     x = torch.randn(3, 40, 12, dtype=torch.float64)
     assert_padding_cannot_reach_valid_outputs(mixer, x, padding_mask([40, 27, 9], 40))
     assert name in attention.names()

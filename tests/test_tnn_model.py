@@ -13,10 +13,14 @@ from forecaster.models.tnn import CausalTnnConfig, CausalTnnForecaster
 SMALL = {"d_model": 8, "n_layers": 2, "rpe_dim": 8, "rank": 6, "sparse_width": 3, "knots": 4}
 
 
+def tnn(input_size: int, horizon: int, n_channels: int, **options) -> CausalTnnForecaster:
+    return get_model("tnn", input_size=input_size, horizon=horizon, n_channels=n_channels, **options)
+
+
 @pytest.mark.parametrize("operator", ["tno", "fd", "ski"])
 def test_next_step_is_causal(operator):
     torch.manual_seed(0)
-    model = CausalTnnForecaster(20, 4, 3, operator=operator, **SMALL).double().eval()
+    model = tnn(20, 4, 3, operator=operator, **SMALL).double().eval()
     x = torch.randn(2, 20, 3, dtype=torch.float64)
     with torch.no_grad():
         base = model.next_step(x)
@@ -30,7 +34,7 @@ def test_next_step_is_causal(operator):
 
 def test_forward_rolls_out_next_step_predictions():
     torch.manual_seed(1)
-    model = CausalTnnForecaster(16, 3, 2, operator="fd", **SMALL).double().eval()
+    model = tnn(16, 3, 2, operator="fd", **SMALL).double().eval()
     x = torch.randn(4, 16, 2, dtype=torch.float64) * 3 + 7
     with torch.no_grad():
         forecast = model(x)
@@ -49,7 +53,7 @@ def test_forward_rolls_out_next_step_predictions():
 
 def test_config_round_trips_through_json_and_the_registry():
     torch.manual_seed(2)
-    model = CausalTnnForecaster(12, 2, 3, operator="ski", **SMALL).eval()
+    model = tnn(12, 2, 3, operator="ski", **SMALL).eval()
     config = json.loads(json.dumps(model.config.to_dict()))
     assert CausalTnnConfig.from_dict(config) == model.config
     rebuilt = get_model("tnn", **config).eval()
@@ -62,15 +66,16 @@ def test_config_round_trips_through_json_and_the_registry():
 @pytest.mark.parametrize(
     "field, value, message",
     [("operator", "lstm", "'operator' must be one of"), ("sparse_width", 4, "'sparse_width' must be odd"),
-     ("decay", 1.0, "'decay' must be a number in"), ("d_model", 0, "'d_model' must be an integer >= 1")],
+     ("decay", 1.0, "'decay' must be a finite number > 0 and < 1"),
+     ("d_model", 0, "'d_model' must be an integer >= 1")],
 )
 def test_config_errors_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
-        CausalTnnForecaster(12, 2, 3, **{field: value})
+        tnn(12, 2, 3, **{field: value})
     with pytest.raises(ValueError, match=r"unknown TNN config field\(s\) \['depth'\]"):
         CausalTnnConfig.from_dict({"input_size": 4, "horizon": 1, "n_channels": 1, "depth": 3})
     with pytest.raises(ValueError, match="expects input"):
-        CausalTnnForecaster(12, 2, 3)(torch.zeros(1, 11, 3))
+        tnn(12, 2, 3)(torch.zeros(1, 11, 3))
 
 
 def test_next_step_training_learns_a_sinusoid():
@@ -78,7 +83,7 @@ def test_next_step_training_learns_a_sinusoid():
     t = torch.arange(200, dtype=torch.float32)
     series = torch.stack([torch.sin(2 * torch.pi * t / 12), torch.cos(2 * torch.pi * t / 7)], dim=-1)
     windows = series.unfold(0, 33, 8).permute(0, 2, 1)  # (21, 33, 2)
-    model = CausalTnnForecaster(32, 1, 2, operator="fd", d_model=16, n_layers=1, rpe_dim=16)
+    model = tnn(32, 1, 2, operator="fd", d_model=16, n_layers=1, rpe_dim=16)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
 
     def loss() -> torch.Tensor:

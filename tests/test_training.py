@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 import torch
 
-from forecaster.artifacts import load_bundle
-from forecaster.data import read_csv, split_borders
+from forecaster.artifacts import load_bundle, work_dir_for
+from forecaster.data import Scaler, read_csv, split_borders
 from forecaster.errors import BundleError, ForecasterError
-from forecaster.evaluation.metrics import ErrorSums, mae, mse
+from forecaster.metrics import ErrorSums, mae, mse
+from forecaster.prediction import predict_windows
 from forecaster.training.module import ForecastModule
-from forecaster.training.trainer import TrainerOptions
-from forecaster.training.workflows import TrainSettings, evaluate_bundle, train_forecaster, work_dir_for
+from forecaster.training.settings import TrainerOptions, TrainSettings
+from forecaster.training.workflows import evaluate_bundle, train_forecaster
 
 TINY_MODEL = {"d_model": 8, "n_heads": 2, "fold": 2, "e_layers": 1, "left_rank": 4, "right_rank": 2}
 INPUT_SIZE, HORIZON = 24, 12
@@ -34,7 +35,7 @@ def test_error_sums_are_exact_over_uneven_batches():
     rng = np.random.default_rng(3)
     pred, target = rng.normal(size=(37, 5, 3)), rng.normal(size=(37, 5, 3))
     mean, scale = np.array([1.0, -4.0, 250.0]), np.array([0.5, 2.0, 40.0])
-    sums = ErrorSums(torch.tensor(mean), torch.tensor(scale))
+    sums = ErrorSums(Scaler(mean, scale))
     for start, stop in ((0, 32), (32, 33), (33, 37)):  # a last batch of 4, as without drop_last
         sums.update(torch.tensor(pred[start:stop], dtype=torch.float32), torch.tensor(target[start:stop]))
     result = sums.compute()
@@ -43,8 +44,8 @@ def test_error_sums_are_exact_over_uneven_batches():
     assert result["mse"] == pytest.approx(mse(pred32, target), rel=1e-12)
     assert result["mae"] == pytest.approx(mae(pred32, target), rel=1e-12)
     pred_original, target_original = pred32 * scale + mean, target * scale + mean
-    assert result["mse_original"] == pytest.approx(mse(pred_original, target_original), rel=1e-9)
-    assert result["mae_original"] == pytest.approx(mae(pred_original, target_original), rel=1e-9)
+    assert result["mse_original"] == pytest.approx(mse(pred_original, target_original), rel=1e-12)
+    assert result["mae_original"] == pytest.approx(mae(pred_original, target_original), rel=1e-12)
     sums.reset()
     with pytest.raises(ValueError, match="no windows"):
         sums.compute()
@@ -52,7 +53,7 @@ def test_error_sums_are_exact_over_uneven_batches():
 
 def test_module_rejects_unknown_schedule():
     with pytest.raises(ValueError, match="lr_schedule"):
-        ForecastModule(torch.nn.Linear(1, 1), [0.0], [1.0], lr_schedule="step")
+        ForecastModule(torch.nn.Linear(1, 1), Scaler(np.zeros(1), np.ones(1)), lr_schedule="step")
 
 
 @pytest.fixture(scope="module")
@@ -104,14 +105,15 @@ def test_reloaded_bundle_predicts_bit_identically(trained):
         assert torch.equal(trained_state[key], loaded_state[key]), key
 
     history = series.values[-50:]
-    scaled = (history[-INPUT_SIZE:] - bundle.data.scaler_mean) / bundle.data.scaler_scale
-    # C order, as Bundle.predict feeds the model (series.values is Fortran-ordered)
+    scaled = (history[-INPUT_SIZE:] - bundle.scaler.mean) / bundle.scaler.scale
+    # C order, as predict_windows feeds the model (series.values is Fortran-ordered)
     window = torch.from_numpy(np.ascontiguousarray(scaled))
     with torch.inference_mode():
         direct = outcome.model(window[None].float())[0].double().numpy()
-    expected = direct * np.asarray(bundle.data.scaler_scale) + np.asarray(bundle.data.scaler_mean)
-    np.testing.assert_array_equal(bundle.predict(history), expected)
-    np.testing.assert_array_equal(load_bundle(outcome.bundle_path).predict(history), expected)
+    expected = direct * bundle.scaler.scale + bundle.scaler.mean
+    np.testing.assert_array_equal(predict_windows(bundle, history[None, -INPUT_SIZE:])[0], expected)
+    reloaded = load_bundle(outcome.bundle_path)
+    np.testing.assert_array_equal(predict_windows(reloaded, history[None, -INPUT_SIZE:])[0], expected)
 
 
 def test_test_metrics_cover_every_window_and_match_evaluate(trained):
@@ -120,12 +122,12 @@ def test_test_metrics_cover_every_window_and_match_evaluate(trained):
     start, stop = split_borders(len(series), INPUT_SIZE, "7:1:2")["test"]
     assert outcome.metrics["windows"] == stop - start - INPUT_SIZE - HORIZON + 1 == 109
 
-    scaled = (series.values[start:stop] - bundle.data.scaler_mean) / bundle.data.scaler_scale
+    scaled = (series.values[start:stop] - bundle.scaler.mean) / bundle.scaler.scale
     x = np.stack([scaled[i : i + INPUT_SIZE] for i in range(109)])
     y = np.stack([scaled[i + INPUT_SIZE : i + INPUT_SIZE + HORIZON] for i in range(109)]).astype(np.float32)
     with torch.inference_mode():
         pred = bundle.model(torch.from_numpy(x).float()).double().numpy()
-    scale = np.asarray(bundle.data.scaler_scale)
+    scale = bundle.scaler.scale
     assert outcome.metrics["mse"] == pytest.approx(mse(pred, y), rel=1e-5)
     assert outcome.metrics["mae"] == pytest.approx(mae(pred, y), rel=1e-5)
     assert outcome.metrics["mse_original"] == pytest.approx(mse(pred * scale, y * scale), rel=1e-5)

@@ -1,0 +1,83 @@
+"""The one forecasting path (`forecaster.prediction`): numerics, and the checks of recent rows it shares
+between `forecaster predict`, the service and the Python API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from test_artifacts import SCALER, save, tiny  # noqa: F401  (tiny is a fixture)
+
+from forecaster.artifacts import load_bundle
+from forecaster.data import TimeSeries
+from forecaster.errors import DataError
+from forecaster.prediction import HistoryError, check_history, forecast, predict_windows
+
+
+@pytest.fixture
+def bundle(tiny, tmp_path):  # noqa: F811
+    return load_bundle(save(tiny, tmp_path / "bundle"))
+
+
+def hourly(rows: int, start: str = "2024-01-01") -> pd.DatetimeIndex:
+    return pd.date_range(start, periods=rows, freq="h", name="when")
+
+
+def test_predict_windows_is_standardize_model_unstandardize(bundle):
+    rng = np.random.default_rng(0)
+    windows = rng.normal(5.0, 2.0, size=(2, 12, 3))
+    scaled = torch.from_numpy(((windows - SCALER.mean) / SCALER.scale).astype(np.float32))
+    with torch.inference_mode():
+        oracle = bundle.model(scaled).double().numpy() * SCALER.scale + SCALER.mean
+    forecasts = predict_windows(bundle, windows)
+    assert forecasts.shape == (2, 4, 3) and forecasts.dtype == np.float64
+    np.testing.assert_array_equal(forecasts, oracle)
+    np.testing.assert_array_equal(predict_windows(bundle, np.asfortranarray(windows)), oracle)
+
+
+def test_check_history_keeps_the_last_window_and_continues_the_timestamps(bundle):
+    values = np.arange(60.0).reshape(20, 3)
+    prepared = check_history(bundle, hourly(20), values, horizon=2)
+    np.testing.assert_array_equal(prepared.window, values[-12:])
+    assert prepared.horizon == 2
+    assert prepared.labels == ["2024-01-01T20:00:00", "2024-01-01T21:00:00"]
+    assert check_history(bundle, pd.RangeIndex(12), values[:12]).labels == [12, 13, 14, 15]
+
+
+@pytest.mark.parametrize(
+    ("index", "values", "options", "part", "row", "message"),
+    [
+        (hourly(12), np.zeros((12, 2)), {}, "values", None, "expected the model's 3 columns"),
+        (hourly(11), np.zeros((11, 3)), {}, "values", None, "at least 12 rows"),
+        (hourly(30), np.zeros((30, 3)), {"max_rows": 20}, "values", None, "at most 20 rows"),
+        (hourly(12), np.zeros((12, 3)), {"horizon": 5}, "horizon", None, "1 <= horizon <= 4"),
+        (hourly(12), np.zeros((12, 3)), {"horizon": 0}, "horizon", None, "got 0"),
+        (hourly(12).delete(5).insert(11, pd.Timestamp("2024-01-02")), np.zeros((12, 3)), {}, "timestamps",
+         5, "does not follow the model's frequency 'h'"),
+        (hourly(12)[::-1], np.zeros((12, 3)), {}, "timestamps", 1, "does not come after"),
+    ],
+)
+def test_check_history_names_the_part_and_row_at_fault(bundle, index, values, options, part, row, message):
+    with pytest.raises(HistoryError, match=message) as caught:
+        check_history(bundle, index, values, **options)
+    assert (caught.value.part, caught.value.row) == (part, row)
+
+
+def test_a_non_finite_value_is_named_by_column_and_row(bundle):
+    values = np.zeros((15, 3))
+    values[9, 2] = np.nan
+    with pytest.raises(HistoryError, match="column 'c2'") as caught:
+        check_history(bundle, hourly(15), values)
+    assert (caught.value.part, caught.value.row) == ("values", 9)
+
+
+def test_forecast_names_the_file_line_and_refuses_overflowing_values(bundle):
+    frame = pd.DataFrame(np.zeros((14, 3)), index=hourly(14), columns=["c0", "c1", "c2"])
+    table = forecast(bundle, TimeSeries(frame, "h", "recent.csv", date_col="when"))
+    assert list(table.columns) == ["c0", "c1", "c2"] and table.index.name == "when" and len(table) == 4
+    shifted = frame.set_axis(hourly(14).delete(3).append(pd.DatetimeIndex(["2024-01-03"])), axis=0)
+    with pytest.raises(DataError, match=r"recent.csv: line 5: .* does not follow"):
+        forecast(bundle, TimeSeries(shifted, "h", "recent.csv", date_col="when"))
+    with pytest.raises(DataError, match="recent.csv: the forecast is not finite"):
+        forecast(bundle, TimeSeries(frame + 1e308, "h", "recent.csv", date_col="when"))
