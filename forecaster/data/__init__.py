@@ -18,7 +18,7 @@ from forecaster.data.reader import (
 )
 from forecaster.data.registry import DATASETS, DatasetSpec, data_search_dirs, get_spec, locate_dataset
 from forecaster.data.splits import SPLIT_SCHEMES, min_rows, split_borders, window_count, window_counts
-from forecaster.data.timeindex import check_frequency, future_timestamps, infer_frequency
+from forecaster.data.timeindex import check_frequency, future_timestamps, infer_frequency, season_length
 
 _LAZY = {
     "Scaler": "forecaster.data.scaling",
@@ -44,6 +44,7 @@ __all__ = [
     "locate_dataset",
     "min_rows",
     "read_csv",
+    "season_length",
     "split_borders",
     "window_count",
     "window_counts",

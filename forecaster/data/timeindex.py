@@ -40,6 +40,26 @@ def infer_frequency(index: pd.Index) -> str | None:
     return to_offset(freq).freqstr
 
 
+def season_length(freq: str | None) -> int | None:
+    """Steps in one season of a frequency: a day of sub-daily steps (24 for hourly, 96 for 15 min), a week of
+    days (7; 5 for business days), a year of weeks (52), months (12) or quarters (4); None when there is no
+    season to repeat (yearly data, an unknown or irregular frequency)."""
+    if freq is None:
+        return None
+    offset = check_frequency(freq)
+    name = type(offset).__name__
+    if isinstance(offset, pd.offsets.Tick):
+        step = pd.Timedelta(offset)
+        day = pd.Timedelta(days=1)
+        if step < day and day % step == pd.Timedelta(0):
+            return int(day // step)
+        return 7 if step == day else None
+    seasons = {"Day": 7, "BusinessDay": 5, "Week": 52, "MonthBegin": 12, "MonthEnd": 12,
+               "BusinessMonthBegin": 12, "BusinessMonthEnd": 12, "QuarterBegin": 4, "QuarterEnd": 4,
+               "BusinessQuarterBegin": 4, "BusinessQuarterEnd": 4}
+    return seasons.get(name)
+
+
 def check_frequency(freq: str) -> pd.DateOffset:
     """The pandas offset of alias `freq` (e.g. "15min", "h", "W-TUE"); DataError for anything else."""
     try:

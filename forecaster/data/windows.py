@@ -40,3 +40,10 @@ class WindowDataset(Dataset):
         start = (i % self._length) * self.stride
         middle = start + self.input_size
         return self.data[start:middle], self.data[middle : middle + self.horizon]
+
+    def stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every window at once, as views of the data: inputs (N, L, C) and targets (N, H, C)."""
+        span = self.input_size + self.horizon
+        unfolded = self.data.unfold(0, span, self.stride)[: self._length]  # (N, C, L + H)
+        inputs, targets = unfolded[..., : self.input_size], unfolded[..., self.input_size :]
+        return inputs.transpose(1, 2), targets.transpose(1, 2)

@@ -1,7 +1,6 @@
 """Assembled models, each built from one config dataclass: S3Attention, TNN forecasters, LRA classifiers."""
 
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
-from forecaster.models.presets import PRESETS, preset
 from forecaster.models.registry import FORECAST, MODELS, get_model, model_names
 from forecaster.models.s3attention import S3AttentionConfig, S3AttentionForecaster
 from forecaster.models.tnn import CausalTnnConfig, CausalTnnForecaster
@@ -9,7 +8,6 @@ from forecaster.models.tnn import CausalTnnConfig, CausalTnnForecaster
 __all__ = [
     "FORECAST",
     "MODELS",
-    "PRESETS",
     "CausalTnnConfig",
     "CausalTnnForecaster",
     "LRAClassifier",
@@ -19,5 +17,4 @@ __all__ = [
     "S3AttentionForecaster",
     "get_model",
     "model_names",
-    "preset",
 ]

@@ -12,7 +12,10 @@ from torch import nn
 from forecaster.registry import Registry
 
 MODELS: Registry[type[nn.Module]] = Registry(
-    "model", providers=("forecaster.models.s3attention", "forecaster.models.tnn", "forecaster.models.lra")
+    "model",
+    providers=tuple(
+        f"forecaster.models.{name}" for name in ("s3attention", "tnn", "baselines", "peers", "lra")
+    ),
 )
 FORECAST = "forecast"
 

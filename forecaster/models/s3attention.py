@@ -15,6 +15,8 @@ from forecaster.nn.fourier import FourierExtrapolation
 from forecaster.nn.skeleton import S3AttentionMixer
 from forecaster.nn.smoother import ACTIVATIONS, NORMS
 
+ANCHORS = ("mean", "last", "seam")
+
 
 @dataclass(frozen=True)
 class S3AttentionConfig(ModelConfig):
@@ -37,6 +39,17 @@ class S3AttentionConfig(ModelConfig):
     seed: int = setting(0, "seed of the sampled index sets (training's --seed)", minimum=0, cli=False)
     activation: str = setting("elu", "activation of the smoother", choices=ACTIVATIONS)
     norm: str = setting("batch_time", "normalization of the smoother", choices=NORMS)
+    anchor: str = setting(
+        "mean", "level removed before encoding and added back after decoding: the window's mean (the "
+        "reference); or its last value, with a zero-initialized output layer so that the untrained model is "
+        "the naive forecast (last); or that, with the decoded curve shifted to pass through the last "
+        "observation, so that the forecast continues the series without a jump at step 1 (seam)",
+        choices=ANCHORS,
+    )
+    skip: bool = setting(
+        False, "add a zero-initialized linear map of the standardized window to the decoded horizon "
+        "(NLinear's map): the short-term dynamics get a direct path, the encoder models what it misses",
+    )
 
     def validate(self) -> None:
         self.require(self.d_model % self.n_heads == 0 and self.d_model % self.fold == 0, "d_model",
@@ -92,11 +105,12 @@ class S3AttentionForecaster(nn.Module):
     """Forecaster of paper 001: instance standardization, S3Attention encoder, Fourier extrapolation.
 
     Standardizes each series over time with sigma = sqrt(unbiased var + 1) (the reference's +1, not an
-    epsilon), embeds time steps by Conv1d(C -> D, kernel 1) plus fixed sinusoidal positions, applies
-    `e_layers` of x + SkeletonAttention(Smoother(x)), projects back to C channels, extrapolates the
-    horizon with the 1 + 2 * n_harmonics lowest frequencies (default n_harmonics = horizon) and undoes the
-    standardization. Layer i samples its index sets with seed + i. Subtracting the mean makes the model
-    shift-equivariant per channel: model(x + b) = model(x) + b.
+    epsilon) around its mean (or its last value, `anchor="last"`), embeds time steps by Conv1d(C -> D,
+    kernel 1) plus fixed sinusoidal positions, applies `e_layers` of x + SkeletonAttention(Smoother(x)),
+    projects back to C channels, extrapolates the horizon with the 1 + 2 * n_harmonics lowest frequencies
+    (default n_harmonics = horizon) and undoes the standardization. Layer i samples its index sets with
+    seed + i. Subtracting the level makes the model shift-equivariant per channel: model(x + b) = model(x)
+    + b.
     """
 
     config_class = S3AttentionConfig
@@ -115,16 +129,30 @@ class S3AttentionForecaster(nn.Module):
             _EncoderLayer(config, config.seed + index) for index in range(config.e_layers)
         )
         self.projection = nn.Linear(d_model, n_channels)
-        self.extrapolation = FourierExtrapolation(input_size, horizon, config.n_harmonics)
+        if config.anchor != "mean":
+            nn.init.zeros_(self.projection.weight)
+            nn.init.zeros_(self.projection.bias)
+        self.skip = nn.Linear(input_size, horizon) if config.skip else None
+        if self.skip is not None:
+            nn.init.zeros_(self.skip.weight)
+            nn.init.zeros_(self.skip.bias)
+        first_step = input_size - 1 if config.anchor == "seam" else None
+        self.extrapolation = FourierExtrapolation(input_size, horizon, config.n_harmonics, first_step)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, input_size, n_channels) -> forecast (B, horizon, n_channels), both in x's units."""
         config = self.config
         check_history(x, config.input_size, config.n_channels, "S3AttentionForecaster")
-        mean = x.mean(dim=1, keepdim=True)
+        level = x.mean(dim=1, keepdim=True) if config.anchor == "mean" else x[:, -1:]
         scale = torch.sqrt(x.var(dim=1, keepdim=True, correction=1) + 1.0)
-        h = self.value_embedding(((x - mean) / scale).transpose(1, 2)).transpose(1, 2)
+        standardized = ((x - level) / scale).transpose(1, 2)  # (B, C, L)
+        h = self.value_embedding(standardized).transpose(1, 2)
         h = self.embedding_dropout(h + self.positions)
         for layer in self.layers:
             h = layer(h)
-        return self.extrapolation(self.projection(h)) * scale + mean
+        curve = self.extrapolation(self.projection(h))
+        if config.anchor == "seam":  # the curve at the last input step stands on the last observation
+            curve = curve[:, 1:] - curve[:, :1]
+        if self.skip is not None:
+            curve = curve + self.skip(standardized).transpose(1, 2)
+        return curve * scale + level

@@ -62,6 +62,8 @@ class S3Attention(BaseModel):
         seed: int = _DEFAULT["seed"],
         activation: str = _DEFAULT["activation"],
         norm: str = _DEFAULT["norm"],
+        anchor: str = _DEFAULT["anchor"],
+        skip: bool = _DEFAULT["skip"],
         loss: Any = None,
         valid_loss: Any = None,
         max_steps: int = 1000,

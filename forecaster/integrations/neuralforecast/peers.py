@@ -170,12 +170,14 @@ def build_peer(
 
 @dataclass
 class PeerRun:
-    """A fitted peer's test forecasts (windows, horizon, channels) and what training cost."""
+    """A fitted peer's test forecasts (windows, horizon, channels), its best validation loss (MSE, as
+    neuralforecast averages it over validation batches) and what training cost."""
 
     predictions: np.ndarray
     train_seconds: float
     epochs: int
     parameters: int
+    val_loss: float
 
 
 def forecast_test_windows(
@@ -206,4 +208,5 @@ def forecast_test_windows(
         train_seconds=seconds,
         epochs=math.ceil(len(model.train_trajectories) / steps_per_epoch),
         parameters=sum(parameter.numel() for parameter in model.parameters()),
+        val_loss=min((loss for _, loss in model.valid_trajectories), default=math.nan),
     )

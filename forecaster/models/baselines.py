@@ -1,0 +1,152 @@
+"""Baselines every forecast is held against, as forecaster models: naive, seasonal naive, DLinear, NLinear.
+
+All four map each channel on its own ((B, L, C) -> (B, H, C), weights shared across channels).
+`naive` repeats the last observed value and `seasonal_naive` the last observed season: nothing to fit.
+`dlinear` and `nlinear` are the linear models of Zeng et al. (2023, "Are Transformers Effective for Time
+Series Forecasting?", AAAI): DLinear maps a moving-average trend and the remainder with one linear layer
+each, NLinear maps the window minus its last value and adds the last value back. They compute
+neuralforecast's DLinear/NLinear forward (tested with copied weights) without importing neuralforecast,
+Lightning or Ray, so serving them stays light.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from forecaster.checks import setting
+from forecaster.models.config import ModelConfig, check_history
+from forecaster.models.registry import FORECAST, MODELS
+
+
+@dataclass(frozen=True)
+class BaselineConfig(ModelConfig):
+    """The sizes every baseline has; naive and NLinear need nothing else."""
+
+    label = "baseline"
+
+    input_size: int = setting(help="history length L", minimum=1, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
+
+
+@MODELS.register("naive")
+class NaiveForecaster(nn.Module):
+    """Every step of the horizon is the last observed value."""
+
+    config_class = BaselineConfig
+    task = FORECAST
+
+    def __init__(self, config: BaselineConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        config = self.config
+        check_history(x, config.input_size, config.n_channels, "naive")
+        return x[:, -1:, :].expand(-1, config.horizon, -1).clone()
+
+
+@dataclass(frozen=True)
+class SeasonalNaiveConfig(BaselineConfig):
+    """A season of `season` steps, at most the history length."""
+
+    label = "seasonal_naive"
+
+    season: int = setting(1, "season length in steps (default: from the data's frequency)", minimum=1)
+
+    def validate(self) -> None:
+        self.require(
+            self.season <= self.input_size,
+            "season",
+            f"at most input_size ({self.input_size}): the model repeats the last season it sees",
+        )
+
+
+@MODELS.register("seasonal_naive")
+class SeasonalNaiveForecaster(nn.Module):
+    """Step h of the horizon is the value one season earlier: x[L - m + (h mod m)] for season m."""
+
+    config_class = SeasonalNaiveConfig
+    task = FORECAST
+
+    def __init__(self, config: SeasonalNaiveConfig) -> None:
+        super().__init__()
+        self.config = config
+        steps = torch.arange(config.horizon)
+        source = config.input_size - config.season + steps % config.season
+        self.register_buffer("source", source, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        config = self.config
+        check_history(x, config.input_size, config.n_channels, "seasonal_naive")
+        return x[:, self.source, :]
+
+
+@dataclass(frozen=True)
+class DLinearConfig(BaselineConfig):
+    """DLinear's moving-average window (neuralforecast's default)."""
+
+    label = "dlinear"
+
+    moving_avg_window: int = setting(25, "odd window of DLinear's moving-average trend", minimum=1)
+
+    def validate(self) -> None:
+        self.require(self.moving_avg_window % 2 == 1, "moving_avg_window", "odd")
+
+
+class _ChannelWise(nn.Module, abc.ABC):
+    """(B, L, C) -> (B, C, L) for a univariate map over the last axis, and its (B, C, H) answer back."""
+
+    task = FORECAST
+
+    def __init__(self, config: BaselineConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    @abc.abstractmethod
+    def map(self, series: torch.Tensor) -> torch.Tensor:
+        """(..., L) -> (..., H)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        config = self.config
+        check_history(x, config.input_size, config.n_channels, type(self).__name__)
+        return self.map(x.transpose(1, 2)).transpose(1, 2)
+
+
+@MODELS.register("dlinear")
+class DLinearForecaster(_ChannelWise):
+    """Trend = moving average (edges padded with the first / last value); forecast = W_t trend + W_s rest."""
+
+    config_class = DLinearConfig
+
+    def __init__(self, config: DLinearConfig) -> None:
+        super().__init__(config)
+        self.linear_trend = nn.Linear(config.input_size, config.horizon)
+        self.linear_season = nn.Linear(config.input_size, config.horizon)
+        self.average = nn.AvgPool1d(config.moving_avg_window, stride=1)
+
+    def map(self, series: torch.Tensor) -> torch.Tensor:
+        pad = (self.config.moving_avg_window - 1) // 2
+        edge = (*series.shape[:-1], pad)
+        padded = torch.cat([series[..., :1].expand(edge), series, series[..., -1:].expand(edge)], dim=-1)
+        trend = self.average(padded.flatten(0, 1)[:, None])[:, 0].view_as(series)
+        return self.linear_trend(trend) + self.linear_season(series - trend)
+
+
+@MODELS.register("nlinear")
+class NLinearForecaster(_ChannelWise):
+    """forecast = last + W (window - last)."""
+
+    config_class = BaselineConfig
+
+    def __init__(self, config: BaselineConfig) -> None:
+        super().__init__(config)
+        self.linear = nn.Linear(config.input_size, config.horizon)
+
+    def map(self, series: torch.Tensor) -> torch.Tensor:
+        last = series[..., -1:]
+        return self.linear(series - last) + last
