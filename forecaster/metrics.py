@@ -46,14 +46,15 @@ class ErrorSums:
     """Running error sums for standardized (B, H, C) forecasts, also in original units.
 
     The train-fit `scaler` maps standardized errors back to original units (an error scales by the
-    scaler's per-channel scale), so the original-unit metrics come from the same pass. `totals` is one
-    float64 tensor [sq, abs, sq_original, abs_original, elements, windows] that a distributed run reduces
-    with a sum.
+    scaler's per-channel scale), so the original-unit metrics come from the same pass. The squared error of
+    the first forecast step is kept apart: a model that jumps away from the last observation shows there.
+    `totals` is one float64 tensor [sq, abs, sq_original, abs_original, elements, windows, sq_step1] that a
+    distributed run reduces with a sum.
     """
 
     def __init__(self, scaler: Scaler) -> None:
         self.scale = torch.as_tensor(scaler.scale, dtype=torch.float64)
-        self.totals = torch.zeros(6, dtype=torch.float64)
+        self.totals = torch.zeros(7, dtype=torch.float64)
 
     def reset(self) -> None:
         """Start a new pass (keeps the device of the last update)."""
@@ -77,12 +78,15 @@ class ErrorSums:
                 error_original.abs().sum(),
                 torch.tensor(float(error.numel()), dtype=torch.float64, device=device),
                 torch.tensor(float(error.shape[0]), dtype=torch.float64, device=device),
+                (error[:, 0] ** 2).sum(),
             ]
         )
 
     def compute(self, totals: torch.Tensor | None = None) -> dict[str, float | int]:
         """Metrics from `totals` (default: this accumulator's; distributed runs pass the summed totals)."""
-        sq, ab, sq_orig, ab_orig, elements, windows = (totals if totals is not None else self.totals).tolist()
+        sq, ab, sq_orig, ab_orig, elements, windows, sq_step1 = (
+            totals if totals is not None else self.totals
+        ).tolist()
         if elements == 0:
             raise ValueError("no forecasts were scored: the evaluation split produced no windows")
         return {
@@ -90,5 +94,6 @@ class ErrorSums:
             "mae": ab / elements,
             "mse_original": sq_orig / elements,
             "mae_original": ab_orig / elements,
+            "mse_step1": sq_step1 / (windows * self.scale.numel()),
             "windows": int(windows),
         }

@@ -59,7 +59,35 @@ def csv_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"date_col": args.date_col, "no_date": args.no_date or None, "fill_missing": args.fill_missing}
 
 
+def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
+    """How the kept model was found, and its validation MSE beside the naive forecast's."""
+    selection = training.get("selection", {})
+    if len(selection) > 1:
+        ranked = ", ".join(
+            f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
+        )
+        print(f"chose {training['candidate']} on validation MSE among {len(selection)}: {ranked}")
+    initial = (
+        " (the initial weights: training did not improve them)" if training["kept_initial_weights"] else ""
+    )
+    seconds = training["train_seconds"]
+    print(
+        f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
+        f"best epoch {training['best_epoch']}{initial}"
+    )
+    naive = metrics["naive"]
+    print(f"validation MSE {metrics['best_val_mse']:.4f}  (naive {naive['val_mse']:.4f})")
+    if naive["val_mse"] <= metrics["best_val_mse"] and training["candidate"] != "naive":
+        print(
+            "note: the naive forecast (the last value repeated) is at least as good as this model on "
+            "validation; `--model auto` keeps the best of the model and the baselines"
+        )
+
+
 def print_metrics(metrics: dict[str, Any]) -> None:
-    print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized)")
+    naive = f"  (naive {metrics['naive']['mse']:.4f})" if "naive" in metrics else ""
+    print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
     print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")
+    step1 = f"  (naive {metrics['naive']['mse_step1']:.4f})" if "naive" in metrics else ""
+    print(f"test MSE at step 1 {metrics['mse_step1']:.4f}{step1}")
     print(f"test windows {metrics['windows']}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from forecaster.commands.common import add_source_arguments, print_metrics, series_source
+from forecaster.commands.common import add_source_arguments, print_metrics, print_training, series_source
 from forecaster.commands.options import add_settings, given
 
 HELP = "train a forecaster from a dataset or CSV and save a model bundle"
@@ -63,11 +63,7 @@ def run(args: argparse.Namespace) -> int:
     outcome = train_forecaster(series_source(args).load(), args.out, settings)
     if outcome is None:
         return 0
-    training = outcome.training
-    print(
-        f"trained {training['epochs']} epoch(s) in {training['train_seconds']:.1f} s; "
-        f"best epoch {training['best_epoch']} (val MSE {outcome.metrics['best_val_mse']:.4f})"
-    )
+    print_training(outcome.training, outcome.metrics)
     print_metrics(outcome.metrics)
     print(f"bundle saved to {outcome.bundle_path}")
     print(f"checkpoints and logs in {work_dir_for(outcome.bundle_path)}")

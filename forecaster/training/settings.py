@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forecaster.checks import check_choice, check_fields, setting
+from forecaster.checks import check_choice, check_fields, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
+from forecaster.presets import AUTO, DEFAULT, resolve
 
 LR_SCHEDULES = ("none", "cosine")
 
@@ -32,11 +33,11 @@ class TrainerOptions:
     accelerator: str = setting("auto", "cpu, gpu, ...")
     devices: Any = setting("auto", "number of devices, or auto", parse=devices_value)
     strategy: str = setting("auto", "e.g. ddp for several devices")
-    gradient_clip_val: float | None = setting(None, "clip the gradient norm to this value", above=0,
-                                              flag="--gradient-clip")
+    gradient_clip_val: float | None = setting(
+        None, "clip the gradient norm to this value", above=0, flag="--gradient-clip"
+    )
     deterministic: bool = setting(False, "use deterministic algorithms only")
-    limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction",
-                                       parse=batches_value)
+    limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction", parse=batches_value)
     progress_bar: bool = setting(True, "show a progress bar", flag="--progress")
 
     def __post_init__(self) -> None:
@@ -45,15 +46,32 @@ class TrainerOptions:
 
 @dataclass
 class TrainSettings:
-    """What to train and how; `model_options` are config fields of the model over its dataset preset."""
+    """What to train and how; `model_options` are config fields of the model over its preset."""
 
     horizon: int = setting(help="forecast length H", minimum=1)
-    input_size: int | None = setting(None, "history length L (default: the dataset's, else 96)", minimum=1)
+    input_size: int | None = setting(
+        None, "history length L (default: the preset's, else the dataset's, else 96)", minimum=1
+    )
     split: str = setting("7:1:2", "split scheme", choices=SPLIT_SCHEMES)
-    model_name: str = setting("s3attention", "registered forecasting model", flag="--model")
+    model_name: str = setting(
+        "s3attention",
+        "forecasting model: s3attention, tnn, naive, seasonal_naive, dlinear, nlinear, patchtst, "
+        "itransformer, or auto (the best of naive, seasonal_naive, dlinear, nlinear and s3attention's "
+        "candidates on the validation split)",
+        flag="--model",
+    )
+    preset: str = setting(
+        DEFAULT,
+        "named settings of the model (forecaster.presets): default (the product's; s3attention: anchored), "
+        "reference (the reference code's), paper (the papers' where they state them: ILI input 60), auto "
+        "(the best of the model's variants on the validation split), or another named variant",
+    )
+    candidates: list = setting(
+        [], "with --model auto, more models to choose among (e.g. patchtst,itransformer)", parse=parse_names
+    )
     model_options: dict = setting({}, cli=False)
     batch_size: int = setting(32, "windows per training step", minimum=1)
-    lr: float = setting(1e-4, "AdamW learning rate", above=0)
+    lr: float | None = setting(None, "AdamW learning rate (default: the preset's, else 1e-4)", above=0)
     weight_decay: float = setting(0.01, "AdamW weight decay", minimum=0)
     lr_schedule: str = setting("none", "learning-rate schedule", choices=LR_SCHEDULES)
     seed: int = setting(0, "seed of the weights, sampled index sets and shuffling", minimum=0)
@@ -65,4 +83,8 @@ class TrainSettings:
         check_fields(self, "training setting")
         from forecaster.models import FORECAST, model_names
 
-        check_choice("model", self.model_name, model_names(FORECAST))
+        check_choice("model", self.model_name, [*model_names(FORECAST), AUTO])
+        for name in self.candidates:
+            check_choice("candidate model", name, model_names(FORECAST))
+        if self.model_name != AUTO and self.preset != AUTO:
+            resolve(self.model_name, self.preset)

@@ -1,47 +1,30 @@
 """The train and evaluate workflows behind `forecaster train` and `forecaster evaluate`.
 
-train: series -> ForecastDataModule (split, train-fit scaler, windows) -> Lightning fit with early stopping
--> best checkpoint restored -> test metrics -> bundle. Test metrics come from `evaluate_model`, the very
-code `forecaster evaluate` runs on the saved bundle, so both commands print the same numbers.
+train: series -> the candidates the settings name (`fit.plan`: one model, a model's preset variants, or
+`--model auto`) -> each fitted on the train windows and judged on the validation windows -> the best on
+validation kept (the test split is never read for a choice) -> test metrics, with the naive forecast's on
+the same windows -> bundle. Test metrics come from `evaluate_model`, the very code `forecaster evaluate`
+runs on the saved bundle, so both commands print the same numbers.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import platform
-import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lightning
-import numpy as np
 import torch
-from lightning.pytorch.utilities import rank_zero_only
 from torch import nn
-from torch.utils.data import DataLoader
 
 import forecaster
-from forecaster.artifacts import Bundle, DataConfig, check_out_dir, save_bundle, work_dir_for
-from forecaster.data import (
-    ForecastDataModule,
-    Scaler,
-    TimeSeries,
-    WindowDataset,
-    get_spec,
-    load_dataset,
-    read_csv,
-    split_borders,
-)
-from forecaster.errors import DataError, ForecasterError
-from forecaster.models import MODELS, get_model, preset
-from forecaster.training.module import ForecastModule
+from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
+from forecaster.data import TimeSeries, load_dataset, read_csv
+from forecaster.errors import ConfigError, DataError
+from forecaster.training.fit import Fitted, fit_candidate, plan
+from forecaster.training.scoring import block_means, evaluate_model, naive_metrics, simplest_within_evidence
 from forecaster.training.settings import TrainSettings
-from forecaster.training.trainer import build_eval_trainer, build_trainer, checkpoint_dir
-
-DEFAULT_INPUT_SIZE = 96
-EVAL_BATCH_SIZE = 256
 
 
 @dataclass
@@ -80,58 +63,6 @@ class TrainOutcome:
     model: nn.Module
 
 
-@rank_zero_only
-def _clear_checkpoints(work_dir: Path) -> None:
-    shutil.rmtree(checkpoint_dir(work_dir), ignore_errors=True)
-
-
-def _model_config(settings: TrainSettings, series: TimeSeries, input_size: int) -> dict[str, Any]:
-    """The dataset preset, the run's seed (for models that sample), the user's options, the data's sizes."""
-    fields = {field.name for field in dataclasses.fields(MODELS.get(settings.model_name).config_class)}
-    return {
-        **preset(settings.model_name, series.dataset),
-        **({"seed": settings.seed} if "seed" in fields else {}),
-        **settings.model_options,
-        "input_size": input_size,
-        "horizon": settings.horizon,
-        "n_channels": len(series.columns),
-    }
-
-
-def _build_model(name: str, config: dict[str, Any]) -> nn.Module:
-    try:
-        return get_model(name, **config)
-    except (TypeError, ValueError) as error:
-        raise ForecasterError(f"cannot build model {name!r}: {error}") from None
-
-
-def evaluate_model(
-    model: nn.Module,
-    data: DataConfig,
-    scaler: Scaler,
-    series: TimeSeries,
-    *,
-    accelerator: str = "auto",
-    progress_bar: bool = True,
-) -> dict[str, Any]:
-    """Test-split MSE/MAE (standardized and original units) over every window, in one process.
-
-    The split and scaling come from `data` and `scaler` (the bundle's), never refit on `series`.
-    """
-    borders = split_borders(
-        len(series), data.input_size, data.split, series.freq, horizon=data.horizon, source=series.source
-    )
-    start, stop = borders["test"]
-    windows = WindowDataset(
-        scaler.transform(series.values[start:stop]).astype(np.float32), data.input_size, data.horizon
-    )
-    loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
-    module = ForecastModule(model, scaler)
-    build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
-    model.cpu()
-    return dict(module.test_metrics)
-
-
 def evaluate_bundle(
     bundle: Bundle, series: TimeSeries, *, accelerator: str = "auto", progress_bar: bool = True
 ) -> dict[str, Any]:
@@ -155,104 +86,80 @@ def _versions() -> dict[str, str]:
     }
 
 
+def _select(
+    series: TimeSeries, settings: TrainSettings, work_dir: Path
+) -> tuple[Fitted, dict[str, float]] | None:
+    """Fit every planned candidate; keep the simplest within two standard errors of the best on validation
+    (candidates are planned simplest first)."""
+    candidates = plan(settings, series)
+    if len(candidates) > 1 and settings.trainer.devices not in ("auto", 1):
+        raise ConfigError("choosing among candidates trains on one device; leave out --devices/--strategy")
+    fitted: list[Fitted] = []
+    for candidate in candidates:
+        folder = work_dir if len(candidates) == 1 else work_dir / candidate.label.replace(":", "-")
+        result = fit_candidate(series, settings, candidate, folder)
+        if result is None:
+            return None
+        fitted.append(result)
+    chosen = simplest_within_evidence(
+        [result.val_mse for result in fitted],
+        [block_means(result.val_errors, settings.horizon) for result in fitted],
+    )
+    return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
+
+
 def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSettings) -> TrainOutcome | None:
-    """Train, restore the best checkpoint, score the test split and save the bundle at `out`.
+    """Fit the planned candidates, keep the best on validation, score the test split, save the bundle.
 
     Returns None on the non-zero ranks of a distributed run (only rank 0 scores and writes the bundle).
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
-    work_dir = work_dir_for(out)
-    last_checkpoint = checkpoint_dir(work_dir) / "last.ckpt"
-    if settings.resume and not last_checkpoint.is_file():
-        raise ForecasterError(
-            f"nothing to resume: {last_checkpoint} not found (start the run without --resume)"
-        )
-    if not settings.resume:
-        _clear_checkpoints(work_dir)
-
-    input_size = settings.input_size or (
-        get_spec(series.dataset).input_size if series.dataset else DEFAULT_INPUT_SIZE
-    )
-    lightning.seed_everything(settings.seed, workers=True, verbose=False)
-    datamodule = ForecastDataModule(
-        series, input_size, settings.horizon, split=settings.split, batch_size=settings.batch_size
-    )
-    datamodule.setup("fit")
-    scaler = datamodule.scaler
-    model = _build_model(settings.model_name, _model_config(settings, series, input_size))
-    module = ForecastModule(
-        model,
-        scaler,
-        lr=settings.lr,
-        weight_decay=settings.weight_decay,
-        lr_schedule=settings.lr_schedule,
-    )
-    trainer = build_trainer(work_dir, settings.trainer)
-    started = time.perf_counter()
-    trainer.fit(
-        module,
-        train_dataloaders=datamodule.train_dataloader(),
-        val_dataloaders=datamodule.val_dataloader(),
-        ckpt_path=last_checkpoint if settings.resume else None,
-    )
-    seconds = time.perf_counter() - started
-    if not trainer.is_global_zero:
+    selected = _select(series, settings, work_dir_for(out))
+    if selected is None:
         return None
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
-
-    callback = trainer.checkpoint_callback
-    best = torch.load(callback.best_model_path, map_location="cpu", weights_only=True)
-    module.load_state_dict(best["state_dict"])
-    model.cpu().eval()
-
-    data = DataConfig(
-        source=series.source,
-        columns=series.columns,
-        freq=series.freq,
-        date_col=series.date_col,
-        input_size=input_size,
-        horizon=settings.horizon,
-        split=settings.split,
-    )
+    best, scores = selected
+    options = settings.trainer
     metrics = evaluate_model(
-        model,
-        data,
-        scaler,
+        best.model,
+        best.data,
+        best.scaler,
         series,
-        accelerator=settings.trainer.accelerator,
-        progress_bar=settings.trainer.progress_bar,
+        accelerator=options.accelerator,
+        progress_bar=options.progress_bar,
     )
-    metrics["best_val_mse"] = float(callback.best_model_score)
+    metrics["best_val_mse"] = best.val_mse
+    metrics["val_blocks"] = block_means(best.val_errors, settings.horizon).tolist()
+    metrics["naive"] = {
+        "val_mse": naive_metrics(best.data, best.scaler, series, "val")["mse"],
+        **naive_metrics(best.data, best.scaler, series, "test"),
+    }
     training = {
         "dataset": series.dataset,
-        "epochs": trainer.current_epoch,
-        "best_epoch": int(best["epoch"]) + 1,
-        "stopped_early": bool(trainer.early_stopping_callback.stopped_epoch),
-        "max_epochs": settings.trainer.max_epochs,
-        "patience": settings.trainer.patience,
+        "model": settings.model_name,
+        "preset": settings.preset,
+        **best.training,
+        "model_options": best.candidate.model_options,
+        "selection": scores,
+        "max_epochs": options.max_epochs,
+        "patience": options.patience,
         "seed": settings.seed,
-        "lr": settings.lr,
         "weight_decay": settings.weight_decay,
         "lr_schedule": settings.lr_schedule,
         "batch_size": settings.batch_size,
-        "limit_train_batches": settings.trainer.limit_train_batches,
-        "gradient_clip_val": settings.trainer.gradient_clip_val,
-        "world_size": trainer.world_size,
+        "limit_train_batches": options.limit_train_batches,
+        "gradient_clip_val": options.gradient_clip_val,
         "resumed": settings.resume,
-        "train_seconds": round(seconds, 3),
-        "windows": datamodule.window_counts(),
         "versions": _versions(),
     }
     path = save_bundle(
         out,
-        model=model,
-        model_name=settings.model_name,
+        model=best.model,
+        model_name=best.candidate.model_name,
         metrics=metrics,
         training=training,
-        data=data,
-        scaler=scaler,
+        data=best.data,
+        scaler=best.scaler,
         overwrite=settings.overwrite,
     )
-    return TrainOutcome(path, metrics, training, model)
+    return TrainOutcome(path, metrics, training, best.model)

@@ -1,0 +1,244 @@
+"""Fitting one candidate: a model with its options, learning rate and input size, trained on the split's
+train windows and judged on its validation windows.
+
+Early stopping keeps the epoch with the lowest validation MSE. A model whose untrained form is the naive
+forecast (S3Attention with `anchor="last"`, checked on the validation windows) keeps those weights only if
+they beat its initial, naive ones by more than two standard errors (`scoring.simplest_within_evidence`):
+it stays the naive forecast unless validation clearly says otherwise. Models without parameters (naive,
+seasonal naive) are scored, not trained.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning
+import numpy as np
+import torch
+from lightning.pytorch.utilities import rank_zero_only
+from torch import nn
+
+from forecaster.artifacts import DataConfig
+from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
+from forecaster.errors import ConfigError, ForecasterError
+from forecaster.models import MODELS, get_model
+from forecaster.models.baselines import NaiveForecaster
+from forecaster.presets import AUTO, DEFAULT, TRAINING_DEFAULTS, auto_candidates, preset, resolve
+from forecaster.training.module import ForecastModule
+from forecaster.training.scoring import block_means, simplest_within_evidence, window_errors
+from forecaster.training.settings import TrainSettings
+from forecaster.training.trainer import build_trainer, checkpoint_dir
+
+DEFAULT_INPUT_SIZE = 96
+# What `--model auto` chooses among, simplest first (a tie goes to the simpler model).
+AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One model to fit: its registered name, config fields, learning rate and input size."""
+
+    label: str
+    model_name: str
+    model_options: dict[str, Any]
+    lr: float
+    input_size: int
+
+
+@dataclass
+class Fitted:
+    """A fitted candidate: best weights on CPU in eval mode, its data config and scaler, and the MSE of
+    each of its validation windows (their mean is its validation MSE)."""
+
+    candidate: Candidate
+    model: nn.Module
+    data: DataConfig
+    scaler: Scaler
+    val_errors: np.ndarray
+    training: dict[str, Any]
+
+    @property
+    def val_mse(self) -> float:
+        return float(self.val_errors.mean())
+
+
+def _fields(model_name: str) -> set[str]:
+    return {field.name for field in dataclasses.fields(MODELS.get(model_name).config_class)}
+
+
+def _candidate(
+    label: str, model_name: str, variant: tuple[dict, dict], settings: TrainSettings, series: TimeSeries
+) -> Candidate | None:
+    """A candidate from a preset variant and the user's settings (which win); None if it cannot apply."""
+    model_preset, training_preset = variant
+    fields = _fields(model_name)
+    options = {
+        **model_preset,
+        **({"seed": settings.seed} if "seed" in fields else {}),
+        **{key: value for key, value in settings.model_options.items() if key in fields},
+    }
+    spec_size = get_spec(series.dataset).input_size if series.dataset else DEFAULT_INPUT_SIZE
+    input_size = settings.input_size or training_preset.get("input_size") or spec_size
+    if "season" in fields and "season" not in options:
+        season = season_length(series.freq)
+        if season is None or season > input_size:
+            if settings.model_name != AUTO:
+                raise ConfigError(
+                    f"seasonal_naive: the data's frequency {series.freq!r} gives no season that fits "
+                    f"input_size {input_size}; give --season N (N <= input_size)"
+                )
+            return None
+        options["season"] = season
+    lr = settings.lr or training_preset.get("lr") or TRAINING_DEFAULTS["lr"]
+    return Candidate(label, model_name, options, lr, input_size)
+
+
+def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
+    """The candidates a run fits: one model with its preset, a model's `--preset auto` variants, or, for
+    `--model auto`, the baselines, S3Attention's auto variants and any `--candidates`."""
+    if settings.model_name == AUTO:
+        models = list(dict.fromkeys([*AUTO_MODELS, *settings.candidates]))
+        named = [(model, AUTO if model == "s3attention" else DEFAULT) for model in models]
+    else:
+        unknown = sorted(set(settings.model_options) - _fields(settings.model_name))
+        if unknown:
+            raise ConfigError(f"model {settings.model_name!r} has no option(s) {unknown}")
+        named = [(settings.model_name, settings.preset)]
+    pairs = [
+        (model, name)
+        for model, preset_name in named
+        for name in (auto_candidates(model) if preset_name == AUTO else (resolve(model, preset_name),))
+    ]
+    counts = {model: sum(1 for other, _ in pairs if other == model) for model, _ in pairs}
+    labels = {
+        (model, name): model if counts[model] == 1 and name == resolve(model) else f"{model}:{name}"
+        for model, name in pairs
+    }
+    planned = [
+        _candidate(labels[model, name], model, preset(model, name, series.dataset), settings, series)
+        for model, name in pairs
+    ]
+    distinct = {}  # the same model, options, lr and input size planned twice (paper = reference) runs once
+    for candidate in planned:
+        if candidate is not None:
+            key = (
+                candidate.model_name,
+                repr(sorted(candidate.model_options.items())),
+                candidate.lr,
+                candidate.input_size,
+            )
+            distinct.setdefault(key, candidate)
+    return list(distinct.values())
+
+
+@rank_zero_only
+def _clear(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def fit_candidate(
+    series: TimeSeries, settings: TrainSettings, candidate: Candidate, work_dir: Path
+) -> Fitted | None:
+    """Train `candidate` (checkpoints and logs in `work_dir`); None on the non-zero ranks of a DDP run."""
+    last_checkpoint = checkpoint_dir(work_dir) / "last.ckpt"
+    if settings.resume and not last_checkpoint.is_file():
+        raise ForecasterError(
+            f"nothing to resume: {last_checkpoint} not found (start the run without --resume)"
+        )
+    if not settings.resume:
+        _clear(checkpoint_dir(work_dir))
+    lightning.seed_everything(settings.seed, workers=True, verbose=False)
+    datamodule = ForecastDataModule(
+        series, candidate.input_size, settings.horizon, split=settings.split, batch_size=settings.batch_size
+    )
+    datamodule.setup("fit")
+    data = DataConfig(
+        source=series.source,
+        columns=series.columns,
+        freq=series.freq,
+        date_col=series.date_col,
+        input_size=candidate.input_size,
+        horizon=settings.horizon,
+        split=settings.split,
+    )
+    config = {
+        **candidate.model_options,
+        "input_size": candidate.input_size,
+        "horizon": settings.horizon,
+        "n_channels": len(series.columns),
+    }
+    try:
+        model = get_model(candidate.model_name, **config)
+    except (TypeError, ValueError) as error:
+        raise ForecasterError(f"cannot build model {candidate.label!r}: {error}") from None
+    options = settings.trainer
+    with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
+        initial = window_errors(model, datamodule.val_set)
+        starts_as_naive = np.array_equal(
+            initial, window_errors(NaiveForecaster(model.config), datamodule.val_set)
+        )
+    training = {
+        "candidate": candidate.label,
+        "lr": candidate.lr,
+        "epochs": 0,
+        "best_epoch": 0,
+        "stopped_early": False,
+        "kept_initial_weights": True,
+        "train_seconds": 0.0,
+        "world_size": 1,
+        "windows": datamodule.window_counts(),
+    }
+    if not any(parameter.requires_grad for parameter in model.parameters()):
+        return Fitted(candidate, model.eval(), data, datamodule.scaler, initial, training)
+
+    initial_state = copy.deepcopy(model.state_dict())
+    module = ForecastModule(
+        model,
+        datamodule.scaler,
+        lr=candidate.lr,
+        weight_decay=settings.weight_decay,
+        lr_schedule=settings.lr_schedule,
+    )
+    trainer = build_trainer(work_dir, options)
+    started = time.perf_counter()
+    trainer.fit(
+        module,
+        train_dataloaders=datamodule.train_dataloader(),
+        val_dataloaders=datamodule.val_dataloader(),
+        ckpt_path=last_checkpoint if settings.resume else None,
+    )
+    seconds = time.perf_counter() - started
+    if not trainer.is_global_zero:
+        return None
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+    callback = trainer.checkpoint_callback
+    best = torch.load(callback.best_model_path, map_location="cpu", weights_only=True)
+    module.load_state_dict(best["state_dict"])
+    trained = window_errors(model.cpu(), datamodule.val_set)
+    horizon = settings.horizon
+    kept_initial = starts_as_naive and (
+        simplest_within_evidence(
+            [initial.mean(), trained.mean()], [block_means(initial, horizon), block_means(trained, horizon)]
+        )
+        == 0
+    )
+    if kept_initial:
+        model.load_state_dict(initial_state)
+    training.update(
+        epochs=trainer.current_epoch,
+        best_epoch=0 if kept_initial else int(best["epoch"]) + 1,
+        stopped_early=bool(trainer.early_stopping_callback.stopped_epoch),
+        kept_initial_weights=kept_initial,
+        train_seconds=round(seconds, 3),
+        world_size=trainer.world_size,
+    )
+    return Fitted(
+        candidate, model.eval(), data, datamodule.scaler, initial if kept_initial else trained, training
+    )

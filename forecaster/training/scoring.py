@@ -1,0 +1,109 @@
+"""Scoring a forecaster on one split of a series, under the split, input size and scaler it was trained with.
+
+Every window of the split counts once (one process, no drop_last), so `forecaster train`, `forecaster
+evaluate`, the benchmark and the choice among candidates all read the same numbers. The naive forecast is
+scored on the very same windows, as the floor every model is compared with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from torch import nn
+from torch.utils.data import DataLoader
+
+from forecaster.artifacts import DataConfig
+from forecaster.data import Scaler, TimeSeries, WindowDataset, split_borders
+from forecaster.training.module import ForecastModule
+from forecaster.training.trainer import build_eval_trainer
+
+EVAL_BATCH_SIZE = 256
+# Standard errors by which a more complex model must beat a simpler one on validation to be kept.
+EVIDENCE = 2.0
+
+
+def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> WindowDataset:
+    """The standardized (input, target) windows of `split` ("train", "val" or "test") under `data`."""
+    borders = split_borders(
+        len(series), data.input_size, data.split, series.freq, horizon=data.horizon, source=series.source
+    )
+    start, stop = borders[split]
+    return WindowDataset(
+        scaler.transform(series.values[start:stop]).astype(np.float32), data.input_size, data.horizon
+    )
+
+
+def evaluate_model(
+    model: nn.Module,
+    data: DataConfig,
+    scaler: Scaler,
+    series: TimeSeries,
+    *,
+    split: str = "test",
+    accelerator: str = "auto",
+    progress_bar: bool = True,
+) -> dict[str, Any]:
+    """MSE/MAE (standardized and original units), step-1 MSE and window count of `split`."""
+    windows = split_windows(data, scaler, series, split)
+    loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
+    module = ForecastModule(model, scaler)
+    build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
+    model.cpu()
+    return dict(module.test_metrics)
+
+
+def naive_metrics(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> dict[str, Any]:
+    """The naive forecast's metrics on the same windows (computed directly: it has nothing to run)."""
+    from forecaster.metrics import ErrorSums
+
+    windows = split_windows(data, scaler, series, split)
+    histories, targets = windows.stacked()
+    sums = ErrorSums(scaler)
+    sums.update(histories[:, -1:, :].expand_as(targets), targets)
+    return sums.compute()
+
+
+def window_errors(model: nn.Module, windows: WindowDataset) -> np.ndarray:
+    """The MSE of every window and channel (standardized scale): (N, C) float64, in window order; their
+    mean is the MSE."""
+    import torch
+
+    inputs, targets = windows.stacked()
+    was_training = model.training
+    model.eval()
+    errors = []
+    with torch.inference_mode():
+        for start in range(0, len(inputs), EVAL_BATCH_SIZE):
+            batch = slice(start, start + EVAL_BATCH_SIZE)
+            squared = (model(inputs[batch].contiguous()).double() - targets[batch].double()) ** 2
+            errors.append(squared.mean(dim=1).numpy())
+    model.train(was_training)
+    return np.concatenate(errors)
+
+
+def block_means(errors: np.ndarray, horizon: int) -> np.ndarray:
+    """Means of each channel over consecutive blocks of `horizon` windows, flattened: overlapping windows
+    share targets, so only block means are close to independent, and channels are replicates of the same
+    question (errors are (N, C), or (N,) for one channel; the last block may be shorter)."""
+    errors = np.asarray(errors, dtype=np.float64).reshape(len(errors), -1)
+    return np.concatenate(
+        [errors[start : start + horizon].mean(axis=0) for start in range(0, len(errors), horizon)]
+    )
+
+
+def simplest_within_evidence(means: list[float], blocks: list[np.ndarray]) -> int:
+    """Index of the first (simplest) of several models whose validation MSE is within EVIDENCE standard
+    errors of the best one's, the error taken from the paired differences of the models' block means
+    (`block_means`, the same windows for every model). This is the one-standard-error rule of Hastie,
+    Tibshirani and Friedman (The Elements of Statistical Learning, 2009, 7.10) made stricter: in forecasting
+    the validation period precedes the test period, which may differ (Exchange at horizon 720 improves on
+    naive by 1.3 standard errors on validation and loses to it on test), so a more complex model is kept
+    only on clear evidence, and never on a single block."""
+    best = int(np.argmin(means))
+    for index, (mean, candidate) in enumerate(zip(means, blocks, strict=True)):
+        difference = np.asarray(candidate) - np.asarray(blocks[best])
+        spread = np.std(difference, ddof=1) / np.sqrt(len(difference)) if len(difference) > 1 else np.inf
+        if mean - means[best] <= EVIDENCE * spread:
+            return index
+    return best
