@@ -47,6 +47,8 @@ def quiet_lightning() -> None:
     warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",
                             category=UserWarning)
     warnings.filterwarnings("ignore", message=r"The '\w+' does not have many workers", category=UserWarning)
+    warnings.filterwarnings("ignore", message=r"The number of training batches \(\d+\) is smaller",
+                            category=UserWarning)
 
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from forecaster.benchmark.lineup import DERIVED, NAIVE_MODEL, candidates, choose, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
@@ -24,13 +25,9 @@ from forecaster.training.settings import TrainerOptions, TrainSettings
 
 DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
 DEFAULT_MODELS = (
-    "s3attention", "naive", "patchtst", "itransformer", "dlinear", "fedformer", "autoformer", "informer",
-    "nhits",
+    "s3attention", "s3attention-auto", "auto", "naive", "patchtst", "itransformer", "dlinear", "fedformer",
+    "autoformer", "informer", "nhits",
 )
-OWN_MODEL = "s3attention"
-# Repeats the last observed value over the horizon: no training, the floor any learned model must beat.
-NAIVE_MODEL = "naive"
-LOCAL_MODELS = (OWN_MODEL, NAIVE_MODEL)
 SETTINGS_FILE = "benchmark.json"
 # Settings that change what a row means: a rerun into the same directory must use the same ones.
 PROTOCOL_FIELDS = ("split", "max_epochs", "patience", "batch_size")
@@ -64,9 +61,10 @@ class BenchmarkConfig:
                             parse=parse_horizons)
     split: str = setting(default_of(TrainSettings, "split"), "split scheme", choices=SPLIT_SCHEMES)
     models: Sequence[str] = setting(
-        list(DEFAULT_MODELS), "comma-separated, from s3attention, naive (repeat the last value) and the "
-        "neuralforecast peers patchtst, itransformer, dlinear, fedformer, autoformer, informer, nhits, "
-        "timesnet (default: all but timesnet)", parse=parse_names,
+        list(DEFAULT_MODELS), "comma-separated: s3attention (the reference settings), MODEL:PRESET (any "
+        "forecaster model and preset, e.g. s3attention:anchored, nlinear:reference), s3attention-auto and "
+        "auto (chosen on validation), naive, and the neuralforecast peers patchtst, itransformer, dlinear, "
+        "fedformer, autoformer, informer, nhits, timesnet (default: all but timesnet)", parse=parse_names,
     )
     repeats: int = setting(5, "runs per cell, seeds 0..repeats-1", minimum=1)
     max_epochs: int = setting(default_of(TrainerOptions, "max_epochs"), "epoch budget of every model",
@@ -75,6 +73,8 @@ class BenchmarkConfig:
                             minimum=1)
     batch_size: int = setting(default_of(TrainSettings, "batch_size"), "windows per training step", minimum=1)
     data_dir: Path | None = setting(None, "directory searched first for the dataset files", parse=Path)
+    csv: Path | None = setting(None, "your own CSV instead of --datasets (give --horizons)", parse=Path)
+    input_size: int | None = setting(None, "history length for --csv (default 96)", minimum=1)
     out_dir: Path = setting(Path("results"), "output directory (resumes its results.csv)", flag="--out",
                             parse=Path)
     jobs: int = setting(1, "cells trained at once in worker processes, each with cores/jobs threads",
@@ -108,15 +108,23 @@ class Cell:
 
 
 
-def _validate(config: BenchmarkConfig) -> tuple[list[str], list[str]]:
-    """Canonical dataset names and lower-case model names; DataError names whatever is unknown."""
-    from forecaster.data import get_spec
+def _check_models(models: list[str]) -> None:
+    """DataError naming a model the benchmark cannot run, or ForecasterError if neuralforecast is missing."""
+    from forecaster.models import FORECAST, model_names
+    from forecaster.presets import resolve
 
-    datasets = list(dict.fromkeys(get_spec(name).name for name in config.datasets))
-    models = list(dict.fromkeys(name.strip().lower() for name in config.models))
-    if not datasets or not models:
-        raise DataError("the benchmark needs at least one dataset and one model")
-    peers = [model for model in models if model not in LOCAL_MODELS]
+    peers = []
+    for name in models:
+        spec = product_spec(name)
+        if spec is not None:
+            if spec[0] not in model_names(FORECAST):
+                raise DataError(f"benchmark model {name!r}: {spec[0]!r} is not a forecaster model")
+            try:
+                resolve(*spec)
+            except ForecasterError as error:
+                raise DataError(f"benchmark model {name!r}: {error}") from None
+        elif name not in (*DERIVED, NAIVE_MODEL):
+            peers.append(name)
     if peers:
         try:
             from forecaster.integrations.neuralforecast import PEERS
@@ -125,29 +133,74 @@ def _validate(config: BenchmarkConfig) -> tuple[list[str], list[str]]:
                 f"models {', '.join(peers)} come from neuralforecast, which is not installed ({error}); "
                 "install it with `pip install 'forecaster[baselines]'`"
             ) from None
-
         unknown = [model for model in peers if model not in PEERS]
         if unknown:
             raise DataError(
-                f"unknown benchmark model(s) {', '.join(unknown)}; expected {', '.join(LOCAL_MODELS)} or "
-                f"one of {', '.join(PEERS)}"
+                f"unknown benchmark model(s) {', '.join(unknown)}; expected naive, s3attention, "
+                f"s3attention-auto, auto, MODEL:PRESET or one of {', '.join(PEERS)}"
             )
-    return datasets, models
 
 
-def grid_cells(config: BenchmarkConfig) -> list[Cell]:
-    """Every cell in run order: dataset, horizon, repeat, model (so each repeat compares the models)."""
-    from forecaster.data import get_spec
+@dataclass(frozen=True)
+class Source:
+    """One dataset of a grid, a registered benchmark or the user's CSV (`--csv`): what its cells need."""
 
-    datasets, models = _validate(config)
+    name: str
+    input_size: int
+    horizons: tuple[int, ...]
+    freq: str | None
+    csv: Path | None = None
+
+    def load(self, data_dir: Path | None) -> Any:
+        from forecaster.data import load_dataset, read_csv
+
+        return read_csv(self.csv) if self.csv is not None else load_dataset(self.name, data_dir)
+
+
+def sources(config: BenchmarkConfig) -> list[Source]:
+    """The grid's datasets; DataError for an unknown one, or for --csv without explicit horizons."""
+    from forecaster.data import get_spec, read_csv
+
+    if config.csv is not None:
+        if config.horizons == "paper":
+            raise DataError("--csv: give --horizons (e.g. 12,24); 'paper' horizons belong to the benchmarks")
+        series = read_csv(config.csv)
+        return [Source(Path(config.csv).stem, config.input_size or 96, tuple(config.horizons), series.freq,
+                       Path(config.csv))]
+    found = []
+    for spec in dict.fromkeys(get_spec(name) for name in config.datasets):
+        horizons = spec.horizons if config.horizons == "paper" else tuple(config.horizons)
+        found.append(Source(spec.name, spec.input_size, horizons, spec.freq))
+    return found
+
+
+def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> list[Cell]:
+    """Every cell in run order: dataset, horizon, repeat, model (so each repeat compares the models).
+
+    A chosen row (s3attention-auto, auto) needs every candidate at seed 0, then its choice at the other
+    seeds: with `results` holding the seed-0 rows the choice is known and those cells are added.
+    """
+    datasets = sources(config)
+    models = list(dict.fromkeys(name.strip().lower() for name in config.models))
+    if not datasets or not models:
+        raise DataError("the benchmark needs at least one dataset and one model")
+    _check_models(models)
     cells = []
-    for dataset in datasets:
-        horizons = get_spec(dataset).horizons if config.horizons == "paper" else tuple(config.horizons)
-        for horizon in horizons:
-            for repeat in range(config.repeats):
-                cells.extend(Cell(dataset, int(horizon), model, repeat) for model in models)
+    for source in datasets:
+        dataset = source.name
+        for horizon in source.horizons:
+            direct = [model for model in models if model not in DERIVED]
+            by_repeat = [list(direct) for _ in range(config.repeats)]
+            for name in (model for model in models if model in DERIVED):
+                names = candidates(name, source)
+                by_repeat[0].extend(names)
+                known = results is not None
+                chosen = choose(results, dataset, int(horizon), names)[0] if known else None
+                for repeat in range(1, config.repeats if chosen else 0):
+                    by_repeat[repeat].append(chosen)
+            for repeat, names in enumerate(by_repeat):
+                cells.extend(Cell(dataset, int(horizon), name, repeat) for name in dict.fromkeys(names))
     return cells
-
 
 
 def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
@@ -202,10 +255,10 @@ class GridPlan:
 
 def plan_grid(config: BenchmarkConfig) -> GridPlan:
     """The grid against `out_dir/results.csv`; only reads (DataError as run_benchmark for bad settings)."""
-    cells = grid_cells(config)
     out_dir = Path(config.out_dir)
     check_settings(out_dir, config)
-    return GridPlan(cells, read_results(out_dir / RESULTS_FILE))
+    results = read_results(out_dir / RESULTS_FILE)
+    return GridPlan(grid_cells(config, results), results)
 
 
 def plan_table(plan: GridPlan) -> list[str]:

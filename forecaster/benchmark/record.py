@@ -19,8 +19,11 @@ from forecaster.errors import DataError
 
 RESULT_COLUMNS = (
     "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
-    "windows", "device",
+    "windows", "device", "val_mse", "mse_step1", "val_blocks",
 )
+# Columns added after the first record: older files lack them, and their rows read them as missing.
+# val_blocks: the validation MSE by blocks of `horizon` windows (JSON), which choices need for their error.
+ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks")
 RESULTS_FILE = "results.csv"
 
 
@@ -43,6 +46,9 @@ def read_results(path: Path) -> pd.DataFrame:
     if not complete:
         return pd.DataFrame(columns=list(RESULT_COLUMNS))
     frame = pd.read_csv(io.BytesIO(complete))
+    for column in ADDED_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = float("nan")
     missing = [column for column in RESULT_COLUMNS if column not in frame.columns]
     if missing:
         raise DataError(
@@ -50,6 +56,18 @@ def read_results(path: Path) -> pd.DataFrame:
             f"(expected {', '.join(RESULT_COLUMNS)}; older files lack device: add it or use another --out)"
         )
     return frame
+
+
+def upgrade_results(path: Path) -> None:
+    """Rewrite an older results.csv with today's columns (the added ones empty), atomically, before the
+    first row of today's columns is appended to it."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    header = path.open().readline().strip().split(",")
+    if header == list(RESULT_COLUMNS):
+        return
+    frame = read_results(path)[list(RESULT_COLUMNS)]
+    write_atomically(path, lambda staged: frame.to_csv(staged, index=False))
 
 
 def append_result(path: Path, row: dict[str, Any]) -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.benchmark.grid import DEFAULT_MODELS, LOCAL_MODELS, NAIVE_MODEL, OWN_MODEL, BenchmarkConfig
+from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
+from forecaster.benchmark.lineup import DERIVED, NAIVE_MODEL, OWN_MODEL, chosen_rows, product_spec
 from forecaster.benchmark.record import write_atomically
 
 SUMMARY_FILE = "summary.md"
@@ -48,7 +49,7 @@ def _cell_text(mean: float, std: float, count: int, repeats: int, best: bool) ->
 
 
 def _metric_table(results: pd.DataFrame, metric: str, models: list[str], repeats: int) -> list[str]:
-    stats = _aggregate(results, metric)
+    stats = _aggregate(results[results["model"].astype(str).isin(models)], metric)
     paper_index = 0 if metric == "mse" else 1
     lines = [
         "| dataset | horizon | " + " | ".join(models) + " | paper S3Attention |",
@@ -68,11 +69,9 @@ def _metric_table(results: pd.DataFrame, metric: str, models: list[str], repeats
     return lines
 
 
-def _input_sizes(results: pd.DataFrame) -> str:
-    """"96" or "96 (ILI 36)": the registered input size of each dataset in the results."""
-    from forecaster.data import get_spec
-
-    sizes = {name: get_spec(name).input_size for name in dict.fromkeys(results["dataset"].astype(str))}
+def _input_sizes(results: pd.DataFrame, config: BenchmarkConfig) -> str:
+    """"96" or "96 (ILI 36)": the input size of each dataset in the results (a preset may differ)."""
+    sizes = {name: source.input_size for name, source in _sources(results, config).items()}
     common = max(set(sizes.values()), key=list(sizes.values()).count) if sizes else 96
     others = ", ".join(f"{name} {size}" for name, size in sizes.items() if size != common)
     return f"{common} ({others})" if others else str(common)
@@ -98,10 +97,67 @@ def _model_order(results: pd.DataFrame) -> list[str]:
     return [m for m in DEFAULT_MODELS if m in present] + [m for m in present if m not in DEFAULT_MODELS]
 
 
+def _sources(results: pd.DataFrame, config: BenchmarkConfig) -> dict[str, Source]:
+    """The grid sources of the datasets in `results`: the registered ones, and the config's CSV."""
+    from forecaster.data import get_spec
+
+    found = {source.name: source for source in sources(config)} if config.csv is not None else {}
+    for name in dict.fromkeys(results["dataset"].astype(str)):
+        if name not in found:
+            spec = get_spec(name)
+            found[name] = Source(spec.name, spec.input_size, spec.horizons, spec.freq)
+    return found
+
+
+def _headline(
+    results: pd.DataFrame, config: BenchmarkConfig
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The chosen rows, every row with them, and the models of the main tables (all but the MODEL:PRESET
+    candidates, which get their own table)."""
+    chosen = chosen_rows(results, _sources(results, config))
+    everything = pd.concat([results, chosen.drop(columns="chosen")], ignore_index=True)
+    models = _model_order(everything)
+    headline = [model for model in models if product_spec(model) is None or model == OWN_MODEL]
+    return chosen, everything, headline
+
+
+def _step1_table(results: pd.DataFrame, models: list[str]) -> list[str]:
+    """Per dataset: each model's test MSE at forecast step 1 (mean over horizons and seeds) and its ratio
+    to the naive forecast's; a model that jumps away from the last observation shows here."""
+    known = results.dropna(subset=["mse_step1"])
+    means = known.groupby(["dataset", "model"], sort=False)["mse_step1"].mean()
+    shown = [model for model in models if model in set(known["model"].astype(str))]
+    lines = ["| dataset | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+    for dataset in dict.fromkeys(known["dataset"].astype(str)):
+        naive = means.get((dataset, NAIVE_MODEL))
+        cells = []
+        for model in shown:
+            value = means.get((dataset, model))
+            ratio = f" ({value / naive:.2f}x)" if value is not None and naive and model != NAIVE_MODEL else ""
+            cells.append("-" if value is None else f"{value:.3f}{ratio}")
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _choice_table(chosen: pd.DataFrame) -> list[str]:
+    """Which candidate each chosen row took per dataset and horizon (by seed-0 validation MSE)."""
+    picks = chosen[chosen["repeat"] == 0].pivot_table(
+        index=["dataset", "horizon"], columns="model", values="chosen", aggfunc="first", sort=False
+    )
+    names = [name for name in DERIVED if name in picks.columns]
+    lines = ["| dataset | horizon | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for (dataset, horizon), row in picks.iterrows():
+        lines.append(f"| {dataset} | {horizon} | " + " | ".join(str(row[name]) for name in names) + " |")
+    return lines
+
+
 def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
-    """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) and the settings."""
+    """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) of the models and of
+    the chosen rows, the candidates' own table, the choices, step-1 errors, and the settings."""
     results = results.sort_values(["dataset", "horizon", "repeat"], kind="stable")
-    models = _model_order(results)
+    chosen, everything, headline = _headline(results, config)
+    models = _model_order(everything)
+    candidate_models = [model for model in models if model not in headline]
     lines = [
         "# Benchmark results",
         "",
@@ -112,7 +168,8 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
                   "whichever run into this directory made it)."]
     lines += [
         "",
-        f"Split {config.split}; input {_input_sizes(results)}; train-fit standardization; metrics on the "
+        f"Split {config.split}; input {_input_sizes(results, config)}; train-fit standardization; metrics on "
+        "the "
         "standardized scale over every test window (stride 1, no drop_last). Cells: mean ± sample std over "
         f"repeats (seeds 0..{config.repeats - 1}); the lowest mean per row is bold; (n=k) marks cells with "
         "fewer repeats than asked. The last column is the paper's S3Attention (paper 001 Table 2).",
@@ -123,7 +180,19 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
         lines += ["", f"Trained on: {_device_counts(results)} (results.csv's device column; its "
                   "train_seconds are only comparable between rows of one device)."]
         for metric in ("mse", "mae"):
-            lines += ["", f"## {metric.upper()}", "", *_metric_table(results, metric, models, config.repeats)]
+            table = _metric_table(everything, metric, headline, config.repeats)
+            lines += ["", f"## {metric.upper()}", "", *table]
+        if not chosen.empty:
+            lines += ["", "## Chosen rows", "", "s3attention-auto and auto are not trained themselves: per "
+                      "dataset and horizon, the candidate `forecaster train` keeps at seed 0 is chosen (the "
+                      "simplest within two standard errors of the lowest validation MSE; the test split is "
+                      "never read for the choice), and its runs at every seed are the row.",
+                      "", *_choice_table(chosen)]
+        if candidate_models:
+            lines += ["", "## Candidates (MSE)", "",
+                      *_metric_table(results, "mse", candidate_models, config.repeats)]
+        lines += ["", "## MSE at forecast step 1", "", "Mean over each dataset's horizons and seeds; in "
+                  "parentheses, the ratio to the naive forecast's.", "", *_step1_table(everything, headline)]
     not_run = [name for name in PAPER_S3ATTENTION if name not in set(results["dataset"].astype(str))]
     if not_run:
         lines += ["", f"Not run here: {', '.join(not_run)} (in the paper's table; no row in results.csv)."]
@@ -131,21 +200,25 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
     return write_atomically(path, lambda staged: staged.write_text("\n".join(lines) + "\n"))
 
 
-def _own_model_line() -> str:
-    """How s3attention cells train, read from the model's config and the training defaults."""
-    from forecaster.models import PRESETS, S3AttentionConfig
-    from forecaster.training.settings import TrainSettings
+def _own_model_lines(models: list[str]) -> list[str]:
+    """How forecaster-model cells train, read from the presets and the config defaults."""
+    from forecaster.models import S3AttentionConfig
+    from forecaster.presets import PRESETS, TRAINING_DEFAULTS
 
     config = ", ".join(f"{field.name} {field.default}" for field in fields(S3AttentionConfig)
                        if field.metadata.get("cli"))
-    presets = "; ".join(f"{dataset}: {values}" for dataset, values in PRESETS[OWN_MODEL].items())
-    training = {field.name: field.default for field in fields(TrainSettings)}
-    return (
-        f"- s3attention: `forecaster train` (Lightning), config {config} (n_harmonics None = horizon); "
-        f"dataset presets {presets or 'none'}; AdamW lr {training['lr']} weight decay "
-        f"{training['weight_decay']}, lr schedule {training['lr_schedule']}; sampled index sets seeded by "
-        "the repeat."
-    )
+    lines = [f"- s3attention config defaults (the reference code's): {config}; AdamW lr "
+             f"{TRAINING_DEFAULTS['lr']} unless a preset says otherwise; sampled index sets seeded by the "
+             "repeat."]
+    specs = {product_spec(model) for model in models if product_spec(model) is not None}
+    for model, name in sorted(specs):
+        chosen = PRESETS.get(model, {}).get(name)
+        if chosen is None:
+            continue
+        column = " (the s3attention column)" if (model, name) == product_spec(OWN_MODEL) else ""
+        lines.append(f"- {model}:{name}{column}: {chosen.source}; model {chosen.model or '{}'}, training "
+                     f"{chosen.training or '{}'}, per dataset {chosen.datasets or '{}'}.")
+    return lines
 
 
 def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
@@ -154,12 +227,12 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
         f"{config.patience} epochs without a lower validation MSE, best-validation weights restored, batch "
         f"{config.batch_size} windows; MSE loss; no calendar features.",
     ]
-    if OWN_MODEL in models:
-        lines.append(_own_model_line())
+    lines += _own_model_lines(models)
     if NAIVE_MODEL in models:
         lines.append("- naive: the last input step repeated over the horizon (no training; identical for "
                      "every repeat).")
-    peers = [model for model in models if model not in LOCAL_MODELS]
+    peers = [model for model in models
+             if product_spec(model) is None and model not in (*DERIVED, NAIVE_MODEL)]
     if peers:
         from forecaster.integrations.neuralforecast import describe_peer
 
@@ -209,9 +282,10 @@ def mse_figure(results: pd.DataFrame) -> Any:
     return figure
 
 
-def plot_results(results: pd.DataFrame, path: Path) -> Path:
-    """mse_figure as a PNG, written atomically."""
-    figure = mse_figure(results)
+def plot_results(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
+    """mse_figure of the main tables' models as a PNG, written atomically."""
+    _, everything, headline = _headline(results, config)
+    figure = mse_figure(everything[everything["model"].astype(str).isin(headline)])
     return write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format="png"))
 
 

@@ -10,7 +10,13 @@ from typing import Any
 from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_sequentially
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
 from forecaster.benchmark.progress import GridProgress
-from forecaster.benchmark.record import RESULTS_FILE, append_result, read_results, repair_tail
+from forecaster.benchmark.record import (
+    RESULTS_FILE,
+    append_result,
+    read_results,
+    repair_tail,
+    upgrade_results,
+)
 from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
 
 
@@ -41,19 +47,22 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     record_settings(out_dir, config)
     results_path = out_dir / RESULTS_FILE
     repair_tail(results_path)
+    upgrade_results(results_path)
     outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done)
-    todo = plan.todo
     quiet_lightning()
-    with GridProgress(len(plan.cells), len(outcome.skipped), config.progress) as progress:
+    # A chosen row's seeds beyond 0 are known only once its candidates' seed-0 rows exist: a second round.
+    while plan.todo:
+        with GridProgress(len(plan.cells), len(plan.done), config.progress) as progress:
 
-        def record(cell: Cell, row: dict[str, Any]) -> None:
-            append_result(results_path, row)
-            outcome.ran.append(cell)
-            progress.finish(cell, row)
-            _write_reports(results_path, config, outcome)
+            def record(cell: Cell, row: dict[str, Any], progress: GridProgress = progress) -> None:
+                append_result(results_path, row)
+                outcome.ran.append(cell)
+                progress.finish(cell, row)
+                _write_reports(results_path, config, outcome)
 
-        run = run_in_workers if config.jobs > 1 and len(todo) > 1 else run_sequentially
-        run(todo, config, record, progress)
+            run = run_in_workers if config.jobs > 1 and len(plan.todo) > 1 else run_sequentially
+            run(plan.todo, config, record, progress)
+        plan = plan_grid(config)
     if not outcome.ran:
         _write_reports(results_path, config, outcome)
     return outcome
@@ -63,4 +72,4 @@ def _write_reports(results_path: Path, config: BenchmarkConfig, outcome: Benchma
     """Rewrite summary.md and the plot from every row, after each cell, so they are current mid-grid."""
     results = read_results(results_path)
     write_summary(results, config, outcome.summary)
-    plot_results(results, outcome.plot)
+    plot_results(results, config, outcome.plot)

@@ -1,19 +1,22 @@
-"""How one cell of the grid is trained and scored: S3Attention, naive and neuralforecast peers alike.
+"""How one cell of the grid is trained and scored: forecaster models, naive and neuralforecast peers alike.
 
-S3Attention rows come from `forecaster.training.workflows.train_forecaster` (the same code as
-`forecaster train`); peer rows from neuralforecast models fitted on the same standardized array, split
-and budget (`forecaster.integrations.neuralforecast`) and scored by `forecaster.metrics` on the very test
-windows of our `ForecastDataModule`; naive rows repeat each test window's last input step.
+Forecaster model rows (s3attention, MODEL:PRESET) come from `forecaster.training.workflows.train_forecaster`
+(the same code as `forecaster train`); peer rows from neuralforecast models fitted on the same standardized
+array, split and budget (`forecaster.integrations.neuralforecast`) and scored by `forecaster.metrics` on the
+very test windows of our `ForecastDataModule`; naive rows repeat each window's last input step. Every row
+carries its validation MSE (what the chosen rows choose by) and its test MSE at step 1.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forecaster.benchmark.grid import NAIVE_MODEL, OWN_MODEL, BenchmarkConfig, Cell
+from forecaster.benchmark.grid import BenchmarkConfig, Cell, Source, sources
+from forecaster.benchmark.lineup import NAIVE_MODEL, product_spec
 from forecaster.errors import DataError
 
 
@@ -38,18 +41,21 @@ def _data_module(prepared: Prepared, horizon: int, config: BenchmarkConfig) -> A
     return prepared.modules[horizon]
 
 
-def _run_own(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """An S3Attention row: `forecaster train` on the dataset preset; the bundle is kept under bundles/."""
+def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A row of `forecaster train --model MODEL --preset PRESET`; the bundle is kept under bundles/."""
     from forecaster.artifacts import work_dir_for
     from forecaster.training.settings import TrainerOptions, TrainSettings
     from forecaster.training.workflows import train_forecaster
 
-    out = Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{cell.model}-r{cell.repeat}"
+    model, preset = product_spec(cell.model)
+    folder = cell.model.replace(":", "-")
+    out = Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{folder}-r{cell.repeat}"
     settings = TrainSettings(
         horizon=cell.horizon,
-        input_size=prepared.input_size,
+        input_size=config.input_size,
         split=config.split,
-        model_name=OWN_MODEL,
+        model_name=model,
+        preset=preset,
         batch_size=config.batch_size,
         seed=cell.seed,
         trainer=TrainerOptions(max_epochs=config.max_epochs, patience=config.patience, progress_bar=False),
@@ -57,35 +63,34 @@ def _run_own(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[st
     )
     outcome = train_forecaster(prepared.series, out, settings)
     shutil.rmtree(work_dir_for(out), ignore_errors=True)
+    metrics = outcome.metrics
     return {
-        "mse": outcome.metrics["mse"],
-        "mae": outcome.metrics["mae"],
+        "mse": metrics["mse"],
+        "mae": metrics["mae"],
         "train_seconds": outcome.training["train_seconds"],
         "epochs": outcome.training["epochs"],
         "parameters": sum(parameter.numel() for parameter in outcome.model.parameters()),
-        "windows": outcome.metrics["windows"],
+        "windows": metrics["windows"],
+        "val_mse": metrics["best_val_mse"],
+        "mse_step1": metrics["mse_step1"],
+        "val_blocks": json.dumps(metrics["val_blocks"]),
     }
 
 
-def _test_windows(module: Any) -> tuple[Any, Any]:
-    """Every test window of the data module in order: histories (N, L, C) and targets (N, H, C)."""
-    import torch
-    from torch.utils.data import DataLoader
-
-    batches = DataLoader(module.test_set, batch_size=1024, shuffle=False)
-    histories, targets = zip(*batches, strict=True)
-    return torch.cat(histories), torch.cat(targets)
-
-
 def _run_naive(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """A naive row: every test window forecast as its last input step, scored like every other model."""
+    """A naive row: every window forecast as its last input step, scored like every other model."""
     from forecaster.metrics import mae, mse
+    from forecaster.training.scoring import block_means
 
     module = _data_module(prepared, cell.horizon, config)
-    histories, targets = _test_windows(module)
+    histories, targets = module.test_set.stacked()
     predictions = histories[:, -1:, :].expand_as(targets)
+    val_histories, val_targets = module.val_set.stacked()
+    val_errors = ((val_histories[:, -1:, :] - val_targets).double() ** 2).mean(dim=1).numpy()
     return {"mse": mse(predictions, targets), "mae": mae(predictions, targets), "train_seconds": 0.0,
-            "epochs": 0, "parameters": 0, "windows": len(module.test_set)}
+            "epochs": 0, "parameters": 0, "windows": len(module.test_set),
+            "val_mse": float(val_errors.mean()), "mse_step1": mse(predictions[:, :1], targets[:, :1]),
+            "val_blocks": json.dumps(block_means(val_errors, cell.horizon).tolist())}
 
 
 def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
@@ -107,7 +112,7 @@ def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
     run = forecast_test_windows(
         model, module.scaled[:test_stop], val_stop - train_stop, test_stop - val_stop, budget.steps_per_epoch
     )
-    _, targets = _test_windows(module)
+    _, targets = module.test_set.stacked()
     if run.predictions.shape != tuple(targets.shape):
         raise RuntimeError(
             f"{cell.label()}: neuralforecast scored {run.predictions.shape} test forecasts, our test "
@@ -120,23 +125,33 @@ def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
         "epochs": run.epochs,
         "parameters": run.parameters,
         "windows": len(module.test_set),
+        "val_mse": run.val_loss,
+        "mse_step1": mse(run.predictions[:, :1], targets[:, :1]),
+        "val_blocks": "",
     }
 
 
 def run_cell(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
     """Train and score one cell; returns the metric fields of its results.csv row."""
-    runners = {OWN_MODEL: _run_own, NAIVE_MODEL: _run_naive}
-    return runners.get(cell.model, _run_peer)(cell, prepared, config)
+    if cell.model == NAIVE_MODEL:
+        return _run_naive(cell, prepared, config)
+    if product_spec(cell.model) is not None:
+        return _run_product(cell, prepared, config)
+    return _run_peer(cell, prepared, config)
 
 
 def prepared_for(cell: Cell, prepared: dict[str, Prepared], config: BenchmarkConfig) -> Prepared:
     """The cell's dataset, loaded once while consecutive cells use it (only the latest is kept)."""
-    from forecaster.data import get_spec, load_dataset
-
     if cell.dataset not in prepared:
         prepared.clear()
-        prepared[cell.dataset] = Prepared(load_dataset(cell.dataset, config.data_dir),
-                                           get_spec(cell.dataset).input_size)
+        known = {source.name: source for source in sources(config)}
+        if cell.dataset not in known:  # a cell of another grid: a registered dataset, or DataError
+            from forecaster.data import get_spec
+
+            spec = get_spec(cell.dataset)
+            known[cell.dataset] = Source(spec.name, spec.input_size, spec.horizons, spec.freq)
+        source = known[cell.dataset]
+        prepared[cell.dataset] = Prepared(source.load(config.data_dir), source.input_size)
     return prepared[cell.dataset]
 
 
