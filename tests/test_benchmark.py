@@ -293,7 +293,8 @@ def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
 
 def _fake_metrics(cell: Cell) -> dict:
     value = 0.1 * (1 + cell.horizon / 24) + (0.05 if cell.model == "dlinear" else 0.0)
-    return {"mse": value, "mae": value / 2, "train_seconds": 1.0, "epochs": 1, "parameters": 10, "windows": 5}
+    return {"mse": value, "mae": value / 2, "train_seconds": 1.0, "epochs": 1, "parameters": 10, "windows": 5,
+            "val_mse": value, "mse_step1": value / 4, "val_blocks": "[0.1, 0.2]"}
 
 
 def test_interrupted_grid_continues_where_it_stopped(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -343,7 +344,7 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
     path = tmp_path / "results.csv"
     row = {"dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 0, "seed": 0, "mse": 1.5,
            "mae": 1.0, "train_seconds": 2.0, "epochs": 3, "parameters": 4, "windows": 170,
-           "device": "CPU (2 cores)"}
+           "device": "CPU (2 cores)", "val_mse": 1.0, "mse_step1": 0.5, "val_blocks": "[1.0]"}
     append_result(path, row)
     with path.open("a") as handle:
         handle.write("ILI,24,s3attention,0,0,1.2")
@@ -370,7 +371,7 @@ def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Pa
         append_result(out / "results.csv", {
             "dataset": "ILI", "horizon": 24, "model": model, "repeat": repeat, "seed": repeat, "mse": 1.0,
             "mae": 0.5, "train_seconds": seconds, "epochs": 1, "parameters": 1, "windows": 170,
-            "device": device})
+            "device": device, "val_mse": 1.0, "mse_step1": 0.5, "val_blocks": ""})
     before = sorted((path.name, path.read_bytes()) for path in out.iterdir())
     args = ["benchmark", "--datasets", "ILI", "--horizons", "24,36", "--models", "naive,dlinear,patchtst",
             "--repeats", "2", "--out", str(out), "--data-dir", str(tmp_path / "no-data"), "--dry-run"]
@@ -386,7 +387,8 @@ def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Pa
 
     append_result(out / "results.csv", {  # a faster device's dlinear row (repeat 2, outside this grid)
         "dataset": "ILI", "horizon": 24, "model": "dlinear", "repeat": 2, "seed": 2, "mse": 1.0, "mae": 0.5,
-        "train_seconds": 9.0, "epochs": 1, "parameters": 1, "windows": 170, "device": "Some GPU"})
+        "train_seconds": 9.0, "epochs": 1, "parameters": 1, "windows": 170, "device": "Some GPU",
+        "val_mse": 1.0, "mse_step1": 0.5, "val_blocks": ""})
     assert main(args) == 0
     assert "| ILI | dlinear | 2 | 2 | 150 | 0.1 h |" in capsys.readouterr().out.splitlines()
     (out / "benchmark.json").write_text(json.dumps({"split": "7:1:2", "max_epochs": 2, "patience": 3,
@@ -409,7 +411,8 @@ def _results_frame(rows: list[tuple[str, int, str, int, float]]) -> pd.DataFrame
     """results.csv rows from (dataset, horizon, model, repeat, mse) with mae = mse / 2."""
     return pd.DataFrame(
         [{"dataset": d, "horizon": h, "model": m, "repeat": r, "seed": r, "mse": v, "mae": v / 2,
-          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1, "device": "CPU (2 cores)"}
+          "train_seconds": 1.0, "epochs": 1, "parameters": 1, "windows": 1, "device": "CPU (2 cores)",
+          "val_mse": 1.0, "mse_step1": 0.5, "val_blocks": ""}
          for d, h, m, r, v in rows]
     )
 
@@ -514,7 +517,7 @@ def test_published_results_are_rows_of_the_protocol() -> None:
     assert not results.duplicated(["dataset", "horizon", "model", "repeat"]).any()
     for row in results.itertuples():
         spec = get_spec(row.dataset)
-        trained = row.model != "naive"
+        trained = row.parameters > 0
         assert row.dataset == spec.name and row.horizon in spec.horizons and row.seed == row.repeat, row
         assert row.windows == int(0.2 * spec.rows) - row.horizon + 1, row  # 7:1:2 test windows, stride 1
         assert 0 < row.mae**2 <= row.mse, row  # Jensen: (mean |e|)^2 <= mean e^2
@@ -536,15 +539,30 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
 
 
 def test_published_summary_shows_the_mean_of_every_cell() -> None:
-    """summary.md must be regenerated from results.csv, not edited: each model's cell starts with its mean."""
+    """summary.md must be regenerated from results.csv, not edited: each model's cell starts with its mean,
+    in the main tables or (MODEL:PRESET candidates, MSE) the candidates' table; each chosen row's cell is
+    the mean of the candidate the validation rule picks."""
+    from forecaster.benchmark.grid import Source
+    from forecaster.benchmark.lineup import chosen_rows
+    from forecaster.data import get_spec
+
     results = _published_results()
-    mse_table, mae_table = _markdown_tables((PUBLISHED / "summary.md").read_text())
-    for metric, table in (("mse", mse_table), ("mae", mae_table)):
-        header, rows = table[0], {(row[0], int(row[1])): row for row in table[1:]}
-        means = results.groupby(["dataset", "horizon", "model"])[metric].mean()
-        assert len(rows) == results.groupby(["dataset", "horizon"]).ngroups
+    specs = {name: get_spec(name) for name in set(results["dataset"].astype(str))}
+    sources = {name: Source(s.name, s.input_size, s.horizons, s.freq) for name, s in specs.items()}
+    everything = pd.concat([results, chosen_rows(results, sources).drop(columns="chosen")], ignore_index=True)
+    text = (PUBLISHED / "summary.md").read_text()
+    mse_table, mae_table = _markdown_tables(text)[:2]
+    candidates = _markdown_tables(text[text.index("## Candidates"):])[0] if "## Candidates" in text else [[]]
+    for metric, tables in (("mse", (mse_table, candidates)), ("mae", (mae_table,))):
+        means = everything.groupby(["dataset", "horizon", "model"])[metric].mean()
+        assert len(tables[0]) - 1 == results.groupby(["dataset", "horizon"]).ngroups
         for (dataset, horizon, model), mean in means.items():
-            shown = rows[(dataset, horizon)][header.index(model)]
+            table = next((t for t in tables if model in t[0]), None)
+            if table is None:
+                assert metric == "mae" and ":" in model, model  # candidates show their MSE only
+                continue
+            rows = {(row[0], int(row[1])): row for row in table[1:]}
+            shown = rows[(dataset, horizon)][table[0].index(model)]
             assert shown.startswith(f"{mean:.3f}"), (metric, dataset, horizon, model, shown)
 
 

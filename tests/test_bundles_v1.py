@@ -27,10 +27,9 @@ from forecaster.training.workflows import evaluate_bundle
 FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
 SAME_MACHINE = EXPECTED["cpu_model"] == cpu_model() and EXPECTED["torch"] == torch.__version__
-TRAIN = {
-    "s3attention": "--horizon 12 --input-size 48 --d-model 16 --n-heads 4 --fold 4 --max-epochs 2",
-    "tnn": "--horizon 12 --input-size 48 --model tnn --d-model 8 --max-epochs 2",
-}
+# The fixture's training settings (fixtures/bundles_v1/README.md), which `--preset reference` names now.
+TRAIN = {"s3attention": "--horizon 12 --input-size 48 --d-model 16 --n-heads 4 --fold 4 --max-epochs 2 "
+                        "--preset reference"}
 
 
 def assert_same(actual, expected) -> None:
@@ -45,7 +44,8 @@ def test_a_format_1_bundle_loads_with_its_scaler_and_forecasts_as_before(name: s
     raw = json.loads((FIXTURES / name / "config.json").read_text())
     assert raw["format_version"] == 1
     bundle = load_bundle(FIXTURES / name)
-    assert bundle.model_name == name and bundle.model.config.to_dict() == raw["model"]["config"]
+    assert bundle.model_name == name
+    assert bundle.model.config.to_dict().items() >= raw["model"]["config"].items()  # newer fields: defaults
     np.testing.assert_array_equal(bundle.scaler.mean, raw["data"]["scaler_mean"])
     np.testing.assert_array_equal(bundle.scaler.scale, raw["data"]["scaler_scale"])
 
@@ -72,6 +72,9 @@ def test_a_format_1_bundle_scores_its_test_split_as_before(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TRAIN))
 def test_retraining_with_the_same_seed_gives_the_same_weights(name: str, tmp_path: Path) -> None:
+    """Training now also counts the initial weights as epoch 0 of early stopping; the TNN fixture's two
+    epochs end worse on validation than its initial weights, so only S3Attention still trains to the
+    fixture's weights (the TNN bundle must still load and forecast as before, above)."""
     shutil.copy(FIXTURES / "series.csv", tmp_path / "series.csv")
     argv = ["train", "--csv", str(tmp_path / "series.csv"), *shlex.split(TRAIN[name]), "--no-progress",
             "--accelerator", "cpu", "--out", str(tmp_path / name)]

@@ -71,7 +71,7 @@ def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, capsys):
     code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json"], capsys)
     assert code == 0
     result = json.loads(out)
-    assert set(result) == {"mse", "mae", "mse_original", "mae_original", "windows"}
+    assert set(result) == {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
     saved = json.loads((bundle_dir / "metrics.json").read_text())
     assert result == {key: saved[key] for key in result}
 

@@ -102,7 +102,8 @@ def test_s3attention_refuses_multi_output_losses() -> None:
 # One value per S3AttentionConfig field the adapter takes, none of them the default.
 NON_DEFAULT = {
     "d_model": 24, "n_heads": 4, "e_layers": 1, "left_rank": 3, "right_rank": 2, "fold": 4, "n_harmonics": 5,
-    "dropout": 0.2, "ffn": True, "seed": 9, "activation": "relu", "norm": "layer",
+    "dropout": 0.2, "ffn": True, "seed": 9, "activation": "relu", "norm": "layer", "anchor": "seam",
+    "skip": True,
 }
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from forecaster.models import S3AttentionConfig, S3AttentionForecaster, get_model, model_names, preset
+from forecaster.models import S3AttentionConfig, S3AttentionForecaster, get_model, model_names
+from forecaster.presets import preset
 
 SMALL = {"input_size": 48, "horizon": 24, "n_channels": 3, "d_model": 16, "n_heads": 4, "fold": 4}
 
@@ -124,7 +125,8 @@ def test_registry() -> None:
      ("Electricity", 512), ("ECL", 512), ("weather", 32), ("etth1", 32), ("my_plant.csv", 32), (None, 32)],
 )
 def test_presets_follow_the_reference_widths(name: str | None, width: int) -> None:
-    model = get_model("s3attention", input_size=36, horizon=24, n_channels=7, **preset("s3attention", name))
+    fields, _ = preset("s3attention", "reference", name)
+    model = get_model("s3attention", input_size=36, horizon=24, n_channels=7, **fields)
     assert model.config.d_model == width
     config = model.config
     assert (config.n_heads, config.left_rank, config.right_rank, config.fold) == (8, 8, 8, 8)

@@ -77,6 +77,7 @@ def settings(**overrides) -> TrainSettings:
     return TrainSettings(
         horizon=HORIZON,
         input_size=INPUT_SIZE,
+        preset=overrides.pop("preset", "reference"),
         model_options=TINY_MODEL,
         lr=1e-3,
         seed=7,
@@ -131,10 +132,11 @@ def test_test_metrics_cover_every_window_and_match_evaluate(trained):
     assert outcome.metrics["mse"] == pytest.approx(mse(pred, y), rel=1e-5)
     assert outcome.metrics["mae"] == pytest.approx(mae(pred, y), rel=1e-5)
     assert outcome.metrics["mse_original"] == pytest.approx(mse(pred * scale, y * scale), rel=1e-5)
+    assert outcome.metrics["mse_step1"] == pytest.approx(mse(pred[:, :1], y[:, :1]), rel=1e-5)
 
     again = evaluate_bundle(bundle, series, accelerator="cpu", progress_bar=False)
     assert again == {key: outcome.metrics[key] for key in again}
-    assert set(again) == {"mse", "mae", "mse_original", "mae_original", "windows"}
+    assert set(again) == {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
 
 
 def test_best_checkpoint_weights_are_restored(trained):

@@ -1,0 +1,97 @@
+"""The baselines as forecaster models (closed forms; DLinear/NLinear against neuralforecast's forward with
+the same weights), the season of a frequency, and S3Attention's anchored variants at initialization."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from forecaster.data import season_length
+from forecaster.errors import ConfigError
+from forecaster.models import get_model
+
+L, H, C = 48, 12, 3
+
+
+@pytest.fixture
+def history() -> torch.Tensor:
+    return torch.randn(4, L, C, generator=torch.Generator().manual_seed(0))
+
+
+def test_naive_repeats_the_last_value(history: torch.Tensor) -> None:
+    forecast = get_model("naive", input_size=L, horizon=H, n_channels=C)(history)
+    assert torch.equal(forecast, history[:, -1:].expand(-1, H, -1))
+
+
+@pytest.mark.parametrize("season", [1, 7, 24, 48])
+def test_seasonal_naive_repeats_the_last_season(history: torch.Tensor, season: int) -> None:
+    forecast = get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=season)(history)
+    for step in range(H):
+        assert torch.equal(forecast[:, step], history[:, L - season + step % season]), step
+    with pytest.raises(ConfigError, match="'season' must be at most input_size"):
+        get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=L + 1)
+
+
+@pytest.mark.parametrize("name", ["DLinear", "NLinear"])
+def test_linear_baselines_compute_neuralforecast_s_forward(history: torch.Tensor, name: str) -> None:
+    pytest.importorskip("neuralforecast")
+    import neuralforecast.models
+
+    reference = getattr(neuralforecast.models, name)(h=H, input_size=L, enable_progress_bar=False)
+    ours = get_model(name.lower(), input_size=L, horizon=H, n_channels=C)
+    ours.load_state_dict(
+        {
+            key: value
+            for key, value in reference.state_dict().items()
+            if key.split(".")[0] in dict(ours.named_children())
+        }
+    )
+    series = history.transpose(1, 2).reshape(4 * C, L, 1)
+    expected = reference({"insample_y": series}).reshape(4, C, H).transpose(1, 2)
+    torch.testing.assert_close(ours(history), expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("freq", "season"),
+    [
+        ("15min", 96),
+        ("10min", 144),
+        ("h", 24),
+        ("2h", 12),
+        ("D", 7),
+        ("B", 5),
+        ("W-SUN", 52),
+        ("MS", 12),
+        ("QS-OCT", 4),
+        ("QE-DEC", 4),
+        ("YS-JAN", None),
+        ("7min", None),
+        (None, None),
+    ],
+)
+def test_the_season_of_a_frequency(freq: str | None, season: int | None) -> None:
+    assert season_length(freq) == season
+
+
+@pytest.mark.parametrize(
+    "options", [{"anchor": "last"}, {"anchor": "seam"}, {"anchor": "last", "skip": True}]
+)
+def test_anchored_s3attention_starts_as_the_naive_forecast(history: torch.Tensor, options: dict) -> None:
+    model = get_model(
+        "s3attention", input_size=L, horizon=H, n_channels=C, d_model=16, n_heads=4, fold=4, **options
+    ).eval()
+    assert torch.equal(model(history), history[:, -1:].expand(-1, H, -1))
+    model(history).sum().backward()  # the zero-initialized output layer still gets a gradient
+    assert model.projection.weight.grad.abs().sum() > 0
+
+
+def test_the_seam_decoder_continues_from_the_last_observation(history: torch.Tensor) -> None:
+    model = get_model(
+        "s3attention", input_size=L, horizon=H, n_channels=C, d_model=16, n_heads=4, fold=4, anchor="seam"
+    )
+    torch.nn.init.normal_(model.projection.weight)
+    model.eval()
+    with torch.no_grad():
+        projected = model.projection(torch.zeros(1, L, 16))  # the bias alone: a constant curve
+    constant = model.extrapolation(projected)
+    assert torch.allclose(constant[:, 1:] - constant[:, :1], torch.zeros_like(constant[:, 1:]), atol=1e-6)

@@ -1,0 +1,126 @@
+"""Choosing on validation: the simplest model within two standard errors of the best, candidate plans and
+presets, the weights a fit keeps, and `--model auto`, whose choice never reads the test split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.data import TimeSeries, load_dataset
+from forecaster.errors import ConfigError
+from forecaster.presets import preset, resolve
+from forecaster.training.fit import plan
+from forecaster.training.scoring import block_means, simplest_within_evidence
+from forecaster.training.settings import TrainerOptions, TrainSettings
+from forecaster.training.workflows import train_forecaster
+
+
+def test_block_means_average_consecutive_windows_per_channel() -> None:
+    np.testing.assert_array_equal(block_means(np.arange(10.0), 4), [1.5, 5.5, 8.5])
+    errors = np.column_stack([np.arange(10.0), 10 * np.arange(10.0)])
+    np.testing.assert_array_equal(block_means(errors, 4), [1.5, 15, 5.5, 55, 8.5, 85])
+
+
+@pytest.mark.parametrize(
+    ("simple", "complex_", "chosen"),
+    [
+        ([1.0, 1.0, 1.0, 1.0], [0.9, 0.95, 0.85, 0.9], 1),  # better by 0.1, standard error 0.02
+        ([1.0, 1.0, 1.0, 1.0], [0.5, 1.3, 0.6, 1.4], 0),  # better by 0.05, standard error 0.24
+        ([1.0, 1.0, 1.0, 1.0], [0.6, 1.0, 0.6, 1.0], 0),  # better by 0.2, standard error 0.115: not by two
+        ([1.0], [0.2], 0),  # one block: no evidence, the simpler stays
+    ],
+)
+def test_the_simpler_model_stays_without_clear_evidence(simple, complex_, chosen) -> None:
+    blocks = [np.array(simple), np.array(complex_)]
+    assert simplest_within_evidence([float(np.mean(b)) for b in blocks], blocks) == chosen
+
+
+def test_presets_resolve_with_their_dataset_values() -> None:
+    assert resolve("s3attention") == "anchored-skip" and resolve("tnn") == "reference"
+    assert preset("s3attention", "paper", "ILI") == ({}, {"input_size": 60, "lr": 1e-3})
+    assert preset("s3attention", "paper", "national_illness") == ({}, {"input_size": 60, "lr": 1e-3})
+    assert preset("s3attention", "reference", "ECL") == ({"d_model": 512}, {})
+    with pytest.raises(
+        ConfigError, match="model 's3attention' has no preset 'fast'; expected one of default"
+    ):
+        resolve("s3attention", "fast")
+
+
+def _series(rows: int = 700, seed: int = 0) -> TimeSeries:
+    """Two daily-seasonal hourly series with noise: every baseline has something to learn."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(rows)
+    values = np.column_stack([10 + 3 * np.sin(2 * np.pi * t / 24), 5 + np.cos(2 * np.pi * t / 24)])
+    frame = pd.DataFrame(
+        values + rng.normal(0, 0.3, values.shape),
+        index=pd.date_range("2024-01-01", periods=rows, freq="h", name="date"),
+        columns=["a", "b"],
+    )
+    return TimeSeries(frame, "h", "synthetic.csv", date_col="date")
+
+
+def test_plans_name_each_candidate_once_simplest_first() -> None:
+    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", candidates=["patchtst"])
+    labels = [candidate.label for candidate in plan(settings, _series())]
+    assert labels == [
+        "naive",
+        "seasonal_naive",
+        "nlinear",
+        "dlinear",
+        "s3attention:anchored",
+        "s3attention:anchored-skip",
+        "s3attention:reference",
+        "patchtst",
+    ]  # paper = reference here
+    single = plan(TrainSettings(horizon=12, preset="paper"), _series())
+    assert [(c.label, c.lr, c.input_size) for c in single] == [("s3attention:paper", 1e-4, 96)]
+    with pytest.raises(ConfigError, match="has no option"):
+        plan(TrainSettings(horizon=12, model_name="naive", model_options={"d_model": 8}), _series())
+
+
+def _auto(series: TimeSeries, out: Path):
+    trainer = TrainerOptions(max_epochs=2, limit_train_batches=3, accelerator="cpu", progress_bar=False)
+    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", trainer=trainer)
+    return train_forecaster(series, out, settings)
+
+
+@pytest.mark.slow
+def test_the_auto_choice_reads_only_the_validation_split(tmp_path: Path) -> None:
+    series = _series()
+    first = _auto(series, tmp_path / "first")
+    perturbed = series.frame.copy()
+    test_rows = len(perturbed) - int(0.2 * len(perturbed))
+    perturbed.iloc[test_rows:] += np.random.default_rng(1).normal(0, 50.0, perturbed.iloc[test_rows:].shape)
+    second = _auto(TimeSeries(perturbed, "h", "synthetic.csv", date_col="date"), tmp_path / "second")
+    assert second.training["selection"] == first.training["selection"]
+    assert second.training["candidate"] == first.training["candidate"]
+    assert second.metrics["mse"] != first.metrics["mse"]  # the test split did change
+    assert set(first.training["selection"]) >= {"naive", "seasonal_naive", "nlinear", "dlinear"}
+    best = min(first.training["selection"].values())
+    assert first.training["selection"][first.training["candidate"]] <= first.metrics["naive"]["val_mse"]
+    assert first.metrics["best_val_mse"] >= best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dataset", "horizon", "kept_initial"), [("Exchange", 720, True), ("ILI", 60, False)]
+)
+def test_trained_weights_replace_the_naive_start_only_on_clear_validation_evidence(
+    data_dir: Path, tmp_path: Path, dataset: str, horizon: int, kept_initial: bool
+) -> None:
+    """Both validation splits hold one block of windows. Exchange's eight currencies disagree about the
+    trained model (it is worse than naive on the test split); ILI's seven series agree (far better)."""
+    trainer = TrainerOptions(accelerator="cpu", progress_bar=False)
+    settings = TrainSettings(horizon=horizon, preset="anchored-skip", trainer=trainer)
+    outcome = train_forecaster(load_dataset(dataset, data_dir), tmp_path / "bundle", settings)
+    naive = outcome.metrics["naive"]
+    assert outcome.training["kept_initial_weights"] is kept_initial
+    if kept_initial:
+        assert outcome.training["best_epoch"] == 0
+        assert outcome.metrics["mse"] == pytest.approx(naive["mse"], rel=1e-6)
+        assert outcome.metrics["best_val_mse"] == pytest.approx(naive["val_mse"], rel=1e-6)
+    else:
+        assert outcome.metrics["mse"] < 0.5 * naive["mse"]
