@@ -12,6 +12,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -591,3 +592,26 @@ def test_published_naive_rows_equal_the_numpy_oracle(data_dir: Path) -> None:
         assert (rows["windows"] == windows).all(), (dataset, horizon)
         assert rows["mse"].to_numpy() == pytest.approx(mse, rel=1e-5), (dataset, horizon)
         assert rows["mae"].to_numpy() == pytest.approx(mae, rel=1e-5), (dataset, horizon)
+
+
+@pytest.mark.slow
+def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
+    """`--csv FILE` runs the grid on one file of the user's, with the same rows and reports."""
+    rng = np.random.default_rng(0)
+    t = np.arange(400)
+    frame = pd.DataFrame({"date": pd.date_range("2020-01-05", periods=400, freq="W-SUN"),
+                          "sales": 100 + 10 * np.sin(2 * np.pi * t / 52) + rng.normal(0, 1, 400)})
+    frame.to_csv(tmp_path / "shop.csv", index=False)
+    args = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--horizons", "8", "--input-size", "60",
+            "--models", "naive,nlinear:reference,seasonal_naive:reference", "--repeats", "1",
+            "--max-epochs", "2",
+            "--out", str(tmp_path / "out"), "--no-progress"]
+    assert main(args) == 0
+    results = read_results(tmp_path / "out" / "results.csv")
+    assert sorted(results["model"]) == ["naive", "nlinear:reference", "seasonal_naive:reference"]
+    assert (results["dataset"] == "shop").all() and (results["windows"] == 80 - 8 + 1).all()
+    seasonal = results.set_index("model").loc["seasonal_naive:reference"]
+    assert seasonal["mse"] < results.set_index("model").loc["naive", "mse"]  # a yearly season of weeks
+    assert "| shop | 8 |" in (tmp_path / "out" / "summary.md").read_text()
+    paper = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--out", str(tmp_path / "x"), "--no-progress"]
+    assert main(paper) == 2  # 'paper' horizons belong to the registered benchmarks

@@ -194,7 +194,7 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
         lines += ["", "## MSE at forecast step 1", "", "Mean over each dataset's horizons and seeds; in "
                   "parentheses, the ratio to the naive forecast's.", "", *_step1_table(everything, headline)]
     not_run = [name for name in PAPER_S3ATTENTION if name not in set(results["dataset"].astype(str))]
-    if not_run:
+    if not_run and config.csv is None:
         lines += ["", f"Not run here: {', '.join(not_run)} (in the paper's table; no row in results.csv)."]
     lines += ["", "## Settings", "", *_settings_lines(config, models)]
     return write_atomically(path, lambda staged: staged.write_text("\n".join(lines) + "\n"))

@@ -40,8 +40,9 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     from forecaster.data import locate_dataset
 
     plan = plan_grid(config)
-    for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
-        locate_dataset(dataset, config.data_dir)
+    if config.csv is None:
+        for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
+            locate_dataset(dataset, config.data_dir)
     out_dir = Path(config.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     record_settings(out_dir, config)
