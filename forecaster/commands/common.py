@@ -66,18 +66,27 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
-        print(f"chose {training['candidate']} on validation MSE among {len(selection)}: {ranked}")
+        print(
+            f"chose {training['candidate']} (the simplest within two standard errors of the best validation "
+            f"MSE) among {len(selection)}: {ranked}"
+        )
     initial = (
-        " (the initial weights: training did not improve them)" if training["kept_initial_weights"] else ""
+        " (the initial weights, the naive forecast: training did not clearly improve on them)"
+        if training["kept_initial_weights"]
+        else ""
     )
-    seconds = training["train_seconds"]
-    print(
-        f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
-        f"best epoch {training['best_epoch']}{initial}"
-    )
+    if not training["parameters"]:
+        print(f"{training['candidate']}: no parameters, nothing to train")
+    else:
+        seconds = training["train_seconds"]
+        print(
+            f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
+            f"best epoch {training['best_epoch']}{initial}"
+        )
     naive = metrics["naive"]
     print(f"validation MSE {metrics['best_val_mse']:.4f}  (naive {naive['val_mse']:.4f})")
-    if naive["val_mse"] <= metrics["best_val_mse"] and training["candidate"] != "naive":
+    worse = naive["val_mse"] <= metrics["best_val_mse"] and not training["kept_initial_weights"]
+    if worse and training["parameters"]:
         print(
             "note: the naive forecast (the last value repeated) is at least as good as this model on "
             "validation; `--model auto` keeps the best of the model and the baselines"

@@ -39,8 +39,11 @@ def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
     """The model config fields given as flags; ConfigError for a flag the chosen model does not take."""
     from forecaster.errors import ConfigError
     from forecaster.models import MODELS
+    from forecaster.presets import AUTO
 
     configs = _model_configs()
+    if model == AUTO:  # each candidate takes the options its config has
+        return {name: value for config in configs.values() for name, value in given(args, config).items()}
     chosen = given(args, MODELS.get(model).config_class)
     others = {name for config in configs.values() for name in given(args, config)} - set(chosen)
     if others:

@@ -193,6 +193,7 @@ def fit_candidate(
         "train_seconds": 0.0,
         "world_size": 1,
         "windows": datamodule.window_counts(),
+        "parameters": sum(parameter.numel() for parameter in model.parameters()),
     }
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return Fitted(candidate, model.eval(), data, datamodule.scaler, initial, training)
