@@ -20,9 +20,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
+from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import check_int
 from forecaster.data.scaling import Scaler
 from forecaster.data.splits import SPLIT_SCHEMES
@@ -34,6 +36,8 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
+# Optional: interval margins (forecaster.calibration); bundles without it forecast points only.
+CALIBRATION_FILE = "calibration.safetensors"
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ class Bundle:
     training: dict[str, Any]
     data: DataConfig | None = None
     scaler: Scaler | None = None
+    calibration: Calibration | None = None
 
 
 def work_dir_for(out: str | Path) -> Path:
@@ -174,6 +179,7 @@ def save_bundle(
     training: dict[str, Any],
     data: DataConfig | None = None,
     scaler: Scaler | None = None,
+    calibration: Calibration | None = None,
     overwrite: bool = False,
 ) -> Path:
     """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
@@ -207,11 +213,67 @@ def save_bundle(
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
         save_file(tensors, staged / WEIGHTS_FILE, metadata={"format_version": str(FORMAT_VERSION)})
+        if calibration is not None:
+            _save_calibration(calibration, staged / CALIBRATION_FILE)
         _move_into_place(staged, target)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
     return target
+
+
+def _save_calibration(calibration: Calibration, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    metadata = {
+        "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method
+    }
+    tensors = {
+        "margins": torch.from_numpy(np.ascontiguousarray(calibration.margins, dtype=np.float32)),
+        "levels": torch.tensor(calibration.levels, dtype=torch.int64),
+    }
+    save_file(tensors, path, metadata=metadata)
+
+
+def write_calibration(bundle: str | Path, calibration: Calibration) -> Path:
+    """Replace (or add) a bundle's calibration atomically: the new file appears whole or not at all."""
+    path = Path(bundle) / CALIBRATION_FILE
+    staged = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        _save_calibration(calibration, staged)
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
+    return path
+
+
+def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:
+    """The bundle's calibration, checked against its horizon and columns; None when it has none."""
+    from safetensors import SafetensorError, safe_open
+
+    if not path.is_file():
+        return None
+    try:
+        with safe_open(path, framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            margins, levels = handle.get_tensor("margins"), handle.get_tensor("levels")
+    except (SafetensorError, OSError, ValueError) as error:
+        raise BundleError(f"{path}: not a readable calibration file ({error})") from None
+    method, windows = metadata.get("method"), metadata.get("windows", "")
+    if method not in METHODS:
+        raise BundleError(f"{path}: metadata 'method' must be one of {', '.join(METHODS)}, got {method!r}")
+    if not windows.isdigit():
+        raise BundleError(f"{path}: metadata 'windows' must be a count, got {windows!r}")
+    listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
+    if not increasing_levels(listed):
+        raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-99, got {listed}")
+    expected = (len(listed), data.horizon, len(data.columns))
+    if tuple(margins.shape) != expected or margins.dtype != torch.float32:
+        shown = f"{margins.dtype} {tuple(margins.shape)}"
+        raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
+    if torch.isnan(margins).any() or (method == "conformal" and (margins < 0).any()):
+        raise BundleError(f"{path}: margins must be numbers, non-negative for conformal intervals")
+    return Calibration(tuple(listed), margins.numpy(), int(windows), metadata.get("source", ""), method)
 
 
 def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
@@ -355,4 +417,5 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
         training=config.training,
         data=config.data,
         scaler=config.scaler,
+        calibration=None if config.data is None else _load_calibration(root / CALIBRATION_FILE, config.data),
     )

@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from forecaster.errors import ForecasterError
 
-COMMANDS = ("data", "train", "evaluate", "predict", "serve", "benchmark", "bench", "lra")
+COMMANDS = ("data", "train", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -97,3 +97,42 @@ class ErrorSums:
             "mse_step1": sq_step1 / (windows * self.scale.numel()),
             "windows": int(windows),
         }
+
+
+class IntervalSums:
+    """Running sums for prediction intervals at several levels, over batches of (B, H, C) targets.
+
+    Per level: coverage (share of targets inside), mean width, and the interval score of Gneiting and
+    Raftery (2007), also called the Winkler score: width + (2 / a) * the distance by which the target falls
+    outside, a = 1 - level; lower is better. On the scale the inputs are given in (standardized here).
+    """
+
+    def __init__(self, levels: list[int]) -> None:
+        self.totals = {level: np.zeros(3) for level in levels}
+        self.elements = 0
+
+    def update(self, intervals: dict[int, tuple[np.ndarray, np.ndarray]], target: np.ndarray) -> None:
+        """Add one batch: {level: (lo, hi)} and the targets, all of one shape."""
+        target = np.asarray(target, dtype=np.float64)
+        for level, (lo, hi) in intervals.items():
+            lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+            outside = np.maximum(lo - target, 0.0) + np.maximum(target - hi, 0.0)
+            width = hi - lo
+            alpha = 1.0 - level / 100.0
+            self.totals[level] += (
+                np.count_nonzero((target >= lo) & (target <= hi)),
+                width.sum(),
+                (width + 2.0 / alpha * outside).sum(),
+            )
+        self.elements += target.size
+
+    def compute(self) -> dict[str, dict[str, float]]:
+        """{"80": {"coverage", "width", "interval_score"}, ...}."""
+        if self.elements == 0:
+            raise ValueError("no forecasts were scored: the evaluation split produced no windows")
+        return {
+            str(level): dict(
+                zip(("coverage", "width", "interval_score"), (totals / self.elements).tolist(), strict=True)
+            )
+            for level, totals in self.totals.items()
+        }

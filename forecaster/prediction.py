@@ -9,6 +9,7 @@ with the timestamps of its answer; `predict_windows` is the numerics (train scal
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,16 +18,18 @@ import pandas as pd
 import torch
 
 from forecaster.artifacts import Bundle
+from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
-from forecaster.errors import DataError
+from forecaster.errors import ConfigError, DataError
+from forecaster.models import forecast_outputs
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 
 
 class HistoryError(DataError):
-    """Recent rows a bundle cannot forecast from; `part` is "values", "timestamps" or "horizon" and `row`
-    the 0-based row of the history at fault (None when no single row is), so each caller can name the place
-    its own way (a file line, a JSON field)."""
+    """Recent rows (or asked levels) a bundle cannot forecast from; `part` is "values", "timestamps",
+    "horizon" or "level", and `row` the 0-based row of the history at fault (None when no single row is),
+    so each caller can name the place its own way (a file line, a JSON field)."""
 
     def __init__(self, message: str, *, part: str, row: int | None = None) -> None:
         super().__init__(message)
@@ -96,7 +99,8 @@ def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
         row = int(backwards[0]) + 1
         raise HistoryError(
             f"{index[row]} does not come after {index[row - 1]}; expected strictly increasing timestamps",
-            part="timestamps", row=row,
+            part="timestamps",
+            row=row,
         )
     if freq is None:
         return
@@ -108,14 +112,16 @@ def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
             warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
             expected = index[:-1] + offset
     except _DATE_ERRORS:
-        raise HistoryError("timestamps run past the range pandas can represent", part="timestamps",
-                           row=0) from None
+        raise HistoryError(
+            "timestamps run past the range pandas can represent", part="timestamps", row=0
+        ) from None
     wrong = np.flatnonzero(index[1:] != expected)
     if wrong.size:
         row = int(wrong[0]) + 1
         raise HistoryError(
             f"{index[row]} does not follow the model's frequency {freq!r} (expected {expected[row - 1]})",
-            part="timestamps", row=row,
+            part="timestamps",
+            row=row,
         )
 
 
@@ -138,7 +144,8 @@ def check_history(
     if values.ndim != 2 or values.shape[1] != len(data.columns):
         raise HistoryError(
             f"expected the model's {len(data.columns)} columns ({', '.join(data.columns)}), "
-            f"got an array of shape {values.shape}", part="values",
+            f"got an array of shape {values.shape}",
+            part="values",
         )
     if rows < data.input_size:
         raise HistoryError(
@@ -157,7 +164,8 @@ def check_history(
         row, column = bad[0]
         raise HistoryError(
             f"non-finite value in column {data.columns[column]!r}; expected numbers",
-            part="values", row=int(rows - data.input_size + row),
+            part="values",
+            row=int(rows - data.input_size + row),
         )
     if isinstance(index, pd.DatetimeIndex):
         _check_time_grid(index, data.freq)
@@ -166,13 +174,15 @@ def check_history(
     except DataError as error:
         raise HistoryError(str(error), part="timestamps", row=rows - 1) from None
     except _DATE_ERRORS:
-        raise HistoryError("the forecast would run past the dates pandas can represent", part="timestamps",
-                           row=rows - 1) from None
+        raise HistoryError(
+            "the forecast would run past the dates pandas can represent", part="timestamps", row=rows - 1
+        ) from None
     return PreparedHistory(window=window, horizon=steps, future=future)
 
 
-def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
-    """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
+def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+    """(B, input_size, C) windows in original units -> the model's standardized (B, horizon, C, 1 + 2K)
+    float32 outputs: point forecast, then its quantile head's bounds, if any (`models.forecast_outputs`)."""
     data = bundle.data
     expected = (data.input_size, len(data.columns))
     if windows.ndim != 3 or windows.shape[1:] != expected:
@@ -183,9 +193,14 @@ def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
     # differently by memory layout, and the CLI, the API and the service must answer bit-identically.
     with np.errstate(over="ignore"):  # overflow shows as a non-finite forecast, which check_forecast names
         scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=np.float32)
-        with torch.inference_mode():
-            output = bundle.model(torch.from_numpy(scaled)).numpy()
-        return bundle.scaler.inverse(output)
+    with torch.inference_mode():
+        return forecast_outputs(bundle.model, torch.from_numpy(scaled)).numpy()
+
+
+def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+    """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
+    with np.errstate(over="ignore"):
+        return bundle.scaler.inverse(predict_outputs(bundle, windows)[..., 0])
 
 
 def check_forecast(forecast: np.ndarray) -> np.ndarray:
@@ -193,36 +208,92 @@ def check_forecast(forecast: np.ndarray) -> np.ndarray:
     if not np.isfinite(forecast).all():
         raise HistoryError(
             "the forecast is not finite: the values are too large for the model's float32 arithmetic; "
-            "expected values of the magnitude seen in training", part="values",
+            "expected values of the magnitude seen in training",
+            part="values",
         )
     return forecast
 
 
-def forecast(bundle: Bundle, series: TimeSeries, *, horizon: int | None = None) -> pd.DataFrame:
-    """The next `horizon` steps (default: the model's) after the last row of `series`, as a table.
+def check_interval_levels(bundle: Bundle, levels: Sequence[int] | None) -> list[int]:
+    """Asked interval levels, sorted, if the bundle can answer them; HistoryError (part "level") naming
+    why not (no calibration, a level its quantile head lacks, too few calibration windows)."""
+    if not levels:
+        return []
+    if bundle.calibration is None:
+        raise HistoryError(uncalibrated(bundle.name), part="level")
+    try:
+        return bundle.calibration.check(levels)
+    except ConfigError as error:
+        raise HistoryError(str(error), part="level") from None
+
+
+def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int]) -> dict[str, np.ndarray]:
+    """The forecast's columns in Nixtla's naming, in original units: `<col>`, then `<col>-lo-<level>` and
+    `<col>-hi-<level>` for each level, from the model's standardized (steps, C, 1 + 2K) outputs
+    (`predict_outputs`) and the bundle's calibration."""
+    point = check_forecast(bundle.scaler.inverse(outputs[..., 0]))
+    levels = check_interval_levels(bundle, levels)
+    intervals = bundle.calibration.intervals(levels, outputs) if levels else {}
+    original = {
+        level: (check_forecast(bundle.scaler.inverse(lo)), check_forecast(bundle.scaler.inverse(hi)))
+        for level, (lo, hi) in intervals.items()
+    }
+    columns = {}
+    for index, name in enumerate(bundle.data.columns):
+        columns[name] = point[:, index]
+        for level, (lo, hi) in original.items():
+            columns[f"{name}-lo-{level}"] = lo[:, index]
+            columns[f"{name}-hi-{level}"] = hi[:, index]
+    return columns
+
+
+def forecast(
+    bundle: Bundle, series: TimeSeries, *, horizon: int | None = None, levels: Sequence[int] = ()
+) -> pd.DataFrame:
+    """The next `horizon` steps (default: the model's) after the last row of `series`, as a table, with
+    conformal intervals at `levels` (e.g. 80, 95) in Nixtla's column naming.
 
     DataError names the file and line at fault, counting the header as line 1.
     """
     try:
         prepared = check_history(bundle, series.index, series.values, horizon=horizon)
-        values = check_forecast(predict_windows(bundle, prepared.window[None])[0, : prepared.horizon])
+        outputs = predict_outputs(bundle, prepared.window[None])[0, : prepared.horizon]
+        columns = interval_columns(bundle, outputs, levels)
     except HistoryError as error:
+        if error.part == "level":  # the request is at fault, not the file
+            raise ConfigError(str(error)) from None
         where = f"line {error.row + 2}: " if error.row is not None else ""
         raise DataError(f"{series.source}: {where}{error}") from None
     index = prepared.future.rename(series.date_col or bundle.data.date_col or "step")
-    return pd.DataFrame(values, index=index, columns=bundle.data.columns)
+    return pd.DataFrame(columns, index=index)
 
 
-def plot_forecast(series: TimeSeries, forecast: pd.DataFrame, path: str | Path, history_rows: int) -> Path:
-    """PNG with one panel per column: the last `history_rows` rows of history, then the forecast."""
+def plot_forecast(
+    series: TimeSeries, forecast: pd.DataFrame, path: str | Path, history_rows: int, columns: Sequence[str]
+) -> Path:
+    """PNG with one panel per column: the last `history_rows` rows of history, then the forecast, with the
+    bands of the interval columns the table holds (`<col>-lo-<level>` / `<col>-hi-<level>`)."""
     from matplotlib.figure import Figure
 
     history = series.frame.iloc[-history_rows:]
-    columns = list(forecast.columns)
     figure = Figure(figsize=(10, 2.2 * len(columns)), layout="constrained")
     axes = figure.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
     for axis, column in zip(axes, columns, strict=True):
         axis.plot(history.index, history[column], color="tab:blue", label="history")
+        levels = sorted(
+            (int(name.rsplit("-", 1)[1]) for name in forecast.columns if name.startswith(f"{column}-lo-")),
+            reverse=True,
+        )
+        for shade, level in enumerate(levels):
+            axis.fill_between(
+                forecast.index,
+                forecast[f"{column}-lo-{level}"],
+                forecast[f"{column}-hi-{level}"],
+                color="tab:orange",
+                alpha=0.15 + 0.15 * shade,
+                linewidth=0,
+                label=f"{level}%",
+            )
         axis.plot(forecast.index, forecast[column], color="tab:orange", label="forecast")
         axis.axvline(history.index[-1], color="grey", linewidth=0.8, linestyle="--")
         axis.set_ylabel(column)

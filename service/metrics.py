@@ -47,7 +47,7 @@ class ServiceMetrics:
         )
         self.inference = Histogram(
             "forecaster_inference_duration_seconds",
-            "Time of one batched forward pass (forecaster.prediction.predict_windows).",
+            "Time of one batched forward pass (forecaster.prediction.predict_outputs).",
             ("model",),
             registry=self.registry,
         )

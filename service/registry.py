@@ -14,11 +14,13 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
-from forecaster.prediction import predict_windows
+from forecaster.calibration import Calibration
+from forecaster.prediction import predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
 from service.schemas import ModelInfo
@@ -48,7 +50,15 @@ class ServedModel:
             freq=data.freq,
             date_col=data.date_col,
             metrics=self.bundle.metrics,
+            intervals=_intervals(self.bundle.calibration),
         )
+
+
+def _intervals(calibration: Calibration | None) -> dict[str, Any] | None:
+    if calibration is None:
+        return None
+    levels = calibration.available_levels()
+    return {"method": calibration.method, "levels": levels, "calibrated_on": calibration.source}
 
 
 @dataclass
@@ -118,7 +128,7 @@ def load_registry(
             log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
             continue
         batcher = MicroBatcher(
-            functools.partial(predict_windows, bundle),
+            functools.partial(predict_outputs, bundle),
             executor=executor,
             max_batch_size=max_batch_size,
             max_wait_s=max_wait_s,

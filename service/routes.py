@@ -12,9 +12,10 @@ import numpy as np
 from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
-from forecaster.prediction import HistoryError, PreparedHistory, check_forecast
+from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
@@ -93,18 +94,27 @@ async def describe_model(name: str, registry: Registry) -> ModelInfo:
     return registry.get(name).info
 
 
-async def _forecast(
-    served: ServedModel, prepared: list[PreparedHistory], fields: list[str]
-) -> list[np.ndarray]:
-    """Run the histories through the model's batcher; each answer is cut to its requested horizon."""
+def _levels(served: ServedModel, levels: list[int] | None, field: str) -> list[int]:
+    """The asked interval levels, checked before anything is batched (422 naming `field` otherwise)."""
     try:
-        forecasts = await asyncio.gather(*(served.batcher.submit(item.window) for item in prepared))
+        return check_interval_levels(served.bundle, levels)
+    except HistoryError as error:
+        raise ApiError(422, str(error), field=field) from None
+
+
+async def _forecast(
+    served: ServedModel, prepared: list[PreparedHistory], levels: list[list[int]], fields: list[str]
+) -> list[dict[str, np.ndarray]]:
+    """Run the histories through the model's batcher; each answer is cut to its requested horizon and
+    given its intervals, as the columns `forecaster predict` writes."""
+    try:
+        outputs = await asyncio.gather(*(served.batcher.submit(item.window) for item in prepared))
     except BatcherClosed as error:
         raise ApiError(503, str(error)) from None
     answers = []
-    for item, forecast, field in zip(prepared, forecasts, fields, strict=True):
+    for item, output, asked, field in zip(prepared, outputs, levels, fields, strict=True):
         try:
-            answers.append(check_forecast(forecast[: item.horizon]))
+            answers.append(interval_columns(served.bundle, output[: item.horizon], asked))
         except HistoryError as error:
             raise ApiError(422, str(error), field=field) from None
     return answers
@@ -142,13 +152,15 @@ async def forecast(
         prepare_json(served.bundle, item, prefix=prefix, max_rows=settings.max_rows)
         for item, prefix in zip(items, prefixes, strict=True)
     ]
-    answers = await _forecast(served, prepared, [f"{prefix}values" for prefix in prefixes])
-    columns = served.bundle.data.columns
+    levels = [
+        _levels(served, item.level, f"{prefix}level") for item, prefix in zip(items, prefixes, strict=True)
+    ]
+    answers = await _forecast(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
     outputs = [
         ForecastResponse(
             model=name,
             timestamps=item.labels,
-            forecast={column: answer[:, j].tolist() for j, column in enumerate(columns)},
+            forecast={column: values.tolist() for column, values in answer.items()},
         )
         for item, answer in zip(prepared, answers, strict=True)
     ]
@@ -173,19 +185,28 @@ async def forecast_csv(
     horizon: Annotated[
         int | None, Query(ge=1, description="Steps to forecast (default: the model's).")
     ] = None,
+    level: Annotated[
+        list[Annotated[int, Field(ge=1, le=99)]] | None,
+        Query(
+            max_length=99,
+            description="Interval levels, repeated (`?level=80&level=95`): adds `<col>-lo-<level>` and "
+            "`<col>-hi-<level>` columns.",
+        ),
+    ] = None,
 ) -> Response:
     """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
     served = registry.get(name)
+    levels = _levels(served, level, "level")
     content = await file.read()
     prepared = await run_in_threadpool(
         prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
     )
-    [answer] = await _forecast(served, [prepared], ["file"])
-    data = served.bundle.data
+    [answer] = await _forecast(served, [prepared], [levels], ["file"])
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow([data.date_col or "step", *data.columns])
-    for stamp, row in zip(prepared.labels, answer.tolist(), strict=True):
+    writer.writerow([served.bundle.data.date_col or "step", *answer])
+    rows = np.column_stack(list(answer.values())).tolist()
+    for stamp, row in zip(prepared.labels, rows, strict=True):
         writer.writerow([stamp, *map(repr, row)])
     return Response(content=text.getvalue(), media_type="text/csv")
 

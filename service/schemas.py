@@ -41,6 +41,13 @@ class ForecastRequest(BaseModel):
     horizon: int | None = Field(
         default=None, ge=1, description="Steps to forecast, 1 ..= the model's horizon (default: the model's)."
     )
+    level: list[Annotated[int, Field(ge=1, le=99)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=99,
+        description="Prediction-interval levels in percent, e.g. [80, 95]: `forecast` then also has "
+        "`<col>-lo-<level>` and `<col>-hi-<level>` (Nixtla's naming); see the model's `intervals`.",
+    )
 
 
 class BatchForecastRequest(BaseModel):
@@ -67,7 +74,10 @@ class ForecastResponse(BaseModel):
         description="The forecast steps: ISO 8601 timestamps continuing the input, or row numbers for "
         "models trained without dates."
     )
-    forecast: dict[str, list[float]] = Field(description="One list of `horizon` values per column.")
+    forecast: dict[str, list[float]] = Field(
+        description="One list of `horizon` values per column, then per asked level its lower and upper "
+        "bounds as `<col>-lo-<level>` and `<col>-hi-<level>`."
+    )
 
 
 class BatchForecastResponse(BaseModel):
@@ -83,6 +93,10 @@ class ModelInfo(BaseModel):
     freq: str | None = Field(description="Pandas offset alias of the timestamps, or null.")
     date_col: str | None
     metrics: dict[str, Any]
+    intervals: dict[str, Any] | None = Field(
+        description="How prediction intervals are made (method, the levels it answers, what calibrated "
+        "them), or null for a bundle saved before intervals existed."
+    )
 
 
 class ModelList(BaseModel):

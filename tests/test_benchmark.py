@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,6 +35,7 @@ from forecaster.benchmark import (  # noqa: E402
     write_summary,
 )
 from forecaster.benchmark.progress import GridProgress  # noqa: E402
+from forecaster.benchmark.record import INTERVAL_COLUMNS  # noqa: E402
 from forecaster.cli import main  # noqa: E402
 from forecaster.devices import machine_name  # noqa: E402
 from forecaster.errors import DataError  # noqa: E402
@@ -86,6 +88,32 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
     assert "neuralforecast.models.DLinear" in summary
     assert "forecaster benchmark --datasets ILI --horizons 24" in summary
     assert (tiny_grid / "mse_by_horizon.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_rows_record_interval_coverage_and_older_rows_get_it_from_their_bundles(
+    tiny_grid: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """A forecaster row carries its bundle's 80% / 95% test coverage and interval score (a peer's stays
+    empty); a row recorded before intervals existed (columns empty, bundle without calibration) gets the
+    same values from `--fill-intervals`, which calibrates the kept bundle on validation as training does."""
+    results = read_results(tiny_grid / "results.csv")
+    own = results.set_index("model").loc["s3attention"]
+    bundle = json.loads((tiny_grid / "bundles" / "ILI-h24-s3attention-r0" / "metrics.json").read_text())
+    assert own["coverage_80"] == bundle["intervals"]["80"]["coverage"] and 0 < own["coverage_95"] <= 1
+    assert own["interval_score_95"] == bundle["intervals"]["95"]["interval_score"]
+    assert results.set_index("model").loc["dlinear", list(INTERVAL_COLUMNS)].isna().all()
+
+    out = tmp_path / "older"
+    shutil.copytree(tiny_grid, out)
+    older = results.copy()
+    older.loc[:, list(INTERVAL_COLUMNS)] = float("nan")
+    older.to_csv(out / "results.csv", index=False)
+    (out / "bundles" / "ILI-h24-s3attention-r0" / "calibration.safetensors").unlink()
+    assert main([*_tiny_args(data_dir, out), "--fill-intervals"]) == 0
+    filled = read_results(out / "results.csv")
+    pd.testing.assert_frame_equal(filled, results, check_exact=False, rtol=1e-9)
+    assert "## Prediction intervals" in (out / "summary.md").read_text()
 
 
 @pytest.mark.slow
@@ -350,7 +378,8 @@ def test_a_line_cut_off_mid_write_is_read_around_then_dropped_by_the_next_run(
     with path.open("a") as handle:
         handle.write("ILI,24,s3attention,0,0,1.2")
     before = path.read_bytes()
-    assert read_results(path).to_dict("records") == [row]
+    [read] = read_results(path).to_dict("records")
+    assert {key: read[key] for key in row} == row and all(pd.isna(read[key]) for key in INTERVAL_COLUMNS)
     assert path.read_bytes() == before
 
     monkeypatch.setattr(executors, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))

@@ -138,6 +138,17 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
             ["train", "--csv", "{short}", "--horizon", "12", "--out", "{bundle}"],
             "already exists; use --overwrite",
         ),
+        (["predict", "--model", "{bundle}", "--csv", "{short}", "--level", "80,100"], "<= 99, got 100"),
+        (
+            ["train", "--csv", "{short}", "--date-col", "Messzeit", "--horizon", "4", "--levels", "80",
+             "--loss", "mse", "--out", "{root}/x"],
+            "--levels sets the levels of a quantile head",
+        ),  # fmt: skip
+        (
+            ["train", "--csv", "{short}", "--date-col", "Messzeit", "--horizon", "4", "--model", "dlinear",
+             "--loss", "quantile", "--out", "{root}/x"],
+            "--loss quantile needs a model with a quantile head",
+        ),  # fmt: skip
     ],
 )
 def test_bad_input_prints_one_line_and_exits_2(argv, message, bundle_dir, bad_files, capsys):
@@ -147,6 +158,33 @@ def test_bad_input_prints_one_line_and_exits_2(argv, message, bundle_dir, bad_fi
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("forecaster") and message in lines[0]
+
+
+def test_a_quantile_head_is_trained_calibrated_and_scored_beside_its_raw_intervals(
+    plant_csv, tmp_path, capsys
+):
+    """--loss quantile trains the head (pinball beside MSE); the bundle's intervals are its conformalized
+    quantiles; train and `evaluate --level` print the same coverage, and the JSON also has the raw head's."""
+    out = tmp_path / "quantile"
+    quantile = ["--preset", "reference", "--loss", "quantile", "--out", out]
+    code, text, err = run_cli(["train", "--csv", plant_csv, *CSV_TRAIN, *quantile], capsys)
+    assert code == 0, err
+    bundle = load_bundle(out)
+    assert bundle.model.config.quantile_levels == [80, 95] and bundle.calibration.method == "quantile"
+    assert bundle.calibration.levels == (80, 95) and "validation split" in bundle.calibration.source
+    coverage = bundle.metrics["intervals"]["80"]["coverage"]
+    assert f"80% interval: coverage {coverage:.3f}" in text
+    evaluate = ["evaluate", "--model", out, "--csv", plant_csv, "--level", "80,95", "--json"]
+    code, text, _ = run_cli(evaluate, capsys)
+    result = json.loads(text)
+    assert result["intervals"] == bundle.metrics["intervals"]
+    assert set(result["intervals_head"]) == {"80", "95"}
+    plot = tmp_path / "bands.png"
+    code, text, err = run_cli(
+        ["predict", "--model", out, "--csv", plant_csv, "--level", "95", "--plot", plot], capsys
+    )
+    assert code == 0, err
+    assert "OT-lo-95" in text and "OT-hi-95" in text and plot.read_bytes()[:4] == b"\x89PNG"
 
 
 def tree_keys(value, prefix: str = "") -> set[str]:

@@ -11,7 +11,7 @@ import torch
 pytest.importorskip("neuralforecast")
 
 from neuralforecast import NeuralForecast  # noqa: E402
-from neuralforecast.losses.pytorch import MSE, MQLoss  # noqa: E402
+from neuralforecast.losses.pytorch import MSE, DistributionLoss, MQLoss  # noqa: E402
 from neuralforecast.tsdataset import TimeSeriesDataset  # noqa: E402
 
 from forecaster.data import WindowDataset  # noqa: E402
@@ -94,9 +94,36 @@ def test_s3attention_fit_predict_cross_validation_save_load(tmp_path) -> None:
     np.testing.assert_array_equal(loaded.predict()["S3Attention"], before["S3Attention"])
 
 
-def test_s3attention_refuses_multi_output_losses() -> None:
-    with pytest.raises(ValueError, match="one value per series"):
-        _s3attention(loss=MQLoss(level=[80]))
+def test_s3attention_refuses_distribution_losses_and_quantiles_of_no_level() -> None:
+    with pytest.raises(ValueError, match="needs a distribution"):
+        _s3attention(loss=DistributionLoss("Normal"))
+    with pytest.raises(ValueError, match="quantile 0.33"):
+        _s3attention(loss=MQLoss(quantiles=[0.333, 0.5, 0.667]))
+
+
+@pytest.mark.slow
+def test_s3attention_with_mqloss_predicts_nixtla_interval_columns_from_its_quantile_head() -> None:
+    """MQLoss(level=[80, 95]) builds the quantile head: predict() gives neuralforecast's median / lo / hi
+    columns, nested, equal to the network's own bounds on the last window (the median is the point)."""
+    values = _values()
+    nf = NeuralForecast(models=[_s3attention(loss=MQLoss(level=[80, 95]))], freq=1)
+    nf.fit(to_long_format(values), val_size=24)
+    forecast = nf.predict()
+    names = ["median", "lo-95", "lo-80", "hi-80", "hi-95"]
+    assert [column for column in forecast.columns if column.startswith("S3Attention")] == [
+        f"S3Attention-{name}" for name in names
+    ]
+    by_name = {name: _by_series(forecast, f"S3Attention-{name}", 1)[0] for name in names}
+    assert (by_name["lo-95"] <= by_name["lo-80"]).all() and (by_name["lo-80"] <= by_name["median"]).all()
+    assert (by_name["median"] <= by_name["hi-80"]).all() and (by_name["hi-80"] <= by_name["hi-95"]).all()
+    network = nf.models[0].network.eval()
+    assert network.config.quantile_levels == [80, 95]
+    with torch.inference_mode():
+        point, lower, upper = (t[0].numpy() for t in network.bounds(torch.from_numpy(values[-L:])[None]))
+    direct = {"median": point, "lo-80": lower[..., 0], "lo-95": lower[..., 1], "hi-80": upper[..., 0],
+              "hi-95": upper[..., 1]}  # fmt: skip
+    for name in names:
+        np.testing.assert_allclose(by_name[name], direct[name], rtol=1e-5, atol=1e-5)
 
 
 # One value per S3AttentionConfig field the adapter takes, none of them the default.
@@ -113,7 +140,8 @@ def test_every_config_field_reaches_the_network_and_the_saved_hyperparameters() 
     from forecaster.models import S3AttentionConfig
 
     fields = {field.name: field.default for field in dataclasses.fields(S3AttentionConfig)}
-    assert set(NON_DEFAULT) == set(CONFIG_FIELDS) == set(fields) - {"input_size", "horizon", "n_channels"}
+    from_neuralforecast = {"input_size", "horizon", "n_channels", "quantile_levels"}  # h, ..., the loss
+    assert set(NON_DEFAULT) == set(CONFIG_FIELDS) == set(fields) - from_neuralforecast
     assert all(NON_DEFAULT[name] != fields[name] for name in NON_DEFAULT)
     model = S3Attention(h=H, input_size=L, n_series=C, **NON_DEFAULT, **SILENT)
     config = model.network.config

@@ -19,11 +19,15 @@ from forecaster.errors import DataError
 
 RESULT_COLUMNS = (
     "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
-    "windows", "device", "val_mse", "mse_step1", "val_blocks",
+    "windows", "device", "val_mse", "mse_step1", "val_blocks", "coverage_80", "coverage_95",
+    "interval_score_80", "interval_score_95",
 )
 # Columns added after the first record: older files lack them, and their rows read them as missing.
-# val_blocks: the validation MSE by blocks of `horizon` windows (JSON), which choices need for their error.
-ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks")
+# val_blocks: the validation MSE by blocks of `horizon` windows (JSON), which choices need for their error;
+# coverage_* / interval_score_*: the test-split coverage and interval score (standardized) of the bundle's
+# calibrated 80% and 95% intervals (forecaster models only).
+INTERVAL_COLUMNS = ("coverage_80", "coverage_95", "interval_score_80", "interval_score_95")
+ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks", *INTERVAL_COLUMNS)
 RESULTS_FILE = "results.csv"
 
 
@@ -71,13 +75,15 @@ def upgrade_results(path: Path) -> None:
 
 
 def append_result(path: Path, row: dict[str, Any]) -> None:
-    """Append one row (header first if the file is new) and push it to disk before the next cell starts."""
+    """Append one row (header first if the file is new) and push it to disk before the next cell starts;
+    interval columns a model has no value for stay empty."""
     new = not path.is_file() or path.stat().st_size == 0
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS)
         if new:
             writer.writeheader()
-        writer.writerow({column: row[column] for column in RESULT_COLUMNS})
+        writer.writerow({column: row[column] if column not in INTERVAL_COLUMNS else row.get(column, "")
+                         for column in RESULT_COLUMNS})
         handle.flush()
         os.fsync(handle.fileno())
 

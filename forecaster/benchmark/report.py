@@ -139,6 +139,27 @@ def _step1_table(results: pd.DataFrame, models: list[str]) -> list[str]:
     return lines
 
 
+def _interval_table(results: pd.DataFrame, models: list[str]) -> list[str]:
+    """Per dataset, horizon and model with calibrated intervals: mean test coverage of the 80% and 95%
+    intervals and their interval (Winkler) scores, standardized, over the seeds that have them (n)."""
+    known = results.dropna(subset=["coverage_80"]) if "coverage_80" in results else results.iloc[:0]
+    if known.empty:
+        return []
+    columns = ["coverage_80", "coverage_95", "interval_score_80", "interval_score_95"]
+    lines = ["| dataset | horizon | model | n | 80% coverage | 95% coverage | 80% score | 95% score |",
+             "|---|---|---|---|---|---|---|---|"]
+    order = {model: index for index, model in enumerate(models)}
+    groups = known.groupby(["dataset", "horizon", "model"], sort=False)[columns]
+    means, counts = groups.mean(), groups.size()
+    keys = sorted(means.index, key=lambda key: (str(key[0]), key[1], order.get(key[2], len(order))))
+    for dataset, horizon, model in keys:
+        row = means.loc[(dataset, horizon, model)]
+        cells = [f"{row[column]:.3f}" for column in columns]
+        lines.append(f"| {dataset} | {horizon} | {model} | {counts[(dataset, horizon, model)]} | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
 def _choice_table(chosen: pd.DataFrame) -> list[str]:
     """Which candidate each chosen row took per dataset and horizon (by seed-0 validation MSE)."""
     picks = chosen[chosen["repeat"] == 0].pivot_table(
@@ -193,6 +214,13 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
                       *_metric_table(results, "mse", candidate_models, config.repeats)]
         lines += ["", "## MSE at forecast step 1", "", "Mean over each dataset's horizons and seeds; in "
                   "parentheses, the ratio to the naive forecast's.", "", *_step1_table(everything, headline)]
+        intervals = _interval_table(everything, models)
+        if intervals:
+            lines += ["", "## Prediction intervals", "", "Test coverage of the 80% and 95% intervals each "
+                      "bundle calibrated on its validation split (conformal around the point forecast; "
+                      "conformalized quantiles for a quantile head), and their interval scores (Winkler: "
+                      "width plus 2 / (1 - level) times the miss; lower is better; standardized).",
+                      "", *intervals]
     not_run = [name for name in PAPER_S3ATTENTION if name not in set(results["dataset"].astype(str))]
     if not_run and config.csv is None:
         lines += ["", f"Not run here: {', '.join(not_run)} (in the paper's table; no row in results.csv)."]

@@ -41,6 +41,12 @@ def _data_module(prepared: Prepared, horizon: int, config: BenchmarkConfig) -> A
     return prepared.modules[horizon]
 
 
+def bundle_dir(config: BenchmarkConfig, cell: Cell) -> Path:
+    """Where a forecaster model's cell keeps its bundle: out/bundles/DATASET-hH-MODEL-rR."""
+    folder = cell.model.replace(":", "-")
+    return Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{folder}-r{cell.repeat}"
+
+
 def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
     """A row of `forecaster train --model MODEL --preset PRESET`; the bundle is kept under bundles/."""
     from forecaster.artifacts import work_dir_for
@@ -48,8 +54,7 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
     from forecaster.training.workflows import train_forecaster
 
     model, preset = product_spec(cell.model)
-    folder = cell.model.replace(":", "-")
-    out = Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{folder}-r{cell.repeat}"
+    out = bundle_dir(config, cell)
     settings = TrainSettings(
         horizon=cell.horizon,
         input_size=config.input_size,
@@ -65,6 +70,7 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
     shutil.rmtree(work_dir_for(out), ignore_errors=True)
     metrics = outcome.metrics
     return {
+        **interval_fields(metrics),
         "mse": metrics["mse"],
         "mae": metrics["mae"],
         "train_seconds": outcome.training["train_seconds"],
@@ -74,6 +80,17 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
         "val_mse": metrics["best_val_mse"],
         "mse_step1": metrics["mse_step1"],
         "val_blocks": json.dumps(metrics["val_blocks"]),
+    }
+
+
+def interval_fields(metrics: dict[str, Any]) -> dict[str, float]:
+    """The record's interval columns from a bundle's metrics ("intervals" by level); none if it has none."""
+    intervals = metrics.get("intervals", {})
+    return {
+        f"{kind}_{level}": intervals[str(level)][key]
+        for level in (80, 95)
+        if str(level) in intervals
+        for kind, key in (("coverage", "coverage"), ("interval_score", "interval_score"))
     }
 
 

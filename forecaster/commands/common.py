@@ -26,6 +26,17 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     parser.add_argument("--data-dir", help="directory searched first for registered datasets")
 
 
+def level_list(text: str) -> list[int]:
+    """--level text "80,95" -> [80, 95], each an integer 1-99 (argparse reports what is wrong)."""
+    from forecaster.calibration import check_levels
+    from forecaster.checks import parse_ints
+
+    try:
+        return check_levels(parse_ints(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_split_argument(parser: argparse.ArgumentParser) -> None:
     from forecaster.data.splits import SPLIT_SCHEMES
 
@@ -100,3 +111,8 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     step1 = f"  (naive {metrics['naive']['mse_step1']:.4f})" if "naive" in metrics else ""
     print(f"test MSE at step 1 {metrics['mse_step1']:.4f}{step1}")
     print(f"test windows {metrics['windows']}")
+    for level, scores in metrics.get("intervals", {}).items():
+        print(
+            f"{level}% interval: coverage {scores['coverage']:.3f}  mean width {scores['width']:.4f}  "
+            f"interval score {scores['interval_score']:.4f}  (standardized)"
+        )

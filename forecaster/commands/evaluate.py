@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from forecaster.commands.common import add_source_arguments, csv_options, print_metrics, series_source
+from forecaster.commands.common import (
+    add_source_arguments,
+    csv_options,
+    level_list,
+    print_metrics,
+    series_source,
+)
 
 HELP = "test-split MSE/MAE of a bundle on a dataset or CSV"
 DESCRIPTION = (
@@ -17,6 +23,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
     add_source_arguments(parser, targets=False)
     parser.add_argument("--accelerator", default="auto", help="cpu, gpu, ... (default auto)")
+    parser.add_argument(
+        "--level",
+        type=level_list,
+        default=[],
+        metavar="LEVELS",
+        help="also score the prediction intervals at these levels, e.g. 80,95: coverage, mean width, "
+        "interval score",
+    )
     parser.add_argument(
         "--json", action="store_true", help="one JSON object: mse, mae, mse_original, mae_original, windows"
     )
@@ -30,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
     bundle = load_bundle(args.model)
     series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
-    metrics = evaluate_bundle(bundle, series, accelerator=args.accelerator, progress_bar=not args.json)
+    metrics = evaluate_bundle(
+        bundle, series, levels=args.level, accelerator=args.accelerator, progress_bar=not args.json
+    )
     if args.json:
         print(json.dumps(metrics))
     else:

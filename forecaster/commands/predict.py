@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from forecaster.commands.common import add_csv_arguments, csv_options
+from forecaster.commands.common import add_csv_arguments, csv_options, level_list
 
 HELP = "forecast the horizon after the last row of a CSV file"
 DESCRIPTION = (
@@ -21,6 +21,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--horizon", type=int, help="steps to forecast, up to the model's (default: the model's)"
     )
+    parser.add_argument(
+        "--level",
+        type=level_list,
+        default=[],
+        metavar="LEVELS",
+        help="prediction intervals at these levels, e.g. 80,95: columns <col>-lo-80, <col>-hi-80, ...",
+    )
     parser.add_argument("--output", metavar="CSV", help="write the forecast here (default: print it)")
     parser.add_argument("--plot", metavar="PNG", help="write a plot of history and forecast")
     parser.add_argument(
@@ -35,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     bundle = load_bundle(args.model)
     series = read_history(bundle, args.csv, **csv_options(args))
-    table = forecast(bundle, series, horizon=args.horizon)
+    table = forecast(bundle, series, horizon=args.horizon, levels=args.level)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.output)
@@ -44,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
         print(table.to_string(float_format=lambda value: f"{value:.6g}"))
     if args.plot:
         history_rows = args.plot_history or bundle.data.input_size
-        path = plot_forecast(series, table, args.plot, history_rows=history_rows)
+        path = plot_forecast(series, table, args.plot, history_rows, bundle.data.columns)
         print(f"plot written to {path}")
     return 0

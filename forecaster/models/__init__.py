@@ -1,7 +1,14 @@
 """Assembled models, each built from one config dataclass: S3Attention, TNN forecasters, LRA classifiers."""
 
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
-from forecaster.models.registry import FORECAST, MODELS, get_model, model_names
+from forecaster.models.registry import (
+    FORECAST,
+    MODELS,
+    forecast_outputs,
+    get_model,
+    model_names,
+    quantile_levels,
+)
 from forecaster.models.s3attention import S3AttentionConfig, S3AttentionForecaster
 from forecaster.models.tnn import CausalTnnConfig, CausalTnnForecaster
 
@@ -15,6 +22,8 @@ __all__ = [
     "LRADualClassifier",
     "S3AttentionConfig",
     "S3AttentionForecaster",
+    "forecast_outputs",
     "get_model",
     "model_names",
+    "quantile_levels",
 ]

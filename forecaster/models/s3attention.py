@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
+from forecaster.calibration import increasing_levels, parse_levels
 from forecaster.checks import setting
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
@@ -50,10 +52,17 @@ class S3AttentionConfig(ModelConfig):
         False, "add a zero-initialized linear map of the standardized window to the decoded horizon "
         "(NLinear's map): the short-term dynamics get a direct path, the encoder models what it misses",
     )
+    quantile_levels: list = setting(
+        [], "interval levels of a learned quantile head, e.g. 80,95 (trained with --loss quantile)",
+        flag="--levels", parse=parse_levels,
+    )
 
     def validate(self) -> None:
         self.require(self.d_model % self.n_heads == 0 and self.d_model % self.fold == 0, "d_model",
                      f"divisible by n_heads ({self.n_heads}) and fold ({self.fold})")
+        if self.quantile_levels:
+            self.require(increasing_levels(self.quantile_levels), "quantile_levels",
+                         "distinct integers 1-99 in increasing order")
 
 
 def sinusoidal_positions(length: int, d_model: int) -> torch.Tensor:
@@ -111,6 +120,10 @@ class S3AttentionForecaster(nn.Module):
     (default n_harmonics = horizon) and undoes the standardization. Layer i samples its index sets with
     seed + i. Subtracting the level makes the model shift-equivariant per channel: model(x + b) = model(x)
     + b.
+
+    With `quantile_levels`, a second projection of the encoder states, extrapolated the same way, gives
+    the interval of each level as the point forecast minus and plus cumulative softplus widths (innermost
+    level first), so the quantiles never cross each other or the point forecast (`bounds`).
     """
 
     config_class = S3AttentionConfig
@@ -136,11 +149,23 @@ class S3AttentionForecaster(nn.Module):
         if self.skip is not None:
             nn.init.zeros_(self.skip.weight)
             nn.init.zeros_(self.skip.bias)
+        levels = len(config.quantile_levels)
+        self.spread = nn.Linear(d_model, 2 * levels * n_channels) if levels else None
         first_step = input_size - 1 if config.anchor == "seam" else None
         self.extrapolation = FourierExtrapolation(input_size, horizon, config.n_harmonics, first_step)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, input_size, n_channels) -> forecast (B, horizon, n_channels), both in x's units."""
+        return self._decode(x, with_bounds=False)[0]
+
+    def bounds(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(point, lower, upper) in x's units: point (B, H, C), lower and upper (B, H, C, K) for the K
+        `quantile_levels` in increasing order, lower <= point <= upper and wider for higher levels."""
+        if self.spread is None:
+            raise ValueError("this S3AttentionForecaster has no quantile head (no quantile_levels)")
+        return self._decode(x, with_bounds=True)
+
+    def _decode(self, x: torch.Tensor, *, with_bounds: bool) -> tuple[torch.Tensor, ...]:
         config = self.config
         check_history(x, config.input_size, config.n_channels, "S3AttentionForecaster")
         level = x.mean(dim=1, keepdim=True) if config.anchor == "mean" else x[:, -1:]
@@ -150,9 +175,18 @@ class S3AttentionForecaster(nn.Module):
         h = self.embedding_dropout(h + self.positions)
         for layer in self.layers:
             h = layer(h)
-        curve = self.extrapolation(self.projection(h))
+        projected = self.projection(h)
+        if with_bounds:
+            projected = torch.cat([projected, self.spread(h)], dim=-1)
+        decoded = self.extrapolation(projected)
+        curve, spread = decoded[..., : config.n_channels], decoded[..., config.n_channels :]
         if config.anchor == "seam":  # the curve at the last input step stands on the last observation
-            curve = curve[:, 1:] - curve[:, :1]
+            curve, spread = curve[:, 1:] - curve[:, :1], spread[:, 1:]
         if self.skip is not None:
             curve = curve + self.skip(standardized).transpose(1, 2)
-        return curve * scale + level
+        point = curve * scale + level
+        if not with_bounds:
+            return (point,)
+        widths = F.softplus(spread.unflatten(-1, (2, len(config.quantile_levels), config.n_channels)))
+        widths = widths.cumsum(dim=3).permute(2, 0, 1, 4, 3) * scale[..., None]  # (2, B, H, C, K)
+        return point, point[..., None] - widths[0], point[..., None] + widths[1]

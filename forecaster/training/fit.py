@@ -25,6 +25,7 @@ from lightning.pytorch.utilities import rank_zero_only
 from torch import nn
 
 from forecaster.artifacts import DataConfig
+from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models import MODELS, get_model
@@ -83,6 +84,16 @@ def _candidate(
         **({"seed": settings.seed} if "seed" in fields else {}),
         **{key: value for key, value in settings.model_options.items() if key in fields},
     }
+    if settings.loss == "quantile":
+        if "quantile_levels" not in fields:
+            if settings.model_name != AUTO:
+                raise ConfigError(
+                    f"--loss quantile needs a model with a quantile head (s3attention); {model_name} has none"
+                )
+        elif not options.get("quantile_levels"):
+            options["quantile_levels"] = list(DEFAULT_LEVELS)
+    elif settings.loss == "mse" and options.get("quantile_levels"):
+        raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
     spec_size = get_spec(series.dataset).input_size if series.dataset else DEFAULT_INPUT_SIZE
     input_size = settings.input_size or training_preset.get("input_size") or spec_size
     if "season" in fields and "season" not in options:

@@ -1,6 +1,8 @@
 """LightningModule that trains any (B, L, C) -> (B, H, C) forecaster the way the reference does.
 
-MSE loss on the standardized scale, AdamW (lr 1e-4, weight decay 0.01), optional cosine schedule.
+MSE loss on the standardized scale, AdamW (lr 1e-4, weight decay 0.01), optional cosine schedule. A model
+with a quantile head (`quantile_levels`) adds the pinball loss of its bounds to the point forecast's MSE,
+so early stopping and checkpoints still follow the validation MSE of the point forecast.
 Validation and test errors are accumulated as sums over every window (ErrorSums) and the sums are added
 across processes before anything is logged. Under DDP, Lightning's DistributedSampler repeats up to
 world_size - 1 validation windows to even out the ranks; test metrics are therefore scored in one process
@@ -17,7 +19,19 @@ from torch.nn import functional as F
 from forecaster.checks import check_choice
 from forecaster.data.scaling import Scaler
 from forecaster.metrics import ErrorSums
+from forecaster.models import quantile_levels
 from forecaster.training.settings import LR_SCHEDULES
+
+
+def pinball_loss(
+    lower: torch.Tensor, upper: torch.Tensor, target: torch.Tensor, levels: tuple[int, ...]
+) -> torch.Tensor:
+    """Mean quantile (pinball) loss of (B, H, C, K) bounds at quantiles (1 -+ level / 100) / 2 of the
+    (B, H, C) targets (Koenker and Bassett 1978): minimized by the true quantiles."""
+    alpha = torch.tensor([1.0 - level / 100.0 for level in levels], dtype=target.dtype, device=target.device)
+    quantiles = torch.cat([alpha / 2, 1 - alpha / 2])
+    residual = target[..., None] - torch.cat([lower, upper], dim=-1)
+    return torch.maximum(quantiles * residual, (quantiles - 1) * residual).mean()
 
 
 class ForecastModule(pl.LightningModule):
@@ -47,7 +61,12 @@ class ForecastModule(pl.LightningModule):
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         x, y = batch
-        loss = F.mse_loss(self(x), y)
+        levels = quantile_levels(self.model)
+        if levels:
+            point, lower, upper = self.model.bounds(x)
+            loss = F.mse_loss(point, y) + pinball_loss(lower, upper, y, levels)
+        else:
+            loss = F.mse_loss(self(x), y)
         self.log(
             "train_loss",
             loss,

@@ -7,6 +7,7 @@ scored on the very same windows, as the floor every model is compared with.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,9 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
+from forecaster.calibration import Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries, WindowDataset, split_borders
+from forecaster.models import forecast_outputs, quantile_levels
 from forecaster.training.module import ForecastModule
 from forecaster.training.trainer import build_eval_trainer
 
@@ -107,3 +110,54 @@ def simplest_within_evidence(means: list[float], blocks: list[np.ndarray]) -> in
         if mean - means[best] <= EVIDENCE * spread:
             return index
     return best
+
+
+def _outputs(model: nn.Module, windows: WindowDataset) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Batches of (outputs (B, H, C, 1 + 2K), targets (B, H, C)), standardized, in window order."""
+    import torch
+
+    inputs, targets = windows.stacked()
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(inputs), EVAL_BATCH_SIZE):
+            batch = slice(start, start + EVAL_BATCH_SIZE)
+            yield forecast_outputs(model, inputs[batch].contiguous()).numpy(), targets[batch].numpy()
+    model.train(was_training)
+
+
+def interval_method(model: nn.Module, head_trained: bool) -> str:
+    """How a model's intervals are made: around its quantile head when it has a trained one (a head whose
+    weights training did not keep is untrained), else conformal around its point forecast."""
+    return "quantile" if quantile_levels(model) and head_trained else "conformal"
+
+
+def calibrate(model: nn.Module, windows: WindowDataset, where: str, method: str) -> Calibration:
+    """Split-conformal margins from the model's scores on `windows` (`where` names them)."""
+    batches = _outputs(model, windows)
+    scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
+    return Calibration.from_scores(scores, quantile_levels(model), f"{where}, {len(windows)} windows", method)
+
+
+def interval_metrics(
+    model: nn.Module, calibration: Calibration, windows: WindowDataset, levels: list[int]
+) -> dict[str, dict[str, float]]:
+    """Coverage, mean width and interval score (standardized) of the calibrated intervals at `levels`."""
+    from forecaster.metrics import IntervalSums
+
+    sums = IntervalSums(levels)
+    for outputs, targets in _outputs(model, windows):
+        sums.update(calibration.intervals(levels, outputs), targets)
+    return sums.compute()
+
+
+def interval_report(
+    model: nn.Module, calibration: Calibration, windows: WindowDataset, levels: list[int]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{"intervals": scores per level}, and for a quantile head also "intervals_head": what the head gives
+    before its conformal margins (to show what calibration adds)."""
+    report = {"intervals": interval_metrics(model, calibration, windows, levels)}
+    if calibration.method == "quantile":
+        head = Calibration.head(calibration.levels, calibration.horizon, calibration.margins.shape[2])
+        report["intervals_head"] = interval_metrics(model, head, windows, levels)
+    return report

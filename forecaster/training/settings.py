@@ -12,6 +12,7 @@ from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.presets import AUTO, DEFAULT, resolve
 
 LR_SCHEDULES = ("none", "cosine")
+LOSSES = ("mse", "quantile")
 
 
 def devices_value(text: str) -> int | str:
@@ -70,6 +71,11 @@ class TrainSettings:
         [], "with --model auto, more models to choose among (e.g. patchtst,itransformer)", parse=parse_names
     )
     model_options: dict = setting({}, cli=False)
+    loss: str | None = setting(
+        None, "mse: point forecasts, conformal intervals around them; quantile: also a learned quantile head "
+        "at --levels (default 80,95; s3attention), conformally calibrated (default: quantile where the "
+        "preset or --levels gives a head, else mse)", choices=LOSSES,
+    )
     batch_size: int = setting(32, "windows per training step", minimum=1)
     lr: float | None = setting(None, "AdamW learning rate (default: the preset's, else 1e-4)", above=0)
     weight_decay: float = setting(0.01, "AdamW weight decay", minimum=0)

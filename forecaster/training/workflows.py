@@ -10,20 +10,32 @@ runs on the saved bundle, so both commands print the same numbers.
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lightning
+import numpy as np
 import torch
 from torch import nn
 
 import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
-from forecaster.data import TimeSeries, load_dataset, read_csv
-from forecaster.errors import ConfigError, DataError
+from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
+from forecaster.data import TimeSeries, WindowDataset, load_dataset, read_csv
+from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.training.fit import Fitted, fit_candidate, plan
-from forecaster.training.scoring import block_means, evaluate_model, naive_metrics, simplest_within_evidence
+from forecaster.training.scoring import (
+    block_means,
+    calibrate,
+    evaluate_model,
+    interval_method,
+    interval_report,
+    naive_metrics,
+    simplest_within_evidence,
+    split_windows,
+)
 from forecaster.training.settings import TrainSettings
 
 
@@ -64,17 +76,34 @@ class TrainOutcome:
 
 
 def evaluate_bundle(
-    bundle: Bundle, series: TimeSeries, *, accelerator: str = "auto", progress_bar: bool = True
+    bundle: Bundle,
+    series: TimeSeries,
+    *,
+    levels: Sequence[int] = (),
+    accelerator: str = "auto",
+    progress_bar: bool = True,
 ) -> dict[str, Any]:
-    """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's."""
+    """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's; with
+    `levels`, also its intervals' coverage, width and interval score per level (under "intervals")."""
+    _check_columns(bundle, series)
+    if levels and bundle.calibration is None:
+        raise BundleError(uncalibrated(bundle.name))
+    checked = bundle.calibration.check(levels) if levels else []
+    metrics = evaluate_model(
+        bundle.model, bundle.data, bundle.scaler, series, accelerator=accelerator, progress_bar=progress_bar
+    )
+    if checked:
+        windows = split_windows(bundle.data, bundle.scaler, series, "test")
+        metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
+    return metrics
+
+
+def _check_columns(bundle: Bundle, series: TimeSeries) -> None:
     if series.columns != bundle.data.columns:
         raise DataError(
             f"{series.source}: columns {', '.join(map(repr, series.columns))} differ from the columns model "
             f"{bundle.name!r} was trained on ({', '.join(map(repr, bundle.data.columns))})"
         )
-    return evaluate_model(
-        bundle.model, bundle.data, bundle.scaler, series, accelerator=accelerator, progress_bar=progress_bar
-    )
 
 
 def _versions() -> dict[str, str]:
@@ -84,6 +113,26 @@ def _versions() -> dict[str, str]:
         "lightning": lightning.__version__,
         "python": platform.python_version(),
     }
+
+
+def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation") -> Calibration:
+    """New interval margins for a bundle from `series`: its validation split under the bundle's split
+    (what training does), or every window of `series` (`on="all"`: recent rows, to recalibrate after the
+    data moved)."""
+    _check_columns(bundle, series)
+    method = bundle.calibration.method if bundle.calibration else "conformal"
+    data = bundle.data
+    if on == "validation":
+        windows, where = split_windows(data, bundle.scaler, series, "val"), "the validation split of"
+    elif len(series) >= data.input_size + data.horizon:
+        scaled = bundle.scaler.transform(series.values).astype(np.float32)
+        windows, where = WindowDataset(scaled, data.input_size, data.horizon), "every window of"
+    else:
+        raise DataError(
+            f"{series.source}: {len(series)} rows make no window; calibrating needs at least input_size + "
+            f"horizon = {data.input_size + data.horizon} rows, better several times that"
+        )
+    return calibrate(bundle.model, windows, f"{where} {series.source}", method)
 
 
 def _select(
@@ -152,6 +201,13 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
         "resumed": settings.resume,
         "versions": _versions(),
     }
+    validation = split_windows(best.data, best.scaler, series, "val")
+    method = interval_method(best.model, head_trained=not best.training["kept_initial_weights"])
+    calibration = calibrate(best.model, validation, "the validation split", method)
+    levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
+    if levels:
+        test = split_windows(best.data, best.scaler, series, "test")
+        metrics.update(interval_report(best.model, calibration, test, levels))
     path = save_bundle(
         out,
         model=best.model,
@@ -160,6 +216,7 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
         training=training,
         data=best.data,
         scaler=best.scaler,
+        calibration=calibration,
         overwrite=settings.overwrite,
     )
     return TrainOutcome(path, metrics, training, best.model)

@@ -20,10 +20,11 @@ from neuralforecast.losses.pytorch import MSE
 from forecaster.checks import default_of
 from forecaster.models import S3AttentionConfig, S3AttentionForecaster
 
-# The config fields the adapter takes by name; the rest come from neuralforecast's h, input_size, n_series.
+# The config fields the adapter takes by name; the rest come from neuralforecast's h, input_size, n_series
+# and (quantile_levels) the loss's quantiles.
 CONFIG_FIELDS = tuple(
     field.name for field in dataclasses.fields(S3AttentionConfig)
-    if field.name not in ("input_size", "horizon", "n_channels")
+    if field.name not in ("input_size", "horizon", "n_channels", "quantile_levels")
 )
 _DEFAULT = {name: default_of(S3AttentionConfig, name) for name in CONFIG_FIELDS}
 
@@ -35,8 +36,10 @@ class S3Attention(BaseModel):
     it standardizes every window itself, so `scaler_type="identity"` is the default. Defaults follow the
     reference training: MSE loss, AdamW (torch default weight decay 0.01), learning rate 1e-4, batch of
     32 windows. The S3AttentionConfig fields (d_model, n_heads, e_layers, ...) are keyword arguments; other
-    keywords go to neuralforecast's BaseModel and Lightning. Point losses with one output per series only
-    (the network has no distribution head).
+    keywords go to neuralforecast's BaseModel and Lightning. Point losses (MSE, MAE, ...) train the point
+    forecast; a multi-quantile loss (`MQLoss(level=[80, 95])`, or quantiles q and 1 - q) builds the
+    network's quantile head, so `predict` gives `S3Attention-lo-80`, `-hi-80`, ... as neuralforecast's
+    models do. Distribution losses are refused (the network has no distribution head).
     """
 
     EXOGENOUS_FUTR = False
@@ -80,13 +83,12 @@ class S3Attention(BaseModel):
     ) -> None:
         arguments = locals()
         fields = {name: arguments[name] for name in CONFIG_FIELDS}
-        config = S3AttentionConfig(input_size=input_size, horizon=h, n_channels=n_series, **fields)
         loss = MSE() if loss is None else loss
-        if loss.outputsize_multiplier != 1:
-            raise ValueError(
-                f"S3Attention forecasts one value per series and step; loss {type(loss).__name__} needs "
-                f"{loss.outputsize_multiplier} outputs (use a point loss such as MSE or MAE)"
-            )
+        outputs = _quantile_outputs(loss)
+        levels = sorted({level for _, level in outputs if level})
+        config = S3AttentionConfig(
+            input_size=input_size, horizon=h, n_channels=n_series, quantile_levels=levels, **fields
+        )
         super().__init__(
             h=h,
             input_size=input_size,
@@ -106,10 +108,44 @@ class S3Attention(BaseModel):
             **kwargs,
         )
         self.network = S3AttentionForecaster(config)
+        self._outputs = outputs
 
     def forward(self, windows_batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """insample_y (B, input_size, n_series) -> forecast (B, h, n_series)."""
-        return self.network(windows_batch["insample_y"])
+        """insample_y (B, input_size, n_series) -> forecast (B, h, n_series), or with a multi-quantile loss
+        (B, h, n_series * Q), the loss's Q quantiles fastest (what its `domain_map` expects)."""
+        x = windows_batch["insample_y"]
+        if not self.network.config.quantile_levels:
+            return self.network(x)
+        point, lower, upper = self.network.bounds(x)
+        levels = self.network.config.quantile_levels
+        columns = [
+            point if kind == "point" else (lower if kind == "lo" else upper)[..., levels.index(level)]
+            for kind, level in self._outputs
+        ]
+        return torch.stack(columns, dim=-1).flatten(-2)
+
+
+def _quantile_outputs(loss: Any) -> list[tuple[str, int]]:
+    """What each output of `loss` is: ("point", 0) for a point loss or the median, ("lo"/"hi", level) for
+    the quantiles (1 -+ level / 100) / 2 of a multi-quantile loss; ValueError for anything else."""
+    name = type(loss).__name__
+    if loss.outputsize_multiplier == 1 and not getattr(loss, "is_distribution_output", False):
+        return [("point", 0)]
+    quantiles = getattr(loss, "quantiles", None)
+    if quantiles is None or getattr(loss, "is_distribution_output", False):
+        raise ValueError(
+            f"S3Attention has a point forecast and a quantile head; loss {name} needs a distribution "
+            "(use MSE, MAE, or MQLoss(level=[80, 95]))"
+        )
+    outputs = []
+    for quantile in torch.as_tensor(quantiles).tolist():
+        level = round(abs(2 * quantile - 1) * 100)
+        if abs(abs(2 * quantile - 1) * 100 - level) > 1e-3 or level > 99:  # float32 quantiles
+            raise ValueError(
+                f"loss {name}: quantile {quantile} is not (1 -+ level / 100) / 2 for an integer level 1-99"
+            )
+        outputs.append(("point", 0) if level == 0 else ("lo" if quantile < 0.5 else "hi", level))
+    return outputs
 
 
 def register_with_neuralforecast() -> None:

@@ -1,0 +1,161 @@
+"""Prediction intervals: split-conformal calibration, stored with the model, and the intervals it gives.
+
+From N calibration windows (the validation split at training time, or recent rows with `forecaster
+calibrate`), a nonconformity score per window, horizon step and channel is ranked, and the margin of level
+a is the ceil((N + 1) a)-th smallest score (Vovk et al. 2005; Lei et al. 2018): a new window exchangeable
+with those is inside the interval with probability at least a.
+
+- method "conformal" (every model): the score is |y - forecast|, the interval forecast +- margin, and
+  margins are kept for every integer level 1-99.
+- method "quantile" (a model with a learned quantile head): the score is max(lower - y, y - upper), the
+  interval [lower - margin, upper + margin] (conformalized quantile regression, Romano et al. 2019), at the
+  head's levels only. A margin may be negative: the head's interval was wider than needed.
+
+Margins are on the standardized scale; the train scaler maps intervals to original units. Intervals are
+nested around the forecast: lower <= forecast <= upper, and a higher level is never narrower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from forecaster.checks import check_int, parse_ints
+from forecaster.errors import ConfigError
+
+ALL_LEVELS = tuple(range(1, 100))
+DEFAULT_LEVELS = (80, 95)
+METHODS = ("conformal", "quantile")
+
+
+def check_levels(levels: Iterable[int]) -> list[int]:
+    """Interval levels as a sorted list of distinct integers 1-99; ConfigError naming the first bad one."""
+    checked = [check_int("interval level", level, minimum=1, maximum=99) for level in levels]
+    if not checked:
+        raise ConfigError("expected at least one interval level, e.g. 80,95")
+    return sorted(set(checked))
+
+
+def increasing_levels(levels: Sequence[int]) -> bool:
+    """True if `levels` are distinct integer levels 1-99 in increasing order (how they are stored)."""
+    try:
+        return check_levels(levels) == list(levels)
+    except ConfigError:
+        return False
+
+
+def parse_levels(text: str) -> list[int]:
+    """Flag text "80,95" -> [80, 95]."""
+    return check_levels(parse_ints(text))
+
+
+def uncalibrated(model: str) -> str:
+    """What to say when intervals are asked of a bundle saved before they existed."""
+    return (
+        f"model {model!r} has no interval calibration (it was saved before intervals existed); add one with "
+        "`forecaster calibrate --model DIR --dataset NAME` (or --csv FILE)"
+    )
+
+
+def _ranked(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+    """(len(levels), ...) order statistics of `scores` (N, ...) at the conformal rank of each level;
+    infinite where N is too small for the level (fewer than level / (100 - level) windows)."""
+    ordered = np.sort(np.asarray(scores, dtype=np.float32), axis=0)
+    count = ordered.shape[0]
+    ranks = np.ceil((count + 1) * np.asarray(levels) / 100.0).astype(int)  # 1-based
+    margins = np.full((len(levels), *ordered.shape[1:]), np.inf, dtype=np.float32)
+    inside = ranks <= count
+    margins[inside] = ordered[ranks[inside] - 1]
+    return margins
+
+
+def split_outputs(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, lower, upper) of a model's (..., H, C, 1 + 2K) outputs (`models.forecast_outputs`)."""
+    levels = (outputs.shape[-1] - 1) // 2
+    return outputs[..., 0], outputs[..., 1 : 1 + levels], outputs[..., 1 + levels :]
+
+
+def nonconformity(outputs: np.ndarray, targets: np.ndarray, method: str) -> np.ndarray:
+    """Scores of (N, H, C) targets: |y - point| (N, H, C) for "conformal"; for "quantile", by how much
+    y falls outside each level's head interval, max(lower - y, y - upper) (N, H, C, K)."""
+    point, lower, upper = split_outputs(outputs)
+    if method == "conformal":
+        return np.abs(targets - point)
+    return np.maximum(lower - targets[..., None], targets[..., None] - upper)
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """Margins (K, H, C) on the standardized scale for `levels`, how they apply (`method`), and what
+    calibrated them."""
+
+    levels: tuple[int, ...]
+    margins: np.ndarray
+    windows: int
+    source: str
+    method: str = "conformal"
+
+    @classmethod
+    def from_scores(cls, scores: np.ndarray, levels: Sequence[int], source: str, method: str) -> Calibration:
+        """From `nonconformity` scores of N windows: (N, H, C) for "conformal" (margins for every level
+        1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`."""
+        if method == "conformal":
+            return cls(ALL_LEVELS, _ranked(scores, ALL_LEVELS), len(scores), source)
+        margins = np.stack([_ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
+        return cls(tuple(levels), margins, len(scores), source, method)
+
+    @classmethod
+    def head(cls, levels: Sequence[int], horizon: int, channels: int) -> Calibration:
+        """The quantile head's own intervals, with no conformal margin (to report what calibration adds)."""
+        margins = np.zeros((len(levels), horizon, channels), dtype=np.float32)
+        return cls(tuple(levels), margins, 0, "the quantile head, uncalibrated", "quantile")
+
+    @property
+    def horizon(self) -> int:
+        return int(self.margins.shape[1])
+
+    def available_levels(self) -> list[int]:
+        """The levels this calibration answers (enough windows for a finite margin)."""
+        return [level for index, level in enumerate(self.levels) if np.isfinite(self.margins[index]).all()]
+
+    def check(self, levels: Iterable[int]) -> list[int]:
+        """`levels` checked against what this calibration can answer; ConfigError naming the problem."""
+        checked = check_levels(levels)
+        missing = [level for level in checked if level not in self.levels]
+        if missing:
+            raise ConfigError(
+                f"interval level {missing[0]} is not available: the model's intervals come from its "
+                f"quantile head, trained at levels {', '.join(map(str, self.levels))}"
+            )
+        for level in checked:
+            if not np.isfinite(self.margins[self.levels.index(level)]).all():
+                needed = int(np.ceil(level / (100 - level)))
+                raise ConfigError(
+                    f"interval level {level} needs at least {needed} calibration windows; the model was "
+                    f"calibrated on {self.windows} ({self.source}); ask a lower level or recalibrate on "
+                    "more rows with `forecaster calibrate`"
+                )
+        return checked
+
+    def intervals(
+        self, levels: Iterable[int], outputs: np.ndarray
+    ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """{level: (lo, hi)} for a model's standardized (..., H', C, 1 + 2K) outputs (H' <= the calibrated
+        horizon): around the point (conformal) or the head's bounds (quantile); nested, never crossing the
+        point."""
+        point, lower, upper = split_outputs(outputs)
+        steps = point.shape[-2]
+        result, lo, hi = {}, point, point
+        for level in self.check(levels):
+            index = self.levels.index(level)
+            margin = self.margins[index, :steps]
+            if self.method == "quantile":
+                base_lo, base_hi = lower[..., index], upper[..., index]
+            else:
+                base_lo, base_hi = point, point
+            lo = np.minimum(base_lo - margin, lo)
+            hi = np.maximum(base_hi + margin, hi)
+            result[level] = (lo, hi)
+        return result

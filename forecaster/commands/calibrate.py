@@ -1,0 +1,50 @@
+"""`forecaster calibrate`: new interval calibration for a bundle, from its validation split or recent rows."""
+
+from __future__ import annotations
+
+import argparse
+
+from forecaster.commands.common import add_source_arguments, csv_options, series_source
+
+HELP = "recalibrate a bundle's prediction intervals (conformal) on a dataset or recent rows"
+DESCRIPTION = (
+    "Compute the bundle's conformal interval margins again and replace them atomically: from the "
+    "validation split of --dataset/--csv under the bundle's split (--on validation, what training does; for "
+    "bundles saved before intervals existed), or from every window of the file (--on all: recent rows, when "
+    "the series has moved since training and the intervals no longer cover)."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
+    add_source_arguments(parser, targets=False)
+    parser.add_argument(
+        "--on",
+        choices=("validation", "all"),
+        default="validation",
+        help="which windows calibrate (default validation)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from forecaster.artifacts import load_bundle, write_calibration
+    from forecaster.calibration import DEFAULT_LEVELS
+    from forecaster.prediction import read_history
+    from forecaster.training.workflows import calibrate_bundle
+
+    bundle = load_bundle(args.model)
+    series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
+    calibration = calibrate_bundle(bundle, series, args.on)
+    path = write_calibration(args.model, calibration)
+    shown = [level for level in calibration.levels if level in DEFAULT_LEVELS] or calibration.levels
+    margins = ", ".join(
+        f"{level}% {float(calibration.margins[calibration.levels.index(level), 0].mean()):+.3g}"
+        for level in shown
+    )
+    print(
+        f"calibrated on {calibration.source} ({calibration.method}); step-1 margins (standardized, mean over "
+        f"columns): {margins}"
+    )
+    print(f"written to {path}")
+    return 0

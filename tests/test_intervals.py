@@ -1,0 +1,317 @@
+"""Prediction intervals: conformal coverage against its binomial oracle, conformalized quantiles, the
+quantile head and its loss, calibration in bundles (old bundles, tampered files, recalibration), and the
+same answer from `forecaster predict`, the Python path and the HTTP API."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from test_service import body_of, history, make_bundle, serving
+
+from forecaster.artifacts import CALIBRATION_FILE, load_bundle, save_bundle
+from forecaster.calibration import Calibration, nonconformity
+from forecaster.cli import main
+from forecaster.errors import BundleError, ConfigError
+from forecaster.metrics import IntervalSums
+from forecaster.models import forecast_outputs, get_model
+from forecaster.prediction import forecast, predict_outputs, read_history
+from forecaster.training.module import pinball_loss
+
+FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
+
+
+def _beta_sd(mean: float, windows: int) -> float:
+    return float(np.sqrt(mean * (1 - mean) / (windows + 2)))
+
+
+@pytest.mark.parametrize("level", [50, 80, 95])
+def test_conformal_coverage_on_gaussian_noise_is_nominal_within_binomial_error(level: int) -> None:
+    """Split conformal with N calibration errors covers a fresh one with probability k / (N + 1),
+    k = ceil((N + 1) a) (>= a), and the coverage of one calibration is Beta(k, N + 1 - k) distributed:
+    averaged over H * C independent cells and M test draws each, it lies within 4 standard errors."""
+    rng = np.random.default_rng(0)
+    windows, steps, channels, tests = 200, 6, 4, 5000
+    calibration = Calibration.from_scores(
+        np.abs(rng.standard_normal((windows, steps, channels))), [], "synthetic", "conformal"
+    )
+    point = np.zeros((tests, steps, channels, 1), dtype=np.float32)
+    targets = rng.standard_normal((tests, steps, channels))
+    lo, hi = calibration.intervals([level], point)[level]
+    coverage = float(((targets >= lo) & (targets <= hi)).mean())
+    expected = np.ceil((windows + 1) * level / 100) / (windows + 1)
+    cells = steps * channels
+    error = np.sqrt(_beta_sd(expected, windows) ** 2 / cells + expected * (1 - expected) / (tests * cells))
+    assert expected >= level / 100
+    assert abs(coverage - expected) < 4 * error, (coverage, expected, error)
+
+
+def test_conformal_margin_approaches_the_gaussian_quantile() -> None:
+    """With many windows the 80% / 95% margins of |N(0, 1)| errors are the normal quantiles 1.2816 and
+    1.9600 (closed form), to the sampling error of an order statistic."""
+    errors = np.abs(np.random.default_rng(1).standard_normal((40_000, 1, 1)))
+    calibration = Calibration.from_scores(errors, [], "synthetic", "conformal")
+    assert calibration.levels == tuple(range(1, 100))
+    margins = calibration.margins[[79, 94], 0, 0]
+    np.testing.assert_allclose(margins, [1.2816, 1.9600], atol=0.03)
+
+
+def test_too_few_windows_for_a_level_is_refused_with_the_count_needed() -> None:
+    calibration = Calibration.from_scores(np.ones((10, 2, 1)), [], "ten windows", "conformal")
+    assert 90 in calibration.available_levels() and 95 not in calibration.available_levels()
+    with pytest.raises(ConfigError, match="level 95 needs at least 19 calibration windows"):
+        calibration.check([80, 95])
+
+
+@pytest.mark.parametrize("head_scale", [0.3, 3.0])
+def test_conformalized_quantiles_restore_coverage_of_a_wrong_head(head_scale: float) -> None:
+    """A head whose 80% interval is 0.3x or 3x the right one covers far from 80%; CQR's margin (negative
+    for the too-wide head) brings the coverage back to nominal."""
+    rng = np.random.default_rng(2)
+
+    def outputs(count: int) -> np.ndarray:
+        half = head_scale * 1.2816 * np.ones((count, 3, 2, 1))
+        return np.concatenate([np.zeros((count, 3, 2, 1)), -half, half], axis=-1).astype(np.float32)
+
+    calibration_targets = rng.standard_normal((2000, 3, 2))
+    scores = nonconformity(outputs(2000), calibration_targets, "quantile")
+    calibration = Calibration.from_scores(scores, [80], "synthetic", "quantile")
+    assert (calibration.margins < 0).all() == (head_scale > 1)
+    targets = rng.standard_normal((20000, 3, 2))
+    head_lo, head_hi = Calibration.head([80], 3, 2).intervals([80], outputs(20000))[80]
+    lo, hi = calibration.intervals([80], outputs(20000))[80]
+    head_coverage = ((targets >= head_lo) & (targets <= head_hi)).mean()
+    coverage = ((targets >= lo) & (targets <= hi)).mean()
+    assert abs(head_coverage - 0.8) > 0.15
+    assert abs(coverage - 0.8) < 0.02
+
+
+def test_intervals_are_nested_and_never_cross_the_point() -> None:
+    """Even a quantile calibration with large negative margins (and a head that crosses itself) gives
+    lo <= point <= hi, and a higher level is never narrower."""
+    rng = np.random.default_rng(3)
+    outputs = rng.standard_normal((50, 4, 3, 5)).astype(np.float32)
+    margins = rng.normal(0, 2, size=(2, 4, 3)).astype(np.float32)
+    intervals = Calibration((80, 95), margins, 100, "random", "quantile").intervals([80, 95], outputs)
+    point = outputs[..., 0]
+    (lo80, hi80), (lo95, hi95) = intervals[80], intervals[95]
+    assert (lo95 <= lo80).all() and (lo80 <= point).all() and (point <= hi80).all() and (hi80 <= hi95).all()
+
+
+def test_interval_sums_match_their_definitions() -> None:
+    """Coverage, width and Winkler score on a hand-checked example: targets 0, 2, -3 in [-1, 1] at 80%:
+    inside, 1 above, 2 below -> coverage 1/3, width 2, score 2 + (2 / 0.2) * (0 + 1 + 2) / 3 = 12."""
+    sums = IntervalSums([80])
+    lo, hi = -np.ones(3), np.ones(3)
+    sums.update({80: (lo[:2], hi[:2])}, np.array([0.0, 2.0]))
+    sums.update({80: (lo[2:], hi[2:])}, np.array([-3.0]))
+    np.testing.assert_allclose(list(sums.compute()["80"].values()), [1 / 3, 2.0, 12.0])
+
+
+def test_pinball_loss_is_minimized_by_the_quantiles() -> None:
+    """Fitting two constants under the 80% pinball loss recovers the 10% and 90% quantiles of the sample
+    (Koenker and Bassett 1978), to the optimizer's precision."""
+    torch.manual_seed(0)
+    target = torch.randn(4000, 1, 1) * 2 + 1
+    lower = torch.zeros(1, requires_grad=True)
+    upper = torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.Adam([lower, upper], lr=0.05)
+    for _ in range(800):
+        optimizer.zero_grad()
+        batch = target.shape[0]
+        loss = pinball_loss(lower.expand(batch, 1, 1, 1), upper.expand(batch, 1, 1, 1), target, (80,))
+        loss.backward()
+        optimizer.step()
+    expected = torch.quantile(target.flatten(), torch.tensor([0.1, 0.9]))
+    np.testing.assert_allclose([lower.item(), upper.item()], expected.numpy(), atol=0.05)
+
+
+def _quantile_model(levels=(80, 95), **options):
+    torch.manual_seed(0)
+    return get_model(
+        "s3attention", input_size=16, horizon=4, n_channels=2, d_model=8, n_heads=2, fold=2, left_rank=4,
+        right_rank=4, quantile_levels=list(levels), **options,
+    ).eval()  # fmt: skip
+
+
+@pytest.mark.parametrize("anchor", ["mean", "last", "seam"])
+def test_the_quantile_head_never_crosses_and_leaves_the_point_forecast_alone(anchor: str) -> None:
+    model = _quantile_model(anchor=anchor, skip=anchor == "last")
+    with torch.no_grad():
+        model.spread.weight.normal_(0, 3.0)  # large raw widths of either sign
+    x = torch.randn(5, 16, 2) * 4 + 10
+    point, lower, upper = model.bounds(x)
+    assert lower.shape == upper.shape == (5, 4, 2, 2)
+    assert torch.equal(point, model(x))
+    assert (lower[..., 1] <= lower[..., 0]).all() and (lower[..., 0] <= point).all()
+    assert (point <= upper[..., 0]).all() and (upper[..., 0] <= upper[..., 1]).all()
+    assert torch.equal(forecast_outputs(model, x), torch.cat([point[..., None], lower, upper], dim=-1))
+
+
+def test_quantile_levels_must_be_increasing_levels() -> None:
+    for bad in ([95, 80], [0], [100], [80, 80]):
+        with pytest.raises(ConfigError, match="quantile_levels"):
+            _quantile_model(levels=bad)
+
+
+def _calibrated_bundle(root: Path, name: str, *, quantile: bool) -> Path:
+    """A small bundle with a real calibration from synthetic validation windows."""
+    from test_service import COLUMNS, HORIZON, INPUT_SIZE
+
+    path = make_bundle(root, name)
+    bundle = load_bundle(path)
+    model = _quantile_model() if quantile else bundle.model
+    rng = np.random.default_rng(4)
+    windows = rng.normal(
+        bundle.scaler.mean, bundle.scaler.scale, size=(300, INPUT_SIZE + HORIZON, len(COLUMNS))
+    )
+    outputs = predict_outputs(dataclasses.replace(bundle, model=model), windows[:, :INPUT_SIZE])
+    targets = bundle.scaler.transform(windows[:, INPUT_SIZE:])
+    method = "quantile" if quantile else "conformal"
+    calibration = Calibration.from_scores(
+        nonconformity(outputs, targets, method), [80, 95], "300 synthetic windows", method
+    )
+    shutil.rmtree(path)
+    return save_bundle(
+        path, model=model, model_name="s3attention", data=bundle.data, scaler=bundle.scaler,
+        metrics=bundle.metrics, training=bundle.training, calibration=calibration,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def interval_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("interval-models")
+    make_bundle(root, "uncalibrated")
+    _calibrated_bundle(root, "conformal", quantile=False)
+    _calibrated_bundle(root, "quantile", quantile=True)
+    return root
+
+
+def _frame_answer(answer: dict) -> pd.DataFrame:
+    return pd.DataFrame(answer["forecast"], index=pd.DatetimeIndex(answer["timestamps"], name="date"))
+
+
+@pytest.mark.parametrize("name", ["conformal", "quantile"])
+def test_cli_python_and_http_give_the_same_intervals(
+    interval_models: Path, name: str, tmp_path: Path
+) -> None:
+    """One answer three ways: `forecaster predict --level`, `prediction.forecast` and both HTTP routes
+    (values exact: JSON floats and repr() round-trip), in Nixtla's column naming."""
+    bundle = load_bundle(interval_models / name)
+    for level in (80, 95):
+        assert level in bundle.calibration.available_levels()
+    frame = history(rows=30, seed=7)
+    recent = tmp_path / "recent.csv"
+    frame.to_csv(recent)
+    table = forecast(bundle, read_history(bundle, recent), levels=[95, 80])
+    assert list(table.columns) == [
+        f"{column}{suffix}" for column in ("load", "OT")
+        for suffix in ("", "-lo-80", "-hi-80", "-lo-95", "-hi-95")
+    ]  # fmt: skip
+    for column in ("load", "OT"):
+        assert (table[f"{column}-lo-95"] <= table[f"{column}-lo-80"]).all()
+        assert (table[f"{column}-lo-80"] <= table[column]).all() and (
+            table[column] <= table[f"{column}-hi-80"]
+        ).all()
+        assert (table[f"{column}-hi-80"] <= table[f"{column}-hi-95"]).all()
+
+    written = tmp_path / "forecast.csv"
+    assert main(["predict", "--model", str(interval_models / name), "--csv", str(recent), "--level", "80,95",
+                 "--output", str(written)]) == 0  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pd.read_csv(written, index_col=0, parse_dates=True), table, check_freq=False
+    )
+
+    with serving(interval_models) as client:
+        answer = client.post(f"/v1/models/{name}/forecast", json=body_of(frame, level=[80, 95])).json()
+        upload = {"file": ("recent.csv", frame.to_csv(), "text/csv")}
+        response = client.post(f"/v1/models/{name}/forecast.csv", files=upload, params={"level": [95, 80]})
+        info = client.get(f"/v1/models/{name}").json()
+    pd.testing.assert_frame_equal(_frame_answer(answer), table, check_freq=False)
+    header, *rows = list(csv.reader(io.StringIO(response.text)))
+    assert header == ["date", *table.columns]
+    np.testing.assert_array_equal(
+        np.array([[float(cell) for cell in row[1:]] for row in rows]), table.to_numpy()
+    )
+    assert info["intervals"]["method"] == name and 80 in info["intervals"]["levels"]
+
+
+def test_levels_a_bundle_cannot_answer_are_refused_by_name(interval_models: Path) -> None:
+    frame = history(rows=20)
+    with serving(interval_models) as client:
+        none = client.post("/v1/models/uncalibrated/forecast", json=body_of(frame, level=[80]))
+        missing = client.post("/v1/models/quantile/forecast", json=body_of(frame, level=[90]))
+        batch = client.post("/v1/models/conformal/forecast",
+                            json={"inputs": [body_of(frame), body_of(frame, level=[0])]})  # fmt: skip
+        plain = client.post("/v1/models/uncalibrated/forecast", json=body_of(frame))
+        info = client.get("/v1/models/uncalibrated").json()
+    assert none.status_code == 422 and none.json()["details"][0]["field"] == "level"
+    assert (
+        "no interval calibration" in none.json()["message"]
+        and "forecaster calibrate" in none.json()["message"]
+    )
+    assert missing.status_code == 422 and "trained at levels 80, 95" in missing.json()["message"]
+    assert batch.status_code == 422 and batch.json()["details"][0]["field"] == "inputs[1].level[0]"
+    assert plain.status_code == 200 and list(plain.json()["forecast"]) == ["load", "OT"]
+    assert info["intervals"] is None
+
+
+def test_a_bundle_from_before_intervals_forecasts_points_and_says_how_to_calibrate(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The v1 fixture has no calibration: points as before; a level gets one line naming the fix; after
+    `forecaster calibrate` on its series, the same command answers with intervals."""
+    bundle_dir = tmp_path / "s3attention"
+    shutil.copytree(FIXTURES / "s3attention", bundle_dir)
+    series_csv = str(FIXTURES / "series.csv")
+    bundle = load_bundle(bundle_dir)
+    assert bundle.calibration is None
+    assert list(forecast(bundle, read_history(bundle, series_csv)).columns) == bundle.data.columns
+    with pytest.raises(ConfigError, match="no interval calibration"):
+        forecast(bundle, read_history(bundle, series_csv), levels=[80])
+    assert main(["predict", "--model", str(bundle_dir), "--csv", series_csv, "--level", "80"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "forecaster calibrate" in error[0]
+
+    assert main(["calibrate", "--model", str(bundle_dir), "--csv", series_csv]) == 0
+    assert sorted(path.name for path in bundle_dir.iterdir()) == sorted(
+        ["config.json", "weights.safetensors", "metrics.json", CALIBRATION_FILE]
+    )  # no staged leftovers
+    calibrated = load_bundle(bundle_dir)
+    assert (
+        calibrated.calibration.method == "conformal" and "validation split" in calibrated.calibration.source
+    )
+    table = forecast(calibrated, read_history(calibrated, series_csv), levels=[80])
+    assert len(table.columns) == 3 * len(bundle.data.columns)
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        (lambda t, m: ({**t, "margins": t["margins"] * float("nan")}, m), "must be numbers"),
+        (lambda t, m: ({**t, "margins": t["margins"][:, :2]}, m), "expected float32"),
+        (lambda t, m: ({**t, "levels": t["levels"].flip(0)}, m), "increasing int64 levels"),
+        (lambda t, m: (t, {**m, "method": "magic"}), "'method' must be one of"),
+        (lambda t, m: ({**t, "margins": -t["margins"].abs() - 1}, m), "non-negative"),
+    ],
+)
+def test_a_tampered_calibration_file_is_refused_on_load(interval_models, tmp_path, tamper, message) -> None:
+    bundle_dir = tmp_path / "conformal"
+    shutil.copytree(interval_models / "conformal", bundle_dir)
+    path = bundle_dir / CALIBRATION_FILE
+    from safetensors import safe_open
+
+    with safe_open(path, framework="pt") as handle:
+        metadata = handle.metadata()
+    tensors, metadata = tamper(load_file(path), metadata)
+    save_file({key: value.contiguous() for key, value in tensors.items()}, path, metadata=metadata)
+    with pytest.raises(BundleError, match=message):
+        load_bundle(bundle_dir)
