@@ -27,6 +27,7 @@ from torch import nn
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import check_int
 from forecaster.data.scaling import Scaler
+from forecaster.data.series import ReadOptions
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.data.timeindex import check_frequency
 from forecaster.errors import BundleError, ForecasterError
@@ -51,9 +52,18 @@ class DataConfig:
     input_size: int
     horizon: int
     split: str
+    # How the training rows were read beyond the date column (added after format 2 appeared: optional).
+    date_from: list[str] | None = None
+    fill_missing: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def read_options(self) -> dict[str, Any]:
+        """The `ReadOptions` that read new rows the way the training rows were read."""
+        dated = self.date_col is not None or self.date_from is not None
+        return {"date_col": self.date_col, "date_from": self.date_from, "no_date": not dated,
+                "fill_missing": self.fill_missing}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -61,7 +71,8 @@ class DataConfig:
         if not isinstance(raw, dict):
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
-        missing, unknown = sorted(expected - raw.keys()), sorted(raw.keys() - expected)
+        optional = {"date_from", "fill_missing"}
+        missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
         if missing or unknown:
             raise BundleError(
                 f"{where}: " + "; ".join(
@@ -91,7 +102,12 @@ class DataConfig:
             raise BundleError(f"{where}.columns: expected a non-empty list of column names, got {columns!r}")
         if len(set(columns)) != len(columns):
             raise BundleError(f"{where}.columns: expected each column once, got {columns!r}")
-        return cls(**{name: raw[name] for name in expected})
+        read = {name: raw[name] for name in optional if name in raw}
+        try:
+            ReadOptions(date_col=None, **read)
+        except ForecasterError as error:
+            raise BundleError(f"{where}: {error}") from None
+        return cls(**{name: raw[name] for name in expected - optional}, **read)
 
 
 @dataclass

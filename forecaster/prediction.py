@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,23 +54,15 @@ class PreparedHistory:
         return [int(step) for step in self.future]
 
 
-def read_history(
-    bundle: Bundle,
-    path: str | Path,
-    *,
-    date_col: str | None = None,
-    no_date: bool | None = None,
-    fill_missing: str | None = None,
-) -> TimeSeries:
-    """Read a CSV with the bundle's columns (in the bundle's order); DataError names any missing column.
-
-    The date column defaults to the one the bundle was trained with; `date_col`/`no_date` override it.
-    """
+def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
+    """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
+    (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
+    DataError names any missing column."""
     path, data = Path(path), bundle.data
-    if no_date is None:
-        no_date = data.date_col is None and date_col is None
-    if not no_date and date_col is None:
-        date_col = data.date_col
+    read = {**data.read_options(), **{key: value for key, value in options.items() if value is not None}}
+    if options.get("no_date") or options.get("date_col") or options.get("date_from"):
+        read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
+        read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
     try:
         header = [
             str(column).strip() for column in pd.read_csv(path, nrows=0, encoding_errors="replace").columns
@@ -84,12 +77,13 @@ def read_history(
                 f"trained on; expected columns {', '.join(map(repr, data.columns))}, "
                 f"the file has {', '.join(map(repr, header))}"
             )
+        date_col = read.get("date_col")
         if date_col is not None and date_col not in header:
             raise DataError(
                 f"{path}: date column {date_col!r} (the one model {bundle.name!r} was trained with) not "
                 "found; name the file's date column with --date-col, or pass --no-date"
             )
-    return read_csv(path, date_col=date_col, targets=data.columns, no_date=no_date, fill_missing=fill_missing)
+    return read_csv(path, **read, targets=data.columns)
 
 
 def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
@@ -264,7 +258,8 @@ def forecast(
             raise ConfigError(str(error)) from None
         where = f"line {error.row + 2}: " if error.row is not None else ""
         raise DataError(f"{series.source}: {where}{error}") from None
-    index = prepared.future.rename(series.date_col or bundle.data.date_col or "step")
+    dated = isinstance(prepared.future, pd.DatetimeIndex)
+    index = prepared.future.rename(series.date_col or bundle.data.date_col or ("date" if dated else "step"))
     return pd.DataFrame(columns, index=index)
 
 

@@ -187,6 +187,42 @@ def test_a_quantile_head_is_trained_calibrated_and_scored_beside_its_raw_interva
     assert "OT-lo-95" in text and "OT-hi-95" in text and plot.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_bundle_reads_new_rows_the_way_its_training_rows_were_read(tmp_path, capsys):
+    """Trained with --fill-missing interpolate on a weekly file with missing weeks and cells, the bundle
+    predicts on that same file with no flag; a quarterly file with year and quarter columns trains with
+    --date-from and its forecast continues the quarters."""
+    rng = np.random.default_rng(0)
+    weeks = pd.date_range("2015-01-04", periods=160, freq="W-SUN")
+    weekly = pd.DataFrame({"week": weeks.strftime("%Y-%m-%d"), "sales": 10 + rng.normal(0, 1, 160)})
+    weekly = weekly.drop(index=[20, 21, 100]).reset_index(drop=True)
+    weekly.loc[50, "sales"] = np.nan
+    weekly.to_csv(tmp_path / "weekly.csv", index=False)
+    small = [*TINY, "--max-epochs", "1", "--no-progress"]
+    code, _, err = run_cli(["train", "--csv", tmp_path / "weekly.csv", "--date-col", "week", "--fill-missing",
+                            "interpolate", "--horizon", "4", "--input-size", "26", *small,
+                            "--out", tmp_path / "weekly"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert load_bundle(tmp_path / "weekly").data.read_options()["fill_missing"] == "interpolate"
+    predict = ["predict", "--model", tmp_path / "weekly", "--csv", tmp_path / "weekly.csv"]
+    code, out, err = run_cli(predict, capsys)
+    assert code == 0, err
+    assert "2018-01-28" in out  # the week after the last one (160 weeks from 2015-01-04)
+
+    quarters = pd.DataFrame({"year": np.repeat(np.arange(1990, 2020), 4), "quarter": [1, 2, 3, 4] * 30})
+    quarters["gdp"] = 100 + np.arange(120) * 0.5 + rng.normal(0, 1, 120)
+    quarters.to_csv(tmp_path / "macro.csv", index=False)
+    dates = ["--date-from", "year,quarter", "--horizon", "4", "--input-size", "12"]
+    train = ["train", "--csv", tmp_path / "macro.csv", *dates, *small, "--out", tmp_path / "macro"]
+    code, _, err = run_cli(train, capsys)
+    assert code == 0, err
+    bundle = load_bundle(tmp_path / "macro")
+    assert bundle.data.freq == "QS-JAN" and bundle.data.date_from == ["year", "quarter"]
+    predict = ["predict", "--model", tmp_path / "macro", "--csv", tmp_path / "macro.csv"]
+    code, out, err = run_cli(predict, capsys)
+    assert code == 0, err
+    assert "2020-01-01" in out and "2020-10-01" in out
+
+
 def tree_keys(value, prefix: str = "") -> set[str]:
     if not isinstance(value, dict):
         return {prefix}

@@ -52,9 +52,14 @@ BROKEN = {
         _rows([HOURS[i] for i in (0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11)], _ints(12)),
         ["not sorted: line 6 (2020-01-01 03:00:00) comes after line 5 (2020-01-01 07:00:00)", "sort the"],
     ),
-    "irregular_steps": (
+    "missing_steps": (
         _rows(HOURS[:6] + HOURS[7:] + ["2020-01-01 12:00"], _ints(12)),
-        ["irregular time steps", "line 8 is 2020-01-01 07:00:00 but one h step after line 7", "constant"],
+        ["1 missing time step(s) in column 'date' of a h series, the first 2020-01-01 06:00:00",
+         "--fill-missing to fill the missing rows"],
+    ),  # fmt: skip
+    "irregular_steps": (
+        _rows(HOURS[:6] + ["2020-01-01 05:30"] + HOURS[6:11], _ints(12)),
+        ["irregular time steps", "line 8 is 2020-01-01 05:30:00 but one h step after line 7", "constant"],
     ),
     "missing_date_column": (
         "a,b\n" + "".join(f"{i},{i * 2}\n" for i in range(12)),
@@ -170,8 +175,8 @@ def test_no_date_indexes_rows_by_integer_steps(tmp_path):
         ({"targets": ["a", "zzz"]}, "unknown target column(s) 'zzz'; columns are 'date', 'a', 'b'"),
         ({"targets": ["date"]}, "the date column 'date' cannot be a target"),
         ({"date_col": "when"}, "date column 'when' not found; columns are 'date', 'a', 'b'"),
-        ({"date_col": "a"}, "date column 'a' holds numbers; expected timestamps"),
-        ({"fill_missing": "mean"}, "fill_missing='mean': expected one of ffill, interpolate or None"),
+        ({"date_col": "a"}, "date column 'a' holds numbers that are not years; expected timestamps"),
+        ({"fill_missing": "mean"}, "'fill_missing' must be one of ffill, interpolate, got 'mean'"),
         ({"no_date": True, "date_col": "date"}, "contradict each other"),
     ],
 )

@@ -6,13 +6,22 @@ import argparse
 from typing import Any
 
 
-def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a CSV is read: its date column (or none) and how missing cells are filled."""
-    from forecaster.data.reader import FILL_METHODS
+def add_csv_arguments(parser: argparse.ArgumentParser, *, targets: bool = False) -> None:
+    """How a CSV is read (`ReadOptions`: dates, missing cells and steps; the targets only where asked).
+    Commands that read with a bundle default every unset option to the bundle's."""
+    from forecaster.commands.options import add_settings
+    from forecaster.data.series import ReadOptions
 
-    parser.add_argument("--date-col", help="name of the date column (default: found automatically)")
-    parser.add_argument("--no-date", action="store_true", help="the file has no dates: use integer steps")
-    parser.add_argument("--fill-missing", choices=FILL_METHODS, help="fill missing values")
+    group = parser.add_argument_group("reading the CSV")
+    add_settings(group, ReadOptions, skip=() if targets else ("targets",))
+
+
+def csv_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The reading options given on the command line."""
+    from forecaster.commands.options import given
+    from forecaster.data.series import ReadOptions
+
+    return given(args, ReadOptions)
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> None:
@@ -20,9 +29,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", metavar="NAME", help="registered benchmark dataset, e.g. ETTm2")
     source.add_argument("--csv", metavar="FILE", help="CSV file with a date column and numeric columns")
-    add_csv_arguments(parser)
-    if targets:
-        parser.add_argument("--targets", help="comma-separated columns to forecast (default: all numeric)")
+    add_csv_arguments(parser, targets=targets)
     parser.add_argument("--data-dir", help="directory searched first for registered datasets")
 
 
@@ -45,29 +52,11 @@ def add_split_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def target_list(args: argparse.Namespace) -> list[str] | None:
-    targets = getattr(args, "targets", None)
-    return [name.strip() for name in targets.split(",")] if targets else None
-
-
 def series_source(args: argparse.Namespace) -> Any:
-    """The SeriesSource the --dataset / --csv flags name."""
+    """The SeriesSource the --dataset / --csv flags and the reading options name."""
     from forecaster.training.workflows import SeriesSource
 
-    return SeriesSource(
-        dataset=args.dataset,
-        csv=args.csv,
-        data_dir=args.data_dir,
-        date_col=args.date_col,
-        targets=target_list(args),
-        no_date=args.no_date,
-        fill_missing=args.fill_missing,
-    )
-
-
-def csv_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Reading options for a CSV scored by a bundle (unset ones default to the bundle's)."""
-    return {"date_col": args.date_col, "no_date": args.no_date or None, "fill_missing": args.fill_missing}
+    return SeriesSource(dataset=args.dataset, csv=args.csv, data_dir=args.data_dir, options=csv_options(args))
 
 
 def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:

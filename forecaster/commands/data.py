@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from forecaster.commands.common import add_csv_arguments, add_split_argument, target_list
+from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options
 
 HELP = "inspect and obtain datasets"
 
@@ -23,8 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     describe.add_argument("--input-size", type=int, help="input length L (default: registry value, else 96)")
     describe.add_argument("--horizon", type=int, help="horizon H (default: first registered one, else 96)")
     describe.add_argument("--stride", type=int, default=1, help="rows between train windows")
-    add_csv_arguments(describe)
-    describe.add_argument("--targets", help="comma-separated target columns (default: all numeric columns)")
+    add_csv_arguments(describe, targets=True)
     describe.add_argument("--json", action="store_true", help="print one JSON object")
     describe.set_defaults(handler=_describe)
 
@@ -51,10 +50,7 @@ def _describe(args: argparse.Namespace) -> int:
         input_size=args.input_size,
         horizon=args.horizon,
         stride=args.stride,
-        date_col=args.date_col,
-        targets=target_list(args),
-        no_date=args.no_date,
-        fill_missing=args.fill_missing,
+        **csv_options(args),
     )
     for message in info["warnings"]:
         print(f"forecaster: warning: {message}", file=sys.stderr)

@@ -10,13 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from forecaster.data.reader import (
-    DataQualityWarning,
-    TimeSeries,
-    load_dataset,
-    read_csv,
-)
+from forecaster.data.reader import load_dataset, read_csv, read_frame
 from forecaster.data.registry import DATASETS, DatasetSpec, data_search_dirs, get_spec, locate_dataset
+from forecaster.data.series import DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.splits import SPLIT_SCHEMES, min_rows, split_borders, window_count, window_counts
 from forecaster.data.timeindex import check_frequency, future_timestamps, infer_frequency, season_length
 
@@ -44,6 +40,8 @@ __all__ = [
     "locate_dataset",
     "min_rows",
     "read_csv",
+    "read_frame",
+    "ReadOptions",
     "season_length",
     "split_borders",
     "window_count",

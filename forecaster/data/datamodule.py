@@ -6,8 +6,8 @@ import lightning as L
 import numpy as np
 from torch.utils.data import DataLoader
 
-from forecaster.data.reader import TimeSeries
 from forecaster.data.scaling import Scaler
+from forecaster.data.series import TimeSeries
 from forecaster.data.splits import Borders, split_borders, window_counts
 from forecaster.data.windows import WindowDataset
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from forecaster.checks import check_int
-from forecaster.data.reader import TimeSeries, load_dataset, read_csv
+from forecaster.data.reader import load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
+from forecaster.data.series import TimeSeries
 from forecaster.data.splits import split_borders, window_counts
 from forecaster.errors import DataError
 
@@ -17,21 +17,12 @@ DEFAULT_INPUT_SIZE = 96
 DEFAULT_HORIZON = 96
 
 
-def load_source(
-    name_or_path: str,
-    *,
-    data_dir: str | Path | None = None,
-    date_col: str | None = None,
-    targets: Sequence[str] | None = None,
-    no_date: bool = False,
-    fill_missing: str | None = None,
-) -> TimeSeries:
+def load_source(name_or_path: str, *, data_dir: str | Path | None = None, **options: Any) -> TimeSeries:
     """An existing CSV path is read as a user file; otherwise the name must be a registered dataset.
 
-    A registered name without reader options loads exactly as published (shape checked); with options
-    (e.g. `targets=["OT"]`) its located file goes through `read_csv` like any other.
+    A registered name without reader options (`ReadOptions` fields) loads exactly as published (shape
+    checked); with options (e.g. `targets=["OT"]`) its located file goes through `read_csv` like any other.
     """
-    options = {"date_col": date_col, "targets": targets, "no_date": no_date, "fill_missing": fill_missing}
     path = Path(name_or_path)
     if path.is_file():
         return read_csv(path, **options)
@@ -54,26 +45,17 @@ def describe(
     input_size: int | None = None,
     horizon: int | None = None,
     stride: int = 1,
-    date_col: str | None = None,
-    targets: Sequence[str] | None = None,
-    no_date: bool = False,
-    fill_missing: str | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
-    """Rows, columns, frequency, date range, split borders and window counts as one JSON-ready dict.
+    """Rows, columns, frequency, date range, split borders and window counts as one JSON-ready dict
+    (`options`: how a CSV is read, the `ReadOptions` fields).
 
     Input size and horizon default to the registry's values for benchmark files (first horizon),
     else 96/96. Warnings raised while reading are returned under "warnings" instead of printed.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        series = load_source(
-            name_or_path,
-            data_dir=data_dir,
-            date_col=date_col,
-            targets=targets,
-            no_date=no_date,
-            fill_missing=fill_missing,
-        )
+        series = load_source(name_or_path, data_dir=data_dir, **options)
     spec = get_spec(series.dataset) if series.dataset else None
     input_size = input_size or (spec.input_size if spec else DEFAULT_INPUT_SIZE)
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)

@@ -8,56 +8,34 @@ protocol's numbers stay comparable with the literature.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
+from forecaster.data.dates import (
+    dates_from_parts,
+    find_date_parts,
+    parse_period_labels,
+    regular_grid,
+    year_numbers,
+)
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
+from forecaster.data.series import DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
-DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds")
-FILL_METHODS = ("ffill", "interpolate")
+DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period")
+YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 FILL_VALUE = -9999
 _SHOWN = 5
 _DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "'|' characters"}
-
-
-class DataQualityWarning(UserWarning):
-    """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
-
-
-@dataclass
-class TimeSeries:
-    """A validated multivariate series: `frame` holds only float64 target columns on a time index."""
-
-    frame: pd.DataFrame
-    freq: str | None
-    source: str
-    date_col: str | None = None
-    dataset: str | None = None
-
-    @property
-    def values(self) -> np.ndarray:
-        """The (N, C) float64 matrix of target values."""
-        return self.frame.to_numpy(dtype=np.float64)
-
-    @property
-    def columns(self) -> list[str]:
-        return [str(column) for column in self.frame.columns]
-
-    @property
-    def index(self) -> pd.Index:
-        return self.frame.index
-
-    def __len__(self) -> int:
-        return len(self.frame)
 
 
 def _line(position: int) -> int:
@@ -100,16 +78,28 @@ def _parse(path: Path) -> pd.DataFrame:
     return raw
 
 
+def _find_year_column(raw: pd.DataFrame) -> str | None:
+    """A column of whole year numbers named like a year (yearly data without a date column)."""
+    for column in raw.columns:
+        if column.lower() in YEAR_NAMES and year_numbers(raw[column]) is not None:
+            return column
+    return None
+
+
 def _find_date_column(raw: pd.DataFrame) -> str | None:
+    """A text column named like a date, or a first column of timestamps or period labels."""
     for column in raw.columns:
         if column.lower() in DATE_NAMES and _is_text(raw[column]):
             return column
     first = raw.columns[0]
     if _is_text(raw[first]):
+        head = raw[first].head(20)
+        if parse_period_labels(head) is not None:
+            return first
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                parsed = pd.to_datetime(raw[first].head(20), errors="coerce")
+                parsed = pd.to_datetime(head, errors="coerce")
             except (ValueError, TypeError, OverflowError):
                 return None
         if parsed.notna().all():
@@ -117,13 +107,21 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     return None
 
 
-def _parse_dates(path: Path, raw: pd.DataFrame, date_col: str) -> pd.DatetimeIndex:
+def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeIndex:
+    """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex."""
     column = raw[date_col]
     if not _is_text(column):
+        years = year_numbers(column)
+        if years is not None:
+            return years.rename(date_col)
         raise DataError(
-            f"{path}: date column {date_col!r} holds numbers; expected timestamps such as "
-            "2016-07-01 00:00:00 (pass no_date=True / --no-date to index rows by integer steps)"
+            f"{path}: date column {date_col!r} holds numbers that are not years; expected timestamps such as "
+            "2016-07-01 00:00:00, period labels such as 2020-Q1, or whole years (date_from / --date-from "
+            "year,quarter builds dates from separate columns; no_date / --no-date indexes rows by steps)"
         )
+    labels = parse_period_labels(column)
+    if labels is not None:
+        return labels.rename(date_col)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
@@ -171,9 +169,10 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
 
 
 def _check_time_order(
-    path: Path, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
-) -> str | None:
-    """Reject unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
+    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str], fill: bool
+) -> tuple[str | None, pd.DatetimeIndex | None]:
+    """(frequency, the full grid when missing steps are to be filled): reject unsorted, duplicate and
+    irregular timestamps, and missing steps unless `fill` (benchmark files: note them instead)."""
     steps = np.diff(index.asi8)
     backwards = np.flatnonzero(steps < 0)
     if backwards.size:
@@ -195,6 +194,17 @@ def _check_time_order(
         notes.append(message)
     freq = infer_frequency(index)
     if freq is None and len(index) >= 3:
+        found = regular_grid(index) if spec is None else None
+        if found is not None:
+            freq, grid = found
+            if fill:
+                return freq, grid
+            first = grid[~grid.isin(index)][0]
+            raise DataError(
+                f"{path}: {len(grid) - len(index)} missing time step(s) in column {date_col!r} of a {freq} "
+                f"series, the first {first}; expected one row per step (or pass fill_missing='interpolate' "
+                "or 'ffill' / --fill-missing to fill the missing rows)"
+            )
         count, first = _irregular_steps(index)
         if spec is None:
             raise DataError(
@@ -204,11 +214,11 @@ def _check_time_order(
         if count:
             notes.append(f"{count} irregular step(s): {first}")
         freq = spec.freq
-    return freq
+    return freq, None
 
 
 def _numeric_columns(
-    path: Path, raw: pd.DataFrame, date_col: str | None, targets: Sequence[str] | None, notes: list[str]
+    path: str, raw: pd.DataFrame, date_cols: list[str], targets: Sequence[str] | None, notes: list[str]
 ) -> tuple[list[str], np.ndarray]:
     explicit = targets is not None
     if explicit:
@@ -219,14 +229,15 @@ def _numeric_columns(
                 f"{path}: unknown target column(s) {', '.join(map(repr, unknown))}; "
                 f"columns are {', '.join(map(repr, raw.columns))}"
             )
-        if date_col in chosen:
+        dated = [name for name in chosen if name in date_cols]
+        if dated:
             raise DataError(
-                f"{path}: the date column {date_col!r} cannot be a target; expected numeric columns"
+                f"{path}: the date column {dated[0]!r} cannot be a target; expected numeric columns"
             )
         if len(set(chosen)) != len(chosen):
             raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
     else:
-        chosen = [column for column in raw.columns if column != date_col]
+        chosen = [column for column in raw.columns if column not in date_cols]
     kept: list[str] = []
     arrays: list[np.ndarray] = []
     skipped: list[str] = []
@@ -288,78 +299,113 @@ def _handle_missing(
     return frame
 
 
-def read_csv(
-    path: str | Path,
-    *,
-    date_col: str | None = None,
-    targets: Sequence[str] | None = None,
-    no_date: bool = False,
-    fill_missing: str | None = None,
-) -> TimeSeries:
-    """Read and validate a CSV file of one or more time series.
+def read_csv(path: str | Path, **options: Any) -> TimeSeries:
+    """Read and validate a CSV file of one or more time series (`options`: the `ReadOptions` fields).
 
-    The date column is `date_col`, else a column named date/datetime/timestamp/time/ds, else a first
-    column of timestamps; `no_date=True` indexes rows by integer steps instead. Targets default to
-    every numeric non-date column. Missing values are an error unless `fill_missing` is "ffill" or
+    The dates come from `date_col`, else a column named date/datetime/timestamp/time/ds/period, else a
+    column of year numbers named year, else year and quarter / month / week columns, else a first column
+    of timestamps or period labels; `date_from` names the year / quarter / month / week columns, and
+    `no_date=True` indexes rows by integer steps. Targets default to every numeric column left. Missing
+    cells, and missing rows of a regular series, are an error unless `fill_missing` is "ffill" or
     "interpolate". Registered benchmark files with their published shape keep their known quirks
     (duplicate timestamp, gaps) and only warn (`DataQualityWarning`).
     """
+    read = ReadOptions(**options)
     path = Path(path)
-    if fill_missing is not None and fill_missing not in FILL_METHODS:
-        raise DataError(f"fill_missing={fill_missing!r}: expected one of {', '.join(FILL_METHODS)} or None")
-    if no_date and date_col is not None:
-        raise DataError(
-            f"{path}: date_col={date_col!r} and no_date=True contradict each other; pass one of them"
-        )
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     raw = _parse(path)
-    notes: list[str] = []
     spec = find_spec_for_file(path)
+    notes: list[str] = []
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
             f"named like benchmark {spec.name} but has {raw.shape[0]} rows x {raw.shape[1]} columns "
             f"(registered {spec.rows} x {spec.columns}), so it is validated as a user file"
         )
         spec = None
+    return _read_table(raw, str(path), read, spec, notes)
+
+
+def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
+    """`read_csv` for a DataFrame already in memory: its columns, or a DatetimeIndex as the dates."""
+    read = ReadOptions(**options)
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
+    raw = frame.copy()
+    if isinstance(raw.index, pd.DatetimeIndex) and read.date_col is None and not read.no_date:
+        name = raw.index.name or "date"
+        if name in raw.columns:
+            raise DataError(f"{source}: the index and a column are both named {name!r}; rename one")
+        raw = raw.reset_index(names=name)
+        raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
+        read = dataclasses.replace(read, date_col=name) if read.date_from is None else read
+    else:
+        raw = raw.reset_index(drop=True)
+    raw.columns = [str(column).strip() for column in raw.columns]
+    if raw.empty:
+        raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
+    return _read_table(raw, source, read, None, [])
+
+
+def _read_table(
+    raw: pd.DataFrame, source: str, read: ReadOptions, spec: DatasetSpec | None, notes: list[str]
+) -> TimeSeries:
     replaced = [column for column in raw.columns if "\ufffd" in column]
     if replaced:
         names = ", ".join(map(repr, replaced))
         notes.append(f"header name(s) {names} contain U+FFFD (bytes that were not UTF-8)")
+    if len(set(raw.columns)) != len(raw.columns):
+        repeated = sorted({column for column in raw.columns if list(raw.columns).count(column) > 1})
+        names = ", ".join(map(repr, repeated))
+        raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
 
     freq: str | None = None
-    if no_date:
+    date_col, date_from, grid = read.date_col, read.date_from, None
+    if read.no_date:
         index: pd.Index = pd.RangeIndex(len(raw))
     else:
-        if date_col is None:
+        if date_col is None and date_from is None:
             date_col = _find_date_column(raw)
-            if date_col is None:
+            date_from = find_date_parts(raw.columns) if date_col is None else None
+            if date_col is None and date_from is None:
+                date_col = _find_year_column(raw)
+            if date_col is None and date_from is None:
                 raise DataError(
-                    f"{path}: no date column found (looked for a column named {'/'.join(DATE_NAMES)} "
-                    "or a first column of timestamps); name it with date_col (--date-col) or pass "
+                    f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
+                    "numbers, year with quarter / month / week columns, or a first column of timestamps); "
+                    "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
                     "no_date=True (--no-date) to index rows by integer steps"
                 )
-        elif date_col not in raw.columns:
+        if date_col is not None and date_col not in raw.columns:
             raise DataError(
-                f"{path}: date column {date_col!r} not found; columns are "
+                f"{source}: date column {date_col!r} not found; columns are "
                 f"{', '.join(map(repr, raw.columns))} (pass no_date=True / --no-date for a file without "
                 "timestamps)"
             )
-        index = _parse_dates(path, raw, date_col)
-        freq = _check_time_order(path, index, date_col, spec, notes)
+        if date_from is not None:
+            index = dates_from_parts(raw, date_from, source)
+        else:
+            index = _parse_dates(source, raw, date_col)
+        freq, grid = _check_time_order(source, index, index.name, spec, notes, read.fill_missing is not None)
 
-    columns, matrix = _numeric_columns(path, raw, date_col, targets, notes)
+    used_for_dates = [date_col] if date_col is not None else list(date_from or [])
+    columns, matrix = _numeric_columns(source, raw, used_for_dates, read.targets, notes)
     frame = pd.DataFrame(matrix, index=index, columns=columns)
-    frame = _handle_missing(path, frame, fill_missing, notes)
+    if grid is not None:
+        notes.append(f"added {len(grid) - len(frame)} missing time step(s) of the {freq} grid")
+        frame = frame.reindex(grid)
+    frame = _handle_missing(source, frame, read.fill_missing, notes)
     fills = int((matrix == FILL_VALUE).sum())
     if fills:
         notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
-        warnings.warn(f"{path}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=2)
+        warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
+    effective = dataclasses.replace(read, date_col=date_col, date_from=date_from, targets=columns)
     return TimeSeries(
-        frame=frame, freq=freq, source=str(path), date_col=date_col, dataset=spec.name if spec else None
-    )
+        frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
+        options=effective,
+    )  # fmt: skip
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None) -> TimeSeries:

@@ -177,6 +177,8 @@ def fit_candidate(
         input_size=candidate.input_size,
         horizon=settings.horizon,
         split=settings.split,
+        date_from=series.options.date_from,
+        fill_missing=series.options.fill_missing,
     )
     config = {
         **candidate.model_options,

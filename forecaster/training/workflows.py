@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,28 +41,20 @@ from forecaster.training.settings import TrainSettings
 
 @dataclass
 class SeriesSource:
-    """Where a series comes from: a registered benchmark dataset, or a CSV file with its reading options."""
+    """Where a series comes from: a registered benchmark dataset, or a CSV file with its reading options
+    (`forecaster.data.ReadOptions` fields)."""
 
     dataset: str | None = None
     csv: Path | None = None
     data_dir: Path | None = None
-    date_col: str | None = None
-    targets: list[str] | None = None
-    no_date: bool = False
-    fill_missing: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
     def load(self) -> TimeSeries:
         if (self.dataset is None) == (self.csv is None):
             raise DataError("give exactly one data source: a dataset name (--dataset) or a CSV file (--csv)")
         if self.dataset is not None:
             return load_dataset(self.dataset, self.data_dir)
-        return read_csv(
-            self.csv,
-            date_col=self.date_col,
-            targets=self.targets,
-            no_date=self.no_date,
-            fill_missing=self.fill_missing,
-        )
+        return read_csv(self.csv, **self.options)
 
 
 @dataclass

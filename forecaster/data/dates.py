@@ -1,0 +1,141 @@
+"""Time indexes from what tables hold besides timestamps, and the grid of an index with missing steps.
+
+Official statistics often publish periods as labels ("2020 Q1", "Q1 2020", "2020M01", "2020-W05"), as year
+numbers, or as separate year / quarter / month / week columns; each becomes the period's first day (ISO
+weeks: their Monday). An index with missing steps (a weekly series with gaps) lies on a regular grid that
+`regular_grid` recovers, so the missing rows can be filled.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from forecaster.data.timeindex import infer_frequency
+from forecaster.errors import DataError
+
+# The column sets that `date_from` accepts, the finer part last.
+DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
+              ("year", "week"): "week"}  # fmt: skip
+_RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53)}
+_LABELS = (
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*Q(?P<quarter>[1-4])$", re.I), "quarter"),
+    (re.compile(r"^Q(?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
+)
+
+
+def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
+    """The first day of a period; ValueError for an impossible one (week 53 of a 52-week year)."""
+    if part == "year":
+        return pd.Timestamp(year, 1, 1)
+    if part == "quarter":
+        return pd.Timestamp(year, 3 * (value - 1) + 1, 1)
+    if part == "month":
+        return pd.Timestamp(year, value, 1)
+    return pd.Timestamp.fromisocalendar(year, value, 1)
+
+
+def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
+    """Quarter, month and ISO-week labels pandas does not parse itself, as the first day of each period;
+    None unless every value is such a label, all of one kind."""
+    texts = values.astype(str).str.strip()
+    for pattern, part in _LABELS:
+        found = texts.str.extract(pattern)
+        if found.isna().any().any():
+            continue
+        try:
+            days = [_first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
+        except ValueError:
+            return None
+        return pd.DatetimeIndex(days)
+    return None
+
+
+def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
+    """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all() or (values != np.round(values)).any():
+        return None
+    if values.min() < 1000 or values.max() > 2999:
+        return None
+    return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in values])
+
+
+def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
+    """The part each column holds, by its name (case ignored), if they make one of DATE_PARTS."""
+    kinds = tuple(str(column).strip().lower() for column in columns)
+    return kinds if kinds in DATE_PARTS else None
+
+
+def find_date_parts(columns: Sequence[str]) -> list[str] | None:
+    """Columns named year and quarter, month or week (case ignored), finest part first found; else None."""
+    by_kind = {str(column).strip().lower(): column for column in columns}
+    for kinds in sorted(DATE_PARTS, key=len, reverse=True):
+        if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
+            return [by_kind[kind] for kind in kinds]
+    return None
+
+
+def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> pd.DatetimeIndex:
+    """The index built from whole-number columns named year (and quarter, month or ISO week); DataError
+    naming the column and line of a value out of range."""
+    kinds = date_part_kinds(columns)
+    if kinds is None:
+        raise DataError(
+            f"{source}: date_from={list(columns)}: expected columns named "
+            + " | ".join(",".join(key) for key in DATE_PARTS)
+        )
+    missing = [name for name in columns if name not in raw.columns]
+    if missing:
+        raise DataError(
+            f"{source}: date_from column(s) {', '.join(map(repr, missing))} not found; columns are "
+            f"{', '.join(map(repr, raw.columns))}"
+        )
+    numbers = {}
+    for kind, name in zip(kinds, columns, strict=True):
+        column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
+        low, high = _RANGES[kind]
+        whole = np.isfinite(column) & (column == np.round(column))
+        bad = np.flatnonzero(~whole | (column < low) | (column > high))
+        if bad.size:
+            raise DataError(
+                f"{source}: column {name!r} line {bad[0] + 2}: {raw[name].iloc[bad[0]]} is not a {kind} "
+                f"number; expected whole numbers {low}-{high}"
+            )
+        numbers[kind] = column.astype(int)
+    part = DATE_PARTS[kinds]
+    days = []
+    for row, year in enumerate(numbers["year"]):
+        value = int(numbers[part][row]) if part != "year" else 1
+        try:
+            days.append(_first_day(int(year), part, value))
+        except ValueError:
+            raise DataError(
+                f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
+            ) from None
+    return pd.DatetimeIndex(days, name="+".join(map(str, columns)))
+
+
+def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None:
+    """(frequency, every step from the first timestamp to the last) for an increasing index that lies on a
+    regular grid with some steps missing; None when no grid holds every timestamp. The frequency is the
+    one pandas infers most often on runs of five consecutive rows (at most 200 runs, spread out)."""
+    if len(index) < 3:
+        return None
+    starts = np.unique(np.linspace(0, len(index) - 5, num=min(200, len(index) - 4)).astype(int))
+    found = Counter(freq for start in starts if (freq := infer_frequency(index[start : start + 5])))
+    for freq, _ in found.most_common(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+            grid = pd.date_range(index[0], index[-1], freq=to_offset(freq), name=index.name)
+        if len(grid) and grid[-1] == index[-1] and index.isin(grid).all():
+            return freq, grid
+    return None

@@ -1,0 +1,96 @@
+"""Dates from what tables hold (period labels, year numbers, year + quarter / month / week columns), missing
+time steps filled on the series' own grid, and DataFrames read like files."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.data import DataQualityWarning, read_csv, read_frame
+from forecaster.errors import DataError
+
+
+@pytest.mark.parametrize(
+    ("labels", "first", "freq"),
+    [
+        (["2020 Q1", "2020 Q2", "2020 Q3", "2020 Q4", "2021 Q1"], "2020-01-01", "QS-JAN"),
+        (["Q3 1999", "Q4 1999", "Q1 2000", "Q2 2000"], "1999-07-01", "QS-JAN"),
+        (["2020M11", "2020M12", "2021M01", "2021M02"], "2020-11-01", "MS"),
+        (["2020-W52", "2020-W53", "2021-W01", "2021-W02"], "2020-12-21", "W-MON"),  # ISO weeks: Mondays
+        (["2019Q4", "2020Q1", "2020Q2"], "2019-10-01", "QS-JAN"),
+    ],
+)
+def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
+    series = read_frame(pd.DataFrame({"TIME_PERIOD": labels, "value": np.arange(len(labels), dtype=float)}))
+    assert series.index[0] == pd.Timestamp(first) and series.freq == freq and series.columns == ["value"]
+    assert series.date_col == "TIME_PERIOD"
+
+
+def test_a_year_column_of_numbers_is_a_yearly_index() -> None:
+    series = read_frame(
+        pd.DataFrame({"Year": [1999, 2000, 2001, 2002], "sunspots": [93.0, 119.6, 111.0, 104.0]})
+    )
+    assert series.freq == "YS-JAN" and series.index[-1] == pd.Timestamp("2002-01-01")
+    with pytest.raises(DataError, match="holds numbers that are not years"):
+        read_frame(pd.DataFrame({"a": [1.5, 2.5, 3.5], "b": [1.0, 2.0, 3.0]}), date_col="a")
+
+
+def test_year_and_quarter_columns_make_the_dates_found_or_named(tmp_path) -> None:
+    path = tmp_path / "macro.csv"
+    frame = pd.DataFrame({"Year": np.repeat([2019, 2020], 4), "Quarter": [1, 2, 3, 4] * 2,
+                          "gdp": np.arange(8.0), "rate": np.linspace(1, 2, 8)})  # fmt: skip
+    frame.to_csv(path, index=False)
+    for series in (read_csv(path), read_csv(path, date_from=["Year", "Quarter"])):
+        assert series.freq == "QS-JAN" and series.columns == ["gdp", "rate"]
+        assert series.index[5] == pd.Timestamp("2020-04-01")
+        assert series.options.date_from == ["Year", "Quarter"]
+    frame.loc[3, "Quarter"] = 5
+    frame.to_csv(path, index=False)
+    with pytest.raises(
+        DataError, match=r"column 'Quarter' line 5: 5 is not a quarter number; expected whole"
+    ):
+        read_csv(path)
+    with pytest.raises(DataError, match="date_from=\\['year', 'day'\\]: expected columns named"):
+        read_csv(path, date_from=["year", "day"])
+
+
+def _weekly_with_gaps() -> pd.DataFrame:
+    index = pd.date_range("2021-01-03", periods=40, freq="W-SUN").delete([5, 6, 30])
+    return pd.DataFrame({"sales": np.arange(37, dtype=float)}, index=index)
+
+
+def test_missing_time_steps_are_refused_with_their_count_or_filled_on_request() -> None:
+    frame = _weekly_with_gaps()
+    with pytest.raises(DataError, match=r"3 missing time step\(s\) .* W-SUN series, the first 2021-02-07"):
+        read_frame(frame)
+    with pytest.warns(
+        DataQualityWarning, match=r"added 3 missing time step\(s\) of the W-SUN grid; filled 3"
+    ):
+        series = read_frame(frame, fill_missing="interpolate")
+    assert len(series) == 40 and series.freq == "W-SUN" and series.options.fill_missing == "interpolate"
+    # interpolation in time: the two missing weeks lie on the line between their neighbours (4 and 5)
+    np.testing.assert_allclose(series.frame["sales"].iloc[4:8], [4.0, 4 + 1 / 3, 4 + 2 / 3, 5.0])
+
+
+def test_missing_months_use_the_calendar_grid() -> None:
+    index = pd.date_range("2020-01-01", periods=24, freq="MS").delete([2, 13])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        series = read_frame(pd.DataFrame({"y": np.arange(22.0)}, index=index), fill_missing="ffill")
+    assert series.freq == "MS" and len(series) == 24 and series.frame["y"].iloc[2] == 1.0
+
+
+def test_a_dataframe_reads_like_the_same_csv(tmp_path) -> None:
+    index = pd.date_range("2022-03-01", periods=30, freq="h", name="when")
+    frame = pd.DataFrame({"load": np.arange(30.0), "temp": np.linspace(0, 1, 30)}, index=index)
+    frame.to_csv(tmp_path / "same.csv")
+    from_file, from_frame = read_csv(tmp_path / "same.csv"), read_frame(frame)
+    pd.testing.assert_frame_equal(from_file.frame, from_frame.frame)
+    assert (from_file.freq, from_file.date_col) == (from_frame.freq, from_frame.date_col) == ("h", "when")
+    columns = read_frame(frame.reset_index(), targets=["temp"])
+    assert columns.columns == ["temp"] and columns.date_col == "when"
+    with pytest.raises(DataError, match="expected a pandas DataFrame"):
+        read_frame(frame["load"])
