@@ -33,7 +33,8 @@ serve: install
 	$(VENV)/bin/forecaster serve --models $(MODELS) --host $(HOST) --port $(PORT)
 
 # The main job on the built-in default, one printed step at a time (outputs under runs/demo, replaced each run):
-# train S3Attention on ETTm2 (7:1:2 split, input 96, horizon 96, a small budget), evaluate it, forecast + plot.
+# train S3Attention on ETTm2 (7:1:2 split, input 96, horizon 96, a small budget), evaluate it, forecast with
+# intervals + plot, serve it.
 # Data: $FORECASTER_DATA_DIR if set, else ../shared/datasets when present, else ./data.
 DATA_DIR ?= $(or $(FORECASTER_DATA_DIR),$(if $(wildcard ../shared/datasets/.),../shared/datasets,data))
 DEMO_DIR ?= runs/demo
@@ -48,8 +49,8 @@ demo: install
 		--horizon 96 $(DEMO_BUDGET) --out $(DEMO_MODEL) --overwrite
 	@echo "== demo 2/4: evaluate the bundle on the ETTm2 test split"
 	$(VENV)/bin/forecaster evaluate --model $(DEMO_MODEL) --dataset ETTm2 --data-dir $(DATA_DIR)
-	@echo "== demo 3/4: forecast the 96 steps after the last row of ETTm2, with a plot"
-	$(VENV)/bin/forecaster predict --model $(DEMO_MODEL) --csv $(DEMO_CSV) \
+	@echo "== demo 3/4: forecast the 96 steps after the last row of ETTm2 with 80% / 95% intervals, and a plot"
+	$(VENV)/bin/forecaster predict --model $(DEMO_MODEL) --csv $(DEMO_CSV) --level 80,95 \
 		--output $(DEMO_DIR)/forecast.csv --plot $(DEMO_DIR)/forecast.png
 	@echo "== demo 4/4: serve the bundle on port $(DEMO_PORT), POST the last 96 rows of ETTm2, print the answer"
 	@(gzip -dcf $(DEMO_CSV) | head -n 1; gzip -dcf $(DEMO_CSV) | tail -n 96) > $(DEMO_DIR)/recent.csv
@@ -58,5 +59,5 @@ demo: install
 	curl -sf --retry 60 --retry-connrefused --retry-delay 1 -o /dev/null \
 		http://127.0.0.1:$(DEMO_PORT)/health/ready && \
 	curl -sSf -F file=@$(DEMO_DIR)/recent.csv -o $(DEMO_DIR)/served_forecast.csv \
-		http://127.0.0.1:$(DEMO_PORT)/v1/models/ettm2/forecast.csv && \
-	head -n 6 $(DEMO_DIR)/served_forecast.csv
+		'http://127.0.0.1:$(DEMO_PORT)/v1/models/ettm2/forecast.csv?level=80' && \
+	head -n 6 $(DEMO_DIR)/served_forecast.csv | cut -d, -f1,20-22
