@@ -55,6 +55,8 @@ class DataConfig:
     # How the training rows were read beyond the date column (added after format 2 appeared: optional).
     date_from: list[str] | None = None
     fill_missing: str | None = None
+    id_col: str | None = None
+    target_col: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,7 +65,8 @@ class DataConfig:
         """The `ReadOptions` that read new rows the way the training rows were read."""
         dated = self.date_col is not None or self.date_from is not None
         return {"date_col": self.date_col, "date_from": self.date_from, "no_date": not dated,
-                "fill_missing": self.fill_missing}  # fmt: skip
+                "fill_missing": self.fill_missing, "id_col": self.id_col,
+                "target_col": self.target_col}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -71,7 +74,7 @@ class DataConfig:
         if not isinstance(raw, dict):
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
-        optional = {"date_from", "fill_missing"}
+        optional = {"date_from", "fill_missing", "id_col", "target_col"}
         missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
         if missing or unknown:
             raise BundleError(

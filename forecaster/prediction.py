@@ -54,22 +54,30 @@ class PreparedHistory:
         return [int(step) for step in self.future]
 
 
+def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
+    """The bundle's reading options (`DataConfig.read_options`), overridden by those given; a way to find
+    the dates that is given replaces the bundle's."""
+    given = {key: value for key, value in options.items() if value is not None}
+    read = {**bundle.data.read_options(), **given}
+    if options.get("no_date") or options.get("date_col") or options.get("date_from"):
+        read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
+        read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
+    return read
+
+
 def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
     """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
     (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
     DataError names any missing column."""
     path, data = Path(path), bundle.data
-    read = {**data.read_options(), **{key: value for key, value in options.items() if value is not None}}
-    if options.get("no_date") or options.get("date_col") or options.get("date_from"):
-        read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
-        read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
+    read = history_options(bundle, **options)
     try:
         header = [
             str(column).strip() for column in pd.read_csv(path, nrows=0, encoding_errors="replace").columns
         ]
     except (OSError, ValueError, EOFError):
         header = None  # unreadable: read_csv below raises the precise DataError
-    if header is not None:
+    if header is not None and data.id_col is None:  # long format: the series are rows, checked once read
         missing = [column for column in data.columns if column not in header]
         if missing:
             raise DataError(

@@ -37,20 +37,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import load_bundle
+    from forecaster.api import Forecaster
     from forecaster.prediction import forecast, plot_forecast, read_history
 
-    bundle = load_bundle(args.model)
+    model = Forecaster.load(args.model)
+    bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
-    table = forecast(bundle, series, horizon=args.horizon, levels=args.level)
+    wide = forecast(bundle, series, horizon=args.horizon, levels=args.level)
+    table = model.shaped(wide)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.output)
+        table.to_csv(args.output, index=table is wide)
         print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {args.output}")
     else:
-        print(table.to_string(float_format=lambda value: f"{value:.6g}"))
+        print(table.to_string(index=table is wide, float_format=lambda value: f"{value:.6g}"))
     if args.plot:
         history_rows = args.plot_history or bundle.data.input_size
-        path = plot_forecast(series, table, args.plot, history_rows, bundle.data.columns)
+        path = plot_forecast(series, wide, args.plot, history_rows, bundle.data.columns)
         print(f"plot written to {path}")
     return 0

@@ -53,21 +53,21 @@ def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from forecaster.api import Forecaster
     from forecaster.artifacts import check_out_dir, work_dir_for
     from forecaster.checks import default_of
     from forecaster.training.settings import TrainerOptions, TrainSettings
-    from forecaster.training.workflows import train_forecaster
 
     fields = given(args, TrainSettings)
     check_out_dir(args.out, fields.get("overwrite", False))
     model = fields.get("model_name", default_of(TrainSettings, "model_name"))
     trainer = TrainerOptions(**given(args, TrainerOptions))
     settings = TrainSettings(**fields, model_options=model_options(args, model), trainer=trainer)
-    outcome = train_forecaster(series_source(args).load(), args.out, settings)
-    if outcome is None:
+    bundle = Forecaster.from_settings(settings).fit(series_source(args).load(), out=args.out).bundle
+    if bundle is None:  # a non-zero rank of a distributed run
         return 0
-    print_training(outcome.training, outcome.metrics)
-    print_metrics(outcome.metrics)
-    print(f"bundle saved to {outcome.bundle_path}")
-    print(f"checkpoints and logs in {work_dir_for(outcome.bundle_path)}")
+    print_training(bundle.training, bundle.metrics)
+    print_metrics(bundle.metrics)
+    print(f"bundle saved to {bundle.path}")
+    print(f"checkpoints and logs in {work_dir_for(bundle.path)}")
     return 0

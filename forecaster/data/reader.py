@@ -26,6 +26,7 @@ from forecaster.data.dates import (
     regular_grid,
     year_numbers,
 )
+from forecaster.data.panels import DEFAULT_TARGET_COL, DEFAULT_TIME_COL, pivot_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.timeindex import infer_frequency
@@ -361,6 +362,13 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid = read.date_col, read.date_from, None
+    if read.id_col is not None:
+        time_col = date_col or DEFAULT_TIME_COL
+        raw = pivot_long(raw, read.id_col, time_col, read.target_col or DEFAULT_TARGET_COL, source)
+        if read.no_date:
+            raw = raw.drop(columns=time_col)
+        elif date_from is None:
+            date_col = time_col
     if read.no_date:
         index: pd.Index = pd.RangeIndex(len(raw))
     else:

@@ -36,6 +36,11 @@ class ReadOptions:
     targets: list | None = setting(
         None, "comma-separated columns to forecast (default: every numeric column)", parse=parse_names
     )
+    id_col: str | None = setting(
+        None, "long format: the column naming each series (e.g. unique_id); rows id, time, value become one "
+        "model whose channels are the series (they must share their timestamps)",
+    )
+    target_col: str | None = setting(None, "long format: the column of values (default y)")
     fill_missing: str | None = setting(
         None, "fill missing cells, and missing time steps (gaps) of a regular series, by this method",
         choices=FILL_METHODS,
@@ -48,6 +53,11 @@ class ReadOptions:
                 f"date_from={self.date_from}: expected columns named "
                 + " | ".join(",".join(parts) for parts in DATE_PARTS)
             )
+        if self.target_col is not None and self.id_col is None:
+            raise DataError("target_col names the values of long format; give id_col (--id-col) as well")
+        if self.id_col is not None and self.date_from is not None:
+            raise DataError("long format takes its times from one column (date_col, default ds), "
+                            "not from date_from")
         given = [name for name, on in (("date_col", self.date_col is not None), ("no_date", self.no_date),
                                        ("date_from", self.date_from is not None)) if on]  # fmt: skip
         if len(given) > 1:

@@ -179,6 +179,8 @@ def fit_candidate(
         split=settings.split,
         date_from=series.options.date_from,
         fill_missing=series.options.fill_missing,
+        id_col=series.options.id_col,
+        target_col=series.options.target_col,
     )
     config = {
         **candidate.model_options,

@@ -7,7 +7,10 @@ never in the bundle or the current directory: `checkpoints/best.ckpt` (lowest va
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import lightning.pytorch as pl
@@ -33,6 +36,22 @@ def _progress_callbacks(enabled: bool) -> list[Callback]:
     if sys.stderr.isatty():
         return [RichProgressBar(), RichModelSummary()]
     return [TQDMProgressBar(refresh_rate=50)]
+
+
+@contextmanager
+def lightning_quiet(quiet: bool = True) -> Iterator[None]:
+    """Hold back Lightning's informational lines (devices found, tips, why fit stopped) while `quiet`:
+    the project's own lines report a run."""
+    loggers = [logging.getLogger(name) for name in ("lightning.pytorch", "lightning.fabric")]
+    levels = [logger.level for logger in loggers]
+    if quiet:
+        for logger in loggers:
+            logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def checkpoint_dir(work_dir: Path) -> Path:

@@ -37,6 +37,7 @@ from forecaster.training.scoring import (
     split_windows,
 )
 from forecaster.training.settings import TrainSettings
+from forecaster.training.trainer import lightning_quiet
 
 
 @dataclass
@@ -156,6 +157,11 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
+    with lightning_quiet(not settings.trainer.progress_bar):
+        return _train(series, out, settings)
+
+
+def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutcome | None:
     selected = _select(series, settings, work_dir_for(out))
     if selected is None:
         return None

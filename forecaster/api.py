@@ -1,0 +1,223 @@
+"""The Python face: `Forecaster(...).fit(df)`, `.predict()`, `.cross_validation(df)`, `.save()`, `.load()`.
+
+A DataFrame is read as the CLI reads a CSV (`forecaster.data.read_frame`): wide (a time column or index and
+one column per series) or long (`unique_id, ds, y` rows, neuralforecast's convention; the series become
+the channels of one multivariate model). Training is `forecaster train`'s workflow and prediction is
+`forecaster predict`'s path, so the CLI, the service and this class give the same numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forecaster.artifacts import Bundle, load_bundle, save_bundle
+from forecaster.data import TimeSeries, read_frame
+from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
+from forecaster.errors import ConfigError, DataError
+from forecaster.prediction import forecast, history_options
+from forecaster.training.settings import TrainerOptions, TrainSettings
+
+
+def _names(cls: type) -> set[str]:
+    return {field.name for field in dataclasses.fields(cls)}
+
+
+def settings_from(model: str, horizon: int, input_size: int | None, options: dict[str, Any]) -> TrainSettings:
+    """Keyword options sorted into training settings, Lightning options and model config fields (the
+    model's own check names any it does not take)."""
+    trainer = {key: options.pop(key) for key in list(options) if key in _names(TrainerOptions)}
+    trainer.setdefault("progress_bar", False)
+    fields = {key: options.pop(key) for key in list(options) if key in _names(TrainSettings) - {"trainer"}}
+    return TrainSettings(
+        horizon=horizon, input_size=input_size, model_name=model, **fields, model_options=options,
+        trainer=TrainerOptions(**trainer),
+    )  # fmt: skip
+
+
+class Forecaster:
+    """A forecaster of `horizon` steps from `input_size` past steps.
+
+    `model` is any forecasting model (s3attention, tnn, naive, seasonal_naive, dlinear, nlinear, patchtst,
+    itransformer) or "auto"; other keywords are training settings (preset, lr, seed, max_epochs, ...) or
+    the model's config fields. `freq`, when given, is checked against the data's frequency; `level` gives
+    the default prediction-interval levels of `predict`.
+    """
+
+    def __init__(
+        self,
+        model: str = "s3attention",
+        horizon: int | None = None,
+        input_size: int | None = None,
+        freq: str | None = None,
+        level: Sequence[int] | None = None,
+        **options: Any,
+    ) -> None:
+        if horizon is None:
+            raise ConfigError("Forecaster needs horizon=H, the number of steps to forecast")
+        self.settings = settings_from(model, horizon, input_size, dict(options))
+        self.freq = freq
+        self.level = list(level or [])
+        self.bundle: Bundle | None = None
+        self.metrics: dict[str, Any] = {}
+        self.history: TimeSeries | None = None
+
+    @classmethod
+    def from_settings(cls, settings: TrainSettings, *, level: Sequence[int] | None = None) -> Forecaster:
+        """A Forecaster for settings built elsewhere (the command line's flags)."""
+        forecaster = cls(model=settings.model_name, horizon=settings.horizon, level=level)
+        forecaster.settings = settings
+        return forecaster
+
+    @property
+    def alias(self) -> str:
+        """The name of forecast columns in long output (Nixtla's convention: the model's name)."""
+        return self.settings.model_name
+
+    def read(
+        self,
+        df: pd.DataFrame | TimeSeries,
+        *,
+        id_col: str = DEFAULT_ID_COL,
+        time_col: str | None = None,
+        target_col: str = DEFAULT_TARGET_COL,
+        **read: Any,
+    ) -> TimeSeries:
+        """A DataFrame as a series: long when it has `id_col`, else wide; `read` holds further
+        `ReadOptions` (targets, fill_missing, date_from, no_date)."""
+        if isinstance(df, TimeSeries):
+            return df
+        if not isinstance(df, pd.DataFrame):
+            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if id_col in df.columns:
+            read.update(id_col=id_col, target_col=target_col, date_col=time_col or DEFAULT_TIME_COL)
+        elif time_col is not None:
+            read["date_col"] = time_col
+        series = read_frame(df, **read)
+        if self.freq is not None and series.freq != self.freq:
+            raise DataError(
+                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for; resample "
+                "it, or leave freq out"
+            )
+        return series
+
+    def fit(self, df: pd.DataFrame | TimeSeries, *, out: str | Path | None = None, **read: Any) -> Forecaster:
+        """Train on `df` (the 7:1:2 split: train, validation for early stopping, model choice and interval
+        calibration, test for the reported metrics); with `out`, the bundle is also saved there."""
+        from forecaster.training.workflows import train_forecaster
+
+        series = self.read(df, **read)
+        with tempfile.TemporaryDirectory(prefix="forecaster-fit-") as scratch:
+            target = Path(out) if out is not None else Path(scratch) / "bundle"
+            outcome = train_forecaster(series, target, self.settings)
+            if outcome is None:  # a non-zero rank of a distributed run
+                return self
+            self.bundle = load_bundle(outcome.bundle_path)
+        self.metrics, self.history = outcome.metrics, series
+        return self
+
+    def _fitted(self) -> Bundle:
+        if self.bundle is None:
+            raise ConfigError("this Forecaster is not fitted: call fit(df) or Forecaster.load(path) first")
+        return self.bundle
+
+    def history_from(self, df: pd.DataFrame | TimeSeries | None) -> TimeSeries:
+        """Recent rows read the way the bundle's training rows were (the training data when None)."""
+        bundle = self._fitted()
+        if df is None:
+            if self.history is None:
+                raise ConfigError("a loaded Forecaster predicts from given rows: predict(df)")
+            return self.history
+        if isinstance(df, TimeSeries):
+            return df
+        if not isinstance(df, pd.DataFrame):
+            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        return read_frame(df, **history_options(bundle), targets=bundle.data.columns)
+
+    def predict(
+        self,
+        df: pd.DataFrame | TimeSeries | None = None,
+        *,
+        horizon: int | None = None,
+        level: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """The `horizon` steps (default: the model's) after the last row of `df` (default: the training
+        data), with intervals at `level` (default: the constructor's): long rows `unique_id, ds, <model>,
+        <model>-lo-80, ...` for a long-format model, else a table on the time index with `<col>`,
+        `<col>-lo-80`, ..."""
+        bundle = self._fitted()
+        levels = self.level if level is None else list(level)
+        table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels)
+        return self.shaped(table)
+
+    def shaped(self, table: pd.DataFrame) -> pd.DataFrame:
+        """A wide forecast table in the shape of the training data: long rows for a long-format model."""
+        data = self._fitted().data
+        if data.id_col is None:
+            return table
+        return melt_forecast(table, data.columns, data.id_col, data.date_col or DEFAULT_TIME_COL, self.alias)
+
+    def cross_validation(
+        self,
+        df: pd.DataFrame | TimeSeries,
+        *,
+        n_windows: int = 1,
+        step_size: int = 1,
+        level: Sequence[int] | None = None,
+        **read: Any,
+    ) -> pd.DataFrame:
+        """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
+        convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
+        Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
+        cutoff. Long rows: `unique_id, ds, cutoff, <model>[, intervals], y`."""
+        from forecaster.checks import check_int
+
+        check_int("n_windows", n_windows, minimum=1)
+        check_int("step_size", step_size, minimum=1)
+        series = self.read(df, **read)
+        horizon = self.settings.horizon
+        first = len(series) - horizon - step_size * (n_windows - 1)  # rows up to the first cutoff
+        if first < 1:
+            raise DataError(
+                f"{series.source}: {len(series)} rows cannot hold {n_windows} window(s) of {horizon} steps "
+                f"{step_size} apart"
+            )
+        self.fit(dataclasses.replace(series, frame=series.frame.iloc[:first]))
+        data = self._fitted().data
+        id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
+        parts = []
+        for window in range(n_windows):
+            stop = first + window * step_size
+            history = dataclasses.replace(series, frame=series.frame.iloc[:stop])
+            table = forecast(self.bundle, history, levels=self.level if level is None else list(level))
+            actual = series.frame.iloc[stop : stop + horizon]
+            long = melt_forecast(table, data.columns, id_col, time_col, self.alias)
+            long.insert(2, "cutoff", series.index[stop - 1])
+            long[DEFAULT_TARGET_COL] = actual.to_numpy().T.reshape(-1)
+            parts.append(long)
+        return pd.concat(parts, ignore_index=True)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle)."""
+        bundle = self._fitted()
+        return save_bundle(
+            path, model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics,
+            training=bundle.training, data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration,
+            overwrite=overwrite,
+        )  # fmt: skip
+
+    @classmethod
+    def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:
+        """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict."""
+        bundle = load_bundle(path)
+        forecaster = cls(
+            model=bundle.training.get("model", bundle.model_name), horizon=bundle.data.horizon,
+            input_size=bundle.data.input_size, freq=bundle.data.freq, level=level,
+        )  # fmt: skip
+        forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
+        return forecaster

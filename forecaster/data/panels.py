@@ -1,0 +1,84 @@
+"""Long <-> wide panels: the `unique_id, ds, y` rows of neuralforecast, statsforecast and Nixtla's API.
+
+A long table of several series becomes one wide table (a time column, one column per series) so the series
+are the channels of one multivariate model, which needs them on the same timestamps; forecasts go back to
+long rows named the Nixtla way (`unique_id, ds, <model>, <model>-lo-80, ...`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from forecaster.errors import DataError
+
+DEFAULT_ID_COL = "unique_id"
+DEFAULT_TIME_COL = "ds"
+DEFAULT_TARGET_COL = "y"
+_SHOWN = 3
+_INTERVAL = re.compile(r"-(lo|hi)-\d+")
+
+
+def pivot_long(raw: pd.DataFrame, id_col: str, time_col: str, target_col: str, source: str) -> pd.DataFrame:
+    """Long rows -> a wide table: `time_col`, then one column per series id (in order of appearance).
+
+    DataError names a missing column, a repeated (id, time) pair, or a series whose timestamps differ from
+    the first series' (a multivariate model forecasts series on one shared time grid)."""
+    missing = [name for name in (id_col, time_col, target_col) if name not in raw.columns]
+    if missing:
+        raise DataError(
+            f"{source}: long format needs columns {id_col!r}, {time_col!r} and {target_col!r}; "
+            f"missing {', '.join(map(repr, missing))} (columns are {', '.join(map(repr, raw.columns))})"
+        )
+    if raw[id_col].isna().any():
+        row = int(raw[id_col].isna().to_numpy().argmax())
+        raise DataError(f"{source}: line {row + 2}: empty series id in column {id_col!r}")
+    ids = raw[id_col].astype(str).str.strip()
+    keys = pd.DataFrame({"id": ids, "time": raw[time_col].astype(str).str.strip()})
+    repeated = keys.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        rows = [int(row) + 2 for row in repeated.nonzero()[0][:_SHOWN]]
+        first = keys[repeated].iloc[0]
+        raise DataError(
+            f"{source}: series {first['id']!r} has time {first['time']!r} more than once (lines "
+            f"{', '.join(map(str, rows))}); expected one row per series and time"
+        )
+    order = list(dict.fromkeys(ids))
+    times = {name: set(group) for name, group in keys.groupby("id", sort=False)["time"]}
+    reference = times[order[0]]
+    for name in order[1:]:
+        if times[name] != reference:
+            extra, lacking = len(times[name] - reference), len(reference - times[name])
+            differences = [f"has {extra} time(s) that series {order[0]!r} lacks" if extra else "",
+                           f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
+            raise DataError(
+                f"{source}: series {name!r} {' and '.join(filter(None, differences))}; the series of one "
+                "multivariate model must share their timestamps (align them, or forecast each on its own)"
+            )
+    wide = (
+        pd.DataFrame({"id": ids, time_col: raw[time_col], "value": raw[target_col]})
+        .pivot(index=time_col, columns="id", values="value")
+        .reindex(columns=order)
+    )
+    wide = wide.reindex(pd.unique(raw[time_col]))  # the file's order, which the reader then checks
+    wide.columns = [str(name) for name in wide.columns]
+    return wide.reset_index()
+
+
+def melt_forecast(
+    table: pd.DataFrame, series: list[str], id_col: str, time_col: str, name: str
+) -> pd.DataFrame:
+    """A wide forecast (`<series>`, `<series>-lo-80`, ... on a time index) -> long rows `id_col, time_col,
+    name, name-lo-80, ...`, series by series."""
+    first = series[0]
+    suffixes = [column[len(first):] for column in table.columns
+                if column.startswith(first) and _INTERVAL.fullmatch(column[len(first):])]  # fmt: skip
+    parts = []
+    for column in series:
+        part = pd.DataFrame({id_col: column, time_col: table.index})
+        part[name] = table[column].to_numpy()
+        for suffix in suffixes:
+            part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)

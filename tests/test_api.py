@@ -1,0 +1,154 @@
+"""The Python API: README examples run as written, long format through the API and the CLI, neuralforecast's
+cross-validation cutoffs, save/load round trips and one-line refusals."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster import Forecaster
+from forecaster.cli import main
+from forecaster.errors import ConfigError, DataError
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture(scope="module")
+def etth1(data_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=4000)
+
+
+@pytest.fixture(scope="module")
+def long(etth1: pd.DataFrame) -> pd.DataFrame:
+    return etth1.melt(id_vars="date", var_name="unique_id", value_name="y").rename(columns={"date": "ds"})
+
+
+def _python_blocks() -> list[str]:
+    section = README.read_text().split("## Python API", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_python_api_examples_run(data_dir, tmp_path, monkeypatch):
+    blocks = _python_blocks()
+    assert len(blocks) == 2
+    (tmp_path / "ETTh1.csv.gz").write_bytes((data_dir / "ETTh1.csv.gz").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for block in blocks:
+            exec(compile(block, str(README), "exec"), scope)  # noqa: S102 - the README's own examples
+    assert scope["model"].bundle is not None
+    assert (tmp_path / "etth1-nlinear" / "config.json").is_file()
+
+
+def test_long_and_wide_give_the_same_model(etth1, long):
+    """Melting a wide table changes the shape of input and output, not the numbers."""
+    wide = Forecaster("nlinear", horizon=12, input_size=48, max_epochs=1).fit(etth1)
+    melted = Forecaster("nlinear", horizon=12, input_size=48, max_epochs=1).fit(long)
+    assert wide.metrics["mse"] == pytest.approx(melted.metrics["mse"], rel=1e-6)
+    table, rows = wide.predict(level=[80]), melted.predict(level=[80])
+    assert list(rows.columns) == ["unique_id", "ds", "nlinear", "nlinear-lo-80", "nlinear-hi-80"]
+    assert len(rows) == 7 * 12
+    for name in etth1.columns[1:]:
+        one = rows[rows.unique_id == name]
+        np.testing.assert_array_equal(one["nlinear"].to_numpy(), table[name].to_numpy())
+        np.testing.assert_array_equal(one["nlinear-hi-80"].to_numpy(), table[f"{name}-hi-80"].to_numpy())
+        assert (pd.to_datetime(one["ds"]).to_numpy() == table.index.to_numpy()).all()
+
+
+def test_cross_validation_cutoffs_match_neuralforecast(long):
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import NLinear
+
+    frame = long.assign(ds=pd.to_datetime(long["ds"]))
+    frame = frame[frame.unique_id.isin(["OT", "HUFL"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = NeuralForecast(
+            models=[NLinear(h=12, input_size=24, max_steps=1, enable_progress_bar=False, logger=False)],
+            freq="h",
+        ).cross_validation(frame, n_windows=4, step_size=5)
+        ours = Forecaster("naive", horizon=12, input_size=24).cross_validation(
+            frame, n_windows=4, step_size=5
+        )
+    keys = ["unique_id", "ds", "cutoff"]
+    mine = ours[keys].assign(ds=pd.to_datetime(ours.ds)).sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        mine, theirs[keys].sort_values(keys).reset_index(drop=True), check_dtype=False
+    )
+    np.testing.assert_allclose(
+        ours.sort_values(keys)["y"].to_numpy(), theirs.sort_values(keys)["y"].to_numpy()
+    )
+    # The naive forecast of each window is the value at its cutoff (through the float32 model).
+    at_cutoff = frame.set_index(["unique_id", "ds"])["y"]
+    cutoffs = zip(ours.unique_id, pd.to_datetime(ours.cutoff), strict=True)
+    np.testing.assert_allclose(ours["naive"].to_numpy(), [at_cutoff[key] for key in cutoffs], rtol=1e-6)
+
+
+def test_long_file_through_the_cli_matches_the_api(long, tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    long.to_csv(path, index=False)
+    bundle = tmp_path / "bundle"
+    args = [
+        "--model",
+        "nlinear",
+        "--horizon",
+        "12",
+        "--input-size",
+        "48",
+        "--max-epochs",
+        "1",
+        "--no-progress",
+    ]
+    assert main(["train", "--csv", str(path), "--id-col", "unique_id", *args, "--out", str(bundle)]) == 0
+    out = tmp_path / "forecast.csv"
+    # The bundle remembers the long format: predict needs no --id-col.
+    assert (
+        main(["predict", "--model", str(bundle), "--csv", str(path), "--level", "80", "--output", str(out)])
+        == 0
+    )
+    written = pd.read_csv(out)
+    api = Forecaster.load(bundle).predict(long, level=[80])
+    assert list(written.columns) == list(api.columns)
+    np.testing.assert_array_equal(written["nlinear"].to_numpy(), api["nlinear"].to_numpy())
+    assert written["unique_id"].tolist() == api["unique_id"].tolist()
+
+
+def test_long_format_refusals_are_one_line(long):
+    model = Forecaster("naive", horizon=12, input_size=24)
+    with pytest.raises(DataError, match="series 'OT' lacks 1 of its times"):
+        model.fit(long.iloc[:-1])
+    with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
+        model.fit(pd.concat([long, long.iloc[:1]]))
+    with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'"):
+        model.fit(long, target_col="value")
+    with pytest.raises(DataError, match="expected a pandas DataFrame, got list"):
+        model.fit([1, 2, 3])
+
+
+def test_settings_and_state_are_checked(etth1):
+    with pytest.raises(ConfigError, match="horizon"):
+        Forecaster("naive")
+    with pytest.raises(ConfigError, match="no option"):
+        Forecaster("naive", horizon=12, input_size=24, n_harmonics=8).fit(etth1)
+    with pytest.raises(ConfigError, match="not fitted"):
+        Forecaster("naive", horizon=12).predict()
+    with pytest.raises(DataError, match="frequency is 'h', not the freq='D'"):
+        Forecaster("naive", horizon=12, input_size=24, freq="D").fit(etth1)
+
+
+def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
+    model = Forecaster("seasonal_naive", horizon=24, input_size=96).fit(etth1)
+    path = model.save(tmp_path / "bundle")
+    loaded = Forecaster.load(path)
+    pd.testing.assert_frame_equal(loaded.predict(etth1, level=[95]), model.predict(level=[95]))
+    # seasonal naive repeats the last day (through the float32 model)
+    np.testing.assert_allclose(model.predict()["OT"].to_numpy(), etth1["OT"].to_numpy()[-24:], rtol=1e-6)
+    with pytest.raises(ConfigError, match="predict\\(df\\)"):
+        loaded.predict()
