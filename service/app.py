@@ -14,6 +14,7 @@ from service.config import ServiceSettings
 from service.errors import install_error_handlers
 from service.limits import BodyLimitMiddleware
 from service.metrics import MetricsMiddleware, ServiceMetrics
+from service.oip import router as oip_router
 from service.registry import ModelRegistry, load_registry
 from service.routes import router
 
@@ -68,6 +69,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.state.ready = False
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(oip_router)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models

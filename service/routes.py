@@ -48,7 +48,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _require_media_type(*expected: str) -> Callable[[Request], None]:
+def require_media_type(*expected: str) -> Callable[[Request], None]:
     """A dependency answering 415 unless the request's Content-Type is one of `expected`."""
 
     def check(request: Request) -> None:
@@ -102,7 +102,7 @@ def _levels(served: ServedModel, levels: list[int] | None, field: str) -> list[i
         raise ApiError(422, str(error), field=field) from None
 
 
-async def _forecast(
+async def forecast_histories(
     served: ServedModel, prepared: list[PreparedHistory], levels: list[list[int]], fields: list[str]
 ) -> list[dict[str, np.ndarray]]:
     """Run the histories through the model's batcher; each answer is cut to its requested horizon and
@@ -125,7 +125,7 @@ async def _forecast(
     response_model=ForecastResponse | BatchForecastResponse,
     tags=["forecast"],
     responses=_ERRORS,
-    dependencies=[Depends(_require_media_type("application/json"))],
+    dependencies=[Depends(require_media_type("application/json"))],
 )
 async def forecast(
     name: str,
@@ -155,7 +155,7 @@ async def forecast(
     levels = [
         _levels(served, item.level, f"{prefix}level") for item, prefix in zip(items, prefixes, strict=True)
     ]
-    answers = await _forecast(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
+    answers = await forecast_histories(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
     outputs = [
         ForecastResponse(
             model=name,
@@ -172,7 +172,7 @@ async def forecast(
     tags=["forecast"],
     responses={**_ERRORS, 200: {"content": {"text/csv": {}}, "description": "The forecast as CSV."}},
     response_class=Response,
-    dependencies=[Depends(_require_media_type("multipart/form-data"))],
+    dependencies=[Depends(require_media_type("multipart/form-data"))],
 )
 async def forecast_csv(
     name: str,
@@ -201,7 +201,7 @@ async def forecast_csv(
     prepared = await run_in_threadpool(
         prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
     )
-    [answer] = await _forecast(served, [prepared], [levels], ["file"])
+    [answer] = await forecast_histories(served, [prepared], [levels], ["file"])
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow([served.bundle.data.date_col or "step", *answer])

@@ -1,0 +1,203 @@
+"""The Open Inference Protocol (v2), which KServe and Triton clients speak, over the same models.
+
+A model takes one input tensor `history` of shape [B, input_size, C] (B histories of the model's columns,
+oldest row first, row-major) and answers `forecast` of shape [B, horizon, C] in original units; with
+`parameters: {"level": [80, 95]}` it adds `lo-80`, `hi-80`, ... of the same shape. The numbers are the v1
+forecast's (`forecaster.prediction`), as FP32. Timestamps are not part of the protocol: the rows are taken
+as consecutive steps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import pandas as pd
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from forecaster import __version__
+from forecaster.prediction import HistoryError, PreparedHistory, check_history, check_interval_levels
+from service.deps import Registry, Settings
+from service.errors import ApiError
+from service.registry import ServedModel
+from service.routes import forecast_histories, require_media_type
+
+router = APIRouter(prefix="/v2", tags=["open inference protocol v2"])
+INPUT, OUTPUT = "history", "forecast"
+_STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+Data = list[float] | list[list[float]] | list[list[list[float]]]
+
+
+class TensorMetadata(BaseModel):
+    name: str
+    datatype: str
+    shape: list[int]
+
+
+class ModelMetadata(BaseModel):
+    name: str
+    versions: list[str]
+    platform: str
+    inputs: list[TensorMetadata]
+    outputs: list[TensorMetadata]
+
+
+class RequestInput(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(description=f"`{INPUT}`")
+    shape: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=3, max_length=3)]
+    datatype: Literal["FP32", "FP64"]
+    data: Data = Field(description="The tensor's numbers, row-major: flat, or nested as the shape.")
+    parameters: dict[str, Any] | None = None
+
+
+class InferRequest(BaseModel):
+    model_config = _STRICT
+
+    id: str | None = None
+    parameters: dict[str, Any] | None = Field(
+        default=None, description='`{"level": [80, 95]}` adds interval tensors `lo-80`, `hi-80`, ...'
+    )
+    inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=1)]
+    outputs: list[dict[str, Any]] | None = None
+
+
+class OutputTensor(BaseModel):
+    name: str
+    shape: list[int]
+    datatype: Literal["FP32"] = "FP32"
+    data: list[float]
+
+
+class InferResponse(BaseModel):
+    model_name: str
+    model_version: str | None = None
+    id: str | None = None
+    outputs: list[OutputTensor]
+
+
+@router.get("/health/live")
+async def live() -> dict[str, bool]:
+    """The process answers HTTP."""
+    return {"live": True}
+
+
+@router.get("/health/ready", responses={503: {"description": "No model loaded (yet)."}})
+async def ready(request: Request, registry: Registry) -> JSONResponse:
+    """Ready once at least one model is loaded (200), else 503."""
+    is_ready = bool(request.app.state.ready and registry.models)
+    return JSONResponse(status_code=200 if is_ready else 503, content={"ready": is_ready})
+
+
+@router.get("")
+async def server_metadata() -> dict[str, Any]:
+    return {"name": "forecaster", "version": __version__, "extensions": []}
+
+
+@router.get("/models/{name}", response_model=ModelMetadata)
+async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
+    """The model's tensors: `history` [-1, input_size, C] in, `forecast` [-1, horizon, C] out."""
+    data = registry.get(name).bundle.data
+    channels = len(data.columns)
+    return ModelMetadata(
+        name=name,
+        versions=[__version__],
+        platform=f"forecaster_{registry.get(name).bundle.model_name}",
+        inputs=[TensorMetadata(name=INPUT, datatype="FP32", shape=[-1, data.input_size, channels])],
+        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, channels])],
+    )
+
+
+@router.get("/models/{name}/ready")
+async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
+    registry.get(name)
+    return {"name": name, "ready": True}
+
+
+def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> list[PreparedHistory]:
+    """The request tensor as checked histories (the checks of v1); 422 naming the field otherwise."""
+    data = served.bundle.data
+    expected = [data.input_size, len(data.columns)]
+    if tensor.name != INPUT:
+        raise ApiError(
+            422, f"expected the input tensor {INPUT!r}, got {tensor.name!r}", field="inputs[0].name"
+        )
+    if tensor.shape[1:] != expected:
+        raise ApiError(
+            422,
+            f"expected shape [B, {expected[0]}, {expected[1]}], got {tensor.shape}",
+            field="inputs[0].shape",
+        )
+    if tensor.shape[0] > max_inputs:
+        raise ApiError(
+            422, f"expected at most {max_inputs} histories, got {tensor.shape[0]}", field="inputs[0].shape"
+        )
+    values = np.asarray(tensor.data, dtype=np.float64) if _regular(tensor.data) else None
+    if values is None or values.size != math.prod(tensor.shape):
+        raise ApiError(
+            422,
+            f"expected {math.prod(tensor.shape)} numbers for shape {tensor.shape}",
+            field="inputs[0].data",
+        )
+    if tensor.datatype == "FP32":
+        values = values.astype(np.float32).astype(np.float64)
+    histories = []
+    for position, window in enumerate(values.reshape(tensor.shape)):
+        try:
+            histories.append(check_history(served.bundle, pd.RangeIndex(len(window)), window))
+        except HistoryError as error:
+            raise ApiError(422, f"history {position}: {error}", field="inputs[0].data") from None
+    return histories
+
+
+def _regular(data: Data) -> bool:
+    """Flat, or nested with equal lengths (numpy would refuse a ragged list)."""
+    try:
+        np.asarray(data, dtype=np.float64)
+    except ValueError:
+        return False
+    return True
+
+
+def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]:
+    asked = (parameters or {}).get("level")
+    if asked is None:
+        return []
+    if not isinstance(asked, list) or not all(type(level) is int and 1 <= level <= 99 for level in asked):
+        raise ApiError(422, "expected a list of integer levels 1-99, e.g. [80, 95]", field="parameters.level")
+    try:
+        return check_interval_levels(served.bundle, asked)
+    except HistoryError as error:
+        raise ApiError(422, str(error), field="parameters.level") from None
+
+
+@router.post(
+    "/models/{name}/infer",
+    response_model=InferResponse,
+    dependencies=[Depends(require_media_type("application/json"))],
+)
+async def infer(name: str, body: InferRequest, registry: Registry, settings: Settings) -> InferResponse:
+    """Forecasts for a [B, input_size, C] `history` tensor, as [B, horizon, C] `forecast`."""
+    served = registry.get(name)
+    levels = _levels(served, body.parameters)
+    histories = _histories(served, body.inputs[0], settings.max_inputs)
+    count = len(histories)
+    answers = await forecast_histories(served, histories, [levels] * count, ["inputs[0].data"] * count)
+    columns = served.bundle.data.columns
+    names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]
+    keys = [columns] + [
+        [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
+    ]
+    outputs = []
+    for tensor_name, tensor_keys in zip(names, keys, strict=True):
+        stacked = np.stack([np.column_stack([answer[key] for key in tensor_keys]) for answer in answers])
+        outputs.append(
+            OutputTensor(
+                name=tensor_name, shape=list(stacked.shape), data=stacked.astype(np.float32).ravel().tolist()
+            )
+        )
+    return InferResponse(model_name=name, model_version=__version__, id=body.id, outputs=outputs)

@@ -1,0 +1,137 @@
+"""Open Inference Protocol v2: health and metadata as the protocol says, and `infer` answering the v1
+forecast's numbers (as FP32) for the same rows, with one-line 422s for malformed tensors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_service import COLUMNS, HORIZON, INPUT_SIZE, body_of, history, make_bundle, serving
+
+from forecaster.calibration import Calibration
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from forecaster.artifacts import write_calibration
+
+    root = tmp_path_factory.mktemp("oip")
+    path = make_bundle(root)
+    scores = np.abs(np.random.default_rng(0).normal(size=(200, HORIZON, len(COLUMNS))))
+    write_calibration(path, Calibration.from_scores(scores, [], "test windows", "conformal"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def client(models_dir: Path) -> Iterator:
+    with serving(models_dir) as running:
+        yield running
+
+
+def tensor(frames: list, name: str = "history", datatype: str = "FP32") -> dict:
+    values = np.stack([frame.to_numpy()[-INPUT_SIZE:] for frame in frames]).astype(np.float32)
+    return {"name": name, "shape": list(values.shape), "datatype": datatype, "data": values.ravel().tolist()}
+
+
+def float32_history(seed: int):
+    """History whose numbers are exact in FP32, so v1 (JSON doubles) and v2 (FP32) see the same input."""
+    frame = history(rows=INPUT_SIZE, seed=seed)
+    return frame.astype(np.float32).astype(np.float64)
+
+
+def test_health_and_metadata_follow_the_protocol(client):
+    assert client.get("/v2/health/live").json() == {"live": True}
+    assert client.get("/v2/health/ready").json() == {"ready": True}
+    assert client.get("/v2/models/hourly/ready").json() == {"name": "hourly", "ready": True}
+    metadata = client.get("/v2/models/hourly").json()
+    assert metadata["inputs"] == [{"name": "history", "datatype": "FP32", "shape": [-1, INPUT_SIZE, 2]}]
+    assert metadata["outputs"] == [{"name": "forecast", "datatype": "FP32", "shape": [-1, HORIZON, 2]}]
+    assert client.get("/v2").json()["name"] == "forecaster"
+    assert client.get("/v2/models/nope").status_code == 404
+    assert client.get("/v2/models/nope/ready").status_code == 404
+
+
+def _v2(client, frames: list, levels: list[int]) -> dict[str, np.ndarray]:
+    body = {"id": "r1", "inputs": [tensor(frames)], "parameters": {"level": levels}}
+    answer = client.post("/v2/models/hourly/infer", json=body)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["id"] == "r1" and result["model_name"] == "hourly"
+    assert all(output["datatype"] == "FP32" for output in result["outputs"])
+    return {
+        output["name"]: np.asarray(output["data"], np.float32).reshape(output["shape"])
+        for output in result["outputs"]
+    }
+
+
+def _v1(client, frame, levels: list[int]) -> dict[str, np.ndarray]:
+    v1 = client.post("/v1/models/hourly/forecast", json=body_of(frame, level=levels)).json()["forecast"]
+    names = [("forecast", "")] + [
+        (f"{side}-{level}", f"-{side}-{level}") for level in levels for side in ("lo", "hi")
+    ]
+    return {
+        name: np.array([v1[f"{column}{suffix}"] for column in COLUMNS]).T.astype(np.float32)
+        for name, suffix in names
+    }
+
+
+def test_infer_equals_the_v1_forecast_bit_for_bit(client):
+    frame = float32_history(1)
+    got, expected = _v2(client, [frame], [80, 95]), _v1(client, frame, [80, 95])
+    assert list(got) == ["forecast", "lo-80", "hi-80", "lo-95", "hi-95"]
+    assert got["forecast"].shape == (1, HORIZON, 2)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(got[name][0], values)
+
+
+def test_a_batch_tensor_answers_each_history(client):
+    """B histories in one tensor: each equals its own v1 forecast up to float32 rounding (matrix products
+    of a batch of 3 and of 1 may round differently)."""
+    frames = [float32_history(seed) for seed in range(3)]
+    got = _v2(client, frames, [80])
+    for position, frame in enumerate(frames):
+        for name, values in _v1(client, frame, [80]).items():
+            np.testing.assert_allclose(got[name][position], values, rtol=1e-6)
+
+
+def test_nested_data_and_fp64_are_accepted(client):
+    frame = float32_history(7)
+    flat = client.post("/v2/models/hourly/infer", json={"inputs": [tensor([frame])]}).json()
+    nested = tensor([frame], datatype="FP64")
+    nested["data"] = frame.to_numpy()[None].tolist()
+    assert (
+        client.post("/v2/models/hourly/infer", json={"inputs": [nested]}).json()["outputs"] == flat["outputs"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"shape": [1, INPUT_SIZE + 1, 2]}, "inputs[0].shape", f"expected shape [B, {INPUT_SIZE}, 2]"),
+        ({"name": "x"}, "inputs[0].name", "expected the input tensor 'history'"),
+        ({"data": [1.0, 2.0]}, "inputs[0].data", f"expected {INPUT_SIZE * 2} numbers"),
+        ({"data": [[1.0], [2.0, 3.0]]}, "inputs[0].data", "numbers for shape"),
+        ({"datatype": "INT8"}, "inputs[0].datatype", ""),
+        ({"shape": [9, INPUT_SIZE, 2]}, "inputs[0].shape", "at most"),
+    ],
+)
+def test_malformed_tensors_get_one_line_422(client, change, field, message):
+    body = {"inputs": [{**tensor([float32_history(0)]), **change}]}
+    answer = client.post("/v2/models/hourly/infer", json=body)
+    assert answer.status_code == 422, answer.text
+    details = answer.json()["details"]
+    assert any(detail["field"].startswith(field) and message in detail["message"] for detail in details), (
+        details
+    )
+
+
+def test_non_finite_values_and_bad_levels_are_named(client):
+    big = tensor([float32_history(0)])
+    big["data"][-3] = 1e39  # beyond FP32: infinite once read as FP32
+    answer = client.post("/v2/models/hourly/infer", json={"inputs": [big]})
+    assert answer.status_code == 422 and "non-finite" in answer.text
+    body = {"inputs": [tensor([float32_history(0)])], "parameters": {"level": ["80"]}}
+    answer = client.post("/v2/models/hourly/infer", json=body)
+    assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "parameters.level"
