@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import uuid
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,9 @@ import torch
 from torch import nn
 
 from forecaster.calibration import METHODS, Calibration, increasing_levels
-from forecaster.checks import check_int
+from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler
-from forecaster.data.series import ReadOptions
-from forecaster.data.splits import SPLIT_SCHEMES
-from forecaster.data.timeindex import check_frequency
+from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ForecasterError
 
 FORMAT_VERSION = 2
@@ -39,78 +37,6 @@ METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 # Optional: interval margins (forecaster.calibration); bundles without it forecast points only.
 CALIBRATION_FILE = "calibration.safetensors"
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    """What a forecaster bundle must know about its data: which columns, how often, how long, which split."""
-
-    source: str
-    columns: list[str]
-    freq: str | None
-    date_col: str | None
-    input_size: int
-    horizon: int
-    split: str
-    # How the training rows were read beyond the date column (added after format 2 appeared: optional).
-    date_from: list[str] | None = None
-    fill_missing: str | None = None
-    id_col: str | None = None
-    target_col: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def read_options(self) -> dict[str, Any]:
-        """The `ReadOptions` that read new rows the way the training rows were read."""
-        dated = self.date_col is not None or self.date_from is not None
-        return {"date_col": self.date_col, "date_from": self.date_from, "no_date": not dated,
-                "fill_missing": self.fill_missing, "id_col": self.id_col,
-                "target_col": self.target_col}  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
-        """Validate a JSON object field by field; BundleError names the offending field."""
-        if not isinstance(raw, dict):
-            raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
-        expected = {f.name for f in fields(cls)}
-        optional = {"date_from", "fill_missing", "id_col", "target_col"}
-        missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
-        if missing or unknown:
-            raise BundleError(
-                f"{where}: " + "; ".join(
-                    ([f"missing field(s) {', '.join(missing)}"] if missing else [])
-                    + ([f"unknown field(s) {', '.join(unknown)}"] if unknown else [])
-                )
-            )
-        for name in ("source", "split"):
-            if not isinstance(raw[name], str):
-                raise BundleError(f"{where}.{name}: expected a string, got {raw[name]!r}")
-        if raw["split"] not in SPLIT_SCHEMES:
-            raise BundleError(
-                f"{where}.split: expected one of {', '.join(SPLIT_SCHEMES)}, got {raw['split']!r}"
-            )
-        for name in ("freq", "date_col"):
-            if raw[name] is not None and not isinstance(raw[name], str):
-                raise BundleError(f"{where}.{name}: expected a string or null, got {raw[name]!r}")
-        if raw["freq"] is not None:
-            try:
-                check_frequency(raw["freq"])
-            except ForecasterError as error:
-                raise BundleError(f"{where}.freq: {error}") from None
-        for name in ("input_size", "horizon"):
-            check_int(f"{where}.{name}", raw[name], minimum=1, error=BundleError)
-        columns = raw["columns"]
-        if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
-            raise BundleError(f"{where}.columns: expected a non-empty list of column names, got {columns!r}")
-        if len(set(columns)) != len(columns):
-            raise BundleError(f"{where}.columns: expected each column once, got {columns!r}")
-        read = {name: raw[name] for name in optional if name in raw}
-        try:
-            ReadOptions(date_col=None, **read)
-        except ForecasterError as error:
-            raise BundleError(f"{where}: {error}") from None
-        return cls(**{name: raw[name] for name in expected - optional}, **read)
 
 
 @dataclass
@@ -213,6 +139,9 @@ def save_bundle(
         raise BundleError(
             f"bundle directory {target} already exists; use --overwrite (overwrite=True) to replace it"
         )
+    from forecaster.models.channels import unwrapped
+
+    model = unwrapped(model)
     config = {
         "format_version": FORMAT_VERSION,
         "model": {"name": model_name, "config": model.config.to_dict()},
@@ -286,7 +215,7 @@ def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:
     listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
     if not increasing_levels(listed):
         raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-99, got {listed}")
-    expected = (len(listed), data.horizon, len(data.columns))
+    expected = (len(listed), data.horizon, data.model_channels)
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
         shown = f"{margins.dtype} {tuple(margins.shape)}"
         raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
@@ -350,7 +279,7 @@ def _validate_config(raw: Any, where: Path) -> _Config:
         scaler = Scaler.from_dict(raw.get("scaler"), n_channels=len(data.columns))
     except ForecasterError as error:
         raise BundleError(f"{where}: field 'scaler': {error}") from None
-    shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": len(data.columns)}
+    shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": data.model_channels}
     for key, expected in shared.items():
         if model["config"].get(key, expected) != expected:
             raise BundleError(
@@ -397,6 +326,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     from safetensors.torch import load_file
 
     from forecaster.models import MODELS
+    from forecaster.models.channels import ChannelIndependent
 
     root = Path(path)
     if not root.is_dir():
@@ -426,6 +356,8 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
     _check_tensors(tensors, model, config.model_name, root / WEIGHTS_FILE)
     model.load_state_dict(tensors, strict=True)
+    if config.data is not None and config.data.channels == INDEPENDENT:
+        model = ChannelIndependent(model)
     model.eval()
     return Bundle(
         path=root,

@@ -52,8 +52,12 @@ class ErrorSums:
     distributed run reduces with a sum.
     """
 
-    def __init__(self, scaler: Scaler) -> None:
-        self.scale = torch.as_tensor(scaler.scale, dtype=torch.float64)
+    def __init__(self, scaler: Scaler | None, channels: int | None = None) -> None:
+        """`scaler` None (independent series standardized each on its own: errors pooled over series in
+        different units have no original scale) scores `channels` channels in standardized units only."""
+        self.original = scaler is not None
+        scale = scaler.scale if scaler is not None else np.ones(channels or 1)
+        self.scale = torch.as_tensor(scale, dtype=torch.float64)
         self.totals = torch.zeros(7, dtype=torch.float64)
 
     def reset(self) -> None:
@@ -89,11 +93,11 @@ class ErrorSums:
         ).tolist()
         if elements == 0:
             raise ValueError("no forecasts were scored: the evaluation split produced no windows")
+        original = {"mse_original": sq_orig / elements, "mae_original": ab_orig / elements}
         return {
             "mse": sq / elements,
             "mae": ab / elements,
-            "mse_original": sq_orig / elements,
-            "mae_original": ab_orig / elements,
+            **(original if self.original else {}),
             "mse_step1": sq_step1 / (windows * self.scale.numel()),
             "windows": int(windows),
         }

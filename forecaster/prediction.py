@@ -8,6 +8,7 @@ with the timestamps of its answer; `predict_windows` is the numerics (train scal
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import torch
 from forecaster.artifacts import Bundle
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
+from forecaster.data.series import INDEPENDENT
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import forecast_outputs
 
@@ -253,10 +255,31 @@ def forecast(
     bundle: Bundle, series: TimeSeries, *, horizon: int | None = None, levels: Sequence[int] = ()
 ) -> pd.DataFrame:
     """The next `horizon` steps (default: the model's) after the last row of `series`, as a table, with
-    conformal intervals at `levels` (e.g. 80, 95) in Nixtla's column naming.
+    conformal intervals at `levels` (e.g. 80, 95) in Nixtla's column naming. Independent series that end
+    together are forecast in one pass, as the service does; otherwise each after its own last value (the
+    table is empty where a series has no forecast).
 
     DataError names the file and line at fault, counting the header as line 1.
     """
+    recent = series.values[-bundle.data.input_size :]
+    if bundle.data.channels != INDEPENDENT or np.isfinite(recent).all():
+        return _forecast(bundle, series, horizon, levels)
+    tables = []
+    for index, name in enumerate(bundle.data.columns):
+        values = series.frame[name].to_numpy()
+        valid = np.flatnonzero(np.isfinite(values))
+        first, last = (valid[0], valid[-1]) if valid.size else (0, len(values) - 1)
+        view = dataclasses.replace(
+            bundle, data=dataclasses.replace(bundle.data, columns=[name]), scaler=bundle.scaler.channel(index)
+        )
+        own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
+        tables.append(_forecast(view, own, horizon, levels, first_row=first))
+    return pd.concat(tables, axis=1)
+
+
+def _forecast(
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: Sequence[int], first_row: int = 0
+) -> pd.DataFrame:
     try:
         prepared = check_history(bundle, series.index, series.values, horizon=horizon)
         outputs = predict_outputs(bundle, prepared.window[None])[0, : prepared.horizon]
@@ -264,7 +287,7 @@ def forecast(
     except HistoryError as error:
         if error.part == "level":  # the request is at fault, not the file
             raise ConfigError(str(error)) from None
-        where = f"line {error.row + 2}: " if error.row is not None else ""
+        where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
         raise DataError(f"{series.source}: {where}{error}") from None
     dated = isinstance(prepared.future, pd.DatetimeIndex)
     index = prepared.future.rename(series.date_col or bundle.data.date_col or ("date" if dated else "step"))

@@ -152,3 +152,78 @@ def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
     np.testing.assert_allclose(model.predict()["OT"].to_numpy(), etth1["OT"].to_numpy()[-24:], rtol=1e-6)
     with pytest.raises(ConfigError, match="predict\\(df\\)"):
         loaded.predict()
+
+
+@pytest.fixture(scope="module")
+def ragged(long: pd.DataFrame) -> pd.DataFrame:
+    """ETTh1 in long format with HUFL starting 500 hours late and OT ending 700 hours early."""
+    stamps = pd.to_datetime(long["ds"])
+    late = (long.unique_id == "HUFL") & (stamps < stamps.min() + pd.Timedelta(hours=500))
+    early = (long.unique_id == "OT") & (stamps > stamps.max() - pd.Timedelta(hours=700))
+    return long[~(late | early)].reset_index(drop=True)
+
+
+def test_independent_series_of_their_own_spans(ragged, tmp_path):
+    model = Forecaster("naive", horizon=12, input_size=48).fit(ragged, channels="independent")
+    assert "mse_original" not in model.metrics  # series in their own units have no pooled original scale
+    table = model.predict(level=[80])
+    ends = pd.to_datetime(ragged.groupby("unique_id", sort=False)["ds"].max())
+    for name, rows in table.groupby("unique_id"):
+        stamps = pd.to_datetime(rows["ds"])
+        assert stamps.iloc[0] == ends[name] + pd.Timedelta(hours=1) and len(rows) == 12
+        last = ragged[(ragged.unique_id == name)]["y"].iloc[-1]
+        np.testing.assert_allclose(
+            rows["naive"].to_numpy(), last, rtol=1e-6
+        )  # naive: each series' own last value
+        assert (rows["naive-lo-80"] <= rows["naive"]).all() and (rows["naive-hi-80"] >= rows["naive"]).all()
+    # The shared model scores every series' own test windows: its pooled MSE is the naive forecast's.
+    assert model.metrics["mse"] == pytest.approx(model.metrics["naive"]["mse"], rel=1e-6)
+    loaded = Forecaster.load(model.save(tmp_path / "bundle"))
+    pd.testing.assert_frame_equal(loaded.predict(ragged, level=[80]), table)
+
+
+def test_independent_long_file_through_the_cli(ragged, tmp_path):
+    path = tmp_path / "ragged.csv"
+    ragged.to_csv(path, index=False)
+    bundle, out = tmp_path / "bundle", tmp_path / "forecast.csv"
+    flags = [
+        "--model",
+        "nlinear",
+        "--horizon",
+        "12",
+        "--input-size",
+        "48",
+        "--max-epochs",
+        "1",
+        "--no-progress",
+    ]
+    train = ["train", "--csv", str(path), "--id-col", "unique_id", "--channels", "independent", *flags]
+    assert main([*train, "--out", str(bundle)]) == 0
+    assert main(["predict", "--model", str(bundle), "--csv", str(path), "--output", str(out)]) == 0
+    written = pd.read_csv(out)
+    api = Forecaster.load(bundle).predict(ragged)
+    np.testing.assert_array_equal(written["nlinear"].to_numpy(), api["nlinear"].to_numpy())
+    assert written.groupby("unique_id").size().eq(12).all()
+
+
+def test_multivariate_refusal_points_to_independent(ragged):
+    with pytest.raises(DataError, match="--channels independent"):
+        Forecaster("naive", horizon=12, input_size=48).fit(ragged)
+
+
+def test_service_answers_an_independent_model_as_the_api_does(etth1, tmp_path):
+    from test_service import serving
+
+    model = Forecaster("nlinear", horizon=12, input_size=48, max_epochs=1).fit(etth1, channels="independent")
+    model.save(tmp_path / "models" / "shared")
+    recent = etth1.iloc[-48:]
+    body = {
+        "timestamps": recent["date"].tolist(),
+        "values": {c: recent[c].tolist() for c in recent.columns[1:]},
+    }
+    with serving(tmp_path / "models") as client:
+        answer = client.post("/v1/models/shared/forecast", json={**body, "level": [80]})
+    assert answer.status_code == 200, answer.text
+    expected = model.predict(recent, level=[80])
+    for column in expected.columns:
+        np.testing.assert_array_equal(answer.json()["forecast"][column], expected[column].to_numpy())

@@ -249,3 +249,19 @@ def test_weather_under_another_name_is_validated_as_a_user_file(data_dir, tmp_pa
     with warnings.catch_warnings(), pytest.raises(DataError, match=expected):
         warnings.simplefilter("ignore", DataQualityWarning)
         read_csv(copy)
+
+
+def test_independent_series_keep_their_own_spans_and_gaps_inside_them_are_named():
+    from forecaster.data import read_frame
+
+    rows = [("a", f"2020-0{month}-01", float(month)) for month in range(1, 10)]
+    rows += [("b", f"2020-0{month}-01", 10.0 * month) for month in (3, 4, 6, 7)]  # starts late, May missing
+    frame = pd.DataFrame(rows, columns=["unique_id", "ds", "y"])
+    with pytest.raises(DataError, match="1 missing or non-finite value"):
+        read_frame(frame, id_col="unique_id", channels="independent")
+    series = read_frame(frame, id_col="unique_id", channels="independent", fill_missing="interpolate")
+    assert series.freq == "MS" and series.columns == ["a", "b"]
+    b = series.frame["b"].to_numpy()
+    # Before its first and after its last value, b stays empty; the May gap is interpolated.
+    np.testing.assert_array_equal(b[[0, 1, 7, 8]], [np.nan] * 4)
+    np.testing.assert_array_equal(b[2:7], [30.0, 40.0, 50.0, 60.0, 70.0])

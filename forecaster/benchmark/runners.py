@@ -113,11 +113,16 @@ def _run_naive(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[
 def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
     """A neuralforecast row on our module's standardized array, split and test windows."""
 
+    import numpy as np
+
+    from forecaster.data import split_borders
     from forecaster.integrations.neuralforecast import PeerBudget, build_peer, forecast_test_windows
     from forecaster.metrics import mae, mse
 
     module = _data_module(prepared, cell.horizon, config)
-    borders, input_size = module.borders, prepared.input_size
+    series, input_size = prepared.series, prepared.input_size
+    borders = split_borders(len(series), input_size, config.split, series.freq, horizon=cell.horizon)
+    scaled = module.scaler.transform(series.values).astype(np.float32)
     train_stop = borders["train"][1]
     (val_start, val_stop), (test_start, test_stop) = borders["val"], borders["test"]
     if val_start != train_stop - input_size or test_start != val_stop - input_size:
@@ -125,9 +130,9 @@ def _run_peer(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
             f"split {config.split}: val/test must start input_size rows before the previous split ends"
         )
     budget = PeerBudget(config.max_epochs, config.patience, config.batch_size, len(module.train_dataloader()))
-    model = build_peer(cell.model, cell.horizon, input_size, module.n_channels, budget, cell.seed)
+    model = build_peer(cell.model, cell.horizon, input_size, len(series.columns), budget, cell.seed)
     run = forecast_test_windows(
-        model, module.scaled[:test_stop], val_stop - train_stop, test_stop - val_stop, budget.steps_per_epoch
+        model, scaled[:test_stop], val_stop - train_stop, test_stop - val_stop, budget.steps_per_epoch
     )
     _, targets = module.test_set.stacked()
     if run.predictions.shape != tuple(targets.shape):

@@ -96,7 +96,8 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
 def print_metrics(metrics: dict[str, Any]) -> None:
     naive = f"  (naive {metrics['naive']['mse']:.4f})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
-    print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")
+    if "mse_original" in metrics:  # not for independent series: each has its own units
+        print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")
     step1 = f"  (naive {metrics['naive']['mse_step1']:.4f})" if "naive" in metrics else ""
     print(f"test MSE at step 1 {metrics['mse_step1']:.4f}{step1}")
     print(f"test windows {metrics['windows']}")

@@ -7,9 +7,55 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from forecaster.data.scaling import Scaler
-from forecaster.data.series import TimeSeries
-from forecaster.data.splits import Borders, split_borders, window_counts
-from forecaster.data.windows import WindowDataset
+from forecaster.data.series import INDEPENDENT, TimeSeries
+from forecaster.data.splits import split_borders
+from forecaster.data.windows import PooledWindows, WindowDataset
+
+Windows = WindowDataset | PooledWindows
+
+
+def window_sets(
+    series: TimeSeries,
+    input_size: int,
+    horizon: int,
+    split: str,
+    scaler: Scaler | None = None,
+    strides: dict[str, int] | None = None,
+) -> tuple[Scaler, dict[str, Windows]]:
+    """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given).
+
+    Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
+    own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
+    strides = strides or {}
+    if series.options.channels != INDEPENDENT:
+        values = series.values
+        borders = split_borders(
+            len(values), input_size, split, series.freq, horizon=horizon, source=series.source
+        )
+        scaler = scaler or Scaler.fit(values[slice(*borders["train"])])
+        scaled = scaler.transform(values).astype(np.float32)
+        return scaler, {
+            name: WindowDataset(scaled[a:b], input_size, horizon, strides.get(name, 1))
+            for name, (a, b) in borders.items()
+        }
+    parts: dict[str, list[WindowDataset]] = {"train": [], "val": [], "test": []}
+    means, scales = [], []
+    for j, name in enumerate(series.columns):
+        column = series.values[:, j]
+        valid = np.flatnonzero(np.isfinite(column))
+        values = column[valid[0] : valid[-1] + 1, None]
+        borders = split_borders(
+            len(values), input_size, split, series.freq, horizon=horizon,
+            source=f"{series.source}: series {name!r}",
+        )  # fmt: skip
+        own = Scaler.fit(values[slice(*borders["train"])]) if scaler is None else scaler.channel(j)
+        means.append(own.mean)
+        scales.append(own.scale)
+        scaled = own.transform(values).astype(np.float32)
+        for which, (a, b) in borders.items():
+            parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1)))
+    pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}
+    return Scaler(np.concatenate(means), np.concatenate(scales)), pooled
 
 
 class ForecastDataModule(L.LightningDataModule):
@@ -39,47 +85,23 @@ class ForecastDataModule(L.LightningDataModule):
         self.stride = stride
         self.eval_stride = eval_stride
         self.num_workers = num_workers
-        self.borders: Borders | None = None
         self.scaler: Scaler | None = None
-        self.scaled: np.ndarray | None = None
-
-    @property
-    def n_channels(self) -> int:
-        return len(self.series.columns)
-
-    @property
-    def columns(self) -> list[str]:
-        return self.series.columns
-
-    @property
-    def freq(self) -> str | None:
-        return self.series.freq
 
     def setup(self, stage: str | None = None) -> None:
-        """Compute borders, fit the scaler on the train rows, build the three window datasets (once)."""
-        if self.borders is not None:
+        """Fit the scaler on the train rows, build the three window datasets (once)."""
+        if self.scaler is not None:
             return
-        values = self.series.values
-        borders = split_borders(
-            len(values), self.input_size, self.split, self.freq, horizon=self.horizon,
-            source=self.series.source,
-        )
-        train_start, train_stop = borders["train"]
-        self.scaler = Scaler.fit(values[train_start:train_stop])
-        self.scaled = self.scaler.transform(values).astype(np.float32)
         strides = {"train": self.stride, "val": self.eval_stride, "test": self.eval_stride}
-        sets = {
-            name: WindowDataset(self.scaled[a:b], self.input_size, self.horizon, strides[name])
-            for name, (a, b) in borders.items()
-        }
+        self.scaler, sets = window_sets(
+            self.series, self.input_size, self.horizon, self.split, strides=strides
+        )
         self.train_set, self.val_set, self.test_set = sets["train"], sets["val"], sets["test"]
-        self.borders = borders
 
     def window_counts(self) -> dict[str, int]:
         """Windows per split (needs `setup()`)."""
-        if self.borders is None:
+        if self.scaler is None:
             raise RuntimeError("call setup() before window_counts()")
-        return window_counts(self.borders, self.input_size, self.horizon, self.stride, self.eval_stride)
+        return {"train": len(self.train_set), "val": len(self.val_set), "test": len(self.test_set)}
 
     def _loader(self, dataset: WindowDataset, shuffle: bool) -> DataLoader:
         return DataLoader(

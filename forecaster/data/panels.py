@@ -8,9 +8,11 @@ long rows named the Nixtla way (`unique_id, ds, <model>, <model>-lo-80, ...`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pandas as pd
 
+from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
@@ -20,11 +22,23 @@ _SHOWN = 3
 _INTERVAL = re.compile(r"-(lo|hi)-\d+")
 
 
-def pivot_long(raw: pd.DataFrame, id_col: str, time_col: str, target_col: str, source: str) -> pd.DataFrame:
+def pivot_long(
+    raw: pd.DataFrame,
+    id_col: str,
+    time_col: str,
+    target_col: str,
+    source: str,
+    *,
+    aligned: bool = True,
+    times: pd.Index | None = None,
+) -> pd.DataFrame:
     """Long rows -> a wide table: `time_col`, then one column per series id (in order of appearance).
 
-    DataError names a missing column, a repeated (id, time) pair, or a series whose timestamps differ from
-    the first series' (a multivariate model forecasts series on one shared time grid)."""
+    `aligned`: every series must have the first series' timestamps (a multivariate model forecasts series
+    on one shared time grid), and rows keep the file's order for the reader to check. Otherwise series may
+    start and end at different times: rows are the union of the times in `times` order (the parsed
+    `time_col`), empty where a series has no row. DataError names a missing column, a repeated
+    (id, time) pair, or a misaligned series."""
     missing = [name for name in (id_col, time_col, target_col) if name not in raw.columns]
     if missing:
         raise DataError(
@@ -45,6 +59,42 @@ def pivot_long(raw: pd.DataFrame, id_col: str, time_col: str, target_col: str, s
             f"{', '.join(map(str, rows))}); expected one row per series and time"
         )
     order = list(dict.fromkeys(ids))
+    if aligned:
+        _check_aligned(keys, order, source)
+    key = raw[time_col] if times is None else times
+    wide = (
+        pd.DataFrame({"id": ids.to_numpy(), time_col: key, "value": raw[target_col].to_numpy()})
+        .pivot(index=time_col, columns="id", values="value")
+        .reindex(columns=order)
+    )
+    if aligned:
+        wide = wide.reindex(pd.unique(raw[time_col]))  # the file's order, which the reader then checks
+    wide.columns = [str(name) for name in wide.columns]
+    return wide.reset_index()
+
+
+def read_long(
+    raw: pd.DataFrame, read: ReadOptions, source: str, parse_dates: Callable[..., pd.DatetimeIndex]
+) -> tuple[pd.DataFrame, str | None]:
+    """A long table as the reader's wide table, and its date column (None with `no_date`): aligned series
+    in the file's row order, independent series (`channels`) on the union of their times, sorted by the
+    times `parse_dates(source, raw, column)` reads."""
+    time_col = read.date_col or DEFAULT_TIME_COL
+    independent, times = read.channels == INDEPENDENT, None
+    if independent and time_col in raw.columns:
+        times = pd.to_numeric(raw[time_col]) if read.no_date else parse_dates(source, raw, time_col)
+    wide = pivot_long(
+        raw, read.id_col, time_col, read.target_col or DEFAULT_TARGET_COL, source,
+        aligned=not independent, times=times,
+    )  # fmt: skip
+    if read.no_date:
+        return wide.drop(columns=time_col), None
+    if times is not None:
+        wide[time_col] = wide[time_col].astype(str)  # read back like a file's column of timestamps
+    return wide, time_col
+
+
+def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
     times = {name: set(group) for name, group in keys.groupby("id", sort=False)["time"]}
     reference = times[order[0]]
     for name in order[1:]:
@@ -54,16 +104,9 @@ def pivot_long(raw: pd.DataFrame, id_col: str, time_col: str, target_col: str, s
                            f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
             raise DataError(
                 f"{source}: series {name!r} {' and '.join(filter(None, differences))}; the series of one "
-                "multivariate model must share their timestamps (align them, or forecast each on its own)"
+                "multivariate model must share their timestamps (align them, or give channels="
+                "'independent' / --channels independent for one model shared by series of their own spans)"
             )
-    wide = (
-        pd.DataFrame({"id": ids, time_col: raw[time_col], "value": raw[target_col]})
-        .pivot(index=time_col, columns="id", values="value")
-        .reindex(columns=order)
-    )
-    wide = wide.reindex(pd.unique(raw[time_col]))  # the file's order, which the reader then checks
-    wide.columns = [str(name) for name in wide.columns]
-    return wide.reset_index()
 
 
 def melt_forecast(
@@ -80,5 +123,5 @@ def melt_forecast(
         part[name] = table[column].to_numpy()
         for suffix in suffixes:
             part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
-        parts.append(part)
+        parts.append(part.dropna(subset=[name]))  # independent series end at their own times
     return pd.concat(parts, ignore_index=True)

@@ -26,9 +26,9 @@ from forecaster.data.dates import (
     regular_grid,
     year_numbers,
 )
-from forecaster.data.panels import DEFAULT_TARGET_COL, DEFAULT_TIME_COL, pivot_long
+from forecaster.data.panels import read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
-from forecaster.data.series import DataQualityWarning, ReadOptions, TimeSeries
+from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
@@ -271,9 +271,23 @@ def _numeric_columns(
 
 
 def _handle_missing(
-    path: Path, frame: pd.DataFrame, fill_missing: str | None, notes: list[str]
+    path: Path, frame: pd.DataFrame, fill_missing: str | None, notes: list[str], *, spans: bool = False
 ) -> pd.DataFrame:
-    missing = ~np.isfinite(frame.to_numpy())
+    """Missing cells: an error naming them, or filled by `fill_missing`. With `spans` (independent series)
+    each column may start late and end early: only cells inside its first-to-last value count."""
+    finite = np.isfinite(frame.to_numpy())
+    if spans:
+        empty = [str(frame.columns[j]) for j in np.flatnonzero(~finite.any(axis=0))]
+        if empty:
+            raise DataError(f"{path}: series {', '.join(map(repr, empty))} have no values at all")
+        rows = np.arange(len(frame))[:, None]
+        inside = (rows >= finite.argmax(axis=0)) & (rows <= len(frame) - 1 - finite[::-1].argmax(axis=0))
+        missing = ~finite & inside
+        if missing.any() and fill_missing is not None:
+            filled = _handle_missing(path, frame.where(inside, 0.0), fill_missing, notes)
+            return filled.where(inside, np.nan)
+    else:
+        missing = ~finite
     if not missing.any():
         return frame
     per_column = missing.sum(axis=0)
@@ -363,12 +377,7 @@ def _read_table(
     freq: str | None = None
     date_col, date_from, grid = read.date_col, read.date_from, None
     if read.id_col is not None:
-        time_col = date_col or DEFAULT_TIME_COL
-        raw = pivot_long(raw, read.id_col, time_col, read.target_col or DEFAULT_TARGET_COL, source)
-        if read.no_date:
-            raw = raw.drop(columns=time_col)
-        elif date_from is None:
-            date_col = time_col
+        raw, date_col = read_long(raw, read, source, _parse_dates)
     if read.no_date:
         index: pd.Index = pd.RangeIndex(len(raw))
     else:
@@ -402,7 +411,7 @@ def _read_table(
     if grid is not None:
         notes.append(f"added {len(grid) - len(frame)} missing time step(s) of the {freq} grid")
         frame = frame.reindex(grid)
-    frame = _handle_missing(source, frame, read.fill_missing, notes)
+    frame = _handle_missing(source, frame, read.fill_missing, notes, spans=read.channels == INDEPENDENT)
     fills = int((matrix == FILL_VALUE).sum())
     if fills:
         notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")

@@ -42,6 +42,10 @@ class Scaler:
     def n_channels(self) -> int:
         return int(self.mean.size)
 
+    def channel(self, index: int) -> Scaler:
+        """The scaler of one channel (an independent series)."""
+        return Scaler(self.mean[index : index + 1], self.scale[index : index + 1])
+
     def transform(self, values: np.ndarray) -> np.ndarray:
         """(x - mean) / scale in float64, over the last axis (the channels)."""
         return (np.asarray(values, dtype=np.float64) - self.mean) / self.scale

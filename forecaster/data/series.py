@@ -16,6 +16,8 @@ from forecaster.data.dates import DATE_PARTS, date_part_kinds
 from forecaster.errors import DataError
 
 FILL_METHODS = ("ffill", "interpolate")
+CHANNEL_MODES = ("multivariate", "independent")
+INDEPENDENT = "independent"
 
 
 class DataQualityWarning(UserWarning):
@@ -41,6 +43,11 @@ class ReadOptions:
         "model whose channels are the series (they must share their timestamps)",
     )
     target_col: str | None = setting(None, "long format: the column of values (default y)")
+    channels: str = setting(
+        "multivariate", "multivariate: the series are the channels of one model and must share their "
+        "timestamps; independent: one model shared by every series, each standardized on its own train rows "
+        "and split on its own (series may start and end at different times)", choices=CHANNEL_MODES,
+    )
     fill_missing: str | None = setting(
         None, "fill missing cells, and missing time steps (gaps) of a regular series, by this method",
         choices=FILL_METHODS,

@@ -47,3 +47,27 @@ class WindowDataset(Dataset):
         unfolded = self.data.unfold(0, span, self.stride)[: self._length]  # (N, C, L + H)
         inputs, targets = unfolded[..., : self.input_size], unfolded[..., self.input_size :]
         return inputs.transpose(1, 2), targets.transpose(1, 2)
+
+
+class PooledWindows(Dataset):
+    """The windows of several one-channel WindowDatasets (one per series) in one dataset, series by series."""
+
+    def __init__(self, parts: list[WindowDataset]) -> None:
+        self.parts = parts
+        self.input_size, self.horizon = parts[0].input_size, parts[0].horizon
+        self._ends = np.cumsum([len(part) for part in parts])
+
+    def __len__(self) -> int:
+        return int(self._ends[-1])
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"window {i} out of range for {len(self)} windows")
+        i %= len(self)
+        part = int(np.searchsorted(self._ends, i, side="right"))
+        return self.parts[part][i - (int(self._ends[part - 1]) if part else 0)]
+
+    def stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every window at once: inputs (N, L, 1) and targets (N, H, 1)."""
+        inputs, targets = zip(*(part.stacked() for part in self.parts), strict=True)
+        return torch.cat(inputs), torch.cat(targets)

@@ -32,7 +32,7 @@ from forecaster.models import MODELS, get_model
 from forecaster.models.baselines import NaiveForecaster
 from forecaster.presets import AUTO, DEFAULT, TRAINING_DEFAULTS, auto_candidates, preset, resolve
 from forecaster.training.module import ForecastModule
-from forecaster.training.scoring import block_means, simplest_within_evidence, window_errors
+from forecaster.training.scoring import block_means, error_scaler, simplest_within_evidence, window_errors
 from forecaster.training.settings import TrainSettings
 from forecaster.training.trainer import build_trainer, checkpoint_dir
 
@@ -181,12 +181,13 @@ def fit_candidate(
         fill_missing=series.options.fill_missing,
         id_col=series.options.id_col,
         target_col=series.options.target_col,
+        channels=series.options.channels,
     )
     config = {
         **candidate.model_options,
         "input_size": candidate.input_size,
         "horizon": settings.horizon,
-        "n_channels": len(series.columns),
+        "n_channels": data.model_channels,
     }
     try:
         model = get_model(candidate.model_name, **config)
@@ -216,7 +217,7 @@ def fit_candidate(
     initial_state = copy.deepcopy(model.state_dict())
     module = ForecastModule(
         model,
-        datamodule.scaler,
+        error_scaler(data, datamodule.scaler),
         lr=candidate.lr,
         weight_decay=settings.weight_decay,
         lr_schedule=settings.lr_schedule,

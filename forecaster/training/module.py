@@ -35,12 +35,13 @@ def pinball_loss(
 
 
 class ForecastModule(pl.LightningModule):
-    """Wraps a forecasting model; the train `scaler` turns errors back into original units."""
+    """Wraps a forecasting model; the train `scaler` turns errors back into original units (None: errors
+    in standardized units only, see `ErrorSums`)."""
 
     def __init__(
         self,
         model: nn.Module,
-        scaler: Scaler,
+        scaler: Scaler | None,
         *,
         lr: float = 1e-4,
         weight_decay: float = 0.01,
@@ -105,7 +106,8 @@ class ForecastModule(pl.LightningModule):
     def on_test_epoch_end(self) -> None:
         self.test_metrics = self._summed(self.test_errors)
         for key in ("mse", "mae", "mse_original", "mae_original"):
-            self.log(f"test_{key}", self.test_metrics[key])
+            if key in self.test_metrics:
+                self.log(f"test_{key}", self.test_metrics[key])
 
     def configure_optimizers(self):
         optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)

@@ -16,7 +16,9 @@ from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
 from forecaster.calibration import Calibration, nonconformity
-from forecaster.data import Scaler, TimeSeries, WindowDataset, split_borders
+from forecaster.data import Scaler, TimeSeries
+from forecaster.data.datamodule import Windows, window_sets
+from forecaster.data.series import INDEPENDENT
 from forecaster.models import forecast_outputs, quantile_levels
 from forecaster.training.module import ForecastModule
 from forecaster.training.trainer import build_eval_trainer
@@ -26,15 +28,14 @@ EVAL_BATCH_SIZE = 256
 EVIDENCE = 2.0
 
 
-def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> WindowDataset:
+def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> Windows:
     """The standardized (input, target) windows of `split` ("train", "val" or "test") under `data`."""
-    borders = split_borders(
-        len(series), data.input_size, data.split, series.freq, horizon=data.horizon, source=series.source
-    )
-    start, stop = borders[split]
-    return WindowDataset(
-        scaler.transform(series.values[start:stop]).astype(np.float32), data.input_size, data.horizon
-    )
+    return window_sets(series, data.input_size, data.horizon, data.split, scaler)[1][split]
+
+
+def error_scaler(data: DataConfig, scaler: Scaler) -> Scaler | None:
+    """What turns errors into original units: the scaler, or None for independent series (`ErrorSums`)."""
+    return None if data.channels == INDEPENDENT else scaler
 
 
 def evaluate_model(
@@ -50,7 +51,7 @@ def evaluate_model(
     """MSE/MAE (standardized and original units), step-1 MSE and window count of `split`."""
     windows = split_windows(data, scaler, series, split)
     loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
-    module = ForecastModule(model, scaler)
+    module = ForecastModule(model, error_scaler(data, scaler))
     build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
     model.cpu()
     return dict(module.test_metrics)
@@ -62,12 +63,12 @@ def naive_metrics(data: DataConfig, scaler: Scaler, series: TimeSeries, split: s
 
     windows = split_windows(data, scaler, series, split)
     histories, targets = windows.stacked()
-    sums = ErrorSums(scaler)
+    sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
     sums.update(histories[:, -1:, :].expand_as(targets), targets)
     return sums.compute()
 
 
-def window_errors(model: nn.Module, windows: WindowDataset) -> np.ndarray:
+def window_errors(model: nn.Module, windows: Windows) -> np.ndarray:
     """The MSE of every window and channel (standardized scale): (N, C) float64, in window order; their
     mean is the MSE."""
     import torch
@@ -112,7 +113,7 @@ def simplest_within_evidence(means: list[float], blocks: list[np.ndarray]) -> in
     return best
 
 
-def _outputs(model: nn.Module, windows: WindowDataset) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _outputs(model: nn.Module, windows: Windows) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of (outputs (B, H, C, 1 + 2K), targets (B, H, C)), standardized, in window order."""
     import torch
 
@@ -132,7 +133,7 @@ def interval_method(model: nn.Module, head_trained: bool) -> str:
     return "quantile" if quantile_levels(model) and head_trained else "conformal"
 
 
-def calibrate(model: nn.Module, windows: WindowDataset, where: str, method: str) -> Calibration:
+def calibrate(model: nn.Module, windows: Windows, where: str, method: str) -> Calibration:
     """Split-conformal margins from the model's scores on `windows` (`where` names them)."""
     batches = _outputs(model, windows)
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
@@ -140,7 +141,7 @@ def calibrate(model: nn.Module, windows: WindowDataset, where: str, method: str)
 
 
 def interval_metrics(
-    model: nn.Module, calibration: Calibration, windows: WindowDataset, levels: list[int]
+    model: nn.Module, calibration: Calibration, windows: Windows, levels: list[int]
 ) -> dict[str, dict[str, float]]:
     """Coverage, mean width and interval score (standardized) of the calibrated intervals at `levels`."""
     from forecaster.metrics import IntervalSums
@@ -152,7 +153,7 @@ def interval_metrics(
 
 
 def interval_report(
-    model: nn.Module, calibration: Calibration, windows: WindowDataset, levels: list[int]
+    model: nn.Module, calibration: Calibration, windows: Windows, levels: list[int]
 ) -> dict[str, dict[str, dict[str, float]]]:
     """{"intervals": scores per level}, and for a quantile head also "intervals_head": what the head gives
     before its conformal margins (to show what calibration adds)."""

@@ -24,6 +24,7 @@ import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
 from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
 from forecaster.data import TimeSeries, WindowDataset, load_dataset, read_csv
+from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.training.fit import Fitted, fit_candidate, plan
 from forecaster.training.scoring import (
@@ -117,6 +118,10 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     data = bundle.data
     if on == "validation":
         windows, where = split_windows(data, bundle.scaler, series, "val"), "the validation split of"
+    elif data.channels == INDEPENDENT:
+        raise ConfigError(
+            "a model of independent series is recalibrated on its validation split (--on validation)"
+        )
     elif len(series) >= data.input_size + data.horizon:
         scaled = bundle.scaler.transform(series.values).astype(np.float32)
         windows, where = WindowDataset(scaled, data.input_size, data.horizon), "every window of"
