@@ -91,11 +91,12 @@ def test_cross_validation_cutoffs_match_neuralforecast(long):
     np.testing.assert_allclose(ours["naive"].to_numpy(), [at_cutoff[key] for key in cutoffs], rtol=1e-6)
 
 
-def test_long_file_through_the_cli_matches_the_api(long, tmp_path, capsys):
-    path = tmp_path / "long.csv"
-    long.to_csv(path, index=False)
-    bundle = tmp_path / "bundle"
-    args = [
+def _cli_train_and_predict(frame: pd.DataFrame, folder: Path, *train_flags: str) -> pd.DataFrame:
+    """Train an NLinear bundle on `frame` written as CSV, then predict from the same file with no reading
+    flags (the bundle remembers how its file was read); the written forecast."""
+    path, bundle, out = folder / "data.csv", folder / "bundle", folder / "forecast.csv"
+    frame.to_csv(path, index=False)
+    flags = [
         "--model",
         "nlinear",
         "--horizon",
@@ -106,15 +107,17 @@ def test_long_file_through_the_cli_matches_the_api(long, tmp_path, capsys):
         "1",
         "--no-progress",
     ]
-    assert main(["train", "--csv", str(path), "--id-col", "unique_id", *args, "--out", str(bundle)]) == 0
-    out = tmp_path / "forecast.csv"
-    # The bundle remembers the long format: predict needs no --id-col.
+    assert main(["train", "--csv", str(path), *train_flags, *flags, "--out", str(bundle)]) == 0
     assert (
         main(["predict", "--model", str(bundle), "--csv", str(path), "--level", "80", "--output", str(out)])
         == 0
     )
-    written = pd.read_csv(out)
-    api = Forecaster.load(bundle).predict(long, level=[80])
+    return pd.read_csv(out)
+
+
+def test_long_file_through_the_cli_matches_the_api(long, tmp_path):
+    written = _cli_train_and_predict(long, tmp_path, "--id-col", "unique_id")
+    api = Forecaster.load(tmp_path / "bundle").predict(long, level=[80])
     assert list(written.columns) == list(api.columns)
     np.testing.assert_array_equal(written["nlinear"].to_numpy(), api["nlinear"].to_numpy())
     assert written["unique_id"].tolist() == api["unique_id"].tolist()
@@ -183,26 +186,9 @@ def test_independent_series_of_their_own_spans(ragged, tmp_path):
 
 
 def test_independent_long_file_through_the_cli(ragged, tmp_path):
-    path = tmp_path / "ragged.csv"
-    ragged.to_csv(path, index=False)
-    bundle, out = tmp_path / "bundle", tmp_path / "forecast.csv"
-    flags = [
-        "--model",
-        "nlinear",
-        "--horizon",
-        "12",
-        "--input-size",
-        "48",
-        "--max-epochs",
-        "1",
-        "--no-progress",
-    ]
-    train = ["train", "--csv", str(path), "--id-col", "unique_id", "--channels", "independent", *flags]
-    assert main([*train, "--out", str(bundle)]) == 0
-    assert main(["predict", "--model", str(bundle), "--csv", str(path), "--output", str(out)]) == 0
-    written = pd.read_csv(out)
-    api = Forecaster.load(bundle).predict(ragged)
-    np.testing.assert_array_equal(written["nlinear"].to_numpy(), api["nlinear"].to_numpy())
+    written = _cli_train_and_predict(ragged, tmp_path, "--id-col", "unique_id", "--channels", "independent")
+    api = Forecaster.load(tmp_path / "bundle").predict(ragged, level=[80])
+    np.testing.assert_array_equal(written["nlinear-hi-80"].to_numpy(), api["nlinear-hi-80"].to_numpy())
     assert written.groupby("unique_id").size().eq(12).all()
 
 
