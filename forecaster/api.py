@@ -20,7 +20,7 @@ from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.data import TimeSeries, read_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.errors import ConfigError, DataError
-from forecaster.prediction import forecast, history_options
+from forecaster.prediction import forecast, history_options, read_future
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 
@@ -143,16 +143,23 @@ class Forecaster:
         self,
         df: pd.DataFrame | TimeSeries | None = None,
         *,
+        future_df: pd.DataFrame | TimeSeries | None = None,
         horizon: int | None = None,
         level: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """The `horizon` steps (default: the model's) after the last row of `df` (default: the training
         data), with intervals at `level` (default: the constructor's): long rows `unique_id, ds, <model>,
         <model>-lo-80, ...` for a long-format model, else a table on the time index with `<col>`,
-        `<col>-lo-80`, ..."""
+        `<col>-lo-80`, ... A model with given future covariates needs their rows for the horizon in
+        `future_df` (a date column and those columns); calendar covariates come from the dates."""
         bundle = self._fitted()
         levels = self.level if level is None else list(level)
-        table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels)
+        future = (
+            future_df
+            if future_df is None or isinstance(future_df, TimeSeries)
+            else read_future(bundle, future_df)
+        )
+        table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
         return self.shaped(table)
 
     def shaped(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -214,7 +221,11 @@ class Forecaster:
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:
         """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict."""
-        bundle = load_bundle(path)
+        return cls.load_bundle(load_bundle(path), level=level)
+
+    @classmethod
+    def load_bundle(cls, bundle: Bundle, *, level: Sequence[int] | None = None) -> Forecaster:
+        """A Forecaster around a bundle already loaded (the service's)."""
         forecaster = cls(
             model=bundle.training.get("model", bundle.model_name), horizon=bundle.data.horizon,
             input_size=bundle.data.input_size, freq=bundle.data.freq, level=level,

@@ -27,7 +27,6 @@ from torch import nn
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler
-from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ForecasterError
 
 FORMAT_VERSION = 2
@@ -139,9 +138,9 @@ def save_bundle(
         raise BundleError(
             f"bundle directory {target} already exists; use --overwrite (overwrite=True) to replace it"
         )
-    from forecaster.models.channels import unwrapped
+    from forecaster.models.assembly import stored
 
-    model = unwrapped(model)
+    model = stored(model)
     config = {
         "format_version": FORMAT_VERSION,
         "model": {"name": model_name, "config": model.config.to_dict()},
@@ -215,7 +214,7 @@ def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:
     listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
     if not increasing_levels(listed):
         raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-99, got {listed}")
-    expected = (len(listed), data.horizon, data.model_channels)
+    expected = (len(listed), data.horizon, data.output_channels)
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
         shown = f"{margins.dtype} {tuple(margins.shape)}"
         raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
@@ -276,7 +275,7 @@ def _validate_config(raw: Any, where: Path) -> _Config:
         return _Config(model["name"], model["config"], None, None, training)
     data = DataConfig.from_dict(raw.get("data"), where=f"{where}: data")
     try:
-        scaler = Scaler.from_dict(raw.get("scaler"), n_channels=len(data.columns))
+        scaler = Scaler.from_dict(raw.get("scaler"), n_channels=len(data.input_columns))
     except ForecasterError as error:
         raise BundleError(f"{where}: field 'scaler': {error}") from None
     shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": data.model_channels}
@@ -326,7 +325,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     from safetensors.torch import load_file
 
     from forecaster.models import MODELS
-    from forecaster.models.channels import ChannelIndependent
+    from forecaster.models.assembly import assemble, stored
 
     root = Path(path)
     if not root.is_dir():
@@ -346,6 +345,8 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
         raise BundleError(f"{root / METRICS_FILE}: expected a JSON object")
     try:
         model = model_class(model_class.config_class.from_dict(config.model_config))
+        if config.data is not None:
+            model = assemble(model, config.data)
     except (TypeError, ValueError, KeyError, ForecasterError) as error:
         raise BundleError(
             f"{root / CONFIG_FILE}: model config does not build {config.model_name!r}: {error}"
@@ -354,10 +355,8 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
         tensors = load_file(root / WEIGHTS_FILE)
     except (SafetensorError, OSError, ValueError) as error:
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
-    _check_tensors(tensors, model, config.model_name, root / WEIGHTS_FILE)
-    model.load_state_dict(tensors, strict=True)
-    if config.data is not None and config.data.channels == INDEPENDENT:
-        model = ChannelIndependent(model)
+    _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
+    stored(model).load_state_dict(tensors, strict=True)
     model.eval()
     return Bundle(
         path=root,

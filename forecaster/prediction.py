@@ -19,9 +19,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import Bundle
+from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
+from forecaster.data.calendar import calendar_features
+from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import forecast_outputs
@@ -96,6 +98,21 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     return read_csv(path, **read, targets=data.columns)
 
 
+def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
+    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame read with the
+    dates of its training file (a few rows: no frequency is inferred from them)."""
+    from forecaster.data import read_frame
+
+    given = bundle.data.future_covariates
+    if not given:
+        raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
+    options = history_options(bundle)
+    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing=None)
+    if isinstance(table, pd.DataFrame):
+        return read_frame(table, **options, targets=given)
+    return read_csv(table, **options, targets=given)
+
+
 def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
     """Strictly increasing and, when the model has a frequency, exactly on its grid."""
     backwards = np.flatnonzero(np.diff(index.asi8) <= 0)
@@ -136,8 +153,11 @@ def check_history(
     *,
     horizon: int | None = None,
     max_rows: int | None = None,
+    ahead: np.ndarray | pd.DataFrame | None = None,
 ) -> PreparedHistory:
-    """Check recent rows (oldest first, the bundle's columns in its order) and the horizon asked for.
+    """Check recent rows (oldest first, the bundle's input columns in its order: targets, then any
+    covariates), the horizon asked for, and `ahead`, the horizon's rows of the given future covariates
+    (positional, or a table on their timestamps) for a model that has them.
 
     Only the last input_size rows are forecast from; the timestamps of every row given must be strictly
     increasing on the model's time grid. HistoryError names the part and row at fault.
@@ -145,9 +165,10 @@ def check_history(
     data = bundle.data
     values = np.asarray(values, dtype=np.float64)
     rows = values.shape[0]
-    if values.ndim != 2 or values.shape[1] != len(data.columns):
+    columns = data.input_columns
+    if values.ndim != 2 or values.shape[1] != len(columns):
         raise HistoryError(
-            f"expected the model's {len(data.columns)} columns ({', '.join(data.columns)}), "
+            f"expected the model's {len(columns)} columns ({', '.join(columns)}), "
             f"got an array of shape {values.shape}",
             part="values",
         )
@@ -167,28 +188,61 @@ def check_history(
     if bad.size:
         row, column = bad[0]
         raise HistoryError(
-            f"non-finite value in column {data.columns[column]!r}; expected numbers",
+            f"non-finite value in column {columns[column]!r}; expected numbers",
             part="values",
             row=int(rows - data.input_size + row),
         )
     if isinstance(index, pd.DatetimeIndex):
         _check_time_grid(index, data.freq)
     try:
-        future = future_timestamps(index, data.freq, steps)
+        future = future_timestamps(index, data.freq, data.horizon)
     except DataError as error:
         raise HistoryError(str(error), part="timestamps", row=rows - 1) from None
     except _DATE_ERRORS:
         raise HistoryError(
             "the forecast would run past the dates pandas can represent", part="timestamps", row=rows - 1
         ) from None
-    return PreparedHistory(window=window, horizon=steps, future=future)
+    if data.future_columns:
+        window = np.vstack([window, _rows_ahead(data, future, steps, ahead)])
+    return PreparedHistory(window=window, horizon=steps, future=future[:steps])
+
+
+def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarray | pd.DataFrame | None):
+    """The model's horizon rows: NaN but for the future covariates, the given ones (at least `steps` rows;
+    later rows, whose forecasts are not asked for, repeat the last) and the calendar's."""
+    given, parts = list(data.future_covariates or []), []
+    if given:
+        needed = f"the values of its future covariates {given} for the {steps} step(s) ahead"
+        if ahead is None:
+            raise HistoryError(f"this model needs {needed} (--future-csv, future_df, 'future')",
+                               part="future")  # fmt: skip
+        if isinstance(ahead, pd.DataFrame):
+            missing = future[:steps].difference(ahead.index)
+            if len(missing):
+                raise HistoryError(f"the future rows lack {missing[0]}; expected {needed}", part="future")
+            ahead = ahead.loc[future[:steps], given].to_numpy(dtype=np.float64)
+        ahead = np.asarray(ahead, dtype=np.float64)
+        if ahead.ndim != 2 or ahead.shape[1] != len(given) or len(ahead) < steps:
+            raise HistoryError(f"expected {needed}, got an array of shape {ahead.shape}", part="future")
+        if not np.isfinite(ahead[:steps]).all():
+            raise HistoryError(f"non-finite future covariate value; expected {needed}", part="future")
+        parts.append(np.vstack([ahead[:steps], np.repeat(ahead[steps - 1 : steps], data.horizon - steps, 0)]))
+    if data.calendar:
+        try:
+            parts.append(calendar_features(future, data.freq).to_numpy())
+        except DataError as error:
+            raise HistoryError(str(error), part="timestamps") from None
+    rows = np.full((data.horizon, len(data.input_columns)), np.nan)
+    rows[:, -len(data.future_columns) :] = np.column_stack(parts)
+    return rows
 
 
 def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
-    """(B, input_size, C) windows in original units -> the model's standardized (B, horizon, C, 1 + 2K)
-    float32 outputs: point forecast, then its quantile head's bounds, if any (`models.forecast_outputs`)."""
+    """(B, input_size [+ horizon], C_in) windows in original units (`check_history`'s) -> the model's
+    standardized (B, horizon, C, 1 + 2K) float32 outputs: point forecast, then its quantile head's bounds,
+    if any (`models.forecast_outputs`)."""
     data = bundle.data
-    expected = (data.input_size, len(data.columns))
+    expected = (data.input_size + (data.horizon if data.future_columns else 0), len(data.input_columns))
     if windows.ndim != 3 or windows.shape[1:] != expected:
         raise ValueError(
             f"expected windows of shape (batch, {expected[0]}, {expected[1]}), got {windows.shape}"
@@ -197,6 +251,8 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
     # differently by memory layout, and the CLI, the API and the service must answer bit-identically.
     with np.errstate(over="ignore"):  # overflow shows as a non-finite forecast, which check_forecast names
         scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=np.float32)
+    ahead = scaled[:, data.input_size :]  # horizon rows: only the future covariates are known
+    ahead[np.isnan(ahead)] = 0.0
     with torch.inference_mode():
         return forecast_outputs(bundle.model, torch.from_numpy(scaled)).numpy()
 
@@ -204,7 +260,11 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
 def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
     """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
     with np.errstate(over="ignore"):
-        return bundle.scaler.inverse(predict_outputs(bundle, windows)[..., 0])
+        return _target_scaler(bundle).inverse(predict_outputs(bundle, windows)[..., 0])
+
+
+def _target_scaler(bundle: Bundle) -> Scaler:
+    return bundle.scaler.first(len(bundle.data.columns))
 
 
 def check_forecast(forecast: np.ndarray) -> np.ndarray:
@@ -235,11 +295,12 @@ def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int])
     """The forecast's columns in Nixtla's naming, in original units: `<col>`, then `<col>-lo-<level>` and
     `<col>-hi-<level>` for each level, from the model's standardized (steps, C, 1 + 2K) outputs
     (`predict_outputs`) and the bundle's calibration."""
-    point = check_forecast(bundle.scaler.inverse(outputs[..., 0]))
+    scaler = _target_scaler(bundle)
+    point = check_forecast(scaler.inverse(outputs[..., 0]))
     levels = check_interval_levels(bundle, levels)
     intervals = bundle.calibration.intervals(levels, outputs) if levels else {}
     original = {
-        level: (check_forecast(bundle.scaler.inverse(lo)), check_forecast(bundle.scaler.inverse(hi)))
+        level: (check_forecast(scaler.inverse(lo)), check_forecast(scaler.inverse(hi)))
         for level, (lo, hi) in intervals.items()
     }
     columns = {}
@@ -252,10 +313,16 @@ def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int])
 
 
 def forecast(
-    bundle: Bundle, series: TimeSeries, *, horizon: int | None = None, levels: Sequence[int] = ()
+    bundle: Bundle,
+    series: TimeSeries,
+    *,
+    horizon: int | None = None,
+    levels: Sequence[int] = (),
+    future: TimeSeries | None = None,
 ) -> pd.DataFrame:
     """The next `horizon` steps (default: the model's) after the last row of `series`, as a table, with
-    conformal intervals at `levels` (e.g. 80, 95) in Nixtla's column naming. Independent series that end
+    conformal intervals at `levels` (e.g. 80, 95) in Nixtla's column naming; `future` holds the horizon's
+    rows of a model's given future covariates (`read_future`). Independent series that end
     together are forecast in one pass, as the service does; otherwise each after its own last value (the
     table is empty where a series has no forecast).
 
@@ -263,7 +330,7 @@ def forecast(
     """
     recent = series.values[-bundle.data.input_size :]
     if bundle.data.channels != INDEPENDENT or np.isfinite(recent).all():
-        return _forecast(bundle, series, horizon, levels)
+        return _forecast(bundle, series, horizon, levels, future)
     tables = []
     for index, name in enumerate(bundle.data.columns):
         values = series.frame[name].to_numpy()
@@ -273,22 +340,29 @@ def forecast(
             bundle, data=dataclasses.replace(bundle.data, columns=[name]), scaler=bundle.scaler.channel(index)
         )
         own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
-        tables.append(_forecast(view, own, horizon, levels, first_row=first))
+        tables.append(_forecast(view, own, horizon, levels, None, first_row=first))
     return pd.concat(tables, axis=1)
 
 
 def _forecast(
-    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: Sequence[int], first_row: int = 0
+    bundle: Bundle,
+    series: TimeSeries,
+    horizon: int | None,
+    levels: Sequence[int],
+    future: TimeSeries | None,
+    first_row: int = 0,
 ) -> pd.DataFrame:
     try:
-        prepared = check_history(bundle, series.index, series.values, horizon=horizon)
+        ahead = None if future is None else future.frame
+        prepared = check_history(bundle, series.index, series.inputs, horizon=horizon, ahead=ahead)
         outputs = predict_outputs(bundle, prepared.window[None])[0, : prepared.horizon]
         columns = interval_columns(bundle, outputs, levels)
     except HistoryError as error:
         if error.part == "level":  # the request is at fault, not the file
             raise ConfigError(str(error)) from None
         where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
-        raise DataError(f"{series.source}: {where}{error}") from None
+        source = future.source if error.part == "future" and future is not None else series.source
+        raise DataError(f"{source}: {where}{error}") from None
     dated = isinstance(prepared.future, pd.DatetimeIndex)
     index = prepared.future.rename(series.date_col or bundle.data.date_col or ("date" if dated else "step"))
     return pd.DataFrame(columns, index=index)

@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forecaster.artifacts import Bundle
+from forecaster.artifacts import Bundle, DataConfig
+from forecaster.data.calendar import calendar_features
 from forecaster.errors import DataError
 from forecaster.prediction import HistoryError, PreparedHistory, check_history, read_history
 from service.errors import ApiError
-from service.schemas import ForecastRequest
+from service.registry import ServedModel
+from service.schemas import ForecastRequest, RecordsRequest, RecordsResponse
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 
@@ -67,16 +69,15 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
     """Check a JSON request (columns, lengths, timestamps, horizon) against the model it is sent to."""
     data = bundle.data
     values_field = f"{prefix}values"
-    missing = [column for column in data.columns if column not in request.values]
-    unknown = [column for column in request.values if column not in data.columns]
+    sent = [*data.columns, *(data.past_covariates or []), *(data.future_covariates or [])]
+    missing = [column for column in sent if column not in request.values]
+    unknown = [column for column in request.values if column not in sent]
     if missing or unknown:
         problems = ([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else [])
-        raise _invalid(
-            values_field, f"expected exactly the model's columns {data.columns}; {', '.join(problems)}"
-        )
-    first = data.columns[0]
+        raise _invalid(values_field, f"expected exactly the model's columns {sent}; {', '.join(problems)}")
+    first = sent[0]
     rows = len(request.values[first])
-    for column in data.columns[1:]:
+    for column in sent[1:]:
         if len(request.values[column]) != rows:
             raise _invalid(
                 f"{values_field}.{column}",
@@ -95,13 +96,34 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
                 timestamps_field, f"has {len(request.timestamps)} entries; expected {rows}, one per row"
             )
         index = _parse_timestamps(request.timestamps, timestamps_field) if rows else pd.DatetimeIndex([])
-    values = np.array([request.values[column] for column in data.columns], dtype=np.float64).reshape(
-        len(data.columns), rows
+    values = (
+        np.array([request.values[column] for column in sent], dtype=np.float64).reshape(len(sent), rows).T
     )
+    ahead = _future(data, request, f"{prefix}future")
     try:
-        return check_history(bundle, index, values.T, horizon=request.horizon, max_rows=max_rows)
-    except HistoryError as error:
-        raise _api_error(error, prefix) from None
+        if data.calendar:
+            values = np.column_stack([values, calendar_features(index, data.freq).to_numpy()])
+        return check_history(bundle, index, values, horizon=request.horizon, max_rows=max_rows, ahead=ahead)
+    except DataError as error:
+        if isinstance(error, HistoryError):
+            raise _api_error(error, prefix) from None
+        raise _invalid(timestamps_field, str(error)) from None
+
+
+def _future(data: DataConfig, request: ForecastRequest, field: str) -> np.ndarray | None:
+    """The `future` rows of the model's given future covariates, as (steps, F); None when not sent."""
+    given = list(data.future_covariates or [])
+    if request.future is None:
+        return None
+    if sorted(request.future) != sorted(given):
+        raise _invalid(
+            field,
+            f"expected one list per future covariate of the model {given}, got {sorted(request.future)}",
+        )
+    lengths = {len(request.future[name]) for name in given}
+    if len(lengths) != 1:
+        raise _invalid(field, "expected lists of equal length, one value per step ahead")
+    return np.array([request.future[name] for name in given], dtype=np.float64).T
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -124,6 +146,29 @@ def prepare_csv(
         except DataError as error:
             raise _invalid("file", str(error).replace(str(path), shown)) from None
     try:
-        return check_history(bundle, series.index, series.values, horizon=horizon, max_rows=max_rows)
+        return check_history(bundle, series.index, series.inputs, horizon=horizon, max_rows=max_rows)
     except HistoryError as error:
         raise _file_error(error) from None
+
+
+def forecast_records(served: ServedModel, request: RecordsRequest, levels: list[int]) -> RecordsResponse:
+    """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
+    (the same numbers: one forecast, outside the micro-batcher)."""
+    from forecaster.api import Forecaster
+
+    model = Forecaster.load_bundle(served.bundle)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            history = pd.DataFrame.from_records(request.data)
+            future = None if request.future is None else pd.DataFrame.from_records(request.future)
+            table = model.predict(history, future_df=future, horizon=request.horizon, level=levels)
+    except DataError as error:
+        field = "future" if request.future is not None and "future" in str(error) else "data"
+        raise _invalid(field, str(error).removeprefix("DataFrame: ")) from None
+    if served.bundle.data.id_col is None:
+        table = table.reset_index()
+    stamps = table.columns[table.dtypes.map(lambda dtype: pd.api.types.is_datetime64_any_dtype(dtype))]
+    for column in stamps:
+        table[column] = table[column].map(lambda stamp: stamp.isoformat())
+    return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"))

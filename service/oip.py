@@ -102,13 +102,13 @@ async def server_metadata() -> dict[str, Any]:
 async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
     """The model's tensors: `history` [-1, input_size, C] in, `forecast` [-1, horizon, C] out."""
     data = registry.get(name).bundle.data
-    channels = len(data.columns)
+    inputs, outputs = len(data.input_columns), len(data.columns)
     return ModelMetadata(
         name=name,
         versions=[__version__],
         platform=f"forecaster_{registry.get(name).bundle.model_name}",
-        inputs=[TensorMetadata(name=INPUT, datatype="FP32", shape=[-1, data.input_size, channels])],
-        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, channels])],
+        inputs=[TensorMetadata(name=INPUT, datatype="FP32", shape=[-1, data.input_size, inputs])],
+        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, outputs])],
     )
 
 
@@ -121,7 +121,7 @@ async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
 def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> list[PreparedHistory]:
     """The request tensor as checked histories (the checks of v1); 422 naming the field otherwise."""
     data = served.bundle.data
-    expected = [data.input_size, len(data.columns)]
+    expected = [data.input_size, len(data.input_columns)]
     if tensor.name != INPUT:
         raise ApiError(
             422, f"expected the input tensor {INPUT!r}, got {tensor.name!r}", field="inputs[0].name"

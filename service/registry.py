@@ -88,7 +88,9 @@ class ModelRegistry:
 
 def _warm_up(bundle: Bundle) -> None:
     """One forecast on a neutral history so that a bundle that cannot predict is caught at startup."""
-    history = np.tile(bundle.scaler.mean, (1, bundle.data.input_size, 1))
+    data = bundle.data
+    rows = data.input_size + (data.horizon if data.future_columns else 0)  # future covariates' rows ahead
+    history = np.tile(bundle.scaler.mean, (1, rows, 1))
     forecast = predict_windows(bundle, history)[0]
     expected = (bundle.data.horizon, len(bundle.data.columns))
     if forecast.shape != expected or not np.isfinite(forecast).all():

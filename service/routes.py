@@ -19,7 +19,7 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_interval_
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
-from service.inputs import prepare_csv, prepare_json
+from service.inputs import forecast_records, prepare_csv, prepare_json
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
@@ -32,6 +32,8 @@ from service.schemas import (
     ModelInfo,
     ModelList,
     Readiness,
+    RecordsRequest,
+    RecordsResponse,
 )
 
 router = APIRouter()
@@ -122,7 +124,7 @@ async def forecast_histories(
 
 @router.post(
     "/v1/models/{name}/forecast",
-    response_model=ForecastResponse | BatchForecastResponse,
+    response_model=ForecastResponse | BatchForecastResponse | RecordsResponse,
     tags=["forecast"],
     responses=_ERRORS,
     dependencies=[Depends(require_media_type("application/json"))],
@@ -132,13 +134,22 @@ async def forecast(
     registry: Registry,
     settings: Settings,
     body: Annotated[ForecastBody, Body(openapi_examples=FORECAST_EXAMPLES)],
-) -> ForecastResponse | BatchForecastResponse:
+) -> ForecastResponse | BatchForecastResponse | RecordsResponse:
     """Forecast the next `horizon` steps after the given history.
 
     Send one request object, or `{"inputs": [...]}` with several; the answer has the same shape
     (`{"outputs": [...]}` in order). Concurrent requests are micro-batched into one forward pass.
+    `{"data": [records]}` sends rows laid out as the training table (long `unique_id, ds, y` or wide)
+    and is answered as `forecaster predict` writes its table.
     """
     served = registry.get(name)
+    if isinstance(body, RecordsRequest):
+        if len(body.data) > settings.max_rows * settings.max_inputs:
+            raise ApiError(
+                422, f"expected at most {settings.max_rows * settings.max_inputs} rows", field="data"
+            )
+        levels = _levels(served, body.level, "level")
+        return await run_in_threadpool(forecast_records, served, body, levels)
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:

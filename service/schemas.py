@@ -38,6 +38,11 @@ class ForecastRequest(BaseModel):
             "input_size; only the last input_size rows are used."
         ),
     )
+    future: dict[str, list[float]] | None = Field(
+        default=None,
+        description="For a model with future covariates: one list per covariate with its values for the "
+        "steps ahead (at least `horizon`). Calendar covariates come from the timestamps.",
+    )
     horizon: int | None = Field(
         default=None, ge=1, description="Steps to forecast, 1 ..= the model's horizon (default: the model's)."
     )
@@ -58,12 +63,41 @@ class BatchForecastRequest(BaseModel):
     inputs: list[ForecastRequest] = Field(min_length=1)
 
 
+Cell = str | float | int | None
+
+
+class RecordsRequest(BaseModel):
+    """Rows as records, the way the model's training table was laid out: long (`{"unique_id", "ds", "y"}`,
+    plus covariate columns) or wide (`{"date", "<col>", ...}`)."""
+
+    model_config = _STRICT
+
+    data: list[dict[str, Cell]] = Field(min_length=1, description="History rows, oldest first per series.")
+    future: list[dict[str, Cell]] | None = Field(
+        default=None, description="The horizon's rows of the model's future covariates (time and values)."
+    )
+    horizon: int | None = Field(default=None, ge=1)
+    level: list[Annotated[int, Field(ge=1, le=99)]] | None = Field(default=None, min_length=1, max_length=99)
+
+
+class RecordsResponse(BaseModel):
+    model: str
+    forecast: list[dict[str, Cell]] = Field(
+        description="Forecast rows named as `forecaster predict` writes them: long models `unique_id, ds, "
+        "<model>, <model>-lo-80, ...`, wide ones the time column, `<col>`, `<col>-lo-80`, ..."
+    )
+
+
 def _body_kind(body: Any) -> str:
+    if isinstance(body, dict) and "data" in body:
+        return "records"
     return "batch" if isinstance(body, dict) and "inputs" in body else "single"
 
 
 ForecastBody = Annotated[
-    Annotated[ForecastRequest, Tag("single")] | Annotated[BatchForecastRequest, Tag("batch")],
+    Annotated[ForecastRequest, Tag("single")]
+    | Annotated[BatchForecastRequest, Tag("batch")]
+    | Annotated[RecordsRequest, Tag("records")],
     Discriminator(_body_kind),
 ]
 

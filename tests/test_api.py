@@ -213,3 +213,24 @@ def test_service_answers_an_independent_model_as_the_api_does(etth1, tmp_path):
     expected = model.predict(recent, level=[80])
     for column in expected.columns:
         np.testing.assert_array_equal(answer.json()["forecast"][column], expected[column].to_numpy())
+
+
+def test_service_answers_long_records_as_the_api_does(long, tmp_path):
+    from test_service import serving
+
+    model = Forecaster("nlinear", horizon=12, input_size=48, max_epochs=1).fit(long)
+    model.save(tmp_path / "models" / "long")
+    recent = long.groupby("unique_id").tail(60)
+    with serving(tmp_path / "models") as client:
+        body = {"data": recent.to_dict(orient="records"), "level": [80]}
+        answer = client.post("/v1/models/long/forecast", json=body)
+        bad = client.post(
+            "/v1/models/long/forecast", json={"data": [{"unique_id": "OT", "ds": "x", "y": 1.0}]}
+        )
+    assert answer.status_code == 200, answer.text
+    expected = model.predict(recent, level=[80])
+    got = pd.DataFrame(answer.json()["forecast"])
+    assert list(got.columns) == list(expected.columns)
+    np.testing.assert_array_equal(got["nlinear-lo-80"].to_numpy(), expected["nlinear-lo-80"].to_numpy())
+    assert got["ds"].tolist() == [stamp.isoformat() for stamp in expected["ds"]]
+    assert bad.status_code == 422 and bad.json()["details"][0]["field"] == "data"

@@ -19,6 +19,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", required=True, metavar="FILE", help="history: the bundle's columns")
     add_csv_arguments(parser)
     parser.add_argument(
+        "--future-csv",
+        metavar="FILE",
+        help="the horizon's rows of the model's future covariates: its date column and those columns",
+    )
+    parser.add_argument(
         "--horizon", type=int, help="steps to forecast, up to the model's (default: the model's)"
     )
     parser.add_argument(
@@ -38,12 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
-    from forecaster.prediction import forecast, plot_forecast, read_history
+    from forecaster.prediction import forecast, plot_forecast, read_future, read_history
 
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
-    wide = forecast(bundle, series, horizon=args.horizon, levels=args.level)
+    future = read_future(bundle, args.future_csv) if args.future_csv else None
+    wide = forecast(bundle, series, horizon=args.horizon, levels=args.level, future=future)
     table = model.shaped(wide)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

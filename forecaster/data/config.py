@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from forecaster.checks import check_int
+from forecaster.data.calendar import calendar_columns
 from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.data.timeindex import check_frequency
@@ -30,10 +31,28 @@ class DataConfig:
     id_col: str | None = None
     target_col: str | None = None
     channels: str = "multivariate"
+    past_covariates: list[str] | None = None
+    future_covariates: list[str] | None = None
+    calendar: bool = False
+
+    @property
+    def future_columns(self) -> list[str]:
+        """The future covariates: those given, then the calendar's."""
+        return [*(self.future_covariates or []), *(calendar_columns(self.freq) if self.calendar else [])]
+
+    @property
+    def input_columns(self) -> list[str]:
+        """The model's input channels, which the scaler covers: targets, past and future covariates."""
+        return [*self.columns, *(self.past_covariates or []), *self.future_columns]
 
     @property
     def model_channels(self) -> int:
-        """Channels of the stored model: one for a model shared by independent series."""
+        """Input channels of the stored model: one for a model shared by independent series."""
+        return 1 if self.channels == INDEPENDENT else len(self.input_columns)
+
+    @property
+    def output_channels(self) -> int:
+        """Channels the stored model forecasts (what interval margins cover)."""
         return 1 if self.channels == INDEPENDENT else len(self.columns)
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,7 +63,9 @@ class DataConfig:
         dated = self.date_col is not None or self.date_from is not None
         return {"date_col": self.date_col, "date_from": self.date_from, "no_date": not dated,
                 "fill_missing": self.fill_missing, "id_col": self.id_col,
-                "target_col": self.target_col, "channels": self.channels}  # fmt: skip
+                "target_col": self.target_col, "channels": self.channels,
+                "past_covariates": self.past_covariates, "future_covariates": self.future_covariates,
+                "calendar": self.calendar}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -52,7 +73,8 @@ class DataConfig:
         if not isinstance(raw, dict):
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
-        optional = {"date_from", "fill_missing", "id_col", "target_col", "channels"}
+        optional = {"date_from", "fill_missing", "id_col", "target_col", "channels", "past_covariates",
+                    "future_covariates", "calendar"}  # fmt: skip
         missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
         if missing or unknown:
             raise BundleError(
@@ -84,8 +106,14 @@ class DataConfig:
         if len(set(columns)) != len(columns):
             raise BundleError(f"{where}.columns: expected each column once, got {columns!r}")
         read = {name: raw[name] for name in optional if name in raw}
+        for name in ("past_covariates", "future_covariates"):
+            names = read.get(name)
+            if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+                raise BundleError(f"{where}.{name}: expected a list of column names or null, got {names!r}")
         try:
-            ReadOptions(date_col=None, **read)
+            ReadOptions(date_col=None, targets=columns, **read)
+            config = cls(**{name: raw[name] for name in expected - optional}, **read)
+            config.input_columns  # noqa: B018 - the calendar's columns need a frequency with cycles
         except ForecasterError as error:
             raise BundleError(f"{where}: {error}") from None
-        return cls(**{name: raw[name] for name in expected - optional}, **read)
+        return config

@@ -28,14 +28,18 @@ def window_sets(
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
     strides = strides or {}
     if series.options.channels != INDEPENDENT:
-        values = series.values
+        values = series.inputs
         borders = split_borders(
             len(values), input_size, split, series.freq, horizon=horizon, source=series.source
         )
         scaler = scaler or Scaler.fit(values[slice(*borders["train"])])
         scaled = scaler.transform(values).astype(np.float32)
+        targets = len(series.columns)
+        future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
         return scaler, {
-            name: WindowDataset(scaled[a:b], input_size, horizon, strides.get(name, 1))
+            name: WindowDataset(
+                scaled[a:b], input_size, horizon, strides.get(name, 1), targets=targets, future=future
+            )
             for name, (a, b) in borders.items()
         }
     parts: dict[str, list[WindowDataset]] = {"train": [], "val": [], "test": []}

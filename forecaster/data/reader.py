@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
+from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import (
     dates_from_parts,
     find_date_parts,
@@ -26,6 +27,7 @@ from forecaster.data.dates import (
     regular_grid,
     year_numbers,
 )
+from forecaster.data.missing import SHOWN, fill_missing_cells, line
 from forecaster.data.panels import read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
@@ -35,18 +37,7 @@ from forecaster.errors import DataError
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period")
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 FILL_VALUE = -9999
-_SHOWN = 5
 _DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "'|' characters"}
-
-
-def _line(position: int) -> int:
-    """File line of a data row (the header is line 1)."""
-    return int(position) + 2
-
-
-def _lines(positions: np.ndarray) -> str:
-    shown = ", ".join(str(_line(p)) for p in positions[:_SHOWN])
-    return shown + (", ..." if len(positions) > _SHOWN else "")
 
 
 def _is_text(column: pd.Series) -> bool:
@@ -137,8 +128,8 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
     bad = np.flatnonzero(parsed.isna().to_numpy())
     if bad.size:
         shown = ", ".join(
-            f"line {_line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
-            for p in bad[:_SHOWN]
+            f"line {line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
+            for p in bad[:SHOWN]
         )
         raise DataError(
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not timestamps: {shown}; "
@@ -164,7 +155,7 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         return 0, "no regular frequency could be inferred"
     p = broken[0]
     return broken.size, (
-        f"line {_line(p + 1)} is {index[p + 1]} but one {freq} step after line {_line(p)} "
+        f"line {line(p + 1)} is {index[p + 1]} but one {freq} step after line {line(p)} "
         f"({index[p]}) is {expected[p]}"
     )
 
@@ -179,15 +170,15 @@ def _check_time_order(
     if backwards.size:
         p = backwards[0]
         raise DataError(
-            f"{path}: timestamps in column {date_col!r} are not sorted: line {_line(p + 1)} "
-            f"({index[p + 1]}) comes after line {_line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
+            f"{path}: timestamps in column {date_col!r} are not sorted: line {line(p + 1)} "
+            f"({index[p + 1]}) comes after line {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
             f"expected increasing time (sort the file by {date_col!r})"
         )
     repeats = np.flatnonzero(steps == 0)
     if repeats.size:
         p = repeats[0]
         message = (
-            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {_line(p)} and {_line(p + 1)} "
+            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {line(p)} and {line(p + 1)} "
             f"({repeats.size} repeated row(s) in total)"
         )
         if spec is None:
@@ -219,7 +210,12 @@ def _check_time_order(
 
 
 def _numeric_columns(
-    path: str, raw: pd.DataFrame, date_cols: list[str], targets: Sequence[str] | None, notes: list[str]
+    path: str,
+    raw: pd.DataFrame,
+    date_cols: list[str],
+    targets: Sequence[str] | None,
+    notes: list[str],
+    what: str = "target",
 ) -> tuple[list[str], np.ndarray]:
     explicit = targets is not None
     if explicit:
@@ -227,13 +223,13 @@ def _numeric_columns(
         unknown = [name for name in chosen if name not in raw.columns]
         if unknown:
             raise DataError(
-                f"{path}: unknown target column(s) {', '.join(map(repr, unknown))}; "
+                f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}; "
                 f"columns are {', '.join(map(repr, raw.columns))}"
             )
         dated = [name for name in chosen if name in date_cols]
         if dated:
             raise DataError(
-                f"{path}: the date column {dated[0]!r} cannot be a target; expected numeric columns"
+                f"{path}: the date column {dated[0]!r} cannot be a {what}; expected numeric columns"
             )
         if len(set(chosen)) != len(chosen):
             raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
@@ -252,7 +248,7 @@ def _numeric_columns(
                 if not explicit and parsed < bad.size:
                     skipped.append(name)
                     continue
-                shown = ", ".join(f"line {_line(p)} {str(column.iloc[p])!r}" for p in bad[:_SHOWN])
+                shown = ", ".join(f"line {line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
                 raise DataError(
                     f"{path}: column {name!r} holds text where numbers are expected: {shown} "
                     f"({bad.size} cell(s) in total); expected a number in every cell"
@@ -268,50 +264,6 @@ def _numeric_columns(
             "expected at least one column of numbers besides the date"
         )
     return kept, np.column_stack(arrays)
-
-
-def _handle_missing(
-    path: Path, frame: pd.DataFrame, fill_missing: str | None, notes: list[str], *, spans: bool = False
-) -> pd.DataFrame:
-    """Missing cells: an error naming them, or filled by `fill_missing`. With `spans` (independent series)
-    each column may start late and end early: only cells inside its first-to-last value count."""
-    finite = np.isfinite(frame.to_numpy())
-    if spans:
-        empty = [str(frame.columns[j]) for j in np.flatnonzero(~finite.any(axis=0))]
-        if empty:
-            raise DataError(f"{path}: series {', '.join(map(repr, empty))} have no values at all")
-        rows = np.arange(len(frame))[:, None]
-        inside = (rows >= finite.argmax(axis=0)) & (rows <= len(frame) - 1 - finite[::-1].argmax(axis=0))
-        missing = ~finite & inside
-        if missing.any() and fill_missing is not None:
-            filled = _handle_missing(path, frame.where(inside, 0.0), fill_missing, notes)
-            return filled.where(inside, np.nan)
-    else:
-        missing = ~finite
-    if not missing.any():
-        return frame
-    per_column = missing.sum(axis=0)
-    if fill_missing is None:
-        described = "; ".join(
-            f"column {frame.columns[j]!r} at line(s) {_lines(np.flatnonzero(missing[:, j]))}"
-            for j in np.flatnonzero(per_column)[:3]
-        )
-        raise DataError(
-            f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}; "
-            "expected a number in every cell (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)"
-        )
-    empty = [str(frame.columns[j]) for j in np.flatnonzero(per_column == len(frame))]
-    if empty:
-        raise DataError(
-            f"{path}: column(s) {', '.join(map(repr, empty))} have no values at all; cannot fill them"
-        )
-    frame = frame.replace([np.inf, -np.inf], np.nan)
-    if fill_missing == "ffill":
-        frame = frame.ffill().bfill()
-    else:
-        frame = frame.interpolate(method="linear", limit_direction="both")
-    notes.append(f"filled {int(per_column.sum())} missing cell(s) by {fill_missing}")
-    return frame
 
 
 def read_csv(path: str | Path, **options: Any) -> TimeSeries:
@@ -406,12 +358,18 @@ def _read_table(
         freq, grid = _check_time_order(source, index, index.name, spec, notes, read.fill_missing is not None)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
-    columns, matrix = _numeric_columns(source, raw, used_for_dates, read.targets, notes)
-    frame = pd.DataFrame(matrix, index=index, columns=columns)
+    covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
+    columns, matrix = _numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
+    if covariates:
+        _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
+        matrix = np.column_stack([matrix, inputs])
+    frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
     if grid is not None:
         notes.append(f"added {len(grid) - len(frame)} missing time step(s) of the {freq} grid")
         frame = frame.reindex(grid)
-    frame = _handle_missing(source, frame, read.fill_missing, notes, spans=read.channels == INDEPENDENT)
+    frame = fill_missing_cells(source, frame, read.fill_missing, notes, spans=read.channels == INDEPENDENT)
+    if read.calendar:
+        frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
     fills = int((matrix == FILL_VALUE).sum())
     if fills:
         notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")
@@ -425,11 +383,12 @@ def _read_table(
     )  # fmt: skip
 
 
-def load_dataset(name: str, data_dir: str | Path | None = None) -> TimeSeries:
-    """Load a registered benchmark dataset as published (all columns after the date, target last)."""
+def load_dataset(name: str, data_dir: str | Path | None = None, **options: Any) -> TimeSeries:
+    """Load a registered benchmark dataset as published (all columns after the date, target last);
+    `options` (`ReadOptions`) may choose targets and covariates or add the calendar's."""
     spec = get_spec(name)
     path = locate_dataset(spec.name, data_dir)
-    series = read_csv(path)
+    series = read_csv(path, **options)
     if series.dataset != spec.name:
         raise DataError(
             f"{path}: has {len(series)} rows x {len(series.columns) + 1} columns; the registered "

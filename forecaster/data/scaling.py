@@ -42,6 +42,10 @@ class Scaler:
     def n_channels(self) -> int:
         return int(self.mean.size)
 
+    def first(self, count: int) -> Scaler:
+        """The scaler of the first `count` channels (the targets, before any covariates)."""
+        return Scaler(self.mean[:count], self.scale[:count])
+
     def channel(self, index: int) -> Scaler:
         """The scaler of one channel (an independent series)."""
         return Scaler(self.mean[index : index + 1], self.scale[index : index + 1])

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.checks import check_fields, parse_names, setting
+from forecaster.data.calendar import calendar_columns
 from forecaster.data.dates import DATE_PARTS, date_part_kinds
 from forecaster.errors import DataError
 
@@ -52,6 +53,18 @@ class ReadOptions:
         None, "fill missing cells, and missing time steps (gaps) of a regular series, by this method",
         choices=FILL_METHODS,
     )
+    past_covariates: list | None = setting(
+        None, "comma-separated columns used as inputs but not forecast (known only up to the last row)",
+        parse=parse_names,
+    )
+    future_covariates: list | None = setting(
+        None, "comma-separated columns known ahead (plans, prices, holidays): inputs for the history and the "
+        "horizon (predict --future-csv gives the horizon's rows)", parse=parse_names,
+    )
+    calendar: bool = setting(
+        False, "add calendar covariates from the dates (hour of day, day of week, time of year, as the "
+        "frequency allows): future covariates that need no file"
+    )
 
     def __post_init__(self) -> None:
         check_fields(self, "reading option", error=DataError)
@@ -65,6 +78,15 @@ class ReadOptions:
         if self.id_col is not None and self.date_from is not None:
             raise DataError("long format takes its times from one column (date_col, default ds), "
                             "not from date_from")
+        covariates = [*(self.past_covariates or []), *(self.future_covariates or [])]
+        overlap = sorted(set(covariates) & set(self.targets or [])) or sorted(
+            {name for name in covariates if covariates.count(name) > 1}
+        )
+        if overlap:
+            raise DataError(f"column(s) {overlap} given twice; a column is a target or one kind of covariate")
+        if (covariates or self.calendar) and (self.channels == INDEPENDENT or self.id_col is not None):
+            raise DataError("covariates are read from wide tables of one multivariate model; long format and "
+                            "independent series take none yet")
         given = [name for name, on in (("date_col", self.date_col is not None), ("no_date", self.no_date),
                                        ("date_from", self.date_from is not None)) if on]  # fmt: skip
         if len(given) > 1:
@@ -86,11 +108,29 @@ class TimeSeries:
     @property
     def values(self) -> np.ndarray:
         """The (N, C) float64 matrix of target values."""
-        return self.frame.to_numpy(dtype=np.float64)
+        return self.frame[self.columns].to_numpy(dtype=np.float64)
 
     @property
     def columns(self) -> list[str]:
-        return [str(column) for column in self.frame.columns]
+        """The targets: the columns forecast."""
+        covariates = set(self.past_covariates) | set(self.future_covariates)
+        return [str(column) for column in self.frame.columns if column not in covariates]
+
+    @property
+    def past_covariates(self) -> list[str]:
+        return list(self.options.past_covariates or [])
+
+    @property
+    def future_covariates(self) -> list[str]:
+        """Given future covariates, then the calendar's."""
+        calendar = calendar_columns(self.freq) if self.options.calendar else []
+        return [*(self.options.future_covariates or []), *calendar]
+
+    @property
+    def inputs(self) -> np.ndarray:
+        """(N, C_in) float64: targets, past covariates, future covariates (the model's input channels)."""
+        order = [*self.columns, *self.past_covariates, *self.future_covariates]
+        return self.frame[order].to_numpy(dtype=np.float64)
 
     @property
     def index(self) -> pd.Index:

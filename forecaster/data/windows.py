@@ -12,9 +12,22 @@ from forecaster.errors import DataError
 
 
 class WindowDataset(Dataset):
-    """Window i is x = values[s : s+L], y = values[s+L : s+L+H] with s = i * stride (float32 tensors)."""
+    """Window i is x = values[s : s+L], y = values[s+L : s+L+H] with s = i * stride (float32 tensors).
 
-    def __init__(self, values: np.ndarray, input_size: int, horizon: int, stride: int = 1) -> None:
+    With covariates, the first `targets` columns are forecast (y holds only them) and the `future` columns
+    are known ahead: x then also holds the H horizon rows, with every other column zero there.
+    """
+
+    def __init__(
+        self,
+        values: np.ndarray,
+        input_size: int,
+        horizon: int,
+        stride: int = 1,
+        *,
+        targets: int | None = None,
+        future: list[int] | tuple[int, ...] = (),
+    ) -> None:
         array = np.asarray(values)
         if array.ndim != 2:
             raise DataError(f"windows need a (rows, channels) array, got shape {array.shape}")
@@ -24,6 +37,9 @@ class WindowDataset(Dataset):
         self.horizon = horizon
         self.stride = stride
         self.data = torch.from_numpy(np.array(array, dtype=np.float32, copy=True))
+        self.targets = array.shape[1] if targets is None else targets
+        self.known = torch.zeros(array.shape[1], dtype=torch.float32)  # 1 for the columns known ahead
+        self.known[list(future)] = 1.0
         self._length = window_count(0, array.shape[0], input_size, horizon, stride)
         if self._length == 0:
             raise DataError(
@@ -39,14 +55,20 @@ class WindowDataset(Dataset):
             raise IndexError(f"window {i} out of range for {self._length} windows")
         start = (i % self._length) * self.stride
         middle = start + self.input_size
-        return self.data[start:middle], self.data[middle : middle + self.horizon]
+        ahead = self.data[middle : middle + self.horizon]
+        history = self.data[start:middle]
+        if self.known.any():
+            history = torch.cat([history, ahead * self.known])
+        return history, ahead[:, : self.targets]
 
     def stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Every window at once, as views of the data: inputs (N, L, C) and targets (N, H, C)."""
         span = self.input_size + self.horizon
-        unfolded = self.data.unfold(0, span, self.stride)[: self._length]  # (N, C, L + H)
-        inputs, targets = unfolded[..., : self.input_size], unfolded[..., self.input_size :]
-        return inputs.transpose(1, 2), targets.transpose(1, 2)
+        unfolded = self.data.unfold(0, span, self.stride)[: self._length].transpose(1, 2)  # (N, L + H, C)
+        inputs, ahead = unfolded[:, : self.input_size], unfolded[:, self.input_size :]
+        if self.known.any():
+            inputs = torch.cat([inputs, ahead * self.known], dim=1)
+        return inputs, ahead[..., : self.targets]
 
 
 class PooledWindows(Dataset):

@@ -41,7 +41,3 @@ class ChannelIndependent(nn.Module):
         count = (outputs.shape[-1] - 1) // 2
         return outputs[..., 0], outputs[..., 1 : 1 + count], outputs[..., 1 + count :]
 
-
-def unwrapped(model: nn.Module) -> nn.Module:
-    """The model whose config and weights a bundle stores."""
-    return model.base if isinstance(model, ChannelIndependent) else model

@@ -29,7 +29,7 @@ from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models import MODELS, get_model
-from forecaster.models.baselines import NaiveForecaster
+from forecaster.models.assembly import assemble, naive_like
 from forecaster.presets import AUTO, DEFAULT, TRAINING_DEFAULTS, auto_candidates, preset, resolve
 from forecaster.training.module import ForecastModule
 from forecaster.training.scoring import block_means, error_scaler, simplest_within_evidence, window_errors
@@ -182,6 +182,9 @@ def fit_candidate(
         id_col=series.options.id_col,
         target_col=series.options.target_col,
         channels=series.options.channels,
+        past_covariates=series.options.past_covariates,
+        future_covariates=series.options.future_covariates,
+        calendar=series.options.calendar,
     )
     config = {
         **candidate.model_options,
@@ -190,14 +193,14 @@ def fit_candidate(
         "n_channels": data.model_channels,
     }
     try:
-        model = get_model(candidate.model_name, **config)
+        model = assemble(get_model(candidate.model_name, **config), data, fitting=True)
     except (TypeError, ValueError) as error:
         raise ForecasterError(f"cannot build model {candidate.label!r}: {error}") from None
     options = settings.trainer
     with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
         initial = window_errors(model, datamodule.val_set)
         starts_as_naive = np.array_equal(
-            initial, window_errors(NaiveForecaster(model.config), datamodule.val_set)
+            initial, window_errors(naive_like(model), datamodule.val_set)
         )
     training = {
         "candidate": candidate.label,

@@ -34,8 +34,9 @@ def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: s
 
 
 def error_scaler(data: DataConfig, scaler: Scaler) -> Scaler | None:
-    """What turns errors into original units: the scaler, or None for independent series (`ErrorSums`)."""
-    return None if data.channels == INDEPENDENT else scaler
+    """What turns errors into original units: the targets' scaler, or None for independent series
+    (`ErrorSums`)."""
+    return None if data.channels == INDEPENDENT else scaler.first(len(data.columns))
 
 
 def evaluate_model(
@@ -64,7 +65,8 @@ def naive_metrics(data: DataConfig, scaler: Scaler, series: TimeSeries, split: s
     windows = split_windows(data, scaler, series, split)
     histories, targets = windows.stacked()
     sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
-    sums.update(histories[:, -1:, :].expand_as(targets), targets)
+    last = histories[:, data.input_size - 1 : data.input_size, : targets.shape[-1]]
+    sums.update(last.expand_as(targets), targets)
     return sums.compute()
 
 

@@ -55,7 +55,7 @@ class SeriesSource:
         if (self.dataset is None) == (self.csv is None):
             raise DataError("give exactly one data source: a dataset name (--dataset) or a CSV file (--csv)")
         if self.dataset is not None:
-            return load_dataset(self.dataset, self.data_dir)
+            return load_dataset(self.dataset, self.data_dir, **self.options)
         return read_csv(self.csv, **self.options)
 
 

@@ -1,0 +1,41 @@
+"""A forecaster for its data: the registered model, wrapped for independent series or covariates.
+
+`assemble` is used when a model is first built and when a bundle is loaded, so both give the same module;
+`stored` is what a bundle saves (its config and weights), and `naive_like` the naive forecast in the same
+wrapping, which `fit` compares an untrained model with.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from torch import nn
+
+from forecaster.models.baselines import NaiveForecaster
+from forecaster.models.channels import ChannelIndependent
+from forecaster.models.covariates import WithCovariates
+
+if TYPE_CHECKING:
+    from forecaster.data.config import DataConfig
+
+
+def assemble(base: nn.Module, data: DataConfig, *, fitting: bool = False) -> nn.Module:
+    """`base` as its data needs it: with covariates, `WithCovariates`; for independent series (not while
+    fitting, which trains the one-channel model on pooled windows), `ChannelIndependent`."""
+    if data.input_columns != data.columns:
+        return WithCovariates(base, len(data.columns), len(data.future_columns))
+    if data.model_channels != len(data.columns) and not fitting:
+        return ChannelIndependent(base)
+    return base
+
+
+def stored(model: nn.Module) -> nn.Module:
+    """The module whose config and state a bundle keeps (a covariate wrapper keeps its map's weights)."""
+    return model.base if isinstance(model, ChannelIndependent) else model
+
+
+def naive_like(model: nn.Module) -> nn.Module:
+    """The naive forecast with the same inputs and outputs as `model`."""
+    if isinstance(model, WithCovariates):
+        return WithCovariates(NaiveForecaster(model.config), model.targets, model.future)
+    return NaiveForecaster(model.config)

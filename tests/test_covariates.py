@@ -1,0 +1,150 @@
+"""Covariates: a future covariate that drives the target is used, past covariates are inputs only, calendar
+covariates need no file, and the CLI, the API and the service give the same forecast."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_service import serving
+
+from forecaster import Forecaster
+from forecaster.cli import main
+from forecaster.errors import DataError
+
+HORIZON, INPUT = 12, 48
+FAST = {"max_epochs": 5, "lr": 1e-2, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def driven() -> pd.DataFrame:
+    """y = 2 f + a slow wave + noise, with f white noise: unpredictable from the past, known ahead."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    f = rng.normal(size=n)
+    y = 2.0 * f + np.sin(np.arange(n) / 10.0) + 0.1 * rng.normal(size=n)
+    stamps = pd.date_range("2020-01-01", periods=n, freq="h")
+    return pd.DataFrame({"date": stamps.astype(str), "y": y, "f": f, "x": rng.normal(size=n)})
+
+
+@pytest.fixture(scope="module")
+def ahead(driven: pd.DataFrame) -> pd.DataFrame:
+    start = pd.Timestamp(driven["date"].iloc[-1]) + pd.Timedelta(hours=1)
+    stamps = pd.date_range(start, periods=HORIZON, freq="h").astype(str)
+    return pd.DataFrame({"date": stamps, "f": np.random.default_rng(1).normal(size=HORIZON)})
+
+
+@pytest.fixture(scope="module")
+def with_future(driven) -> Forecaster:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Forecaster("nlinear", horizon=HORIZON, input_size=INPUT, **FAST).fit(
+            driven, targets=["y"], future_covariates=["f"]
+        )
+
+
+def test_a_future_covariate_that_drives_the_target_is_used(driven, with_future):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = Forecaster("nlinear", horizon=HORIZON, input_size=INPUT, **FAST).fit(driven, targets=["y"])
+    covariate, plain, naive = with_future.metrics["mse"], alone.metrics["mse"], alone.metrics["naive"]["mse"]
+    assert covariate < 0.1 * plain and plain < naive, (covariate, plain, naive)
+    # The map from the covariate's value ahead (and its change) to the target carries the effect: 2 f in
+    # original units is 2 std(f) / std(y) on the standardized scale.
+    weights = with_future.bundle.model.head.weight.detach().sum().item()
+    assert weights == pytest.approx(2.0 * driven["f"].std() / driven["y"].std(), rel=0.15)
+
+
+def test_future_rows_through_the_cli_the_api_and_the_service(driven, ahead, with_future, tmp_path):
+    history, future, bundle = tmp_path / "history.csv", tmp_path / "future.csv", tmp_path / "bundle"
+    driven.to_csv(history, index=False)
+    ahead.to_csv(future, index=False)
+    with_future.save(bundle)
+    out = tmp_path / "forecast.csv"
+    assert main(["predict", "--model", str(bundle), "--csv", str(history), "--future-csv", str(future),
+                 "--level", "80", "--output", str(out)]) == 0  # fmt: skip
+    written = pd.read_csv(out, index_col=0)
+    api = Forecaster.load(bundle).predict(driven, future_df=ahead, level=[80])
+    np.testing.assert_array_equal(written["y"].to_numpy(), api["y"].to_numpy())
+    recent = driven.iloc[-INPUT:]
+    body = {
+        "timestamps": recent["date"].tolist(),
+        "values": {"y": recent["y"].tolist(), "f": recent["f"].tolist()},
+        "future": {"f": ahead["f"].tolist()},
+        "level": [80],
+    }
+    with serving(tmp_path) as client:
+        answer = client.post("/v1/models/bundle/forecast", json=body)
+        missing = client.post("/v1/models/bundle/forecast", json={**body, "future": None})
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_array_equal(answer.json()["forecast"]["y-hi-80"], api["y-hi-80"].to_numpy())
+    assert missing.status_code == 422 and "future covariates ['f']" in missing.text
+
+
+def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path, capsys):
+    with pytest.raises(DataError, match=r"needs the values of its future covariates \['f'\]"):
+        with_future.predict(driven)
+    with pytest.raises(DataError, match="the future rows lack"):
+        with_future.predict(driven, future_df=ahead.iloc[1:])
+    path = tmp_path / "bundle"
+    with_future.save(path)
+    driven.to_csv(tmp_path / "history.csv", index=False)
+    assert main(["predict", "--model", str(path), "--csv", str(tmp_path / "history.csv")]) == 2
+    assert "--future-csv" in capsys.readouterr().err
+
+
+def test_past_covariates_are_inputs_and_not_forecast(driven, ahead, tmp_path):
+    model = Forecaster("s3attention", horizon=HORIZON, input_size=INPUT, max_epochs=1).fit(
+        driven, targets=["y"], past_covariates=["x"], future_covariates=["f"]
+    )
+    config = json.loads((model.save(tmp_path / "bundle") / "config.json").read_text())
+    assert config["model"]["config"]["n_channels"] == 3 and len(config["scaler"]["mean"]) == 3
+    table = model.predict(future_df=ahead)
+    assert list(table.columns) == ["y"] and len(table) == HORIZON
+
+
+def test_calendar_covariates_need_no_file_and_the_service_computes_them(driven, tmp_path):
+    model = Forecaster("nlinear", horizon=HORIZON, input_size=INPUT, max_epochs=1).fit(
+        driven[["date", "y"]], calendar=True
+    )
+    names = model.bundle.data.future_columns
+    assert names[:2] == ["calendar_hour_sin", "calendar_hour_cos"] and len(names) == 6
+    table = model.predict(level=[80])
+    model.save(tmp_path / "calendar")
+    recent = driven.iloc[-INPUT:]
+    body = {"timestamps": recent["date"].tolist(), "values": {"y": recent["y"].tolist()}, "level": [80]}
+    with serving(tmp_path) as client:
+        answer = client.post("/v1/models/calendar/forecast", json=body)
+    assert answer.status_code == 200, answer.text
+    np.testing.assert_array_equal(answer.json()["forecast"]["y"], table["y"].to_numpy())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"targets": ["y"], "past_covariates": ["y"]}, "given twice"),
+        ({"past_covariates": ["x"], "future_covariates": ["x"]}, "given twice"),
+        ({"future_covariates": ["nope"]}, "unknown covariate column"),
+        ({"calendar": True, "no_date": True}, "calendar covariates need dates"),
+    ],
+)
+def test_covariate_refusals_are_one_line(driven, options, message):
+    with pytest.raises(DataError, match=message):
+        frame = driven.drop(columns="date") if options.get("no_date") else driven
+        Forecaster("naive", horizon=HORIZON, input_size=INPUT).fit(frame, **options)
+
+
+def test_records_with_future_rows(driven, ahead, with_future, tmp_path):
+    with_future.save(tmp_path / "records")
+    recent = driven.iloc[-INPUT:][["date", "y", "f"]]
+    body = {"data": recent.to_dict(orient="records"), "future": ahead.to_dict(orient="records")}
+    with serving(tmp_path) as client:
+        answer = client.post("/v1/models/records/forecast", json=body)
+    assert answer.status_code == 200, answer.text
+    got = pd.DataFrame(answer.json()["forecast"])
+    expected = with_future.predict(recent, future_df=ahead)
+    assert list(got.columns) == ["date", "y"]
+    np.testing.assert_array_equal(got["y"].to_numpy(), expected["y"].to_numpy())
