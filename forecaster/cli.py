@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+import forecaster
 from forecaster.errors import ForecasterError
 
 COMMANDS = ("data", "train", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
@@ -32,6 +33,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="forecaster",
         description="Time-series forecasting with S3Attention: train, evaluate, predict, serve, benchmark.",
     )
+    parser.add_argument("--version", action="version", version=f"forecaster {forecaster.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     chosen = next((arg for arg in argv if not arg.startswith("-")), None) if argv is not None else None
     for name in COMMANDS:

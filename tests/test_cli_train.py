@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from safetensors import safe_open
 
+import forecaster
 from forecaster.artifacts import load_bundle
 from forecaster.cli import main
 from forecaster.data import read_csv
@@ -292,3 +293,18 @@ def test_output_into_a_closed_pipe_ends_without_a_traceback(data_dir: Path) -> N
         os.close(write_end)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+
+
+def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
+    """Progress bar aside: no Lightning banners, tips or deprecation warnings unless --verbose."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    argv = ["train", "--csv", str(plant_csv), *CSV_TRAIN, "--out", str(tmp_path / "quiet")]
+    quiet = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    chatter = ("GPU available", "TPU available", "Tip:", "LeafSpec", "Warning")
+    assert not [word for word in chatter if word in quiet.stdout + quiet.stderr], quiet.stderr[-2000:]
+    argv = [*argv[:-1], str(tmp_path / "verbose"), "--verbose"]
+    verbose = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "GPU available" in verbose.stdout + verbose.stderr
+    version = subprocess.run([str(FORECASTER), "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == f"forecaster {forecaster.__version__}"

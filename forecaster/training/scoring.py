@@ -21,7 +21,7 @@ from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
 from forecaster.models import forecast_outputs, quantile_levels
 from forecaster.training.module import ForecastModule
-from forecaster.training.trainer import build_eval_trainer
+from forecaster.training.trainer import build_eval_trainer, lightning_quiet
 
 EVAL_BATCH_SIZE = 256
 # Standard errors by which a more complex model must beat a simpler one on validation to be kept.
@@ -53,7 +53,8 @@ def evaluate_model(
     windows = split_windows(data, scaler, series, split)
     loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
     module = ForecastModule(model, error_scaler(data, scaler))
-    build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
+    with lightning_quiet():
+        build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
     model.cpu()
     return dict(module.test_metrics)
 

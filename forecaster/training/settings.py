@@ -40,6 +40,7 @@ class TrainerOptions:
     deterministic: bool = setting(False, "use deterministic algorithms only")
     limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction", parse=batches_value)
     progress_bar: bool = setting(True, "show a progress bar", flag="--progress")
+    verbose: bool = setting(False, "also show Lightning's own messages: devices, tips, warnings")
 
     def __post_init__(self) -> None:
         check_fields(self, "training setting")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,15 +41,18 @@ def _progress_callbacks(enabled: bool) -> list[Callback]:
 
 @contextmanager
 def lightning_quiet(quiet: bool = True) -> Iterator[None]:
-    """Hold back Lightning's informational lines (devices found, tips, why fit stopped) while `quiet`:
-    the project's own lines report a run."""
+    """Hold back Lightning's informational lines (devices found, tips, why fit stopped) and its warnings
+    while `quiet`: the project's own lines report a run (`--verbose` shows them)."""
     loggers = [logging.getLogger(name) for name in ("lightning.pytorch", "lightning.fabric")]
     levels = [logger.level for logger in loggers]
     if quiet:
         for logger in loggers:
             logger.setLevel(logging.WARNING)
     try:
-        yield
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.filterwarnings("ignore", module=r"(lightning|pytorch_lightning|lightning_fabric)\b")
+            yield
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)

@@ -162,7 +162,7 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
-    with lightning_quiet(not settings.trainer.progress_bar):
+    with lightning_quiet(not settings.trainer.verbose):
         return _train(series, out, settings)
 
 
