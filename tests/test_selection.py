@@ -39,7 +39,7 @@ def test_the_simpler_model_stays_without_clear_evidence(simple, complex_, chosen
 
 
 def test_presets_resolve_with_their_dataset_values() -> None:
-    assert resolve("s3attention") == "anchored-skip" and resolve("tnn") == "reference"
+    assert resolve("s3attention") == "quantile" and resolve("tnn") == "reference"
     assert preset("s3attention", "paper", "ILI") == ({}, {"input_size": 60, "lr": 1e-3})
     assert preset("s3attention", "paper", "national_illness") == ({}, {"input_size": 60, "lr": 1e-3})
     assert preset("s3attention", "reference", "ECL") == ({"d_model": 512}, {})
@@ -124,3 +124,15 @@ def test_trained_weights_replace_the_naive_start_only_on_clear_validation_eviden
         assert outcome.metrics["best_val_mse"] == pytest.approx(naive["val_mse"], rel=1e-6)
     else:
         assert outcome.metrics["mse"] < 0.5 * naive["mse"]
+
+
+def test_the_default_quantile_head_goes_with_loss_mse() -> None:
+    """The default preset trains S3Attention's quantile head; --loss mse trains the point forecast alone,
+    and --levels with --loss mse is refused."""
+    series = _series()
+    [default] = plan(TrainSettings(horizon=24), series)
+    [point] = plan(TrainSettings(horizon=24, loss="mse"), series)
+    assert default.model_options["quantile_levels"] == [80, 95]
+    assert "quantile_levels" not in point.model_options
+    with pytest.raises(ConfigError, match="--loss mse does not train"):
+        plan(TrainSettings(horizon=24, loss="mse", model_options={"quantile_levels": [90]}), series)

@@ -92,8 +92,10 @@ def _candidate(
                 )
         elif not options.get("quantile_levels"):
             options["quantile_levels"] = list(DEFAULT_LEVELS)
-    elif settings.loss == "mse" and options.get("quantile_levels"):
-        raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
+    elif settings.loss == "mse":
+        if settings.model_options.get("quantile_levels"):
+            raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
+        options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
     spec_size = get_spec(series.dataset).input_size if series.dataset else DEFAULT_INPUT_SIZE
     input_size = settings.input_size or training_preset.get("input_size") or spec_size
     if "season" in fields and "season" not in options:
