@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -41,8 +43,17 @@ def _values(rows: int = 160) -> np.ndarray:
 
 def _s3attention(**options) -> S3Attention:
     return S3Attention(
-        h=H, input_size=L, n_series=C, d_model=16, n_heads=4, max_steps=6, val_check_steps=3,
-        early_stop_patience_steps=2, random_seed=0, **SILENT, **options,
+        h=H,
+        input_size=L,
+        n_series=C,
+        d_model=16,
+        n_heads=4,
+        max_steps=6,
+        val_check_steps=3,
+        early_stop_patience_steps=2,
+        random_seed=0,
+        **SILENT,
+        **options,
     )
 
 
@@ -81,7 +92,7 @@ def test_s3attention_fit_predict_cross_validation_save_load(tmp_path) -> None:
     windows = test_size - H + 1
     cv = nf.cross_validation(frame, val_size=24, test_size=test_size, n_windows=None, step_size=1)
     assert len(cv) == windows * H * C
-    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L:], L, H)])
+    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L :], L, H)])
     np.testing.assert_allclose(_by_series(cv, "y", windows), targets, rtol=0, atol=1e-6)
     assert np.isfinite(cv["S3Attention"]).all()
 
@@ -128,8 +139,19 @@ def test_s3attention_with_mqloss_predicts_nixtla_interval_columns_from_its_quant
 
 # One value per S3AttentionConfig field the adapter takes, none of them the default.
 NON_DEFAULT = {
-    "d_model": 24, "n_heads": 4, "e_layers": 1, "left_rank": 3, "right_rank": 2, "fold": 4, "n_harmonics": 5,
-    "dropout": 0.2, "ffn": True, "seed": 9, "activation": "relu", "norm": "layer", "anchor": "seam",
+    "d_model": 24,
+    "n_heads": 4,
+    "e_layers": 1,
+    "left_rank": 3,
+    "right_rank": 2,
+    "fold": 4,
+    "n_harmonics": 5,
+    "dropout": 0.2,
+    "ffn": True,
+    "seed": 9,
+    "activation": "relu",
+    "norm": "layer",
+    "anchor": "seam",
     "skip": True,
 }
 
@@ -214,14 +236,15 @@ def test_forecast_test_windows_equals_cross_validation() -> None:
         to_long_format(values), val_size=val_size, test_size=test_size, n_windows=None, step_size=1
     )
     np.testing.assert_array_equal(_by_series(cv, "DLinear", windows), run.predictions)
-    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L:], L, H)])
+    targets = np.stack([y.numpy() for _, y in WindowDataset(values[-test_size - L :], L, H)])
     np.testing.assert_allclose(_by_series(cv, "y", windows), targets, rtol=0, atol=1e-6)
 
 
 def _neuralforecast_original(name: str, budget: PeerBudget, **options):
     """The unmodified neuralforecast class, built like build_peer builds ours."""
-    return peer_class(name)(**peer_kwargs(name, H, L, C, budget, seed=0), loss=MSE(), valid_loss=MSE(),
-                            **SILENT, **options)
+    return peer_class(name)(
+        **peer_kwargs(name, H, L, C, budget, seed=0), loss=MSE(), valid_loss=MSE(), **SILENT, **options
+    )
 
 
 @pytest.mark.parametrize("name", ["dlinear", "patchtst"])
@@ -240,8 +263,12 @@ def test_windows_on_demand_are_neuralforecast_s_windows(name: str, start_padding
     available = torch.ones(C, rows)
     available[0, 30:70] = 0.0  # longer than the input window: some windows have no available point
     available[2, 100:] = 0.0  # no available target after row 100
-    batch = {"temporal": torch.stack([values, available], dim=1), "static": None, "static_cols": None,
-             "temporal_cols": pd.Index(["y", "available_mask"])}
+    batch = {
+        "temporal": torch.stack([values, available], dim=1),
+        "static": None,
+        "static_cols": None,
+        "temporal_cols": pd.Index(["y", "available_mask"]),
+    }
     for model in (original, ours):
         model.val_size, model.test_size = 10, 5
     expected = original._create_windows(batch, "train")
@@ -265,3 +292,36 @@ def test_peer_training_with_windows_on_demand_is_bit_identical() -> None:
     assert ours.train_trajectories == original.train_trajectories
     for (key, got), expected in zip(ours.state_dict().items(), original.state_dict().values(), strict=True):
         torch.testing.assert_close(got, expected, rtol=0, atol=0, msg=key)
+
+
+@pytest.mark.slow
+def test_s3attention_uses_future_and_historical_exogenous_variables() -> None:
+    """y = 2 f + a wave + noise per series, f white noise known ahead: with `futr_exog_list` the backtest
+    error falls far below the model without it; `predict` takes the horizon's rows in `futr_df`."""
+    rng = np.random.default_rng(0)
+    n, frames = 600, []
+    for uid in ("a", "b"):
+        f, x = rng.normal(size=n), rng.normal(size=n)
+        y = 2 * f + np.sin(np.arange(n) / 10) + 0.1 * rng.normal(size=n)
+        frames.append(pd.DataFrame({"unique_id": uid, "ds": np.arange(n), "y": y, "f": f, "x": x}))
+    frame = pd.concat(frames, ignore_index=True)
+
+    def backtest(**exog) -> tuple[float, NeuralForecast]:
+        model = S3Attention(
+            h=H, input_size=48, n_series=2, max_steps=150, learning_rate=1e-2, val_check_steps=50,
+            random_seed=0, **SILENT, **exog,
+        )  # fmt: skip
+        nf = NeuralForecast(models=[model], freq=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = nf.cross_validation(frame, n_windows=10, step_size=12)
+        return float(((out["S3Attention"] - out["y"]) ** 2).mean()), nf
+
+    plain, _ = backtest()
+    exogenous, nf = backtest(futr_exog_list=["f"], hist_exog_list=["x"])
+    assert exogenous < 0.5 * plain, (exogenous, plain)
+    ahead = pd.DataFrame(
+        {"unique_id": np.repeat(["a", "b"], H), "ds": np.tile(np.arange(n, n + H), 2), "f": 0.0}
+    )
+    forecast = nf.predict(futr_df=ahead)
+    assert len(forecast) == 2 * H and forecast["S3Attention"].notna().all()

@@ -19,11 +19,13 @@ from neuralforecast.losses.pytorch import MSE
 
 from forecaster.checks import default_of
 from forecaster.models import S3AttentionConfig, S3AttentionForecaster
+from forecaster.models.covariates import WithCovariates
 
 # The config fields the adapter takes by name; the rest come from neuralforecast's h, input_size, n_series
 # and (quantile_levels) the loss's quantiles.
 CONFIG_FIELDS = tuple(
-    field.name for field in dataclasses.fields(S3AttentionConfig)
+    field.name
+    for field in dataclasses.fields(S3AttentionConfig)
     if field.name not in ("input_size", "horizon", "n_channels", "quantile_levels")
 )
 _DEFAULT = {name: default_of(S3AttentionConfig, name) for name in CONFIG_FIELDS}
@@ -40,10 +42,15 @@ class S3Attention(BaseModel):
     forecast; a multi-quantile loss (`MQLoss(level=[80, 95])`, or quantiles q and 1 - q) builds the
     network's quantile head, so `predict` gives `S3Attention-lo-80`, `-hi-80`, ... as neuralforecast's
     models do. Distribution losses are refused (the network has no distribution head).
+
+    Exogenous variables (`hist_exog_list`, `futr_exog_list`) work as in `forecaster train`: every series'
+    historical and future variables are extra input channels, and the horizon rows of the future ones enter
+    on the decoder side (`forecaster.models.covariates.WithCovariates`). They reach the network unscaled with
+    the default `scaler_type="identity"`: give variables of a moderate scale, or a neuralforecast scaler.
     """
 
-    EXOGENOUS_FUTR = False
-    EXOGENOUS_HIST = False
+    EXOGENOUS_FUTR = True
+    EXOGENOUS_HIST = True
     EXOGENOUS_STAT = False
     MULTIVARIATE = True
     RECURRENT = False
@@ -86,9 +93,11 @@ class S3Attention(BaseModel):
         loss = MSE() if loss is None else loss
         outputs = _quantile_outputs(loss)
         levels = sorted({level for _, level in outputs if level})
+        hist, futr = len(kwargs.get("hist_exog_list") or []), len(kwargs.get("futr_exog_list") or [])
         config = S3AttentionConfig(
-            input_size=input_size, horizon=h, n_channels=n_series, quantile_levels=levels, **fields
-        )
+            input_size=input_size, horizon=h, n_channels=n_series * (1 + hist + futr), quantile_levels=levels,
+            **fields,
+        )  # fmt: skip
         super().__init__(
             h=h,
             input_size=input_size,
@@ -108,12 +117,14 @@ class S3Attention(BaseModel):
             **kwargs,
         )
         self.network = S3AttentionForecaster(config)
+        if hist or futr:
+            self.network = WithCovariates(self.network, targets=n_series, future=futr * n_series)
         self._outputs = outputs
 
     def forward(self, windows_batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """insample_y (B, input_size, n_series) -> forecast (B, h, n_series), or with a multi-quantile loss
         (B, h, n_series * Q), the loss's Q quantiles fastest (what its `domain_map` expects)."""
-        x = windows_batch["insample_y"]
+        x = _inputs(windows_batch, self.input_size)
         if not self.network.config.quantile_levels:
             return self.network(x)
         point, lower, upper = self.network.bounds(x)
@@ -123,6 +134,26 @@ class S3Attention(BaseModel):
             for kind, level in self._outputs
         ]
         return torch.stack(columns, dim=-1).flatten(-2)
+
+
+def _inputs(windows_batch: dict[str, torch.Tensor], input_size: int) -> torch.Tensor:
+    """The network's input: the series, then their historical and future variables as channels
+    ([B, X, L, N] -> [B, L, X * N]); with future variables also their horizon rows, zero elsewhere."""
+    x = windows_batch["insample_y"]
+    channels = lambda exog: exog.permute(0, 2, 1, 3).flatten(2)  # noqa: E731
+    history = [x]
+    if windows_batch.get("hist_exog") is not None:
+        history.append(channels(windows_batch["hist_exog"]))
+    futr = windows_batch.get("futr_exog")
+    if futr is None:
+        return torch.cat(history, dim=-1)
+    futr = channels(futr)
+    history = torch.cat([*history, futr[:, :input_size]], dim=-1)
+    ahead = torch.zeros(
+        x.shape[0], futr.shape[1] - input_size, history.shape[-1], dtype=x.dtype, device=x.device
+    )
+    ahead[..., -futr.shape[-1] :] = futr[:, input_size:]
+    return torch.cat([history, ahead], dim=1)
 
 
 def _quantile_outputs(loss: Any) -> list[tuple[str, int]]:
