@@ -17,7 +17,7 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data.calendar import calendar_features
-from forecaster.errors import DataError
+from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import HistoryError, PreparedHistory, check_history, read_history
 from service.errors import ApiError
 from service.registry import ServedModel
@@ -163,9 +163,10 @@ def forecast_records(served: ServedModel, request: RecordsRequest, levels: list[
             history = pd.DataFrame.from_records(request.data)
             future = None if request.future is None else pd.DataFrame.from_records(request.future)
             table = model.predict(history, future_df=future, horizon=request.horizon, level=levels)
-    except DataError as error:
-        field = "future" if request.future is not None and "future" in str(error) else "data"
-        raise _invalid(field, str(error).removeprefix("DataFrame: ")) from None
+    except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
+        message = str(error).removeprefix("DataFrame: ")
+        field = "horizon" if "horizon" in message else "future" if "future" in message else "data"
+        raise _invalid(field, message) from None
     if served.bundle.data.id_col is None:
         table = table.reset_index()
     stamps = table.columns[table.dtypes.map(lambda dtype: pd.api.types.is_datetime64_any_dtype(dtype))]

@@ -148,3 +148,22 @@ def test_records_with_future_rows(driven, ahead, with_future, tmp_path):
     expected = with_future.predict(recent, future_df=ahead)
     assert list(got.columns) == ["date", "y"]
     np.testing.assert_array_equal(got["y"].to_numpy(), expected["y"].to_numpy())
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"horizon": 99}, "horizon"),
+        ({"data": [{"date": "2020-01-01", "y": 1.0, "f": 0.0}]}, "data"),
+        ({"future": [{"date": "1999-01-01", "f": 0.0}]}, "future"),
+        ({"data": [{"date": "2020-01-01", "y": "x", "f": 0.0}] * 60}, "data"),
+    ],
+)
+def test_bad_records_are_422_naming_the_field(driven, ahead, with_future, tmp_path, change, field):
+    with_future.save(tmp_path / "records")
+    recent = driven.iloc[-INPUT:][["date", "y", "f"]]
+    body = {"data": recent.to_dict(orient="records"), "future": ahead.to_dict(orient="records"), **change}
+    with serving(tmp_path) as client:
+        answer = client.post("/v1/models/records/forecast", json=body)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["details"][0]["field"] == field, answer.json()
