@@ -104,9 +104,12 @@ def simplest_within_evidence(means: list[float], blocks: list[np.ndarray]) -> in
     errors of the best one's, the error taken from the paired differences of the models' block means
     (`block_means`, the same windows for every model). This is the one-standard-error rule of Hastie,
     Tibshirani and Friedman (The Elements of Statistical Learning, 2009, 7.10) made stricter: in forecasting
-    the validation period precedes the test period, which may differ (Exchange at horizon 720 improves on
-    naive by 1.3 standard errors on validation and loses to it on test), so a more complex model is kept
-    only on clear evidence, and never on a single block."""
+    the validation period precedes the test period, which may differ, so a more complex model is kept only
+    on clear evidence, and never on a single block. Clear evidence on one period can still mislead: on
+    Exchange-720 the anchored S3Attention beats naive on validation by 2.2 standard errors and NLinear by 4.3,
+    and both lose on test, because the channels of one panel share their validation period (they are not
+    independent replicates); stricter rules tried (time blocks only, log ratios) broke the ILI and ETTm2
+    choices."""
     best = int(np.argmin(means))
     for index, (mean, candidate) in enumerate(zip(means, blocks, strict=True)):
         difference = np.asarray(candidate) - np.asarray(blocks[best])
