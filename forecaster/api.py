@@ -1,8 +1,9 @@
 """The Python face: `Forecaster(...).fit(df)`, `.predict()`, `.cross_validation(df)`, `.save()`, `.load()`.
 
 A DataFrame is read as the CLI reads a CSV (`forecaster.data.read_frame`): wide (a time column or index and
-one column per series) or long (`unique_id, ds, y` rows, neuralforecast's convention; the series become
-the channels of one multivariate model). Training is `forecaster train`'s workflow and prediction is
+one column per series) or long (`unique_id, ds, y` rows, neuralforecast's convention), its series the channels
+of one multivariate model or, with `channels="independent"`, series of their own spans forecast by one shared
+model; covariates as the CLI takes them. Training is `forecaster train`'s workflow and prediction is
 `forecaster predict`'s path, so the CLI, the service and this class give the same numbers.
 """
 
