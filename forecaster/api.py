@@ -21,7 +21,7 @@ from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.data import TimeSeries, read_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.errors import ConfigError, DataError
-from forecaster.prediction import forecast, history_options, read_future
+from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 
@@ -74,11 +74,6 @@ class Forecaster:
         forecaster = cls(model=settings.model_name, horizon=settings.horizon, level=level)
         forecaster.settings = settings
         return forecaster
-
-    @property
-    def alias(self) -> str:
-        """The name of forecast columns in long output (Nixtla's convention: the model's name)."""
-        return self.settings.model_name
 
     def read(
         self,
@@ -134,11 +129,7 @@ class Forecaster:
             if self.history is None:
                 raise ConfigError("a loaded Forecaster predicts from given rows: predict(df)")
             return self.history
-        if isinstance(df, TimeSeries):
-            return df
-        if not isinstance(df, pd.DataFrame):
-            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
-        return read_frame(df, **history_options(bundle), targets=bundle.data.columns)
+        return df if isinstance(df, TimeSeries) else read_rows(bundle, df)
 
     def predict(
         self,
@@ -161,14 +152,7 @@ class Forecaster:
             else read_future(bundle, future_df)
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
-        return self.shaped(table)
-
-    def shaped(self, table: pd.DataFrame) -> pd.DataFrame:
-        """A wide forecast table in the shape of the training data: long rows for a long-format model."""
-        data = self._fitted().data
-        if data.id_col is None:
-            return table
-        return melt_forecast(table, data.columns, data.id_col, data.date_col or DEFAULT_TIME_COL, self.alias)
+        return shaped(bundle, table)
 
     def cross_validation(
         self,
@@ -182,7 +166,8 @@ class Forecaster:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
         convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
         Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
-        cutoff. Long rows: `unique_id, ds, cutoff, <model>[, intervals], y`."""
+        cutoff (and the window's own rows of any future covariates). Long rows: `unique_id, ds, cutoff,
+        <model>[, intervals], y`."""
         from forecaster.checks import check_int
 
         check_int("n_windows", n_windows, minimum=1)
@@ -196,15 +181,18 @@ class Forecaster:
                 f"{step_size} apart"
             )
         self.fit(dataclasses.replace(series, frame=series.frame.iloc[:first]))
-        data = self._fitted().data
+        bundle = self._fitted()
+        data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
+        levels = self.level if level is None else list(level)
         parts = []
         for window in range(n_windows):
             stop = first + window * step_size
             history = dataclasses.replace(series, frame=series.frame.iloc[:stop])
-            table = forecast(self.bundle, history, levels=self.level if level is None else list(level))
-            actual = series.frame.iloc[stop : stop + horizon]
-            long = melt_forecast(table, data.columns, id_col, time_col, self.alias)
+            ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + horizon])
+            table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
+            actual = ahead.frame[data.columns]
+            long = melt_forecast(table, data.columns, id_col, time_col, name)
             long.insert(2, "cutoff", series.index[stop - 1])
             long[DEFAULT_TARGET_COL] = actual.to_numpy().T.reshape(-1)
             parts.append(long)
@@ -222,14 +210,10 @@ class Forecaster:
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:
         """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict."""
-        return cls.load_bundle(load_bundle(path), level=level)
-
-    @classmethod
-    def load_bundle(cls, bundle: Bundle, *, level: Sequence[int] | None = None) -> Forecaster:
-        """A Forecaster around a bundle already loaded (the service's)."""
+        bundle = load_bundle(path)
         forecaster = cls(
-            model=bundle.training.get("model", bundle.model_name), horizon=bundle.data.horizon,
-            input_size=bundle.data.input_size, freq=bundle.data.freq, level=level,
+            model=forecast_name(bundle), horizon=bundle.data.horizon, input_size=bundle.data.input_size,
+            freq=bundle.data.freq, level=level,
         )  # fmt: skip
         forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
         return forecaster

@@ -23,6 +23,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
+from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import ConfigError, DataError
@@ -67,6 +68,30 @@ def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
         read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
         read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
     return read
+
+
+def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
+    """Recent rows in a DataFrame, read the way the bundle's training rows were."""
+    from forecaster.data import read_frame
+
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    return read_frame(frame, **history_options(bundle), targets=bundle.data.columns)
+
+
+def forecast_name(bundle: Bundle) -> str:
+    """The name of the forecast column in long output (Nixtla's convention: the model's, as trained)."""
+    return str(bundle.training.get("model", bundle.model_name))
+
+
+def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
+    """A wide forecast table in the shape of the training data: long rows `unique_id, ds, <model>, ...` for
+    a long-format model, else the table itself."""
+    data = bundle.data
+    if data.id_col is None:
+        return table
+    time_col = data.date_col or DEFAULT_TIME_COL
+    return melt_forecast(table, data.columns, data.id_col, time_col, forecast_name(bundle))
 
 
 def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:

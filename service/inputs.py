@@ -18,7 +18,16 @@ import pandas as pd
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data.calendar import calendar_features
 from forecaster.errors import DataError, ForecasterError
-from forecaster.prediction import HistoryError, PreparedHistory, check_history, read_history
+from forecaster.prediction import (
+    HistoryError,
+    PreparedHistory,
+    check_history,
+    forecast,
+    read_future,
+    read_history,
+    read_rows,
+    shaped,
+)
 from service.errors import ApiError
 from service.registry import ServedModel
 from service.schemas import ForecastRequest, RecordsRequest, RecordsResponse
@@ -154,15 +163,19 @@ def prepare_csv(
 def forecast_records(served: ServedModel, request: RecordsRequest, levels: list[int]) -> RecordsResponse:
     """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
     (the same numbers: one forecast, outside the micro-batcher)."""
-    from forecaster.api import Forecaster
-
-    model = Forecaster.load_bundle(served.bundle)
+    bundle = served.bundle
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            history = pd.DataFrame.from_records(request.data)
-            future = None if request.future is None else pd.DataFrame.from_records(request.future)
-            table = model.predict(history, future_df=future, horizon=request.horizon, level=levels)
+            history = read_rows(bundle, pd.DataFrame.from_records(request.data))
+            future = (
+                None
+                if request.future is None
+                else read_future(bundle, pd.DataFrame.from_records(request.future))
+            )
+            table = shaped(
+                bundle, forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
+            )
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")
         field = "horizon" if "horizon" in message else "future" if "future" in message else "data"

@@ -167,3 +167,19 @@ def test_bad_records_are_422_naming_the_field(driven, ahead, with_future, tmp_pa
         answer = client.post("/v1/models/records/forecast", json=body)
     assert answer.status_code == 422, answer.text
     assert answer.json()["details"][0]["field"] == field, answer.json()
+
+
+def test_cross_validation_takes_each_window_s_future_covariates(driven):
+    model = Forecaster("nlinear", horizon=HORIZON, input_size=INPUT, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        backtest = model.cross_validation(
+            driven, n_windows=4, step_size=HORIZON, targets=["y"], future_covariates=["f"]
+        )
+    assert (
+        list(backtest.columns) == ["unique_id", "date", "cutoff", "nlinear", "y"]
+        and len(backtest) == 4 * HORIZON
+    )
+    np.testing.assert_array_equal(backtest["y"].to_numpy(), driven["y"].to_numpy()[-4 * HORIZON :])
+    # The covariate is known in every window, so the backtest error is far below the target's variance.
+    assert ((backtest["nlinear"] - backtest["y"]) ** 2).mean() < 0.1 * driven["y"].var()

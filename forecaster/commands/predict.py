@@ -43,14 +43,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
-    from forecaster.prediction import forecast, plot_forecast, read_future, read_history
+    from forecaster.prediction import forecast, plot_forecast, read_future, read_history, shaped
 
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
     future = read_future(bundle, args.future_csv) if args.future_csv else None
     wide = forecast(bundle, series, horizon=args.horizon, levels=args.level, future=future)
-    table = model.shaped(wide)
+    table = shaped(bundle, wide)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.output, index=table is wide)
