@@ -19,11 +19,11 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from forecaster import __version__
-from forecaster.prediction import HistoryError, PreparedHistory, check_history, check_interval_levels
+from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
 from service.registry import ServedModel
-from service.routes import forecast_histories, require_media_type
+from service.routes import checked_levels, forecast_histories, require_media_type
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"])
 INPUT, OUTPUT = "history", "forecast"
@@ -136,7 +136,7 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
         raise ApiError(
             422, f"expected at most {max_inputs} histories, got {tensor.shape[0]}", field="inputs[0].shape"
         )
-    values = np.asarray(tensor.data, dtype=np.float64) if _regular(tensor.data) else None
+    values = _numbers(tensor.data)
     if values is None or values.size != math.prod(tensor.shape):
         raise ApiError(
             422,
@@ -154,25 +154,22 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
     return histories
 
 
-def _regular(data: Data) -> bool:
-    """Flat, or nested with equal lengths (numpy would refuse a ragged list)."""
+def _numbers(data: Data) -> np.ndarray | None:
+    """The tensor's numbers, flat or nested with equal lengths; None for a ragged list."""
     try:
-        np.asarray(data, dtype=np.float64)
+        return np.asarray(data, dtype=np.float64)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]:
+    """`parameters.level` (free-form in the protocol, so its type is checked here), then as v1 checks it."""
     asked = (parameters or {}).get("level")
-    if asked is None:
-        return []
-    if not isinstance(asked, list) or not all(type(level) is int and 1 <= level <= 99 for level in asked):
+    if asked is not None and (
+        not isinstance(asked, list) or not all(type(level) is int and 1 <= level <= 99 for level in asked)
+    ):
         raise ApiError(422, "expected a list of integer levels 1-99, e.g. [80, 95]", field="parameters.level")
-    try:
-        return check_interval_levels(served.bundle, asked)
-    except HistoryError as error:
-        raise ApiError(422, str(error), field="parameters.level") from None
+    return checked_levels(served, asked, "parameters.level")
 
 
 @router.post(

@@ -96,7 +96,7 @@ async def describe_model(name: str, registry: Registry) -> ModelInfo:
     return registry.get(name).info
 
 
-def _levels(served: ServedModel, levels: list[int] | None, field: str) -> list[int]:
+def checked_levels(served: ServedModel, levels: list[int] | None, field: str) -> list[int]:
     """The asked interval levels, checked before anything is batched (422 naming `field` otherwise)."""
     try:
         return check_interval_levels(served.bundle, levels)
@@ -148,7 +148,7 @@ async def forecast(
             raise ApiError(
                 422, f"expected at most {settings.max_rows * settings.max_inputs} rows", field="data"
             )
-        levels = _levels(served, body.level, "level")
+        levels = checked_levels(served, body.level, "level")
         return await run_in_threadpool(forecast_records, served, body, levels)
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
@@ -164,7 +164,8 @@ async def forecast(
         for item, prefix in zip(items, prefixes, strict=True)
     ]
     levels = [
-        _levels(served, item.level, f"{prefix}level") for item, prefix in zip(items, prefixes, strict=True)
+        checked_levels(served, item.level, f"{prefix}level")
+        for item, prefix in zip(items, prefixes, strict=True)
     ]
     answers = await forecast_histories(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
     outputs = [
@@ -207,7 +208,7 @@ async def forecast_csv(
 ) -> Response:
     """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
     served = registry.get(name)
-    levels = _levels(served, level, "level")
+    levels = checked_levels(served, level, "level")
     content = await file.read()
     prepared = await run_in_threadpool(
         prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
