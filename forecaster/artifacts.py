@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from forecaster.calibration import METHODS, Calibration, increasing_levels
+from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler
 from forecaster.errors import BundleError, ForecasterError
@@ -138,8 +139,9 @@ def save_bundle(
         raise BundleError(
             f"bundle directory {target} already exists; use --overwrite (overwrite=True) to replace it"
         )
-    from forecaster.models.assembly import stored
+    from forecaster.models.assembly import naive_weights, stored
 
+    weights = naive_weights(model)
     model = stored(model)
     config = {
         "format_version": FORMAT_VERSION,
@@ -147,6 +149,7 @@ def save_bundle(
         "data": None if data is None else data.to_dict(),
         "scaler": None if scaler is None else scaler.to_dict(),
         "training": training,
+        **({} if weights is None else {"naive_weights": weights}),
     }
     _validate_config(json.loads(json.dumps(config)), target / CONFIG_FILE)
     tensors = {
@@ -239,6 +242,7 @@ class _Config:
     data: DataConfig | None
     scaler: Scaler | None
     training: dict[str, Any]
+    naive_weights: list[float] | None = None
 
 
 def _validate_config(raw: Any, where: Path) -> _Config:
@@ -284,7 +288,24 @@ def _validate_config(raw: Any, where: Path) -> _Config:
             raise BundleError(
                 f"{where}: model config has {key} {model['config'][key]!r} but the data config has {expected}"
             )
-    return _Config(model["name"], model["config"], data, scaler, training)
+    weights = _checked_naive_weights(raw.get("naive_weights"), data.horizon, where)
+    return _Config(model["name"], model["config"], data, scaler, training, weights)
+
+
+def _checked_naive_weights(weights: Any, horizon: int, where: Path) -> list[float] | None:
+    """The optional per-step weights toward the naive forecast: `horizon` numbers in [0, 1]."""
+    if weights is None:
+        return None
+    if (
+        not isinstance(weights, list)
+        or len(weights) != horizon
+        or not all(is_number(weight) and 0 <= weight <= 1 for weight in weights)
+    ):
+        raise BundleError(
+            f"{where}: field 'naive_weights' must be a list of {horizon} numbers between 0 and 1 (one per "
+            "horizon step)"
+        )
+    return [float(weight) for weight in weights]
 
 
 def _read_json(path: Path) -> Any:
@@ -346,7 +367,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     try:
         model = model_class(model_class.config_class.from_dict(config.model_config))
         if config.data is not None:
-            model = assemble(model, config.data)
+            model = assemble(model, config.data, naive_weights=config.naive_weights)
     except (TypeError, ValueError, KeyError, ForecasterError) as error:
         raise BundleError(
             f"{root / CONFIG_FILE}: model config does not build {config.model_name!r}: {error}"

@@ -45,15 +45,16 @@ ILI_TEST_WINDOWS_H24 = 193 - 24 + 1  # int(0.2 * 966) test rows, stride-1 window
 
 def _tiny_args(data_dir: Path, out: Path) -> list[str]:
     return [
-        "benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "s3attention,dlinear",
-        "--repeats", "1", "--max-epochs", "1", "--data-dir", str(data_dir), "--out", str(out),
-        "--no-progress",
+        "benchmark", "--datasets", "ILI", "--horizons", "24",
+        "--models", "s3attention,nlinear:reference,dlinear", "--repeats", "1", "--max-epochs", "1",
+        "--data-dir", str(data_dir), "--out", str(out), "--no-progress",
     ]
 
 
 @pytest.fixture(scope="module")
 def tiny_grid(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real run of the tiny grid (ILI, h=24, s3attention + dlinear, 1 repeat, 1 epoch)."""
+    """One real run of the tiny grid (ILI, h=24, s3attention, nlinear and the dlinear peer, 1 repeat, 1
+    epoch)."""
     out = tmp_path_factory.mktemp("bench") / "results"
     assert main(_tiny_args(data_dir, out)) == 0
     return out
@@ -65,6 +66,7 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
     assert list(results.columns) == list(RESULT_COLUMNS)
     assert results[["dataset", "horizon", "model", "repeat", "seed"]].values.tolist() == [
         ["ILI", 24, "s3attention", 0, 0],
+        ["ILI", 24, "nlinear:reference", 0, 0],
         ["ILI", 24, "dlinear", 0, 0],
     ]
     assert (results["windows"] == ILI_TEST_WINDOWS_H24).all()
@@ -81,7 +83,8 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
 
     summary = (tiny_grid / "summary.md").read_text()
     assert "| dataset | horizon | s3attention | dlinear | paper S3Attention |" in summary
-    best = results.loc[results["mse"].idxmin()]
+    shown = results[~results["model"].str.contains(":")]  # candidates have their own table
+    best = shown.loc[shown["mse"].idxmin()]
     row = next(line for line in summary.splitlines() if line.startswith("| ILI | 24 |"))
     assert f"**{best.mse:.3f}**" in row and row.endswith("| 2.431 |")
     assert "Electricity" in summary and "Traffic" in summary and "Not run here" in summary
@@ -91,12 +94,16 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
 
 
 @pytest.mark.slow
-def test_rows_record_interval_coverage_and_older_rows_get_it_from_their_bundles(
+def test_older_rows_are_refinished_from_their_bundles_as_a_fresh_run_records_them(
     tiny_grid: Path, data_dir: Path, tmp_path: Path
 ) -> None:
-    """A forecaster row carries its bundle's 80% / 95% test coverage and interval score (a peer's stays
-    empty); a row recorded before intervals existed (columns empty, bundle without calibration) gets the
-    same values from `--fill-intervals`, which calibrates the kept bundle on validation as training does."""
+    """A forecaster row carries its bundle's 80% / 95% test coverage and interval score (a peer's stay
+    empty). Rows recorded before training ended by shrinking toward naive and calibrating intervals (their
+    bundles: the bare trained model, no calibration; their rows: no intervals, the bare model's figures) get
+    from `--refinish` exactly what a fresh run records, and their bundles the same weights toward naive."""
+    from forecaster.artifacts import load_bundle, save_bundle
+    from forecaster.models.assembly import stored
+
     results = read_results(tiny_grid / "results.csv")
     own = results.set_index("model").loc["s3attention"]
     bundle = json.loads((tiny_grid / "bundles" / "ILI-h24-s3attention-r0" / "metrics.json").read_text())
@@ -108,11 +115,20 @@ def test_rows_record_interval_coverage_and_older_rows_get_it_from_their_bundles(
     shutil.copytree(tiny_grid, out)
     older = results.copy()
     older.loc[:, list(INTERVAL_COLUMNS)] = float("nan")
+    older.loc[older["model"] == "nlinear:reference", ["mse", "mae", "mse_step1"]] = 9.0
     older.to_csv(out / "results.csv", index=False)
-    (out / "bundles" / "ILI-h24-s3attention-r0" / "calibration.safetensors").unlink()
-    assert main([*_tiny_args(data_dir, out), "--fill-intervals"]) == 0
-    filled = read_results(out / "results.csv")
-    pd.testing.assert_frame_equal(filled, results, check_exact=False, rtol=1e-9)
+    for name in ("ILI-h24-s3attention-r0", "ILI-h24-nlinear-reference-r0"):
+        kept = load_bundle(out / "bundles" / name)
+        training = {key: value for key, value in kept.training.items() if key != "toward_naive"}
+        save_bundle(out / "bundles" / name, model=stored(kept.model), model_name=kept.model_name,
+                    metrics=kept.metrics, training=training, data=kept.data, scaler=kept.scaler,
+                    overwrite=True)
+    assert main([*_tiny_args(data_dir, out), "--refinish"]) == 0
+    refinished = read_results(out / "results.csv")
+    pd.testing.assert_frame_equal(refinished, results, check_exact=False, rtol=1e-9)
+    nlinear = Path("bundles") / "ILI-h24-nlinear-reference-r0" / "config.json"
+    fresh, again = (json.loads((root / nlinear).read_text()) for root in (tiny_grid, out))
+    assert len(fresh["naive_weights"]) == 24 and again["naive_weights"] == fresh["naive_weights"]
     assert "## Prediction intervals" in (out / "summary.md").read_text()
 
 

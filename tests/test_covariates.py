@@ -14,6 +14,7 @@ from test_service import serving
 from forecaster import Forecaster
 from forecaster.cli import main
 from forecaster.errors import DataError
+from forecaster.models.assembly import stored
 
 HORIZON, INPUT = 12, 48
 FAST = {"max_epochs": 5, "lr": 1e-2, "seed": 0}
@@ -54,7 +55,7 @@ def test_a_future_covariate_that_drives_the_target_is_used(driven, with_future):
     assert covariate < 0.1 * plain and plain < naive, (covariate, plain, naive)
     # The map from the covariate's value ahead (and its change) to the target carries the effect: 2 f in
     # original units is 2 std(f) / std(y) on the standardized scale.
-    weights = with_future.bundle.model.head.weight.detach().sum().item()
+    weights = stored(with_future.bundle.model).head.weight.detach().sum().item()
     assert weights == pytest.approx(2.0 * driven["f"].std() / driven["y"].std(), rel=0.15)
 
 

@@ -40,9 +40,10 @@ def test_the_simpler_model_stays_without_clear_evidence(simple, complex_, chosen
 
 def test_presets_resolve_with_their_dataset_values() -> None:
     assert resolve("s3attention") == "quantile" and resolve("tnn") == "reference"
-    assert preset("s3attention", "paper", "ILI") == ({}, {"input_size": 60, "lr": 1e-3})
-    assert preset("s3attention", "paper", "national_illness") == ({}, {"input_size": 60, "lr": 1e-3})
-    assert preset("s3attention", "reference", "ECL") == ({"d_model": 512}, {})
+    published = {"toward_naive": False}  # the published code's forecast, not shrunk toward naive
+    assert preset("s3attention", "paper", "ILI") == ({}, {**published, "input_size": 60, "lr": 1e-3})
+    assert preset("s3attention", "paper", "national_illness") == preset("s3attention", "paper", "ILI")
+    assert preset("s3attention", "reference", "ECL") == ({"d_model": 512}, published)
     with pytest.raises(
         ConfigError, match="model 's3attention' has no preset 'fast'; expected one of default"
     ):
@@ -72,9 +73,8 @@ def test_plans_name_each_candidate_once_simplest_first() -> None:
         "dlinear",
         "s3attention:anchored",
         "s3attention:anchored-skip",
-        "s3attention:reference",
         "patchtst",
-    ]  # paper = reference here
+    ]
     single = plan(TrainSettings(horizon=12, preset="paper"), _series())
     assert [(c.label, c.lr, c.input_size) for c in single] == [("s3attention:paper", 1e-4, 96)]
     with pytest.raises(ConfigError, match="has no option"):

@@ -80,9 +80,9 @@ class BenchmarkConfig:
     jobs: int = setting(1, "cells trained at once in worker processes, each with cores/jobs threads",
                         minimum=1)
     progress: bool = setting(True, "progress bar and one line per finished cell", flag="--progress")
-    fill_intervals: bool = setting(
-        False, "first give rows recorded before intervals existed their interval columns, from their kept "
-        "bundles (calibrated on the validation split where they have no calibration, scored on test)",
+    refinish: bool = setting(
+        False, "first rerun what follows training (shrinking toward naive, interval calibration, test "
+        "scoring) on the kept bundles of rows recorded before those steps, keeping their trained weights",
     )
     command: str | None = setting(None, "the command line that made this grid, for summary.md", cli=False)
 

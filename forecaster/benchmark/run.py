@@ -9,7 +9,6 @@ from typing import Any
 
 from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_sequentially
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
-from forecaster.benchmark.intervals import fill_intervals
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.record import (
     RESULTS_FILE,
@@ -18,6 +17,7 @@ from forecaster.benchmark.record import (
     repair_tail,
     upgrade_results,
 )
+from forecaster.benchmark.refinish import refinish
 from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
 
 
@@ -30,7 +30,7 @@ class BenchmarkOutcome:
     plot: Path
     ran: list[Cell] = field(default_factory=list)
     skipped: list[Cell] = field(default_factory=list)
-    filled: int = 0  # older rows given interval columns (--fill-intervals)
+    refinished: int = 0  # older rows brought up to date from their bundles (--refinish)
 
 
 def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
@@ -52,8 +52,8 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     repair_tail(results_path)
     upgrade_results(results_path)
     outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done)
-    if config.fill_intervals:
-        outcome.filled = fill_intervals(config, results_path)
+    if config.refinish:
+        outcome.refinished = refinish(config, results_path)
     quiet_lightning()
     # A chosen row's seeds beyond 0 are known only once its candidates' seed-0 rows exist: a second round.
     while plan.todo:
@@ -68,7 +68,7 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
             run = run_in_workers if config.jobs > 1 and len(plan.todo) > 1 else run_sequentially
             run(plan.todo, config, record, progress)
         plan = plan_grid(config)
-    if not outcome.ran:  # nothing new (or only filled rows): the reports still show every row
+    if not outcome.ran:  # nothing new (or only refinished rows): the reports still show every row
         _write_reports(results_path, config, outcome)
     return outcome
 

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(plan_table(plan)))
         return 0
     outcome = run_benchmark(config)
-    if config.fill_intervals:
-        print(f"interval columns filled for {outcome.filled} earlier row(s) from their kept bundles")
+    if config.refinish:
+        print(f"{outcome.refinished} earlier row(s) refinished from their kept bundles")
     print(f"{len(outcome.ran)} cells run, {len(outcome.skipped)} already done; {outcome.results}")
     print(f"summary: {outcome.summary}; plot: {outcome.plot}")
     return 0

@@ -85,6 +85,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         )
     naive = metrics["naive"]
     print(f"validation MSE {metrics['best_val_mse']:.4f}  (naive {naive['val_mse']:.4f})")
+    shrunk = metrics.get("toward_naive")
+    if shrunk:
+        print(
+            f"shrunk toward the naive forecast: weight {shrunk['weight_step1']:.2f} at step 1, "
+            f"{shrunk['weight_mean']:.2f} on average; validation MSE {shrunk['val_mse']:.4f}"
+        )
     worse = naive["val_mse"] <= metrics["best_val_mse"] and not training["kept_initial_weights"]
     if worse and training["parameters"]:
         print(

@@ -113,7 +113,7 @@ def add_settings(
             seen.add(flag.name)
         default = "" if flag.required or flag.default is None else f" (default {_shown(flag.default)})"
         if flag.kind is bool:
-            default = f" (default: {'on' if flag.default else 'off'})"
+            default = "" if flag.default is None else f" (default: {'on' if flag.default else 'off'})"
         options: dict[str, Any] = {"dest": flag.name, "default": argparse.SUPPRESS,
                                    "help": (flag.help + default).replace("%", "%%")}
         if flag.kind is bool:

@@ -30,7 +30,15 @@ from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, se
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models import MODELS, get_model
 from forecaster.models.assembly import assemble, naive_like
-from forecaster.presets import AUTO, DEFAULT, TRAINING_DEFAULTS, auto_candidates, preset, resolve
+from forecaster.presets import (
+    AUTO,
+    DEFAULT,
+    TRAINING_DEFAULTS,
+    auto_candidates,
+    preset,
+    resolve,
+    training_setting,
+)
 from forecaster.training.module import ForecastModule
 from forecaster.training.scoring import block_means, error_scaler, simplest_within_evidence, window_errors
 from forecaster.training.settings import TrainSettings
@@ -43,13 +51,15 @@ AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One model to fit: its registered name, config fields, learning rate and input size."""
+    """One model to fit: its registered name, config fields, learning rate and input size, and whether its
+    trained forecast is shrunk toward the naive one (`models.toward_naive`)."""
 
     label: str
     model_name: str
     model_options: dict[str, Any]
     lr: float
     input_size: int
+    toward_naive: bool = True
 
 
 @dataclass
@@ -74,10 +84,10 @@ def _fields(model_name: str) -> set[str]:
 
 
 def _candidate(
-    label: str, model_name: str, variant: tuple[dict, dict], settings: TrainSettings, series: TimeSeries
+    label: str, model_name: str, preset_name: str, settings: TrainSettings, series: TimeSeries
 ) -> Candidate | None:
-    """A candidate from a preset variant and the user's settings (which win); None if it cannot apply."""
-    model_preset, training_preset = variant
+    """A candidate from a preset and the user's settings (which win); None if it cannot apply."""
+    model_preset, training_preset = preset(model_name, preset_name, series.dataset)
     fields = _fields(model_name)
     options = {
         **model_preset,
@@ -109,7 +119,10 @@ def _candidate(
             return None
         options["season"] = season
     lr = settings.lr or training_preset.get("lr") or TRAINING_DEFAULTS["lr"]
-    return Candidate(label, model_name, options, lr, input_size)
+    toward_naive = settings.toward_naive
+    if toward_naive is None:
+        toward_naive = training_setting(model_name, preset_name, series.dataset, "toward_naive")
+    return Candidate(label, model_name, options, lr, input_size, toward_naive)
 
 
 def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
@@ -133,11 +146,8 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
         (model, name): model if counts[model] == 1 and name == resolve(model) else f"{model}:{name}"
         for model, name in pairs
     }
-    planned = [
-        _candidate(labels[model, name], model, preset(model, name, series.dataset), settings, series)
-        for model, name in pairs
-    ]
-    distinct = {}  # the same model, options, lr and input size planned twice (paper = reference) runs once
+    planned = [_candidate(labels[model, name], model, name, settings, series) for model, name in pairs]
+    distinct = {}  # the same candidate planned twice (paper = reference outside ILI) runs once
     for candidate in planned:
         if candidate is not None:
             key = (
@@ -145,6 +155,7 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
                 repr(sorted(candidate.model_options.items())),
                 candidate.lr,
                 candidate.input_size,
+                candidate.toward_naive,
             )
             distinct.setdefault(key, candidate)
     return list(distinct.values())
@@ -201,9 +212,7 @@ def fit_candidate(
     options = settings.trainer
     with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
         initial = window_errors(model, datamodule.val_set)
-        starts_as_naive = np.array_equal(
-            initial, window_errors(naive_like(model), datamodule.val_set)
-        )
+        starts_as_naive = np.array_equal(initial, window_errors(naive_like(model), datamodule.val_set))
     training = {
         "candidate": candidate.label,
         "lr": candidate.lr,

@@ -89,6 +89,29 @@ def window_errors(model: nn.Module, windows: Windows) -> np.ndarray:
     return np.concatenate(errors)
 
 
+def toward_naive_weights(model: nn.Module, windows: Windows) -> np.ndarray:
+    """(H,) least-squares weights toward the naive forecast of `model` on `windows` (`TowardNaive`)."""
+    import torch
+
+    from forecaster.models.toward_naive import fit_weights
+
+    inputs, targets = windows.stacked()
+    length = model.config.input_size
+
+    def pairs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        with torch.inference_mode():
+            for start in range(0, len(inputs), EVAL_BATCH_SIZE):
+                batch = slice(start, start + EVAL_BATCH_SIZE)
+                last = inputs[batch, length - 1 : length, : targets.shape[-1]]
+                yield (model(inputs[batch].contiguous()) - last).numpy(), (targets[batch] - last).numpy()
+
+    was_training = model.training
+    model.eval()
+    weights = fit_weights(pairs())
+    model.train(was_training)
+    return weights
+
+
 def block_means(errors: np.ndarray, horizon: int) -> np.ndarray:
     """Means of each channel over consecutive blocks of `horizon` windows, flattened: overlapping windows
     share targets, so only block means are close to independent, and channels are replicates of the same

@@ -23,9 +23,11 @@ from torch import nn
 import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
 from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
-from forecaster.data import TimeSeries, WindowDataset, load_dataset, read_csv
+from forecaster.data import Scaler, TimeSeries, WindowDataset, load_dataset, read_csv
+from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ConfigError, DataError
+from forecaster.models.toward_naive import TowardNaive
 from forecaster.training.fit import Fitted, fit_candidate, plan
 from forecaster.training.scoring import (
     block_means,
@@ -36,6 +38,8 @@ from forecaster.training.scoring import (
     naive_metrics,
     simplest_within_evidence,
     split_windows,
+    toward_naive_weights,
+    window_errors,
 )
 from forecaster.training.settings import TrainSettings
 from forecaster.training.trainer import lightning_quiet
@@ -172,19 +176,20 @@ def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutco
         return None
     best, scores = selected
     options = settings.trainer
-    metrics = evaluate_model(
+    finished = finish(
         best.model,
         best.data,
         best.scaler,
         series,
+        toward_naive=best.candidate.toward_naive,
+        naive_start=best.training["kept_initial_weights"],
         accelerator=options.accelerator,
         progress_bar=options.progress_bar,
     )
-    metrics["best_val_mse"] = best.val_mse
-    metrics["val_blocks"] = block_means(best.val_errors, settings.horizon).tolist()
-    metrics["naive"] = {
-        "val_mse": naive_metrics(best.data, best.scaler, series, "val")["mse"],
-        **naive_metrics(best.data, best.scaler, series, "test"),
+    metrics = {
+        **finished.metrics,
+        "best_val_mse": best.val_mse,
+        "val_blocks": block_means(best.val_errors, settings.horizon).tolist(),
     }
     training = {
         "dataset": series.dataset,
@@ -192,6 +197,7 @@ def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutco
         "preset": settings.preset,
         **best.training,
         "model_options": best.candidate.model_options,
+        "toward_naive": best.candidate.toward_naive,
         "selection": scores,
         "max_epochs": options.max_epochs,
         "patience": options.patience,
@@ -204,22 +210,66 @@ def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutco
         "resumed": settings.resume,
         "versions": _versions(),
     }
-    validation = split_windows(best.data, best.scaler, series, "val")
-    method = interval_method(best.model, head_trained=not best.training["kept_initial_weights"])
-    calibration = calibrate(best.model, validation, "the validation split", method)
-    levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
-    if levels:
-        test = split_windows(best.data, best.scaler, series, "test")
-        metrics.update(interval_report(best.model, calibration, test, levels))
     path = save_bundle(
         out,
-        model=best.model,
+        model=finished.model,
         model_name=best.candidate.model_name,
         metrics=metrics,
         training=training,
         data=best.data,
         scaler=best.scaler,
-        calibration=calibration,
+        calibration=finished.calibration,
         overwrite=settings.overwrite,
     )
-    return TrainOutcome(path, metrics, training, best.model)
+    return TrainOutcome(path, metrics, training, finished.model)
+
+
+@dataclass
+class Finished:
+    """The kept model as it is saved, its test metrics (next to naive's) and its interval calibration."""
+
+    model: nn.Module
+    metrics: dict[str, Any]
+    calibration: Calibration
+
+
+def finish(
+    model: nn.Module,
+    data: DataConfig,
+    scaler: Scaler,
+    series: TimeSeries,
+    *,
+    toward_naive: bool,
+    naive_start: bool,
+    accelerator: str = "auto",
+    progress_bar: bool = True,
+) -> Finished:
+    """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
+    (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
+    next to naive, its intervals calibrated on validation and scored on test. `forecaster benchmark
+    --refinish` runs it again on saved bundles when these steps change."""
+    validation = split_windows(data, scaler, series, "val")
+    trained = any(parameter.requires_grad for parameter in model.parameters())
+    shrinkage = {}
+    if toward_naive and trained and not naive_start:
+        weights = toward_naive_weights(model, validation)
+        model = TowardNaive(model, weights).eval()
+        shrinkage = {
+            "weight_step1": float(weights[0]),
+            "weight_mean": float(weights.mean()),
+            "val_mse": float(window_errors(model, validation).mean()),
+        }
+    metrics = evaluate_model(model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar)
+    if shrinkage:
+        metrics["toward_naive"] = shrinkage
+    metrics["naive"] = {
+        "val_mse": naive_metrics(data, scaler, series, "val")["mse"],
+        **naive_metrics(data, scaler, series, "test"),
+    }
+    method = interval_method(model, head_trained=not naive_start)
+    calibration = calibrate(model, validation, "the validation split", method)
+    levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
+    if levels:
+        test = split_windows(data, scaler, series, "test")
+        metrics.update(interval_report(model, calibration, test, levels))
+    return Finished(model, metrics, calibration)
