@@ -4,9 +4,10 @@ Layout: `config.json` (format version, model name + config, for forecasters the 
 scaler, training metadata), `weights.safetensors` (the full state dict, buffers included) and `metrics.json`.
 Saving is atomic: the bundle is written to a hidden temp directory beside the target and renamed into
 place, so an interrupted save never leaves a half bundle and an overwritten bundle survives a failed save.
-Loading checks every field, and every tensor's name, shape, dtype and values against the model its config
-builds, before the weights are used; errors name the file and field that is wrong. Bundles of format 1
-(scaler inside `data`) are read by moving the scaler to its own field.
+Loading checks every field (sizes within their declared bounds), the memory the model's config asks for
+(sized on the meta device, allocating nothing), and every tensor's name, shape, dtype and values against
+the model its config builds, before the weights are used; errors name the file and field that is wrong, on
+one line. Bundles of format 1 (scaler inside `data`) are read by moving the scaler to its own field.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 # Optional: interval margins (forecaster.calibration); bundles without it forecast points only.
 CALIBRATION_FILE = "calibration.safetensors"
+# Weights and buffers a bundle's config may ask for: over 15 times the largest preset model (Electricity's
+# D = 512 with input and horizon 720: 60 MiB), well below what a serving machine holds for several models.
+MAX_MODEL_BYTES = 2**30
 
 
 @dataclass
@@ -312,11 +316,31 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise BundleError(f"{path}: cannot read JSON ({str(error)[:200]})") from None
+        raise BundleError(f"{path}: cannot read JSON ({error})") from None
+
+
+def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:
+    """The model a bundle's config describes, assembled for its data as when it was trained."""
+    from forecaster.models.assembly import assemble
+
+    model = model_class(model_class.config_class.from_dict(config.model_config))
+    return model if config.data is None else assemble(model, config.data, naive_weights=config.naive_weights)
+
+
+def _check_size(model: nn.Module, where: Path) -> None:
+    """Refuse a model (built on the meta device) whose weights and buffers would exceed MAX_MODEL_BYTES."""
+    size = sum(tensor.numel() * tensor.element_size() for tensor in [*model.parameters(), *model.buffers()])
+    if size > MAX_MODEL_BYTES:
+        raise BundleError(
+            f"{where}: the model config asks for {size / 2**30:.1f} GiB of weights and buffers; expected at "
+            f"most {MAX_MODEL_BYTES / 2**30:g} GiB"
+        )
 
 
 def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name: str, where: Path) -> None:
-    """Names, shapes and dtypes as the model expects, and finite floating-point values."""
+    """Names, shapes and dtypes as the model expects, finite floating-point values, non-negative running
+    variances, and indices within the axis they index (for modules that declare `index_ranges()`, such as
+    skeleton attention's samples): weights that would only forecast NaN or fail are refused here."""
     expected = model.state_dict()
     absent, unexpected = sorted(expected.keys() - tensors.keys()), sorted(tensors.keys() - expected.keys())
     if absent or unexpected:
@@ -333,7 +357,15 @@ def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_nam
                 f"model expects {str(want.dtype).removeprefix('torch.')} {tuple(want.shape)}"
             )
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            raise BundleError(f"{where}: tensor {key} holds NaN or infinite values")
+            raise BundleError(f"{where}: tensor {key} holds NaN or infinite values; expected finite numbers")
+        if key.rpartition(".")[2] == "running_var" and (tensor < 0).any():  # norms divide by sqrt(var + eps)
+            raise BundleError(f"{where}: tensor {key} holds negative variances; expected values >= 0")
+    for prefix, module in model.named_modules():
+        for name, size in (module.index_ranges() if hasattr(module, "index_ranges") else {}).items():
+            key = f"{prefix}.{name}" if prefix else name
+            index = tensors[key]
+            if index.numel() and (index.min() < 0 or index.max() >= size):
+                raise BundleError(f"{where}: tensor {key} must hold indices from 0 to {size - 1}")
 
 
 def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
@@ -346,7 +378,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     from safetensors.torch import load_file
 
     from forecaster.models import MODELS
-    from forecaster.models.assembly import assemble, stored
+    from forecaster.models.assembly import stored
 
     root = Path(path)
     if not root.is_dir():
@@ -365,13 +397,14 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     if not isinstance(metrics, dict):
         raise BundleError(f"{root / METRICS_FILE}: expected a JSON object")
     try:
-        model = model_class(model_class.config_class.from_dict(config.model_config))
-        if config.data is not None:
-            model = assemble(model, config.data, naive_weights=config.naive_weights)
+        with torch.device("meta"):  # sized before anything is allocated (fields are bounded, not products)
+            sized = _build(model_class, config)
     except (TypeError, ValueError, KeyError, ForecasterError) as error:
         raise BundleError(
             f"{root / CONFIG_FILE}: model config does not build {config.model_name!r}: {error}"
         ) from None
+    _check_size(sized, root / CONFIG_FILE)
+    model = _build(model_class, config)
     try:
         tensors = load_file(root / WEIGHTS_FILE)
     except (SafetensorError, OSError, ValueError) as error:

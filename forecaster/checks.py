@@ -20,6 +20,17 @@ from forecaster.errors import ConfigError
 
 Error = type[Exception]
 
+# Upper bounds of the sizes a model or data config may declare, checked field by field before anything is
+# allocated, so that a corrupted or hostile bundle is refused by name instead of exhausting memory. Far
+# above real use: the longest windows in the literature are a few thousand steps, the widest panel here is
+# M4's 100,000 series, the widest preset model has D = 512 and the deepest few layers.
+MAX_STEPS = 100_000  # history lengths and sequence lengths: 11 years of hourly steps
+MAX_HORIZON = 10_000  # forecast lengths: over a year of hourly steps
+MAX_CHANNELS = 100_000  # series (columns) in one model
+MAX_WIDTH = 16_384  # hidden widths, heads and their divisors: 32 times the widest preset (D = 512)
+MAX_LAYERS = 64  # stacked layers or blocks
+MAX_SEED = 2**32 - 1  # the seeds Lightning's seed_everything accepts (training's --seed)
+
 
 def is_int(value: Any) -> bool:
     """True for real integers (JSON numbers parsed as int), not for bools."""

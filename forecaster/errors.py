@@ -1,8 +1,29 @@
 """User-facing error types: each message names what was wrong and what was expected."""
 
+# Longest message an error keeps, whatever the file, bundle or request it echoes: room for the longest
+# message written here (the reader's hints, about 300 characters, plus a file path), not for an echo.
+MESSAGE_LIMIT = 500
+
+
+def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`message` on one line of at most `limit` characters, its start and end kept.
+
+    Errors echo what they were given (a value, a list of names), which a hostile or corrupted input makes
+    megabytes long; the CLI prints the message and the service answers it on every call.
+    """
+    text = " ".join(str(message).splitlines())
+    if len(text) <= limit:
+        return text
+    marker = f" ... ({len(text) - limit} characters cut) ... "
+    head = (limit - len(marker)) * 2 // 3
+    return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
+
 
 class ForecasterError(Exception):
     """Base of every error the CLI prints as one line and the service answers as 4xx."""
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        super().__init__(one_line(message), *args)
 
 
 class DataError(ForecasterError, ValueError):

@@ -273,7 +273,7 @@ def edit_config(path: Path, change) -> None:
         (lambda c: c["scaler"].update(mean=[0.0, 1.0]), r"one number per column \(3\), got 2"),
         (lambda c: c["scaler"].update(scale=[1.0, 0.0, 1.0]), "positive finite scales"),
         (lambda c: c.update(scaler=None), "'mean' and 'scale'"),
-        (lambda c: c["data"].update(input_size="96"), "input_size must be an integer >= 1, got '96'"),
+        (lambda c: c["data"].update(input_size="96"), "input_size must be an integer >= 1 and <= 100000,"),
         (lambda c: c["data"].update(freq="banana"), "data.freq: unknown frequency 'banana'"),
         (lambda c: c["data"].update(split="8:1:1"), "data.split: expected one of"),
         (lambda c: c["data"].update(columns=["a", "a", "b"]), "each column once"),

@@ -100,7 +100,7 @@ def test_flags_are_checked_when_parsed(capsys: pytest.CaptureFixture) -> None:
     parser = build_parser(["train"])
     base = ["train", "--dataset", "ETTm2", "--horizon", "24", "--out", "x"]
     for argv, message in (
-        ([*base, "--d-model", "0"], "argument --d-model: expected an integer >= 1, got 0"),
+        ([*base, "--d-model", "0"], "argument --d-model: expected an integer >= 1 and <= 16384, got 0"),
         ([*base, "--dropout", "1.5"], "argument --dropout: expected a finite number >= 0 and < 1, got 1.5"),
         ([*base, "--batch-size", "x"], "argument --batch-size: expected an integer, got 'x'"),
         ([*base, "--lr", "0"], "argument --lr: expected a finite number > 0, got 0.0"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from forecaster.checks import check_int
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, check_int
 from forecaster.data.calendar import calendar_columns
 from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.data.splits import SPLIT_SCHEMES
@@ -98,8 +98,8 @@ class DataConfig:
                 check_frequency(raw["freq"])
             except ForecasterError as error:
                 raise BundleError(f"{where}.freq: {error}") from None
-        for name in ("input_size", "horizon"):
-            check_int(f"{where}.{name}", raw[name], minimum=1, error=BundleError)
+        for name, most in (("input_size", MAX_STEPS), ("horizon", MAX_HORIZON)):
+            check_int(f"{where}.{name}", raw[name], minimum=1, maximum=most, error=BundleError)
         columns = raw["columns"]
         if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
             raise BundleError(f"{where}.columns: expected a non-empty list of column names, got {columns!r}")
@@ -113,7 +113,8 @@ class DataConfig:
         try:
             ReadOptions(date_col=None, targets=columns, **read)
             config = cls(**{name: raw[name] for name in expected - optional}, **read)
-            config.input_columns  # noqa: B018 - the calendar's columns need a frequency with cycles
+            width = len(config.input_columns)  # the calendar's columns need a frequency with cycles
+            check_int("the number of input columns", width, maximum=MAX_CHANNELS)
         except ForecasterError as error:
             raise BundleError(f"{where}: {error}") from None
         return config

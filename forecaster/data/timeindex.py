@@ -61,14 +61,23 @@ def season_length(freq: str | None) -> int | None:
 
 
 def check_frequency(freq: str) -> pd.DateOffset:
-    """The pandas offset of alias `freq` (e.g. "15min", "h", "W-TUE"); DataError for anything else."""
+    """The pandas offset of alias `freq` (e.g. "15min", "h", "W-TUE"); DataError for anything else.
+
+    pandas also parses steps that cannot continue a series ("0h", "-1h", 10**11 days), which would only
+    fail once timestamps are computed; they are refused here with the rest.
+    """
     try:
-        return to_offset(freq)
-    except (ValueError, TypeError):
+        offset = to_offset(freq)
+        pd.Timestamp(0) + offset  # a step pandas' timestamps can take (at most 292 years)
+    except (ValueError, TypeError, OverflowError):
+        offset = None
+    if offset is None or offset.n < 1:
         shown = freq if len(str(freq)) <= 40 else f"{str(freq)[:40]}..."
         raise DataError(
-            f"unknown frequency {shown!r}; expected a pandas offset alias such as 15min, h, D"
-        ) from None
+            f"unknown frequency {shown!r}; expected a pandas offset alias of a positive step such as 15min, "
+            "h, D"
+        )
+    return offset
 
 
 def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Index:

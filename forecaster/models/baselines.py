@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from forecaster.checks import setting
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, setting
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 
@@ -28,9 +28,10 @@ class BaselineConfig(ModelConfig):
 
     label = "baseline"
 
-    input_size: int = setting(help="history length L", minimum=1, cli=False)
-    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
-    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
+    # Upper bounds (forecaster.checks): a bundle's sizes are checked before any tensor is allocated.
+    input_size: int = setting(help="history length L", minimum=1, maximum=MAX_STEPS, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, maximum=MAX_HORIZON, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, maximum=MAX_CHANNELS, cli=False)
 
 
 @MODELS.register("naive")
@@ -92,7 +93,9 @@ class DLinearConfig(BaselineConfig):
 
     label = "dlinear"
 
-    moving_avg_window: int = setting(25, "odd window of DLinear's moving-average trend", minimum=1)
+    moving_avg_window: int = setting(
+        25, "odd window of DLinear's moving-average trend", minimum=1, maximum=MAX_STEPS
+    )
 
     def validate(self) -> None:
         self.require(self.moving_avg_window % 2 == 1, "moving_avg_window", "odd")

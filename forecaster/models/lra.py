@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from forecaster.checks import setting
+from forecaster.checks import MAX_LAYERS, MAX_STEPS, MAX_WIDTH, setting
 from forecaster.models.config import ModelConfig
 from forecaster.models.registry import MODELS
 from forecaster.nn import attention
@@ -29,14 +29,18 @@ class LRAConfig(ModelConfig):
     label = "LRA"
 
     mixer: str = setting("softmax", "registered sequence mixer", cli=False)
-    n_classes: int = setting(10, "classes of the task", minimum=2, cli=False)
-    seq_len: int = setting(2048, "longest input", minimum=1, cli=False)
-    vocab_size: int | None = setting(None, "token vocabulary (null: pixels)", minimum=2, cli=False)
-    d_model: int = setting(64, "width D", minimum=1)
-    n_heads: int = setting(2, "heads", minimum=1)
-    n_layers: int = setting(2, "blocks", minimum=1)
-    mlp_dim: int = setting(128, "hidden width of each block's MLP", minimum=1)
-    hidden_dim: int = setting(128, "hidden width of the classification head", minimum=1)
+    # Upper bounds (forecaster.checks): a bundle's sizes are checked before any tensor is allocated; a
+    # million classes or tokens is beyond any LRA task (ten classes, a vocabulary of a few hundred).
+    n_classes: int = setting(10, "classes of the task", minimum=2, maximum=1_000_000, cli=False)
+    seq_len: int = setting(2048, "longest input", minimum=1, maximum=MAX_STEPS, cli=False)
+    vocab_size: int | None = setting(
+        None, "token vocabulary (null: pixels)", minimum=2, maximum=1_000_000, cli=False
+    )
+    d_model: int = setting(64, "width D", minimum=1, maximum=MAX_WIDTH)
+    n_heads: int = setting(2, "heads", minimum=1, maximum=MAX_WIDTH)
+    n_layers: int = setting(2, "blocks", minimum=1, maximum=MAX_LAYERS)
+    mlp_dim: int = setting(128, "hidden width of each block's MLP", minimum=1, maximum=MAX_WIDTH)
+    hidden_dim: int = setting(128, "hidden width of the classification head", minimum=1, maximum=MAX_WIDTH)
     dropout: float = setting(0.1, "dropout of embeddings, MLP and residuals", minimum=0, below=1)
     pooling: str = setting("mean", "sequence pooling", choices=POOLINGS)
     pad_id: int = setting(0, "token id of padding", minimum=0, cli=False)

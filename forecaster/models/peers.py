@@ -15,7 +15,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from forecaster.checks import setting
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_SEED, MAX_STEPS, setting
 from forecaster.errors import ConfigError
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
@@ -39,10 +39,13 @@ class PeerConfig(ModelConfig):
 
     label = "peer"
 
-    input_size: int = setting(help="history length L", minimum=1, cli=False)
-    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
-    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
-    seed: int = setting(0, "seed of the initial weights (training's --seed)", minimum=0, cli=False)
+    # Upper bounds (forecaster.checks): a bundle's sizes are checked before any tensor is allocated.
+    input_size: int = setting(help="history length L", minimum=1, maximum=MAX_STEPS, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, maximum=MAX_HORIZON, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, maximum=MAX_CHANNELS, cli=False)
+    seed: int = setting(
+        0, "seed of the initial weights (training's --seed)", minimum=0, maximum=MAX_SEED, cli=False
+    )
     options: dict = setting({}, "neuralforecast arguments of the model's architecture", cli=False)
 
 

@@ -10,7 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from forecaster.calibration import increasing_levels, parse_levels
-from forecaster.checks import setting
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_LAYERS, MAX_SEED, MAX_STEPS, MAX_WIDTH, setting
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 from forecaster.nn.fourier import FourierExtrapolation
@@ -26,19 +26,27 @@ class S3AttentionConfig(ModelConfig):
 
     label = "S3Attention"
 
-    input_size: int = setting(help="history length L", minimum=2, cli=False)
-    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
-    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
-    d_model: int = setting(32, "model width D", minimum=1)
-    n_heads: int = setting(8, "attention heads", minimum=1)
-    e_layers: int = setting(2, "encoder layers", minimum=1)
-    left_rank: int = setting(8, "sampled token positions of skeleton attention", minimum=1)
-    right_rank: int = setting(8, "sampled head dimensions of skeleton attention", minimum=1)
-    fold: int = setting(8, "channel groups of the smoother", minimum=1)
-    n_harmonics: int | None = setting(None, "Fourier harmonics kept (default: horizon)", minimum=0)
+    # Upper bounds (forecaster.checks): a bundle's sizes are checked before any tensor is allocated.
+    input_size: int = setting(help="history length L", minimum=2, maximum=MAX_STEPS, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, maximum=MAX_HORIZON, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, maximum=MAX_CHANNELS, cli=False)
+    d_model: int = setting(32, "model width D", minimum=1, maximum=MAX_WIDTH)
+    n_heads: int = setting(8, "attention heads", minimum=1, maximum=MAX_WIDTH)
+    e_layers: int = setting(2, "encoder layers", minimum=1, maximum=MAX_LAYERS)
+    # Ranks above the axis they sample (input_size, head size) sample all of it.
+    left_rank: int = setting(8, "sampled token positions of skeleton attention", minimum=1, maximum=MAX_STEPS)
+    right_rank: int = setting(
+        8, "sampled head dimensions of skeleton attention", minimum=1, maximum=MAX_WIDTH
+    )
+    fold: int = setting(8, "channel groups of the smoother", minimum=1, maximum=MAX_WIDTH)
+    n_harmonics: int | None = setting(
+        None, "Fourier harmonics kept (default: horizon)", minimum=0, maximum=MAX_STEPS
+    )
     dropout: float = setting(0.05, "dropout rate", minimum=0, below=1)
     ffn: bool = setting(False, "add a feed-forward block to every layer")
-    seed: int = setting(0, "seed of the sampled index sets (training's --seed)", minimum=0, cli=False)
+    seed: int = setting(
+        0, "seed of the sampled index sets (training's --seed)", minimum=0, maximum=MAX_SEED, cli=False
+    )
     activation: str = setting("elu", "activation of the smoother", choices=ACTIVATIONS)
     norm: str = setting("batch_time", "normalization of the smoother", choices=NORMS)
     anchor: str = setting(

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from forecaster.checks import setting
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_LAYERS, MAX_STEPS, MAX_WIDTH, setting
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 from forecaster.nn.tnn import TnnBlock
@@ -31,21 +31,29 @@ class CausalTnnConfig(ModelConfig):
 
     label = "TNN"
 
-    input_size: int = setting(help="history length L", minimum=1, cli=False)
-    horizon: int = setting(help="forecast length H", minimum=1, cli=False)
-    n_channels: int = setting(help="series forecast together", minimum=1, cli=False)
-    d_model: int = setting(32, "model width D", minimum=1)
-    n_layers: int = setting(2, "TNN blocks", minimum=1)
+    # Upper bounds (forecaster.checks): a bundle's sizes are checked before any tensor is allocated; the
+    # expansion factors multiply D (defaults 1 and 2), so 16 is already a very wide mixer.
+    input_size: int = setting(help="history length L", minimum=1, maximum=MAX_STEPS, cli=False)
+    horizon: int = setting(help="forecast length H", minimum=1, maximum=MAX_HORIZON, cli=False)
+    n_channels: int = setting(help="series forecast together", minimum=1, maximum=MAX_CHANNELS, cli=False)
+    d_model: int = setting(32, "model width D", minimum=1, maximum=MAX_WIDTH)
+    n_layers: int = setting(2, "TNN blocks", minimum=1, maximum=MAX_LAYERS)
     operator: str = setting("fd", "Toeplitz operator", choices=OPERATOR_OPTIONS)
-    gtu_expand: int = setting(1, "width factor of the token mixer (GTU)", minimum=1)
-    glu_expand: int = setting(2, "width factor of the channel mixer (GLU)", minimum=1)
+    gtu_expand: int = setting(1, "width factor of the token mixer (GTU)", minimum=1, maximum=16)
+    glu_expand: int = setting(2, "width factor of the channel mixer (GLU)", minimum=1, maximum=16)
     dropout: float = setting(0.0, "dropout rate", minimum=0, below=1)
-    rpe_dim: int = setting(32, "hidden width of the relative-position MLP (tno, fd)", minimum=1)
-    rpe_layers: int = setting(2, "hidden layers of the relative-position MLP (tno, fd)", minimum=0)
+    rpe_dim: int = setting(
+        32, "hidden width of the relative-position MLP (tno, fd)", minimum=1, maximum=MAX_WIDTH
+    )
+    rpe_layers: int = setting(
+        2, "hidden layers of the relative-position MLP (tno, fd)", minimum=0, maximum=MAX_LAYERS
+    )
     decay: float = setting(0.99, "decay bias (tno) and time warp (ski)", above=0, below=1)
-    rank: int = setting(16, "low-rank size of the SKI operator", minimum=2)
-    sparse_width: int = setting(9, "odd width of the SKI operator's sparse part", minimum=1)
-    knots: int = setting(16, "interpolation knots of the SKI operator", minimum=1)
+    rank: int = setting(16, "low-rank size of the SKI operator", minimum=2, maximum=MAX_STEPS)
+    sparse_width: int = setting(
+        9, "odd width of the SKI operator's sparse part", minimum=1, maximum=MAX_STEPS
+    )
+    knots: int = setting(16, "interpolation knots of the SKI operator", minimum=1, maximum=MAX_STEPS)
 
     def validate(self) -> None:
         self.require(self.sparse_width % 2 == 1, "sparse_width", "odd")

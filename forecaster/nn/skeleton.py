@@ -75,6 +75,11 @@ class SkeletonAttention(nn.Module):
         self.register_buffer("left_index", _sample_indices(seq_len, left_rank, generator))
         self.register_buffer("right_index", _sample_indices(self.head_dim, right_rank, generator))
 
+    def index_ranges(self) -> dict[str, int]:
+        """Each index buffer and the length of the axis it indexes, which restored values must stay within
+        (forecaster.artifacts checks a bundle's before its weights are used)."""
+        return {"left_index": self.seq_len, "right_index": self.head_dim}
+
     def _row_attention(
         self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None
     ) -> torch.Tensor:

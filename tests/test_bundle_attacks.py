@@ -1,0 +1,171 @@
+"""Tampered bundles (issue 23): each is refused at load, fast, by a one-line BundleError naming the field or
+tensor at fault and what was expected, before anything the tampering asks for is allocated."""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from forecaster.artifacts import load_bundle, save_bundle
+from forecaster.data import Scaler
+from forecaster.data.config import DataConfig
+from forecaster.errors import MESSAGE_LIMIT, BundleError
+from forecaster.models import get_model
+
+INPUT_SIZE, HORIZON = 24, 6
+LEFT_INDEX = "layers.0.mixer.attention.left_index"
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    """A small real S3Attention bundle (two layers, so two sampled index sets per kind)."""
+    torch.manual_seed(0)
+    model = get_model(
+        "s3attention", input_size=INPUT_SIZE, horizon=HORIZON, n_channels=3, d_model=8, n_heads=2, fold=2
+    )
+    data = DataConfig(
+        source="memory", columns=["a", "b", "c"], freq="h", date_col="date", input_size=INPUT_SIZE,
+        horizon=HORIZON, split="7:1:2",
+    )  # fmt: skip
+    return save_bundle(
+        tmp_path / "bundle", model=model, model_name="s3attention", metrics={}, training={}, data=data,
+        scaler=Scaler(np.zeros(3), np.ones(3)),
+    )  # fmt: skip
+
+
+def edit_config(path: Path, change) -> None:
+    config = json.loads((path / "config.json").read_text())
+    change(config)
+    (path / "config.json").write_text(json.dumps(config))
+
+
+def edit_weights(path: Path, change) -> None:
+    tensors = load_file(path / "weights.safetensors")
+    change(tensors)
+    save_file(tensors, path / "weights.safetensors")
+
+
+def refused(path: Path, *fragments: str) -> str:
+    """The one-line, readable BundleError that loading `path` raises; it contains every fragment."""
+    with pytest.raises(BundleError) as caught:
+        load_bundle(path)
+    message = str(caught.value)
+    assert "\n" not in message and len(message) <= MESSAGE_LIMIT, message
+    for fragment in fragments:
+        assert fragment in message
+    return message
+
+
+def test_the_untampered_bundle_loads_and_forecasts(bundle):
+    forecast = load_bundle(bundle).model(torch.randn(2, INPUT_SIZE, 3))
+    assert forecast.shape == (2, HORIZON, 3) and torch.isfinite(forecast).all()
+
+
+@pytest.mark.parametrize("freq", ["banana", "0h", "-1h", "100000000000D"])
+def test_a_frequency_that_cannot_continue_the_series_is_refused(bundle, freq):
+    edit_config(bundle, lambda c: c["data"].update(freq=freq))
+    refused(bundle, "config.json: data.freq: unknown frequency", repr(freq), "expected a pandas offset alias")
+
+
+def refused_fast_and_small(path: Path, *fragments: str) -> None:
+    """Refused in well under a second of work and without growing the process's peak memory."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    start = time.perf_counter()
+    refused(path, *fragments)
+    assert time.perf_counter() - start < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 256 * 1024
+
+
+def test_a_huge_horizon_is_refused_before_anything_is_allocated(bundle):
+    def change(config):
+        config["data"]["horizon"] = config["model"]["config"]["horizon"] = 10**9
+
+    edit_config(bundle, change)
+    refused_fast_and_small(bundle, "data.horizon must be an integer >= 1 and <= 10000, got 1000000000")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("e_layers", 10**4, "'e_layers' must be an integer >= 1 and <= 64, got 10000"),
+        ("d_model", 10**6, "'d_model' must be an integer >= 1 and <= 16384, got 1000000"),
+        ("seed", 2**80, "'seed' must be an integer >= 0 and <= 4294967295"),
+    ],
+)
+def test_an_out_of_range_model_size_is_refused_by_name(bundle, field, value, expected):
+    edit_config(bundle, lambda c: c["model"]["config"].update({field: value}))
+    refused_fast_and_small(bundle, "model config does not build 's3attention'", expected)
+
+
+def test_sizes_within_bounds_that_multiply_to_gigabytes_are_refused_before_allocating(bundle):
+    def change(config):  # a linear skip map of 100,000 x 10,000 weights: 3.7 GiB
+        config["data"].update(input_size=100_000, horizon=10_000)
+        config["model"]["config"].update(input_size=100_000, horizon=10_000, skip=True)
+
+    edit_config(bundle, change)
+    refused_fast_and_small(bundle, "config.json: the model config asks for 3.7 GiB", "expected at most 1 GiB")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "highest"),
+    [(LEFT_INDEX, 10**6, INPUT_SIZE - 1), (LEFT_INDEX, -1, INPUT_SIZE - 1),
+     ("layers.1.mixer.attention.right_index", 4, 3)],
+)  # fmt: skip
+def test_an_index_buffer_out_of_range_is_refused(bundle, key, value, highest):
+    edit_weights(bundle, lambda tensors: tensors[key].__setitem__(0, value))
+    refused(bundle, f"weights.safetensors: tensor {key} must hold indices from 0 to {highest}")
+
+
+def test_other_index_sets_within_range_are_used_as_stored(bundle):
+    """Indices come from the weights (the skeleton's contract), whatever the rebuilt model drew."""
+    stored = torch.arange(0, 2 * 8, 2)
+    edit_weights(bundle, lambda tensors: tensors.update({LEFT_INDEX: stored}))
+    assert torch.equal(load_bundle(bundle).model.state_dict()[LEFT_INDEX], stored)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused(bundle, value):
+    edit_weights(bundle, lambda tensors: tensors["value_embedding.weight"].fill_(value))
+    refused(bundle, "tensor value_embedding.weight holds NaN or infinite values; expected finite numbers")
+
+
+def test_negative_running_variances_are_refused(bundle):
+    key = "layers.0.mixer.smoother.norm.running_var"
+    edit_weights(bundle, lambda tensors: tensors[key].fill_(-1.0))
+    refused(bundle, f"tensor {key} holds negative variances; expected values >= 0")
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int8, torch.float16])
+def test_weights_of_another_dtype_are_refused_not_cast(bundle, dtype):
+    def change(tensors):
+        for key, tensor in tensors.items():
+            if tensor.is_floating_point():
+                tensors[key] = tensor.to(dtype)
+
+    edit_weights(bundle, change)
+    refused(bundle, f"is {str(dtype).removeprefix('torch.')} (", "model expects float32 (")
+
+
+def test_an_error_echoing_a_huge_value_stays_one_short_line(bundle):
+    edit_config(bundle, lambda c: c["data"].update(source=["x" * 100] * 100_000))
+    message = refused(bundle, "config.json: data.source: expected a string, got ['xxx", "characters cut")
+    assert message.endswith("xxx']")
+
+
+def test_an_error_listing_many_tensors_stays_one_short_line(bundle):
+    extra = {f"extra.{i}": torch.zeros(1) for i in range(20_000)}
+    edit_weights(bundle, lambda tensors: tensors.update(extra))
+    refused(bundle, "weights.safetensors: tensors do not match model 's3attention'; unexpected extra.0")
+
+
+@pytest.mark.parametrize("name", ["config.json", "metrics.json"])
+def test_deeply_nested_json_is_refused_in_one_line(bundle, name):
+    (bundle / name).write_text("[" * 100_000 + "]" * 100_000)
+    refused(bundle, f"{name}: cannot read JSON", "recursion")
