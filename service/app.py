@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from forecaster import __version__
 from service.config import ServiceSettings
@@ -62,7 +63,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             await registry.stop()
             executor.shutdown(wait=True)
 
-    app = FastAPI(title="forecaster", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc with their scripts and styles served from the fastapi-offline package, not a CDN:
+    # they work offline (its Swagger UI 5 renders FastAPI's OpenAPI 3.1; swagger-ui-bundle's 4.x cannot).
+    app = FastAPIOffline(title="forecaster", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.registry = ModelRegistry()
@@ -70,7 +73,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(oip_router)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+    )
     app.add_middleware(
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models
     )

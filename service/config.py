@@ -13,7 +13,8 @@ ENV_PREFIX = "FORECASTER_SERVE_"
 
 
 class ServiceSettings(BaseSettings):
-    """Where the bundles are, how requests are batched, and what one request may ask for."""
+    """Where the bundles are, how requests are batched, what one request may ask for, and how many
+    connections clients may hold open and for how long."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
 
@@ -25,8 +26,26 @@ class ServiceSettings(BaseSettings):
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1, description="largest request body, in bytes")
     max_rows: int = Field(10_000, ge=1, description="most rows per series in one request")
     max_inputs: int = Field(256, ge=1, description="most series in one request")
+    max_extra_columns: int = Field(
+        64,
+        ge=0,
+        description="CSV upload columns allowed beyond those the model reads (checked before parsing)",
+    )
+    limit_concurrency: int = Field(
+        512, ge=1, description="most open connections and requests in flight per worker; beyond them 503"
+    )
+    backlog: int = Field(128, ge=1, description="connections waiting to be accepted")
+    timeout_keep_alive: int = Field(5, ge=1, description="seconds an idle keep-alive connection stays open")
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="seconds a client has to send a request's headers, from connecting or its last answer",
+    )
+    body_timeout_s: float = Field(60.0, gt=0, description="seconds a client has to send a request's body")
     torch_threads: int | None = Field(
-        None, ge=1, description="torch threads per worker (default: CPU cores / workers)",
+        None,
+        ge=1,
+        description="torch threads per worker (default: CPU cores / workers)",
         json_schema_extra={"flag": "--threads"},
     )
 

@@ -15,11 +15,16 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 
 from forecaster.errors import ForecasterError
 from service.schemas import ErrorDetail, ErrorResponse
 
 log = logging.getLogger("service")
+
+# nginx's status for a request whose client hung up before the answer: no client error, no server error.
+CLIENT_CLOSED_REQUEST = 499
 
 # Names of the tagged-union members of the forecast body; pydantic puts them into error locations.
 UNION_TAGS = frozenset({"single", "batch"})
@@ -28,6 +33,7 @@ _HTTP_ERROR_CODES = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "invalid_input",
@@ -135,6 +141,10 @@ async def _on_library_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_input", str(exc))
 
 
+async def _on_client_gone(request: Request, exc: Exception) -> Response:
+    return Response(status_code=CLIENT_CLOSED_REQUEST)  # nobody reads it; metrics count it, logs stay quiet
+
+
 async def _on_unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(500, "internal_error", "internal error; the request was logged")
@@ -146,4 +156,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _on_api_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(ForecasterError, _on_library_error)
+    app.add_exception_handler(ClientDisconnect, _on_client_gone)
     app.add_exception_handler(Exception, _on_unexpected_error)

@@ -1,22 +1,25 @@
-"""Request body size limit answered with the service's JSON error shape (413)."""
+"""Request body limits, in size (413) and in time (408), answered with the service's JSON error shape."""
 
 from __future__ import annotations
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import error_response
 
 
 class BodyLimitMiddleware:
-    """Refuse bodies over `max_body_bytes` before anything parses them.
+    """Refuse bodies over `max_body_bytes`, or not received within `timeout_s`, before anything parses them.
 
     A declared Content-Length over the limit is refused without reading; otherwise the body is read
-    (never more than the limit plus one chunk) and replayed to the app.
+    (never more than the limit plus one chunk) and replayed to the app. The deadline bounds a client that
+    trickles its body; the one for the request's head is the HTTP protocol's (service.server).
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int):
+    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float):
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.timeout_s = timeout_s
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: str) -> None:
         message = f"request body is {size}; the limit is {self.max_body_bytes} bytes"
@@ -32,18 +35,25 @@ class BodyLimitMiddleware:
             return
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                await self._refuse(scope, receive, send, f"over {size} bytes")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        complete = False
+        with anyio.move_on_after(self.timeout_s):
+            while not complete and size <= self.max_body_bytes:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return  # the client hung up
+                chunks.append(message.get("body", b""))
+                size += len(chunks[-1])
+                complete = not message.get("more_body", False)
+        if size > self.max_body_bytes:
+            await self._refuse(scope, receive, send, f"over {size} bytes")
+            return
+        if not complete:
+            timeout = error_response(
+                408, "request_timeout", f"request body not received within {self.timeout_s:g} s"
+            )
+            timeout.headers["connection"] = "close"  # the rest of a trickled body is not worth waiting for
+            await timeout(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:

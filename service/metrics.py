@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.batching import BatchObserver
+from service.errors import CLIENT_CLOSED_REQUEST
 
 BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -73,7 +74,8 @@ class ServiceMetrics:
 
 
 class MetricsMiddleware:
-    """Counts every HTTP request by route template, served model and status code.
+    """Counts every HTTP request by route template, served model and status code; a request whose client
+    hung up before the answer counts as 499 (client closed request), as nginx logs it, not as a 500.
 
     The model label is only set for names of loaded models, so made-up names cannot grow the label set.
     """
@@ -88,7 +90,14 @@ class MetricsMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
+        status: int | None = None
+        hung_up = False  # before the response started: counted as 499, not as the 500 of an unanswered call
+
+        async def receive_noting_hang_up() -> Message:
+            nonlocal hung_up
+            message = await receive()
+            hung_up = hung_up or (message["type"] == "http.disconnect" and status is None)
+            return message
 
         async def send_with_status(message: Message) -> None:
             nonlocal status
@@ -97,9 +106,10 @@ class MetricsMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_status)
+            await self.app(scope, receive_noting_hang_up, send_with_status)
         finally:
             route = getattr(scope.get("route"), "path", "unmatched")
             name = (scope.get("path_params") or {}).get("name", "")
             model = name if isinstance(name, str) and self.is_model(name) else ""
-            self.metrics.observe_request(model, route, status, time.perf_counter() - started)
+            answered = CLIENT_CLOSED_REQUEST if hung_up else status or 500
+            self.metrics.observe_request(model, route, answered, time.perf_counter() - started)

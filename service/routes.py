@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Annotated, Any, TypeVar
 
+import anyio.to_thread
 import numpy as np
 from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
 from service.batching import BatcherClosed
@@ -37,6 +40,7 @@ from service.schemas import (
 )
 
 router = APIRouter()
+T = TypeVar("T")
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "Unknown model name."},
@@ -102,6 +106,24 @@ def checked_levels(served: ServedModel, levels: list[int] | None, field: str) ->
         return check_interval_levels(served.bundle, levels)
     except HistoryError as error:
         raise ApiError(422, str(error), field=field) from None
+
+
+async def unless_client_leaves(request: Request, work: Callable[[], Awaitable[T]]) -> T:
+    """`work()`, cancelled if the client hangs up first (ClientDisconnect, counted as 499): uvicorn lets a
+    request run on after its client left. A worker thread it waits on is abandoned, not stopped."""
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+    with anyio.CancelScope() as scope:
+        watcher = asyncio.ensure_future(watch(scope))
+        try:
+            return await work()
+        finally:
+            watcher.cancel()
+    raise ClientDisconnect
 
 
 async def forecast_histories(
@@ -188,6 +210,7 @@ async def forecast(
 )
 async def forecast_csv(
     name: str,
+    request: Request,
     registry: Registry,
     settings: Settings,
     file: Annotated[
@@ -210,17 +233,23 @@ async def forecast_csv(
     served = registry.get(name)
     levels = checked_levels(served, level, "level")
     content = await file.read()
-    prepared = await run_in_threadpool(
-        prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows
-    )
-    [answer] = await forecast_histories(served, [prepared], [levels], ["file"])
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow([served.bundle.data.date_col or "step", *answer])
-    rows = np.column_stack(list(answer.values())).tolist()
-    for stamp, row in zip(prepared.labels, rows, strict=True):
-        writer.writerow([stamp, *map(repr, row)])
-    return Response(content=text.getvalue(), media_type="text/csv")
+    read = partial(
+        prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows,
+        max_extra_columns=settings.max_extra_columns,
+    )  # fmt: skip
+
+    async def answer() -> Response:
+        prepared = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+        [columns] = await forecast_histories(served, [prepared], [levels], ["file"])
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow([served.bundle.data.date_col or "step", *columns])
+        rows = np.column_stack(list(columns.values())).tolist()
+        for stamp, row in zip(prepared.labels, rows, strict=True):
+            writer.writerow([stamp, *map(repr, row)])
+        return Response(content=text.getvalue(), media_type="text/csv")
+
+    return await unless_client_leaves(request, answer)
 
 
 @router.get(

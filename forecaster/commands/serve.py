@@ -6,19 +6,26 @@ import argparse
 import os
 from pathlib import Path
 
-from forecaster.commands.options import add_settings, given
+from forecaster.commands.options import add_settings, flags, given
 
 HELP = "serve every model bundle in a directory over HTTP (FastAPI + uvicorn)"
 DESCRIPTION = (
     "Each subdirectory of --models is a bundle served as /v1/models/<dir name>; API docs at /docs. Bundles "
-    "that fail validation are skipped and listed by /health/ready."
+    "that fail validation are skipped and listed by /health/ready. Every setting may also come from its "
+    "FORECASTER_SERVE_<NAME> environment variable (FORECASTER_SERVE_MODELS_DIR for --models)."
 )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from service.config import ServiceSettings
+    from service.config import ENV_PREFIX, ServiceSettings
 
-    add_settings(parser, ServiceSettings)
+    # --models may come from the environment instead, so argparse must not require it.
+    [models] = [flag for flag in flags(ServiceSettings) if flag.name == "models_dir"]
+    parser.add_argument(
+        models.flag, dest=models.name, type=Path, default=argparse.SUPPRESS, metavar=models.name.upper(),
+        help=f"{models.help} (or ${ENV_PREFIX}MODELS_DIR)",
+    )  # fmt: skip
+    add_settings(parser, ServiceSettings, skip=[models.name])
     server = parser.add_argument_group("server (uvicorn)")
     server.add_argument("--host", default="127.0.0.1", help="interface to bind (0.0.0.0 for all)")
     server.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
@@ -35,22 +42,28 @@ def run(args: argparse.Namespace) -> int:
 
     from forecaster.checks import check_int
     from forecaster.errors import BundleError, ConfigError
-    from service.config import ServiceSettings
+    from service.config import ENV_PREFIX, ServiceSettings
+    from service.server import open_file_limit, uvicorn_options
 
-    fields = given(args, ServiceSettings)
-    models = Path(fields["models_dir"])
-    if not models.is_dir():
-        raise BundleError(f"--models {models}: not a directory; expected a folder of bundle subfolders")
     check_int("--workers", args.workers, minimum=1)
-    fields["models_dir"] = models.resolve()
+    fields = given(args, ServiceSettings)
     fields.setdefault("torch_threads", max(1, (os.cpu_count() or 1) // args.workers))
     try:
-        settings = ServiceSettings(**fields)
+        settings = ServiceSettings(**fields)  # what the command line leaves out comes from the environment
     except ValidationError as error:
-        raise ConfigError(f"serve: {error.errors()[0]['loc'][0]}: {error.errors()[0]['msg']}") from None
+        first = error.errors()[0]
+        if first["loc"] == ("models_dir",) and first["type"] == "missing":
+            raise ConfigError(f"serve: --models is required (or set {ENV_PREFIX}MODELS_DIR)") from None
+        raise ConfigError(f"serve: {first['loc'][0]}: {first['msg']}") from None
+    if not settings.models_dir.is_dir():
+        raise BundleError(
+            f"--models {settings.models_dir}: not a directory; expected a folder of bundle subfolders"
+        )
+    settings = settings.model_copy(update={"models_dir": settings.models_dir.resolve()})
+    open_file_limit(settings)
     os.environ.update(settings.environment())  # each uvicorn worker rebuilds the settings from these
     uvicorn.run(
         "service.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-        log_level=args.log_level,
-    )
+        log_level=args.log_level, **uvicorn_options(settings),
+    )  # fmt: skip
     return 0

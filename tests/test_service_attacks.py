@@ -1,0 +1,330 @@
+"""Hostile clients (issue 23): wide CSV uploads, slow and aborted connections, and what they must not do
+to the service: hog a core, leave files behind, exhaust descriptors, or pass for server errors in /metrics.
+Also /docs offline and `forecaster serve` taking its models folder from the environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.requests import ClientDisconnect, Request
+from test_service import body_of, history, make_bundle, serving
+
+from forecaster.bench.serve import _free_port, wait_until_ready
+from forecaster.cli import build_parser, main
+from forecaster.errors import ConfigError
+from service import server as server_module
+from service.app import create_app
+from service.config import ENV_PREFIX, ServiceSettings
+from service.routes import unless_client_leaves
+
+CAP, HEADER_S, BODY_S = 20, 2.0, 3.0  # the test server's --limit-concurrency and deadlines
+CSV_ROUTE = "/v1/models/hourly/forecast.csv"
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    temp: Path  # the server's TMPDIR
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A real `forecaster serve` with a low connection cap and short deadlines; its models folder comes
+    from FORECASTER_SERVE_MODELS_DIR, not --models."""
+    root = tmp_path_factory.mktemp("attacks")
+    make_bundle(root / "models")
+    (root / "tmp").mkdir()
+    port = _free_port()
+    env = {**os.environ, f"{ENV_PREFIX}MODELS_DIR": str(root / "models"), "TMPDIR": str(root / "tmp")}
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--port", str(port),
+               "--log-level", "warning", "--limit-concurrency", str(CAP), "--header-timeout-s", str(HEADER_S),
+               "--body-timeout-s", str(BODY_S)]  # fmt: skip
+    with (root / "server.log").open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            wait_until_ready(f"http://127.0.0.1:{port}", timeout_s=120, process=process)
+            yield Server(f"http://127.0.0.1:{port}", port, root / "tmp", root / "server.log")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def _forecast(server: Server) -> tuple[int, float]:
+    """A normal JSON forecast from a client of its own: (status, seconds)."""
+    started = time.monotonic()
+    response = httpx.post(f"{server.url}/v1/models/hourly/forecast", json=body_of(history()), timeout=30)
+    return response.status_code, time.monotonic() - started
+
+
+def _assert_quiet_log(server: Server) -> None:
+    log = server.log.read_text()
+    assert "Traceback" not in log and "Too many open files" not in log, log[-3000:]
+
+
+# ---- defect 1: wide uploads ------------------------------------------------------------------------------
+
+
+def test_wide_uploads_are_refused_before_parsing_while_others_are_served(server: Server) -> None:
+    row = ",".join("1" for _ in range(100_000))
+    uploads = {
+        "3 rows of 100,000 columns (600 KB)": "\n".join([row] * 3),
+        "3 rows of 1,000,000 columns (6 MB)": "\n".join([",".join("1" for _ in range(1_000_000))] * 3),
+        "a narrow header, a first row of 100,000 cells": f"date,load,OT\n{row}",
+    }
+    answers: dict[str, tuple[httpx.Response, float]] = {}
+
+    def upload_all() -> None:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            for name, text in uploads.items():
+                started = time.monotonic()
+                response = client.post(CSV_ROUTE, files={"file": ("wide.csv", text.encode())})
+                answers[name] = (response, time.monotonic() - started)
+
+    uploader = threading.Thread(target=upload_all)
+    uploader.start()
+    others = [_forecast(server)]
+    while uploader.is_alive():
+        others.append(_forecast(server))
+    uploader.join(timeout=180)
+    for name, (response, seconds) in answers.items():
+        message = response.json()["message"]
+        assert response.status_code == 422 and "columns; expected at most" in message, (name, message)
+        assert "\n" not in message and len(message) < 200
+        assert seconds < 10, f"{name}: answered after {seconds:.1f} s"
+    assert len(answers) == len(uploads)
+    assert all(status == 200 and seconds < 10 for status, seconds in others), others
+    _assert_quiet_log(server)
+
+
+def _send_upload(server: Server, text: str, fraction: float) -> None:
+    """POST a CSV over a raw socket, send `fraction` of its body, then hang up without reading."""
+    request = httpx.Request("POST", server.url + CSV_ROUTE, files={"file": ("recent.csv", text.encode())})
+    body = request.read()
+    lines = [
+        f"POST {CSV_ROUTE} HTTP/1.1",
+        "Host: 127.0.0.1",
+        f"Content-Type: {request.headers['content-type']}",
+        f"Content-Length: {len(body)}",
+    ]
+    head = "\r\n".join(lines) + "\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head.encode() + body[: int(len(body) * fraction)])
+        time.sleep(0.05)
+
+
+def _statuses(server: Server) -> list[str]:
+    text = httpx.get(f"{server.url}/metrics", timeout=30).text
+    return [
+        sample.labels["status"]
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "forecaster_requests_total"
+        for _ in range(int(sample.value))
+    ]
+
+
+def test_aborted_uploads_leave_no_files_and_count_as_499(server: Server) -> None:
+    before = _statuses(server).count("499")
+    recent = history(rows=5_000).to_csv()
+    for _ in range(3):
+        _send_upload(server, recent, 0.5)  # gone mid-body
+        _send_upload(server, recent, 1.0)  # gone while the upload is read and forecast
+    deadline = time.monotonic() + 30
+    leftovers = list(server.temp.glob("forecaster-upload-*"))
+    while leftovers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        leftovers = list(server.temp.glob("forecaster-upload-*"))
+    assert not leftovers
+    statuses = _statuses(server)
+    assert statuses.count("499") - before >= 3
+    assert "500" not in statuses
+    _assert_quiet_log(server)
+
+
+def test_work_is_abandoned_when_the_client_hangs_up() -> None:
+    release = threading.Event()
+
+    async def hang_up_soon() -> dict:
+        await anyio.sleep(0.2)
+        return {"type": "http.disconnect"}
+
+    async def scenario() -> float:
+        request = Request({"type": "http", "method": "POST", "headers": []}, hang_up_soon)
+        started = time.monotonic()
+        with pytest.raises(ClientDisconnect):
+            await unless_client_leaves(
+                request, lambda: anyio.to_thread.run_sync(release.wait, 60, abandon_on_cancel=True)
+            )
+        return time.monotonic() - started
+
+    try:
+        assert anyio.run(scenario) < 10
+    finally:
+        release.set()
+
+
+# ---- defect 7: /metrics counts hang-ups as 499 ------------------------------------------------------------
+
+
+def test_metrics_count_hang_ups_as_499_not_500(tmp_path: Path) -> None:
+    make_bundle(tmp_path)
+    app = create_app(ServiceSettings(models_dir=tmp_path))
+    upload = httpx.Request(
+        "POST", "http://service" + CSV_ROUTE, files={"file": ("h.csv", history(30).to_csv())}
+    )
+    body = upload.read()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": CSV_ROUTE, "raw_path": CSV_ROUTE.encode(), "query_string": b"", "root_path": "",
+        "headers": [(key.encode(), value.encode()) for key, value in upload.headers.items()],
+        "client": ("127.0.0.1", 50000), "server": ("service", 80),
+    }  # fmt: skip
+
+    async def call(sent: list[dict]) -> list[dict]:
+        """One request whose client sends `sent`, then hangs up; the messages the app answered with."""
+        answered: list[dict] = []
+
+        async def receive() -> dict:
+            return sent.pop(0) if sent else {"type": "http.disconnect"}
+
+        async def send(message: dict) -> None:
+            answered.append(message)
+
+        await app(scope, receive, send)
+        return answered
+
+    async def scenario() -> None:
+        async with app.router.lifespan_context(app):
+            await call([{"type": "http.request", "body": body[:100], "more_body": True}])
+            await call([{"type": "http.request", "body": body, "more_body": False}])
+
+    anyio.run(scenario)
+    families = text_string_to_metric_families(app.state.metrics.render().decode())
+    statuses = [
+        sample.labels["status"]
+        for family in families
+        for sample in family.samples
+        if sample.name == "forecaster_requests_total"
+    ]
+    assert sorted(statuses) == ["499", "499"]
+
+
+# ---- defect 2: slow connections ---------------------------------------------------------------------------
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed `sock` (anything it wrote first is read and dropped); else send one more
+    header line, as a slowloris client does."""
+    try:
+        while select.select([sock], [], [], 0)[0]:
+            if not sock.recv(65536):
+                return True
+        sock.sendall(b"X-Slow: 1\r\n")
+    except OSError:
+        return True
+    return False
+
+
+def test_slow_connections_are_closed_and_the_service_keeps_answering(server: Server) -> None:
+    count = 50
+    sockets = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(count)]
+    started = time.monotonic()
+    closed: dict[int, float] = {}
+    during: list[int | str] = []
+    try:
+        for sock in sockets:
+            sock.sendall(b"POST /v1/models/hourly/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        while len(closed) < count and time.monotonic() - started < HEADER_S + 30:
+            for index, sock in enumerate(sockets):
+                if index not in closed and _closed_by_server(sock):
+                    closed[index] = time.monotonic() - started
+            if not during:  # while the slow ones hold the cap: answered at once, 503 (or closed)
+                try:
+                    during.append(httpx.get(f"{server.url}/health/live", timeout=10).status_code)
+                except httpx.TransportError as error:
+                    during.append(type(error).__name__)
+            time.sleep(0.5)
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert len(closed) == count
+    assert max(closed.values()) < HEADER_S + 15, sorted(closed.values())
+    assert sum(seconds < HEADER_S for seconds in closed.values()) >= count - CAP  # over the cap: at once
+    assert during and during[0] != "ReadTimeout"
+    assert _forecast(server)[0] == 200
+    _assert_quiet_log(server)
+
+
+def test_trickled_body_is_answered_408(server: Server) -> None:
+    head = (b"POST /v1/models/hourly/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")  # fmt: skip
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head)
+        started = time.monotonic()
+        while time.monotonic() - started < BODY_S + 20:
+            if select.select([sock], [], [], 0.5)[0]:
+                chunk = sock.recv(65536)
+                received += chunk
+                if not chunk:
+                    break
+            else:
+                sock.sendall(b" ")
+        elapsed = time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408") and b"not received within" in received, received[:300]
+    assert BODY_S - 0.5 < elapsed < BODY_S + 15
+
+
+# ---- /docs offline, and the models folder from the environment --------------------------------------------
+
+
+def test_docs_load_nothing_from_outside(tmp_path: Path) -> None:
+    make_bundle(tmp_path)
+    with serving(tmp_path) as client:
+        for page in ("/docs", "/redoc"):
+            html = client.get(page).text
+            assert "://" not in html.replace("window.location.origin", "") and "//cdn" not in html, html
+            assets = re.findall(r'(?:src|href|spec-url)="([^"]+)"', html) + re.findall(
+                r"url: '([^']+)'", html
+            )
+            assert any(asset.endswith(".js") for asset in assets) and "/openapi.json" in assets
+            for asset in assets:
+                assert asset.startswith("/") and client.get(asset).status_code == 200, asset
+
+
+def test_serve_takes_the_models_folder_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.delenv(f"{ENV_PREFIX}MODELS_DIR", raising=False)
+    assert build_parser(["serve"]).parse_args(["serve"]).command == "serve"  # --models is not required
+    assert main(["serve"]) == 2
+    assert f"--models is required (or set {ENV_PREFIX}MODELS_DIR)" in capsys.readouterr().err
+
+
+def test_open_file_limit_makes_room_for_the_connection_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = ServiceSettings(models_dir=".", limit_concurrency=1000, backlog=100)
+    needed = 1000 + 100 + server_module.RESERVED_DESCRIPTORS
+    raised: list[tuple[int, int]] = []
+    monkeypatch.setattr(server_module.resource, "setrlimit", lambda kind, limits: raised.append(limits))
+    monkeypatch.setattr(server_module.resource, "getrlimit", lambda kind: (1024, 4096))
+    assert server_module.open_file_limit(settings) == needed and raised == [(needed, 4096)]
+    monkeypatch.setattr(server_module.resource, "getrlimit", lambda kind: (1024, 1024))
+    with pytest.raises(ConfigError, match="--limit-concurrency 1000 .* exceed the open-file limit 1024"):
+        server_module.open_file_limit(settings)
