@@ -42,8 +42,14 @@ DEMO_MODEL := $(DEMO_DIR)/models/ettm2
 DEMO_CSV = $(firstword $(wildcard $(DATA_DIR)/ETTm2.csv $(DATA_DIR)/ETTm2.csv.gz) $(DATA_DIR)/ETTm2.csv.gz)
 DEMO_BUDGET ?= --max-epochs 2 --limit-train-batches 100
 DEMO_PORT ?= 8765
+# A fresh machine has no ETTm2: fetch it (sha256-checked) into $(DATA_DIR) first, or say in one line why not.
+.PHONY: demo-data
+demo-data: install
+	@test -n "$(wildcard $(DATA_DIR)/ETTm2.csv $(DATA_DIR)/ETTm2.csv.gz)" || \
+		$(VENV)/bin/forecaster data download ETTm2 --data-dir $(DATA_DIR)
+
 .PHONY: demo
-demo: install
+demo: demo-data
 	@echo "== demo 1/4: train S3Attention on ETTm2 (data: $(DATA_DIR)) -> $(DEMO_MODEL)"
 	$(VENV)/bin/forecaster train --dataset ETTm2 --data-dir $(DATA_DIR) --split 7:1:2 --input-size 96 \
 		--horizon 96 $(DEMO_BUDGET) --out $(DEMO_MODEL) --overwrite

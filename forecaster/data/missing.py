@@ -1,4 +1,5 @@
-"""Missing cells of a read table: named with their file lines, or filled when the user asks to."""
+"""Missing cells of a read table: named with their file lines, or filled when the user asks to; and values
+too large to train on."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import pandas as pd
 from forecaster.errors import DataError
 
 SHOWN = 5
+# The largest magnitude training takes: its square still fits float32, the precision of the model and its
+# squared errors. Larger values overflow the scaler's variance or the standardized float32 windows into
+# inf/NaN, which would surface only when the trained model is saved.
+MAX_TRAINING_MAGNITUDE = float(np.sqrt(np.finfo(np.float32).max))
 
 
 def line(position: int) -> int:
@@ -64,3 +69,18 @@ def fill_missing_cells(
         frame = frame.interpolate(method="linear", limit_direction="both")
     notes.append(f"filled {int(per_column.sum())} missing cell(s) by {fill_missing}")
     return frame
+
+
+def check_magnitudes(path: Path | str, frame: pd.DataFrame) -> None:
+    """Refuse, before any training, a value whose square overflows float32, naming its column and line."""
+    values = frame.to_numpy(dtype=np.float64)
+    large = np.argwhere(np.abs(values) > MAX_TRAINING_MAGNITUDE)
+    if large.size:
+        row, column = large[0]
+        when = f" ({frame.index[row]})" if isinstance(frame.index, pd.DatetimeIndex) else ""
+        name = str(frame.columns[column])
+        raise DataError(
+            f"{path}: line {line(row)}{when}: value {values[row, column]:g} in column {name!r} is too large "
+            f"to train on: its square overflows float32; expected |value| <= {MAX_TRAINING_MAGNITUDE:.3g} "
+            "(rescale the column, e.g. to thousands of its unit)"
+        )

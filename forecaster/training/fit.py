@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import shutil
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from torch import nn
 from forecaster.artifacts import DataConfig
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
+from forecaster.data.missing import check_magnitudes
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models import MODELS, get_model
 from forecaster.models.assembly import assemble, naive_like
@@ -42,7 +44,7 @@ from forecaster.presets import (
 from forecaster.training.module import ForecastModule
 from forecaster.training.scoring import block_means, error_scaler, simplest_within_evidence, window_errors
 from forecaster.training.settings import TrainSettings
-from forecaster.training.trainer import build_trainer, checkpoint_dir
+from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
 DEFAULT_INPUT_SIZE = 96
 # What `--model auto` chooses among, simplest first (a tie goes to the simpler model).
@@ -170,11 +172,7 @@ def fit_candidate(
     series: TimeSeries, settings: TrainSettings, candidate: Candidate, work_dir: Path
 ) -> Fitted | None:
     """Train `candidate` (checkpoints and logs in `work_dir`); None on the non-zero ranks of a DDP run."""
-    last_checkpoint = checkpoint_dir(work_dir) / "last.ckpt"
-    if settings.resume and not last_checkpoint.is_file():
-        raise ForecasterError(
-            f"nothing to resume: {last_checkpoint} not found (start the run without --resume)"
-        )
+    check_magnitudes(series.source, series.frame)
     if not settings.resume:
         _clear(checkpoint_dir(work_dir))
     lightning.seed_everything(settings.seed, workers=True, verbose=False)
@@ -236,14 +234,32 @@ def fit_candidate(
         weight_decay=settings.weight_decay,
         lr_schedule=settings.lr_schedule,
     )
-    trainer = build_trainer(work_dir, options)
+    run = {  # what a checkpoint must have been trained with for --resume to continue it
+        "model": candidate.model_name,
+        "config": config,
+        "data": {key: value for key, value in data.to_dict().items() if key != "source"},
+        "data_sha256": hashlib.sha256(np.ascontiguousarray(series.inputs).tobytes()).hexdigest()[:16],
+        "optimizer": {
+            "lr": candidate.lr,
+            "weight_decay": settings.weight_decay,
+            "schedule": settings.lr_schedule,
+        },
+    }
+    resumed = check_resumable(work_dir, run, module.state_dict()) if settings.resume else None
+    trainer = build_trainer(work_dir, options, run)
     started = time.perf_counter()
-    trainer.fit(
-        module,
-        train_dataloaders=datamodule.train_dataloader(),
-        val_dataloaders=datamodule.val_dataloader(),
-        ckpt_path=last_checkpoint if settings.resume else None,
-    )
+    try:
+        trainer.fit(
+            module,
+            train_dataloaders=datamodule.train_dataloader(),
+            val_dataloaders=datamodule.val_dataloader(),
+            ckpt_path=resumed,
+        )
+    except (MemoryError, torch.OutOfMemoryError) as error:
+        raise ForecasterError(
+            f"out of memory while training {candidate.label} with --batch-size {settings.batch_size} "
+            f"({reason(error)}); try a smaller --batch-size"
+        ) from None
     seconds = time.perf_counter() - started
     if not trainer.is_global_zero:
         return None

@@ -2,19 +2,25 @@
 
 A run keeps Lightning's checkpoints and CSV logs under its work dir (`.<name>.work/` beside the bundle),
 never in the bundle or the current directory: `checkpoints/best.ckpt` (lowest val_mse) and
-`checkpoints/last.ckpt` (for `--resume`).
+`checkpoints/last.ckpt` (for `--resume`). Checkpoints are written whole or not at all, carry the settings
+of the run that wrote them, and `--resume` reads them only once they are known to be this run's.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import lightning.pytorch as pl
+import torch
 from lightning.pytorch.callbacks import (
     Callback,
     EarlyStopping,
@@ -24,10 +30,23 @@ from lightning.pytorch.callbacks import (
     TQDMProgressBar,
 )
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.plugins import TorchCheckpointIO
 
+from forecaster.errors import ForecasterError
 from forecaster.training.settings import TrainerOptions
 
 MONITOR = "val_mse"
+RUN_KEY = "forecaster_run"  # where a checkpoint keeps the settings of the run that wrote it
+# What Lightning reads back from a checkpoint to continue a fit.
+RESUMED_KEYS = (
+    "pytorch-lightning_version",
+    "epoch",
+    "global_step",
+    "state_dict",
+    "optimizer_states",
+    "loops",
+)
+FRESH = "start the run without --resume"
 
 
 def _progress_callbacks(enabled: bool) -> list[Callback]:
@@ -62,8 +81,126 @@ def checkpoint_dir(work_dir: Path) -> Path:
     return Path(work_dir) / "checkpoints"
 
 
-def build_trainer(work_dir: str | Path, options: TrainerOptions) -> pl.Trainer:
-    """Fitting Trainer: EarlyStopping and ModelCheckpoint on val_mse; logs and checkpoints in `work_dir`."""
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Checkpoints written to a temporary file beside their path and renamed over it, so a failed write (a
+    full disk, an interrupt) leaves the previous checkpoint whole: Lightning's own write goes through a
+    temporary file elsewhere and is copied into place, leaving a partial file when the copy fails."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        path = Path(path)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(temporary, "wb") as file:
+                torch.save(checkpoint, file)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except OSError as error:
+            failure = "disk full" if error.errno == errno.ENOSPC else "cannot write"
+            raise ForecasterError(
+                f"{failure} while writing checkpoint {path}: {error.strerror or error}; the previous "
+                "checkpoint, if any, is intact (free space, then run again; --resume continues from it)"
+            ) from None
+        finally:
+            temporary.unlink(missing_ok=True)
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def reason(error: BaseException) -> str:
+    """The start of an error's first line (torch's messages run to paragraphs), else its type."""
+    return _clipped((str(error).strip().splitlines() or [type(error).__name__])[0], 100)
+
+
+def _plain(run: dict[str, Any]) -> dict[str, Any]:
+    """Run settings as a checkpoint keeps them (JSON types: tuples become lists), so that they compare."""
+    return json.loads(json.dumps(run, sort_keys=True))
+
+
+class _RunSettings(Callback):
+    """Writes the run's settings into every checkpoint, for `check_resumable` to compare."""
+
+    def __init__(self, run: dict[str, Any]) -> None:
+        self.run = _plain(run)
+
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict
+    ) -> None:
+        checkpoint[RUN_KEY] = self.run
+
+
+def _shown(value: Any) -> str:
+    return _clipped("(none)" if value is None else value if isinstance(value, str) else json.dumps(value), 30)
+
+
+def _differences(saved: Any, now: Any, prefix: str = "") -> list[str]:
+    """`key: then -> now` for each setting that differs, nested settings named by their path."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        keys = sorted(set(saved) | set(now))
+        return [
+            line for key in keys for line in _differences(saved.get(key), now.get(key), f"{prefix}{key}.")
+        ]
+    return [] if saved == now else [f"{prefix.rstrip('.')}: {_shown(saved)} -> {_shown(now)}"]
+
+
+def _weight_differences(saved: dict[str, Any], expected: dict[str, torch.Tensor]) -> list[str]:
+    """`missing name`, `unexpected name` and `name: saved shape -> expected shape`, in that order."""
+    missing, unexpected = sorted(expected.keys() - saved.keys()), sorted(saved.keys() - expected.keys())
+    shapes = [
+        f"{key}: {tuple(getattr(saved[key], 'shape', ()))} -> {tuple(expected[key].shape)}"
+        for key in sorted(expected.keys() & saved.keys())
+        if not isinstance(saved[key], torch.Tensor) or saved[key].shape != expected[key].shape
+    ]
+    return [*(f"missing {key}" for key in missing), *(f"unexpected {key}" for key in unexpected), *shapes]
+
+
+def check_resumable(work_dir: Path, run: dict[str, Any], state: dict[str, torch.Tensor]) -> Path:
+    """The last checkpoint of `work_dir`, once it and the best one are known to be whole checkpoints of this
+    run: readable by `torch.load(weights_only=True)`, written with the same `run` settings, holding weights
+    of the `state`'s names and shapes. Lightning would fail on any other with a traceback, or continue
+    another run's training; ForecasterError names what differs instead."""
+    folder = checkpoint_dir(work_dir)
+    for name in ("last.ckpt", "best.ckpt"):
+        _check_checkpoint(folder / name, _plain(run), state)
+    return folder / "last.ckpt"
+
+
+def _check_checkpoint(path: Path, run: dict[str, Any], state: dict[str, torch.Tensor]) -> None:
+    if not path.is_file():
+        raise ForecasterError(f"nothing to resume: {path} not found ({FRESH})")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many kinds, with paragraphs (and terminal escapes) to show
+        raise ForecasterError(
+            f"cannot resume: {path} is not a readable checkpoint ({type(error).__name__}: truncated, not "
+            f"written by torch, or holding more than weights and plain values); {FRESH}"
+        ) from None
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get(RUN_KEY), dict):
+        raise ForecasterError(f"cannot resume: {path} was not written by `forecaster train`; {FRESH}")
+    absent = [key for key in RESUMED_KEYS if key not in checkpoint]
+    if absent:
+        raise ForecasterError(f"cannot resume: {path} lacks {', '.join(absent)}; {FRESH}")
+    changed = _differences(checkpoint[RUN_KEY], run)
+    if changed:
+        raise ForecasterError(
+            f"cannot resume from {path.name}: its run had other settings ({'; '.join(changed[:3])}); use "
+            f"that run's settings, or {FRESH}"
+        )
+    saved = checkpoint["state_dict"]
+    wrong = ["not a mapping"] if not isinstance(saved, dict) else _weight_differences(saved, state)
+    if wrong:
+        raise ForecasterError(
+            f"cannot resume from {path.name}: its weights do not fit this model ({'; '.join(wrong[:3])}); "
+            f"{FRESH}"
+        )
+
+
+def build_trainer(work_dir: str | Path, options: TrainerOptions, run: dict[str, Any]) -> pl.Trainer:
+    """Fitting Trainer: EarlyStopping and ModelCheckpoint on val_mse; logs and checkpoints in `work_dir`,
+    each checkpoint written atomically with the `run` settings that `check_resumable` compares."""
     work_dir = Path(work_dir)
     checkpoint = ModelCheckpoint(
         dirpath=checkpoint_dir(work_dir),
@@ -78,7 +215,8 @@ def build_trainer(work_dir: str | Path, options: TrainerOptions) -> pl.Trainer:
     return pl.Trainer(
         default_root_dir=work_dir,
         logger=CSVLogger(save_dir=work_dir, name="logs"),
-        callbacks=[checkpoint, early_stopping, *_progress_callbacks(options.progress_bar)],
+        callbacks=[checkpoint, early_stopping, _RunSettings(run), *_progress_callbacks(options.progress_bar)],
+        plugins=[AtomicCheckpointIO()],
         max_epochs=options.max_epochs,
         accelerator=options.accelerator,
         devices=options.devices,

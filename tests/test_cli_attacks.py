@@ -1,0 +1,226 @@
+"""Hostile use of `forecaster train` and `forecaster predict`: each attack ends with one line on stderr and
+exit 2, never a traceback, a partial checkpoint or a forecast file."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import shlex
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from forecaster.cli import main
+from forecaster.training.module import ForecastModule
+
+TINY = shlex.split("--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2")
+TRAIN = [
+    *shlex.split("--horizon 8 --input-size 32 --max-epochs 1 --limit-train-batches 2 --seed 1"),
+    *shlex.split("--accelerator cpu --no-progress"),
+]
+
+
+def run_cli(argv: list, capsys) -> tuple[int, str, str]:
+    try:
+        code = main([str(arg) for arg in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def refused(argv: list, capsys) -> str:
+    """Run a command that must fail: exit 2, one `forecaster: error:` line, no traceback; the line."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2, (out, err)
+    assert "Traceback" not in out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("forecaster: error: "), err
+    return lines[0]
+
+
+def quarter_hourly(rows: int = 800, columns: tuple[str, ...] = ("load", "temp")) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    steps = np.arange(rows)[:, None]
+    values = (
+        10
+        + np.sin(2 * np.pi * steps / 96 + np.arange(len(columns)))
+        + rng.normal(0, 0.1, (rows, len(columns)))
+    )
+    frame = pd.DataFrame(values, columns=list(columns))
+    frame.insert(0, "date", pd.date_range("2024-01-01", periods=rows, freq="15min"))
+    return frame
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Path, Path]:
+    """A 15-minute CSV and a tiny S3Attention trained on it for one epoch: (csv, bundle)."""
+    root = tmp_path_factory.mktemp("attacks")
+    csv = root / "plant.csv"
+    quarter_hourly().to_csv(csv, index=False)
+    assert main(["train", "--csv", str(csv), *TRAIN, *TINY, "--out", str(root / "model")]) == 0
+    return csv, root / "model"
+
+
+@pytest.fixture
+def resumable(trained, tmp_path) -> tuple[list, Path]:
+    """A copy of the trained run's work dir with no bundle yet: (train argv that resumes it, checkpoints)."""
+    csv, bundle = trained
+    shutil.copytree(bundle.parent / ".model.work", tmp_path / ".model.work")
+    argv = [
+        "train",
+        "--csv",
+        csv,
+        *TRAIN,
+        *TINY,
+        "--max-epochs",
+        "2",
+        "--resume",
+        "--out",
+        tmp_path / "model",
+    ]
+    return argv, tmp_path / ".model.work" / "checkpoints"
+
+
+def _truncated(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"PK\x03\x04 this is not a checkpoint" * 100)
+
+
+def _foreign(path: Path) -> None:
+    torch.save({"state_dict": {"weight": torch.zeros(3)}, "epoch": 4}, path)
+
+
+def _pickled(path: Path) -> None:
+    torch.save({"state_dict": {}, "hparams": argparse.Namespace(lr=0.1)}, path)
+
+
+def _reshaped(path: Path) -> None:
+    checkpoint = torch.load(path, weights_only=True)
+    name = next(iter(checkpoint["state_dict"]))
+    checkpoint["state_dict"][name] = torch.zeros(7, 7, 7)
+    torch.save(checkpoint, path)
+
+
+@pytest.mark.parametrize(
+    ("attack", "message"),
+    [
+        (_truncated, "last.ckpt is not a readable checkpoint"),
+        (_garbage, "last.ckpt is not a readable checkpoint"),
+        (_foreign, "last.ckpt was not written by `forecaster train`"),
+        (_pickled, "last.ckpt is not a readable checkpoint"),
+        (_reshaped, "cannot resume from last.ckpt: its weights do not fit this model"),
+    ],
+    ids=lambda value: getattr(value, "__name__", "")[1:],
+)
+def test_resume_from_a_damaged_or_foreign_last_checkpoint(resumable, attack, message, capsys):
+    argv, checkpoints = resumable
+    attack(checkpoints / "last.ckpt")
+    line = refused(argv, capsys)
+    assert message in line and line.endswith("start the run without --resume")
+
+
+def test_resume_after_changing_the_model_size(resumable, capsys):
+    argv, _ = resumable
+    argv[argv.index("--d-model") + 1] = "16"
+    line = refused(argv, capsys)
+    assert "cannot resume from last.ckpt: its run had other settings (config.d_model: 8 -> 16)" in line
+
+
+def test_resume_after_changing_the_csv_columns(resumable, tmp_path, capsys):
+    argv, _ = resumable
+    wider = tmp_path / "wider.csv"
+    quarter_hourly(columns=("load", "temp", "wind")).to_csv(wider, index=False)
+    argv[argv.index("--csv") + 1] = wider
+    line = refused(argv, capsys)
+    assert "its run had other settings" in line and "data.columns" in line
+
+
+def test_resume_with_the_same_settings_still_continues(resumable, capsys):
+    argv, _ = resumable
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert "trained 2 epoch(s)" in out
+
+
+def _full_disk(written: list[int]):
+    """torch.save that writes part of a checkpoint, then fails as a full disk does."""
+
+    def save(obj, file, *args, **kwargs) -> None:
+        file.write(b"\0" * 98_000)
+        written.append(1)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    return save
+
+
+def test_a_full_disk_while_checkpointing_leaves_no_partial_checkpoint(trained, tmp_path, monkeypatch, capsys):
+    csv, _ = trained
+    written: list[int] = []
+    monkeypatch.setattr(torch, "save", _full_disk(written))
+    line = refused(["train", "--csv", csv, *TRAIN, *TINY, "--out", tmp_path / "model"], capsys)
+    assert "disk full while writing checkpoint" in line and "No space left on device" in line
+    assert written and not any((tmp_path / ".model.work" / "checkpoints").iterdir())
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_full_disk_on_a_later_checkpoint_keeps_the_previous_one(resumable, monkeypatch, capsys):
+    argv, checkpoints = resumable
+    before = {path.name: path.read_bytes() for path in checkpoints.iterdir()}
+    monkeypatch.setattr(torch, "save", _full_disk([]))
+    assert "disk full while writing checkpoint" in refused(argv, capsys)
+    assert {path.name: path.read_bytes() for path in checkpoints.iterdir()} == before
+
+
+def test_running_out_of_memory_while_training_suggests_a_smaller_batch(
+    trained, tmp_path, monkeypatch, capsys
+):
+    csv, _ = trained
+
+    def exhausted(self, batch, batch_idx):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB\nmore details")
+
+    monkeypatch.setattr(ForecastModule, "training_step", exhausted)
+    line = refused(["train", "--csv", csv, *TRAIN, *TINY, "--out", tmp_path / "model"], capsys)
+    assert "out of memory while training s3attention with --batch-size 32" in line
+    assert line.endswith("try a smaller --batch-size")
+
+
+def test_predict_refuses_a_huge_value_and_writes_no_file(trained, tmp_path, capsys):
+    csv, bundle = trained
+    frame = pd.read_csv(csv)
+    frame.loc[len(frame) - 1, "temp"] = 1e308
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    output = tmp_path / "out" / "forecast.csv"
+    argv = ["predict", "--model", bundle, "--csv", tmp_path / "huge.csv", "--output", output]
+    assert "huge.csv: the forecast is not finite" in refused(argv, capsys)
+    assert not output.exists() and not output.parent.exists()
+
+
+def test_predict_refuses_hourly_rows_for_a_15_minute_model(trained, tmp_path, capsys):
+    _, bundle = trained
+    frame = quarter_hourly(200)
+    frame["date"] = pd.date_range("2024-01-01", periods=200, freq="h")
+    frame.to_csv(tmp_path / "hourly.csv", index=False)
+    output = tmp_path / "forecast.csv"
+    line = refused(
+        ["predict", "--model", bundle, "--csv", tmp_path / "hourly.csv", "--output", output], capsys
+    )
+    assert "hourly.csv: line 3: 2024-01-01 01:00:00 does not follow the model's frequency '15min'" in line
+    assert not output.exists()
+
+
+def test_train_refuses_a_huge_value_before_training(tmp_path, capsys):
+    frame = quarter_hourly()
+    frame.loc[500, "load"] = 1e308
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    line = refused(["train", "--csv", tmp_path / "huge.csv", *TRAIN, "--out", tmp_path / "model"], capsys)
+    assert "huge.csv: line 502 (2024-01-06 05:00:00): value 1e+308 in column 'load' is too large" in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["huge.csv"]  # nothing trained or written
