@@ -29,7 +29,7 @@ def refinish(config: BenchmarkConfig, results_path: Path) -> int:
     from forecaster.artifacts import load_bundle, save_bundle
     from forecaster.models.toward_naive import TowardNaive
     from forecaster.presets import training_setting
-    from forecaster.training.workflows import finish
+    from forecaster.training.workflows import finish, shrinks_toward_naive
 
     results = read_results(results_path)
     by_name = {source.name: source for source in sources(config)}
@@ -41,19 +41,21 @@ def refinish(config: BenchmarkConfig, results_path: Path) -> int:
         if cell.dataset not in by_name or spec is None or not (folder / "config.json").is_file():
             continue
         bundle = load_bundle(folder)
-        if "toward_naive" in bundle.training and not pd.isna(row["coverage_80"]):
-            continue
-        if cell.dataset not in loaded:
-            loaded[cell.dataset] = by_name[cell.dataset].load(config.data_dir)
         toward_naive = training_setting(*spec, cell.dataset, "toward_naive")
         trained = bundle.model.base if isinstance(bundle.model, TowardNaive) else bundle.model
+        naive_start = bundle.training.get("kept_initial_weights", False)
+        shrinks = shrinks_toward_naive(trained, toward_naive=toward_naive, naive_start=naive_start)
+        if not pd.isna(row["coverage_80"]) and ("toward_naive" in bundle.training or not shrinks):
+            continue  # finished by today's steps, or they would not change it
+        if cell.dataset not in loaded:
+            loaded[cell.dataset] = by_name[cell.dataset].load(config.data_dir)
         finished = finish(
             trained,
             bundle.data,
             bundle.scaler,
             loaded[cell.dataset],
             toward_naive=toward_naive,
-            naive_start=bundle.training.get("kept_initial_weights", False),
+            naive_start=naive_start,
             progress_bar=False,
         )
         kept = {key: value for key, value in bundle.metrics.items() if key in _TRAINED_METRICS}

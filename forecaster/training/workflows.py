@@ -224,6 +224,11 @@ def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutco
     return TrainOutcome(path, metrics, training, finished.model)
 
 
+def shrinks_toward_naive(model: nn.Module, *, toward_naive: bool, naive_start: bool) -> bool:
+    """Whether `finish` shrinks `model` toward naive: asked for, and something trained off the naive start."""
+    return toward_naive and not naive_start and any(p.requires_grad for p in model.parameters())
+
+
 @dataclass
 class Finished:
     """The kept model as it is saved, its test metrics (next to naive's) and its interval calibration."""
@@ -249,9 +254,8 @@ def finish(
     next to naive, its intervals calibrated on validation and scored on test. `forecaster benchmark
     --refinish` runs it again on saved bundles when these steps change."""
     validation = split_windows(data, scaler, series, "val")
-    trained = any(parameter.requires_grad for parameter in model.parameters())
     shrinkage = {}
-    if toward_naive and trained and not naive_start:
+    if shrinks_toward_naive(model, toward_naive=toward_naive, naive_start=naive_start):
         weights = toward_naive_weights(model, validation)
         model = TowardNaive(model, weights).eval()
         shrinkage = {
