@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from test_cli_train import run_cli
 
 from forecaster.cli import main
 from forecaster.training.module import ForecastModule
@@ -22,15 +23,6 @@ TRAIN = [
     *shlex.split("--horizon 8 --input-size 32 --max-epochs 1 --limit-train-batches 2 --seed 1"),
     *shlex.split("--accelerator cpu --no-progress"),
 ]
-
-
-def run_cli(argv: list, capsys) -> tuple[int, str, str]:
-    try:
-        code = main([str(arg) for arg in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def refused(argv: list, capsys) -> str:
