@@ -71,20 +71,14 @@ class MicroBatcher:
         return await future
 
     async def _collect(self) -> list[tuple[np.ndarray, asyncio.Future[np.ndarray]]]:
+        """The first request to arrive, then those that join within `max_wait_s` of it: all already queued
+        (those that came while the previous batch computed) without waiting, and one timer for the batch
+        rather than one per request that joins."""
         batch = [await self._queue.get()]
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.max_wait_s
-        while len(batch) < self.max_batch_size:
-            if not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-                continue
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            try:
-                batch.append(await asyncio.wait_for(self._queue.get(), remaining))
-            except TimeoutError:
-                break
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.max_wait_s):
+                while len(batch) < self.max_batch_size:
+                    batch.append(await self._queue.get())
         return [(history, future) for history, future in batch if not future.cancelled()]
 
     async def _run(self) -> None:

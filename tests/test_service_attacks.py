@@ -44,10 +44,11 @@ class Server:
     log: Path
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A real `forecaster serve` with a low connection cap and short deadlines; its models folder comes
-    from FORECASTER_SERVE_MODELS_DIR, not --models."""
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Server]:
+    """A real `forecaster serve` with a low connection cap and short deadlines, with each of the HTTP
+    protocols (both carry the head deadline); its models folder comes from FORECASTER_SERVE_MODELS_DIR,
+    not --models."""
     root = tmp_path_factory.mktemp("attacks")
     make_bundle(root / "models")
     (root / "tmp").mkdir()
@@ -55,7 +56,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     env = {**os.environ, f"{ENV_PREFIX}MODELS_DIR": str(root / "models"), "TMPDIR": str(root / "tmp")}
     command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--port", str(port),
                "--log-level", "warning", "--limit-concurrency", str(CAP), "--header-timeout-s", str(HEADER_S),
-               "--body-timeout-s", str(BODY_S)]  # fmt: skip
+               "--body-timeout-s", str(BODY_S), "--http", request.param]  # fmt: skip
     with (root / "server.log").open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:

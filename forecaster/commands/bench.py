@@ -21,9 +21,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="bench_command", required=True)
     serve = commands.add_parser(
         "serve", help="load-test the HTTP service and compare with in-process predictions",
-        description="Sends --requests forecast requests with --concurrency connections (to --url, or to a "
-        "server it starts on a free loopback port), then computes the same forecasts in-process.",
-    )
+        description="Sends --requests forecast requests with --concurrency keep-alive connections (to --url, "
+        "or to a server it starts on a free loopback port) and computes the same forecasts in-process, one "
+        "by one (half before the load, half after) and in batches, with the service's torch threads.",
+    )  # fmt: skip
     add_settings(serve, ServeBenchSettings)
     serve.set_defaults(handler=_serve)
 
@@ -39,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "mixer and measures the peak memory of one step: torch.cuda.max_memory_allocated on CUDA, torch's "
         "CPU allocator events (torch.profiler) on CPU. Ratios are relative to the first softmax row. "
         "Mixer options follow colons, e.g. softmax:kernel=math (the kernel that stores the n x n matrix).",
-    )
+    )  # fmt: skip
     add_settings(attention, AttentionBenchSettings)
     attention.add_argument("--json", metavar="FILE", help="also write the measurements to this JSON file")
     attention.add_argument("--reference", help="row the ratios compare with (default: the first softmax row)")
@@ -52,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "torch's choice, 'math' = the kernel that stores the length x length matrix) per sequence length. "
         "Peak memory: torch.cuda.max_memory_allocated on CUDA, torch.profiler allocator events on CPU. "
         "Runs whose estimated memory exceeds --max-memory-gb are marked OOM-skip instead of being attempted.",
-    )
+    )  # fmt: skip
     add_settings(scaling, ScalingSettings)
     scaling.set_defaults(handler=_scaling)
 

@@ -42,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
 
     from forecaster.checks import check_int
     from forecaster.errors import BundleError, ConfigError
-    from service.config import ENV_PREFIX, ServiceSettings
+    from service.config import ENV_PREFIX, ServiceSettings, default_torch_threads
     from service.server import open_file_limit, uvicorn_options
 
     check_int("--workers", args.workers, minimum=1)
     fields = given(args, ServiceSettings)
-    fields.setdefault("torch_threads", max(1, (os.cpu_count() or 1) // args.workers))
+    fields.setdefault("torch_threads", default_torch_threads(args.workers))
     try:
         settings = ServiceSettings(**fields)  # what the command line leaves out comes from the environment
     except ValidationError as error:
