@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -58,6 +59,8 @@ def _pydantic_flags(cls: type) -> Iterator[Flag]:
             elif isinstance(constraint, annotated_types.Gt):
                 bounds["above"] = constraint.gt
         annotation = info.annotation
+        if typing.get_origin(annotation) is typing.Literal:  # a choice among strings: str with its choices
+            bounds["choices"], annotation = typing.get_args(annotation), str
         args = [arg for arg in getattr(annotation, "__args__", (annotation,)) if arg is not type(None)]
         required = info.default is PydanticUndefined
         kind = args[0] if len(args) == 1 else None
