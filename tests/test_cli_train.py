@@ -298,10 +298,11 @@ def test_output_into_a_closed_pipe_ends_without_a_traceback(data_dir: Path) -> N
 def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
     """Progress bar aside: no Lightning banners, tips or deprecation warnings unless --verbose."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    argv = ["train", "--csv", str(plant_csv), *CSV_TRAIN, "--out", str(tmp_path / "quiet")]
+    with_progress = [arg for arg in CSV_TRAIN if arg != "--no-progress"]
+    argv = ["train", "--csv", str(plant_csv), *with_progress, "--out", str(tmp_path / "quiet")]
     quiet = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stderr[-3000:]
-    chatter = ("GPU available", "TPU available", "Tip:", "LeafSpec", "Warning")
+    chatter = ("GPU available", "TPU available", "Tip:", "LeafSpec", "Warning", "Trainable params")
     assert not [word for word in chatter if word in quiet.stdout + quiet.stderr], quiet.stderr[-2000:]
     argv = [*argv[:-1], str(tmp_path / "verbose"), "--verbose"]
     verbose = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)

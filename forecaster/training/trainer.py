@@ -225,7 +225,7 @@ def build_trainer(work_dir: str | Path, options: TrainerOptions, run: dict[str, 
         deterministic=options.deterministic,
         limit_train_batches=options.limit_train_batches,
         enable_progress_bar=options.progress_bar,
-        enable_model_summary=options.progress_bar,
+        enable_model_summary=options.verbose,  # Lightning's parameter table is its chatter too
     )
 
 
