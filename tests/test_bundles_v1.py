@@ -20,23 +20,20 @@ from safetensors.torch import load_file
 
 from forecaster.artifacts import load_bundle
 from forecaster.cli import main
-from forecaster.devices import cpu_model
 from forecaster.prediction import forecast, read_history
 from forecaster.training.workflows import evaluate_bundle
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
-SAME_MACHINE = EXPECTED["cpu_model"] == cpu_model() and EXPECTED["torch"] == torch.__version__
 # The fixture's training settings (fixtures/bundles_v1/README.md), which `--preset reference` names now.
 TRAIN = {"s3attention": "--horizon 12 --input-size 48 --d-model 16 --n-heads 4 --fold 4 --max-epochs 2 "
                         "--preset reference"}
 
 
 def assert_same(actual, expected) -> None:
-    if SAME_MACHINE:
-        np.testing.assert_array_equal(actual, expected)
-    else:
-        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    """Equal to float32 rounding: another machine, torch or summation order (the Fourier decoder's matmuls
+    on contiguous copies since 2026-11-23) moves the last bits, not the forecast."""
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["bundles"]))
@@ -82,8 +79,5 @@ def test_retraining_with_the_same_seed_gives_the_same_weights(name: str, tmp_pat
     before = load_file(FIXTURES / name / "weights.safetensors")
     after = load_file(tmp_path / name / "weights.safetensors")
     assert before.keys() == after.keys()
-    for key in before:
-        if SAME_MACHINE:
-            assert torch.equal(before[key], after[key]), key
-        else:
-            torch.testing.assert_close(after[key], before[key], rtol=1e-3, atol=1e-5)
+    for key in before:  # two epochs amplify float32 rounding differences (see assert_same)
+        torch.testing.assert_close(after[key], before[key], rtol=1e-3, atol=1e-5, msg=key)
