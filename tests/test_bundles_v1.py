@@ -28,7 +28,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
 NAMES = ("s3attention", "tnn")
 
 
-def _bundles(name: str, tmp_path: Path) -> tuple[Path, Path]:
+def format_1_bundles(name: str, tmp_path: Path) -> tuple[Path, Path]:
     """(the old format-1 bundle with drawn weights, the same model saved as format 2)."""
     old = tmp_path / "v1" / name
     shutil.copytree(FIXTURES / name, old)
@@ -48,7 +48,7 @@ def _bundles(name: str, tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_format_1_bundle_loads_with_its_scaler_and_forecasts_as_format_2(name: str, tmp_path: Path) -> None:
-    old_path, new_path = _bundles(name, tmp_path)
+    old_path, new_path = format_1_bundles(name, tmp_path)
     raw = json.loads((old_path / "config.json").read_text())
     assert raw["format_version"] == 1
     old, new = load_bundle(old_path), load_bundle(new_path)
@@ -65,7 +65,7 @@ def test_a_format_1_bundle_loads_with_its_scaler_and_forecasts_as_format_2(name:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_format_1_bundle_scores_its_test_split_as_format_2(name: str, tmp_path: Path) -> None:
-    old_path, new_path = _bundles(name, tmp_path)
+    old_path, new_path = format_1_bundles(name, tmp_path)
     scores = [
         evaluate_bundle(bundle, read_history(bundle, FIXTURES / "series.csv"), accelerator="cpu",
                         progress_bar=False)

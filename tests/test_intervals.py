@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
+from test_bundles_v1 import FIXTURES, format_1_bundles
 from test_service import body_of, history, make_bundle, serving
 
 from forecaster.artifacts import CALIBRATION_FILE, load_bundle, save_bundle
@@ -25,8 +26,6 @@ from forecaster.metrics import IntervalSums
 from forecaster.models import forecast_outputs, get_model
 from forecaster.prediction import forecast, predict_outputs, read_history
 from forecaster.training.module import pinball_loss
-
-FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
 
 
 def _beta_sd(mean: float, windows: int) -> float:
@@ -269,8 +268,7 @@ def test_a_bundle_from_before_intervals_forecasts_points_and_says_how_to_calibra
 ) -> None:
     """The v1 fixture has no calibration: points as before; a level gets one line naming the fix; after
     `forecaster calibrate` on its series, the same command answers with intervals."""
-    bundle_dir = tmp_path / "s3attention"
-    shutil.copytree(FIXTURES / "s3attention", bundle_dir)
+    bundle_dir, _ = format_1_bundles("s3attention", tmp_path)
     series_csv = str(FIXTURES / "series.csv")
     bundle = load_bundle(bundle_dir)
     assert bundle.calibration is None
