@@ -564,10 +564,12 @@ def test_published_results_are_rows_of_the_protocol() -> None:
     for row in results.itertuples():
         spec = get_spec(row.dataset)
         trained = row.parameters > 0
+        ensemble = isinstance(row.members, str) and len(json.loads(row.members)) > 1  # trains nothing itself
         assert row.dataset == spec.name and row.horizon in spec.horizons and row.seed == row.repeat, row
         assert row.windows == int(0.2 * spec.rows) - row.horizon + 1, row  # 7:1:2 test windows, stride 1
         assert 0 < row.mae**2 <= row.mse, row  # Jensen: (mean |e|)^2 <= mean e^2
-        assert (1 <= row.epochs <= settings["max_epochs"]) if trained else row.epochs == 0, row
+        epochs_ok = 1 <= row.epochs <= settings["max_epochs"] if trained and not ensemble else row.epochs == 0
+        assert epochs_ok, row
         assert (row.parameters > 0 and row.train_seconds > 0) == trained, row
 
 
@@ -660,3 +662,47 @@ def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     assert "| shop | 8 |" in (tmp_path / "out" / "summary.md").read_text()
     paper = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--out", str(tmp_path / "x"), "--no-progress"]
     assert main(paper) == 2  # 'paper' horizons belong to the registered benchmarks
+
+
+def test_an_auto_cell_waits_for_every_candidate_of_its_seed(tmp_path: Path) -> None:
+    config = BenchmarkConfig(datasets=["ILI"], horizons=[24], models=["auto"], repeats=2, out_dir=tmp_path)
+    names = ["naive:reference", "nlinear:reference", "dlinear:reference", "s3attention:anchored",
+             "s3attention:anchored-skip"]  # seasonal naive: a year of weeks exceeds ILI's input
+    first = grid_cells(config, read_results(tmp_path / "results.csv"))
+    assert [cell.model for cell in first] == names * 2
+    rows = pd.DataFrame([{"dataset": "ILI", "horizon": 24, "model": name, "repeat": 0} for name in names])
+    after = grid_cells(config, rows)
+    assert [(cell.model, cell.repeat) for cell in after] == [
+        *((name, 0) for name in names), ("auto", 0), *((name, 1) for name in names)
+    ]
+
+
+@pytest.mark.slow
+def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) -> None:
+    """The auto row is made from its candidates' bundles: the same choice, bundle and test MSE as training
+    `--model auto` from scratch at that seed."""
+    from forecaster.data import read_csv
+    from forecaster.training.settings import TrainerOptions, TrainSettings
+    from forecaster.training.workflows import train_forecaster
+
+    rng = np.random.default_rng(0)
+    t = np.arange(500)
+    frame = pd.DataFrame({"date": pd.date_range("2020-01-01", periods=500, freq="h"),
+                          "load": 10 + 3 * np.sin(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500),
+                          "temp": 5 + np.cos(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500)})
+    frame.to_csv(tmp_path / "plant.csv", index=False)
+    args = ["benchmark", "--csv", str(tmp_path / "plant.csv"), "--horizons", "12", "--input-size", "48",
+            "--models", "naive,auto", "--repeats", "1", "--max-epochs", "2", "--out", str(tmp_path / "out"),
+            "--no-progress"]
+    assert main(args) == 0
+    results = read_results(tmp_path / "out" / "results.csv").set_index("model")
+    assert list(results.index)[-1] == "auto" and "s3attention:anchored-skip" in results.index
+    trainer = TrainerOptions(max_epochs=2, patience=3, progress_bar=False)
+    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seed=0, trainer=trainer)
+    direct = train_forecaster(read_csv(tmp_path / "plant.csv"), tmp_path / "direct", settings)
+    kept = json.loads(results.loc["auto", "members"])
+    expected = direct.training.get("members", {direct.training["candidate"]: 1.0})
+    assert [name.split(":")[0] for name in kept] == [name.split(":")[0] for name in expected]
+    assert list(kept.values()) == pytest.approx(list(expected.values()))
+    assert results.loc["auto", "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5)
+    assert "| plant | 12 |" in (tmp_path / "out" / "summary.md").read_text()

@@ -97,6 +97,7 @@ def test_the_auto_choice_reads_only_the_validation_split(tmp_path: Path) -> None
     second = _auto(TimeSeries(perturbed, "h", "synthetic.csv", date_col="date"), tmp_path / "second")
     assert second.training["selection"] == first.training["selection"]
     assert second.training["candidate"] == first.training["candidate"]
+    assert second.training.get("members") == first.training.get("members")  # an ensemble's weights too
     assert second.metrics["mse"] != first.metrics["mse"]  # the test split did change
     assert set(first.training["selection"]) >= {"naive", "seasonal_naive", "nlinear", "dlinear"}
     best = min(first.training["selection"].values())

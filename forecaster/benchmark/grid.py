@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.benchmark.lineup import DERIVED, NAIVE_MODEL, candidates, choose, product_spec
+from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, candidates, choose, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
@@ -127,7 +127,7 @@ def _check_models(models: list[str]) -> None:
                 resolve(*spec)
             except ForecasterError as error:
                 raise DataError(f"benchmark model {name!r}: {error}") from None
-        elif name not in (*DERIVED, NAIVE_MODEL):
+        elif name not in (*DERIVED, AUTO, NAIVE_MODEL):
             peers.append(name)
     if peers:
         try:
@@ -181,8 +181,9 @@ def sources(config: BenchmarkConfig) -> list[Source]:
 def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> list[Cell]:
     """Every cell in run order: dataset, horizon, repeat, model (so each repeat compares the models).
 
-    A chosen row (s3attention-auto, auto) needs every candidate at seed 0, then its choice at the other
-    seeds: with `results` holding the seed-0 rows the choice is known and those cells are added.
+    A chosen row (s3attention-auto) needs every candidate at seed 0, then its choice at the other seeds:
+    with `results` holding the seed-0 rows the choice is known and those cells are added. An auto cell
+    needs every candidate at its own seed: it is added once `results` holds them.
     """
     datasets = sources(config)
     models = list(dict.fromkeys(name.strip().lower() for name in config.models))
@@ -193,7 +194,7 @@ def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> 
     for source in datasets:
         dataset = source.name
         for horizon in source.horizons:
-            direct = [model for model in models if model not in DERIVED]
+            direct = [model for model in models if model not in (*DERIVED, AUTO)]
             by_repeat = [list(direct) for _ in range(config.repeats)]
             for name in (model for model in models if model in DERIVED):
                 names = candidates(name, source)
@@ -202,9 +203,21 @@ def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> 
                 chosen = choose(results, dataset, int(horizon), names)[0] if known else None
                 for repeat in range(1, config.repeats if chosen else 0):
                     by_repeat[repeat].append(chosen)
+            if AUTO in models:
+                names = candidates(AUTO, source)
+                for repeat in range(config.repeats):
+                    by_repeat[repeat].extend(names)
+                    if results is not None and _all_recorded(results, dataset, int(horizon), names, repeat):
+                        by_repeat[repeat].append(AUTO)
             for repeat, names in enumerate(by_repeat):
                 cells.extend(Cell(dataset, int(horizon), name, repeat) for name in dict.fromkeys(names))
     return cells
+
+
+def _all_recorded(results: pd.DataFrame, dataset: str, horizon: int, names: list[str], repeat: int) -> bool:
+    rows = results[(results["dataset"].astype(str) == dataset) & (results["horizon"] == horizon)
+                   & (results["repeat"] == repeat)]
+    return set(names) <= set(rows["model"].astype(str))
 
 
 def _protocol(config: BenchmarkConfig) -> dict[str, Any]:

@@ -5,10 +5,14 @@
 - `MODEL:PRESET` (e.g. `s3attention:anchored`, `nlinear:reference`): `forecaster train --model MODEL
   --preset PRESET`, on the cell's dataset, horizon and seed.
 - a neuralforecast peer (`patchtst`, `itransformer`, `dlinear`, ...): trained by neuralforecast.
-- `s3attention-auto` and `auto`: not trained themselves. For each dataset and horizon, the candidate
-  `forecaster train --preset auto` (`--model auto`) keeps at seed 0 is chosen: the simplest within two
-  standard errors of the lowest validation MSE. The row reports that candidate's runs over every seed. The
-  test split is never read for the choice.
+- `s3attention-auto`: not trained itself. For each dataset and horizon, the candidate `forecaster train
+  --preset auto` keeps at seed 0 is chosen: the simplest within two standard errors of the lowest validation
+  MSE. The row reports that candidate's runs over every seed.
+- `auto`: what `forecaster train --model auto` keeps at each seed, made from its candidates' bundles of the
+  same seed (`forecaster.training.workflows.keep_best`: one candidate, or their ensemble), so the
+  candidates are trained once for both their own rows and this one.
+
+The test split is never read for a choice.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from forecaster.presets import auto_candidates, preset
 
 NAIVE_MODEL, OWN_MODEL = "naive", "s3attention"
 S3_AUTO, AUTO = "s3attention-auto", "auto"
-DERIVED = (S3_AUTO, AUTO)
-# The baselines `--model auto` adds to S3Attention's variants (forecaster.training.fit.AUTO_MODELS).
-_AUTO_BASELINES = ("naive", "seasonal_naive:reference", "nlinear:reference", "dlinear:reference")
+DERIVED = (S3_AUTO,)  # rows taken from a candidate's rows; auto's rows are made (runners)
+# The baselines `--model auto` adds to S3Attention's variants (forecaster.training.fit.AUTO_MODELS), as
+# `forecaster train` bundles (naive:reference is the naive row's forecast, saved for auto to load).
+_AUTO_BASELINES = ("naive:reference", "seasonal_naive:reference", "nlinear:reference", "dlinear:reference")
 
 
 def product_spec(name: str) -> tuple[str, str] | None:
@@ -40,8 +45,8 @@ def product_spec(name: str) -> tuple[str, str] | None:
 
 
 def candidates(name: str, source: Any) -> list[str]:
-    """The models a chosen row chooses among on a grid `Source`, simplest first; seasonal naive only where
-    a season fits the input, and a preset that trains exactly like an earlier one there left out."""
+    """The models s3attention-auto or auto chooses among on a grid `Source`, simplest first; seasonal
+    naive only where a season fits the input, and a preset that trains like an earlier one there left out."""
     from forecaster.data import season_length
 
     s3, seen = [], []
@@ -78,7 +83,7 @@ def choose(results: pd.DataFrame, dataset: str, horizon: int, names: list[str]) 
 
 
 def chosen_rows(results: pd.DataFrame, sources: dict[str, Any]) -> pd.DataFrame:
-    """The rows of s3attention-auto and auto: per dataset and horizon, the chosen candidate's rows under the
+    """The rows of s3attention-auto: per dataset and horizon, the chosen candidate's rows under the
     chosen row's name, with the candidate in column `chosen` (none where a candidate's seed 0 is missing;
     `sources` are the grid's datasets by name)."""
     derived = []

@@ -20,14 +20,16 @@ from forecaster.errors import DataError
 RESULT_COLUMNS = (
     "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
     "windows", "device", "val_mse", "mse_step1", "val_blocks", "coverage_80", "coverage_95",
-    "interval_score_80", "interval_score_95",
+    "interval_score_80", "interval_score_95", "members",
 )
 # Columns added after the first record: older files lack them, and their rows read them as missing.
 # val_blocks: the validation MSE by blocks of `horizon` windows (JSON), which choices need for their error;
 # coverage_* / interval_score_*: the test-split coverage and interval score (standardized) of the bundle's
-# calibrated 80% and 95% intervals (forecaster models only).
+# calibrated 80% and 95% intervals (forecaster models only); members: what an auto row kept, as JSON
+# {candidate: weight} (one candidate with weight 1, or an ensemble's members).
 INTERVAL_COLUMNS = ("coverage_80", "coverage_95", "interval_score_80", "interval_score_95")
-ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks", *INTERVAL_COLUMNS)
+ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks", *INTERVAL_COLUMNS, "members")
+OPTIONAL_COLUMNS = (*INTERVAL_COLUMNS, "members")
 RESULTS_FILE = "results.csv"
 
 
@@ -76,13 +78,13 @@ def upgrade_results(path: Path) -> None:
 
 def append_result(path: Path, row: dict[str, Any]) -> None:
     """Append one row (header first if the file is new) and push it to disk before the next cell starts;
-    interval columns a model has no value for stay empty."""
+    interval columns and members a row has no value for stay empty."""
     new = not path.is_file() or path.stat().st_size == 0
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS)
         if new:
             writer.writeheader()
-        writer.writerow({column: row[column] if column not in INTERVAL_COLUMNS else row.get(column, "")
+        writer.writerow({column: row[column] if column not in OPTIONAL_COLUMNS else row.get(column, "")
                          for column in RESULT_COLUMNS})
         handle.flush()
         os.fsync(handle.fileno())

@@ -4,6 +4,7 @@ and the MSE-by-horizon plot."""
 
 from __future__ import annotations
 
+import json
 import math
 import platform
 from dataclasses import fields
@@ -14,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
-from forecaster.benchmark.lineup import DERIVED, NAIVE_MODEL, OWN_MODEL, chosen_rows, product_spec
+from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, OWN_MODEL, chosen_rows, product_spec
 from forecaster.benchmark.record import write_atomically
 
 SUMMARY_FILE = "summary.md"
@@ -160,15 +161,29 @@ def _interval_table(results: pd.DataFrame, models: list[str]) -> list[str]:
     return lines
 
 
-def _choice_table(chosen: pd.DataFrame) -> list[str]:
-    """Which candidate each chosen row took per dataset and horizon (by seed-0 validation MSE)."""
-    picks = chosen[chosen["repeat"] == 0].pivot_table(
+def _kept(members: Any) -> str:
+    """An auto row's `members` as text: the one candidate kept, or the ensemble with its weights."""
+    weights = json.loads(members) if isinstance(members, str) and members else {}
+    if len(weights) == 1:
+        return next(iter(weights))
+    return "ensemble: " + ", ".join(f"{name} {weight:.2f}" for name, weight in weights.items())
+
+
+def _choice_table(chosen: pd.DataFrame, results: pd.DataFrame) -> list[str]:
+    """What s3attention-auto chose (by seed-0 validation MSE) and auto kept at seed 0, per dataset and
+    horizon."""
+    auto = results[(results["model"].astype(str) == AUTO) & (results["repeat"] == 0)]
+    rows = pd.concat(
+        [chosen[chosen["repeat"] == 0], auto.assign(chosen=auto["members"].map(_kept))], ignore_index=True
+    )
+    picks = rows.pivot_table(
         index=["dataset", "horizon"], columns="model", values="chosen", aggfunc="first", sort=False
     )
-    names = [name for name in DERIVED if name in picks.columns]
+    names = [name for name in (*DERIVED, AUTO) if name in picks.columns]
     lines = ["| dataset | horizon | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for (dataset, horizon), row in picks.iterrows():
-        lines.append(f"| {dataset} | {horizon} | " + " | ".join(str(row[name]) for name in names) + " |")
+        cells = [row[name] if isinstance(row[name], str) else "-" for name in names]  # "-": not run yet
+        lines.append(f"| {dataset} | {horizon} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -203,12 +218,15 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
         for metric in ("mse", "mae"):
             table = _metric_table(everything, metric, headline, config.repeats)
             lines += ["", f"## {metric.upper()}", "", *table]
-        if not chosen.empty:
-            lines += ["", "## Chosen rows", "", "s3attention-auto and auto are not trained themselves: per "
-                      "dataset and horizon, the candidate `forecaster train` keeps at seed 0 is chosen (the "
-                      "simplest within two standard errors of the lowest validation MSE; the test split is "
-                      "never read for the choice), and its runs at every seed are the row.",
-                      "", *_choice_table(chosen)]
+        if not chosen.empty or AUTO in set(results["model"].astype(str)):
+            lines += ["", "## Chosen rows", "", "s3attention-auto is not trained itself: per dataset and "
+                      "horizon, the candidate `forecaster train --preset auto` keeps at seed 0 is chosen "
+                      "(the simplest within two standard errors of the lowest validation MSE), and its runs "
+                      "at every seed are the row. auto is what `forecaster train --model auto` keeps at "
+                      "each seed among the candidates' runs of that seed: one candidate, or their ensemble "
+                      "(greedy ensemble selection on validation, kept on the same evidence); shown: seed 0. "
+                      "The test split is never read for a choice.",
+                      "", *_choice_table(chosen, results)]
         if candidate_models:
             lines += ["", "## Candidates (MSE)", "",
                       *_metric_table(results, "mse", candidate_models, config.repeats)]
@@ -260,7 +278,7 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
         lines.append("- naive: the last input step repeated over the horizon (no training; identical for "
                      "every repeat).")
     peers = [model for model in models
-             if product_spec(model) is None and model not in (*DERIVED, NAIVE_MODEL)]
+             if product_spec(model) is None and model not in (*DERIVED, AUTO, NAIVE_MODEL)]
     if peers:
         from forecaster.integrations.neuralforecast import describe_peer
 

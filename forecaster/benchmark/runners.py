@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, Source, sources
-from forecaster.benchmark.lineup import NAIVE_MODEL, product_spec
+from forecaster.benchmark.lineup import AUTO, NAIVE_MODEL, candidates, product_spec
 from forecaster.errors import DataError
 
 
@@ -26,6 +26,7 @@ class Prepared:
 
     series: Any
     input_size: int
+    source: Source
     modules: dict[int, Any] = field(default_factory=dict)
 
 
@@ -47,15 +48,10 @@ def bundle_dir(config: BenchmarkConfig, cell: Cell) -> Path:
     return Path(config.out_dir) / "bundles" / f"{cell.dataset}-h{cell.horizon}-{folder}-r{cell.repeat}"
 
 
-def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """A row of `forecaster train --model MODEL --preset PRESET`; the bundle is kept under bundles/."""
-    from forecaster.artifacts import work_dir_for
+def _settings(cell: Cell, config: BenchmarkConfig, model: str, preset: str) -> Any:
     from forecaster.training.settings import TrainerOptions, TrainSettings
-    from forecaster.training.workflows import train_forecaster
 
-    model, preset = product_spec(cell.model)
-    out = bundle_dir(config, cell)
-    settings = TrainSettings(
+    return TrainSettings(
         horizon=cell.horizon,
         input_size=config.input_size,
         split=config.split,
@@ -66,8 +62,20 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
         trainer=TrainerOptions(max_epochs=config.max_epochs, patience=config.patience, progress_bar=False),
         overwrite=True,
     )
-    outcome = train_forecaster(prepared.series, out, settings)
+
+
+def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A row of `forecaster train --model MODEL --preset PRESET`; the bundle is kept under bundles/."""
+    from forecaster.artifacts import work_dir_for
+    from forecaster.training.workflows import train_forecaster
+
+    out = bundle_dir(config, cell)
+    outcome = train_forecaster(prepared.series, out, _settings(cell, config, *product_spec(cell.model)))
     shutil.rmtree(work_dir_for(out), ignore_errors=True)
+    return _product_row(outcome)
+
+
+def _product_row(outcome: Any) -> dict[str, Any]:
     metrics = outcome.metrics
     return {
         **interval_fields(metrics),
@@ -81,6 +89,26 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
         "mse_step1": metrics["mse_step1"],
         "val_blocks": json.dumps(metrics["val_blocks"]),
     }
+
+
+def _run_auto(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A row of `forecaster train --model auto` at the cell's seed, kept (`keep_best`) among its candidates'
+    bundles of that seed instead of training them again; the bundle is kept under bundles/."""
+    from forecaster.artifacts import load_bundle
+    from forecaster.presets import DEFAULT
+    from forecaster.training.combine import ENSEMBLE
+    from forecaster.training.fit import fitted_from_bundle
+    from forecaster.training.workflows import keep_best, save_kept
+
+    fitted = []
+    for name in candidates(AUTO, prepared.source):
+        folder = bundle_dir(config, Cell(cell.dataset, cell.horizon, name, cell.repeat))
+        fitted.append(fitted_from_bundle(load_bundle(folder), name, prepared.series))
+    settings = _settings(cell, config, AUTO, DEFAULT)
+    best, scores = keep_best(fitted, prepared.series, settings)
+    outcome = save_kept(best, scores, prepared.series, bundle_dir(config, cell), settings)
+    kept = best.training["members"] if best.candidate.label == ENSEMBLE else {best.candidate.label: 1.0}
+    return {**_product_row(outcome), "members": json.dumps(kept)}
 
 
 def interval_fields(metrics: dict[str, Any]) -> dict[str, float]:
@@ -157,6 +185,8 @@ def run_cell(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[st
     """Train and score one cell; returns the metric fields of its results.csv row."""
     if cell.model == NAIVE_MODEL:
         return _run_naive(cell, prepared, config)
+    if cell.model == AUTO:
+        return _run_auto(cell, prepared, config)
     if product_spec(cell.model) is not None:
         return _run_product(cell, prepared, config)
     return _run_peer(cell, prepared, config)
@@ -173,7 +203,7 @@ def prepared_for(cell: Cell, prepared: dict[str, Prepared], config: BenchmarkCon
             spec = get_spec(cell.dataset)
             known[cell.dataset] = Source(spec.name, spec.input_size, spec.horizons, spec.freq)
         source = known[cell.dataset]
-        prepared[cell.dataset] = Prepared(source.load(config.data_dir), source.input_size)
+        prepared[cell.dataset] = Prepared(source.load(config.data_dir), source.input_size, source)
     return prepared[cell.dataset]
 
 

@@ -75,7 +75,10 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         if training["kept_initial_weights"]
         else ""
     )
-    if not training["parameters"]:
+    if "members" in training:
+        weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
+        print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")
+    elif not training["parameters"]:
         print(f"{training['candidate']}: no parameters, nothing to train")
     else:
         seconds = training["train_seconds"]

@@ -17,15 +17,21 @@ from forecaster.registry import Registry
 MODELS: Registry[type[nn.Module]] = Registry(
     "model",
     providers=tuple(
-        f"forecaster.models.{name}" for name in ("s3attention", "tnn", "baselines", "peers", "lra")
+        f"forecaster.models.{name}"
+        for name in ("s3attention", "tnn", "baselines", "peers", "lra", "ensemble")
     ),
 )
 FORECAST = "forecast"
 
 
 def model_names(task: str | None = None) -> list[str]:
-    """The registered model names (of one `task` when given), sorted."""
-    return [name for name in MODELS.names() if task is None or MODELS.get(name).task == task]
+    """The registered model names one can train (of one `task` when given), sorted; an ensemble is made of
+    trained models (`--model auto`), not trained by name, so it is left out."""
+    return [
+        name
+        for name in MODELS.names()
+        if (task is None or MODELS.get(name).task == task) and getattr(MODELS.get(name), "trainable", True)
+    ]
 
 
 def get_model(name: str, **fields) -> nn.Module:

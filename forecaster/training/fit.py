@@ -25,7 +25,7 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 from torch import nn
 
-from forecaster.artifacts import DataConfig
+from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
 from forecaster.data.missing import check_magnitudes
@@ -42,7 +42,13 @@ from forecaster.presets import (
     training_setting,
 )
 from forecaster.training.module import ForecastModule
-from forecaster.training.scoring import block_means, error_scaler, simplest_within_evidence, window_errors
+from forecaster.training.scoring import (
+    block_means,
+    error_scaler,
+    simplest_within_evidence,
+    split_windows,
+    window_errors,
+)
 from forecaster.training.settings import TrainSettings
 from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
@@ -79,6 +85,31 @@ class Fitted:
     @property
     def val_mse(self) -> float:
         return float(self.val_errors.mean())
+
+
+# What a fitted candidate records of its training (`fit_candidate`), and a bundle keeps in its training.
+_TRAINING_KEYS = ("candidate", "lr", "epochs", "best_epoch", "stopped_early", "kept_initial_weights",
+                  "train_seconds", "world_size", "windows", "parameters")
+
+
+def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted:
+    """A candidate fitted earlier, from its bundle: the model as training left it (before `finish` shrank
+    it), with its validation errors on `series` recomputed."""
+    from forecaster.models.assembly import stored
+
+    training = bundle.training
+    candidate = Candidate(
+        label,
+        bundle.model_name,
+        training.get("model_options", {}),
+        training["lr"],
+        bundle.data.input_size,
+        training.get("toward_naive", True),
+    )
+    model = stored(bundle.model).eval()
+    errors = window_errors(model, split_windows(bundle.data, bundle.scaler, series, "val"))
+    kept = {key: training[key] for key in _TRAINING_KEYS if key in training}
+    return Fitted(candidate, model, bundle.data, bundle.scaler, errors, {**kept, "candidate": label})
 
 
 def _fields(model_name: str) -> set[str]:

@@ -28,6 +28,8 @@ from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.toward_naive import TowardNaive
+from forecaster.presets import AUTO
+from forecaster.training.combine import ensemble_of
 from forecaster.training.fit import Fitted, fit_candidate, plan
 from forecaster.training.scoring import (
     block_means,
@@ -137,11 +139,8 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     return calibrate(bundle.model, windows, f"{where} {series.source}", method)
 
 
-def _select(
-    series: TimeSeries, settings: TrainSettings, work_dir: Path
-) -> tuple[Fitted, dict[str, float]] | None:
-    """Fit every planned candidate; keep the simplest within two standard errors of the best on validation
-    (candidates are planned simplest first)."""
+def _fit_planned(series: TimeSeries, settings: TrainSettings, work_dir: Path) -> list[Fitted] | None:
+    """Fit every planned candidate, simplest first; None on the non-zero ranks of a distributed run."""
     candidates = plan(settings, series)
     if len(candidates) > 1 and settings.trainer.devices not in ("auto", 1):
         raise ConfigError("choosing among candidates trains on one device; leave out --devices/--strategy")
@@ -152,6 +151,15 @@ def _select(
         if result is None:
             return None
         fitted.append(result)
+    return fitted
+
+
+def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings) -> tuple[Fitted, dict]:
+    """The simplest fitted candidate within two standard errors of the best on validation (for `--model
+    auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE."""
+    if settings.model_name == AUTO:
+        ensemble = ensemble_of(fitted, series)
+        fitted = fitted if ensemble is None else [*fitted, ensemble]
     chosen = simplest_within_evidence(
         [result.val_mse for result in fitted],
         [block_means(result.val_errors, settings.horizon) for result in fitted],
@@ -171,10 +179,14 @@ def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSetting
 
 
 def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutcome | None:
-    selected = _select(series, settings, work_dir_for(out))
-    if selected is None:
-        return None
-    best, scores = selected
+    fitted = _fit_planned(series, settings, work_dir_for(out))
+    return None if fitted is None else save_kept(*keep_best(fitted, series, settings), series, out, settings)
+
+
+def save_kept(
+    best: Fitted, scores: dict[str, float], series: TimeSeries, out: Path, settings: TrainSettings
+) -> TrainOutcome:
+    """Finish the kept candidate (`finish`) and save it as the bundle `out`, with how it was chosen."""
     options = settings.trainer
     finished = finish(
         best.model,
