@@ -44,6 +44,30 @@ def _tree(text: str) -> list:
     return tree
 
 
+def _pairs(tokens: list[str]):
+    """Independent oracle of LRA's rendering: `( left right )` pairs all the way down, every pair in its own
+    parentheses; returns the nested tuples LRA's generator builds."""
+    token = tokens.pop(0)
+    if token != "(":
+        return int(token) if token.isdigit() else token
+    left, right = _pairs(tokens), _pairs(tokens)
+    assert tokens.pop(0) == ")"
+    return (left, right)
+
+
+def _pair_value(pair):
+    """LRA's own reading of the pairs: (op, v) opens a function, (f, v) adds an argument, (f, ']') applies."""
+    if not isinstance(pair, tuple):
+        return pair
+    left, right = _pair_value(pair[0]), _pair_value(pair[1])
+    if isinstance(left, str):  # an operator
+        return (left, [right])
+    if right == "]":
+        operator, values = left
+        return int(np.median(values)) if operator == "[MED" else OPERATIONS[operator](values)
+    return (left[0], [*left[1], right])
+
+
 def _value(tree) -> int:
     return tree if isinstance(tree, int) else OPERATIONS[tree[0]]([_value(c) for c in tree[1:]])
 
@@ -89,18 +113,32 @@ def test_evaluator_rejects_malformed_expressions(text, message):
         listops.evaluate(text)
 
 
-def test_thousand_generated_samples_follow_the_grammar_and_are_labelled_right():
-    samples = listops.generate(1000, seed=0)
-    lengths = np.array([len(s["text"].split()) for s in samples])
-    assert lengths.min() > 500 and lengths.max() < 2000
+def test_thousand_generated_samples_follow_lras_rendering_length_and_labels():
+    samples = listops.generate(1000, seed=0, workers=2)
+    assert len({sample["text"] for sample in samples}) == 1000  # distinct, as LRA keeps a set
     for sample in samples:
-        tree = _tree(sample["text"])
-        assert sample["label"] == _value(tree)
+        text = sample["text"]
+        tokens = text.split()
+        pairs = _pairs(list(tokens))
+        tree = _tree(text)
+        assert sample["label"] == _value(tree) == _pair_value(pairs)
         assert _depth(tree) <= 9  # the root is depth 1 and nodes at depth 10 are always digits
         assert min(_arities(tree)) >= 2 and max(_arities(tree)) <= 10
-        assert sample["text"].count("(") == sample["text"].count(")") == sample["text"].count("]")
+        # every (operator, argument) pair and the closing one in their own parentheses: k + 1 pairs
+        assert text.count("(") == text.count(")") == sum(arity + 1 for arity in _arities(tree))
+        length = sum(token not in ("(", ")") for token in tokens)  # LRA counts operators, "]" and digits
+        assert 500 < length < 2000
+        assert len(listops.tokens_for_model(text, "brackets")) == length
+        assert len(listops.tokens_for_model(text, "lra")) == length - text.count("]")
     counts = listops.label_counts(samples)
     assert sum(counts) == 1000 and min(counts) > 0  # every class occurs
+    assert 0.14 < max(counts) / 1000 < 0.2  # LRA's majority class is about 17%
+
+
+def test_generation_does_not_depend_on_the_number_of_workers():
+    assert listops.generate(30, seed=5, min_length=20, max_length=200, workers=1) == listops.generate(
+        30, seed=5, min_length=20, max_length=200, workers=2
+    )
 
 
 def test_generation_is_seeded():
@@ -110,24 +148,24 @@ def test_generation_is_seeded():
 
 def test_short_expressions_on_request():
     samples = listops.generate(50, seed=1, min_length=20, max_length=100)
-    assert all(20 < len(s["text"].split()) < 100 for s in samples)
+    assert all(20 < len(listops.tokens_for_model(s["text"], "brackets")) < 100 for s in samples)
 
 
-def test_listops_tokenizer_keeps_brackets_and_round_trips():
-    tokenizer = ListOpsTokenizer()
-    text = listops.generate(1, seed=0)[0]["text"]
-    ids = tokenizer.encode(text, 2048)
-    assert ids.shape == (2048,) and ids.dtype == np.int64
-    assert tokenizer.decode(ids) == text
-    assert (ids != 0).sum() == len(text.split())
-    vocabulary = set(tokenizer.vocabulary)
-    assert {"(", ")", "]", "[MAX", "[MIN", "[MED", "[SM"} <= vocabulary and tokenizer.vocab_size == 18
-    bracket_ids = {tokenizer.encode(t, 1)[0] for t in ("(", ")", "]")}
-    assert len(bracket_ids) == 3 and 0 not in bracket_ids
+def test_listops_tokenizers_read_what_lra_and_the_bracket_form_keep():
+    text = "( ( ( ( [MAX 2 ) ( ( ( [MIN 4 ) 7 ) ] ) ) 0 ) ] )"
+    official, brackets = ListOpsTokenizer("lra"), ListOpsTokenizer("brackets")
+    assert official.decode(official.encode(text, 16)) == "MAX 2 MIN 4 7 0"  # tfds keeps alphanumeric runs
+    assert brackets.decode(brackets.encode(text, 16)) == "[MAX 2 [MIN 4 7 ] 0 ]"
+    assert listops.evaluate(brackets.decode(brackets.encode(text, 16))) == listops.evaluate(text) == 4
+    assert (official.vocab_size, brackets.vocab_size) == (15, 16)
+    ids = official.encode(text, 8)
+    assert ids.shape == (8,) and ids.dtype == np.int64 and list(ids[6:]) == [0, 0]
+    with pytest.raises(DataError, match="unknown ListOps tokenization 'bytes'"):
+        ListOpsTokenizer("bytes")
 
 
 def test_listops_tokenizer_errors_and_truncation():
-    tokenizer = ListOpsTokenizer()
+    tokenizer = ListOpsTokenizer("brackets")
     with pytest.raises(DataError, match="unknown ListOps token 'x' at position 1"):
         tokenizer.encode("[MAX x 2 ]", 10)
     with pytest.raises(DataError, match="more than max_length=3"):
@@ -252,14 +290,19 @@ def test_read_imdb_folders(tmp_path):
 
 
 def test_tasks_generate_cache_and_explain_missing_files(tmp_path):
-    first = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path)
-    assert first.splits["train"]["inputs"].shape == (20, 64) and first.vocab_size == 18
+    first = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path,
+                      tokenization="brackets")  # fmt: skip
+    assert first.splits["train"]["inputs"].shape == (20, 64) and first.vocab_size == 16
     assert len(list(tmp_path.glob("listops-*.npz"))) == 1
-    cached = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path)
+    cached = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path,
+                       tokenization="brackets")  # fmt: skip
     for split in ("train", "val", "test"):
         for key, array in first.splits[split].items():
             assert np.array_equal(cached.splits[split][key], array)
-    tokenizer = ListOpsTokenizer()
+    official = load_task("listops", seq_len=64, n_train=20, n_eval=10, seed=0, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("listops-*.npz"))) == 2 and official.vocab_size == 15  # a cache each
+    assert np.array_equal(official.splits["val"]["labels"], first.splits["val"]["labels"])  # the same trees
+    tokenizer = ListOpsTokenizer("brackets")
     for row, label in zip(first.splits["val"]["inputs"], first.splits["val"]["labels"], strict=True):
         assert listops.evaluate(tokenizer.decode(row)) == label
     pixels = load_task("pathfinder", n_train=8, n_eval=4, cache_dir=tmp_path)

@@ -37,7 +37,8 @@ def test_train_lra_writes_a_reloadable_run(tmp_path):
     assert 0 < metrics["majority_class_rate"] <= 1
     bundle = load_bundle(tmp_path / "run", task="classify")
     assert bundle.metrics == metrics and bundle.model_name == "lra_classifier"
-    assert bundle.model.config.seq_len == 48 and bundle.model.config.vocab_size == 18
+    assert bundle.model.config.seq_len == 48 and bundle.model.config.vocab_size == 15  # LRA's tokens
+    assert metrics["listops_tokens"] == "lra"
     saved = load_file(tmp_path / "run" / "weights.safetensors")
     assert all(torch.equal(tensor, saved[name]) for name, tensor in bundle.model.state_dict().items())
     assert bundle.training["task"] == "listops" and bundle.training["lr"] == 1e-4

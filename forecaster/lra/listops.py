@@ -1,11 +1,20 @@
-"""ListOps (Nangia & Bowman, 2018) as generated for Long Range Arena (Tay et al., 2021).
+"""ListOps (Nangia & Bowman, 2018) as Long Range Arena generates it (Tay et al., 2021; the LRA repository's
+`lra_benchmarks/data/listops.py`), and what the model sees of it.
 
-Nested lists of the operators MAX, MIN, MED (median, truncated to an int) and SM (sum modulo 10) over the
-digits 0-9, e.g. `( [MAX 2 9 ( [MIN 4 7 ] ) 0 ] )`; the label is the value of the expression. The tree grammar
-follows the LRA generator: a node below the maximum depth (10) is an operator with probability 0.25 (the LRA
-code's `VALUE_P`; otherwise, and always at the maximum depth, a digit) with 2..10 arguments. Each operator is
-rendered with its own pair of parentheses and brackets; only trees whose rendered length in whitespace tokens
-lies strictly between `min_length` and `max_length` are kept, so every sample fits a 2000-token model.
+Generation, as LRA's: a node above the maximum depth (10) is an operator with probability `VALUE_P` (0.25),
+otherwise (and always at the maximum depth) a digit 0-9. An operator draws its argument count (2..10), then
+its arguments, then itself (MAX, MIN, MED: the median truncated to an int, SM: the sum modulo 10). LRA builds
+the operator as nested pairs, ((op, a1), a2) ... then (..., "]"), and renders every pair in its own
+parentheses, so [MAX 2 9 4] is written `( ( ( ( [MAX 2 ) 9 ) 4 ) ] )`. A tree's length counts its operators,
+"]" and digits, not the parentheses; trees with min_length < length < max_length (500 and 2000) are kept,
+each once. The label is the expression's value.
+
+What the model reads (`TOKENIZATIONS`):
+- "lra": what LRA's input pipeline makes of the text. tfds' Tokenizer keeps runs of alphanumeric characters
+  only, so the operators lose their "[" and both "]" and the parentheses vanish: `MAX 2 9 4`. The papers'
+  ListOps results were measured on this form, in which nesting is ambiguous.
+- "brackets": operators and "]" kept, parentheses dropped: `[MAX 2 9 4 ]`, unambiguous, exactly as long as
+  the tree's length.
 """
 
 from __future__ import annotations
@@ -13,10 +22,14 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 
-OPERATORS = ("[MAX", "[MIN", "[MED", "[SM")
+OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")  # LRA's order: random.choice draws by position
 CLOSE = "]"
 PARENS = ("(", ")")
+VALUE_P = 0.25
+TOKENIZATIONS = ("lra", "brackets")
+_CHUNK = 2000  # samples per independently seeded chunk: generation runs in parallel and stays reproducible
 
 
 def _apply(operator: str, values: list[int]) -> int:
@@ -65,22 +78,28 @@ def evaluate(text: str) -> int:
     return result
 
 
-class _TooLong(Exception):
-    """Raised inside generation once a tree can no longer fit; the tree is rejected either way."""
+def _tree(rng: random.Random, depth: int, max_depth: int, max_args: int) -> tuple[list[str], int]:
+    """(rendered tokens, LRA length) of one node, drawing from `rng` in the order LRA's generator does."""
+    if (rng.random() if depth < max_depth else 1.0) > VALUE_P:
+        return [str(rng.choice(range(10)))], 1
+    arguments = [_tree(rng, depth + 1, max_depth, max_args) for _ in range(rng.randint(2, max_args))]
+    operator = rng.choice(OPERATORS)
+    tokens = ["("] * (len(arguments) + 1) + [operator]
+    for argument, _ in arguments:
+        tokens += [*argument, ")"]
+    return [*tokens, CLOSE, ")"], 2 + sum(length for _, length in arguments)
 
 
-def _grow(rng: random.Random, depth: int, max_depth: int, max_args: int, out: list[str], budget: int) -> None:
-    if depth >= max_depth or rng.random() > 0.25:
-        out.append(str(rng.randrange(10)))
-    else:
-        n_args = rng.randint(2, max_args)
-        operator = rng.choice(OPERATORS)
-        out += ["(", operator]
-        for _ in range(n_args):
-            _grow(rng, depth + 1, max_depth, max_args, out, budget)
-        out += [CLOSE, ")"]
-    if len(out) >= budget:
-        raise _TooLong
+def _chunk(task: tuple[int, int, int, int, int, int, int]) -> list[str]:
+    """`count` rendered trees of one chunk, each kept by LRA's length filter."""
+    seed, chunk, count, min_length, max_length, max_depth, max_args = task
+    rng = random.Random(f"listops-{seed}-{chunk}")
+    texts: list[str] = []
+    while len(texts) < count:
+        tokens, length = _tree(rng, 1, max_depth, max_args)
+        if min_length < length < max_length:
+            texts.append(" ".join(tokens))
+    return texts
 
 
 def generate(
@@ -91,22 +110,39 @@ def generate(
     max_length: int = 2000,
     max_depth: int = 10,
     max_args: int = 10,
+    workers: int = 1,
 ) -> list[dict]:
-    """`n` samples `{"text", "label"}` with min_length < tokens < max_length, reproducible from `seed`."""
+    """`n` distinct samples `{"text", "label"}` (text as LRA renders it), reproducible from `seed` whatever
+    `workers` (processes) generate them."""
     if not 0 <= min_length < max_length:
         raise ValueError(f"need 0 <= min_length < max_length, got {min_length}, {max_length}")
-    rng = random.Random(seed)
-    samples: list[dict] = []
-    while len(samples) < n:
-        tokens: list[str] = []
-        try:
-            _grow(rng, 1, max_depth, max_args, tokens, max_length)
-        except _TooLong:
-            continue
-        if len(tokens) > min_length:
-            text = " ".join(tokens)
-            samples.append({"text": text, "label": evaluate(text)})
-    return samples
+    seen: dict[str, None] = {}
+    chunk = 0
+    while len(seen) < n:
+        missing = n - len(seen)
+        counts = [min(_CHUNK, missing - start) for start in range(0, missing, _CHUNK)]
+        tasks = [(seed, chunk + index, count, min_length, max_length, max_depth, max_args)
+                 for index, count in enumerate(counts)]  # fmt: skip
+        chunk += len(tasks)
+        if workers > 1 and len(tasks) > 1:
+            with ProcessPoolExecutor(min(workers, len(tasks))) as pool:
+                batches = list(pool.map(_chunk, tasks))
+        else:
+            batches = [_chunk(task) for task in tasks]
+        for text in (text for batch in batches for text in batch):
+            if len(seen) < n:
+                seen.setdefault(text)
+    return [{"text": text, "label": evaluate(text)} for text in seen]
+
+
+def tokens_for_model(text: str, tokenization: str) -> list[str]:
+    """The tokens of a rendered tree the model reads under `tokenization` (see the module docstring)."""
+    if tokenization == "lra":
+        return [token.lstrip("[") for token in text.split() if token not in PARENS and token != CLOSE]
+    if tokenization == "brackets":
+        return [token for token in text.split() if token not in PARENS]
+    expected = ", ".join(TOKENIZATIONS)
+    raise ValueError(f"unknown ListOps tokenization {tokenization!r}; expected one of {expected}")
 
 
 def label_counts(samples: Iterable[dict]) -> list[int]:

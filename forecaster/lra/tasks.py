@@ -19,6 +19,9 @@ from forecaster.lra import listops, pathfinder, readers
 from forecaster.lra.tokenizers import ByteTokenizer, ListOpsTokenizer
 
 LISTOPS_MAX_TOKENS = 2000
+# Generated sizes (train, validation and test each) by default: LRA's ListOps files hold 96,000 / 2,000 /
+# 2,000 samples; Pathfinder is kept small (LRA's 32x32 set has 200,000 images), see the README.
+GENERATED_SIZES = {"listops": (96_000, 2_000), "pathfinder": (5_000, 1_000)}
 
 
 @dataclass(frozen=True)
@@ -113,38 +116,48 @@ def _token_dtype(vocab_size: int) -> type:
     return np.uint8 if vocab_size <= 256 else np.int16
 
 
-def _generate_listops(n: int, seed: int, seq_len: int) -> dict[str, np.ndarray]:
+def _generate_listops(
+    counts: dict[str, int], seed: int, seq_len: int, tokenization: str
+) -> dict[str, np.ndarray]:
+    """Distinct trees for every split at once, split in order as LRA's generator does."""
     # Below 2000 tokens the expressions are made shorter rather than truncated (truncation breaks labels).
     max_length = min(LISTOPS_MAX_TOKENS, seq_len + 1)
     min_length = 500 if max_length == LISTOPS_MAX_TOKENS else max_length // 4
-    samples = listops.generate(n, seed, min_length=min_length, max_length=max_length)
-    tokenizer = ListOpsTokenizer()
-    return {
-        "inputs": tokenizer.encode_batch([s["text"] for s in samples], seq_len).astype(np.uint8),
-        "labels": np.array([s["label"] for s in samples], dtype=np.int64),
-    }
+    samples = listops.generate(sum(counts.values()), seed, min_length=min_length, max_length=max_length,
+                               workers=os.cpu_count() or 1)  # fmt: skip
+    tokenizer = ListOpsTokenizer(tokenization)
+    flat, start = {}, 0
+    for split, count in counts.items():
+        part = samples[start : start + count]
+        start += count
+        flat[f"{split}/inputs"] = tokenizer.encode_batch([s["text"] for s in part], seq_len).astype(np.uint8)
+        flat[f"{split}/labels"] = np.array([s["label"] for s in part], dtype=np.int64)
+    return flat
 
 
-def _generate_pathfinder(n: int, seed: int, seq_len: int) -> dict[str, np.ndarray]:
-    images, labels = pathfinder.generate(n, seed)
-    return {"inputs": images.reshape(n, seq_len), "labels": labels}
+def _generate_pathfinder(counts: dict[str, int], seed: int, seq_len: int) -> dict[str, np.ndarray]:
+    flat = {}
+    for offset, (split, count) in enumerate(counts.items()):
+        images, labels = pathfinder.generate(count, seed + offset)
+        flat[f"{split}/inputs"], flat[f"{split}/labels"] = images.reshape(count, seq_len), labels
+    return flat
 
 
 def _synthetic(
-    spec: TaskSpec, seq_len: int, n_train: int, n_eval: int, seed: int, cache_dir: Path
+    spec: TaskSpec, seq_len: int, n_train: int, n_eval: int, seed: int, cache_dir: Path, tokenization: str
 ) -> TaskData:
-    generate = _generate_listops if spec.name == "listops" else _generate_pathfinder
-    cache = cache_dir / f"{spec.name}-L{seq_len}-train{n_train}-eval{n_eval}-seed{seed}.npz"
+    counts = {"train": n_train, "val": n_eval, "test": n_eval}
+    listops_task = spec.name == "listops"
+    kind = f"{spec.name}-lra-{tokenization}" if listops_task else spec.name  # LRA's trees, this tokenization
+    cache = cache_dir / f"{kind}-L{seq_len}-train{n_train}-eval{n_eval}-seed{seed}.npz"
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as stored:
             flat = dict(stored)
     else:
-        parts = {"train": (n_train, seed), "val": (n_eval, seed + 1), "test": (n_eval, seed + 2)}
-        flat = {
-            f"{split}/{key}": array
-            for split, (count, split_seed) in parts.items()
-            for key, array in generate(count, split_seed, seq_len).items()
-        }
+        if listops_task:
+            flat = _generate_listops(counts, seed, seq_len, tokenization)
+        else:
+            flat = _generate_pathfinder(counts, seed, seq_len)
         cache.parent.mkdir(parents=True, exist_ok=True)
         partial = cache.with_suffix(".partial.npz")
         np.savez_compressed(partial, **flat)
@@ -153,7 +166,7 @@ def _synthetic(
     for key, array in flat.items():
         split, name = key.split("/")
         splits[split][name] = array
-    vocab_size = None if spec.pixels else ListOpsTokenizer().vocab_size
+    vocab_size = None if spec.pixels else ListOpsTokenizer(tokenization).vocab_size
     return TaskData(spec, seq_len, vocab_size, splits, f"generated, cached at {cache}")
 
 
@@ -174,10 +187,12 @@ def _subsample(
     return {key: array[keep] for key, array in split.items()}
 
 
-def _from_files(spec: TaskSpec, data_dir: Path, seq_len: int) -> tuple[dict, int | None, str]:
+def _from_files(
+    spec: TaskSpec, data_dir: Path, seq_len: int, tokenization: str
+) -> tuple[dict, int | None, str]:
     if spec.name == "listops":
         folder = _find(data_dir, spec, ["basic_train.tsv", "listops-1000/basic_train.tsv"]).parent
-        tokenizer = ListOpsTokenizer()
+        tokenizer = ListOpsTokenizer(tokenization)
         splits = {}
         for split in ("train", "val", "test"):
             samples = readers.read_listops_tsv(folder / f"basic_{split}.tsv")
@@ -242,9 +257,11 @@ def load_task(
     n_eval: int | None = None,
     seed: int = 0,
     cache_dir: str | Path | None = None,
+    tokenization: str = "lra",
 ) -> TaskData:
-    """Arrays of LRA task `name`. Without `data_dir`, ListOps and Pathfinder are generated (n_train default
-    5000, n_eval 1000) and cached; Text, Retrieval and Image need their files (DataError says which)."""
+    """Arrays of LRA task `name`. Without `data_dir`, ListOps and Pathfinder are generated (sizes by default
+    `GENERATED_SIZES`) and cached; Text, Retrieval and Image need their files (DataError says which).
+    `tokenization` is what a ListOps model reads (`listops.TOKENIZATIONS`)."""
     spec = get_task(name)
     seq_len = spec.seq_len if seq_len is None else seq_len
     if spec.pixels and seq_len != spec.seq_len:
@@ -255,11 +272,13 @@ def load_task(
         if not spec.synthetic:
             raise DataError(f"LRA {name} cannot be generated: download {spec.files} and pass --data-dir")
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        return _synthetic(spec, seq_len, n_train or 5000, n_eval or 1000, seed, cache)
+        default_train, default_eval = GENERATED_SIZES[name]
+        sizes = (n_train or default_train, n_eval or default_eval)
+        return _synthetic(spec, seq_len, *sizes, seed, cache, tokenization)
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise DataError(f"--data-dir {data_dir} is not a directory; expected {spec.files}")
-    splits, vocab_size, source = _from_files(spec, data_dir, seq_len)
+    splits, vocab_size, source = _from_files(spec, data_dir, seq_len, tokenization)
     rng = np.random.default_rng(seed)
     splits = {
         split: _subsample(arrays, n_train if split == "train" else n_eval, rng)

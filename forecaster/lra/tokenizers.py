@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from forecaster.errors import DataError
-from forecaster.lra.listops import CLOSE, OPERATORS, PARENS
+from forecaster.lra.listops import CLOSE, OPERATORS, TOKENIZATIONS, tokens_for_model
 
 PAD_ID = 0
 
@@ -28,18 +28,25 @@ class _Tokenizer(abc.ABC):
 
 
 class ListOpsTokenizer(_Tokenizer):
-    """Whitespace tokens of ListOps with brackets and parentheses kept (dropping them destroys the task)."""
+    """ListOps as the model reads it under a tokenization of `listops.TOKENIZATIONS` ("lra": LRA's input
+    pipeline, operators and digits only; "brackets": "]" kept too), from the text as LRA renders it."""
 
-    vocabulary: tuple[str, ...] = ("<pad>", *PARENS, *OPERATORS, CLOSE, *(str(d) for d in range(10)))
-
-    def __init__(self) -> None:
+    def __init__(self, tokenization: str = "lra") -> None:
+        if tokenization not in TOKENIZATIONS:
+            raise DataError(
+                f"unknown ListOps tokenization {tokenization!r}; expected one of {', '.join(TOKENIZATIONS)}"
+            )
+        operators = [operator.lstrip("[") for operator in OPERATORS] if tokenization == "lra" else OPERATORS
+        closing = () if tokenization == "lra" else (CLOSE,)
+        self.tokenization = tokenization
+        self.vocabulary = ("<pad>", *operators, *closing, *(str(digit) for digit in range(10)))
         self._ids = {token: index for index, token in enumerate(self.vocabulary)}
         self.vocab_size = len(self.vocabulary)
 
     def encode(self, text: str, max_length: int, truncate: bool = False) -> np.ndarray:
         """Token ids padded with 0 to `max_length`; DataError on an unknown token, and on a text longer than
         max_length unless `truncate` (what LRA does with the official files)."""
-        tokens = text.split()
+        tokens = tokens_for_model(text, self.tokenization)
         if len(tokens) > max_length and not truncate:
             raise DataError(f"ListOps expression has {len(tokens)} tokens, more than max_length={max_length}")
         tokens = tokens[:max_length]

@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
 from forecaster.checks import check_fields, setting
+from forecaster.lra.listops import TOKENIZATIONS
 from forecaster.lra.tasks import TASKS, TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.nn.attention import MIXERS
@@ -38,8 +39,12 @@ class LRASettings:
     seq_len: int | None = setting(None, "sequence length (default: the task's, ListOps 2048)", minimum=1)
     data_dir: Path | None = setting(None, "folder of the task's files (default: generate ListOps/Pathfinder)",
                                     parse=Path)
-    n_train: int | None = setting(None, "training samples (generated default 5000)", minimum=1)
-    n_eval: int | None = setting(None, "validation and test samples (generated default 1000)", minimum=1)
+    n_train: int | None = setting(None, "training samples (generated default: ListOps 96000, Pathfinder "
+                                  "5000)", minimum=1)
+    n_eval: int | None = setting(None, "validation and test samples (generated default: ListOps 2000, "
+                                 "Pathfinder 1000)", minimum=1)
+    listops_tokens: str = setting("lra", "what a ListOps model reads: lra (LRA's input pipeline: operators "
+                                  "and digits) or brackets (with ']')", choices=TOKENIZATIONS)
     seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0)
     out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
     cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
@@ -162,6 +167,7 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
         n_eval=settings.n_eval,
         seed=settings.seed,
         cache_dir=settings.cache_dir,
+        tokenization=settings.listops_tokens,
     )
     spec, steps = data.spec, settings.steps
     batch_size = settings.batch_size or spec.batch_size
@@ -200,6 +206,7 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
         "steps": steps,
         "batch_size": batch_size,
         "seq_len": data.seq_len,
+        **({"listops_tokens": settings.listops_tokens} if settings.task == "listops" else {}),
         "n_train": len(data.splits["train"]["labels"]),
         "n_test": len(data.splits["test"]["labels"]),
         "val_acc": float(val_metrics["val_acc"]),
