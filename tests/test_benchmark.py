@@ -706,3 +706,24 @@ def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) 
     assert list(kept.values()) == pytest.approx(list(expected.values()))
     assert results.loc["auto", "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5)
     assert "| plant | 12 |" in (tmp_path / "out" / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_cells_run_as_ray_tasks_give_the_rows_of_one_process(data_dir: Path, tmp_path: Path) -> None:
+    """`--ray-address local`: the cells run as tasks on a Ray started for the grid; the rows (deterministic
+    models) are those of a sequential run, each recorded once."""
+    pytest.importorskip("ray")
+    common = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "naive,nlinear:reference",
+              "--repeats", "2", "--max-epochs", "2", "--data-dir", str(data_dir), "--no-progress"]
+    assert main([*common, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray-address", "local"]) == 0
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    keys = ["dataset", "horizon", "model", "repeat"]
+    on_ray = read_results(tmp_path / "ray" / "results.csv").sort_values(keys, ignore_index=True)
+    alone = read_results(tmp_path / "one" / "results.csv").sort_values(keys, ignore_index=True)
+    assert len(on_ray) == 4 and not on_ray.duplicated(keys).any()
+    columns = [*keys, "mse", "mae", "val_mse"]
+    pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
+    import ray
+
+    assert not ray.is_initialized()  # the Ray it started is shut down
+

@@ -1,7 +1,8 @@
-"""Where the cells run: one after another in this process, or in a pool of spawned worker processes.
+"""Where the cells run: one after another in this process, in a pool of spawned worker processes, or as Ray
+tasks on a local Ray or a cluster (`--ray-address`).
 
-With `jobs > 1` the cells run in that many spawned workers, each with an equal share of the CPU threads;
-only the parent process writes results.csv, so a row is recorded once, as soon as its cell finishes.
+With `jobs > 1` the cells run in that many workers, each with an equal share of the CPU threads; only this
+process writes results.csv, so a row is recorded once, as soon as its cell finishes.
 """
 
 from __future__ import annotations
@@ -91,6 +92,61 @@ def _sigterm_as_exit() -> Iterator[None]:
 
 def _run_cell_in_worker(cell: Cell, config: BenchmarkConfig) -> dict[str, Any]:
     return result_row(cell, run_cell(cell, prepared_for(cell, _WORKER_PREPARED, config), config))
+
+
+# Times Ray runs a cell again when its worker process dies (a crash, the OOM killer, a lost node).
+RAY_RETRIES = 3
+
+
+def _run_cell_on_ray(cell: Cell, config: BenchmarkConfig, threads: int) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads)
+    quiet_lightning()
+    return _run_cell_in_worker(cell, config)
+
+
+def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
+    """Run cells as Ray tasks, `config.jobs` at a time, each asking for its share of the cluster's CPUs (and
+    of its GPUs, where it has any); this process records each row when its task returns, so a task that Ray
+    retries after its worker died (up to RAY_RETRIES times) is recorded once. A failing cell stops new ones,
+    the running ones finish and are recorded, then its error is raised, as with worker processes."""
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        address = None if config.ray_address == "local" else config.ray_address
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        resources = ray.cluster_resources()
+        threads = max(1, int(resources.get("CPU", 1) // config.jobs))
+        gpus = resources.get("GPU", 0) / config.jobs
+        task = ray.remote(_run_cell_on_ray).options(
+            num_cpus=threads, num_gpus=gpus, max_retries=RAY_RETRIES, retry_exceptions=False
+        )
+        progress.start_parallel(config.jobs, threads)
+        waiting, running, error = list(reversed(todo)), {}, None
+        try:
+            while running or (waiting and error is None):
+                while waiting and error is None and len(running) < config.jobs:
+                    cell = waiting.pop()
+                    running[task.remote(cell, config, threads)] = cell
+                done, _ = ray.wait(list(running), num_returns=1)
+                for reference in done:
+                    cell = running.pop(reference)
+                    try:
+                        record(cell, ray.get(reference))
+                    except ray.exceptions.RayTaskError as failure:
+                        error = error or failure.as_instanceof_cause()
+        except BaseException:
+            for reference in running:
+                ray.cancel(reference, force=True)
+            raise
+        if error is not None:
+            raise error
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 def run_sequentially(

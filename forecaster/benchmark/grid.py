@@ -79,6 +79,10 @@ class BenchmarkConfig:
                             parse=Path)
     jobs: int = setting(1, "cells trained at once in worker processes, each with cores/jobs threads",
                         minimum=1)
+    ray_address: str | None = setting(
+        None, "run the cells as Ray tasks, --jobs at a time: 'local' starts Ray on this machine, an address "
+        "(host:port, ray://...) joins a running cluster (default: worker processes on this machine)",
+    )
     progress: bool = setting(True, "progress bar and one line per finished cell", flag="--progress")
     refinish: bool = setting(
         False, "first rerun what follows training (shrinking toward naive, interval calibration, test "

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_sequentially
+from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_on_ray, run_sequentially
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.record import (
@@ -65,7 +65,10 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
                 progress.finish(cell, row)
                 _write_reports(results_path, config, outcome)
 
-            run = run_in_workers if config.jobs > 1 and len(plan.todo) > 1 else run_sequentially
+            if config.ray_address is not None:
+                run = run_on_ray
+            else:
+                run = run_in_workers if config.jobs > 1 and len(plan.todo) > 1 else run_sequentially
             run(plan.todo, config, record, progress)
         plan = plan_grid(config)
     if not outcome.ran:  # nothing new (or only refinished rows): the reports still show every row
