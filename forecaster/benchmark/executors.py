@@ -54,16 +54,21 @@ def quiet_lightning() -> None:
 
 
 
-def _start_worker(threads: int, parent_pid: int) -> None:
-    """Runs once in each worker: its share of the CPU threads, quiet Lightning loggers, and a watchdog.
-
-    The watchdog ends the worker once the benchmark process is gone, even killed by SIGKILL, so no orphan
-    goes on training a cell whose row nobody will record.
-    """
+def _share_cores(threads: int) -> None:
+    """A worker's setup: its share of the CPU threads and quiet Lightning loggers."""
     import torch
 
     torch.set_num_threads(threads)
     quiet_lightning()
+
+
+def _start_worker(threads: int, parent_pid: int) -> None:
+    """Runs once in each worker process: `_share_cores`, and a watchdog.
+
+    The watchdog ends the worker once the benchmark process is gone, even killed by SIGKILL, so no orphan
+    goes on training a cell whose row nobody will record.
+    """
+    _share_cores(threads)
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
 
 
@@ -99,17 +104,15 @@ RAY_RETRIES = 3
 
 
 def _run_cell_on_ray(cell: Cell, config: BenchmarkConfig, threads: int) -> dict[str, Any]:
-    import torch
-
-    torch.set_num_threads(threads)
-    quiet_lightning()
+    _share_cores(threads)
     return _run_cell_in_worker(cell, config)
 
 
 def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
     """Run cells as Ray tasks, `config.jobs` at a time, each asking for its share of the cluster's CPUs (and
     of its GPUs, where it has any); this process records each row when its task returns, so a task that Ray
-    retries after its worker died (up to RAY_RETRIES times) is recorded once. A failing cell stops new ones,
+    retries after its worker died (`max_retries` RAY_RETRIES; not yet exercised by a test) is recorded once.
+    A failing cell stops new ones,
     the running ones finish and are recorded, then its error is raised, as with worker processes."""
     import ray
 

@@ -194,7 +194,7 @@ def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> 
     if not datasets or not models:
         raise DataError("the benchmark needs at least one dataset and one model")
     _check_models(models)
-    cells = []
+    cells, recorded = [], recorded_cells(results)
     for source in datasets:
         dataset = source.name
         for horizon in source.horizons:
@@ -211,17 +211,19 @@ def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> 
                 names = candidates(AUTO, source)
                 for repeat in range(config.repeats):
                     by_repeat[repeat].extend(names)
-                    if results is not None and _all_recorded(results, dataset, int(horizon), names, repeat):
+                    if all((dataset, int(horizon), name, repeat) in recorded for name in names):
                         by_repeat[repeat].append(AUTO)
             for repeat, names in enumerate(by_repeat):
                 cells.extend(Cell(dataset, int(horizon), name, repeat) for name in dict.fromkeys(names))
     return cells
 
 
-def _all_recorded(results: pd.DataFrame, dataset: str, horizon: int, names: list[str], repeat: int) -> bool:
-    rows = results[(results["dataset"].astype(str) == dataset) & (results["horizon"] == horizon)
-                   & (results["repeat"] == repeat)]
-    return set(names) <= set(rows["model"].astype(str))
+def recorded_cells(results: pd.DataFrame | None) -> set[tuple[str, int, str, int]]:
+    """The (dataset, horizon, model, repeat) keys of the rows in `results` (none for None)."""
+    if results is None:
+        return set()
+    rows = results.itertuples()
+    return {(str(row.dataset), int(row.horizon), str(row.model), int(row.repeat)) for row in rows}
 
 
 def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
@@ -260,8 +262,7 @@ class GridPlan:
 
     @functools.cached_property
     def finished(self) -> set[tuple[str, int, str, int]]:
-        return {(str(row.dataset), int(row.horizon), str(row.model), int(row.repeat))
-                for row in self.results.itertuples()}
+        return recorded_cells(self.results)
 
     @property
     def done(self) -> list[Cell]:

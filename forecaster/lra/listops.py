@@ -1,13 +1,13 @@
 """ListOps (Nangia & Bowman, 2018) as Long Range Arena generates it (Tay et al., 2021; the LRA repository's
 `lra_benchmarks/data/listops.py`), and what the model sees of it.
 
-Generation, as LRA's: a node above the maximum depth (10) is an operator with probability `VALUE_P` (0.25),
-otherwise (and always at the maximum depth) a digit 0-9. An operator draws its argument count (2..10), then
-its arguments, then itself (MAX, MIN, MED: the median truncated to an int, SM: the sum modulo 10). LRA builds
-the operator as nested pairs, ((op, a1), a2) ... then (..., "]"), and renders every pair in its own
-parentheses, so [MAX 2 9 4] is written `( ( ( ( [MAX 2 ) 9 ) 4 ) ] )`. A tree's length counts its operators,
-"]" and digits, not the parentheses; trees with min_length < length < max_length (500 and 2000) are kept,
-each once. The label is the expression's value.
+Generation, as LRA's: a node shallower than the maximum depth (10) is an operator with probability
+`VALUE_P` (0.25), otherwise (and always at the maximum depth) a digit 0-9. An operator draws its argument
+count (2..10), then its arguments, then itself (MAX, MIN, MED: the median truncated to an int, SM: the sum
+modulo 10). LRA builds the operator as nested pairs, ((op, a1), a2) ... then (..., "]"), and renders every
+pair in its own parentheses, so [MAX 2 9 4] is written `( ( ( ( [MAX 2 ) 9 ) 4 ) ] )`. A tree's length
+counts its operators, "]" and digits, not the parentheses; trees with min_length < length < max_length (500
+and 2000) are kept, each once. The label is the expression's value.
 
 What the model reads (`TOKENIZATIONS`):
 - "lra": what LRA's input pipeline makes of the text. tfds' Tokenizer keeps runs of alphanumeric characters
@@ -23,6 +23,8 @@ import random
 import statistics
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+
+from forecaster.errors import DataError
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")  # LRA's order: random.choice draws by position
 CLOSE = "]"
@@ -135,14 +137,19 @@ def generate(
     return [{"text": text, "label": evaluate(text)} for text in seen]
 
 
+def check_tokenization(tokenization: str) -> str:
+    """`tokenization` if it is one of TOKENIZATIONS; DataError naming them otherwise."""
+    if tokenization not in TOKENIZATIONS:
+        expected = ", ".join(TOKENIZATIONS)
+        raise DataError(f"unknown ListOps tokenization {tokenization!r}; expected one of {expected}")
+    return tokenization
+
+
 def tokens_for_model(text: str, tokenization: str) -> list[str]:
     """The tokens of a rendered tree the model reads under `tokenization` (see the module docstring)."""
-    if tokenization == "lra":
+    if check_tokenization(tokenization) == "lra":
         return [token.lstrip("[") for token in text.split() if token not in PARENS and token != CLOSE]
-    if tokenization == "brackets":
-        return [token for token in text.split() if token not in PARENS]
-    expected = ", ".join(TOKENIZATIONS)
-    raise ValueError(f"unknown ListOps tokenization {tokenization!r}; expected one of {expected}")
+    return [token for token in text.split() if token not in PARENS]
 
 
 def label_counts(samples: Iterable[dict]) -> list[int]:

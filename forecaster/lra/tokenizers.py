@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from forecaster.errors import DataError
-from forecaster.lra.listops import CLOSE, OPERATORS, TOKENIZATIONS, tokens_for_model
+from forecaster.lra.listops import CLOSE, OPERATORS, tokens_for_model
 
 PAD_ID = 0
 
@@ -32,14 +32,9 @@ class ListOpsTokenizer(_Tokenizer):
     pipeline, operators and digits only; "brackets": "]" kept too), from the text as LRA renders it."""
 
     def __init__(self, tokenization: str = "lra") -> None:
-        if tokenization not in TOKENIZATIONS:
-            raise DataError(
-                f"unknown ListOps tokenization {tokenization!r}; expected one of {', '.join(TOKENIZATIONS)}"
-            )
-        operators = [operator.lstrip("[") for operator in OPERATORS] if tokenization == "lra" else OPERATORS
-        closing = () if tokenization == "lra" else (CLOSE,)
         self.tokenization = tokenization
-        self.vocabulary = ("<pad>", *operators, *closing, *(str(digit) for digit in range(10)))
+        every_token = " ".join([*OPERATORS, CLOSE, *(str(digit) for digit in range(10))])
+        self.vocabulary = ("<pad>", *tokens_for_model(every_token, tokenization))
         self._ids = {token: index for index, token in enumerate(self.vocabulary)}
         self.vocab_size = len(self.vocabulary)
 

@@ -13,6 +13,7 @@ config and rebuilds every member from them, so loading an ensemble unpickles not
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,16 +102,17 @@ class Ensemble(nn.Module):
         )
         return cls(config, [model for _, model in members])
 
-    def member_forecasts(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """Each member's (B, H, C) forecast of the windows `x` (B, L, C_in)."""
-        return [member(x[:, x.shape[1] - member.config.input_size :]) for member in self.members]
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.ndim != 3 or x.shape[1] != self.config.input_size:
             expected = f"(batch, {self.config.input_size}, channels)"
             raise ValueError(f"ensemble expects input {expected}, got {tuple(x.shape)}")
-        forecasts = zip(self.weights.to(x.dtype), self.member_forecasts(x), strict=True)
+        forecasts = zip(self.weights.to(x.dtype), member_forecasts(self.members, x), strict=True)
         return sum(weight * forecast for weight, forecast in forecasts)
+
+
+def member_forecasts(members: Iterable[nn.Module], x: torch.Tensor) -> list[torch.Tensor]:
+    """Each member's (B, H, C) forecast of the windows `x` (B, L, C_in), read from its own last L_k steps."""
+    return [member(x[:, x.shape[1] - member.config.input_size :]) for member in members]
 
 
 def select_weights(gram: np.ndarray, cross: np.ndarray, rounds: int = ROUNDS) -> np.ndarray:

@@ -87,9 +87,14 @@ class Fitted:
         return float(self.val_errors.mean())
 
 
-# What a fitted candidate records of its training (`fit_candidate`), and a bundle keeps in its training.
-_TRAINING_KEYS = ("candidate", "lr", "epochs", "best_epoch", "stopped_early", "kept_initial_weights",
-                  "train_seconds", "world_size", "windows", "parameters")
+def training_record(
+    label: str, lr: float | None, windows: Any, parameters: int, **done: Any
+) -> dict[str, Any]:
+    """What a fitted candidate records of its training (a bundle keeps it under `training`): an untrained
+    one's record, with what training `done` (epochs, train_seconds, ...) over it."""
+    return {"candidate": label, "lr": lr, "epochs": 0, "best_epoch": 0, "stopped_early": False,
+            "kept_initial_weights": True, "train_seconds": 0.0, "world_size": 1, "windows": windows,
+            "parameters": parameters, **done}  # fmt: skip
 
 
 def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted:
@@ -108,8 +113,8 @@ def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted
     )
     model = stored(bundle.model).eval()
     errors = window_errors(model, split_windows(bundle.data, bundle.scaler, series, "val"))
-    kept = {key: training[key] for key in _TRAINING_KEYS if key in training}
-    return Fitted(candidate, model, bundle.data, bundle.scaler, errors, {**kept, "candidate": label})
+    recorded = {key: training[key] for key in training_record(label, None, None, 0) if key in training}
+    return Fitted(candidate, model, bundle.data, bundle.scaler, errors, {**recorded, "candidate": label})
 
 
 def _fields(model_name: str) -> set[str]:
@@ -242,18 +247,12 @@ def fit_candidate(
     with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
         initial = window_errors(model, datamodule.val_set)
         starts_as_naive = np.array_equal(initial, window_errors(naive_like(model), datamodule.val_set))
-    training = {
-        "candidate": candidate.label,
-        "lr": candidate.lr,
-        "epochs": 0,
-        "best_epoch": 0,
-        "stopped_early": False,
-        "kept_initial_weights": True,
-        "train_seconds": 0.0,
-        "world_size": 1,
-        "windows": datamodule.window_counts(),
-        "parameters": sum(parameter.numel() for parameter in model.parameters()),
-    }
+    training = training_record(
+        candidate.label,
+        candidate.lr,
+        datamodule.window_counts(),
+        sum(parameter.numel() for parameter in model.parameters()),
+    )
     if not any(parameter.requires_grad for parameter in model.parameters()):
         return Fitted(candidate, model.eval(), data, datamodule.scaler, initial, training)
 
