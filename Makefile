@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[dev,baselines]"
+	$(PY) -m pip install --quiet -e ".[dev,baselines,cluster]"
 	touch $(STAMP)
 
 test: install

@@ -91,8 +91,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _sweep_stale(target: Path) -> None:
-    """Drop temp dirs of killed saves of `target`; restore a bundle a killed overwrite moved aside."""
+def sweep_stale(target: Path) -> None:
+    """Drop temp dirs of killed saves of `target`; restore a folder a killed overwrite moved aside."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.(tmp|old)-(\d+)-")
     for entry in sorted(target.parent.iterdir()):
         match = pattern.match(entry.name)
@@ -104,7 +104,7 @@ def _sweep_stale(target: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def _move_into_place(staged: Path, target: Path) -> None:
+def move_into_place(staged: Path, target: Path) -> None:
     """Rename `staged` to `target`; an existing target is moved aside, restored on failure."""
     if not target.exists():
         os.rename(staged, target)
@@ -136,7 +136,7 @@ def save_bundle(
 
     target = Path(out_dir)
     if target.parent.is_dir():
-        _sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
+        sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
     if target.exists() and not target.is_dir():
         raise BundleError(f"bundle path {target} exists and is not a directory")
     if target.exists() and not overwrite:
@@ -169,7 +169,7 @@ def save_bundle(
         save_file(tensors, staged / WEIGHTS_FILE, metadata={"format_version": str(FORMAT_VERSION)})
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
-        _move_into_place(staged, target)
+        move_into_place(staged, target)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise

@@ -17,7 +17,7 @@ from typing import NoReturn
 import forecaster
 from forecaster.errors import ForecasterError
 
-COMMANDS = ("data", "train", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
+COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

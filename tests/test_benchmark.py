@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -34,7 +29,6 @@ from forecaster.benchmark import (  # noqa: E402
     run_benchmark,
     write_summary,
 )
-from forecaster.benchmark.progress import GridProgress  # noqa: E402
 from forecaster.benchmark.record import INTERVAL_COLUMNS  # noqa: E402
 from forecaster.cli import main  # noqa: E402
 from forecaster.devices import machine_name  # noqa: E402
@@ -144,36 +138,6 @@ def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Pa
     assert (tiny_grid / "results.csv").read_bytes() == before
 
 
-@pytest.mark.slow
-def test_parallel_workers_give_the_sequential_rows(tiny_grid: Path, data_dir: Path, tmp_path: Path) -> None:
-    out = tmp_path / "parallel"
-    assert main([*_tiny_args(data_dir, out), "--jobs", "2"]) == 0
-    sequential, parallel = pd.read_csv(tiny_grid / "results.csv"), pd.read_csv(out / "results.csv")
-    keys = ["dataset", "horizon", "model", "repeat", "seed", "epochs", "parameters", "windows"]
-    parallel = parallel.set_index("model").loc[sequential["model"]].reset_index()[sequential.columns]
-    assert parallel[keys].values.tolist() == sequential[keys].values.tolist()
-    # Workers run with 1 thread, the sequential grid with 2: only float summation order differs.
-    assert parallel["mse"].to_numpy() == pytest.approx(sequential["mse"].to_numpy(), rel=1e-3)
-    assert "--jobs 2" in (out / "summary.md").read_text()
-
-
-@pytest.mark.slow
-def test_worker_log_has_one_line_per_cell_and_no_lightning_banners(
-    data_dir: Path, tmp_path: Path, capfd
-) -> None:
-    """Spawned workers import Lightning afresh, which resets its loggers to INFO: they must still be quiet."""
-    args = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "dlinear", "--repeats", "2",
-            "--max-epochs", "1", "--jobs", "2", "--data-dir", str(data_dir), "--out", str(tmp_path)]
-    assert main(args) == 0
-    log = "".join(capfd.readouterr())
-    assert log.count("ILI h=24 dlinear #") == 2
-    banners = ("GPU available", "Seed set to", "litlogger", "LeafSpec", "`Trainer.fit` stopped", "hparams")
-    for banner in banners:
-        assert banner not in log
-    runner_lines = ("ILI h=24 dlinear #", "benchmark (2 workers x 1 threads)", "2 cells run", "summary: ")
-    assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
-
-
 def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
     data_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
@@ -187,21 +151,6 @@ def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
         warnings.simplefilter("always")
         assert main(args) == 0
     assert not [w for w in caught if "does not have many workers" in str(w.message)]
-
-
-@pytest.mark.slow
-def test_a_failing_worker_cell_keeps_the_cells_that_finish(data_dir: Path, tmp_path: Path) -> None:
-    """The running cell finishes and is recorded; the cell after the failure never starts."""
-    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,
-                             data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
-    good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
-    after = Cell("ILI", 36, "dlinear", 0)
-    recorded: list[tuple[Cell, dict]] = []
-    with GridProgress(3, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
-        executors.run_in_workers([broken, good, after], config, lambda c, row: recorded.append((c, row)),
-                                  progress)
-    assert [cell for cell, _ in recorded] == [good]
-    assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
 
 
 def _numpy_naive_scores(csv_path: Path, input_size: int, horizon: int) -> tuple[float, float, int]:
@@ -252,83 +201,6 @@ def test_naive_cells_run_before_trained_ones(data_dir: Path, tmp_path: Path, mon
     run_benchmark(BenchmarkConfig(datasets=["ILI"], horizons=(24, 36), models=["s3attention", "naive"],
                                   repeats=1, data_dir=data_dir, out_dir=tmp_path, progress=False))
     assert order == [(24, "naive"), (36, "naive"), (24, "s3attention"), (36, "s3attention")]
-
-
-@pytest.mark.slow
-def test_workers_record_each_row_when_its_cell_finishes(data_dir: Path, tmp_path: Path) -> None:
-    """A quick cell is recorded while a slow one still trains, not when the whole grid is done."""
-    import time
-
-    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "naive"], repeats=1,
-                             max_epochs=3, data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
-    slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
-    recorded: list[tuple[Cell, float]] = []
-    with GridProgress(2, 0, enabled=False) as progress:
-        executors.run_in_workers([slow, quick], config,
-                                  lambda c, row: recorded.append((c, time.monotonic())), progress)
-    assert [cell for cell, _ in recorded] == [quick, slow]
-    assert recorded[1][1] - recorded[0][1] > 0.5
-
-
-def _spawned_workers(parent_pid: int) -> list[int]:
-    """PIDs of the multiprocessing spawn workers whose parent is `parent_pid` (read from /proc)."""
-    workers = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent_pid and b"spawn_main" in command:
-            workers.append(int(entry.name))
-    return workers
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie."""
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting until {what}")
-        time.sleep(0.2)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker processes in /proc")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_stopping_the_benchmark_stops_its_workers(data_dir: Path, tmp_path: Path, signum: int) -> None:
-    """Killing the parent mid-grid (SIGTERM: it stops its workers; SIGKILL: they notice) leaves no orphan
-    training on, and no partial row."""
-    out = tmp_path / "results"
-    command = [
-        sys.executable, "-m", "forecaster.cli", "benchmark", "--datasets", "ILI", "--horizons", "24,36",
-        "--models", "s3attention", "--repeats", "1", "--max-epochs", "10000", "--patience", "10000",
-        "--jobs", "2", "--data-dir", str(data_dir), "--out", str(out), "--no-progress",
-    ]
-    parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: list[int] = []
-    try:
-        _wait_until(lambda: len(list((out / "bundles").glob(".*.work"))) == 2, 180, "both cells train")
-        workers = _spawned_workers(parent.pid)
-        assert len(workers) == 2
-        os.kill(parent.pid, signum)
-        assert parent.wait(timeout=60) == (128 + signum if signum == signal.SIGTERM else -signum)
-        _wait_until(lambda: not any(_alive(pid) for pid in workers), 30, "the workers have exited")
-    finally:
-        parent.kill()
-        parent.wait()
-        for pid in filter(_alive, workers):  # a failed run must not leave them training for hours
-            os.kill(pid, signal.SIGKILL)
-    assert read_results(out / "results.csv").empty
 
 
 def test_jobs_below_one_are_refused(tmp_path: Path) -> None:
@@ -706,24 +578,3 @@ def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) 
     assert list(kept.values()) == pytest.approx(list(expected.values()))
     assert results.loc["auto", "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5)
     assert "| plant | 12 |" in (tmp_path / "out" / "summary.md").read_text()
-
-
-@pytest.mark.slow
-def test_cells_run_as_ray_tasks_give_the_rows_of_one_process(data_dir: Path, tmp_path: Path) -> None:
-    """`--ray-address local`: the cells run as tasks on a Ray started for the grid; the rows (deterministic
-    models) are those of a sequential run, each recorded once."""
-    pytest.importorskip("ray")
-    common = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "naive,nlinear:reference",
-              "--repeats", "2", "--max-epochs", "2", "--data-dir", str(data_dir), "--no-progress"]
-    assert main([*common, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray-address", "local"]) == 0
-    assert main([*common, "--out", str(tmp_path / "one")]) == 0
-    keys = ["dataset", "horizon", "model", "repeat"]
-    on_ray = read_results(tmp_path / "ray" / "results.csv").sort_values(keys, ignore_index=True)
-    alone = read_results(tmp_path / "one" / "results.csv").sort_values(keys, ignore_index=True)
-    assert len(on_ray) == 4 and not on_ray.duplicated(keys).any()
-    columns = [*keys, "mse", "mae", "val_mse"]
-    pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
-    import ray
-
-    assert not ray.is_initialized()  # the Ray it started is shut down
-

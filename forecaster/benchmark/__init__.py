@@ -1,7 +1,7 @@
 """The accuracy protocol: every model trained here under one split, budget and metric, cell by cell.
 
 `grid` (settings and cells), `record` (results.csv), `runners` (one cell of each kind of model),
-`executors` (in this process or in worker processes), `progress`, `report` (summary.md and the plot) and
+`executors` (in this process or as Ray tasks), `progress`, `report` (summary.md and the plot) and
 `run` (`run_benchmark`, which ties them together).
 """
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, candidates, choose, product_spec
+from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, TUNED, candidates, choose, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
@@ -63,8 +63,9 @@ class BenchmarkConfig:
     models: Sequence[str] = setting(
         list(DEFAULT_MODELS), "comma-separated: s3attention (the reference settings), MODEL:PRESET (any "
         "forecaster model and preset, e.g. s3attention:anchored, nlinear:reference), s3attention-auto and "
-        "auto (chosen on validation), naive, and the neuralforecast peers patchtst, itransformer, dlinear, "
-        "fedformer, autoformer, informer, nhits, timesnet (default: all but timesnet)", parse=parse_names,
+        "auto (chosen on validation), s3attention-tuned (forecaster tune), naive, and the neuralforecast "
+        "peers patchtst, itransformer, dlinear, fedformer, autoformer, informer, nhits, timesnet (default: "
+        "all but timesnet)", parse=parse_names,
     )
     repeats: int = setting(5, "runs per cell, seeds 0..repeats-1", minimum=1)
     max_epochs: int = setting(default_of(TrainerOptions, "max_epochs"), "epoch budget of every model",
@@ -77,11 +78,11 @@ class BenchmarkConfig:
     input_size: int | None = setting(None, "history length for --csv (default 96)", minimum=1)
     out_dir: Path = setting(Path("results"), "output directory (resumes its results.csv)", flag="--out",
                             parse=Path)
-    jobs: int = setting(1, "cells trained at once in worker processes, each with cores/jobs threads",
-                        minimum=1)
+    jobs: int = setting(1, "cells trained at once, as Ray tasks each with its share of the CPUs and GPUs "
+                        "(1: one after another in this process)", minimum=1)
     ray_address: str | None = setting(
-        None, "run the cells as Ray tasks, --jobs at a time: 'local' starts Ray on this machine, an address "
-        "(host:port, ray://...) joins a running cluster (default: worker processes on this machine)",
+        None, "the Ray cluster that runs the cells (host:port or ray://...; default: a Ray started on this "
+        "machine for the grid when --jobs is above 1)",
     )
     progress: bool = setting(True, "progress bar and one line per finished cell", flag="--progress")
     refinish: bool = setting(
@@ -131,7 +132,7 @@ def _check_models(models: list[str]) -> None:
                 resolve(*spec)
             except ForecasterError as error:
                 raise DataError(f"benchmark model {name!r}: {error}") from None
-        elif name not in (*DERIVED, AUTO, NAIVE_MODEL):
+        elif name not in (*DERIVED, AUTO, NAIVE_MODEL, TUNED):
             peers.append(name)
     if peers:
         try:
@@ -145,7 +146,7 @@ def _check_models(models: list[str]) -> None:
         if unknown:
             raise DataError(
                 f"unknown benchmark model(s) {', '.join(unknown)}; expected naive, s3attention, "
-                f"s3attention-auto, auto, MODEL:PRESET or one of {', '.join(PEERS)}"
+                f"s3attention-auto, auto, s3attention-tuned, MODEL:PRESET or one of {', '.join(PEERS)}"
             )
 
 
@@ -287,7 +288,7 @@ def plan_table(plan: GridPlan) -> list[str]:
     """Markdown rows per dataset and model: cells done and to run, and what the rest will take.
 
     The estimate is the mean train_seconds of the (dataset, model)'s rows in results.csv (any horizon) times
-    the cells left: one worker; `--jobs N` divides the wall time. Rows trained on this machine's device are
+    the cells left, one at a time; `--jobs N` divides the wall time. Rows trained on this machine's device are
     used when there are any, since a record may gather runs from a GPU and a CPU.
     """
     counts: dict[tuple[str, str], list[int]] = {}

@@ -11,6 +11,9 @@
 - `auto`: what `forecaster train --model auto` keeps at each seed, made from its candidates' bundles of the
   same seed (`forecaster.training.workflows.keep_best`: one candidate, or their ensemble), so the
   candidates are trained once for both their own rows and this one.
+- `s3attention-tuned`: `forecaster tune --model s3attention --trials 16` at seed 0 on the cell's dataset and
+  horizon (Optuna and ASHA over `forecaster.tuning.space`, scored on validation), its best settings then
+  trained at every seed; the search (trials.csv) is kept under tuning/DATASET-hH/.
 
 The test split is never read for a choice.
 """
@@ -27,7 +30,8 @@ import pandas as pd
 from forecaster.presets import auto_candidates, preset
 
 NAIVE_MODEL, OWN_MODEL = "naive", "s3attention"
-S3_AUTO, AUTO = "s3attention-auto", "auto"
+S3_AUTO, AUTO, TUNED = "s3attention-auto", "auto", "s3attention-tuned"
+TUNED_TRIALS = 16
 DERIVED = (S3_AUTO,)  # rows taken from a candidate's rows; auto's rows are made (runners)
 # The baselines `--model auto` adds to S3Attention's variants (forecaster.training.fit.AUTO_MODELS), as
 # `forecaster train` bundles (naive:reference is the naive row's forecast, saved for auto to load).

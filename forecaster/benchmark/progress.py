@@ -35,7 +35,7 @@ class GridProgress:
         self.progress.update(self.task, description=cell.label())
 
     def start_parallel(self, jobs: int, threads: int) -> None:
-        self.progress.update(self.task, description=f"benchmark ({jobs} workers x {threads} threads)")
+        self.progress.update(self.task, description=f"benchmark ({jobs} Ray tasks x {threads} threads)")
 
     def finish(self, cell: Cell, row: dict[str, Any]) -> None:
         self.progress.advance(self.task)

@@ -15,7 +15,16 @@ from typing import Any
 import pandas as pd
 
 from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
-from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, OWN_MODEL, chosen_rows, product_spec
+from forecaster.benchmark.lineup import (
+    AUTO,
+    DERIVED,
+    NAIVE_MODEL,
+    OWN_MODEL,
+    TUNED,
+    TUNED_TRIALS,
+    chosen_rows,
+    product_spec,
+)
 from forecaster.benchmark.record import write_atomically
 
 SUMMARY_FILE = "summary.md"
@@ -277,8 +286,12 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
     if NAIVE_MODEL in models:
         lines.append("- naive: the last input step repeated over the horizon (no training; identical for "
                      "every repeat).")
+    if TUNED in models:
+        lines.append(f"- s3attention-tuned: `forecaster tune --model s3attention --trials {TUNED_TRIALS}` at "
+                     "seed 0 (Optuna TPE, ASHA stopping, scored on validation; trials under tuning/), its "
+                     "best settings trained at every seed.")
     peers = [model for model in models
-             if product_spec(model) is None and model not in (*DERIVED, AUTO, NAIVE_MODEL)]
+             if product_spec(model) is None and model not in (*DERIVED, AUTO, NAIVE_MODEL, TUNED)]
     if peers:
         from forecaster.integrations.neuralforecast import describe_peer
 

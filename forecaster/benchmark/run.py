@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forecaster.benchmark.executors import quiet_lightning, run_in_workers, run_on_ray, run_sequentially
+from forecaster.benchmark.executors import run_on_ray, run_sequentially
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
+from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.record import (
     RESULTS_FILE,
@@ -19,6 +20,7 @@ from forecaster.benchmark.record import (
 )
 from forecaster.benchmark.refinish import refinish
 from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
+from forecaster.cluster import quiet_lightning
 
 
 @dataclass
@@ -65,11 +67,13 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
                 progress.finish(cell, row)
                 _write_reports(results_path, config, outcome)
 
-            if config.ray_address is not None:
-                run = run_on_ray
-            else:
-                run = run_in_workers if config.jobs > 1 and len(plan.todo) > 1 else run_sequentially
-            run(plan.todo, config, record, progress)
+            # A tuned cell runs its own search of `jobs` trials on Ray: it runs here, after the others.
+            tuned = [cell for cell in plan.todo if cell.model == TUNED]
+            rest = [cell for cell in plan.todo if cell.model != TUNED]
+            parallel = config.ray_address is not None or (config.jobs > 1 and len(rest) > 1)
+            if rest:
+                (run_on_ray if parallel else run_sequentially)(rest, config, record, progress)
+            run_sequentially(tuned, config, record, progress)
         plan = plan_grid(config)
     if not outcome.ran:  # nothing new (or only refinished rows): the reports still show every row
         _write_reports(results_path, config, outcome)

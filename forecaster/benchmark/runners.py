@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, Source, sources
-from forecaster.benchmark.lineup import AUTO, NAIVE_MODEL, candidates, product_spec
+from forecaster.benchmark.lineup import (
+    AUTO,
+    NAIVE_MODEL,
+    OWN_MODEL,
+    TUNED,
+    TUNED_TRIALS,
+    candidates,
+    product_spec,
+)
 from forecaster.errors import DataError
 
 
@@ -111,6 +119,25 @@ def _run_auto(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
     return {**_product_row(outcome), "members": json.dumps(kept)}
 
 
+def _run_tuned(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A row of S3Attention with the settings `forecaster tune` finds at seed 0 (searched once per dataset
+    and horizon, `config.jobs` trials at a time, kept under tuning/), trained at the cell's seed."""
+    from forecaster.artifacts import load_bundle, work_dir_for
+    from forecaster.presets import DEFAULT
+    from forecaster.training.workflows import train_forecaster
+    from forecaster.tuning.search import MODEL_DIR, TuneSettings, settings_for, tune_forecaster
+
+    search = Path(config.out_dir) / "tuning" / f"{cell.dataset}-h{cell.horizon}"
+    if not search.exists():
+        at_zero = _settings(Cell(cell.dataset, cell.horizon, cell.model, 0), config, OWN_MODEL, DEFAULT)
+        tune_forecaster(prepared.series, search, at_zero, TuneSettings(trials=TUNED_TRIALS, jobs=config.jobs))
+    record = {"tuning": load_bundle(search / MODEL_DIR).training["tuning"]}
+    settings = settings_for(_settings(cell, config, OWN_MODEL, DEFAULT), record["tuning"]["best"])
+    outcome = train_forecaster(prepared.series, bundle_dir(config, cell), settings, record)
+    shutil.rmtree(work_dir_for(bundle_dir(config, cell)), ignore_errors=True)
+    return _product_row(outcome)
+
+
 def interval_fields(metrics: dict[str, Any]) -> dict[str, float]:
     """The record's interval columns from a bundle's metrics ("intervals" by level); none if it has none."""
     intervals = metrics.get("intervals", {})
@@ -187,6 +214,8 @@ def run_cell(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[st
         return _run_naive(cell, prepared, config)
     if cell.model == AUTO:
         return _run_auto(cell, prepared, config)
+    if cell.model == TUNED:
+        return _run_tuned(cell, prepared, config)
     if product_spec(cell.model) is not None:
         return _run_product(cell, prepared, config)
     return _run_peer(cell, prepared, config)

@@ -16,7 +16,7 @@ DESCRIPTION = (
 )
 
 
-def _model_configs() -> dict[str, type]:
+def model_configs() -> dict[str, type]:
     from forecaster.models import FORECAST, MODELS, model_names
 
     return {name: MODELS.get(name).config_class for name in model_names(FORECAST)}
@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser, targets=True)
     add_settings(parser, TrainSettings)
     seen: set[str] = set()
-    for name, config_class in _model_configs().items():
+    for name, config_class in model_configs().items():
         add_settings(parser.add_argument_group(f"{name} options"), config_class, seen=seen)
     add_settings(parser.add_argument_group("training"), TrainerOptions)
     parser.add_argument("--out", required=True, metavar="DIR", help="bundle directory to create")
@@ -41,7 +41,7 @@ def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
     from forecaster.models import MODELS
     from forecaster.presets import AUTO
 
-    configs = _model_configs()
+    configs = model_configs()
     if model == AUTO:  # each candidate takes the options its config has
         return {name: value for config in configs.values() for name, value in given(args, config).items()}
     chosen = given(args, MODELS.get(model).config_class)

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,9 +206,14 @@ def _clear(path: Path) -> None:
 
 
 def fit_candidate(
-    series: TimeSeries, settings: TrainSettings, candidate: Candidate, work_dir: Path
+    series: TimeSeries,
+    settings: TrainSettings,
+    candidate: Candidate,
+    work_dir: Path,
+    callbacks: Sequence[lightning.Callback] = (),
 ) -> Fitted | None:
-    """Train `candidate` (checkpoints and logs in `work_dir`); None on the non-zero ranks of a DDP run."""
+    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's); None on the
+    non-zero ranks of a DDP run."""
     check_magnitudes(series.source, series.frame)
     if not settings.resume:
         _clear(checkpoint_dir(work_dir))
@@ -276,7 +282,7 @@ def fit_candidate(
         },
     }
     resumed = check_resumable(work_dir, run, module.state_dict()) if settings.resume else None
-    trainer = build_trainer(work_dir, options, run)
+    trainer = build_trainer(work_dir, options, run, callbacks)
     started = time.perf_counter()
     try:
         trainer.fit(

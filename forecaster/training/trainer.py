@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -198,7 +198,9 @@ def _check_checkpoint(path: Path, run: dict[str, Any], state: dict[str, torch.Te
         )
 
 
-def build_trainer(work_dir: str | Path, options: TrainerOptions, run: dict[str, Any]) -> pl.Trainer:
+def build_trainer(
+    work_dir: str | Path, options: TrainerOptions, run: dict[str, Any], callbacks: Sequence[pl.Callback] = ()
+) -> pl.Trainer:
     """Fitting Trainer: EarlyStopping and ModelCheckpoint on val_mse; logs and checkpoints in `work_dir`,
     each checkpoint written atomically with the `run` settings that `check_resumable` compares."""
     work_dir = Path(work_dir)
@@ -215,7 +217,13 @@ def build_trainer(work_dir: str | Path, options: TrainerOptions, run: dict[str, 
     return pl.Trainer(
         default_root_dir=work_dir,
         logger=CSVLogger(save_dir=work_dir, name="logs"),
-        callbacks=[checkpoint, early_stopping, _RunSettings(run), *_progress_callbacks(options.progress_bar)],
+        callbacks=[
+            checkpoint,
+            early_stopping,
+            _RunSettings(run),
+            *_progress_callbacks(options.progress_bar),
+            *callbacks,
+        ],
         plugins=[AtomicCheckpointIO()],
         max_epochs=options.max_epochs,
         accelerator=options.accelerator,

@@ -167,24 +167,30 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
 
 
-def train_forecaster(series: TimeSeries, out: str | Path, settings: TrainSettings) -> TrainOutcome | None:
-    """Fit the planned candidates, keep the best on validation, score the test split, save the bundle.
+def train_forecaster(
+    series: TimeSeries, out: str | Path, settings: TrainSettings, record: dict[str, Any] | None = None
+) -> TrainOutcome | None:
+    """Fit the planned candidates, keep the best on validation, score the test split, save the bundle
+    (`record`: more of how it was made, kept in its training record).
 
     Returns None on the non-zero ranks of a distributed run (only rank 0 scores and writes the bundle).
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
     with lightning_quiet(not settings.trainer.verbose):
-        return _train(series, out, settings)
-
-
-def _train(series: TimeSeries, out: Path, settings: TrainSettings) -> TrainOutcome | None:
-    fitted = _fit_planned(series, settings, work_dir_for(out))
-    return None if fitted is None else save_kept(*keep_best(fitted, series, settings), series, out, settings)
+        fitted = _fit_planned(series, settings, work_dir_for(out))
+        if fitted is None:
+            return None
+        return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
 
 
 def save_kept(
-    best: Fitted, scores: dict[str, float], series: TimeSeries, out: Path, settings: TrainSettings
+    best: Fitted,
+    scores: dict[str, float],
+    series: TimeSeries,
+    out: Path,
+    settings: TrainSettings,
+    record: dict[str, Any] | None = None,
 ) -> TrainOutcome:
     """Finish the kept candidate (`finish`) and save it as the bundle `out`, with how it was chosen."""
     options = settings.trainer
@@ -221,6 +227,7 @@ def save_kept(
         "gradient_clip_val": options.gradient_clip_val,
         "resumed": settings.resume,
         "versions": _versions(),
+        **(record or {}),
     }
     path = save_bundle(
         out,

@@ -1,0 +1,51 @@
+"""Ray for the benchmark grid and for tuning: joining a cluster or starting one here, and quieting Lightning
+in the worker processes, which import it afresh."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import warnings
+
+from forecaster.errors import ConfigError
+
+
+def quiet_lightning() -> None:
+    """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
+
+    Importing a Lightning package resets its logger to INFO, so each is imported before it is quieted. Three
+    warnings repeat with every cell and are not the user's to act on: torch 2.13 deprecates a class that
+    Lightning 2.6 still uses, neuralforecast's models keep unpicklable callbacks in their hyperparameters, and
+    on machines with more than a few cores (a GPU host, say) Lightning advises DataLoader worker processes,
+    which the runner does not use: its windows are slices of arrays already in memory.
+    """
+    for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                            category=FutureWarning)
+    warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",
+                            category=UserWarning)
+    warnings.filterwarnings("ignore", message=r"The '\w+' does not have many workers", category=UserWarning)
+    warnings.filterwarnings("ignore", message=r"The number of training batches \(\d+\) is smaller",
+                            category=UserWarning)
+
+
+
+
+def start_ray(address: str | None) -> bool:
+    """Connect to the Ray at `address` (None: start one on this machine) unless this process already is;
+    True when it connected here (and so must shut Ray down)."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "running in parallel (--jobs above 1, --ray-address) needs Ray: "
+            "pip install 'forecaster[cluster]'"
+        ) from None
+    if ray.is_initialized():
+        return False
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    return True

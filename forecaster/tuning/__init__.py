@@ -1,0 +1,2 @@
+"""`forecaster tune`: search spaces per model (`space`) and the Ray Tune search that retrains the best
+settings as a bundle (`search`)."""

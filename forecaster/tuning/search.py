@@ -1,0 +1,216 @@
+"""`forecaster tune`: a search over one model's settings on Ray Tune, then the best one retrained as a bundle.
+
+Optuna's TPE sampler proposes each trial's settings from the trials before it (seeded), ASHA stops trials
+whose validation MSE after an epoch falls behind (successive halving, Li et al. 2020), and each trial is
+an ordinary `fit_candidate` run on the train windows, judged on the validation windows: the test split is
+read only by the final bundle's report. The output folder holds the bundle (`model/`), every trial's
+settings and score (`trials.csv`) and the space searched (`space.json`); it is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from forecaster.artifacts import check_out_dir, move_into_place, sweep_stale
+from forecaster.checks import check_fields, setting
+from forecaster.cluster import quiet_lightning, start_ray
+from forecaster.data import TimeSeries
+from forecaster.errors import ConfigError, ForecasterError
+from forecaster.training.settings import TrainSettings
+from forecaster.tuning.space import TRAINING_SETTINGS, search_space, tune_space
+
+MODEL_DIR, TRIALS_FILE, SPACE_FILE = "model", "trials.csv", "space.json"
+METRIC = "val_mse"
+
+
+@dataclass
+class TuneSettings:
+    """How the search runs (what each trial trains is a TrainSettings)."""
+
+    trials: int = setting(16, "settings tried; Optuna proposes each from the trials before it", minimum=1)
+    jobs: int = setting(1, "trials at once, as Ray tasks each with its share of the CPUs and GPUs", minimum=1)
+    space: Path | None = setting(
+        None, "JSON or YAML file of ranges over the model's default search space (see README)", parse=Path
+    )
+    grace_epochs: int = setting(2, "epochs every trial trains before ASHA may stop it", minimum=1)
+    ray_address: str | None = setting(
+        None, "the Ray cluster that runs the trials (host:port or ray://...; default: a Ray started here)"
+    )
+
+    def __post_init__(self) -> None:
+        check_fields(self, "tuning setting")
+
+
+@dataclass
+class TuneOutcome:
+    """The tuning folder, the bundle of the best settings and every trial (one row each)."""
+
+    out: Path
+    bundle: Any  # training.workflows.TrainOutcome, its path under `out`
+    trials: pd.DataFrame
+    best: dict[str, Any]
+
+
+def settings_for(base: TrainSettings, trial: dict[str, Any]) -> TrainSettings:
+    """`base` with a trial's settings: lr and input_size as training settings, the rest model options."""
+    values = {name: value.item() if hasattr(value, "item") else value for name, value in trial.items()}
+    options = {name: value for name, value in values.items() if name not in TRAINING_SETTINGS}
+    return dataclasses.replace(
+        base,
+        lr=values.get("lr", base.lr),
+        input_size=values.get("input_size", base.input_size),
+        model_options={**base.model_options, **options},
+    )
+
+
+def _reporter() -> Any:
+    """A Lightning callback that reports each epoch's validation MSE to Tune (what ASHA compares)."""
+    import lightning
+    from ray import tune
+
+    class ReportEpochs(lightning.Callback):
+        def on_validation_end(self, trainer: lightning.Trainer, module: lightning.LightningModule) -> None:
+            if not trainer.sanity_checking:
+                tune.report({METRIC: float(trainer.callback_metrics[METRIC]), "complete": False})
+
+    return ReportEpochs()
+
+
+def _trial(
+    trial: dict[str, Any], *, series: TimeSeries, base: TrainSettings, threads: int, root: str
+) -> None:
+    """One trial in a Ray worker: fit the candidate its settings make, report its validation MSE."""
+    import torch
+    from ray import tune
+
+    from forecaster.training.fit import fit_candidate, plan
+
+    torch.set_num_threads(threads)
+    quiet_lightning()
+    settings = settings_for(base, trial)
+    [candidate] = plan(settings, series)
+    work = Path(root) / tune.get_context().get_trial_id()
+    fitted = fit_candidate(series, settings, candidate, work, callbacks=[_reporter()])
+    shutil.rmtree(work, ignore_errors=True)
+    tune.report({METRIC: fitted.val_mse, "complete": True, "epochs": fitted.training["epochs"]})
+
+
+def _search(series: TimeSeries, base: TrainSettings, tuning: TuneSettings, space: dict, root: Path) -> Any:
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no TensorBoard hints
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # trials.csv is the record
+    import optuna
+    import ray
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler
+    from ray.tune.search.optuna import OptunaSearch
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    resources = ray.cluster_resources()
+    threads = max(1, int(resources.get("CPU", 1) // tuning.jobs))
+    trainable = tune.with_resources(
+        tune.with_parameters(_trial, series=series, base=base, threads=threads, root=str(root / "trials")),
+        {"cpu": threads, "gpu": resources.get("GPU", 0) / tuning.jobs},
+    )
+    epochs = base.trainer.max_epochs
+    tuner = tune.Tuner(
+        trainable,
+        param_space=tune_space(space),
+        tune_config=tune.TuneConfig(
+            metric=METRIC,
+            mode="min",
+            search_alg=OptunaSearch(seed=base.seed),
+            # Each epoch is one report, the finished trial's score one more.
+            scheduler=ASHAScheduler(max_t=epochs + 1, grace_period=min(tuning.grace_epochs, epochs)),
+            num_samples=tuning.trials,
+            max_concurrent_trials=tuning.jobs,
+        ),
+        run_config=tune.RunConfig(storage_path=str(root.resolve()), name="search", verbose=0),
+    )
+    return tuner.fit()
+
+
+def trial_table(results: Any) -> pd.DataFrame:
+    """One row per trial, in the order they started: status (complete, stopped by ASHA, or error), epochs,
+    validation MSE (the finished model's; a stopped trial's last epoch's) and its settings."""
+    rows = []
+    for result in results:
+        metrics = result.metrics or {}
+        status = "error" if result.error is not None else "complete" if metrics.get("complete") else "stopped"
+        epochs = metrics.get("epochs") if status == "complete" else metrics.get("training_iteration", 0)
+        number = int(str(metrics.get("experiment_tag", "0")).split("_")[0])
+        rows.append({"number": number, "trial": metrics.get("trial_id", ""), "status": status,
+                     "epochs": epochs, METRIC: metrics.get(METRIC, float("nan")), **result.config,
+                     "error": "" if result.error is None else str(result.error).strip().splitlines()[-1]})
+    return pd.DataFrame(rows).sort_values("number", ignore_index=True)
+
+
+def tune_forecaster(
+    series: TimeSeries, out: str | Path, base: TrainSettings, tuning: TuneSettings
+) -> TuneOutcome:
+    """Search `base.model_name`'s settings on validation, retrain the best, and write the tuning folder."""
+    from forecaster.training.fit import plan
+    from forecaster.training.workflows import train_forecaster
+
+    out = Path(out)
+    if out.parent.is_dir():
+        sweep_stale(out)  # what a killed search left
+    check_out_dir(out, base.overwrite)
+    if base.model_name == "auto" or base.preset == "auto":
+        raise ConfigError(
+            "tune searches one model's settings; give --model NAME (not auto) and a named --preset"
+        )
+    [default] = plan(base, series)
+    if default.model_name in ("naive", "seasonal_naive"):
+        raise ConfigError(f"{default.model_name} has nothing to tune")
+    space = search_space(base.model_name, default.input_size, tuning.space)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staged = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staged.mkdir()
+    try:
+        started = start_ray(tuning.ray_address)
+        try:
+            logging.getLogger("ray.tune").setLevel(logging.ERROR)
+            trials = trial_table(_search(series, base, tuning, space, staged))
+        finally:
+            if started:
+                import ray
+
+                ray.shutdown()
+        for work in ("search", "trials"):
+            shutil.rmtree(staged / work, ignore_errors=True)
+        complete = trials[trials["status"] == "complete"]
+        if complete.empty:
+            errors = trials.loc[trials["error"] != "", "error"]
+            raise ForecasterError(
+                "no trial finished" + (f"; the first error: {errors.iloc[0]}" if len(errors) else "")
+            )
+        best_row = complete.loc[complete[METRIC].idxmin()]
+        best = {name: _plain(best_row[name]) for name in space}
+        trials.to_csv(staged / TRIALS_FILE, index=False)
+        (staged / SPACE_FILE).write_text(json.dumps(space, indent=2) + "\n")
+        record = {"tuning": {"trials": len(trials), "complete": len(complete), "space": space,
+                             "best_trial": best_row["trial"], "best": best,
+                             "best_val_mse": float(best_row[METRIC])}}
+        bundle = train_forecaster(series, staged / MODEL_DIR, settings_for(base, best), record)
+        shutil.rmtree(staged / f".{MODEL_DIR}.work", ignore_errors=True)
+        move_into_place(staged, out)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    bundle.bundle_path = out / MODEL_DIR
+    return TuneOutcome(out, bundle, trials, best)
+
+
+def _plain(value: Any) -> Any:
+    """A pandas cell as the JSON value it came from (numpy scalars to Python)."""
+    return value.item() if hasattr(value, "item") else value

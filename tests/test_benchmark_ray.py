@@ -1,0 +1,235 @@
+"""The benchmark's cells as Ray tasks: the rows of a sequential run, each recorded once, a worker that dies
+mid-cell retried, stopping the command stopping its tasks, and a grid on a separately started Ray head."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("neuralforecast")
+ray = pytest.importorskip("ray")
+
+from forecaster.benchmark import BenchmarkConfig, Cell, executors, read_results  # noqa: E402
+from forecaster.benchmark.progress import GridProgress  # noqa: E402
+from forecaster.cli import main  # noqa: E402
+from forecaster.errors import DataError  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                                   reason="finds Ray's processes in /proc")]
+ILI_TEST_WINDOWS_H24 = 193 - 24 + 1
+KEYS = ["dataset", "horizon", "model", "repeat"]
+# The title Ray gives a worker process while it runs a benchmark cell.
+CELL_TASK = b"ray::_run_cell_on_ray"
+
+
+def _grid_args(data_dir: Path, out: Path, models: str, *more: str) -> list[str]:
+    return ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", models, "--data-dir",
+            str(data_dir), "--out", str(out), "--no-progress", *more]
+
+
+def _cell_tasks() -> list[int]:
+    """PIDs of the worker processes running a benchmark cell right now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes().startswith(CELL_TASK):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting until {what}")
+        time.sleep(0.2)
+
+
+def _training(out: Path, count: int) -> bool:
+    """True once `count` cells are training: their bundles' work folders exist."""
+    return len(list((out / "bundles").glob(".*.work"))) >= count
+
+
+def test_cells_run_as_ray_tasks_give_the_rows_of_one_process(data_dir: Path, tmp_path: Path, capfd) -> None:
+    """`--jobs 2` starts a Ray for the grid and shuts it down; the rows (deterministic models) are those of a
+    sequential run, each recorded once, and the log is one line per cell (no Lightning banners from the
+    workers, which import Lightning afresh)."""
+    models = "naive,nlinear:reference"
+    assert main([*_grid_args(data_dir, tmp_path / "ray", models), "--repeats", "2", "--max-epochs", "2",
+                 "--jobs", "2"]) == 0
+    log = "".join(capfd.readouterr())
+    assert main([*_grid_args(data_dir, tmp_path / "one", models), "--repeats", "2", "--max-epochs", "2"]) == 0
+    assert not ray.is_initialized()
+    on_ray = read_results(tmp_path / "ray" / "results.csv").sort_values(KEYS, ignore_index=True)
+    alone = read_results(tmp_path / "one" / "results.csv").sort_values(KEYS, ignore_index=True)
+    assert len(on_ray) == 4 and not on_ray.duplicated(KEYS).any()
+    columns = [*KEYS, "mse", "mae", "val_mse"]
+    pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
+    assert "--jobs 2" in (tmp_path / "ray" / "summary.md").read_text()
+    runner_lines = ("ILI h=24 ", "benchmark (2 Ray tasks x 1 threads)", "4 cells run", "summary: ")
+    assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
+
+
+@pytest.fixture(scope="class")
+def local_ray():
+    """One Ray in this process for the tests of `TestOnARunningRay`."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.usefixtures("local_ray")
+class TestOnARunningRay:
+    """`run_on_ray` uses a Ray already running in this process and leaves it up."""
+
+    def test_a_failing_cell_keeps_the_cells_that_finish(self, data_dir: Path, tmp_path: Path) -> None:
+        """The running cell finishes and is recorded; the cell after the failure never starts."""
+        config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1,
+                                 max_epochs=1, data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
+        good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
+        after = Cell("ILI", 36, "dlinear", 0)
+        recorded: list[tuple[Cell, dict]] = []
+        with GridProgress(3, 0, enabled=False) as progress, pytest.raises(DataError, match="NoSuchData"):
+            executors.run_on_ray([broken, good, after], config, lambda c, row: recorded.append((c, row)),
+                                 progress)
+        assert [cell for cell, _ in recorded] == [good]
+        assert recorded[0][1]["windows"] == ILI_TEST_WINDOWS_H24
+        assert ray.is_initialized()
+
+
+    def test_each_row_is_recorded_when_its_task_finishes(self, data_dir: Path, tmp_path: Path) -> None:
+        """A quick cell is recorded while a slow one still trains, not when the whole grid is done."""
+        config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "naive"],
+                                 repeats=1, max_epochs=3, data_dir=data_dir, out_dir=tmp_path, progress=False,
+                                 jobs=2)
+        slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
+        recorded: list[tuple[Cell, float]] = []
+        with GridProgress(2, 0, enabled=False) as progress:
+            executors.run_on_ray([slow, quick], config, lambda c, row: recorded.append((c, time.monotonic())),
+                                 progress)
+        assert [cell for cell, _ in recorded] == [quick, slow]
+        assert recorded[1][1] - recorded[0][1] > 0.5
+
+
+def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "grid"
+    grid = _grid_args(data_dir, out, "s3attention,nlinear:reference", "--repeats", "1", "--max-epochs", "3",
+                      "--jobs", "2")
+    command = [sys.executable, "-m", "forecaster.cli", *grid]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_until(lambda: _training(out, 1) and _cell_tasks(), 180, "a cell trains")
+        killed = _cell_tasks()[0]
+        os.kill(killed, signal.SIGKILL)
+        log, _ = driver.communicate(timeout=300)
+    finally:
+        driver.kill()
+    assert driver.returncode == 0, log
+    rows = read_results(out / "results.csv")
+    assert sorted(rows["model"]) == ["nlinear:reference", "s3attention"]
+    assert not _alive(killed)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, signum: int) -> None:
+    """Killing the command mid-grid (SIGTERM: it shuts its Ray down; SIGKILL: Ray's workers notice their
+    driver is gone) leaves no task training on, and no partial row."""
+    out = tmp_path / "results"
+    command = [sys.executable, "-m", "forecaster.cli", "benchmark", "--datasets", "ILI", "--horizons",
+               "24,36", "--models", "s3attention", "--repeats", "1", "--max-epochs", "10000", "--patience",
+               "10000", "--jobs", "2", "--data-dir", str(data_dir), "--out", str(out), "--no-progress"]
+    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tasks: list[int] = []
+    try:
+        _wait_until(lambda: _training(out, 2) and len(_cell_tasks()) == 2, 180, "both cells train")
+        tasks = _cell_tasks()
+        os.kill(driver.pid, signum)
+        assert driver.wait(timeout=60) == (128 + signum if signum == signal.SIGTERM else -signum)
+        _wait_until(lambda: not any(_alive(pid) for pid in tasks), 60, "the tasks have stopped")
+    finally:
+        driver.kill()
+        driver.wait()
+        for pid in filter(_alive, tasks):  # a failed run must not leave them training for hours
+            os.kill(pid, signal.SIGKILL)
+    assert read_results(out / "results.csv").empty
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_grid_runs_on_a_ray_head_started_apart(data_dir: Path, tmp_path: Path) -> None:
+    """`ray start --head` on loopback, as on a cluster's head node; `--ray-address` sends the cells there."""
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    port = _free_port()
+    start = [ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus",
+             "2", "--include-dashboard", "false", "--disable-usage-stats"]
+    subprocess.run(start, check=True, capture_output=True, timeout=180)
+    try:
+        args = _grid_args(data_dir, tmp_path, "naive,nlinear:reference", "--repeats", "1", "--max-epochs",
+                          "1", "--jobs", "2", "--ray-address", f"127.0.0.1:{port}")
+        assert main(args) == 0
+        assert not ray.is_initialized()  # disconnected; the cluster stays up for its owner
+        rows = read_results(tmp_path / "results.csv")
+        assert sorted(rows["model"]) == ["naive", "nlinear:reference"]
+        assert "--ray-address 127.0.0.1:" in (tmp_path / "summary.md").read_text()
+    finally:
+        _stop_head(port)
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit():
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                tree.setdefault(parent, []).append(int(entry.name))
+        except OSError:
+            continue
+    return tree
+
+
+def _stop_head(port: int) -> None:
+    """Stop the Ray head on `port` and every process it started, and nothing else (`ray stop` would stop
+    every Ray on the machine)."""
+    tree, found = _children(), []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+            if re.search(rb"[:=]%d(\x00| |$)" % port, command):  # --port=P, --gcs-address=HOST:P
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    stack = list(found)
+    while stack:
+        for child in tree.get(stack.pop(), []):
+            if child not in found:
+                found.append(child)
+                stack.append(child)
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in filter(_alive, found):
+            os.kill(pid, signum)
+        deadline = time.monotonic() + 10
+        while any(map(_alive, found)) and time.monotonic() < deadline:
+            time.sleep(0.2)

@@ -1,0 +1,142 @@
+"""`forecaster tune`: search spaces checked before any trial, a real Ray Tune search whose choice reads only
+validation, and the tuned rows of the benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.errors import ConfigError
+from forecaster.tuning.space import INPUT_SIZE_FACTORS, SPACES, search_space, tune_space
+
+ILI_ROWS, ILI_TEST_ROWS = 966, 193  # int(0.2 * 966) test rows under 7:1:2
+
+
+def test_the_default_space_searches_input_sizes_around_the_default() -> None:
+    space = search_space("s3attention", 36)
+    assert space["input_size"] == {"choice": [18, 36, 72, 144]}
+    assert len(INPUT_SIZE_FACTORS) == 4
+    assert {name: space[name] for name in SPACES["s3attention"]} == SPACES["s3attention"]
+    assert set(search_space("nlinear", 96)) == {"lr", "input_size"}
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_space_file_replaces_and_adds_entries(tmp_path: Path, suffix: str) -> None:
+    entries = {"lr": {"uniform": [0.001, 0.002]}, "input_size": 60, "fold": {"randint": [2, 4]}}
+    path = tmp_path / f"space{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(entries))
+    else:
+        path.write_text("lr: {uniform: [0.001, 0.002]}\ninput_size: 60\nfold: {randint: [2, 4]}\n")
+    space = search_space("s3attention", 36, path)
+    assert {name: space[name] for name in entries} == entries
+    assert space["d_model"] == SPACES["s3attention"]["d_model"]
+    domains = tune_space(space)
+    assert domains["input_size"] == 60
+    drawn = set(domains["fold"].sample(size=300))
+    assert drawn == {2, 3, 4}  # randint's declared high end is drawn too
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"depth": {"choice": [1]}}', "s3attention has no setting 'depth'; expected one of lr, input_size"),
+        ('{"lr": {"normal": [0, 1]}}', "lr: expected one of loguniform, uniform, randint, choice"),
+        ('{"lr": {"uniform": [0.3, 0.1]}}', "lr: uniform needs [low, high] numbers with low < high"),
+        ('{"lr": {"loguniform": [0, 0.1]}}', "lr: loguniform needs low > 0"),
+        ('{"e_layers": {"randint": [1, 2.5]}}', "e_layers: randint needs whole-number bounds"),
+        ('{"d_model": {"choice": []}}', "d_model: choice needs a non-empty list of values"),
+        ('["lr"]', "expected a mapping of setting names to ranges or values"),
+        ('{"lr": ', "not valid JSON"),
+    ],
+)
+def test_a_wrong_space_file_is_refused_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "space.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="^.*" + message.replace("[", r"\[").replace("]", r"\]")) as caught:
+        search_space("s3attention", 36, path)
+    assert "\n" not in str(caught.value)
+
+
+def test_tune_refuses_what_it_cannot_search_at_once(data_dir: Path, tmp_path: Path, capsys) -> None:
+    common = ["tune", "--dataset", "ILI", "--data-dir", str(data_dir), "--horizon", "24"]
+    assert main([*common, "--model", "naive", "--out", str(tmp_path / "a")]) == 2
+    (tmp_path / "space.toml").write_text("lr = 1")
+    assert main([*common, "--model", "nlinear", "--space", str(tmp_path / "space.toml"),
+                 "--out", str(tmp_path / "b")]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    space = tmp_path / "space.toml"
+    assert errors == ["forecaster: error: naive has nothing to tune",
+                      f"forecaster: error: --space {space}: expected a .json, .yaml or .yml file"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["space.toml"]
+
+
+def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
+    frame = pd.read_csv(data_dir / "national_illness.csv.gz")
+    assert len(frame) == ILI_ROWS
+    if spoil_test:  # the test rows only: what a choice on validation must never see
+        values, test = frame.columns[1:], slice(ILI_ROWS - ILI_TEST_ROWS, None)
+        frame[values] = frame[values].astype(float)
+        noise = np.random.default_rng(0).normal(size=(ILI_TEST_ROWS, len(values)))
+        frame.loc[frame.index[test], values] = frame.loc[frame.index[test], values] * 10 + noise
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from forecaster.artifacts import load_bundle
+
+    runs = {}
+    for spoil in (False, True):
+        csv = _ili_csv(data_dir, tmp_path / f"ili-{spoil}.csv", spoil_test=spoil)
+        out = tmp_path / f"tuned-{spoil}"
+        assert main(["tune", "--csv", str(csv), "--horizon", "24", "--model", "nlinear", "--trials", "3",
+                     "--max-epochs", "2", "--out", str(out)]) == 0
+        assert sorted(path.name for path in out.iterdir()) == ["model", "space.json", "trials.csv"]
+        assert not list(tmp_path.glob(".tuned-*"))  # no staging folder left behind
+        runs[spoil] = (pd.read_csv(out / "trials.csv"), load_bundle(out / "model"))
+    trials, bundle = runs[False]
+    assert trials["number"].tolist() == [1, 2, 3]
+    assert set(trials["status"]) <= {"complete", "stopped"}
+    complete = trials[trials["status"] == "complete"]
+    best = complete.loc[complete["val_mse"].idxmin()]
+    tuning = bundle.training["tuning"]
+    assert tuning["best"] == {"lr": pytest.approx(best["lr"]), "input_size": best["input_size"]}
+    assert bundle.data.input_size == best["input_size"] and bundle.training["lr"] == pytest.approx(best["lr"])
+    # The bundle is the best trial trained again (same seed, settings and windows).
+    assert bundle.metrics["best_val_mse"] == pytest.approx(best["val_mse"], rel=1e-4)
+    spoiled_trials, spoiled_bundle = runs[True]
+    pd.testing.assert_series_equal(spoiled_trials["val_mse"], trials["val_mse"], rtol=1e-6)
+    assert spoiled_bundle.training["tuning"]["best"] == tuning["best"]
+    assert spoiled_bundle.metrics["mse"] > 10 * bundle.metrics["mse"]  # the test rows did change
+
+
+@pytest.mark.slow
+def test_tuned_benchmark_rows_search_once_and_train_the_best_at_every_seed(
+    data_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    pytest.importorskip("ray")
+    pytest.importorskip("neuralforecast")
+    from forecaster.artifacts import load_bundle
+    from forecaster.benchmark import read_results, runners
+
+    monkeypatch.setattr(runners, "TUNED_TRIALS", 2)
+    assert main(["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "s3attention-tuned",
+                 "--repeats", "2", "--max-epochs", "1", "--data-dir", str(data_dir), "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    rows = read_results(tmp_path / "results.csv")
+    assert rows["repeat"].tolist() == [0, 1] and set(rows["model"]) == {"s3attention-tuned"}
+    assert len(pd.read_csv(tmp_path / "tuning" / "ILI-h24" / "trials.csv")) == 2
+    search = load_bundle(tmp_path / "tuning" / "ILI-h24" / "model").training["tuning"]
+    for repeat in (0, 1):
+        bundle = load_bundle(tmp_path / "bundles" / f"ILI-h24-s3attention-tuned-r{repeat}")
+        assert bundle.training["tuning"]["best"] == search["best"]
+        assert bundle.training["seed"] == repeat
+    assert "s3attention-tuned: `forecaster tune" in (tmp_path / "summary.md").read_text()
