@@ -36,8 +36,9 @@ def quiet_lightning() -> None:
 
 
 def start_ray(address: str | None) -> bool:
-    """Connect to the Ray at `address` (None: start one on this machine) unless this process already is;
-    True when it connected here (and so must shut Ray down)."""
+    """Connect to the Ray at `address` (None: start a new one on this machine, never a cluster that
+    `ray start` left behind, which Ray would join otherwise; "auto" joins that one) unless this process
+    already is; True when it connected here (and so must shut Ray down)."""
     try:
         import ray
     except ImportError:
@@ -47,5 +48,6 @@ def start_ray(address: str | None) -> bool:
         ) from None
     if ray.is_initialized():
         return False
-    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    ray.init(address=address or "local", **quiet)
     return True

@@ -227,6 +227,9 @@ def _stop_head(port: int) -> None:
             if child not in found:
                 found.append(child)
                 stack.append(child)
+    current = Path("/tmp/ray/ray_current_cluster")  # where `ray start` says which cluster is the latest
+    if current.is_file() and current.read_text().strip().endswith(f":{port}"):
+        current.unlink()
     for signum in (signal.SIGTERM, signal.SIGKILL):
         for pid in filter(_alive, found):
             os.kill(pid, signum)

@@ -135,3 +135,14 @@ def test_describe_registered_name_with_reader_options(data_dir, capsys):
     info = _describe_json(capsys, "etth1", "--data-dir", str(data_dir), "--targets", "OT")
     assert (info["dataset"], info["rows"], info["columns"]) == ("ETTh1", 17420, ["OT"])
     assert info["borders"] == _expected_712(17420, 96)
+
+
+def test_the_earlier_validation_period_is_the_last_rows_of_train_before_it():
+    from forecaster.data.splits import earlier_period
+
+    borders = split_borders(966, 36, horizon=60)  # ILI: train 676 rows, validation 97, test 193
+    assert borders["train"] == (0, 676) and borders["val"] == (640, 773)
+    moved = earlier_period(borders, 36, 60)
+    assert moved == {"train": (0, 579), "val": (543, 676), "test": borders["test"]}
+    assert window_counts(moved, 36, 60)["val"] == window_counts(borders, 36, 60)["val"] == 38
+    assert earlier_period(split_borders(100, 60, horizon=10), 60, 10) is None  # 60 train rows: no window

@@ -98,7 +98,7 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
                 try:
                     record(cell, ray.get(reference))
                 except ray.exceptions.RayTaskError as failure:
-                    error = error or failure.as_instanceof_cause()
+                    error = error or _cause(failure)
     except BaseException:
         for reference in running:
             ray.cancel(reference, force=True)
@@ -114,3 +114,10 @@ def run_sequentially(
     for cell in todo:
         progress.start(cell)
         record(cell, result_row(cell, run_cell(cell, prepared_for(cell, prepared, config), config)))
+
+
+def _cause(failure: Exception) -> BaseException:
+    """The exception a task raised, without Ray's wrapping (whose message starts with the task's name,
+    process and address in terminal colours)."""
+    cause = getattr(failure, "cause", None)
+    return cause if isinstance(cause, BaseException) else failure

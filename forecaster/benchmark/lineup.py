@@ -67,14 +67,15 @@ def candidates(name: str, source: Any) -> list[str]:
 
 
 def choose(results: pd.DataFrame, dataset: str, horizon: int, names: list[str]) -> tuple[str | None, dict]:
-    """The name `forecaster train` would keep (`simplest_within_evidence` on the seed-0 validation MSEs and
-    block means, `forecaster.training.scoring`), and every name's validation MSE; None while some
-    candidate has no seed-0 row with a validation MSE yet."""
-    from forecaster.training.scoring import simplest_within_evidence
+    """The name `forecaster train` would keep (`simplest_consistent` on the seed-0 validation MSEs and
+    block means, and on the earlier validation period where every candidate has one,
+    `forecaster.training.scoring`), and every name's validation MSE; None while some candidate has no seed-0
+    row with a validation MSE yet."""
+    from forecaster.training.scoring import Score, simplest_consistent
 
     rows = results[(results["dataset"].astype(str) == dataset) & (results["horizon"] == horizon)
                    & (results["repeat"] == 0)]
-    scores, blocks = {}, []
+    scores, latest, earlier = {}, [], []
     for name in names:
         found = rows[rows["model"].astype(str) == name]
         if found.empty or not math.isfinite(float(found["val_mse"].iloc[0])):
@@ -82,8 +83,12 @@ def choose(results: pd.DataFrame, dataset: str, horizon: int, names: list[str]) 
         if not isinstance(found["val_blocks"].iloc[0], str) or not found["val_blocks"].iloc[0]:
             return None, scores
         scores[name] = float(found["val_mse"].iloc[0])
-        blocks.append(np.asarray(json.loads(found["val_blocks"].iloc[0]), dtype=np.float64))
-    return names[simplest_within_evidence(list(scores.values()), blocks)], scores
+        latest.append(Score(scores[name], np.asarray(json.loads(found["val_blocks"].iloc[0]), dtype=float)))
+        before = found["earlier_validation"].iloc[0]
+        if isinstance(before, str) and before:
+            earlier.append(Score(json.loads(before)["mse"], np.asarray(json.loads(before)["blocks"])))
+    periods = [latest, earlier] if len(earlier) == len(latest) else [latest]
+    return names[simplest_consistent(periods)], scores
 
 
 def chosen_rows(results: pd.DataFrame, sources: dict[str, Any]) -> pd.DataFrame:

@@ -20,16 +20,17 @@ from forecaster.errors import DataError
 RESULT_COLUMNS = (
     "dataset", "horizon", "model", "repeat", "seed", "mse", "mae", "train_seconds", "epochs", "parameters",
     "windows", "device", "val_mse", "mse_step1", "val_blocks", "coverage_80", "coverage_95",
-    "interval_score_80", "interval_score_95", "members",
+    "interval_score_80", "interval_score_95", "members", "earlier_validation",
 )
 # Columns added after the first record: older files lack them, and their rows read them as missing.
 # val_blocks: the validation MSE by blocks of `horizon` windows (JSON), which choices need for their error;
 # coverage_* / interval_score_*: the test-split coverage and interval score (standardized) of the bundle's
 # calibrated 80% and 95% intervals (forecaster models only); members: what an auto row kept, as JSON
-# {candidate: weight} (one candidate with weight 1, or an ensemble's members).
+# {candidate: weight} (one candidate with weight 1, or an ensemble's members); earlier_validation: a
+# candidate's validation MSE and block means on the earlier period, where the split's is short (JSON).
 INTERVAL_COLUMNS = ("coverage_80", "coverage_95", "interval_score_80", "interval_score_95")
-ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks", *INTERVAL_COLUMNS, "members")
-OPTIONAL_COLUMNS = (*INTERVAL_COLUMNS, "members")
+ADDED_COLUMNS = ("val_mse", "mse_step1", "val_blocks", *INTERVAL_COLUMNS, "members", "earlier_validation")
+OPTIONAL_COLUMNS = (*INTERVAL_COLUMNS, "members", "earlier_validation")
 RESULTS_FILE = "results.csv"
 
 

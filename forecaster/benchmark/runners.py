@@ -84,7 +84,7 @@ def _run_product(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dic
 
 
 def _product_row(outcome: Any) -> dict[str, Any]:
-    metrics = outcome.metrics
+    metrics, earlier = outcome.metrics, outcome.training.get("earlier_validation")
     return {
         **interval_fields(metrics),
         "mse": metrics["mse"],
@@ -96,6 +96,7 @@ def _product_row(outcome: Any) -> dict[str, Any]:
         "val_mse": metrics["best_val_mse"],
         "mse_step1": metrics["mse_step1"],
         "val_blocks": json.dumps(metrics["val_blocks"]),
+        **({} if earlier is None else {"earlier_validation": json.dumps(earlier)}),
     }
 
 

@@ -8,8 +8,9 @@ from torch.utils.data import DataLoader
 
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, TimeSeries
-from forecaster.data.splits import split_borders
+from forecaster.data.splits import Borders, earlier_period, split_borders
 from forecaster.data.windows import PooledWindows, WindowDataset
+from forecaster.errors import DataError
 
 Windows = WindowDataset | PooledWindows
 
@@ -21,17 +22,27 @@ def window_sets(
     split: str,
     scaler: Scaler | None = None,
     strides: dict[str, int] | None = None,
+    earlier: bool = False,
 ) -> tuple[Scaler, dict[str, Windows]]:
-    """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given).
+    """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given);
+    `earlier`: the split's `earlier_period` (DataError where it has none).
 
     Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
     strides = strides or {}
+
+    def borders_of(n_rows: int, source: str) -> Borders:
+        borders = split_borders(n_rows, input_size, split, series.freq, horizon=horizon, source=source)
+        if not earlier:
+            return borders
+        moved = earlier_period(borders, input_size, horizon)
+        if moved is None:
+            raise DataError(f"{source}: {n_rows} rows leave no train window before an earlier validation")
+        return moved
+
     if series.options.channels != INDEPENDENT:
         values = series.inputs
-        borders = split_borders(
-            len(values), input_size, split, series.freq, horizon=horizon, source=series.source
-        )
+        borders = borders_of(len(values), series.source)
         scaler = scaler or Scaler.fit(values[slice(*borders["train"])])
         scaled = scaler.transform(values).astype(np.float32)
         targets = len(series.columns)
@@ -48,10 +59,7 @@ def window_sets(
         column = series.values[:, j]
         valid = np.flatnonzero(np.isfinite(column))
         values = column[valid[0] : valid[-1] + 1, None]
-        borders = split_borders(
-            len(values), input_size, split, series.freq, horizon=horizon,
-            source=f"{series.source}: series {name!r}",
-        )  # fmt: skip
+        borders = borders_of(len(values), f"{series.source}: series {name!r}")
         own = Scaler.fit(values[slice(*borders["train"])]) if scaler is None else scaler.channel(j)
         means.append(own.mean)
         scales.append(own.scale)
@@ -67,6 +75,7 @@ class ForecastDataModule(L.LightningDataModule):
 
     `stride` thins the train windows; val/test windows use `eval_stride` (default 1) so that test
     metrics cover every window as in the literature. Evaluation loaders never drop the last batch.
+    `earlier`: the split's earlier validation period (`splits.earlier_period`) instead.
     """
 
     def __init__(
@@ -79,6 +88,7 @@ class ForecastDataModule(L.LightningDataModule):
         stride: int = 1,
         num_workers: int = 0,
         eval_stride: int = 1,
+        earlier: bool = False,
     ) -> None:
         super().__init__()
         self.series = series
@@ -89,6 +99,7 @@ class ForecastDataModule(L.LightningDataModule):
         self.stride = stride
         self.eval_stride = eval_stride
         self.num_workers = num_workers
+        self.earlier = earlier
         self.scaler: Scaler | None = None
 
     def setup(self, stage: str | None = None) -> None:
@@ -97,7 +108,7 @@ class ForecastDataModule(L.LightningDataModule):
             return
         strides = {"train": self.stride, "val": self.eval_stride, "test": self.eval_stride}
         self.scaler, sets = window_sets(
-            self.series, self.input_size, self.horizon, self.split, strides=strides
+            self.series, self.input_size, self.horizon, self.split, strides=strides, earlier=self.earlier
         )
         self.train_set, self.val_set, self.test_set = sets["train"], sets["val"], sets["test"]
 

@@ -41,9 +41,11 @@ def _moments(
 
 def ensemble_of(fitted: list[Fitted], series: TimeSeries) -> Fitted | None:
     """The ensemble of `fitted` with greedy-selection weights on their validation windows, as one more
-    fitted candidate; None where it would be a single candidate, or where the candidates read covariates
-    (their inputs are not one window of the targets) or differ in validation windows."""
-    if len(fitted) < 2:
+    fitted candidate; None where it would be a single candidate, where the candidates read covariates
+    (their inputs are not one window of the targets) or differ in validation windows, or where the
+    validation split is too short to judge on alone (candidates scored on an earlier period too,
+    `fit.MIN_VALIDATION_BLOCKS`): weights fitted to a few horizons would follow their noise."""
+    if len(fitted) < 2 or any(result.earlier is not None for result in fitted):
         return None
     longest = max(fitted, key=lambda result: result.data.input_size)
     data, scaler = longest.data, longest.scaler

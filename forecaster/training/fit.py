@@ -2,9 +2,10 @@
 train windows and judged on its validation windows.
 
 Early stopping keeps the epoch with the lowest validation MSE. A model whose untrained form is the naive
-forecast (S3Attention with `anchor="last"`, checked on the validation windows) keeps those weights only if
-they beat its initial, naive ones by more than two standard errors (`scoring.simplest_within_evidence`):
-it stays the naive forecast unless validation clearly says otherwise. Models without parameters (naive,
+forecast (S3Attention with `anchor="last"`, checked on the validation windows) keeps its trained weights only
+if they beat its initial, naive ones by more than two standard errors (`scoring.simplest_consistent`; on a
+short validation split, on an earlier validation period too): it stays the naive forecast unless
+validation clearly says otherwise. Models without parameters (naive,
 seasonal naive) are scored, not trained.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import math
 import shutil
 import time
 from collections.abc import Sequence
@@ -30,7 +32,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
 from forecaster.data.missing import check_magnitudes
-from forecaster.errors import ConfigError, ForecasterError
+from forecaster.errors import ConfigError, DataError, ForecasterError
 from forecaster.models import MODELS, get_model
 from forecaster.models.assembly import assemble, naive_like
 from forecaster.presets import (
@@ -44,9 +46,9 @@ from forecaster.presets import (
 )
 from forecaster.training.module import ForecastModule
 from forecaster.training.scoring import (
-    block_means,
+    Score,
     error_scaler,
-    simplest_within_evidence,
+    simplest_consistent,
     split_windows,
     window_errors,
 )
@@ -54,6 +56,10 @@ from forecaster.training.settings import TrainSettings
 from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
 DEFAULT_INPUT_SIZE = 96
+# A validation split holding fewer horizons than this (non-overlapping) is too short to judge a model on:
+# each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
+# and scored there, and a model is kept over a simpler one only if it is better on both periods.
+MIN_VALIDATION_BLOCKS = 4
 # What `--model auto` chooses among, simplest first (a tie goes to the simpler model).
 AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
 
@@ -82,6 +88,8 @@ class Fitted:
     scaler: Scaler
     val_errors: np.ndarray
     training: dict[str, Any]
+    earlier: Score | None = None  # on the earlier validation period, trained on the rows before it
+    start_errors: np.ndarray | None = None  # of its initial weights, where they forecast as naive
 
     @property
     def val_mse(self) -> float:
@@ -115,7 +123,11 @@ def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted
     model = stored(bundle.model).eval()
     errors = window_errors(model, split_windows(bundle.data, bundle.scaler, series, "val"))
     recorded = {key: training[key] for key in training_record(label, None, None, 0) if key in training}
-    return Fitted(candidate, model, bundle.data, bundle.scaler, errors, {**recorded, "candidate": label})
+    earlier = training.get("earlier_validation")
+    return Fitted(
+        candidate, model, bundle.data, bundle.scaler, errors, {**recorded, "candidate": label},
+        earlier=None if earlier is None else Score(earlier["mse"], np.asarray(earlier["blocks"])),
+    )  # fmt: skip
 
 
 def _fields(model_name: str) -> set[str]:
@@ -211,15 +223,22 @@ def fit_candidate(
     candidate: Candidate,
     work_dir: Path,
     callbacks: Sequence[lightning.Callback] = (),
+    earlier: bool = False,
 ) -> Fitted | None:
-    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's); None on the
-    non-zero ranks of a DDP run."""
+    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's), and where
+    the validation split is short (MIN_VALIDATION_BLOCKS) once more for the earlier validation period;
+    `earlier`: train for that period alone. None on the non-zero ranks of a DDP run."""
     check_magnitudes(series.source, series.frame)
     if not settings.resume:
         _clear(checkpoint_dir(work_dir))
     lightning.seed_everything(settings.seed, workers=True, verbose=False)
     datamodule = ForecastDataModule(
-        series, candidate.input_size, settings.horizon, split=settings.split, batch_size=settings.batch_size
+        series,
+        candidate.input_size,
+        settings.horizon,
+        split=settings.split,
+        batch_size=settings.batch_size,
+        earlier=earlier,
     )
     datamodule.setup("fit")
     data = DataConfig(
@@ -259,8 +278,12 @@ def fit_candidate(
         datamodule.window_counts(),
         sum(parameter.numel() for parameter in model.parameters()),
     )
+    start = initial if starts_as_naive else None
+    before = None if earlier else _earlier_fit(series, settings, candidate, work_dir, len(datamodule.val_set))
+    scored_before = None if before is None else Score.of(before.val_errors, settings.horizon)
     if not any(parameter.requires_grad for parameter in model.parameters()):
-        return Fitted(candidate, model.eval(), data, datamodule.scaler, initial, training)
+        scaler = datamodule.scaler
+        return Fitted(candidate, model.eval(), data, scaler, initial, training, scored_before, start)
 
     initial_state = copy.deepcopy(model.state_dict())
     module = ForecastModule(
@@ -306,12 +329,10 @@ def fit_candidate(
     module.load_state_dict(best["state_dict"])
     trained = window_errors(model.cpu(), datamodule.val_set)
     horizon = settings.horizon
-    kept_initial = starts_as_naive and (
-        simplest_within_evidence(
-            [initial.mean(), trained.mean()], [block_means(initial, horizon), block_means(trained, horizon)]
-        )
-        == 0
-    )
+    periods = [[Score.of(initial, horizon), Score.of(trained, horizon)]]
+    if before is not None and before.start_errors is not None:
+        periods.append([Score.of(before.start_errors, horizon), scored_before])
+    kept_initial = starts_as_naive and simplest_consistent(periods) == 0
     if kept_initial:
         model.load_state_dict(initial_state)
     training.update(
@@ -322,6 +343,18 @@ def fit_candidate(
         train_seconds=round(seconds, 3),
         world_size=trainer.world_size,
     )
-    return Fitted(
-        candidate, model.eval(), data, datamodule.scaler, initial if kept_initial else trained, training
-    )
+    errors = initial if kept_initial else trained
+    return Fitted(candidate, model.eval(), data, datamodule.scaler, errors, training, scored_before, start)
+
+
+def _earlier_fit(
+    series: TimeSeries, settings: TrainSettings, candidate: Candidate, work_dir: Path, val_windows: int
+) -> Fitted | None:
+    """`candidate` fitted for the earlier validation period, where the validation split holds fewer than
+    MIN_VALIDATION_BLOCKS horizons and the rows allow an earlier period; else None."""
+    if math.ceil(val_windows / settings.horizon) >= MIN_VALIDATION_BLOCKS:
+        return None
+    try:
+        return fit_candidate(series, settings, candidate, work_dir / "earlier", earlier=True)
+    except DataError:  # too few rows before an earlier period
+        return None

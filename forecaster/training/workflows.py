@@ -32,13 +32,14 @@ from forecaster.presets import AUTO
 from forecaster.training.combine import ensemble_of
 from forecaster.training.fit import Fitted, fit_candidate, plan
 from forecaster.training.scoring import (
+    Score,
     block_means,
     calibrate,
     evaluate_model,
     interval_method,
     interval_report,
     naive_metrics,
-    simplest_within_evidence,
+    simplest_consistent,
     split_windows,
     toward_naive_weights,
     window_errors,
@@ -155,15 +156,16 @@ def _fit_planned(series: TimeSeries, settings: TrainSettings, work_dir: Path) ->
 
 
 def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings) -> tuple[Fitted, dict]:
-    """The simplest fitted candidate within two standard errors of the best on validation (for `--model
-    auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE."""
+    """The simplest fitted candidate within two standard errors of the best on validation, and on the earlier
+    validation period where they were scored on one (`scoring.simplest_consistent`; for `--model auto`,
+    their ensemble is offered last, `combine`), and every candidate's validation MSE."""
     if settings.model_name == AUTO:
         ensemble = ensemble_of(fitted, series)
         fitted = fitted if ensemble is None else [*fitted, ensemble]
-    chosen = simplest_within_evidence(
-        [result.val_mse for result in fitted],
-        [block_means(result.val_errors, settings.horizon) for result in fitted],
-    )
+    periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
+    if all(result.earlier is not None for result in fitted):
+        periods.append([result.earlier for result in fitted])
+    chosen = simplest_consistent(periods)
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
 
 
@@ -215,6 +217,9 @@ def save_kept(
         "preset": settings.preset,
         **best.training,
         "model_options": best.candidate.model_options,
+        **({} if best.earlier is None else {
+            "earlier_validation": {"mse": best.earlier.mse, "blocks": best.earlier.blocks.tolist()}
+        }),
         "toward_naive": best.candidate.toward_naive,
         "selection": scores,
         "max_epochs": options.max_epochs,
