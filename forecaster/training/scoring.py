@@ -138,15 +138,20 @@ class Score:
 def simplest_consistent(periods: list[list[Score]]) -> int:
     """Index of the model to keep among several (simplest first), scored on one or more validation periods
     (the validation split, then earlier ones, `splits.earlier_period`). On one period it is
-    `simplest_within_evidence`. On several, a model is eligible only if it beats the simplest one on every
-    period, and of the simplest one and the eligible, the first within EVIDENCE standard errors of the best
-    on all periods together is kept (`simplest_within_evidence` on the periods' mean MSE and all their block
-    means)."""
+    `simplest_within_evidence`. On several, a model is eligible only if each period alone gives clear
+    evidence that it beats the simplest one (one strong period must not carry a null one: on Exchange-720,
+    NLinear beats naive by 14% on the validation split and by 0.3% on the earlier period, and loses on
+    test); of the simplest one and the eligible, the first within EVIDENCE standard errors of the best on all
+    periods together is kept (their mean MSE and all their block means)."""
     count = len(periods[0])
     if len(periods) == 1:
-        eligible = list(range(count))
-    else:
-        eligible = [0] + [i for i in range(1, count) if all(p[i].mse < p[0].mse for p in periods)]
+        return simplest_within_evidence([score.mse for score in periods[0]], [s.blocks for s in periods[0]])
+
+    def clearly_better(index: int) -> bool:
+        pairs = [(scores[0], scores[index]) for scores in periods]
+        return all(simplest_within_evidence([a.mse, b.mse], [a.blocks, b.blocks]) == 1 for a, b in pairs)
+
+    eligible = [0] + [index for index in range(1, count) if clearly_better(index)]
     means = [float(np.mean([scores[index].mse for scores in periods])) for index in eligible]
     blocks = [np.concatenate([scores[index].blocks for scores in periods]) for index in eligible]
     return eligible[simplest_within_evidence(means, blocks)]
