@@ -92,6 +92,9 @@ def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
 def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("ray")
     from forecaster.artifacts import load_bundle
+    from forecaster.data import read_csv
+    from forecaster.training.fit import plan
+    from forecaster.training.settings import TrainSettings
 
     runs = {}
     for spoil in (False, True):
@@ -104,6 +107,9 @@ def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Pa
         runs[spoil] = (pd.read_csv(out / "trials.csv"), load_bundle(out / "model"))
     trials, bundle = runs[False]
     assert trials["number"].tolist() == [1, 2, 3]
+    [untuned] = plan(TrainSettings(horizon=24, model_name="nlinear"), read_csv(tmp_path / "ili-False.csv"))
+    assert trials.loc[0, "input_size"] == untuned.input_size  # the first trial: the untuned settings
+    assert trials.loc[0, "lr"] == pytest.approx(untuned.lr)
     assert set(trials["status"]) <= {"complete", "stopped"}
     complete = trials[trials["status"] == "complete"]
     best = complete.loc[complete["val_mse"].idxmin()]

@@ -1,6 +1,7 @@
 """`forecaster tune`: a search over one model's settings on Ray Tune, then the best one retrained as a bundle.
 
-Optuna's TPE sampler proposes each trial's settings from the trials before it (seeded), ASHA stops trials
+The first trial is the model's untuned settings (where the space holds them), then Optuna's TPE sampler
+proposes each trial's settings from the trials before it (seeded), ASHA stops trials
 whose validation MSE after an epoch falls behind (successive halving, Li et al. 2020), and each trial is
 an ordinary `fit_candidate` run on the train windows, judged on the validation windows: the test split is
 read only by the final bundle's report. The output folder holds the bundle (`model/`), every trial's
@@ -27,7 +28,7 @@ from forecaster.cluster import quiet_lightning, start_ray
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.training.settings import TrainSettings
-from forecaster.tuning.space import TRAINING_SETTINGS, search_space, tune_space
+from forecaster.tuning.space import TRAINING_SETTINGS, default_point, search_space, tune_space
 
 MODEL_DIR, TRIALS_FILE, SPACE_FILE = "model", "trials.csv", "space.json"
 METRIC = "val_mse"
@@ -105,7 +106,9 @@ def _trial(
     tune.report({METRIC: fitted.val_mse, "complete": True, "epochs": fitted.training["epochs"]})
 
 
-def _search(series: TimeSeries, base: TrainSettings, tuning: TuneSettings, space: dict, root: Path) -> Any:
+def _search(
+    series: TimeSeries, base: TrainSettings, tuning: TuneSettings, space: dict, first: dict, root: Path
+) -> Any:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no TensorBoard hints
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # trials.csv is the record
     import optuna
@@ -128,7 +131,7 @@ def _search(series: TimeSeries, base: TrainSettings, tuning: TuneSettings, space
         tune_config=tune.TuneConfig(
             metric=METRIC,
             mode="min",
-            search_alg=OptunaSearch(seed=base.seed),
+            search_alg=OptunaSearch(seed=base.seed, points_to_evaluate=[first] if first else None),
             # Each epoch is one report, the finished trial's score one more.
             scheduler=ASHAScheduler(max_t=epochs + 1, grace_period=min(tuning.grace_epochs, epochs)),
             num_samples=tuning.trials,
@@ -139,19 +142,23 @@ def _search(series: TimeSeries, base: TrainSettings, tuning: TuneSettings, space
     return tuner.fit()
 
 
-def trial_table(results: Any) -> pd.DataFrame:
+def trial_table(results: Any) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
     """One row per trial, in the order they started: status (complete, stopped by ASHA, or error), epochs,
-    validation MSE (the finished model's; a stopped trial's last epoch's) and its settings."""
-    rows = []
+    validation MSE (the finished model's; a stopped trial's last epoch's) and its settings; and each trial's
+    settings by trial id, as Tune gave them (a table cell cannot hold None)."""
+    rows, settings = [], {}
     for result in results:
         metrics = result.metrics or {}
         status = "error" if result.error is not None else "complete" if metrics.get("complete") else "stopped"
         epochs = metrics.get("epochs") if status == "complete" else metrics.get("training_iteration", 0)
         number = int(str(metrics.get("experiment_tag", "0")).split("_")[0])
-        rows.append({"number": number, "trial": metrics.get("trial_id", ""), "status": status,
+        trial = metrics.get("trial_id", "")
+        settings[trial] = {name: value.item() if hasattr(value, "item") else value
+                           for name, value in result.config.items()}
+        rows.append({"number": number, "trial": trial, "status": status,
                      "epochs": epochs, METRIC: metrics.get(METRIC, float("nan")), **result.config,
                      "error": "" if result.error is None else str(result.error).strip().splitlines()[-1]})
-    return pd.DataFrame(rows).sort_values("number", ignore_index=True)
+    return pd.DataFrame(rows).sort_values("number", ignore_index=True), settings
 
 
 def tune_forecaster(
@@ -173,6 +180,8 @@ def tune_forecaster(
     if default.model_name in ("naive", "seasonal_naive"):
         raise ConfigError(f"{default.model_name} has nothing to tune")
     space = search_space(base.model_name, default.input_size, tuning.space)
+    untuned = {"lr": default.lr, "input_size": default.input_size, **default.model_options}
+    first = default_point(space, base.model_name, untuned)
     out.parent.mkdir(parents=True, exist_ok=True)
     staged = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staged.mkdir()
@@ -180,7 +189,7 @@ def tune_forecaster(
         started = start_ray(tuning.ray_address)
         try:
             logging.getLogger("ray.tune").setLevel(logging.ERROR)
-            trials = trial_table(_search(series, base, tuning, space, staged))
+            trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
         finally:
             if started:
                 import ray
@@ -195,7 +204,7 @@ def tune_forecaster(
                 "no trial finished" + (f"; the first error: {errors.iloc[0]}" if len(errors) else "")
             )
         best_row = complete.loc[complete[METRIC].idxmin()]
-        best = {name: _plain(best_row[name]) for name in space}
+        best = settings[best_row["trial"]]
         trials.to_csv(staged / TRIALS_FILE, index=False)
         (staged / SPACE_FILE).write_text(json.dumps(space, indent=2) + "\n")
         record = {"tuning": {"trials": len(trials), "complete": len(complete), "space": space,
@@ -209,8 +218,3 @@ def tune_forecaster(
         raise
     bundle.bundle_path = out / MODEL_DIR
     return TuneOutcome(out, bundle, trials, best)
-
-
-def _plain(value: Any) -> Any:
-    """A pandas cell as the JSON value it came from (numpy scalars to Python)."""
-    return value.item() if hasattr(value, "item") else value

@@ -22,13 +22,13 @@ LEARNING_RATE = {"lr": {"loguniform": [1e-4, 3e-3]}}
 INPUT_SIZE_FACTORS = (0.5, 1, 2, 4)
 SPACES: dict[str, dict[str, Any]] = {
     # Widths and depths around the paper's (D 32-64, 2 layers); 8 harmonics is the paper's listing, the
-    # reference keeps all; the anchor and NLinear skip are the product's variants (forecaster.presets).
+    # reference keeps all (None); the anchor and NLinear skip are the product's variants (forecaster.presets).
     "s3attention": {
         **LEARNING_RATE,
         "d_model": {"choice": [16, 32, 64, 128]},
         "e_layers": {"choice": [1, 2, 3]},
         "dropout": {"uniform": [0.0, 0.3]},
-        "n_harmonics": {"choice": [4, 8, 16, 32]},
+        "n_harmonics": {"choice": [4, 8, 16, 32, None]},  # None: every harmonic (the reference)
         "anchor": {"choice": ["last", "mean"]},
         "skip": {"choice": [True, False]},
     },
@@ -129,3 +129,24 @@ def tune_space(space: dict[str, Any]) -> dict[str, Any]:
         return getattr(tune, kind)(*arguments)
 
     return {name: domain(entry) for name, entry in space.items()}
+
+
+def _fits(entry: Any, value: Any) -> bool:
+    if not isinstance(entry, dict):
+        return entry == value
+    kind, arguments = next(iter(entry.items()))
+    if kind == "choice":
+        return value in arguments
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    return numeric and arguments[0] <= value <= arguments[1] and (kind != "randint" or isinstance(value, int))
+
+
+def default_point(space: dict[str, Any], model_name: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The model's untuned settings (`settings`: lr, input_size and its options over its config's defaults)
+    on the space's searched entries where they fit: the search tries them first, so it never keeps settings
+    worse on validation than `forecaster train`'s."""
+    defaults = {name: field.default for name, field in _model_fields(model_name).items()
+                if field.default is not dataclasses.MISSING}
+    values = {**defaults, **settings}
+    return {name: values[name] for name, entry in space.items()
+            if isinstance(entry, dict) and name in values and _fits(entry, values[name])}
