@@ -89,7 +89,9 @@ def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
 
 
 @pytest.mark.slow
-def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Path, tmp_path: Path) -> None:
+def test_a_search_keeps_the_best_on_validation_and_never_reads_test(
+    data_dir: Path, tmp_path: Path, capsys
+) -> None:
     pytest.importorskip("ray")
     from forecaster.artifacts import load_bundle
     from forecaster.data import read_csv
@@ -102,10 +104,13 @@ def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Pa
         out = tmp_path / f"tuned-{spoil}"
         assert main(["tune", "--csv", str(csv), "--horizon", "24", "--model", "nlinear", "--trials", "3",
                      "--max-epochs", "2", "--out", str(out)]) == 0
-        assert sorted(path.name for path in out.iterdir()) == ["model", "space.json", "trials.csv"]
+        names = sorted(path.name for path in out.iterdir())
+        assert names == ["kept.json", "model", "space.json", "trials.csv"]
         assert not list(tmp_path.glob(".tuned-*"))  # no staging folder left behind
-        runs[spoil] = (pd.read_csv(out / "trials.csv"), load_bundle(out / "model"))
-    trials, bundle = runs[False]
+        runs[spoil] = (pd.read_csv(out / "trials.csv"), load_bundle(out / "model"),
+                       json.loads((out / "kept.json").read_text()))
+    printed = capsys.readouterr().out
+    trials, bundle, kept = runs[False]
     assert trials["number"].tolist() == [1, 2, 3]
     [untuned] = plan(TrainSettings(horizon=24, model_name="nlinear"), read_csv(tmp_path / "ili-False.csv"))
     assert trials.loc[0, "input_size"] == untuned.input_size  # the first trial: the untuned settings
@@ -115,17 +120,46 @@ def test_a_search_keeps_the_best_on_validation_and_never_reads_test(data_dir: Pa
     best = complete.loc[complete["val_mse"].idxmin()]
     tuning = bundle.training["tuning"]
     assert tuning["best"] == {"lr": pytest.approx(best["lr"]), "input_size": best["input_size"]}
-    assert bundle.data.input_size == best["input_size"] and bundle.training["lr"] == pytest.approx(best["lr"])
-    # The bundle is the best trial trained again (same seed, settings and windows).
-    assert bundle.metrics["best_val_mse"] == pytest.approx(best["val_mse"], rel=1e-4)
-    spoiled_trials, spoiled_bundle = runs[True]
+    assert kept["best_trial"] == best["trial"] and "kept: the " in printed
+    # The bundle is the settings kept, trained again (same seed and windows): the best trial's or the untuned.
+    settings = kept["settings"] or {"lr": untuned.lr, "input_size": untuned.input_size}
+    assert kept["kept"] == ("tuned" if kept["settings"] else "untuned")
+    assert bundle.data.input_size == settings["input_size"]
+    assert bundle.training["lr"] == pytest.approx(settings["lr"])
+    assert bundle.metrics["best_val_mse"] == pytest.approx(kept["val_mse"][kept["kept"]], rel=1e-6)
+    if kept["kept"] == "tuned":
+        assert bundle.metrics["best_val_mse"] == pytest.approx(best["val_mse"], rel=1e-4)
+    spoiled_trials, spoiled_bundle, spoiled_kept = runs[True]
     pd.testing.assert_series_equal(spoiled_trials["val_mse"], trials["val_mse"], rtol=1e-6)
     assert spoiled_bundle.training["tuning"]["best"] == tuning["best"]
+    assert spoiled_kept["kept"] == kept["kept"] and spoiled_kept["settings"] == kept["settings"]
     assert spoiled_bundle.metrics["mse"] > 10 * bundle.metrics["mse"]  # the test rows did change
 
 
+@pytest.mark.parametrize(
+    ("untuned_lr", "best_lr", "kept"), [(1e-7, 1e-2, "tuned"), (1e-2, 1.001e-2, "untuned")]
+)
+def test_the_best_trial_is_kept_over_the_untuned_settings_only_on_clear_evidence(
+    data_dir: Path, tmp_path: Path, untuned_lr: float, best_lr: float, kept: str
+) -> None:
+    """NLinear at lr 1e-7 barely leaves its initial weights, at 1e-2 it learns ILI: clear evidence on both
+    validation periods (the validation split of ILI-36 holds 2.7 horizons); learning rates 0.1% apart are no
+    evidence."""
+    from forecaster.data import load_dataset
+    from forecaster.training.settings import TrainerOptions, TrainSettings
+    from forecaster.tuning.search import keep_tuned
+
+    series = load_dataset("ILI", data_dir=data_dir)
+    base = TrainSettings(horizon=36, model_name="nlinear", lr=untuned_lr,
+                         trainer=TrainerOptions(max_epochs=3, progress_bar=False))
+    fitted, scores, settings = keep_tuned(series, base, {"lr": best_lr}, tmp_path)
+    assert set(scores) == {"untuned", "tuned"} and fitted.earlier is not None
+    assert fitted.candidate.label == kept and settings.lr == (best_lr if kept == "tuned" else untuned_lr)
+    assert fitted.val_mse == scores[kept]
+
+
 @pytest.mark.slow
-def test_tuned_benchmark_rows_search_once_and_train_the_best_at_every_seed(
+def test_tuned_benchmark_rows_search_once_and_train_the_kept_settings_at_every_seed(
     data_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
     pytest.importorskip("ray")
@@ -140,9 +174,11 @@ def test_tuned_benchmark_rows_search_once_and_train_the_best_at_every_seed(
     rows = read_results(tmp_path / "results.csv")
     assert rows["repeat"].tolist() == [0, 1] and set(rows["model"]) == {"s3attention-tuned"}
     assert len(pd.read_csv(tmp_path / "tuning" / "ILI-h24" / "trials.csv")) == 2
-    search = load_bundle(tmp_path / "tuning" / "ILI-h24" / "model").training["tuning"]
+    kept = json.loads((tmp_path / "tuning" / "ILI-h24" / "kept.json").read_text())
     for repeat in (0, 1):
         bundle = load_bundle(tmp_path / "bundles" / f"ILI-h24-s3attention-tuned-r{repeat}")
-        assert bundle.training["tuning"]["best"] == search["best"]
+        assert bundle.training["tuning"] == kept
         assert bundle.training["seed"] == repeat
+        if kept["kept"] == "tuned":
+            assert bundle.training["lr"] == pytest.approx(kept["settings"]["lr"])
     assert "s3attention-tuned: `forecaster tune" in (tmp_path / "summary.md").read_text()

@@ -12,8 +12,9 @@
   same seed (`forecaster.training.workflows.keep_best`: one candidate, or their ensemble), so the
   candidates are trained once for both their own rows and this one.
 - `s3attention-tuned`: `forecaster tune --model s3attention --trials 16` at seed 0 on the cell's dataset and
-  horizon (Optuna and ASHA over `forecaster.tuning.space`, scored on validation), its best settings then
-  trained at every seed; the search (trials.csv) is kept under tuning/DATASET-hH/.
+  horizon (Optuna and ASHA over `forecaster.tuning.space`, scored on validation), the settings it keeps
+  (`forecaster.tuning.search.keep_tuned`) then trained at every seed; the search (trials.csv, kept.json) is
+  kept under tuning/DATASET-hH/.
 
 The test split is never read for a choice.
 """

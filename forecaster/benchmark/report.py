@@ -288,8 +288,9 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
                      "every repeat).")
     if TUNED in models:
         lines.append(f"- s3attention-tuned: `forecaster tune --model s3attention --trials {TUNED_TRIALS}` at "
-                     "seed 0 (Optuna TPE, ASHA stopping, scored on validation; trials under tuning/), its "
-                     "best settings trained at every seed.")
+                     "seed 0 (Optuna TPE, ASHA stopping, scored on validation; trials under tuning/), the "
+                     "settings it keeps (the best trial's only if clearly better on validation than the "
+                     "untuned ones; tuning/*/kept.json) trained at every seed.")
     peers = [model for model in models
              if product_spec(model) is None and model not in (*DERIVED, AUTO, NAIVE_MODEL, TUNED)]
     if peers:

@@ -121,19 +121,19 @@ def _run_auto(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
 
 
 def _run_tuned(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """A row of S3Attention with the settings `forecaster tune` finds at seed 0 (searched once per dataset
-    and horizon, `config.jobs` trials at a time, kept under tuning/), trained at the cell's seed."""
-    from forecaster.artifacts import load_bundle, work_dir_for
+    """A row of S3Attention with the settings `forecaster tune` keeps at seed 0 (searched once per dataset
+    and horizon, `config.jobs` trials at a time, under tuning/: kept.json), trained at the cell's seed."""
+    from forecaster.artifacts import work_dir_for
     from forecaster.presets import DEFAULT
     from forecaster.training.workflows import train_forecaster
-    from forecaster.tuning.search import MODEL_DIR, TuneSettings, settings_for, tune_forecaster
+    from forecaster.tuning.search import KEPT_FILE, TuneSettings, settings_for, tune_forecaster
 
     search = Path(config.out_dir) / "tuning" / f"{cell.dataset}-h{cell.horizon}"
     if not search.exists():
         at_zero = _settings(Cell(cell.dataset, cell.horizon, cell.model, 0), config, OWN_MODEL, DEFAULT)
         tune_forecaster(prepared.series, search, at_zero, TuneSettings(trials=TUNED_TRIALS, jobs=config.jobs))
-    record = {"tuning": load_bundle(search / MODEL_DIR).training["tuning"]}
-    settings = settings_for(_settings(cell, config, OWN_MODEL, DEFAULT), record["tuning"]["best"])
+    record = {"tuning": json.loads((search / KEPT_FILE).read_text())}
+    settings = settings_for(_settings(cell, config, OWN_MODEL, DEFAULT), record["tuning"]["settings"])
     outcome = train_forecaster(prepared.series, bundle_dir(config, cell), settings, record)
     shutil.rmtree(work_dir_for(bundle_dir(config, cell)), ignore_errors=True)
     return _product_row(outcome)

@@ -11,7 +11,9 @@ HELP = "search a model's settings on validation (Ray Tune, Optuna, ASHA) and sav
 DESCRIPTION = (
     "Try --trials settings of --model from its search space (forecaster.tuning.space; --space FILE to change "
     "it), each trained on the train split and scored on the validation split, bad ones stopped early; "
-    "retrain the best and write --out DIR: model/ (the bundle), trials.csv (every trial) and space.json."
+    "retrain the best next to the untuned settings, keep it only if it is clearly better on validation, and "
+    "write --out DIR: model/ (the bundle), kept.json (the settings kept), trials.csv (every trial) and "
+    "space.json."
 )
 
 
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.commands.train import model_options
     from forecaster.training.settings import TrainerOptions, TrainSettings
     from forecaster.training.trainer import lightning_quiet
-    from forecaster.tuning.search import METRIC, TuneSettings, tune_forecaster
+    from forecaster.tuning.search import METRIC, TuneSettings, describe_choice, tune_forecaster
 
     fields = given(args, TrainSettings)
     model = fields.get("model_name", default_of(TrainSettings, "model_name"))
@@ -49,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
     trials = outcome.trials
     counts = trials["status"].value_counts()
     print(f"{len(trials)} trials: " + ", ".join(f"{counts[status]} {status}" for status in counts.index))
-    print(f"best on validation ({METRIC} {outcome.bundle.training['tuning']['best_val_mse']:.4f}): "
+    choice = outcome.choice
+    print(f"best trial on validation ({METRIC} {choice['best_trial_val_mse']:.4f}): "
           + ", ".join(f"{name}={value}" for name, value in outcome.best.items()))
+    print(describe_choice(choice))
     print_metrics(outcome.bundle.metrics)
     print(f"bundle saved to {outcome.out / 'model'}; every trial in {outcome.out / 'trials.csv'}")
     return 0

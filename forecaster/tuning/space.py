@@ -141,12 +141,16 @@ def _fits(entry: Any, value: Any) -> bool:
     return numeric and arguments[0] <= value <= arguments[1] and (kind != "randint" or isinstance(value, int))
 
 
+def model_defaults(model_name: str) -> dict[str, Any]:
+    """The options of the model's config that have a default, at their defaults."""
+    return {name: field.default for name, field in _model_fields(model_name).items()
+            if field.default is not dataclasses.MISSING}
+
+
 def default_point(space: dict[str, Any], model_name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The model's untuned settings (`settings`: lr, input_size and its options over its config's defaults)
     on the space's searched entries where they fit: the search tries them first, so it never keeps settings
     worse on validation than `forecaster train`'s."""
-    defaults = {name: field.default for name, field in _model_fields(model_name).items()
-                if field.default is not dataclasses.MISSING}
-    values = {**defaults, **settings}
+    values = {**model_defaults(model_name), **settings}
     return {name: values[name] for name, entry in space.items()
             if isinstance(entry, dict) and name in values and _fits(entry, values[name])}
