@@ -15,7 +15,6 @@ Fourier part, which shows what share such a fusion could at best win.
 
 from kernels.functions import (
     FilterGroups,
-    FourierSmooth,
     SegmentAverage,
     filter_groups,
     fourier_smooth,
@@ -26,7 +25,6 @@ from kernels.runtime import KERNELS, cupy_available, source_path
 __all__ = [
     "KERNELS",
     "FilterGroups",
-    "FourierSmooth",
     "SegmentAverage",
     "cupy_available",
     "filter_groups",

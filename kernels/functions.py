@@ -6,9 +6,9 @@ The filter kernels write their output channel-major, (..., D, F), so the irFFT o
 contiguous axis: torch then needs no transposing copy, and `fourier_smooth` returns the (..., L, D)
 transpose of a contiguous (..., D, L) result, as torch's own irFFT over dim -2 does. The irFFT's 1 / L, and
 in the backward pass the doubling of the one-sided bins, are folded into the filter kernels, which saves
-torch's separate scaling passes over the (B, F, D) and (B, L, D) tensors. `fourier_smooth` is one autograd
-node, so its backward pass issues few launches: at moderate sizes their host-side cost is what the GPU
-waits for.
+torch's separate scaling passes over the (B, F, D) and (B, L, D) tensors. `fourier_smooth` is one custom
+operator (`forecaster::fourier_smooth`, with a fake implementation for torch.compile), so its backward
+pass issues few launches: at moderate sizes their host-side cost is what the GPU waits for.
 """
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ _COMPLEX_OF_REAL = {real: complex_ for complex_, real in _REAL_OF_COMPLEX.items(
 
 def _plain(tensor: torch.Tensor) -> torch.Tensor:
     """A contiguous tensor with no lazy conjugate/negative bit, as the kernels and view_as_real need."""
-    return tensor.resolve_conj().resolve_neg().contiguous()
+    # Resolved only where the bit is set: resolving a plain tensor returns the tensor itself, which a custom
+    # operator's schema check (torch.library.opcheck) reports as an output aliasing its input.
+    if tensor.is_conj():
+        tensor = tensor.resolve_conj()
+    if tensor.is_neg():
+        tensor = tensor.resolve_neg()
+    return tensor.contiguous()
 
 
 def _segment_mean(x: torch.Tensor, fold: int) -> torch.Tensor:
@@ -136,43 +142,75 @@ class FilterGroups(torch.autograd.Function):
         return grad_spectrum, grad_weight, None
 
 
-class FourierSmooth(torch.autograd.Function):
-    """irfft(filter_groups(rfft(segment_average(x, fold)), weight, fold)) over time, (..., L, D) -> same.
+# fourier_smooth is a torch.library custom operator, not an autograd.Function: torch.compile and CUDA graph
+# capture treat the operator as one opaque node (their fake implementations give its output shapes and
+# strides) instead of tracing into the CuPy launches, which they cannot.
+@torch.library.custom_op("forecaster::fourier_smooth", mutates_args=())
+def _fourier_smooth(x: torch.Tensor, weight: torch.Tensor, fold: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """irfft(filter_groups(rfft(segment_average(x, fold)), weight, fold)) over time, (..., L, D) -> same,
+    and the group spectrum (..., F, fold) that the backward pass reuses.
 
     Forward: the filter kernel writes (..., D, F) already divided by L, and an unnormalized irFFT runs along
-    its last axis. Backward: G, the unnormalized rFFT of the gradient along time, feeds both gradient
-    kernels. The filter's gradient applies the irFFT's 1 / L and the doubling of bins 1 .. L - F. The
-    averages' gradient is irfft(sum over each group's channels of G * conj(W)) with no scaling at all: the
-    rFFT's adjoint halves exactly the bins that the irFFT's gradient doubles, and its factor L cancels 1 / L.
+    its last axis.
     """
+    x, weight = _plain(x), _plain(weight)
+    seq_len = x.shape[-2]
+    spectrum = _plain(torch.fft.rfft(_segment_mean(x, fold), dim=-2))
+    filtered = _filter(spectrum, weight, fold, divisor=seq_len)
+    return torch.fft.irfft(filtered, n=seq_len, dim=-1, norm="forward").transpose(-1, -2), spectrum
 
-    @staticmethod
-    def forward(ctx: FunctionCtx, x: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Tensor:
-        x, weight = _plain(x), _plain(weight)
-        seq_len = x.shape[-2]
-        spectrum = _plain(torch.fft.rfft(_segment_mean(x, fold), dim=-2))
-        ctx.save_for_backward(spectrum, weight)
-        ctx.fold, ctx.group_size = fold, x.shape[-1] // fold
-        filtered = _filter(spectrum, weight, fold, divisor=seq_len)
-        return torch.fft.irfft(filtered, n=seq_len, dim=-1, norm="forward").transpose(-1, -2)
 
-    @staticmethod
-    @once_differentiable
-    def backward(
-        ctx: FunctionCtx, grad_out: torch.Tensor
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
-        spectrum, weight = ctx.saved_tensors
-        seq_len = grad_out.shape[-2]
-        grad = _plain(torch.fft.rfft(grad_out.transpose(-1, -2), dim=-1))
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:
-            grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, ctx.fold, 0, 1)
-            grad_average = torch.fft.irfft(grad_spectrum, n=seq_len, dim=-2)
-            grad_x = _segment_mean_backward(grad_average, ctx.group_size)
-        if ctx.needs_input_grad[1]:
-            doubled_bins = seq_len - weight.shape[0]
-            grad_weight = _filter_gradient("weight", grad, spectrum, weight, ctx.fold, doubled_bins, seq_len)
-        return grad_x, grad_weight, None
+@_fourier_smooth.register_fake
+def _fourier_smooth_fake(
+    x: torch.Tensor, weight: torch.Tensor, fold: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    *batch, seq_len, d_model = x.shape
+    smoothed = x.new_empty((*batch, d_model, seq_len)).transpose(-1, -2)
+    return smoothed, x.new_empty((*batch, seq_len // 2 + 1, fold), dtype=_COMPLEX_OF_REAL[x.dtype])
+
+
+@torch.library.custom_op("forecaster::fourier_smooth_backward", mutates_args=())
+def _fourier_smooth_backward(
+    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of x and of the filter from G, the unnormalized rFFT of the gradient along time.
+
+    The filter's gradient applies the irFFT's 1 / L and the doubling of bins 1 .. L - F. The averages'
+    gradient is irfft(sum over each group's channels of G * conj(W)) with no scaling at all: the rFFT's
+    adjoint halves exactly the bins that the irFFT's gradient doubles, and its factor L cancels 1 / L.
+    """
+    seq_len, d_model = grad_out.shape[-2:]
+    grad = _plain(torch.fft.rfft(grad_out.transpose(-1, -2), dim=-1))
+    grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, fold, 0, 1)
+    grad_average = torch.fft.irfft(grad_spectrum, n=seq_len, dim=-2)
+    grad_x = _segment_mean_backward(grad_average, d_model // fold)
+    doubled_bins = seq_len - weight.shape[0]
+    grad_weight = _filter_gradient("weight", grad, spectrum, weight, fold, doubled_bins, seq_len)
+    return grad_x, grad_weight
+
+
+@_fourier_smooth_backward.register_fake
+def _fourier_smooth_backward_fake(
+    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return grad_out.new_empty(grad_out.shape), torch.empty_like(weight)
+
+
+def _fourier_smooth_setup(ctx: FunctionCtx, inputs: tuple, output: tuple) -> None:
+    _, weight, fold = inputs
+    ctx.save_for_backward(output[1], _plain(weight))
+    ctx.fold = fold
+
+
+def _fourier_smooth_gradients(
+    ctx: FunctionCtx, grad_out: torch.Tensor, _grad_spectrum: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor, None]:
+    spectrum, weight = ctx.saved_tensors
+    grad_x, grad_weight = _fourier_smooth_backward(_plain(grad_out), spectrum, weight, ctx.fold)
+    return grad_x, grad_weight, None
+
+
+_fourier_smooth.register_autograd(_fourier_smooth_gradients, setup_context=_fourier_smooth_setup)
 
 
 def segment_average(x: torch.Tensor, fold: int) -> torch.Tensor:
@@ -219,4 +257,4 @@ def fourier_smooth(x: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Te
     if tuple(weight.shape) != (seq_len // 2 + 1, d_model):
         expected = (seq_len // 2 + 1, d_model)
         raise ValueError(f"filter of shape {tuple(weight.shape)} does not match {expected} of the input")
-    return FourierSmooth.apply(x, weight, fold)
+    return _fourier_smooth(x, weight, fold)[0]

@@ -201,3 +201,32 @@ def test_kernels_follow_the_current_stream(device):
         out = kernels.fourier_smooth(x, weight, fold)
     torch.cuda.current_stream().wait_stream(stream)
     _assert_close(out, expected)
+
+
+def test_the_fourier_operator_passes_torch_library_opcheck(device):
+    """Schema, fake implementation (shapes and strides of the real outputs) and autograd registration."""
+    from kernels.functions import _fourier_smooth
+
+    x, weight, fold = _inputs((2, 6, 4, 2), torch.float64, device)
+    torch.library.opcheck(_fourier_smooth, (x.requires_grad_(), weight.clone().requires_grad_(), fold))
+
+
+@pytest.mark.gpu
+def test_torch_compile_and_graph_capture_run_through_the_kernel_path(monkeypatch):
+    if not kernels.cupy_available():
+        pytest.skip("CuPy with a CUDA device is needed for the kernel path")
+    monkeypatch.setenv("FORECASTER_KERNELS", "on")
+    torch.manual_seed(0)
+    module = torch_stages.Smoother(d_model=64, seq_len=256, fold=8).cuda()
+    x = torch.randn(4, 256, 64, device="cuda")
+    expected = module(x)
+    compiled = torch.compile(module, fullgraph=True)
+    _assert_close(compiled(x), expected)
+    static = x.clone()
+    graph = torch.cuda.CUDAGraph()
+    module(static)  # warm-up outside the capture
+    with torch.cuda.graph(graph):
+        captured = module(static)
+    static.copy_(x)
+    graph.replay()
+    _assert_close(captured, expected)

@@ -55,7 +55,10 @@ def test_a_model_bundle_round_trips_and_is_served(model: str, data_dir: Path, tm
         answer = client.post(f"/v1/models/{model}/forecast", json=body)
     assert answer.status_code == 200, answer.text
     served = np.array([answer.json()["forecast"][column] for column in bundle.data.columns]).T
-    np.testing.assert_array_equal(served, expected)  # reloaded in the service, bit for bit
+    # Reloaded here, bit for bit; in the service, whose torch threads may split a sum differently from this
+    # thread's (the app sets its own count), to float32 rounding.
+    np.testing.assert_array_equal(predict_windows(load_bundle(out), prepared.window[None])[0], expected)
+    np.testing.assert_allclose(served, expected, rtol=1e-6)
 
 
 @pytest.mark.slow

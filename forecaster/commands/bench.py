@@ -1,4 +1,5 @@
-"""`forecaster bench scaling / attention / smoother / serve`: speed and memory tables (forecaster.bench)."""
+"""`forecaster bench scaling / attention / smoother / serve / train-step`: speed and memory tables
+(forecaster.bench)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from forecaster.bench.scaling import ScalingSettings
     from forecaster.bench.serve import ServeBenchSettings
     from forecaster.bench.smoother import SmootherBenchSettings
+    from forecaster.bench.train_step import TrainStepBenchSettings
 
     commands = parser.add_subparsers(dest="bench_command", required=True)
     serve = commands.add_parser(
@@ -56,6 +58,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     add_settings(scaling, ScalingSettings)
     scaling.set_defaults(handler=_scaling)
+
+    train_step = commands.add_parser(
+        "train-step", help="a forecaster training step: eager vs torch.compile vs CUDA graph (--cuda-graphs)",
+        description="Times the training step of the model `forecaster train --dataset D --horizon H --preset "
+        "P` builds, on its first train batches, per mode (eager, compiled, graphed), with GPU time, kernels "
+        "and host launch calls per step and the GPU's busy share on CUDA.",
+    )  # fmt: skip
+    add_settings(train_step, TrainStepBenchSettings)
+    train_step.set_defaults(handler=_train_step)
 
 
 def _console():
@@ -129,4 +140,13 @@ def _scaling(args: argparse.Namespace) -> int:
         f"steps; peak above the step's start: {memory}"
     )
     _console().print(scaling_table(results, title, caption))
+    return 0
+
+
+def _train_step(args: argparse.Namespace) -> int:
+    from forecaster.bench.train_step import TrainStepBenchSettings, run_train_step_bench, train_step_table
+
+    settings = TrainStepBenchSettings(**given(args, TrainStepBenchSettings))
+    bench = run_train_step_bench(settings, progress=lambda message: print(message, file=sys.stderr))
+    _console().print(train_step_table(bench))
     return 0

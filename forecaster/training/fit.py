@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import lightning
 import numpy as np
@@ -44,6 +44,7 @@ from forecaster.presets import (
     resolve,
     training_setting,
 )
+from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.module import ForecastModule
 from forecaster.training.scoring import (
     Score,
@@ -217,21 +218,19 @@ def _clear(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def fit_candidate(
-    series: TimeSeries,
-    settings: TrainSettings,
-    candidate: Candidate,
-    work_dir: Path,
-    callbacks: Sequence[lightning.Callback] = (),
-    earlier: bool = False,
-) -> Fitted | None:
-    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's), and where
-    the validation split is short (MIN_VALIDATION_BLOCKS) once more for the earlier validation period;
-    `earlier`: train for that period alone. None on the non-zero ranks of a DDP run."""
-    check_magnitudes(series.source, series.frame)
-    if not settings.resume:
-        _clear(checkpoint_dir(work_dir))
-    lightning.seed_everything(settings.seed, workers=True, verbose=False)
+class Built(NamedTuple):
+    """What a candidate is trained from: its windows (set up for fitting), data config, model and config."""
+
+    datamodule: ForecastDataModule
+    data: DataConfig
+    model: nn.Module
+    config: dict[str, Any]
+
+
+def build_candidate(
+    series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool = False
+) -> Built:
+    """The windows and the untrained model of `candidate`, as `fit_candidate` trains them (seed first)."""
     datamodule = ForecastDataModule(
         series,
         candidate.input_size,
@@ -268,6 +267,25 @@ def fit_candidate(
         model = assemble(get_model(candidate.model_name, **config), data, fitting=True)
     except (TypeError, ValueError) as error:
         raise ForecasterError(f"cannot build model {candidate.label!r}: {error}") from None
+    return Built(datamodule, data, model, config)
+
+
+def fit_candidate(
+    series: TimeSeries,
+    settings: TrainSettings,
+    candidate: Candidate,
+    work_dir: Path,
+    callbacks: Sequence[lightning.Callback] = (),
+    earlier: bool = False,
+) -> Fitted | None:
+    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's), and where
+    the validation split is short (MIN_VALIDATION_BLOCKS) once more for the earlier validation period;
+    `earlier`: train for that period alone. None on the non-zero ranks of a DDP run."""
+    check_magnitudes(series.source, series.frame)
+    if not settings.resume:
+        _clear(checkpoint_dir(work_dir))
+    lightning.seed_everything(settings.seed, workers=True, verbose=False)
+    datamodule, data, model, config = build_candidate(series, settings, candidate, earlier)
     options = settings.trainer
     with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
         initial = window_errors(model, datamodule.val_set)
@@ -286,12 +304,15 @@ def fit_candidate(
         return Fitted(candidate, model.eval(), data, scaler, initial, training, scored_before, start)
 
     initial_state = copy.deepcopy(model.state_dict())
+    graphed = use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)
     module = ForecastModule(
         model,
         error_scaler(data, datamodule.scaler),
         lr=candidate.lr,
         weight_decay=settings.weight_decay,
         lr_schedule=settings.lr_schedule,
+        cuda_graphs=graphed,
+        max_grad_norm=options.gradient_clip_val,
     )
     run = {  # what a checkpoint must have been trained with for --resume to continue it
         "model": candidate.model_name,
@@ -305,7 +326,9 @@ def fit_candidate(
         },
     }
     resumed = check_resumable(work_dir, run, module.state_dict()) if settings.resume else None
-    trainer = build_trainer(work_dir, options, run, callbacks)
+    # A graphed module clips its gradients itself, inside the graph.
+    trainer_options = dataclasses.replace(options, gradient_clip_val=None) if graphed else options
+    trainer = build_trainer(work_dir, trainer_options, run, callbacks)
     started = time.perf_counter()
     try:
         trainer.fit(
@@ -342,6 +365,9 @@ def fit_candidate(
         kept_initial_weights=kept_initial,
         train_seconds=round(seconds, 3),
         world_size=trainer.world_size,
+        cuda_graphs=graphed and module.graphed_step.capture_error is None,
+        **({} if not graphed or module.graphed_step.capture_error is None
+           else {"cuda_graphs_error": module.graphed_step.capture_error}),
     )
     errors = initial if kept_initial else trained
     return Fitted(candidate, model.eval(), data, datamodule.scaler, errors, training, scored_before, start)

@@ -37,6 +37,10 @@ class TrainerOptions:
     gradient_clip_val: float | None = setting(
         None, "clip the gradient norm to this value", above=0, flag="--gradient-clip"
     )
+    cuda_graphs: bool | None = setting(
+        None, "capture the training step as a CUDA graph and replay it (default: on when training on one "
+        "CUDA device; forecaster.training.graphs)",
+    )
     deterministic: bool = setting(False, "use deterministic algorithms only")
     limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction", parse=batches_value)
     progress_bar: bool = setting(True, "show a progress bar", flag="--progress")
