@@ -171,9 +171,11 @@ def _fourier_smooth_fake(
 
 @torch.library.custom_op("forecaster::fourier_smooth_backward", mutates_args=())
 def _fourier_smooth_backward(
-    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int
+    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int, need_x: bool,
+    need_weight: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The gradients of x and of the filter from G, the unnormalized rFFT of the gradient along time.
+    """The gradients of x and of the filter from G, the unnormalized rFFT of the gradient along time; a
+    gradient not needed is not computed (an empty tensor stands in for it).
 
     The filter's gradient applies the irFFT's 1 / L and the doubling of bins 1 .. L - F. The averages'
     gradient is irfft(sum over each group's channels of G * conj(W)) with no scaling at all: the rFFT's
@@ -181,19 +183,24 @@ def _fourier_smooth_backward(
     """
     seq_len, d_model = grad_out.shape[-2:]
     grad = _plain(torch.fft.rfft(grad_out.transpose(-1, -2), dim=-1))
-    grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, fold, 0, 1)
-    grad_average = torch.fft.irfft(grad_spectrum, n=seq_len, dim=-2)
-    grad_x = _segment_mean_backward(grad_average, d_model // fold)
-    doubled_bins = seq_len - weight.shape[0]
-    grad_weight = _filter_gradient("weight", grad, spectrum, weight, fold, doubled_bins, seq_len)
+    grad_x = grad_weight = grad_out.new_empty(0)
+    if need_x:
+        grad_spectrum = _filter_gradient("spectrum", grad, spectrum, weight, fold, 0, 1)
+        grad_average = torch.fft.irfft(grad_spectrum, n=seq_len, dim=-2)
+        grad_x = _segment_mean_backward(grad_average, d_model // fold)
+    if need_weight:
+        doubled_bins = seq_len - weight.shape[0]
+        grad_weight = _filter_gradient("weight", grad, spectrum, weight, fold, doubled_bins, seq_len)
     return grad_x, grad_weight
 
 
 @_fourier_smooth_backward.register_fake
 def _fourier_smooth_backward_fake(
-    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int
+    grad_out: torch.Tensor, spectrum: torch.Tensor, weight: torch.Tensor, fold: int, need_x: bool,
+    need_weight: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    return grad_out.new_empty(grad_out.shape), torch.empty_like(weight)
+    grad_x = grad_out.new_empty(grad_out.shape if need_x else 0)
+    return grad_x, torch.empty_like(weight) if need_weight else grad_out.new_empty(0)
 
 
 def _fourier_smooth_setup(ctx: FunctionCtx, inputs: tuple, output: tuple) -> None:
@@ -206,8 +213,9 @@ def _fourier_smooth_gradients(
     ctx: FunctionCtx, grad_out: torch.Tensor, _grad_spectrum: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor, None]:
     spectrum, weight = ctx.saved_tensors
-    grad_x, grad_weight = _fourier_smooth_backward(_plain(grad_out), spectrum, weight, ctx.fold)
-    return grad_x, grad_weight, None
+    need_x, need_weight = ctx.needs_input_grad[:2]
+    grad_x, grad_weight = _fourier_smooth_backward(grad_out, spectrum, weight, ctx.fold, need_x, need_weight)
+    return grad_x if need_x else None, grad_weight if need_weight else None, None
 
 
 _fourier_smooth.register_autograd(_fourier_smooth_gradients, setup_context=_fourier_smooth_setup)

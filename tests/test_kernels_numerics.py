@@ -230,3 +230,15 @@ def test_torch_compile_and_graph_capture_run_through_the_kernel_path(monkeypatch
     static.copy_(x)
     graph.replay()
     _assert_close(captured, expected)
+
+
+@pytest.mark.parametrize("needed", ["x", "weight"])
+def test_the_fourier_operator_computes_only_the_gradient_asked_for(device, needed):
+    x, weight, fold = _inputs((2, 9, 6, 3), torch.float64, device)
+    results = {}
+    for name, stage in (("kernels", kernels.fourier_smooth), ("torch", torch_stages.fourier_smooth)):
+        leaves = {"x": x.clone(), "weight": weight.clone()}
+        leaves[needed].requires_grad_()
+        out = stage(leaves["x"], leaves["weight"], fold)
+        (results[name],) = torch.autograd.grad(out.square().sum(), leaves[needed])
+    _assert_close(results["kernels"], results["torch"])

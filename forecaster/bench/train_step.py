@@ -27,6 +27,7 @@ from rich.table import Table
 from forecaster.checks import check_choice, check_fields, parse_names, setting
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
+from forecaster.training.graphs import WARMUP_STEPS
 
 MODES = ("eager", "compiled", "graphed")
 _LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch")  # host API calls that put work on the GPU
@@ -41,7 +42,7 @@ class TrainStepBenchSettings:
     batch_size: int = setting(32, "windows per step", minimum=1)
     modes: list = setting(list(MODES), "modes in order (the first is the reference)", parse=parse_names)
     steps: int = setting(100, "timed steps per mode", minimum=1)
-    warmup: int = setting(10, "untimed steps first (compilation, capture)", minimum=4)
+    warmup: int = setting(10, "untimed steps first (compilation, capture)", minimum=WARMUP_STEPS + 1)
     profiled: int = setting(10, "steps under torch.profiler for kernel counts (CUDA)", minimum=1)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
     data_dir: str | None = setting(None, "directory searched first for the dataset file")

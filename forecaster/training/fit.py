@@ -345,6 +345,7 @@ def fit_candidate(
     seconds = time.perf_counter() - started
     if not trainer.is_global_zero:
         return None
+    capture_error = module.graphed_step.capture_error if graphed else None
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     callback = trainer.checkpoint_callback
@@ -365,9 +366,8 @@ def fit_candidate(
         kept_initial_weights=kept_initial,
         train_seconds=round(seconds, 3),
         world_size=trainer.world_size,
-        cuda_graphs=graphed and module.graphed_step.capture_error is None,
-        **({} if not graphed or module.graphed_step.capture_error is None
-           else {"cuda_graphs_error": module.graphed_step.capture_error}),
+        cuda_graphs=graphed and capture_error is None,
+        **({"cuda_graphs_error": capture_error} if capture_error else {}),
     )
     errors = initial if kept_initial else trained
     return Fitted(candidate, model.eval(), data, datamodule.scaler, errors, training, scored_before, start)

@@ -110,7 +110,7 @@ class GraphedStep:
         static_x.copy_(x)
         static_y.copy_(y)
         self.graph.replay()
-        return self.static_loss.detach().clone()
+        return self.static_loss.clone()
 
     def _backward(self, loss: torch.Tensor) -> None:
         loss.backward()
