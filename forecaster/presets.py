@@ -17,9 +17,10 @@ from forecaster.errors import ConfigError, DataError
 DEFAULT, AUTO = "default", "auto"
 # Training settings that are not a model's config and that presets may set.
 # lr: AdamW's, as the reference trains (REFERENCE.md 1.8); toward_naive: shrink the trained forecast toward
-# the naive one per step on validation (models.toward_naive), off where a preset reproduces published code.
-TRAINING_DEFAULTS: dict[str, Any] = {"lr": 1e-4, "toward_naive": True}
-_AS_PUBLISHED = {"toward_naive": False}
+# the naive one per step on validation (models.toward_naive); seeds: models averaged, None for bagging on
+# small data (training.members.member_seeds). The last two are off where a preset reproduces published code.
+TRAINING_DEFAULTS: dict[str, Any] = {"lr": 1e-4, "toward_naive": True, "seeds": None}
+_AS_PUBLISHED = {"toward_naive": False, "seeds": 1}
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,8 @@ def _cli_train_and_predict(frame: pd.DataFrame, folder: Path, *train_flags: str)
         "48",
         "--max-epochs",
         "1",
+        "--seeds",
+        "1",
         "--no-progress",
     ]
     assert main(["train", "--csv", str(path), *train_flags, *flags, "--out", str(bundle)]) == 0

@@ -41,7 +41,7 @@ def _tiny_args(data_dir: Path, out: Path) -> list[str]:
     return [
         "benchmark", "--datasets", "ILI", "--horizons", "24",
         "--models", "s3attention,nlinear:reference,dlinear", "--repeats", "1", "--max-epochs", "1",
-        "--data-dir", str(data_dir), "--out", str(out), "--no-progress",
+        "--seeds", "1", "--data-dir", str(data_dir), "--out", str(out), "--no-progress",
     ]
 
 
@@ -523,7 +523,7 @@ def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     frame.to_csv(tmp_path / "shop.csv", index=False)
     args = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--horizons", "8", "--input-size", "60",
             "--models", "naive,nlinear:reference,seasonal_naive:reference", "--repeats", "1",
-            "--max-epochs", "2",
+            "--max-epochs", "2", "--seeds", "1",
             "--out", str(tmp_path / "out"), "--no-progress"]
     assert main(args) == 0
     results = read_results(tmp_path / "out" / "results.csv")
@@ -564,13 +564,13 @@ def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) 
                           "temp": 5 + np.cos(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500)})
     frame.to_csv(tmp_path / "plant.csv", index=False)
     args = ["benchmark", "--csv", str(tmp_path / "plant.csv"), "--horizons", "12", "--input-size", "48",
-            "--models", "naive,auto", "--repeats", "1", "--max-epochs", "2", "--out", str(tmp_path / "out"),
-            "--no-progress"]
+            "--models", "naive,auto", "--repeats", "1", "--max-epochs", "2", "--seeds", "1",
+            "--out", str(tmp_path / "out"), "--no-progress"]
     assert main(args) == 0
     results = read_results(tmp_path / "out" / "results.csv").set_index("model")
     assert list(results.index)[-1] == "auto" and "s3attention:anchored-skip" in results.index
     trainer = TrainerOptions(max_epochs=2, patience=3, progress_bar=False)
-    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seed=0, trainer=trainer)
+    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seed=0, seeds=1, trainer=trainer)
     direct = train_forecaster(read_csv(tmp_path / "plant.csv"), tmp_path / "direct", settings)
     kept = json.loads(results.loc["auto", "members"])
     expected = direct.training.get("members", {direct.training["candidate"]: 1.0})

@@ -33,7 +33,7 @@ CELL_TASK = b"ray::_run_cell_on_ray"
 
 def _grid_args(data_dir: Path, out: Path, models: str, *more: str) -> list[str]:
     return ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", models, "--data-dir",
-            str(data_dir), "--out", str(out), "--no-progress", *more]
+            str(data_dir), "--out", str(out), "--no-progress", "--seeds", "1", *more]
 
 
 def _cell_tasks() -> list[int]:

@@ -20,7 +20,7 @@ from forecaster.training.module import ForecastModule
 
 TINY = shlex.split("--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2")
 TRAIN = [
-    *shlex.split("--horizon 8 --input-size 32 --max-epochs 1 --limit-train-batches 2 --seed 1"),
+    *shlex.split("--horizon 8 --input-size 32 --max-epochs 1 --limit-train-batches 2 --seed 1 --seeds 1"),
     *shlex.split("--accelerator cpu --no-progress"),
 ]
 

@@ -25,7 +25,7 @@ TINY = shlex.split("--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 
 CSV_TRAIN = [
     *shlex.split("--date-col Messzeit --targets HUFL,MUFL,OT --horizon 12 --input-size 24"),
     *TINY,
-    *shlex.split("--max-epochs 1 --limit-train-batches 3 --seed 3 --accelerator cpu --no-progress"),
+    *shlex.split("--max-epochs 1 --limit-train-batches 3 --seed 3 --seeds 1 --accelerator cpu --no-progress"),
 ]
 
 
@@ -198,7 +198,7 @@ def test_a_bundle_reads_new_rows_the_way_its_training_rows_were_read(tmp_path, c
     weekly = weekly.drop(index=[20, 21, 100]).reset_index(drop=True)
     weekly.loc[50, "sales"] = np.nan
     weekly.to_csv(tmp_path / "weekly.csv", index=False)
-    small = [*TINY, "--max-epochs", "1", "--no-progress"]
+    small = [*TINY, "--max-epochs", "1", "--seeds", "1", "--no-progress"]
     code, _, err = run_cli(["train", "--csv", tmp_path / "weekly.csv", "--date-col", "week", "--fill-missing",
                             "interpolate", "--horizon", "4", "--input-size", "26", *small,
                             "--out", tmp_path / "weekly"], capsys)  # fmt: skip

@@ -85,7 +85,7 @@ def test_a_lightning_fit_with_cuda_graphs_matches_the_eager_fit(data_dir, tmp_pa
     outcomes = {}
     for graphs in (True, False):
         settings = TrainSettings(
-            horizon=24, model_options={"dropout": 0.0}, toward_naive=False,
+            horizon=24, model_options={"dropout": 0.0}, toward_naive=False, seeds=1,
             trainer=TrainerOptions(max_epochs=1, progress_bar=False, cuda_graphs=graphs),
         )  # fmt: skip
         outcomes[graphs] = train_forecaster(series, tmp_path / str(graphs), settings)

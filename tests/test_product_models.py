@@ -16,7 +16,9 @@ from forecaster.cli import main
 from forecaster.data import load_dataset
 from forecaster.prediction import check_history, predict_windows
 
-QUICK = shlex.split("--horizon 24 --max-epochs 1 --limit-train-batches 3 --accelerator cpu --no-progress")
+QUICK = shlex.split(
+    "--horizon 24 --max-epochs 1 --limit-train-batches 3 --seeds 1 --accelerator cpu --no-progress"
+)
 
 
 def _train(data_dir: Path, out: Path, *options: str) -> tuple[int, str]:

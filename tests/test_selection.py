@@ -71,7 +71,7 @@ def test_on_one_period_the_consistent_choice_is_the_evidence_rule() -> None:
 
 def test_presets_resolve_with_their_dataset_values() -> None:
     assert resolve("s3attention") == "quantile" and resolve("tnn") == "reference"
-    published = {"toward_naive": False}  # the published code's forecast, not shrunk toward naive
+    published = {"toward_naive": False, "seeds": 1}  # the published code's one model, not shrunk toward naive
     assert preset("s3attention", "paper", "ILI") == ({}, {**published, "input_size": 60, "lr": 1e-3})
     assert preset("s3attention", "paper", "national_illness") == preset("s3attention", "paper", "ILI")
     assert preset("s3attention", "reference", "ECL") == ({"d_model": 512}, published)
@@ -114,7 +114,7 @@ def test_plans_name_each_candidate_once_simplest_first() -> None:
 
 def _auto(series: TimeSeries, out: Path):
     trainer = TrainerOptions(max_epochs=2, limit_train_batches=3, accelerator="cpu", progress_bar=False)
-    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", trainer=trainer)
+    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seeds=1, trainer=trainer)
     return train_forecaster(series, out, settings)
 
 
@@ -153,7 +153,7 @@ def test_trained_weights_replace_the_naive_start_only_on_clear_validation_eviden
     on the test split; the anchored one beat naive on the validation split by 2.2 standard errors, not on
     the earlier period); ILI's seven series agree on both periods (far better)."""
     trainer = TrainerOptions(accelerator="cpu", progress_bar=False)
-    settings = TrainSettings(horizon=horizon, preset=preset_name, trainer=trainer)
+    settings = TrainSettings(horizon=horizon, preset=preset_name, seeds=1, trainer=trainer)
     outcome = train_forecaster(load_dataset(dataset, data_dir), tmp_path / "bundle", settings)
     naive = outcome.metrics["naive"]
     assert len(outcome.training["earlier_validation"]["blocks"]) == outcome.model.config.n_channels

@@ -81,6 +81,7 @@ def settings(**overrides) -> TrainSettings:
         model_options=TINY_MODEL,
         lr=1e-3,
         seed=7,
+        seeds=1,
         trainer=trainer,
         **overrides,
     )

@@ -103,7 +103,7 @@ def test_a_search_keeps_the_best_on_validation_and_never_reads_test(
         csv = _ili_csv(data_dir, tmp_path / f"ili-{spoil}.csv", spoil_test=spoil)
         out = tmp_path / f"tuned-{spoil}"
         assert main(["tune", "--csv", str(csv), "--horizon", "24", "--model", "nlinear", "--trials", "3",
-                     "--max-epochs", "2", "--out", str(out)]) == 0
+                     "--max-epochs", "2", "--seeds", "1", "--out", str(out)]) == 0
         names = sorted(path.name for path in out.iterdir())
         assert names == ["kept.json", "model", "space.json", "trials.csv"]
         assert not list(tmp_path.glob(".tuned-*"))  # no staging folder left behind
@@ -150,7 +150,7 @@ def test_the_best_trial_is_kept_over_the_untuned_settings_only_on_clear_evidence
     from forecaster.tuning.search import keep_tuned
 
     series = load_dataset("ILI", data_dir=data_dir)
-    base = TrainSettings(horizon=36, model_name="nlinear", lr=untuned_lr,
+    base = TrainSettings(horizon=36, model_name="nlinear", lr=untuned_lr, seeds=1,
                          trainer=TrainerOptions(max_epochs=3, progress_bar=False))
     fitted, scores, settings = keep_tuned(series, base, {"lr": best_lr}, tmp_path)
     assert set(scores) == {"untuned", "tuned"} and fitted.earlier is not None
@@ -169,7 +169,8 @@ def test_tuned_benchmark_rows_search_once_and_train_the_kept_settings_at_every_s
 
     monkeypatch.setattr(runners, "TUNED_TRIALS", 2)
     assert main(["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "s3attention-tuned",
-                 "--repeats", "2", "--max-epochs", "1", "--data-dir", str(data_dir), "--out", str(tmp_path),
+                 "--repeats", "2", "--max-epochs", "1", "--seeds", "1", "--data-dir", str(data_dir),
+                 "--out", str(tmp_path),
                  "--no-progress"]) == 0
     rows = read_results(tmp_path / "results.csv")
     assert rows["repeat"].tolist() == [0, 1] and set(rows["model"]) == {"s3attention-tuned"}

@@ -21,7 +21,7 @@ from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.errors import DataError, ForecasterError
-from forecaster.training.settings import TrainerOptions, TrainSettings
+from forecaster.training.settings import MAX_BAG_SEEDS, TrainerOptions, TrainSettings
 
 DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
 DEFAULT_MODELS = (
@@ -73,6 +73,10 @@ class BenchmarkConfig:
     patience: int = setting(default_of(TrainerOptions, "patience"), "early-stopping patience in epochs",
                             minimum=1)
     batch_size: int = setting(default_of(TrainSettings, "batch_size"), "windows per training step", minimum=1)
+    seeds: int | None = setting(
+        None, "models averaged per forecaster run (default: as forecaster train: several on small data)",
+        minimum=1, maximum=MAX_BAG_SEEDS,
+    )
     data_dir: Path | None = setting(None, "directory searched first for the dataset files", parse=Path)
     csv: Path | None = setting(None, "your own CSV instead of --datasets (give --horizons)", parse=Path)
     input_size: int | None = setting(None, "history length for --csv (default 96)", minimum=1)

@@ -276,11 +276,25 @@ def _own_model_lines(models: list[str]) -> list[str]:
     return lines
 
 
+def _seeds_line(seeds: int | None) -> str:
+    """How many models a forecaster run averages (training.members.member_seeds)."""
+    from forecaster.training.members import SEED_STRIDE
+    from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS
+
+    members = f"trained from seeds repeat + k * {SEED_STRIDE:,}"
+    if seeds is not None:
+        return f"- Every forecaster run averages {seeds} model(s) {members}."
+    return (f"- A forecaster run on fewer than {SMALL_TRAIN_WINDOWS:,} train windows (ILI) averages "
+            f"{BAG_SEEDS} models {members}, as `forecaster train` does, unless its preset trains one model "
+            "as published (reference, paper).")
+
+
 def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
     lines = [
         f"- Budget for every model: at most {config.max_epochs} epochs, early stopping after "
         f"{config.patience} epochs without a lower validation MSE, best-validation weights restored, batch "
         f"{config.batch_size} windows; MSE loss; no calendar features.",
+        _seeds_line(config.seeds),
     ]
     lines += _own_model_lines(models)
     if NAIVE_MODEL in models:

@@ -67,6 +67,7 @@ def _settings(cell: Cell, config: BenchmarkConfig, model: str, preset: str) -> A
         preset=preset,
         batch_size=config.batch_size,
         seed=cell.seed,
+        seeds=config.seeds,
         trainer=TrainerOptions(max_epochs=config.max_epochs, patience=config.patience, progress_bar=False),
         overwrite=True,
     )

@@ -82,10 +82,18 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         print(f"{training['candidate']}: no parameters, nothing to train")
     else:
         seconds = training["train_seconds"]
-        print(
-            f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
-            f"best epoch {training['best_epoch']}{initial}"
-        )
+        if "seeds" in training and not training["kept_initial_weights"]:
+            epochs = "/".join(map(str, training["member_epochs"]))
+            print(
+                f"{training['candidate']}: the average of {len(training['seeds'])} models trained from seeds "
+                f"{', '.join(map(str, training['seeds']))} (small data: --seeds), {epochs} epoch(s) in "
+                f"{seconds:.1f} s"
+            )
+        else:
+            print(
+                f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
+                f"best epoch {training['best_epoch']}{initial}"
+            )
     naive = metrics["naive"]
     print(f"validation MSE {metrics['best_val_mse']:.4f}  (naive {naive['val_mse']:.4f})")
     shrunk = metrics.get("toward_naive")

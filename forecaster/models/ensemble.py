@@ -22,10 +22,11 @@ from torch import nn
 
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, is_number, setting
 from forecaster.models.config import ModelConfig
-from forecaster.models.registry import FORECAST, MODELS, get_model
+from forecaster.models.registry import FORECAST, MODELS, forecast_outputs, get_model
 
 ROUNDS = 25  # greedy selections: weights are multiples of 1/25
-MAX_MEMBERS = 16  # more than `--model auto` plans with every --candidates model
+# More than `--model auto` plans with every --candidates model, each bagged (training.settings.BAG_SEEDS).
+MAX_MEMBERS = 64
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,12 @@ class EnsembleConfig(ModelConfig):
                 "members", f"forecasters whose input_size is at most the ensemble's ({self.input_size})",
             )
 
+    @property
+    def quantile_levels(self) -> list[int]:
+        """The levels of the members' quantile heads where they all have the same ones, else none."""
+        levels = {tuple(member["config"].get("quantile_levels") or ()) for member in self.members}
+        return list(levels.pop()) if len(levels) == 1 else []
+
 
 @MODELS.register("ensemble")
 class Ensemble(nn.Module):
@@ -91,7 +98,16 @@ class Ensemble(nn.Module):
 
     @classmethod
     def of(cls, members: list[tuple[str, nn.Module]], weights: list[float]) -> Ensemble:
-        """An ensemble of built models, given as (registered name, model), holding those very modules."""
+        """An ensemble of built models, given as (registered name, model), holding those very modules; a
+        member that is itself an ensemble (a bagged candidate) gives its members, their weights scaled."""
+        flat = []
+        for (name, model), weight in zip(members, weights, strict=True):
+            if isinstance(model, Ensemble):
+                flat += [(inner["name"], module, weight * share) for inner, module, share in
+                         zip(model.config.members, model.members, model.config.weights, strict=True)]
+            else:
+                flat.append((name, model, weight))
+        members, weights = [(name, model) for name, model, _ in flat], [weight for *_, weight in flat]
         first = members[0][1].config
         config = EnsembleConfig(
             members=[{"name": name, "config": model.config.to_dict()} for name, model in members],
@@ -102,12 +118,30 @@ class Ensemble(nn.Module):
         )
         return cls(config, [model for _, model in members])
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def _check(self, x: torch.Tensor) -> None:
         if x.ndim != 3 or x.shape[1] != self.config.input_size:
             expected = f"(batch, {self.config.input_size}, channels)"
             raise ValueError(f"ensemble expects input {expected}, got {tuple(x.shape)}")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self._check(x)
         forecasts = zip(self.weights.to(x.dtype), member_forecasts(self.members, x), strict=True)
         return sum(weight * forecast for weight, forecast in forecasts)
+
+    def bounds(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(point, lower, upper) averaged with the weights, quantile by quantile, for members with the same
+        quantile head: the quantile average ("Vincentization"), sharper than averaging the distributions
+        (Lichtendahl, Grushka-Cockayne and Winkler 2013, Management Science); calibration follows on
+        validation as for any model."""
+        if not self.config.quantile_levels:
+            raise ValueError("this ensemble's members have no common quantile head")
+        self._check(x)
+        outputs = [forecast_outputs(member, x[:, x.shape[1] - member.config.input_size :])
+                   for member in self.members]  # fmt: skip
+        weights = self.weights.to(x.dtype)
+        averaged = sum(weight * output for weight, output in zip(weights, outputs, strict=True))
+        count = (averaged.shape[-1] - 1) // 2
+        return averaged[..., 0], averaged[..., 1 : 1 + count], averaged[..., 1 + count :]
 
 
 def member_forecasts(members: Iterable[nn.Module], x: torch.Tensor) -> list[torch.Tensor]:

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import math
-import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +22,6 @@ from typing import Any, NamedTuple
 import lightning
 import numpy as np
 import torch
-from lightning.pytorch.utilities import rank_zero_only
 from torch import nn
 
 from forecaster.artifacts import Bundle, DataConfig
@@ -35,6 +31,7 @@ from forecaster.data.missing import check_magnitudes
 from forecaster.errors import ConfigError, DataError, ForecasterError
 from forecaster.models import MODELS, get_model
 from forecaster.models.assembly import assemble, naive_like
+from forecaster.models.ensemble import Ensemble
 from forecaster.presets import (
     AUTO,
     DEFAULT,
@@ -44,17 +41,14 @@ from forecaster.presets import (
     resolve,
     training_setting,
 )
-from forecaster.training.graphs import use_cuda_graphs
-from forecaster.training.module import ForecastModule
+from forecaster.training.members import member_seeds, train_member
 from forecaster.training.scoring import (
     Score,
-    error_scaler,
     simplest_consistent,
     split_windows,
     window_errors,
 )
 from forecaster.training.settings import TrainSettings
-from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
 DEFAULT_INPUT_SIZE = 96
 # A validation split holding fewer horizons than this (non-overlapping) is too short to judge a model on:
@@ -67,8 +61,9 @@ AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
 
 @dataclass(frozen=True)
 class Candidate:
-    """One model to fit: its registered name, config fields, learning rate and input size, and whether its
-    trained forecast is shrunk toward the naive one (`models.toward_naive`)."""
+    """One model to fit: its registered name, config fields, learning rate and input size, whether its
+    trained forecast is shrunk toward the naive one (`models.toward_naive`), and how many seeds it is trained
+    from (None: by the data's size, `members.member_seeds`)."""
 
     label: str
     model_name: str
@@ -76,6 +71,7 @@ class Candidate:
     lr: float
     input_size: int
     toward_naive: bool = True
+    seeds: int | None = None
 
 
 @dataclass
@@ -171,10 +167,12 @@ def _candidate(
             return None
         options["season"] = season
     lr = settings.lr or training_preset.get("lr") or TRAINING_DEFAULTS["lr"]
-    toward_naive = settings.toward_naive
+    toward_naive, seeds = settings.toward_naive, settings.seeds
     if toward_naive is None:
         toward_naive = training_setting(model_name, preset_name, series.dataset, "toward_naive")
-    return Candidate(label, model_name, options, lr, input_size, toward_naive)
+    if seeds is None:
+        seeds = training_setting(model_name, preset_name, series.dataset, "seeds")
+    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds)
 
 
 def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
@@ -208,14 +206,10 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
                 candidate.lr,
                 candidate.input_size,
                 candidate.toward_naive,
+                candidate.seeds,
             )
             distinct.setdefault(key, candidate)
     return list(distinct.values())
-
-
-@rank_zero_only
-def _clear(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class Built(NamedTuple):
@@ -278,15 +272,14 @@ def fit_candidate(
     callbacks: Sequence[lightning.Callback] = (),
     earlier: bool = False,
 ) -> Fitted | None:
-    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's), and where
-    the validation split is short (MIN_VALIDATION_BLOCKS) once more for the earlier validation period;
-    `earlier`: train for that period alone. None on the non-zero ranks of a DDP run."""
+    """Train `candidate` (checkpoints and logs in `work_dir`, `callbacks` added to Lightning's) from each of
+    its `member_seeds`, averaging their forecasts where there are several, and where the validation split is
+    short (MIN_VALIDATION_BLOCKS) once more for the earlier validation period; `earlier`: train for that
+    period alone. None on the non-zero ranks of a DDP run."""
     check_magnitudes(series.source, series.frame)
-    if not settings.resume:
-        _clear(checkpoint_dir(work_dir))
     lightning.seed_everything(settings.seed, workers=True, verbose=False)
-    datamodule, data, model, config = build_candidate(series, settings, candidate, earlier)
-    options = settings.trainer
+    first = build_candidate(series, settings, candidate, earlier)
+    datamodule, data, model = first.datamodule, first.data, first.model
     with torch.random.fork_rng(devices=[]):  # scoring must leave the random state of training untouched
         initial = window_errors(model, datamodule.val_set)
         starts_as_naive = np.array_equal(initial, window_errors(naive_like(model), datamodule.val_set))
@@ -304,73 +297,62 @@ def fit_candidate(
         return Fitted(candidate, model.eval(), data, scaler, initial, training, scored_before, start)
 
     initial_state = copy.deepcopy(model.state_dict())
-    graphed = use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)
-    module = ForecastModule(
-        model,
-        error_scaler(data, datamodule.scaler),
-        lr=candidate.lr,
-        weight_decay=settings.weight_decay,
-        lr_schedule=settings.lr_schedule,
-        cuda_graphs=graphed,
-        max_grad_norm=options.gradient_clip_val,
-    )
-    run = {  # what a checkpoint must have been trained with for --resume to continue it
-        "model": candidate.model_name,
-        "config": config,
-        "data": {key: value for key, value in data.to_dict().items() if key != "source"},
-        "data_sha256": hashlib.sha256(np.ascontiguousarray(series.inputs).tobytes()).hexdigest()[:16],
-        "optimizer": {
-            "lr": candidate.lr,
-            "weight_decay": settings.weight_decay,
-            "schedule": settings.lr_schedule,
-        },
-    }
-    resumed = check_resumable(work_dir, run, module.state_dict()) if settings.resume else None
-    # A graphed module clips its gradients itself, inside the graph.
-    trainer_options = dataclasses.replace(options, gradient_clip_val=None) if graphed else options
-    trainer = build_trainer(work_dir, trainer_options, run, callbacks)
-    started = time.perf_counter()
-    try:
-        trainer.fit(
-            module,
-            train_dataloaders=datamodule.train_dataloader(),
-            val_dataloaders=datamodule.val_dataloader(),
-            ckpt_path=resumed,
-        )
-    except (MemoryError, torch.OutOfMemoryError) as error:
-        raise ForecasterError(
-            f"out of memory while training {candidate.label} with --batch-size {settings.batch_size} "
-            f"({reason(error)}); try a smaller --batch-size"
-        ) from None
-    seconds = time.perf_counter() - started
-    if not trainer.is_global_zero:
-        return None
-    capture_error = module.graphed_step.capture_error if graphed else None
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
-    callback = trainer.checkpoint_callback
-    best = torch.load(callback.best_model_path, map_location="cpu", weights_only=True)
-    module.load_state_dict(best["state_dict"])
-    trained = window_errors(model.cpu(), datamodule.val_set)
+    seeds = member_seeds(candidate.seeds, settings, first)
+    members = []
+    for index, seed in enumerate(seeds):
+        if index == 0:
+            member = (first, settings, candidate, work_dir)
+        else:
+            member = _member(series, settings, candidate, seed, work_dir, earlier)
+        trained_member = train_member(series, *member, callbacks)
+        if trained_member is None:
+            return None
+        members.append(trained_member)
+    if len(members) > 1:
+        named = [(candidate.model_name, member.model) for member in members]
+        model = Ensemble.of(named, [1 / len(members)] * len(members))
+    trained = window_errors(model, datamodule.val_set)
     horizon = settings.horizon
     periods = [[Score.of(initial, horizon), Score.of(trained, horizon)]]
     if before is not None and before.start_errors is not None:
         periods.append([Score.of(before.start_errors, horizon), scored_before])
     kept_initial = starts_as_naive and simplest_consistent(periods) == 0
     if kept_initial:
+        model = first.model
         model.load_state_dict(initial_state)
     training.update(
-        epochs=trainer.current_epoch,
-        best_epoch=0 if kept_initial else int(best["epoch"]) + 1,
-        stopped_early=bool(trainer.early_stopping_callback.stopped_epoch),
+        epochs=members[0].epochs,
+        best_epoch=0 if kept_initial else members[0].best_epoch,
+        stopped_early=members[0].stopped_early,
         kept_initial_weights=kept_initial,
-        train_seconds=round(seconds, 3),
-        world_size=trainer.world_size,
-        cuda_graphs=graphed and capture_error is None,
-        **({"cuda_graphs_error": capture_error} if capture_error else {}),
+        train_seconds=round(sum(member.seconds for member in members), 3),
+        world_size=members[0].world_size,
+        cuda_graphs=all(member.graphed and member.capture_error is None for member in members),
+        **({} if len(members) == 1 else {"seeds": seeds, "member_epochs": [m.epochs for m in members]}),
+        **({"cuda_graphs_error": error} if (error := members[0].capture_error) else {}),
     )
     errors = initial if kept_initial else trained
     return Fitted(candidate, model.eval(), data, datamodule.scaler, errors, training, scored_before, start)
+
+
+def _member(
+    series: TimeSeries,
+    settings: TrainSettings,
+    candidate: Candidate,
+    seed: int,
+    work_dir: Path,
+    earlier: bool,
+) -> tuple[Built, TrainSettings, Candidate, Path]:
+    """A further member of a bagged candidate: built from `seed` (its weights, sampled index sets and
+    shuffling), trained in its own folder under `work_dir`."""
+    settings = dataclasses.replace(settings, seed=seed)
+    options = candidate.model_options
+    candidate = dataclasses.replace(
+        candidate, model_options={**options, "seed": seed} if "seed" in options else options
+    )
+    lightning.seed_everything(seed, workers=True, verbose=False)
+    built = build_candidate(series, settings, candidate, earlier)
+    return built, settings, candidate, work_dir / f"seed-{seed}"
 
 
 def _earlier_fit(

@@ -27,9 +27,11 @@ from forecaster.data import Scaler, TimeSeries, WindowDataset, load_dataset, rea
 from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ConfigError, DataError
+from forecaster.models.assembly import stored
+from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO
-from forecaster.training.combine import ensemble_of
+from forecaster.training.combine import ENSEMBLE, ensemble_of
 from forecaster.training.fit import Fitted, fit_candidate, plan
 from forecaster.training.scoring import (
     Score,
@@ -237,7 +239,7 @@ def save_kept(
     path = save_bundle(
         out,
         model=finished.model,
-        model_name=best.candidate.model_name,
+        model_name=ENSEMBLE if isinstance(stored(best.model), Ensemble) else best.candidate.model_name,
         metrics=metrics,
         training=training,
         data=best.data,

@@ -97,7 +97,9 @@ def _reporter() -> Any:
 def _trial(
     trial: dict[str, Any], *, series: TimeSeries, base: TrainSettings, threads: int, root: str
 ) -> None:
-    """One trial in a Ray worker: fit the candidate its settings make, report its validation MSE."""
+    """One trial in a Ray worker: fit the candidate its settings make, report its validation MSE. A trial
+    trains from one seed (no bagging): ASHA follows one training's epochs, and the settings kept at the end
+    are fitted as `forecaster train` fits them (`keep_tuned`)."""
     import torch
     from ray import tune
 
@@ -105,7 +107,7 @@ def _trial(
 
     torch.set_num_threads(threads)
     quiet_lightning()
-    settings = settings_for(base, trial)
+    settings = dataclasses.replace(settings_for(base, trial), seeds=1)
     [candidate] = plan(settings, series)
     work = Path(root) / tune.get_context().get_trial_id()
     fitted = fit_candidate(series, settings, candidate, work, callbacks=[_reporter()])

@@ -1,0 +1,158 @@
+"""Bagging on small data: a candidate trained from several seeds is the average of the very models single
+runs at those seeds train, it is saved and served as an ensemble, its quantile head is the members' quantile
+average, and only small data without covariates is bagged by default."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from forecaster.artifacts import load_bundle
+from forecaster.data import read_csv
+from forecaster.errors import ConfigError
+from forecaster.models import get_model
+from forecaster.models.ensemble import Ensemble
+from forecaster.prediction import predict_windows
+from forecaster.training.fit import build_candidate, fit_candidate, plan
+from forecaster.training.members import SEED_STRIDE, member_seeds
+from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS, TrainerOptions, TrainSettings
+from forecaster.training.workflows import train_forecaster
+
+TINY_MODEL = {"d_model": 8, "n_heads": 2, "fold": 2, "e_layers": 1, "left_rank": 4, "right_rank": 2}
+INPUT_SIZE, HORIZON = 24, 12
+
+
+@pytest.fixture(scope="module")
+def small_csv(data_dir: Path, tmp_path_factory) -> Path:
+    """600 hourly ETTh1 rows as a user file: about 400 train windows, far below SMALL_TRAIN_WINDOWS."""
+    path = tmp_path_factory.mktemp("csv") / "plant.csv"
+    pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=600).to_csv(path, index=False)
+    return path
+
+
+def _settings(**overrides) -> TrainSettings:
+    trainer = TrainerOptions(max_epochs=2, accelerator="cpu", devices=1, limit_train_batches=3,
+                             progress_bar=False, deterministic=True)  # fmt: skip
+    overrides = {"preset": "anchored-skip", **overrides}
+    return TrainSettings(horizon=HORIZON, input_size=INPUT_SIZE, model_options=TINY_MODEL, lr=1e-2,
+                         trainer=trainer, overwrite=True, **overrides)  # fmt: skip
+
+
+def _built(series, settings: TrainSettings):
+    return build_candidate(series, settings, plan(settings, series)[0])
+
+
+def test_small_data_without_covariates_is_bagged_by_default(data_dir: Path, small_csv: Path, tmp_path: Path):
+    small = read_csv(small_csv, targets=["OT"])
+    built = _built(small, _settings(seed=3))
+    assert built.datamodule.window_counts()["train"] < SMALL_TRAIN_WINDOWS
+    assert member_seeds(None, _settings(seed=3), built) == [3 + k * SEED_STRIDE for k in range(BAG_SEEDS)]
+    assert member_seeds(2, _settings(seed=3), built) == [3, 3 + SEED_STRIDE]
+    assert member_seeds(1, _settings(seed=3), built) == [3]
+    repeats = [set(member_seeds(None, _settings(seed=seed), built)) for seed in range(3)]
+    assert not (repeats[0] & repeats[1] or repeats[1] & repeats[2]), "the benchmark's repeats share no member"
+    assert [candidate.seeds for candidate in plan(_settings(), small)] == [None]
+    published = _settings(preset="reference"), _settings(preset="paper")
+    assert [plan(settings, small)[0].seeds for settings in published] == [1, 1], "as published: one model"
+    assert plan(_settings(preset="reference", seeds=3), small)[0].seeds == 3, "--seeds wins over the preset"
+
+    large_path = tmp_path / "large.csv"
+    pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=4000).to_csv(large_path, index=False)
+    large = _built(read_csv(large_path, targets=["OT"]), _settings())
+    assert large.datamodule.window_counts()["train"] >= SMALL_TRAIN_WINDOWS
+    assert member_seeds(None, _settings(seed=3), large) == [3]
+
+    built = _built(read_csv(small_csv, targets=["OT"], past_covariates=["HUFL"]), _settings())
+    assert member_seeds(None, _settings(), built) == [0]
+    with pytest.raises(ConfigError, match=r"--seeds 2 averages models of the target columns alone"):
+        member_seeds(2, _settings(), built)
+    two_devices = dataclasses.replace(_settings(), trainer=TrainerOptions(devices=2, strategy="ddp"))
+    assert member_seeds(None, two_devices, _built(small, _settings())) == [0]
+    with pytest.raises(ConfigError, match=r"--seeds 3 averages models trained on one device"):
+        member_seeds(3, two_devices, _built(small, _settings()))
+
+
+def test_a_bagged_candidate_averages_the_models_single_runs_at_its_seeds_train(small_csv: Path, tmp_path):
+    series = read_csv(small_csv, targets=["OT", "HUFL"])
+    settings = _settings(seed=1, seeds=3)
+    [candidate] = plan(settings, series)
+    bagged = fit_candidate(series, settings, candidate, tmp_path / "bag")
+    assert isinstance(bagged.model, Ensemble) and bagged.training["seeds"] == [1, 10001, 20001]
+    assert bagged.training["member_epochs"] == [2, 2, 2]
+    assert bagged.model.config.weights == pytest.approx([1 / 3] * 3)
+
+    singles = []
+    for seed in bagged.training["seeds"]:
+        alone = _settings(seed=seed, seeds=1)
+        singles.append(fit_candidate(series, alone, plan(alone, series)[0], tmp_path / f"alone-{seed}").model)
+    for member, single in zip(bagged.model.members, singles, strict=True):
+        for key, value in single.state_dict().items():
+            assert torch.equal(member.state_dict()[key], value), key
+    x = torch.randn(4, INPUT_SIZE, 2)
+    with torch.inference_mode():
+        expected = sum(single(x) for single in singles) / 3
+        torch.testing.assert_close(bagged.model(x), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_a_bagged_bundle_is_an_ensemble_that_reloads_bit_for_bit(small_csv: Path, tmp_path: Path):
+    series = read_csv(small_csv, targets=["OT"])
+    settings = _settings(preset="reference", loss="quantile", seeds=2)
+    outcome = train_forecaster(series, tmp_path / "bundle", settings)
+    bundle = load_bundle(outcome.bundle_path)
+    assert bundle.model_name == "ensemble" and outcome.training["seeds"] == [0, SEED_STRIDE]
+    assert bundle.calibration.method == "quantile", "the members' common quantile head is kept"
+    history = series.values[None, -INPUT_SIZE:]
+    first = predict_windows(bundle, history)
+    np.testing.assert_array_equal(predict_windows(load_bundle(outcome.bundle_path), history), first)
+
+
+def test_an_ensembles_bounds_are_its_members_quantile_average() -> None:
+    torch.manual_seed(0)
+    heads = [get_model("s3attention", input_size=INPUT_SIZE, horizon=6, n_channels=2,
+                       quantile_levels=[80, 95], seed=seed, **TINY_MODEL) for seed in range(2)]  # fmt: skip
+    for head in heads:
+        for parameter in head.parameters():
+            torch.nn.init.normal_(parameter, std=0.2)
+    ensemble = Ensemble.of([("s3attention", head) for head in heads], [0.25, 0.75]).eval()
+    assert ensemble.config.quantile_levels == [80, 95]
+    x = torch.randn(3, INPUT_SIZE, 2)
+    with torch.inference_mode():
+        for got, *parts in zip(ensemble.bounds(x), *(head.eval().bounds(x) for head in heads), strict=True):
+            torch.testing.assert_close(got, 0.25 * parts[0] + 0.75 * parts[1], rtol=1e-6, atol=1e-6)
+    point = get_model("nlinear", input_size=12, horizon=6, n_channels=2)
+    mixed = Ensemble.of([("s3attention", heads[0]), ("nlinear", point)], [0.5, 0.5])
+    assert mixed.config.quantile_levels == []
+    with pytest.raises(ValueError, match="no common quantile head"):
+        mixed.bounds(x)
+
+
+def test_an_ensemble_of_a_bag_is_one_flat_ensemble_with_scaled_weights() -> None:
+    torch.manual_seed(0)
+    linears = [get_model("nlinear", input_size=12, horizon=6, n_channels=2) for _ in range(2)]
+    for linear in linears:
+        torch.nn.init.normal_(linear.linear.weight, std=0.1)
+    bag = Ensemble.of([("nlinear", linear) for linear in linears], [0.5, 0.5])
+    naive = get_model("naive", input_size=8, horizon=6, n_channels=2)
+    combined = Ensemble.of([("ensemble", bag), ("naive", naive)], [0.6, 0.4]).eval()
+    assert [member["name"] for member in combined.config.members] == ["nlinear", "nlinear", "naive"]
+    assert combined.config.weights == pytest.approx([0.3, 0.3, 0.4])
+    x = torch.randn(5, 12, 2)
+    with torch.inference_mode():
+        torch.testing.assert_close(combined(x), 0.6 * bag(x) + 0.4 * x[:, -1:].expand(-1, 6, -1))
+
+
+def test_train_says_it_averaged_seeds_on_small_data(small_csv: Path, tmp_path: Path, capsys) -> None:
+    from forecaster.cli import main
+
+    argv = ["train", "--csv", small_csv, "--targets", "OT", "--model", "nlinear", "--horizon", HORIZON,
+            "--input-size", INPUT_SIZE, "--max-epochs", 1, "--limit-train-batches", 2, "--accelerator", "cpu",
+            "--no-progress", "--out", tmp_path / "nlinear"]  # fmt: skip
+    assert main([str(arg) for arg in argv]) == 0
+    seeds = ", ".join(str(k * SEED_STRIDE) for k in range(BAG_SEEDS))
+    assert f"nlinear: the average of {BAG_SEEDS} models trained from seeds {seeds}" in capsys.readouterr().out
+    assert load_bundle(tmp_path / "nlinear").model_name == "ensemble"
