@@ -2,9 +2,9 @@
 
 The common LRA encoder of the Nystromformer / Transformer-LS code bases: token embedding (or a Linear(1, D)
 embedding of continuous pixels), learned positions, pre-LN blocks `x += mixer(LN(x))`, `x += MLP(LN(x))`
-(GELU), a final LN, and mean pooling over the real tokens (or a CLS token). `LRAClassifier` puts a
-Linear -> ReLU -> Linear head on the pooled vector; `LRADualClassifier` (Retrieval) encodes both documents
-with the same encoder and classifies [a, b, a * b, a - b].
+(GELU), a final LN, and mean pooling over the real tokens (or over all seq_len positions, or a CLS token).
+`LRAClassifier` puts a Linear -> ReLU -> Linear head on the pooled vector; `LRADualClassifier` (Retrieval)
+encodes both documents with the same encoder and classifies [a, b, a * b, a - b].
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from forecaster.models.config import ModelConfig
 from forecaster.models.registry import MODELS
 from forecaster.nn import attention
 
-POOLINGS = ("mean", "cls")
+# "mean-all" divides the real tokens' sum by seq_len, as the reference S3Attention LRA code pools (its
+# lra/model.py zeroes padded outputs, model_wrapper.py averages over all 2048 positions; REFERENCE.md
+# section 5).
+POOLINGS = ("mean", "mean-all", "cls")
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,11 @@ class LRAConfig(ModelConfig):
     mlp_dim: int = setting(128, "hidden width of each block's MLP", minimum=1, maximum=MAX_WIDTH)
     hidden_dim: int = setting(128, "hidden width of the classification head", minimum=1, maximum=MAX_WIDTH)
     dropout: float = setting(0.1, "dropout of embeddings, MLP and residuals", minimum=0, below=1)
-    pooling: str = setting("mean", "sequence pooling", choices=POOLINGS)
+    pooling: str = setting(
+        "mean",
+        "sequence pooling: mean (real tokens), mean-all (over all seq_len positions), cls",
+        choices=POOLINGS,
+    )
     pad_id: int = setting(0, "token id of padding", minimum=0, cli=False)
     mixer_options: dict = setting({}, "options of the mixer", cli=False)
 
@@ -126,7 +133,8 @@ class LRAEncoder(nn.Module):
         if self.use_cls:
             return x[:, 0]
         weights = mask.to(x.dtype)[..., None]
-        return (x * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+        count = x.shape[1] if self.config.pooling == "mean-all" else weights.sum(dim=1).clamp(min=1.0)
+        return (x * weights).sum(dim=1) / count
 
 
 def _head(in_features: int, config: LRAConfig) -> nn.Sequential:

@@ -1,4 +1,5 @@
-"""Skeleton attention (paper 001, eq. 1, Algorithm 1) and the S3Attention mixer (Smoother + Skeleton).
+"""Skeleton attention (paper 001, eq. 1, Algorithm 1) and the forecasting S3Attention block (Smoother +
+Skeleton), the `block=forecasting` choice of the `skeleton` mixer (the other is in skeleton_lra.py).
 
 Cost is linear in the sequence length: the row branch attends to `left_rank` sampled token positions, the
 column branch to `right_rank` sampled head dimensions.
@@ -12,7 +13,6 @@ import torch
 from torch import nn
 
 from forecaster.checks import check_int
-from forecaster.nn.attention.registry import register
 from forecaster.nn.smoother import Smoother
 
 
@@ -33,6 +33,20 @@ def _sample_indices(size: int, rank: int, generator: torch.Generator) -> torch.T
     return torch.randperm(size, generator=generator)[:rank].sort().values
 
 
+def register_index_sets(
+    module: nn.Module, seq_len: int, head_dim: int, left_rank: int, right_rank: int, seed: int
+) -> None:
+    """Register the sampled token positions `left_index` and head dimensions `right_index` of `module`.
+
+    Persistent buffers drawn from a generator seeded by `seed`, so a module restored from its state_dict is
+    the same function whatever seed the new instance was built with (the reference code kept plain tensors,
+    REFERENCE.md section 1.5, so its reloads differed).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    module.register_buffer("left_index", _sample_indices(seq_len, left_rank, generator))
+    module.register_buffer("right_index", _sample_indices(head_dim, right_rank, generator))
+
+
 class SkeletonAttention(nn.Module):
     """Row (sampled tokens) + column (sampled head dimensions) attention, each LayerNormed, averaged.
 
@@ -41,8 +55,7 @@ class SkeletonAttention(nn.Module):
     Column branch: v_t softmax(q^T k_t / sqrt(seq_len))^T over `right_rank` sampled head dimensions t.
     Output: 0.5 * LayerNorm1(row) + 0.5 * LayerNorm2(column), LayerNorms over D.
 
-    The sampled index sets are persistent buffers drawn from a generator seeded by `seed`, so a model
-    restored from its state_dict is the same function whatever seed the new instance was built with.
+    The sampled index sets are persistent buffers (`register_index_sets`).
 
     With a key padding mask (B, seq_len), True = real token: padded sampled keys get no row-attention
     weight and padded tokens are zeroed out of the column branch's q^T k sums, so values at padded positions
@@ -71,9 +84,7 @@ class SkeletonAttention(nn.Module):
         self.norm_row = nn.LayerNorm(d_model)
         self.norm_column = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
-        generator = torch.Generator().manual_seed(seed)
-        self.register_buffer("left_index", _sample_indices(seq_len, left_rank, generator))
-        self.register_buffer("right_index", _sample_indices(self.head_dim, right_rank, generator))
+        register_index_sets(self, seq_len, self.head_dim, left_rank, right_rank, seed)
 
     def index_ranges(self) -> dict[str, int]:
         """Each index buffer and the length of the axis it indexes, which restored values must stay within
@@ -134,9 +145,8 @@ class SkeletonAttention(nn.Module):
         return 0.5 * self.norm_row(row) + 0.5 * self.norm_column(column)
 
 
-@register("skeleton")
 class S3AttentionMixer(nn.Module):
-    """The S3Attention sequence mixer: SkeletonAttention(Smoother(x)), the attention block of paper 001.
+    """The forecasting S3Attention block: SkeletonAttention(Smoother(x)), the attention block of paper 001.
 
     Follows the mixer interface `mixer(x, key_padding_mask=None)`. Padded positions are zeroed before the
     Smoother (its Fourier convolution mixes all time steps), so their values cannot reach valid outputs.

@@ -20,8 +20,8 @@ from forecaster.registry import Registry
 MIXERS: Registry[Callable[..., nn.Module]] = Registry(
     "mixer",
     providers=tuple(f"forecaster.nn.{name}" for name in (
-        "skeleton", "attention.softmax", "attention.lowrank", "attention.kernelized", "attention.reformer",
-        "attention.fnet", "attention.mra", "tnn",
+        "skeleton_lra", "attention.softmax", "attention.lowrank", "attention.kernelized",
+        "attention.reformer", "attention.fnet", "attention.mra", "tnn",
     )),
 )
 register = MIXERS.register
