@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import statistics
 
 import numpy as np
@@ -182,10 +183,10 @@ def test_byte_tokenizer_round_trip_padding_truncation():
 
 
 def test_pathfinder_images_labels_and_markers():
-    images, labels = pathfinder.generate(1000, seed=0)
-    assert images.shape == (1000, 32, 32) and images.dtype == np.uint8
-    assert labels.sum() == 500 and set(np.unique(images)) == {0, 255}
-    again, again_labels = pathfinder.generate(1000, seed=0)
+    images, labels = pathfinder.generate(400, seed=0)
+    assert images.shape == (400, 32, 32) and images.dtype == np.uint8
+    assert labels.sum() == 200 and set(np.unique(images)) == {0, 255}
+    again, again_labels = pathfinder.generate(400, seed=0, workers=2)  # the same whatever the processes
     assert np.array_equal(images, again) and np.array_equal(labels, again_labels)
     scenes = pathfinder.generate_scenes(200, seed=1)
     ends = scenes.snake_ends()
@@ -193,17 +194,85 @@ def test_pathfinder_images_labels_and_markers():
     same = scenes.labels == 1
     np.testing.assert_allclose(scenes.markers[same, 1], ends[same, 0, 1])
     np.testing.assert_allclose(scenes.markers[~same, 1], ends[~same, 1, 1])
-    assert ((scenes.snakes >= 0) & (scenes.snakes <= 31)).all()
+    assert ((np.rint(ends) >= 0) & (np.rint(ends) <= 31)).all()  # the markers' pixels are on the canvas
     rendered = pathfinder.render(scenes)
     centres = np.rint(scenes.markers).astype(int)
     for index in range(2):
         assert (rendered[np.arange(200), centres[:, index, 1], centres[:, index, 0]] == 255).all()
 
 
+def test_pathfinder_defaults_are_the_lra_generators_parameters():
+    """LRA's Pathfinder32 (lra_benchmarks/data/pathfinder.py, snakes2 arguments): window 32, padding 1,
+    paddle length 2, margin 1 on either side of each pivot (a gap of 2), marker radius 1.5, contour length
+    14, seed distance 7, continuity 1.0, distractors of contour_length // 3 paddles, 20 // that many."""
+    parameters = inspect.signature(pathfinder.generate_scenes).parameters
+    declared = {name: parameters[name].default for name in (
+        "size", "padding", "paddle_length", "paddle_gap", "marker_radius", "contour_length", "seed_distance",
+        "continuity")}  # fmt: skip
+    assert declared == {"size": 32, "padding": 1, "paddle_length": 2, "paddle_gap": 2, "marker_radius": 1.5,
+                        "contour_length": 14, "seed_distance": 7, "continuity": 1.0}  # fmt: skip
+    scenes = pathfinder.generate_scenes(300, seed=3)
+    assert scenes.snakes.shape == (300, 2, 14, 2) and scenes.distractors.shape == (300, 5, 4, 2)
+    assert pathfinder.generate_scenes(2, seed=0, contour_length=6).distractors.shape[1:3] == (10, 2)  # easy
+    assert scenes.distractor_kept.mean() > 0.5
+    # Paddles: 2 long, the next starting 1 beyond a pivot that lies 1 beyond the end of the previous one.
+    units = np.stack([np.cos(scenes.snake_headings), np.sin(scenes.snake_headings)], axis=-1)
+    np.testing.assert_allclose(scenes.snakes[:, :, 1:], scenes.snakes[:, :, :-1] + 3 * units[:, :, :-1]
+                               + units[:, :, 1:])  # fmt: skip
+    turns = np.angle(np.exp(1j * np.diff(scenes.snake_headings, axis=-1)))
+    assert np.abs(turns).max() <= np.pi / 2
+    # Seeds: origins 7 apart, one of them at least 14 from every edge; either snake may be the central one.
+    origins = scenes.snake_ends()[:, :, 0]
+    np.testing.assert_allclose(np.linalg.norm(origins[:, 0] - origins[:, 1], axis=-1), 7.0)
+    central = ((origins >= 14) & (origins <= 17)).all(axis=-1)
+    assert central.any(axis=1).all() and 0.3 < central[:, 0].mean() < 0.7
+
+
+def test_pathfinder_turns_follow_the_continuity_weights():
+    """Away from the edges and other snakes, turns have density cos(turn)^2 on +-90 degrees (continuity 1),
+    whose mean absolute value is (pi^2 / 16 - 1 / 4) / (pi / 4) = 0.467 radians."""
+    scenes = pathfinder.generate_scenes(300, seed=4, size=400, n_distractors=0)
+    turns = np.abs(np.angle(np.exp(1j * np.diff(scenes.snake_headings, axis=-1))))
+    assert abs(turns.mean() - (np.pi**2 / 16 - 0.25) / (np.pi / 4)) < 0.02
+
+
+def _snake_pixels(starts: np.ndarray, headings: np.ndarray) -> set[tuple[int, int]]:
+    """Independent rasterization of paddles of length 2: points a third of a pixel apart, rounded."""
+    along = np.linspace(0.0, 2.0, 7)[:, None]
+    units = np.stack([np.cos(headings), np.sin(headings)], axis=-1)
+    points = np.rint(starts[:, None] + along * units[:, None]).astype(int).reshape(-1, 2)
+    return set(map(tuple, points))
+
+
+def _apart(first: set, second: set) -> int:
+    """Least distance in x and y (Chebyshev) between two pixel sets."""
+    a, b = np.array(sorted(first)), np.array(sorted(second))
+    return int(np.abs(a[:, None] - b[None]).max(-1).min())
+
+
+def test_pathfinder_snakes_never_touch():
+    """Every snake's pixels (targets and the distractors kept) keep one empty pixel from every other snake's,
+    and a snake's paddles keep it from its own paddles but the neighbouring ones, so no snake crosses
+    another and following a snake never leads onto another."""
+    scenes = pathfinder.generate_scenes(150, seed=5, marker_radius=0.5)
+    images = pathfinder.render(scenes)
+    for index in range(150):
+        snakes = [_snake_pixels(scenes.snakes[index, s], scenes.snake_headings[index, s]) for s in (0, 1)]
+        snakes += [_snake_pixels(scenes.distractors[index, d], scenes.distractor_headings[index, d])
+                   for d in np.flatnonzero(scenes.distractor_kept[index])]  # fmt: skip
+        assert set(map(tuple, np.argwhere(images[index])[:, ::-1])) == set().union(*snakes)
+        assert min(_apart(a, b) for i, a in enumerate(snakes) for b in snakes[i + 1 :]) >= 2
+        for s in (0, 1):
+            starts, headings = scenes.snakes[index, s], scenes.snake_headings[index, s]
+            paddles = [_snake_pixels(starts[k : k + 1], headings[k : k + 1]) for k in range(14)]
+            assert min(_apart(paddles[k], paddles[j]) for k in range(14) for j in range(k + 2, 14)) >= 2
+
+
 def test_pathfinder_label_means_connected_markers():
-    """Gap-free snakes without distractors: label-1 markers always share a connected component; label-0
-    markers share one only where the two snakes happen to cross."""
-    scenes = pathfinder.generate_scenes(400, seed=2, paddle_gap=0.0, n_distractors=0, contour_length=8)
+    """Gap-free snakes without distractors, single-pixel markers: label-1 markers always share a connected
+    component, label-0 markers never (the snakes never touch)."""
+    scenes = pathfinder.generate_scenes(400, seed=2, paddle_gap=0.0, n_distractors=0, contour_length=8,
+                                        marker_radius=0.5)  # fmt: skip
     images = pathfinder.render(scenes)
     centres = np.rint(scenes.markers).astype(int)
     connected = []
@@ -212,7 +281,7 @@ def test_pathfinder_label_means_connected_markers():
         connected.append(components[centre[0, 1], centre[0, 0]] == components[centre[1, 1], centre[1, 0]])
     connected = np.array(connected)
     assert connected[scenes.labels == 1].all()
-    assert connected[scenes.labels == 0].mean() < 0.5
+    assert not connected[scenes.labels == 0].any()
 
 
 def test_read_listops_tsv(tmp_path):

@@ -17,6 +17,7 @@ from forecaster.bench.attention import (
     run_attention_bench,
 )
 from forecaster.cli import main
+from forecaster.devices import machine_name
 from forecaster.errors import BundleError
 from forecaster.lra.training import LRASettings, train_lra, warmup_linear_decay
 from forecaster.nn.attention import parse_mixer_spec
@@ -41,7 +42,8 @@ def test_train_lra_writes_a_reloadable_run(tmp_path):
     assert metrics["listops_tokens"] == "lra"
     saved = load_file(tmp_path / "run" / "weights.safetensors")
     assert all(torch.equal(tensor, saved[name]) for name, tensor in bundle.model.state_dict().items())
-    assert bundle.training["task"] == "listops" and bundle.training["lr"] == 1e-4
+    assert bundle.training["task"] == "listops" and bundle.training["lr"] == 1e-3  # the default preset's
+    assert metrics["preset"] == "default" and metrics["device"] == machine_name()  # Lightning's "auto"
     assert (tmp_path / ".run.work" / "logs" / "version_0" / "metrics.csv").is_file()
     with pytest.raises(BundleError, match="already exists"):
         train_lra(settings, d_model=16)
@@ -118,7 +120,8 @@ def test_cli_lra_train_runs(tmp_path, capsys):
     )
     assert code == 0
     assert "test_acc" in capsys.readouterr().out
-    assert load_bundle(tmp_path / "run", task="classify").model.config.mixer_options == {"n_features": 16}
+    options = load_bundle(tmp_path / "run", task="classify").model.config.mixer_options
+    assert options == {"dropout": 0.0, "n_features": 16}  # the preset's attention dropout, the option given
 
 
 def test_mixer_spec_parsing():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,8 @@ def repair_tail(path: Path) -> None:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
-def read_results(path: Path) -> pd.DataFrame:
-    """The complete rows of results.csv with RESULT_COLUMNS (empty if none); DataError if the file is foreign.
+def read_rows(path: Path, columns: Sequence[str]) -> pd.DataFrame:
+    """The complete rows of a CSV record (an empty frame of `columns` if none).
 
     A last line still being written (no trailing newline) is left out and left alone: reading never writes,
     so a summary or a dry run can read the file while a grid appends to it.
@@ -51,8 +51,13 @@ def read_results(path: Path) -> pd.DataFrame:
     data = path.read_bytes() if path.is_file() else b""
     complete = data[: data.rfind(b"\n") + 1]
     if not complete:
-        return pd.DataFrame(columns=list(RESULT_COLUMNS))
-    frame = pd.read_csv(io.BytesIO(complete))
+        return pd.DataFrame(columns=list(columns))
+    return pd.read_csv(io.BytesIO(complete))
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """The complete rows of results.csv with RESULT_COLUMNS (empty if none); DataError for a foreign file."""
+    frame = read_rows(path, RESULT_COLUMNS)
     for column in ADDED_COLUMNS:
         if column not in frame.columns:
             frame[column] = float("nan")
@@ -77,16 +82,16 @@ def upgrade_results(path: Path) -> None:
     write_atomically(path, lambda staged: frame.to_csv(staged, index=False))
 
 
-def append_result(path: Path, row: dict[str, Any]) -> None:
-    """Append one row (header first if the file is new) and push it to disk before the next cell starts;
-    interval columns and members a row has no value for stay empty."""
+def append_result(path: Path, row: dict[str, Any], columns: Sequence[str] = RESULT_COLUMNS) -> None:
+    """Append one row of `columns` (header first if the file is new) and push it to disk before the next
+    cell starts; interval columns and members a row has no value for stay empty."""
     new = not path.is_file() or path.stat().st_size == 0
     with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         if new:
             writer.writeheader()
         writer.writerow({column: row[column] if column not in OPTIONAL_COLUMNS else row.get(column, "")
-                         for column in RESULT_COLUMNS})
+                         for column in columns})
         handle.flush()
         os.fsync(handle.fileno())
 

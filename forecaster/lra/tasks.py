@@ -26,9 +26,8 @@ GENERATED_SIZES = {"listops": (96_000, 2_000), "pathfinder": (5_000, 1_000)}
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One LRA task: sizes, whether it is generated here, and where its files come from otherwise.
-
-    lr / weight_decay / batch_size are the paper's settings (paper 001, Table 11)."""
+    """One LRA task: sizes, whether it is generated here, and where its files come from otherwise (its
+    training settings: `forecaster.lra.presets`)."""
 
     name: str
     n_classes: int
@@ -36,9 +35,6 @@ class TaskSpec:
     pixels: bool
     dual: bool
     synthetic: bool
-    lr: float
-    weight_decay: float
-    batch_size: int
     files: str
 
 
@@ -48,31 +44,26 @@ TASKS: dict[str, TaskSpec] = {
     for spec in (
         TaskSpec(
             name="listops", n_classes=10, seq_len=2048, pixels=False, dual=False, synthetic=True,
-            lr=1e-4, weight_decay=0.0, batch_size=32,
             files="basic_train.tsv, basic_val.tsv, basic_test.tsv of lra_release/listops-1000 "
             f"({_LRA_RELEASE})",
         ),
         TaskSpec(
             name="text", n_classes=2, seq_len=4096, pixels=False, dual=False, synthetic=False,
-            lr=1e-4, weight_decay=1e-2, batch_size=32,
             files="the aclImdb folder (train/pos, train/neg, test/pos, test/neg) of "
             "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
         ),
         TaskSpec(
             name="retrieval", n_classes=2, seq_len=4096, pixels=False, dual=True, synthetic=False,
-            lr=1e-4, weight_decay=1e-2, batch_size=32,
             files="new_aan_pairs.train.tsv, new_aan_pairs.eval.tsv, new_aan_pairs.test.tsv of "
             f"lra_release/tsv_data ({_LRA_RELEASE})",
         ),
         TaskSpec(
             name="image", n_classes=10, seq_len=1024, pixels=True, dual=False, synthetic=False,
-            lr=1e-3, weight_decay=1e-2, batch_size=256,
             files="the cifar-10-batches-bin folder (data_batch_1..5.bin, test_batch.bin) of "
             "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
         ),
         TaskSpec(
             name="pathfinder", n_classes=2, seq_len=1024, pixels=True, dual=False, synthetic=True,
-            lr=1e-4, weight_decay=1e-2, batch_size=256,
             files="a difficulty folder of lra_release/pathfinder32, e.g. curv_contour_length_14 "
             f"(metadata/*.npy, imgs/) ({_LRA_RELEASE})",
         ),
@@ -138,7 +129,7 @@ def _generate_listops(
 def _generate_pathfinder(counts: dict[str, int], seed: int, seq_len: int) -> dict[str, np.ndarray]:
     flat = {}
     for offset, (split, count) in enumerate(counts.items()):
-        images, labels = pathfinder.generate(count, seed + offset)
+        images, labels = pathfinder.generate(count, seed + offset, workers=os.cpu_count() or 1)
         flat[f"{split}/inputs"], flat[f"{split}/labels"] = images.reshape(count, seq_len), labels
     return flat
 
@@ -148,7 +139,8 @@ def _synthetic(
 ) -> TaskData:
     counts = {"train": n_train, "val": n_eval, "test": n_eval}
     listops_task = spec.name == "listops"
-    kind = f"{spec.name}-lra-{tokenization}" if listops_task else spec.name  # LRA's trees, this tokenization
+    # LRA's trees in this tokenization; Pathfinder with LRA's generator parameters
+    kind = f"{spec.name}-lra-{tokenization}" if listops_task else f"{spec.name}-lra"
     cache = cache_dir / f"{kind}-L{seq_len}-train{n_train}-eval{n_eval}-seed{seed}.npz"
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as stored:

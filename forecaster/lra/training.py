@@ -1,12 +1,14 @@
 """Training an LRA classifier with Lightning: AdamW, linear warmup then linear decay, accuracy logged.
 
-`train_lra` is what `forecaster lra train` runs; it saves the classifier as a bundle (`forecaster.artifacts`,
-reloaded with `load_bundle(path, task="classify")`) and keeps Lightning's CSV log of loss and accuracy in the
-bundle's work folder `.<name>.work/` beside it.
+`train_lra` is what `forecaster lra train` and each cell of `forecaster lra benchmark` run; settings a run
+leaves unset come from its preset (`forecaster.lra.presets`). It saves the classifier as a bundle
+(`forecaster.artifacts`, reloaded with `load_bundle(path, task="classify")`) and keeps Lightning's CSV log of
+loss and accuracy in the bundle's work folder `.<name>.work/` beside it.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,7 +23,10 @@ from torch.utils.data import DataLoader, Dataset
 
 from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
 from forecaster.checks import check_fields, setting
+from forecaster.devices import machine_name
+from forecaster.errors import ConfigError
 from forecaster.lra.listops import TOKENIZATIONS
+from forecaster.lra.presets import PRESETS, apply_preset
 from forecaster.lra.tasks import TASKS, TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.nn.attention import MIXERS
@@ -29,29 +34,34 @@ from forecaster.nn.attention import MIXERS
 
 @dataclass
 class LRASettings:
-    """One LRA run; unset optimization settings take the paper's per-task values (paper 001 Table 11)."""
+    """One LRA run; settings left None take the values of `preset` for the task (forecaster.lra.presets)."""
 
     task: str = setting(help="LRA task", choices=tuple(TASKS))
     mixer: str = setting("skeleton", "registered sequence mixer", flag="--model")
-    steps: int = setting(1000, "optimizer steps", minimum=1)
-    batch_size: int | None = setting(None, "samples per step (default: the paper's per-task value)",
-                                     minimum=1)
-    seq_len: int | None = setting(None, "sequence length (default: the task's, ListOps 2048)", minimum=1)
+    preset: str = setting("default", "task settings: default (a budget that learns) or paper (paper 001's "
+                          "settings and budget); flags given win", choices=tuple(PRESETS))
+    steps: int | None = setting(None, "optimizer steps (default: the preset's)", minimum=1)
+    epochs: int | None = setting(None, "passes over the training samples, instead of --steps (default: the "
+                                 "preset's)", minimum=1)
+    batch_size: int | None = setting(None, "samples per step (default: the preset's)", minimum=1)
+    seq_len: int | None = setting(None, "sequence length (default: the preset's, else the task's: ListOps "
+                                  "2048)", minimum=1)
     data_dir: Path | None = setting(None, "folder of the task's files (default: generate ListOps/Pathfinder)",
                                     parse=Path)
-    n_train: int | None = setting(None, "training samples (generated default: ListOps 96000, Pathfinder "
-                                  "5000)", minimum=1)
-    n_eval: int | None = setting(None, "validation and test samples (generated default: ListOps 2000, "
-                                 "Pathfinder 1000)", minimum=1)
+    n_train: int | None = setting(None, "training samples (default: the preset's, else all, or generated: "
+                                  "ListOps 96000, Pathfinder 5000)", minimum=1)
+    n_eval: int | None = setting(None, "validation and test samples each (default: the preset's, else all, "
+                                 "or generated: ListOps 2000, Pathfinder 1000)", minimum=1)
     listops_tokens: str = setting("lra", "what a ListOps model reads: lra (LRA's input pipeline: operators "
                                   "and digits) or brackets (with ']')", choices=TOKENIZATIONS)
     seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0)
     out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
     cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
                                      parse=Path)
-    lr: float | None = setting(None, "AdamW peak learning rate", above=0)
-    weight_decay: float | None = setting(None, "AdamW weight decay", minimum=0)
-    warmup_steps: int | None = setting(None, "linear warmup steps (default 10% of --steps)", minimum=0)
+    lr: float | None = setting(None, "AdamW peak learning rate (default: the preset's)", above=0)
+    weight_decay: float | None = setting(None, "AdamW weight decay (default: the preset's)", minimum=0)
+    warmup_steps: int | None = setting(None, "linear warmup steps (default: the preset's, else 10% of the "
+                                       "steps)", minimum=0)
     eval_every: int | None = setting(None, "validate every N steps (default --steps / 4)", minimum=1)
     accelerator: str = setting("auto", "Lightning accelerator (auto, cpu, gpu)")
     overwrite: bool = setting(False, "replace an existing bundle at --out")
@@ -60,6 +70,8 @@ class LRASettings:
     def __post_init__(self) -> None:
         check_fields(self, "LRA setting")
         MIXERS.get(self.mixer)
+        if self.steps is not None and self.epochs is not None:
+            raise ConfigError("give --steps or --epochs, not both")
 
     @property
     def out_dir(self) -> Path:
@@ -154,8 +166,10 @@ def build_classifier(data: TaskData, mixer: str, **fields: Any) -> nn.Module:
 def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     """Train the classifier of `settings.mixer` on its task; returns the metrics saved in the bundle.
 
-    `model_fields` are LRAConfig fields (d_model, n_layers, mixer_options, ...) over its defaults.
+    `model_fields` are LRAConfig fields (d_model, n_layers, mixer_options, ...); settings left None and
+    model fields not given take the values of the preset (`forecaster.lra.presets.apply_preset`).
     """
+    settings, model_fields = apply_preset(settings, model_fields)
     out_dir = settings.out_dir
     check_out_dir(out_dir, settings.overwrite)
     L.seed_everything(settings.seed, workers=True, verbose=False)
@@ -169,12 +183,11 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
         cache_dir=settings.cache_dir,
         tokenization=settings.listops_tokens,
     )
-    spec, steps = data.spec, settings.steps
-    batch_size = settings.batch_size or spec.batch_size
+    spec, batch_size, lr, weight_decay = data.spec, settings.batch_size, settings.lr, settings.weight_decay
+    n_train = len(data.splits["train"]["labels"])
+    steps = settings.steps or math.ceil(settings.epochs * n_train / batch_size)
+    warmup_steps = min(steps, max(1, steps // 10) if settings.warmup_steps is None else settings.warmup_steps)
     model = build_classifier(data, settings.mixer, **model_fields)
-    lr = spec.lr if settings.lr is None else settings.lr
-    weight_decay = spec.weight_decay if settings.weight_decay is None else settings.weight_decay
-    warmup_steps = max(1, steps // 10) if settings.warmup_steps is None else settings.warmup_steps
     module = LRAModule(model, lr=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps)
     loaders = {
         split: DataLoader(
@@ -203,22 +216,27 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     metrics = {
         "task": settings.task,
         "model": settings.mixer,
+        "preset": settings.preset,
         "steps": steps,
+        **({"epochs": settings.epochs} if settings.epochs else {}),
         "batch_size": batch_size,
+        "lr": lr,
         "seq_len": data.seq_len,
         **({"listops_tokens": settings.listops_tokens} if settings.task == "listops" else {}),
-        "n_train": len(data.splits["train"]["labels"]),
+        "n_train": n_train,
         "n_test": len(data.splits["test"]["labels"]),
         "val_acc": float(val_metrics["val_acc"]),
         "test_acc": float(test_metrics["test_acc"]),
         "majority_class_rate": data.majority_rate("test"),
         "train_seconds": seconds,
+        "device": machine_name(trainer.strategy.root_device),
         "data": data.source,
         "out": str(out_dir),
     }
-    given = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(settings).items()}
-    training = {**given, "lr": lr, "weight_decay": weight_decay, "warmup_steps": warmup_steps,
-                "batch_size": batch_size, "out": str(out_dir)}
+    resolved = {key: str(value) if isinstance(value, Path) else value  # the preset's values filled in
+                for key, value in asdict(settings).items()}  # fmt: skip
+    training = {**resolved, "steps": steps, "warmup_steps": warmup_steps, "seq_len": data.seq_len,
+                "out": str(out_dir)}
     model_name = "lra_dual_classifier" if data.spec.dual else "lra_classifier"
     save_bundle(out_dir, model=model.cpu(), model_name=model_name, metrics=metrics, training=training,
                 overwrite=settings.overwrite)
