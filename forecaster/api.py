@@ -103,8 +103,9 @@ class Forecaster:
         return series
 
     def fit(self, df: pd.DataFrame | TimeSeries, *, out: str | Path | None = None, **read: Any) -> Forecaster:
-        """Train on `df` (the 7:1:2 split: train, validation for early stopping, model choice and interval
-        calibration, test for the reported metrics); with `out`, the bundle is also saved there."""
+        """Train on `df` (the 7:1:2 split, or holdout on a short frame: train, validation for early stopping,
+        model choice and interval calibration, test for the reported metrics); with `out`, the bundle is also
+        saved there."""
         from forecaster.training.workflows import train_forecaster
 
         series = self.read(df, **read)

@@ -309,3 +309,22 @@ def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
     assert "GPU available" in verbose.stdout + verbose.stderr
     version = subprocess.run([str(FORECASTER), "--version"], capture_output=True, text=True)
     assert version.stdout.strip() == f"forecaster {forecaster.__version__}"
+
+
+def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(tmp_path, capsys):
+    """39 yearly rows: 7:1:2 leaves 4 validation years for a 6-year horizon, and 96 input years no window."""
+    years = np.arange(1985, 2024)
+    values = 50 * 1.01 ** np.arange(len(years)) + np.random.default_rng(0).normal(0, 0.1, len(years))
+    csv, out = tmp_path / "population.csv", tmp_path / "population"
+    pd.DataFrame({"year": years, "population": values.round(3)}).to_csv(csv, index=False)
+    argv = ["train", "--csv", csv, "--horizon", 6, *TINY, "--max-epochs", 2, "--seeds", 1, "--no-progress"]
+    code, printed, err = run_cli([*argv, "--out", out], capsys)
+    assert code == 0, err
+    assert "split holdout, input 11 steps, horizon 6: windows 11 train, 1 val, 1 test" in printed
+    bundle = load_bundle(out)
+    assert (bundle.data.split, bundle.data.input_size) == ("holdout", 11)
+    forecast_csv = tmp_path / "f.csv"
+    code, printed, err = run_cli(["predict", "--model", out, "--csv", csv, "--output", forecast_csv], capsys)
+    assert code == 0, err
+    forecast = pd.read_csv(forecast_csv)
+    assert forecast["year"].astype(str).str[:4].tolist() == [str(year) for year in range(2024, 2030)]

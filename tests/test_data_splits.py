@@ -146,3 +146,33 @@ def test_the_earlier_validation_period_is_the_last_rows_of_train_before_it():
     assert moved == {"train": (0, 579), "val": (543, 676), "test": borders["test"]}
     assert window_counts(moved, 36, 60)["val"] == window_counts(borders, 36, 60)["val"] == 38
     assert earlier_period(split_borders(100, 60, horizon=10), 60, 10) is None  # 60 train rows: no window
+
+
+def test_holdout_keeps_the_last_horizon_to_test_and_the_one_before_to_validate():
+    borders = split_borders(39, 11, "holdout", horizon=6)
+    assert borders == {"train": (0, 27), "val": (16, 33), "test": (22, 39)}
+    assert window_counts(borders, 11, 6) == {"train": 11, "val": 1, "test": 1}
+
+
+@pytest.mark.parametrize(
+    ("rows", "horizon", "split", "input_size"),
+    [
+        (69680, 96, "7:1:2", 96),  # ETTm2: the protocol, untouched
+        (966, 24, "7:1:2", 96),  # ILI-sized user file: 676 train rows leave 96 as it was
+        (156, 12, "7:1:2", 49),  # 13 monthly years: 109 train rows, 49 windows of 49 steps
+        (39, 6, "holdout", 11),  # 39 yearly rows: 4 validation rows under 7:1:2 hold no 6-year window
+        (14, 6, "holdout", 1),  # too short for any window: the split's error says how many rows it needs
+    ],
+)
+def test_a_user_files_split_and_input_size_fit_its_length(rows, horizon, split, input_size):
+    from forecaster.data.splits import default_split, fitting_input_size
+
+    assert default_split(rows, horizon) == split
+    assert fitting_input_size(rows, horizon, split, None) == input_size
+    train_rows = int(0.7 * rows) if split == "7:1:2" else rows - 2 * horizon
+    if input_size > 1 and input_size < 96:  # the longest input whose train windows are at least as many
+        assert _count(0, train_rows, input_size, horizon) >= input_size
+        assert _count(0, train_rows, input_size + 1, horizon) < input_size + 1
+    if rows == 14:
+        with pytest.raises(DataError, match="14 rows are too few for split holdout"):
+            split_borders(rows, input_size, split, horizon=horizon)

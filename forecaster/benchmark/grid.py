@@ -19,7 +19,7 @@ import pandas as pd
 from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, TUNED, candidates, choose, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
-from forecaster.data.splits import SPLIT_SCHEMES
+from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES
 from forecaster.errors import DataError, ForecasterError
 from forecaster.training.settings import MAX_BAG_SEEDS, TrainerOptions, TrainSettings
 
@@ -59,7 +59,7 @@ class BenchmarkConfig:
     datasets: Sequence[str] = setting(list(DEFAULT_DATASETS), "comma-separated datasets", parse=parse_names)
     horizons: Any = setting("paper", "'paper' (96,192,336,720; ILI 24,36,48,60) or e.g. 96,192",
                             parse=parse_horizons)
-    split: str = setting(default_of(TrainSettings, "split"), "split scheme", choices=SPLIT_SCHEMES)
+    split: str = setting(PROTOCOL_SPLIT, "split scheme", choices=SPLIT_SCHEMES)
     models: Sequence[str] = setting(
         list(DEFAULT_MODELS), "comma-separated: s3attention (the reference settings), MODEL:PRESET (any "
         "forecaster model and preset, e.g. s3attention:anchored, nlinear:reference), s3attention-auto and "

@@ -48,7 +48,8 @@ def add_split_argument(parser: argparse.ArgumentParser) -> None:
     from forecaster.data.splits import SPLIT_SCHEMES
 
     parser.add_argument(
-        "--split", default="7:1:2", choices=SPLIT_SCHEMES, help="split scheme (default 7:1:2)"
+        "--split", choices=SPLIT_SCHEMES,
+        help="split scheme (default 7:1:2, or holdout on a file too short for it)",
     )
 
 

@@ -66,6 +66,15 @@ def run(args: argparse.Namespace) -> int:
     bundle = Forecaster.from_settings(settings).fit(series_source(args).load(), out=args.out).bundle
     if bundle is None:  # a non-zero rank of a distributed run
         return 0
+    windows = bundle.training.get("windows")
+    counts = (
+        ", ".join(f"{count} {name}" for name, count in windows.items()) if isinstance(windows, dict) else ""
+    )
+    data = bundle.data
+    print(
+        f"split {data.split}, input {data.input_size} steps, horizon {data.horizon}"
+        + (f": windows {counts}" if counts else "")
+    )
     print_training(bundle.training, bundle.metrics)
     print_metrics(bundle.metrics)
     print(f"bundle saved to {bundle.path}")

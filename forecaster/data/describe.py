@@ -10,10 +10,9 @@ from forecaster.checks import check_int
 from forecaster.data.reader import load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
 from forecaster.data.series import TimeSeries
-from forecaster.data.splits import split_borders, window_counts
+from forecaster.data.splits import default_split, fitting_input_size, split_borders, window_counts
 from forecaster.errors import DataError
 
-DEFAULT_INPUT_SIZE = 96
 DEFAULT_HORIZON = 96
 
 
@@ -41,7 +40,7 @@ def describe(
     name_or_path: str,
     *,
     data_dir: str | Path | None = None,
-    split: str = "7:1:2",
+    split: str | None = None,
     input_size: int | None = None,
     horizon: int | None = None,
     stride: int = 1,
@@ -51,14 +50,18 @@ def describe(
     (`options`: how a CSV is read, the `ReadOptions` fields).
 
     Input size and horizon default to the registry's values for benchmark files (first horizon),
-    else 96/96. Warnings raised while reading are returned under "warnings" instead of printed.
+    else to what `forecaster train` would use (horizon 96); the split to 7:1:2, or holdout on a short file.
+    Warnings raised while reading are returned under "warnings" instead of printed.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         series = load_source(name_or_path, data_dir=data_dir, **options)
     spec = get_spec(series.dataset) if series.dataset else None
-    input_size = input_size or (spec.input_size if spec else DEFAULT_INPUT_SIZE)
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
+    split = split or default_split(len(series), horizon)
+    input_size = input_size or (
+        spec.input_size if spec else fitting_input_size(len(series), horizon, split, series.freq)
+    )
     check_int("stride", stride, minimum=1, error=DataError)
     borders = split_borders(
         len(series), input_size, split, series.freq, horizon=horizon, source=series.source

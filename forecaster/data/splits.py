@@ -12,7 +12,9 @@ from pandas.tseries.frequencies import to_offset
 from forecaster.checks import check_int
 from forecaster.errors import DataError
 
-SPLIT_SCHEMES = ("7:1:2", "ett")
+PROTOCOL_SPLIT, HOLDOUT = "7:1:2", "holdout"
+DEFAULT_INPUT_SIZE = 96  # the protocol's input length, and a user file's unless it is too short for it
+SPLIT_SCHEMES = (PROTOCOL_SPLIT, "ett", HOLDOUT)
 SPLIT_NAMES = ("train", "val", "test")
 ETT_HOURS = (12 * 30 * 24, 16 * 30 * 24, 20 * 30 * 24)
 _HOUR = pd.Timedelta(hours=1)
@@ -50,11 +52,22 @@ def window_counts(
     }
 
 
-def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None) -> Borders:
-    if scheme == "7:1:2":
-        n_train = int(n_rows * 0.7)
-        n_test = int(n_rows * 0.2)
-        n_val = n_rows - n_train - n_test
+def _ratio_rows(n_rows: int) -> tuple[int, int, int]:
+    """Rows of train, val and test under 7:1:2 (as the reference code rounds them)."""
+    n_train = int(n_rows * 0.7)
+    n_test = int(n_rows * 0.2)
+    return n_train, n_rows - n_train - n_test, n_test
+
+
+def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, horizon: int) -> Borders:
+    if scheme == HOLDOUT:
+        return {
+            "train": (0, n_rows - 2 * horizon),
+            "val": (n_rows - 2 * horizon - input_size, n_rows - horizon),
+            "test": (n_rows - horizon - input_size, n_rows),
+        }
+    if scheme == PROTOCOL_SPLIT:
+        n_train, n_val, n_test = _ratio_rows(n_rows)
         return {
             "train": (0, n_train),
             "val": (n_train - input_size, n_train + n_val),
@@ -70,7 +83,7 @@ def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None) ->
 
 
 def _usable(n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None) -> bool:
-    borders = _raw_borders(n_rows, input_size, scheme, freq)
+    borders = _raw_borders(n_rows, input_size, scheme, freq, horizon)
     return borders["test"][1] <= n_rows and borders["val"][0] >= 0 and (
         min(window_counts(borders, input_size, horizon).values()) >= 1
     )
@@ -87,6 +100,22 @@ def min_rows(input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | N
     return n_rows
 
 
+def default_split(n_rows: int, horizon: int) -> str:
+    """7:1:2 where its validation and test rows each hold a horizon; else holdout: a yearly file of 40 rows
+    has 4 validation rows under 7:1:2, and a forecaster still needs one window to choose and one to score."""
+    _, n_val, n_test = _ratio_rows(n_rows)
+    return PROTOCOL_SPLIT if min(n_val, n_test) >= horizon else HOLDOUT
+
+
+def fitting_input_size(
+    n_rows: int, horizon: int, scheme: str, freq: str | None, preferred: int = DEFAULT_INPUT_SIZE
+) -> int:
+    """The longest input up to `preferred` (96) that leaves the train split at least as many windows as input
+    steps: 96 steps of a 60-row file would leave no window to learn from (at least 1)."""
+    train_rows = _raw_borders(n_rows, 1, scheme, freq, horizon)["train"][1]
+    return max(1, min(preferred, (train_rows - horizon + 1) // 2))
+
+
 def split_borders(
     n_rows: int,
     input_size: int,
@@ -96,7 +125,8 @@ def split_borders(
     horizon: int | None = None,
     source: str | None = None,
 ) -> Borders:
-    """Half-open train/val/test row ranges of `scheme` ("7:1:2" or "ett"; ett needs `freq`).
+    """Half-open train/val/test row ranges of `scheme` ("7:1:2", "ett" or "holdout"; ett needs `freq`,
+    holdout's validation and test each hold the last `horizon` rows before the next split).
 
     With `horizon`, also checks that every split holds at least one window and otherwise raises a
     DataError saying how many rows are needed and how many there are (`source` names the file).
@@ -106,8 +136,8 @@ def split_borders(
     check_int("input_size", input_size, minimum=1, error=DataError)
     if horizon is not None:
         check_int("horizon", horizon, minimum=1, error=DataError)
-    borders = _raw_borders(n_rows, input_size, scheme, freq)
     checked_horizon = 1 if horizon is None else horizon
+    borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
     if not _usable(n_rows, input_size, checked_horizon, scheme, freq):
         needed = min_rows(input_size, checked_horizon, scheme, freq)
         what = f"split {scheme} with input_size {input_size}" + (f" and horizon {horizon}" if horizon else "")

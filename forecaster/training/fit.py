@@ -28,6 +28,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
 from forecaster.data.missing import check_magnitudes
+from forecaster.data.splits import default_split, fitting_input_size
 from forecaster.errors import ConfigError, DataError, ForecasterError
 from forecaster.models import MODELS, get_model
 from forecaster.models.assembly import assemble, naive_like
@@ -50,7 +51,6 @@ from forecaster.training.scoring import (
 )
 from forecaster.training.settings import TrainSettings
 
-DEFAULT_INPUT_SIZE = 96
 # A validation split holding fewer horizons than this (non-overlapping) is too short to judge a model on:
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
 # and scored there, and a model is kept over a simpler one only if it is better on both periods.
@@ -131,6 +131,20 @@ def _fields(model_name: str) -> set[str]:
     return {field.name for field in dataclasses.fields(MODELS.get(model_name).config_class)}
 
 
+def split_for(series: TimeSeries, settings: TrainSettings) -> str:
+    """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`)."""
+    return settings.split or default_split(len(series), settings.horizon)
+
+
+def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
+    """A registered dataset's input size; else 96, shortened on a short file so that training keeps as many
+    windows as input steps (`fitting_input_size`)."""
+    if series.dataset:
+        return get_spec(series.dataset).input_size
+    split = split_for(series, settings)
+    return fitting_input_size(len(series), settings.horizon, split, series.freq)
+
+
 def _candidate(
     label: str, model_name: str, preset_name: str, settings: TrainSettings, series: TimeSeries
 ) -> Candidate | None:
@@ -154,8 +168,8 @@ def _candidate(
         if settings.model_options.get("quantile_levels"):
             raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
         options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
-    spec_size = get_spec(series.dataset).input_size if series.dataset else DEFAULT_INPUT_SIZE
-    input_size = settings.input_size or training_preset.get("input_size") or spec_size
+    preset_size = training_preset.get("input_size")
+    input_size = settings.input_size or preset_size or default_input_size(series, settings)
     if "season" in fields and "season" not in options:
         season = season_length(series.freq)
         if season is None or season > input_size:
@@ -225,11 +239,12 @@ def build_candidate(
     series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool = False
 ) -> Built:
     """The windows and the untrained model of `candidate`, as `fit_candidate` trains them (seed first)."""
+    split = split_for(series, settings)
     datamodule = ForecastDataModule(
         series,
         candidate.input_size,
         settings.horizon,
-        split=settings.split,
+        split=split,
         batch_size=settings.batch_size,
         earlier=earlier,
     )
@@ -241,7 +256,7 @@ def build_candidate(
         date_col=series.date_col,
         input_size=candidate.input_size,
         horizon=settings.horizon,
-        split=settings.split,
+        split=split,
         date_from=series.options.date_from,
         fill_missing=series.options.fill_missing,
         id_col=series.options.id_col,

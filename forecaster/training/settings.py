@@ -64,9 +64,17 @@ class TrainSettings:
 
     horizon: int = setting(help="forecast length H", minimum=1)
     input_size: int | None = setting(
-        None, "history length L (default: the preset's, else the dataset's, else 96)", minimum=1
+        None,
+        "history length L (default: the preset's, else the dataset's, else 96, shortened on a short file so "
+        "that training keeps as many windows as input steps)",
+        minimum=1,
     )
-    split: str = setting("7:1:2", "split scheme", choices=SPLIT_SCHEMES)
+    split: str | None = setting(
+        None,
+        "split scheme (default: 7:1:2, or holdout where 7:1:2 would leave validation or test fewer rows than "
+        "the horizon: then the last H rows test and the H rows before them validate)",
+        choices=SPLIT_SCHEMES,
+    )
     model_name: str = setting(
         "s3attention",
         "forecasting model: s3attention, tnn, naive, seasonal_naive, dlinear, nlinear, patchtst, "
