@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from forecaster.commands.common import add_source_arguments, print_metrics, print_training, series_source
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     fields = given(args, TrainSettings)
     check_out_dir(args.out, fields.get("overwrite", False))
     model = fields.get("model_name", default_of(TrainSettings, "model_name"))
-    trainer = TrainerOptions(**given(args, TrainerOptions))
+    # a progress bar redrawn into a log file or pipe is noise: on by default only on a terminal
+    trainer = TrainerOptions(**{"progress_bar": sys.stderr.isatty(), **given(args, TrainerOptions)})
     settings = TrainSettings(**fields, model_options=model_options(args, model), trainer=trainer)
     bundle = Forecaster.from_settings(settings).fit(series_source(args).load(), out=args.out).bundle
     if bundle is None:  # a non-zero rank of a distributed run

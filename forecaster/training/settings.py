@@ -51,7 +51,9 @@ class TrainerOptions:
     )
     deterministic: bool = setting(False, "use deterministic algorithms only")
     limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction", parse=batches_value)
-    progress_bar: bool = setting(True, "show a progress bar", flag="--progress")
+    progress_bar: bool = setting(
+        True, "show a progress bar (train: by default only on a terminal)", flag="--progress"
+    )
     verbose: bool = setting(False, "also show Lightning's own messages: devices, tips, warnings")
 
     def __post_init__(self) -> None:
