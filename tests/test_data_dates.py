@@ -21,6 +21,10 @@ from forecaster.errors import DataError
         (["2020M11", "2020M12", "2021M01", "2021M02"], "2020-11-01", "MS"),
         (["2020-W52", "2020-W53", "2021-W01", "2021-W02"], "2020-12-21", "W-MON"),  # ISO weeks: Mondays
         (["2019Q4", "2020Q1", "2020Q2"], "2019-10-01", "QS-JAN"),
+        (["2020-H2", "2021-H1", "2021-H2", "2022-H1"], "2020-07-01", "2QS-JAN"),  # half-years (S1/S2 too)
+        (["2019/20", "2020/21", "2021/22", "2022/23"], "2019-01-01", "YS-JAN"),  # fiscal years
+        (["1999-2000", "2000-2001", "2001-2002"], "1999-01-01", "YS-JAN"),
+        (["2001-02", "2002-03", "2003-04"], "2001-01-01", "YS-JAN"),  # not Feb 2001, Mar 2002, Apr 2003
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
@@ -94,3 +98,33 @@ def test_a_dataframe_reads_like_the_same_csv(tmp_path) -> None:
     assert columns.columns == ["temp"] and columns.date_col == "when"
     with pytest.raises(DataError, match="expected a pandas DataFrame"):
         read_frame(frame["load"])
+
+
+@pytest.mark.parametrize(
+    ("dates", "expected"),
+    [
+        # dotted: day first, even where month first could read every value
+        (["01.01.2012", "01.02.2012", "01.03.2012"], ["2012-01-01", "2012-02-01", "2012-03-01"]),
+        (["05.01.2020 10:00", "05.01.2020 11:00"], ["2020-01-05 10:00", "2020-01-05 11:00"]),
+        # slashed, monthly over a year: month first has no 13th month, so day first reads them
+        ([f"01/{month:02d}/2020" for month in range(1, 13)] + ["01/01/2021"],
+         [f"2020-{month:02d}-01" for month in range(1, 13)] + ["2021-01-01"]),
+        (["31/01/2020", "29/02/2020", "31/03/2020"], ["2020-01-31", "2020-02-29", "2020-03-31"]),
+        (["01/31/2020", "02/29/2020", "03/31/2020"], ["2020-01-31", "2020-02-29", "2020-03-31"]),
+        # both readings regular: month first, as pandas reads it
+        (["01/02/2020", "01/03/2020", "01/04/2020"], ["2020-01-02", "2020-01-03", "2020-01-04"]),
+        # ISO dates are never read day first (pandas' dayfirst would turn 2012-01-05 into May 1)
+        (["2012-01-05", "2012-01-06", "2012-01-07"], ["2012-01-05", "2012-01-06", "2012-01-07"]),
+    ],
+)
+def test_day_and_month_before_the_year_are_read_as_the_file_means_them(dates, expected) -> None:
+    from forecaster.data.dates import parse_timestamps
+
+    assert list(parse_timestamps(pd.Series(dates))) == [pd.Timestamp(day) for day in expected]
+
+
+def test_month_and_fiscal_labels_that_do_not_follow_stay_unparsed() -> None:
+    from forecaster.data.dates import parse_period_labels
+
+    assert parse_period_labels(pd.Series(["2001-02", "2001-03"])) is None  # months, for pandas to read
+    assert parse_period_labels(pd.Series(["2019/21", "2020/22"])) is None  # not one year to the next

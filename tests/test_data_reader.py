@@ -113,7 +113,8 @@ def test_cli_prints_broken_csv_errors_as_one_line_with_exit_2(tmp_path, capsys, 
 def test_too_few_rows_for_the_split_says_needed_and_present(tmp_path, capsys):
     path = _write(tmp_path, "short.csv", _rows(HOURS[:10], _ints(10)))
     assert len(read_csv(path)) == 10
-    assert main(["data", "describe", str(path), "--input-size", "96", "--horizon", "96"]) == 2
+    argv = ["data", "describe", str(path), "--split", "7:1:2", "--input-size", "96", "--horizon", "96"]
+    assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     # oracle (REFERENCE.md section 2): each split of 7:1:2 needs L + H rows of windows
     needed = next(

@@ -29,7 +29,12 @@ _LABELS = (
     (re.compile(r"^Q(?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
+    # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
+    (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
 )
+# Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
+_NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T])")
 
 
 def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
@@ -38,25 +43,63 @@ def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
         return pd.Timestamp(year, 1, 1)
     if part == "quarter":
         return pd.Timestamp(year, 3 * (value - 1) + 1, 1)
+    if part == "half":
+        return pd.Timestamp(year, 6 * (value - 1) + 1, 1)
     if part == "month":
         return pd.Timestamp(year, value, 1)
     return pd.Timestamp.fromisocalendar(year, value, 1)
 
 
 def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
-    """Quarter, month and ISO-week labels pandas does not parse itself, as the first day of each period;
-    None unless every value is such a label, all of one kind."""
+    """Quarter, month, ISO-week, half-year and fiscal-year labels pandas does not parse itself, as the first
+    day of each period (a fiscal year "2019/20": January 1 of its first year); None unless every value is
+    such a label, all of one kind."""
     texts = values.astype(str).str.strip()
     for pattern, part in _LABELS:
         found = texts.str.extract(pattern)
         if found.isna().any().any():
             continue
+        if part == "span":
+            first, second = found["year"].astype(int), found["next"].astype(int)
+            if not ((second == first + 1) | (second == (first + 1) % 100)).all():
+                continue
+            return pd.DatetimeIndex([pd.Timestamp(year, 1, 1) for year in first])
         try:
             days = [_first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
         except ValueError:
             return None
         return pd.DatetimeIndex(days)
     return None
+
+
+def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
+    """pandas' parse with one format inferred from the first value, else each value on its own."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
+        if parsed.isna().sum() > column.isna().sum():
+            parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
+    return parsed
+
+
+def parse_timestamps(column: pd.Series) -> pd.Series:
+    """Timestamps (NaT where a value is none), reading dates written day or month before the year the way
+    their file means them: dotted ones day first (31.01.2020, the European convention); slashed or dashed
+    ones month first as pandas does, unless day first reads more rows (a monthly 01/02/2020 ... 01/01/2021
+    has no 13th month) or, both reading every row, only day first gives a regular series. pandas alone takes
+    month first and switches per value, mixing the two readings in one column.
+    Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
+    texts = column.dropna().astype(str).str.strip()
+    if texts.empty or not texts.str.match(_NUMERIC_DATE).all():
+        return _timestamps(column, dayfirst=False)
+    day_first = _timestamps(column, dayfirst=True)
+    if (texts.str.extract(_NUMERIC_DATE)["sep"] == ".").all():
+        return day_first
+    month_first = _timestamps(column, dayfirst=False)
+    if day_first.isna().sum() != month_first.isna().sum():
+        return day_first if day_first.isna().sum() < month_first.isna().sum() else month_first
+    regular = [infer_frequency(pd.DatetimeIndex(parsed)) is not None for parsed in (month_first, day_first)]
+    return day_first if regular == [False, True] else month_first
 
 
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:

@@ -24,6 +24,7 @@ from forecaster.data.dates import (
     dates_from_parts,
     find_date_parts,
     parse_period_labels,
+    parse_timestamps,
     regular_grid,
     year_numbers,
 )
@@ -114,17 +115,13 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
     labels = parse_period_labels(column)
     if labels is not None:
         return labels.rename(date_col)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            parsed = pd.to_datetime(column, errors="coerce")
-            if parsed.isna().sum() > column.isna().sum():
-                parsed = pd.to_datetime(column, errors="coerce", format="mixed")
-        except (ValueError, TypeError, OverflowError) as error:
-            raise DataError(
-                f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
-                "expected one format and one time zone"
-            ) from None
+    try:
+        parsed = parse_timestamps(column)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise DataError(
+            f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
+            "expected one format and one time zone"
+        ) from None
     bad = np.flatnonzero(parsed.isna().to_numpy())
     if bad.size:
         shown = ", ".join(
