@@ -30,6 +30,15 @@ class DataError(ForecasterError, ValueError):
     """A CSV, dataset or split that cannot be used as asked (names file, column, row, expectation)."""
 
 
+class MissingColumnsError(DataError):
+    """Columns asked for by name that a table lacks (`missing`; it has `present`), so a caller can say why
+    they were wanted."""
+
+    def __init__(self, message: str, missing: list[str], present: list[str]) -> None:
+        super().__init__(message)
+        self.missing, self.present = missing, present
+
+
 class ConfigError(ForecasterError, ValueError):
     """A setting, option or name that is out of range or unknown (names the setting and what it accepts)."""
 

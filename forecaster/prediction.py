@@ -26,7 +26,7 @@ from forecaster.data.calendar import calendar_features
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
-from forecaster.errors import ConfigError, DataError
+from forecaster.errors import ConfigError, DataError, MissingColumnsError
 from forecaster.models import forecast_outputs
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
@@ -101,26 +101,13 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     path, data = Path(path), bundle.data
     read = history_options(bundle, **options)
     try:
-        header = [
-            str(column).strip() for column in pd.read_csv(path, nrows=0, encoding_errors="replace").columns
-        ]
-    except (OSError, ValueError, EOFError):
-        header = None  # unreadable: read_csv below raises the precise DataError
-    if header is not None and data.id_col is None:  # long format: the series are rows, checked once read
-        missing = [column for column in data.columns if column not in header]
-        if missing:
-            raise DataError(
-                f"{path}: missing column(s) {', '.join(map(repr, missing))} that model {bundle.name!r} was "
-                f"trained on; expected columns {', '.join(map(repr, data.columns))}, "
-                f"the file has {', '.join(map(repr, header))}"
-            )
-        date_col = read.get("date_col")
-        if date_col is not None and date_col not in header:
-            raise DataError(
-                f"{path}: date column {date_col!r} (the one model {bundle.name!r} was trained with) not "
-                "found; name the file's date column with --date-col, or pass --no-date"
-            )
-    return read_csv(path, **read, targets=data.columns)
+        return read_csv(path, **read, targets=data.columns)
+    except MissingColumnsError as error:
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(map(repr, error.missing))} that model {bundle.name!r} was "
+            f"trained on; expected columns {', '.join(map(repr, data.columns))}, the file has "
+            f"{', '.join(map(repr, error.present))}"
+        ) from None
 
 
 def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
@@ -132,7 +119,7 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
     if not given:
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
-    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing=None)
+    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing="none")
     if isinstance(table, pd.DataFrame):
         return read_frame(table, **options, targets=given)
     return read_csv(table, **options, targets=given)

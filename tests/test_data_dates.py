@@ -69,7 +69,7 @@ def _weekly_with_gaps() -> pd.DataFrame:
 def test_missing_time_steps_are_refused_with_their_count_or_filled_on_request() -> None:
     frame = _weekly_with_gaps()
     with pytest.raises(DataError, match=r"3 missing time step\(s\) .* W-SUN series, the first 2021-02-07"):
-        read_frame(frame)
+        read_frame(frame, fill_missing="none")
     with pytest.warns(
         DataQualityWarning, match=r"added 3 missing time step\(s\) of the W-SUN grid; filled 3"
     ):
@@ -128,3 +128,10 @@ def test_month_and_fiscal_labels_that_do_not_follow_stay_unparsed() -> None:
 
     assert parse_period_labels(pd.Series(["2001-02", "2001-03"])) is None  # months, for pandas to read
     assert parse_period_labels(pd.Series(["2019/21", "2020/22"])) is None  # not one year to the next
+
+
+def test_three_irregular_timestamps_are_one_line_not_a_traceback(tmp_path) -> None:
+    path = tmp_path / "three.csv"
+    path.write_text("date,value\n2020-01-01,1\n2020-01-05,2\n2020-02-01,3\n")
+    with pytest.raises(DataError, match="irregular time steps in column 'date'"):
+        read_csv(path)

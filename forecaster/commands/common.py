@@ -28,7 +28,9 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     """--dataset NAME | --csv FILE, plus the CSV reading options (shared by train and evaluate)."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", metavar="NAME", help="registered benchmark dataset, e.g. ETTm2")
-    source.add_argument("--csv", metavar="FILE", help="CSV file with a date column and numeric columns")
+    source.add_argument(
+        "--csv", metavar="FILE", help="CSV (or ;/tab-separated, or .xlsx) file of dates and numeric columns"
+    )
     add_csv_arguments(parser, targets=targets)
     parser.add_argument("--data-dir", help="directory searched first for registered datasets")
 

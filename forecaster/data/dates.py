@@ -170,8 +170,9 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
 def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None:
     """(frequency, every step from the first timestamp to the last) for an increasing index that lies on a
     regular grid with some steps missing; None when no grid holds every timestamp. The frequency is the
-    one pandas infers most often on runs of five consecutive rows (at most 200 runs, spread out)."""
-    if len(index) < 3:
+    one pandas infers most often on runs of five consecutive rows (at most 200 runs, spread out); None for
+    fewer than five rows."""
+    if len(index) < 5:
         return None
     starts = np.unique(np.linspace(0, len(index) - 5, num=min(200, len(index) - 4)).astype(int))
     found = Counter(freq for start in starts if (freq := infer_frequency(index[start : start + 5])))

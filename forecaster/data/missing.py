@@ -1,5 +1,5 @@
-"""Missing cells of a read table: named with their file lines, or filled when the user asks to; and values
-too large to train on."""
+"""Missing cells of a read table: named with their file lines, filled by default when they are a few short
+gaps, or filled as the user asks; and values too large to train on."""
 
 from __future__ import annotations
 
@@ -15,6 +15,20 @@ SHOWN = 5
 # squared errors. Larger values overflow the scaler's variance or the standardized float32 windows into
 # inf/NaN, which would surface only when the trained model is saved.
 MAX_TRAINING_MAGNITUDE = float(np.sqrt(np.finfo(np.float32).max))
+AUTO, NO_FILL = "auto", "none"
+# What the default (AUTO) fills by linear interpolation without being asked: a few short gaps inside a
+# column are sensor dropouts or unreported weeks, and a straight line over them changes little of what a
+# model learns; a column missing more than a tenth of its values, or one gap longer than three steps and
+# longer than a twentieth of the column, would teach the model straight lines (a missed season, a changed
+# collection), so the user chooses (--fill-missing interpolate / ffill) or repairs the file.
+MAX_MISSING_SHARE = 0.10
+MAX_GAP_STEPS = 3
+MAX_GAP_SHARE = 0.05
+# The rows AUTO drops where not every column has a value yet (or any more): series of a panel that start a
+# few periods apart (World Bank and Eurostat tables begin with '..' for some countries), or a latest period
+# not yet published for all. More than this share of the rows is a panel of different spans, for
+# --channels independent.
+MAX_EDGE_SHARE = 0.2
 
 
 def line(position: int) -> int:
@@ -28,36 +42,45 @@ def lines(positions: np.ndarray) -> str:
 
 
 def fill_missing_cells(
-    path: Path, frame: pd.DataFrame, fill_missing: str | None, notes: list[str], *, spans: bool = False
+    path: Path | str,
+    frame: pd.DataFrame,
+    fill_missing: str,
+    notes: list[str],
+    *,
+    spans: bool = False,
+    added: np.ndarray | None = None,
+    freq: str | None = None,
 ) -> pd.DataFrame:
-    """Missing cells: an error naming them, or filled by `fill_missing`. With `spans` (independent series)
-    each column may start late and end early: only cells inside its first-to-last value count."""
+    """Missing cells and the rows `added` to a regular grid (missing time steps of a `freq` series): an error
+    naming them (NO_FILL), a few short gaps interpolated (AUTO), or every one filled by `fill_missing`. With
+    `spans` (independent series) each column may start late and end early: only cells inside its
+    first-to-last value count."""
+    added = np.zeros(len(frame), dtype=bool) if added is None else added
+    if fill_missing == AUTO and not spans:
+        frame, added = _trim_edges(frame, added, notes)
     finite = np.isfinite(frame.to_numpy())
+    rows = np.arange(len(frame))[:, None]
+    inside = (rows >= finite.argmax(axis=0)) & (rows <= len(frame) - 1 - finite[::-1].argmax(axis=0))
+    inside &= finite.any(axis=0)
     if spans:
         empty = [str(frame.columns[j]) for j in np.flatnonzero(~finite.any(axis=0))]
         if empty:
             raise DataError(f"{path}: series {', '.join(map(repr, empty))} have no values at all")
-        rows = np.arange(len(frame))[:, None]
-        inside = (rows >= finite.argmax(axis=0)) & (rows <= len(frame) - 1 - finite[::-1].argmax(axis=0))
         missing = ~finite & inside
-        if missing.any() and fill_missing is not None:
-            filled = fill_missing_cells(path, frame.where(inside, 0.0), fill_missing, notes)
-            return filled.where(inside, np.nan)
     else:
         missing = ~finite
     if not missing.any():
         return frame
-    per_column = missing.sum(axis=0)
-    if fill_missing is None:
-        described = "; ".join(
-            f"column {frame.columns[j]!r} at line(s) {lines(np.flatnonzero(missing[:, j]))}"
-            for j in np.flatnonzero(per_column)[:3]
-        )
-        raise DataError(
-            f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}; "
-            "expected a number in every cell (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)"
-        )
-    empty = [str(frame.columns[j]) for j in np.flatnonzero(per_column == len(frame))]
+    if fill_missing == NO_FILL:
+        _refuse(path, frame, missing, added, freq)
+    if fill_missing == AUTO:
+        return _fill_short_gaps(path, frame, missing, inside, added, freq, notes)
+    if added.any():
+        notes.append(f"added {int(added.sum())} missing time step(s) of the {freq} grid")
+    if spans:
+        filled = fill_missing_cells(path, frame.where(inside, 0.0), fill_missing, notes)
+        return filled.where(inside, np.nan)
+    empty = [str(frame.columns[j]) for j in np.flatnonzero(missing.all(axis=0))]
     if empty:
         raise DataError(
             f"{path}: column(s) {', '.join(map(repr, empty))} have no values at all; cannot fill them"
@@ -67,8 +90,100 @@ def fill_missing_cells(
         frame = frame.ffill().bfill()
     else:
         frame = frame.interpolate(method="linear", limit_direction="both")
-    notes.append(f"filled {int(per_column.sum())} missing cell(s) by {fill_missing}")
+    notes.append(f"filled {int(missing.sum())} missing cell(s) by {fill_missing}")
     return frame
+
+
+def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows from the first where every column has a value to the last, where that drops at most
+    MAX_EDGE_SHARE of them (else all rows, for the refusal to name the cells)."""
+    finite = np.isfinite(frame.to_numpy())
+    if not finite.any(axis=0).all():
+        return frame, added
+    first = int(finite.argmax(axis=0).max())
+    last = len(frame) - 1 - int(finite[::-1].argmax(axis=0).max())
+    before, after = first, len(frame) - 1 - last
+    if not before + after or last < first or before + after > MAX_EDGE_SHARE * len(frame):
+        return frame, added
+    where = [f"the first {before}" if before else "", f"the last {after}" if after else ""]
+    notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value "
+                 "(--channels independent keeps each series' own span)")  # fmt: skip
+    return frame.iloc[first : last + 1], added[first : last + 1]
+
+
+def _fill_short_gaps(
+    path: Path | str,
+    frame: pd.DataFrame,
+    missing: np.ndarray,
+    inside: np.ndarray,
+    added: np.ndarray,
+    freq: str | None,
+    notes: list[str],
+) -> pd.DataFrame:
+    """AUTO: interpolate the gaps inside each column when they are few and short (MAX_MISSING_SHARE,
+    MAX_GAP_STEPS, MAX_GAP_SHARE); refuse more, and cells before a column's first value or after its last,
+    which no line passes through."""
+    gaps = missing & inside
+    span = inside.sum(axis=0)
+    for j in np.flatnonzero(gaps.any(axis=0)):
+        starts, lengths = _runs(gaps[:, j])
+        longest = int(lengths.argmax())
+        limit = max(MAX_GAP_STEPS, int(MAX_GAP_SHARE * span[j]))
+        name = str(frame.columns[j])
+        if gaps[:, j].sum() > MAX_MISSING_SHARE * span[j]:
+            reason = (f"column {name!r} misses {int(gaps[:, j].sum())} of its {int(span[j])} values, more "
+                      f"than {MAX_MISSING_SHARE:.0%}")  # fmt: skip
+        elif lengths[longest] > limit:
+            where = frame.index[starts[longest]]
+            where = where if isinstance(frame.index, pd.DatetimeIndex) else f"line {line(where)}"
+            reason = f"column {name!r} has a gap of {lengths[longest]} steps from {where}, more than {limit}"
+        else:
+            continue
+        _refuse(path, frame, missing, added, freq, reason)
+    if (missing & ~inside).any():
+        _refuse(path, frame, missing & ~inside, added, freq,
+                "before a column's first value or after its last, where no line runs between two values")
+    steps, cells = int(added.sum()), int((gaps & ~added[:, None]).sum())
+    filled = [f"{steps} missing time step(s)" if steps else "", f"{cells} empty cell(s)" if cells else ""]
+    notes.append(f"filled {' and '.join(filter(None, filled))} by linear interpolation (--fill-missing to "
+                 "choose the method, --fill-missing none to refuse)")  # fmt: skip
+    return frame.replace([np.inf, -np.inf], np.nan).interpolate(method="linear", limit_area="inside")
+
+
+def _runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, length) of each run of True."""
+    edges = np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))
+    starts = np.flatnonzero(edges == 1)
+    return starts, np.flatnonzero(edges == -1) - starts
+
+
+def _refuse(
+    path: Path | str,
+    frame: pd.DataFrame,
+    missing: np.ndarray,
+    added: np.ndarray,
+    freq: str | None,
+    reason: str | None = None,
+) -> None:
+    """One line naming the missing time steps (else the missing cells at their file lines) and the option."""
+    why = f" ({reason}, so not filled by default)" if reason else ""
+    if added.any() and missing[added].any():
+        raise DataError(
+            f"{path}: {int(added.sum())} missing time step(s) in column {frame.index.name!r} of a {freq} "
+            f"series, the first {frame.index[added][0]}{why}; expected one row per step (or pass "
+            "fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing rows)"
+        )
+    in_file = missing & ~added[:, None]
+    file_rows = np.cumsum(~added) - 1
+    per_column = in_file.sum(axis=0)
+    described = "; ".join(
+        f"column {frame.columns[j]!r} at line(s) {lines(file_rows[np.flatnonzero(in_file[:, j])])}"
+        for j in np.flatnonzero(per_column)[:3]
+    )
+    raise DataError(
+        f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}{why}; "
+        "expected a number in every cell (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)"
+    )
 
 
 def check_magnitudes(path: Path | str, frame: pd.DataFrame) -> None:

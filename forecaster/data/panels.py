@@ -1,4 +1,5 @@
-"""Long <-> wide panels: the `unique_id, ds, y` rows of neuralforecast, statsforecast and Nixtla's API.
+"""Long <-> wide panels: the `unique_id, ds, y` rows of neuralforecast, statsforecast and Nixtla's API, and
+long tables found without `id_col` (a country, quarter, value table of official statistics).
 
 A long table of several series becomes one wide table (a time column, one column per series) so the series
 are the channels of one multivariate model, which needs them on the same timestamps; forecasts go back to
@@ -7,6 +8,7 @@ long rows named the Nixtla way (`unique_id, ds, <model>, <model>-lo-80, ...`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -92,6 +94,54 @@ def read_long(
     if times is not None:
         wide[time_col] = wide[time_col].astype(str)  # read back like a file's column of timestamps
     return wide, time_col
+
+
+def find_long(
+    raw: pd.DataFrame,
+    read: ReadOptions,
+    date_col: str,
+    source: str,
+    parse_dates: Callable[..., pd.DatetimeIndex],
+    notes: list[str],
+) -> tuple[pd.DataFrame, ReadOptions]:
+    """A table whose dates repeat, read (`read_long`) as a long panel when one column tells its series
+    apart: `unique_id`, else its only column of labels besides the dates, with each (series, date) once. The
+    values are the one column left (`y` among several, Nixtla's name, or the one target given); several
+    are refused, as which to forecast is the user's choice. Anything else is returned unchanged."""
+    if not raw[date_col].duplicated().any():
+        return raw, read
+    others = [column for column in raw.columns if column != date_col]
+    labels = [column for column in others if _labels(raw[column])]
+    id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
+    if id_col is None or raw.duplicated([id_col, date_col]).any():
+        return raw, read
+    values = list(read.targets or [column for column in others if column != id_col])
+    if len(values) > 1 and read.targets is None and DEFAULT_TARGET_COL in values:
+        values = [DEFAULT_TARGET_COL]
+    if not values:
+        return raw, read
+    found = f"read as a long panel keyed by column {id_col!r}, since dates repeat in column {date_col!r}"
+    if len(values) > 1:
+        raise DataError(
+            f"{source}: {found}, but {len(values)} columns could hold its values "
+            f"({', '.join(map(repr, values))}); name one with target_col / --target-col and id_col / --id-col"
+        )
+    long = dataclasses.replace(read, id_col=id_col, target_col=values[0], date_col=date_col, targets=None)
+    try:
+        wide, _ = read_long(raw, long, source, parse_dates)
+    except DataError as error:
+        raise DataError(f"{error} ({found})") from None
+    series = [column for column in wide.columns if column != date_col]
+    shown = ", ".join(map(repr, series[:_SHOWN])) + (", ..." if len(series) > _SHOWN else "")
+    notes.append(f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}")
+    return wide, long
+
+
+def _labels(column: pd.Series) -> bool:
+    """Text, not numbers (fewer than half its values read as numbers)."""
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    return 2 * int(pd.to_numeric(column, errors="coerce").notna().sum()) < int(column.notna().sum())
 
 
 def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:

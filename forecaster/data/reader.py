@@ -28,26 +28,34 @@ from forecaster.data.dates import (
     regular_grid,
     year_numbers,
 )
-from forecaster.data.missing import SHOWN, fill_missing_cells, line
-from forecaster.data.panels import read_long
+from forecaster.data.excel import is_workbook, workbook_as_csv
+from forecaster.data.layouts import Layout, arrange, sniff
+from forecaster.data.missing import AUTO, NO_FILL, SHOWN, fill_missing_cells, line
+from forecaster.data.panels import find_long, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.timeindex import infer_frequency
-from forecaster.errors import DataError
+from forecaster.errors import DataError, MissingColumnsError
 
-DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period")
+DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
+              "observation_date", "datum", "fecha")  # fmt: skip
+PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 FILL_VALUE = -9999
-_DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "'|' characters"}
 
 
 def _is_text(column: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
 
 
-def _parse(path: Path) -> pd.DataFrame:
+def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
+    source: Any = path
+    if is_workbook(path):
+        source, note = workbook_as_csv(path)
+        notes.extend([note] if note else [])
     try:
-        raw = pd.read_csv(path, encoding_errors="replace")
+        layout = sniff(source)
+        raw = pd.read_csv(source, encoding_errors="replace", **layout.read_options())
     except pd.errors.EmptyDataError:
         raise DataError(
             f"{path}: the file is empty; expected a header line and comma-separated rows"
@@ -58,17 +66,9 @@ def _parse(path: Path) -> pd.DataFrame:
     except (OSError, EOFError, UnicodeError, ValueError, zipfile.BadZipFile) as error:
         raise DataError(f"{path}: cannot be read as CSV: {error}") from None
     raw.columns = [str(column).strip() for column in raw.columns]
-    if raw.shape[1] == 1:
-        header = raw.columns[0]
-        for delimiter, label in _DELIMITERS.items():
-            if delimiter in header:
-                raise DataError(
-                    f"{path}: read as a single column {header[:60]!r}: the file seems to be separated "
-                    f"by {label}; expected comma-separated values"
-                )
     if raw.empty:
         raise DataError(f"{path}: has a header but no data rows; expected one row per time step")
-    return raw
+    return raw, layout
 
 
 def _find_year_column(raw: pd.DataFrame) -> str | None:
@@ -80,23 +80,27 @@ def _find_year_column(raw: pd.DataFrame) -> str | None:
 
 
 def _find_date_column(raw: pd.DataFrame) -> str | None:
-    """A text column named like a date, or a first column of timestamps or period labels."""
+    """A text column named like a date, else the first text column (named like a period first) whose values,
+    a sample spread over the rows, are period labels or timestamps of years 1000-2999 (dateutil also reads
+    ids such as "T1" or "M1", as year 1)."""
     for column in raw.columns:
         if column.lower() in DATE_NAMES and _is_text(raw[column]):
             return column
-    first = raw.columns[0]
-    if _is_text(raw[first]):
-        head = raw[first].head(20)
-        if parse_period_labels(head) is not None:
-            return first
+    for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
+        values = raw[column].dropna()
+        if not _is_text(raw[column]) or values.empty:
+            continue
+        sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
+        if parse_period_labels(sample) is not None:
+            return column
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                parsed = pd.to_datetime(head, errors="coerce")
+                parsed = pd.DatetimeIndex(pd.to_datetime(sample, errors="coerce"))
             except (ValueError, TypeError, OverflowError):
-                return None
-        if parsed.notna().all():
-            return first
+                continue
+        if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
+            return column
     return None
 
 
@@ -158,18 +162,20 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
 
 
 def _check_time_order(
-    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str], fill: bool
+    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
 ) -> tuple[str | None, pd.DatetimeIndex | None]:
-    """(frequency, the full grid when missing steps are to be filled): reject unsorted, duplicate and
-    irregular timestamps, and missing steps unless `fill` (benchmark files: note them instead)."""
+    """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
+    unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
     steps = np.diff(index.asi8)
+    long = " (a long table of several series: name the column telling them apart with id_col / --id-col)"
+    long = long if index.has_duplicates else ""
     backwards = np.flatnonzero(steps < 0)
     if backwards.size:
         p = backwards[0]
         raise DataError(
             f"{path}: timestamps in column {date_col!r} are not sorted: line {line(p + 1)} "
             f"({index[p + 1]}) comes after line {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
-            f"expected increasing time (sort the file by {date_col!r})"
+            f"expected increasing time (sort the file by {date_col!r}){long}"
         )
     repeats = np.flatnonzero(steps == 0)
     if repeats.size:
@@ -179,21 +185,13 @@ def _check_time_order(
             f"({repeats.size} repeated row(s) in total)"
         )
         if spec is None:
-            raise DataError(f"{path}: {message}; expected one row per time step")
+            raise DataError(f"{path}: {message}; expected one row per time step{long}")
         notes.append(message)
     freq = infer_frequency(index)
     if freq is None and len(index) >= 3:
         found = regular_grid(index) if spec is None else None
         if found is not None:
-            freq, grid = found
-            if fill:
-                return freq, grid
-            first = grid[~grid.isin(index)][0]
-            raise DataError(
-                f"{path}: {len(grid) - len(index)} missing time step(s) in column {date_col!r} of a {freq} "
-                f"series, the first {first}; expected one row per step (or pass fill_missing='interpolate' "
-                "or 'ffill' / --fill-missing to fill the missing rows)"
-            )
+            return found
         count, first = _irregular_steps(index)
         if spec is None:
             raise DataError(
@@ -219,9 +217,11 @@ def _numeric_columns(
         chosen = list(targets)
         unknown = [name for name in chosen if name not in raw.columns]
         if unknown:
-            raise DataError(
+            raise MissingColumnsError(
                 f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}; "
-                f"columns are {', '.join(map(repr, raw.columns))}"
+                f"columns are {', '.join(map(repr, raw.columns))}",
+                unknown,
+                list(raw.columns),
             )
         dated = [name for name in chosen if name in date_cols]
         if dated:
@@ -264,30 +264,41 @@ def _numeric_columns(
 
 
 def read_csv(path: str | Path, **options: Any) -> TimeSeries:
-    """Read and validate a CSV file of one or more time series (`options`: the `ReadOptions` fields).
+    """Read and validate a CSV (or ;/tab/|-separated, or .xlsx) file of one or more time series (`options`:
+    the `ReadOptions` fields).
 
-    The dates come from `date_col`, else a column named date/datetime/timestamp/time/ds/period, else a
-    column of year numbers named year, else year and quarter / month / week columns, else a first column
-    of timestamps or period labels; `date_from` names the year / quarter / month / week columns, and
-    `no_date=True` indexes rows by integer steps. Targets default to every numeric column left. Missing
-    cells, and missing rows of a regular series, are an error unless `fill_missing` is "ffill" or
-    "interpolate". Registered benchmark files with their published shape keep their known quirks
-    (duplicate timestamp, gaps) and only warn (`DataQualityWarning`).
+    The table is first made tidy as statistics offices publish it (`layouts.arrange`: title lines and
+    footnotes, decimal commas, missing-value markers, flags, periods as columns, ONS blocks; a workbook's
+    data sheet, `excel`). The dates come from `date_col`, else a column named like a date, else a column of
+    period labels or timestamps, else year numbers or year and quarter / month / week columns; `date_from`
+    names those columns, and `no_date=True` indexes rows by integer steps. Repeated dates with one column of
+    labels make a long panel (`panels.find_long`). Targets default to every numeric column left. Small gaps
+    are interpolated and larger ones refused (`missing`), unless `fill_missing` says otherwise. Registered
+    benchmark files with their published shape keep their known quirks (duplicate timestamp, gaps) and only
+    warn (`DataQualityWarning`).
     """
     read = ReadOptions(**options)
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    raw = _parse(path)
-    spec = find_spec_for_file(path)
     notes: list[str] = []
+    raw, layout = _parse(path, notes)
+    spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
             f"named like benchmark {spec.name} but has {raw.shape[0]} rows x {raw.shape[1]} columns "
             f"(registered {spec.rows} x {spec.columns}), so it is validated as a user file"
         )
         spec = None
-    return _read_table(raw, str(path), read, spec, notes)
+    context = None
+    if spec is None:  # benchmark files are read exactly as published
+        raw, context = arrange(str(path), raw, layout, read, _find_date_column, notes)
+    try:
+        return _read_table(raw, str(path), read, spec, notes)
+    except DataError as error:
+        if context is None:
+            raise
+        raise DataError(f"{error} ({context})") from None
 
 
 def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
@@ -338,7 +349,7 @@ def _read_table(
             if date_col is None and date_from is None:
                 raise DataError(
                     f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
-                    "numbers, year with quarter / month / week columns, or a first column of timestamps); "
+                    "numbers, year with quarter / month / week columns, or a column of timestamps); "
                     "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
                     "no_date=True (--no-date) to index rows by integer steps"
                 )
@@ -348,11 +359,13 @@ def _read_table(
                 f"{', '.join(map(repr, raw.columns))} (pass no_date=True / --no-date for a file without "
                 "timestamps)"
             )
+        if spec is None and read.id_col is None and date_col is not None:
+            raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
         if date_from is not None:
             index = dates_from_parts(raw, date_from, source)
         else:
             index = _parse_dates(source, raw, date_col)
-        freq, grid = _check_time_order(source, index, index.name, spec, notes, read.fill_missing is not None)
+        freq, grid = _check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
@@ -361,10 +374,11 @@ def _read_table(
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
-    if grid is not None:
-        notes.append(f"added {len(grid) - len(frame)} missing time step(s) of the {freq} grid")
-        frame = frame.reindex(grid)
-    frame = fill_missing_cells(source, frame, read.fill_missing, notes, spans=read.channels == INDEPENDENT)
+    added = None if grid is None else ~grid.isin(frame.index)
+    frame = frame if grid is None else frame.reindex(grid)
+    fill = read.fill_missing or (NO_FILL if spec is not None else AUTO)  # benchmark files as published
+    spans = read.channels == INDEPENDENT
+    frame = fill_missing_cells(source, frame, fill, notes, spans=spans, added=added, freq=freq)
     if read.calendar:
         frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
     fills = int((matrix == FILL_VALUE).sum())
@@ -373,7 +387,9 @@ def _read_table(
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
-    effective = dataclasses.replace(read, date_col=date_col, date_from=date_from, targets=columns)
+    effective = dataclasses.replace(
+        read, date_col=date_col, date_from=date_from, targets=columns, fill_missing=read.fill_missing or AUTO
+    )
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
         options=effective,

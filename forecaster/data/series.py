@@ -14,9 +14,10 @@ import pandas as pd
 from forecaster.checks import check_fields, parse_names, setting
 from forecaster.data.calendar import calendar_columns
 from forecaster.data.dates import DATE_PARTS, date_part_kinds
+from forecaster.data.missing import AUTO, MAX_GAP_SHARE, MAX_GAP_STEPS, MAX_MISSING_SHARE, NO_FILL
 from forecaster.errors import DataError
 
-FILL_METHODS = ("ffill", "interpolate")
+FILL_METHODS = (AUTO, NO_FILL, "interpolate", "ffill")
 CHANNEL_MODES = ("multivariate", "independent")
 INDEPENDENT = "independent"
 
@@ -50,7 +51,11 @@ class ReadOptions:
         "and split on its own (series may start and end at different times)", choices=CHANNEL_MODES,
     )
     fill_missing: str | None = setting(
-        None, "fill missing cells, and missing time steps (gaps) of a regular series, by this method",
+        None, "missing cells and missing time steps (gaps) of a regular series: auto (the default) fills "
+        f"them by linear interpolation unless a column misses more than {MAX_MISSING_SHARE:.0%} of its "
+        f"values or has a gap longer than {MAX_GAP_STEPS} steps and {MAX_GAP_SHARE:.0%} of its rows; none "
+        "refuses any; interpolate (linear) and ffill (the last value) fill every one, the nearest value at "
+        "the ends",
         choices=FILL_METHODS,
     )
     past_covariates: list | None = setting(

@@ -1,0 +1,128 @@
+"""Numbers as statistics offices print them: decimal commas and thousands separators ("9.990,64", "1 234,5",
+"1,234.5"), missing-value markers ("..", ":", ".", "-") and value flags ("12.3 p", ": c", "12.3(P)", "12.3*").
+
+A text column becomes numbers only when every cell is one of these; its decimal mark comes from its own
+unambiguous cells ("12,5" / "12.25"), else from the file's, so "1,234" alone is never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+# World Bank "..", Eurostat ":", FRED ".", and what other offices print for "not available".
+MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na"})
+_SPACES = "[ \u00a0\u202f]"
+# Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
+_SHAPES = {
+    "ambiguous": r"\d{1,3}[.,]\d{3}",
+    "integer": rf"\d+|\d{{1,3}}(?:{_SPACES}\d{{3}})+",
+    "dot": rf"(?:\d{{1,3}}(?:[,]\d{{3}})+|\d{{1,3}}(?:{_SPACES}\d{{3}})+|\d+)?\.\d+(?:[eE][+-]?\d+)?"
+    r"|\d+\.?[eE][+-]?\d+|\d+\.|\d{1,3}(?:,\d{3}){2,}",
+    "comma": rf"(?:\d{{1,3}}(?:[.]\d{{3}})+|\d{{1,3}}(?:{_SPACES}\d{{3}})+|\d+),\d+"
+    r"|\d{1,3}(?:\.\d{3}){2,}",
+}
+_PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
+_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[A-Za-z]{1,3}|\*)")
+# The characters that group thousands, with a decimal point (False) or a decimal comma (True).
+_GROUPS = {False: f"[,]|{_SPACES}", True: f"[.]|{_SPACES}"}
+_SAMPLE = 100  # cells looked at first: a column of text stops there
+MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+
+
+@dataclass
+class Tally:
+    """What was read besides plain numbers, for the reader's note."""
+
+    markers: Counter = field(default_factory=Counter)
+    flags: Counter = field(default_factory=Counter)
+    grouped: int = 0  # numbers written with thousands separators
+
+    def notes(self) -> list[str]:
+        said = []
+        if self.markers:
+            shown = ", ".join(repr(marker) for marker, _ in self.markers.most_common())
+            said.append(f"read {sum(self.markers.values())} cell(s) marked {shown} as missing")
+        if self.flags:
+            shown = ", ".join(flag for flag, _ in self.flags.most_common())
+            said.append(f"stripped value flags ({shown}) from {sum(self.flags.values())} cell(s)")
+        if self.grouped:
+            said.append(f"read {self.grouped} number(s) written with thousands separators")
+        return said
+
+
+def _unflagged(text: str) -> tuple[str, str | None]:
+    """(the cell without a trailing flag, the flag) when what is left is a number or a marker."""
+    if number_kind(text, flags=False) is not None:
+        return text, None
+    found = _FLAGGED.fullmatch(text)
+    if found is None or number_kind(found["value"], flags=False) is None:
+        return text, None
+    flag = found["flag"]
+    if flag.upper() in MONTHS and found["value"].isdigit():  # ONS month labels such as "1990 JAN"
+        return text, None
+    return found["value"], flag.strip("()").lower()
+
+
+def number_kind(text: str, *, flags: bool = True) -> str | None:
+    """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
+    text = text.strip().replace("\u2212", "-")
+    if flags:
+        text = _unflagged(text)[0]
+    if text.lower() in MARKERS:
+        return "marker"
+    return next((kind for kind, pattern in _PATTERNS.items() if pattern.fullmatch(text)), None)
+
+
+def to_numbers(
+    column: pd.Series, decimal: str | None, tally: Tally, *, empty: bool = False
+) -> pd.Series | None:
+    """The float64 values of a text column, or None unless every cell is a number, a marker or empty
+    (and, unless `empty`, one at least is a number); `decimal` is the file's decimal mark if known."""
+    present = column.dropna()
+    if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE]):
+        return None
+    cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
+    kinds = np.column_stack([cells.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
+    values, flags = cells.to_numpy(dtype=object), Counter()
+    for position in np.flatnonzero(~kinds.any(axis=1)):  # markers and flagged cells
+        value, flag = _unflagged(values[position])
+        kind = number_kind(value, flags=False)
+        if kind is None:
+            return None
+        values[position] = value
+        kinds[position] = [kind == name for name in _PATTERNS]
+        flags.update([flag] if flag else [])
+    written = pd.Series(values, dtype=object)
+    marked = written.str.lower().isin(MARKERS).to_numpy()
+    ambiguous, _, dot, comma = kinds[~marked].T
+    if not empty and marked.all():
+        return None
+    dot, comma = (dot & ~ambiguous).any(), (comma & ~ambiguous).any()
+    mark = "," if comma else "." if dot else decimal
+    if (dot and comma) or (decimal is not None and mark != decimal) or (mark is None and ambiguous.any()):
+        return None
+    groups = _GROUPS[mark == ","]
+    written = written[~marked]
+    digits = written.str.replace(groups, "", regex=True).str.replace(",", ".", regex=False)
+    numbers = np.full(len(column), np.nan)
+    numbers[np.flatnonzero(column.notna().to_numpy())[~marked]] = pd.to_numeric(digits).to_numpy(np.float64)
+    tally.markers.update(values[marked])
+    tally.flags.update(flags)
+    tally.grouped += int(written.str.contains(groups).sum())
+    return pd.Series(numbers, index=column.index, name=column.name)
+
+
+def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally) -> pd.DataFrame:
+    """`raw` with its text columns of numbers, markers and flags as float64 columns (others untouched)."""
+    converted = {}
+    for name, column in raw.items():
+        if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)):
+            numbers = to_numbers(column, decimal, tally)
+            if numbers is not None:
+                converted[name] = numbers
+    return raw.assign(**converted) if converted else raw

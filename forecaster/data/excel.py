@@ -1,0 +1,67 @@
+"""Workbooks (.xlsx, .xlsm) as the CSV text the reader reads: statistics offices publish many tables as
+spreadsheets, often with a contents or notes sheet before the data, so the sheet holding the most numbers is
+the one read, and everything after (title rows, periods as columns, footnotes) is the reader's as for a CSV.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from forecaster.errors import DataError
+
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+_OLD_FORMATS = (".xls", ".ods", ".xlsb")
+# A workbook is a zip of XML that expands many times over in memory; larger tables belong in a CSV.
+MAX_WORKBOOK_BYTES = 50 * 2**20
+
+
+def is_workbook(path: Path) -> bool:
+    """Whether `path` is named like a spreadsheet (DataError for the formats read only as CSV exports)."""
+    suffix = path.suffix.lower()
+    if suffix in _OLD_FORMATS:
+        raise DataError(f"{path}: {suffix} workbooks are not read; expected .xlsx, or the sheet saved as CSV")
+    return suffix in EXCEL_SUFFIXES
+
+
+def _numbers(sheet: pd.DataFrame) -> int:
+    values = sheet.to_numpy(dtype=object).ravel()
+    return sum(isinstance(value, int | float | np.number) and not pd.isna(value) for value in values)
+
+
+def _cell_text(value: object) -> object:
+    """Whole floats as integers: a year typed into Excel is often stored as 1990.0."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
+    """The sheet with the most numeric cells as CSV text (empty rows and columns dropped), and a note
+    naming it where the workbook has other sheets; DataError for a workbook that is not one, too large, or
+    without numbers."""
+    size = path.stat().st_size
+    if size > MAX_WORKBOOK_BYTES:
+        raise DataError(
+            f"{path}: a {size / 2**20:.0f} MiB workbook is more than the {MAX_WORKBOOK_BYTES // 2**20} MiB "
+            "read; expected the sheet saved as CSV"
+        )
+    try:
+        sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object)
+    except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DataError(f"{path}: cannot be read as an .xlsx workbook: {detail}") from None
+    counts = {name: _numbers(sheet) for name, sheet in sheets.items()}
+    if not counts or max(counts.values()) == 0:
+        raise DataError(f"{path}: no sheet holds numbers; expected a sheet of dates and values")
+    name = max(counts, key=counts.get)
+    sheet = sheets[name].dropna(how="all").dropna(axis=1, how="all").map(_cell_text)
+    text = io.StringIO(sheet.to_csv(index=False, header=False))
+    others = [str(other) for other in sheets if other != name]
+    if not others:
+        return text, None
+    return text, f"read sheet {name!r} (the most numbers; also in the workbook: {', '.join(others)})"

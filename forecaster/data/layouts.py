@@ -1,0 +1,258 @@
+"""Tables as statistics offices publish them, made tidy before the reader validates them: values separated
+by ";", tabs or "|" and written with decimal commas, title and metadata lines before the header, notes after
+the data, periods as columns (wide), and ONS time-series files (no header: key/value lines, then yearly,
+quarterly and monthly blocks one after another).
+
+`sniff` looks only at the first PREFIX_LINES lines; pandas then reads the file once, with what was found.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
+from forecaster.data.dates import parse_period_labels, year_numbers
+from forecaster.data.series import ReadOptions
+from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long
+from forecaster.errors import DataError
+
+PREFIX_LINES = 200
+DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters"}
+# ONS period labels: "1990", "1990 Q1", "1990 JAN"; the block kept is the most frequent of at least
+# ENOUGH_ROWS rows (else the longest).
+_ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Za-z]{3}))?")
+_ONS_KINDS = ("yearly", "quarterly", "monthly")
+ENOUGH_ROWS = 24
+_WORD = re.compile(r"[^\W\d_]{3}")
+_NUMBERS = ("integer", "ambiguous", "dot", "comma")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the prefix showed: how pandas is to read the file."""
+
+    delimiter: str = ","
+    skip: int = 0  # file lines before the header (an ONS file: before its first data row)
+    preamble: int = 0  # the lines among them that are not blank
+    decimal: str | None = None  # the decimal mark of the numbers seen, when they show one
+    ons: str | None = None  # an ONS file: the name of its series
+
+    def read_options(self) -> dict[str, Any]:
+        """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
+        options: dict[str, Any] = {}
+        if self.delimiter != ",":
+            options["sep"] = self.delimiter
+            if self.decimal == ",":
+                options["decimal"] = ","
+        if self.skip:
+            options["skiprows"] = self.skip
+        if self.ons is not None:
+            options.update(header=None, dtype=str)
+        return options
+
+
+def _prefix(source: Any) -> list[str]:
+    """The first lines as text, decompressed and decoded as pandas reads the file (a buffer is rewound)."""
+    start = source.tell() if hasattr(source, "seek") else None
+    lines = pd.read_csv(
+        source, header=None, sep="\x1f", quoting=csv.QUOTE_NONE, skip_blank_lines=False, dtype=str,
+        na_filter=False, nrows=PREFIX_LINES, encoding_errors="replace",
+    )  # fmt: skip
+    if start is not None:
+        source.seek(start)
+    texts = lines.iloc[:, 0].tolist()
+    return [texts[0].removeprefix("\ufeff"), *texts[1:]]
+
+
+def _records(lines: list[str], delimiter: str) -> list[tuple[int, list[str]]]:
+    """(first file line, 0-based, and cells) of each record that is not blank."""
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter)
+    records, start = [], 0
+    try:
+        for cells in reader:
+            if any(cell.strip() for cell in cells):
+                records.append((start, cells))
+            start = reader.line_num
+    except csv.Error:  # the prefix ends inside a quoted cell
+        pass
+    return records
+
+
+def _datum(text: str) -> bool:
+    """A first cell that looks like a date or a number, not a title (a digit, no word)."""
+    return any(char.isdigit() for char in text) and not _WORD.search(text)
+
+
+def _data_row(cells: list[str]) -> bool:
+    """A row of values: a number after the first cell, or no values at all beside a date."""
+    if looks_wide(cells):
+        return False
+    kinds = [number_kind(cell) for cell in cells[1:] if cell.strip()]
+    if any(kind in _NUMBERS for kind in kinds):
+        return True
+    return all(kind == "marker" for kind in kinds) and _datum(cells[0])
+
+
+def _ons_name(records: list[tuple[int, list[str]]], width: int) -> str | None:
+    """The series name (CDID, else Title) of an ONS file: two columns, its data rows labelled by years,
+    quarters and months one after another, or a CDID line; None for any other file."""
+    if width != 2:
+        return None
+    keys = {cells[0].strip().upper(): cells[1].strip() for _, cells in records if len(cells) == 2}
+    labels = [_ONS_LABEL.fullmatch(cells[0].strip()) for _, cells in records]
+    kinds = {_ons_kind(found) for found in labels if found}
+    if "CDID" not in keys and len(kinds) < 2:
+        return None
+    return keys.get("CDID") or keys.get("TITLE") or "value"
+
+
+def _ons_kind(found: re.Match) -> str:
+    return "monthly" if found["month"] else "quarterly" if found["quarter"] else "yearly"
+
+
+def sniff(source: Any) -> Layout:
+    """The delimiter giving most rows one width (ties: the most columns, then the comma), the header (the
+    line above the first row of values; lines before it are metadata unless one looks like data), and the
+    decimal mark of the values."""
+    lines = _prefix(source)
+    best: tuple[tuple[int, int], str, list, int] | None = None
+    for delimiter in DELIMITERS:
+        records = _records(lines, delimiter)
+        widths = Counter(len(cells) for _, cells in records if len(cells) > 1)
+        if widths:
+            width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
+            if best is None or (rows, width) > best[0]:
+                best = ((rows, width), delimiter, records, width)
+    if best is None:
+        return Layout()
+    _, delimiter, records, width = best
+    rows = [cells for _, cells in records]
+    ons = _ons_name(records, width)
+    if ons is not None:
+        first = next((row for row, cells in enumerate(rows) if _ONS_LABEL.fullmatch(cells[0].strip())), 0)
+    else:
+        first = next((row for row, cells in enumerate(rows) if len(cells) == width and _data_row(cells)), 0)
+        if any(_datum(cells[0]) for cells in rows[:first] if len(cells) == width):
+            first = 1  # "metadata" that looks like data is data: the first line is the header
+        first = max(first - 1, 0)  # the header
+    mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
+    decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
+    return Layout(delimiter, records[first][0], first, decimal, ons)
+
+
+def _footnote(text: str) -> bool:
+    """A note after the data ("Source: ...", "Last Updated: 10/28/2026"), not a period label."""
+    if re.match(r"[^\W\d_]{3}[^:]*:", text):
+        return True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(_WORD.search(text)) and pd.isna(pd.to_datetime(text, errors="coerce"))
+
+
+def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """`raw` without its trailing notes (rows with text in the first cell only) and empty rows; how many
+    notes there were."""
+    alone = raw.iloc[:, 1:].isna().all(axis=1).to_numpy()
+    end, notes = len(raw), 0
+    while end > 0 and raw.shape[1] > 1 and alone[end - 1]:
+        first = raw.iloc[end - 1, 0]
+        if pd.notna(first) and not _footnote(str(first).strip()):
+            break
+        notes += int(pd.notna(first))
+        end -= 1
+    return (raw.iloc[:end] if end < len(raw) else raw), notes
+
+
+def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, str, str]:
+    """The ONS block kept (DATE_COLUMN and the series), a note naming the blocks skipped, and how its line
+    numbers map to the file."""
+    labels = raw.iloc[:, 0].fillna("").astype(str).str.strip()
+    found = [_ONS_LABEL.fullmatch(label) for label in labels]
+    bad = next((row for row, match in enumerate(found) if match is None), None)
+    if bad is not None:
+        raise DataError(
+            f"{source}: line {layout.skip + bad + 1}: {labels.iloc[bad]!r} is not a period label of an ONS "
+            "time series; expected years (1990), quarters (1990 Q1) or months (1990 JAN) in the first column"
+        )
+    blocks: list[list] = []  # [kind, first row, row after the last]
+    for row, match in enumerate(found):
+        kind = _ons_kind(match)
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1][2] = row + 1
+        else:
+            blocks.append([kind, row, row + 1])
+    enough = [block for block in blocks if block[2] - block[1] >= ENOUGH_ROWS] or blocks
+    kept = max(enough, key=lambda block: (_ONS_KINDS.index(block[0]), block[2] - block[1]))
+    kind, rows = kept[0], range(kept[1], kept[2])
+    block = [found[row] for row in rows]
+    wrong = next(
+        (match["month"] for match in block if match["month"] and match["month"].upper() not in MONTHS), None
+    )
+    if wrong is not None:
+        raise DataError(f"{source}: {wrong!r} is not a month; expected JAN ... DEC in ONS month labels")
+    texts = pd.Series(
+        [
+            f"{match['year']}M{MONTHS.index(match['month'].upper()) + 1}" if match["month"] else match[0]
+            for match in block
+        ]
+    )
+    dates = year_numbers(texts) if kind == "yearly" else parse_period_labels(texts)
+    frame = pd.DataFrame({DATE_COLUMN: dates.strftime("%Y-%m-%d"), layout.ons: raw.iloc[rows, 1].to_numpy()})
+    skipped = Counter()
+    for block in blocks:
+        if block is not kept:
+            skipped[block[0]] += block[2] - block[1]
+    note = f"kept the {len(rows)} {kind} rows" + (
+        ", skipped " + " and ".join(f"{count} {other}" for other, count in skipped.items()) if skipped else ""
+    )
+    return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows"
+
+
+def arrange(
+    source: str,
+    raw: pd.DataFrame,
+    layout: Layout,
+    read: ReadOptions,
+    find_date: Callable[[pd.DataFrame], str | None],
+    notes: list[str],
+) -> tuple[pd.DataFrame, str | None]:
+    """The table in the reader's shape (one row per time step, numbers as floats), notes on what was done
+    to it, and how the line numbers of later messages map to the file (None: as they are)."""
+    said = []
+    if layout.delimiter != ",":
+        said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
+    if layout.decimal == ",":
+        said.append("read decimal commas")
+    raw, footer = _drop_footer(raw)
+    if raw.empty:
+        raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
+    if layout.preamble or footer:
+        before = f"{layout.preamble} metadata line(s) before the data" if layout.preamble else ""
+        after = (
+            (f"{footer} after" if before else f"{footer} metadata line(s) after the data") if footer else ""
+        )
+        said.append("skipped " + " and ".join(part for part in (before, after) if part))
+    context = (
+        f"line numbers count from the header, which is file line {layout.skip + 1}" if layout.skip else None
+    )
+    tally = Tally()
+    automatic = read.date_col is None and read.date_from is None and not read.no_date and read.id_col is None
+    if layout.ons is not None:
+        raw, note, context = _ons_block(source, raw, layout)
+        said.append(note)
+    elif automatic and looks_wide(raw.columns) and find_date(raw) is None:
+        raw, note = to_long(source, raw, layout.decimal, tally)
+        said.append(note)
+        context = "in this wide file line 2 means the first period column of the header, line 3 the second"
+    raw = numbers_in_text_columns(raw, layout.decimal, tally)
+    notes.extend(said + tally.notes())
+    return raw, context

@@ -1,0 +1,129 @@
+"""Wide tables, one row per series and one column per period (World Bank WDI exports, Eurostat TSV files),
+in the reader's shape: one row per period and one column per series, named by the identifying cells that
+tell the rows apart ("Germany", "France"; Eurostat's "M,I15,DE" by its parts that differ, "DE", "FR").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from forecaster.data.cells import Tally, number_kind, to_numbers
+from forecaster.data.dates import parse_period_labels, regular_grid, year_numbers
+from forecaster.data.timeindex import infer_frequency
+from forecaster.errors import DataError
+
+MIN_PERIODS = 3
+DATE_COLUMN = "period"
+_CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
+
+
+def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
+    """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
+    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31), else None."""
+    texts = pd.Series([_CODE.sub("", str(label).strip()) for label in labels], dtype=object)
+    if texts.str.fullmatch(r"\d{4}").all():
+        return year_numbers(texts)
+    found = parse_period_labels(texts)
+    if found is not None or not texts.str.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?").all():
+        return found
+    parsed = pd.to_datetime(texts, format="ISO8601", errors="coerce")
+    return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
+
+
+def period_count(header: Sequence[str]) -> int:
+    """How many of the last header cells are periods (the identifying columns come first)."""
+    count = 0
+    for label in reversed(list(header)):
+        if period_dates([label]) is None:
+            break
+        count += 1
+    return count
+
+
+def looks_wide(header: Sequence[str]) -> bool:
+    """Most header cells, at least MIN_PERIODS, are periods."""
+    count = period_count(header)
+    return count >= MIN_PERIODS and 2 * count > len(header)
+
+
+def _distinct(parts: list[pd.Series]) -> int:
+    return len(set(zip(*parts, strict=True))) if parts else 1
+
+
+def _series_names(ids: pd.DataFrame) -> list[str]:
+    """Each row's identifying cells that tell it apart from the others, joined by " / " (a cell that only
+    repeats what an earlier one says, a country code beside its name, is left out)."""
+    parts = []
+    for name, column in ids.items():
+        values = column.fillna("").astype(str).str.strip()
+        dimensions = str(name).split("\\")[0].split(",")  # Eurostat: "freq,unit,geo\TIME_PERIOD"
+        if "\\" in str(name) and len(dimensions) > 1 and (values.str.count(",") == len(dimensions) - 1).all():
+            parts.extend(piece for _, piece in values.str.split(",", expand=True).items())
+        else:
+            parts.append(values)
+    kept: list[pd.Series] = []
+    for part in parts:
+        if _distinct([*kept, part]) > _distinct(kept):
+            kept.append(part)
+    if not parts:
+        return ["value"] if len(ids) == 1 else [f"row {row}" for row in range(1, len(ids) + 1)]
+    return [" / ".join(cells) for cells in zip(*(kept or parts), strict=True)]
+
+
+def _numbers(
+    source: str, raw: pd.DataFrame, label: str, names: list[str], decimal: str | None, tally: Tally
+) -> np.ndarray:
+    """The period column's values; DataError naming the series and period of a cell that is no number."""
+    column = raw[label]
+    if pd.api.types.is_numeric_dtype(column):
+        return column.to_numpy(dtype=np.float64)
+    numbers = to_numbers(column, decimal, tally, empty=True)
+    if numbers is not None:
+        return numbers.to_numpy()
+    texts = column.astype(str).str.strip()
+    bad = [row for row, text in enumerate(texts) if pd.notna(column.iloc[row]) and number_kind(text) is None]
+    what = (
+        f"the cell {texts.iloc[bad[0]]!r} of {names[bad[0]]!r} is not a number"
+        if bad
+        else "its numbers do not show one decimal mark (is 1,234 a thousand or one?)"
+    )
+    raise DataError(
+        f"{source}: period column {label!r}: {what}; expected numbers or missing-value markers such as "
+        "'..' or ':' in every period column"
+    )
+
+
+def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
+    """(one row per period with a DATE_COLUMN of ISO dates and one column per series, a note saying so)."""
+    count = period_count(raw.columns)
+    labels = list(raw.columns[-count:])
+    dates = period_dates(labels)
+    if dates is None or dates.has_duplicates:
+        problem = "mix kinds of periods" if dates is None else "repeat a period"
+        raise DataError(
+            f"{source}: the period columns of the header ({labels[0]!r} ... {labels[-1]!r}) {problem}; "
+            "expected one column per year, quarter, month, week or day"
+        )
+    order = np.argsort(dates.asi8, kind="stable")
+    dates = dates[order]
+    if infer_frequency(dates) is None and (len(dates) < 5 or regular_grid(dates) is None):
+        shown = ", ".join(repr(labels[position]) for position in order[:6])
+        raise DataError(
+            f"{source}: the period columns of the header are not evenly spaced ({shown}, ...); expected one "
+            "column per year, quarter, month, week or day"
+        )
+    names = _series_names(raw.iloc[:, : len(raw.columns) - count])
+    values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
+    frame = pd.DataFrame(np.vstack(values), columns=names)
+    frame.insert(
+        0, DATE_COLUMN, dates.strftime("%Y-%m-%d"), allow_duplicates=True
+    )  # the reader names a clash
+    note = (
+        f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "
+        f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
+    )
+    return frame, note

@@ -1,0 +1,306 @@
+"""What the reader does with no options: long panels found without --id-col, dates found in any column, and
+a few short gaps filled by linear interpolation (more, and any with --fill-missing none, refused)."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.artifacts import load_bundle
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, read_csv, read_frame
+from forecaster.data.missing import MAX_EDGE_SHARE, MAX_GAP_SHARE, MAX_GAP_STEPS, MAX_MISSING_SHARE
+from forecaster.errors import DataError
+
+COUNTRIES = {"US": 5.0, "UK": 7.0, "JP": 3.0}
+TINY = shlex.split(
+    "--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2 --max-epochs 1 --seeds 1 "
+    "--accelerator cpu --no-progress"
+)
+
+
+def _panel(quarters: int = 120) -> pd.DataFrame:
+    """country, quarter, unemployment: series k of country c is base(c) + k / 10."""
+    labels = [f"{1995 + k // 4}-Q{k % 4 + 1}" for k in range(quarters)]
+    return pd.DataFrame(
+        [(c, label, base + k / 10) for c, base in COUNTRIES.items() for k, label in enumerate(labels)],
+        columns=["country", "quarter", "unemployment"],
+    )
+
+
+def _write(tmp_path: Path, frame: pd.DataFrame, name: str = "data.csv") -> Path:
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _read(path_or_frame, **options):
+    """The series and the one DataQualityWarning's text ("" without one)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        read = read_frame if isinstance(path_or_frame, pd.DataFrame) else read_csv
+        series = read(path_or_frame, **options)
+    notes = [str(w.message) for w in caught if issubclass(w.category, DataQualityWarning)]
+    assert len(notes) <= 1
+    return series, notes[0] if notes else ""
+
+
+def test_a_long_panel_is_found_without_id_col(tmp_path):
+    series, note = _read(_write(tmp_path, _panel()))
+    assert "read as a long panel of 3 series ('US', 'UK', 'JP') keyed by column 'country'" in note
+    assert series.columns == ["US", "UK", "JP"] and series.freq == "QS-JAN" and len(series) == 120
+    assert series.index[0] == pd.Timestamp("1995-01-01") and series.index[-1] == pd.Timestamp("2024-10-01")
+    for country, base in COUNTRIES.items():
+        np.testing.assert_allclose(series.frame[country], base + np.arange(120) / 10)
+    options = series.options
+    assert (options.id_col, options.target_col, options.date_col) == ("country", "unemployment", "quarter")
+    # the options recorded read the file the same way when given explicitly (as a bundle gives them)
+    again = read_csv(tmp_path / "data.csv", id_col="country", target_col="unemployment", date_col="quarter")
+    pd.testing.assert_frame_equal(again.frame, series.frame)
+
+
+def test_nixtla_names_pick_the_id_and_y_among_several_numeric_columns():
+    panel = _panel(12).rename(columns={"quarter": "ds", "unemployment": "y"})
+    panel["unique_id"] = panel.pop("country").map({"US": 1, "UK": 2, "JP": 3})  # numeric ids, named unique_id
+    panel["price"] = 1.0
+    series, note = _read(panel)
+    assert series.columns == ["1", "2", "3"] and series.options.target_col == "y"
+    np.testing.assert_allclose(series.frame["2"], 7.0 + np.arange(12) / 10)
+    assert "keyed by column 'unique_id'" in note
+
+
+def test_several_value_columns_are_refused_in_one_line_unless_one_is_named():
+    panel = _panel(12).assign(gdp=lambda frame: 2 * frame["unemployment"])
+    with pytest.raises(DataError) as caught:
+        read_frame(panel)
+    message = str(caught.value)
+    assert "2 columns could hold its values ('unemployment', 'gdp')" in message and "--target-col" in message
+    assert "\n" not in message
+    series, _ = _read(panel, targets=["gdp"])
+    np.testing.assert_allclose(series.frame["JP"], 2 * (3.0 + np.arange(12) / 10))
+
+
+def test_misaligned_panel_series_point_to_independent_channels():
+    panel = _panel(12).drop(index=[12, 13]).reset_index(drop=True)  # UK starts two quarters late
+    with pytest.raises(DataError) as caught:
+        read_frame(panel)
+    message = str(caught.value)
+    assert "series 'UK' lacks 2 of its times" in message and "--channels independent" in message
+    assert "read as a long panel keyed by column 'country', since dates repeat in column 'quarter'" in message
+    series, _ = _read(panel, channels="independent")
+    assert series.columns == ["US", "UK", "JP"] and np.isnan(series.frame["UK"].iloc[[0, 1]]).all()
+    np.testing.assert_allclose(series.frame["UK"].iloc[2:], 7.0 + np.arange(2, 12) / 10)
+
+
+def test_repeated_dates_without_a_column_of_labels_say_to_give_id_col():
+    panel = _panel(12).assign(country=lambda frame: frame["country"].map({"US": 1, "UK": 2, "JP": 3}))
+    with pytest.raises(DataError, match=r"not sorted: .* name the column telling them apart with id_col"):
+        read_frame(panel)
+
+
+@pytest.mark.parametrize(
+    ("name", "dates", "first"),
+    [
+        ("obs_date", "2020-01-{:02d}", "2020-01-01"),
+        ("observation_date", "2020-01-{:02d}", "2020-01-01"),
+        ("Datum", "2020-01-{:02d}", "2020-01-01"),
+        ("fecha", "2020-01-{:02d}", "2020-01-01"),
+        ("date_time", "2020-01-01 {:02d}:00", "2020-01-01 01:00"),
+        ("TIME_PERIOD", "20{:02d}-Q1", "2001-01-01"),
+        ("month", "2020M{:02d}", "2020-01-01"),
+        ("week", "2020-W{:02d}", "2019-12-30"),
+        ("when", "2020-01-{:02d}", "2020-01-01"),  # any text column of timestamps, not only the first
+    ],
+)
+def test_the_date_column_is_found_by_name_or_by_its_values(name, dates, first):
+    frame = pd.DataFrame({"value": np.arange(12.0), name: [dates.format(k + 1) for k in range(12)]})
+    series, _ = _read(frame)
+    assert series.date_col == name and series.index[0] == pd.Timestamp(first)
+    assert series.columns == ["value"]
+
+
+def test_ids_that_dateutil_reads_as_year_one_are_not_dates():
+    frame = pd.DataFrame({"sensor": ["T1"] * 10, "reading": np.arange(10.0),
+                          "stamp": [f"2020-01-01 {h:02d}:00" for h in range(10)]})  # fmt: skip
+    series, note = _read(frame)
+    assert series.date_col == "stamp" and series.columns == ["reading"] and "skipped" in note
+
+
+def _weekly(rows: int = 100) -> pd.DataFrame:
+    """A weekly series whose value at week t is t**2: linear interpolation over a gap is exactly known."""
+    weeks = pd.date_range("2020-01-05", periods=rows, freq="W-SUN")
+    return pd.DataFrame({"week": weeks.strftime("%Y-%m-%d"), "y": np.arange(rows, dtype=float) ** 2})
+
+
+def test_small_gaps_are_filled_by_linear_interpolation_by_default(tmp_path):
+    frame = _weekly()
+    frame.loc[30, "y"] = np.nan  # an empty cell between 29**2 and 31**2
+    path = _write(tmp_path, frame.drop(index=[10, 11]))  # two missing weeks between 9**2 and 12**2
+    series, note = _read(path)
+    assert note.endswith(
+        "note: filled 2 missing time step(s) and 1 empty cell(s) by linear interpolation (--fill-missing to "
+        "choose the method, --fill-missing none to refuse)"
+    )
+    assert len(series) == 100 and series.freq == "W-SUN" and series.options.fill_missing == "auto"
+    expected = np.arange(100.0) ** 2
+    expected[10:12] = 81 + (144 - 81) * np.array([1, 2]) / 3
+    expected[30] = (29**2 + 31**2) / 2
+    np.testing.assert_allclose(series.frame["y"], expected)
+
+
+@pytest.mark.parametrize(
+    ("drop", "filled"),
+    [
+        (range(40, 45), True),  # 5 steps: max(3, 5% of 100 rows)
+        (range(40, 46), False),  # 6 steps
+    ],
+)
+def test_the_longest_gap_filled_by_default(drop, filled):
+    assert max(MAX_GAP_STEPS, MAX_GAP_SHARE * 100) == 5
+    frame = _weekly().drop(index=drop)
+    if filled:
+        series, _ = _read(frame)
+        expected = np.arange(100.0) ** 2
+        expected[40:45] = 39**2 + (45**2 - 39**2) * np.arange(1, 6) / 6  # on the line from week 39 to 45
+        np.testing.assert_allclose(series.frame["y"], expected)
+        return
+    with pytest.raises(DataError) as caught:
+        read_frame(frame)
+    message = str(caught.value)
+    assert message.startswith("DataFrame: 6 missing time step(s) in column 'week' of a W-SUN series")
+    assert "gap of 6 steps from 2020-10-11 00:00:00, more than 5, so not filled by default" in message
+    assert "--fill-missing" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("empty", "filled"), [(10, True), (11, False)])
+def test_a_column_missing_more_than_a_tenth_is_refused(empty, filled):
+    assert MAX_MISSING_SHARE == 0.10
+    frame = _weekly()
+    frame.loc[range(5, 5 + 8 * empty, 8), "y"] = np.nan  # single cells, far apart
+    if filled:
+        series, note = _read(frame)
+        assert f"filled {empty} empty cell(s)" in note and np.isfinite(series.values).all()
+        return
+    with pytest.raises(DataError) as caught:
+        read_frame(frame)
+    message = str(caught.value)
+    assert message.startswith("DataFrame: 11 missing or non-finite value(s): column 'y' at line(s) 7, 15, ")
+    assert "column 'y' misses 11 of its 100 values, more than 10%, so not filled by default" in message
+    assert "--fill-missing" in message
+
+
+def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
+    frame = _weekly(20)
+    frame.loc[7, "y"] = np.nan
+    path = _write(tmp_path, frame.drop(index=[3]))
+    with pytest.raises(DataError, match=r"1 missing time step\(s\) in column 'week' .* the first 2020-01-26"):
+        read_csv(path, fill_missing="none")
+    no_steps = _write(tmp_path, frame, "cells.csv")
+    with pytest.raises(DataError, match=r"1 missing or non-finite value\(s\): column 'y' at line\(s\) 9; "):
+        read_csv(no_steps, fill_missing="none")
+    assert main(["data", "describe", str(path), "--fill-missing", "none", "--input-size", "2",
+                 "--horizon", "1"]) == 2  # fmt: skip
+    assert "missing time step(s)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "--fill-missing {auto,none,interpolate,ffill}" in capsys.readouterr().out
+
+
+def test_rows_before_every_column_starts_or_after_one_ends_are_dropped_by_default():
+    """A panel whose series start and end a few periods apart (World Bank '..' for early years, a latest
+    period not yet published everywhere): the rows every column covers, up to MAX_EDGE_SHARE dropped."""
+    frame = pd.DataFrame({"date": pd.date_range("2000-01-01", periods=40, freq="YS").astype(str),
+                          "a": np.arange(40.0), "b": 100 + np.arange(40.0)})  # fmt: skip
+    frame.loc[:2, "a"] = np.nan  # a starts in 2003
+    frame.loc[39, "b"] = np.nan  # b's 2039 not published yet
+    series, said = _read(frame)
+    assert series.index[0] == pd.Timestamp("2003-01-01") and series.index[-1] == pd.Timestamp("2038-01-01")
+    np.testing.assert_array_equal(series.values, np.column_stack([np.arange(3.0, 39), 103 + np.arange(36.0)]))
+    assert "dropped the first 3 and the last 1 row(s), where not every column has a value" in said
+    assert MAX_EDGE_SHARE * 40 < 9  # nine leading empty cells are more than a panel's ragged start
+
+
+def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_default():
+    frame = _weekly(40)
+    frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE to drop
+    with pytest.raises(DataError) as caught:
+        read_frame(frame)
+    assert (
+        "column 'y' at line(s) 33, 34, 35, 36, 37, ... (before a column's first value or after its last"
+        in str(caught.value)
+    )
+    series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value
+    assert series.frame["y"].iloc[-1] == 30**2
+
+
+def test_a_bundle_trained_on_a_gappy_file_predicts(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = _weekly(160)
+    frame["y"] = 10 + np.sin(np.arange(160) / 4) + rng.normal(0, 0.1, 160)
+    frame.loc[60, "y"] = np.nan
+    gappy = frame.drop(index=[20, 21, 100])
+    _write(tmp_path, gappy, "weekly.csv")
+    out = tmp_path / "bundle"
+    assert main(["train", "--csv", str(tmp_path / "weekly.csv"), "--horizon", "4", "--input-size", "12",
+                 *TINY, "--out", str(out)]) == 0  # fmt: skip
+    assert load_bundle(out).data.fill_missing == "auto"  # new rows are read with the same default
+    capsys.readouterr()
+    # the week before last missing and an empty cell among the last rows: both filled, the forecast follows
+    recent = gappy.drop(index=[157]).copy()
+    recent.loc[155, "y"] = np.nan
+    _write(tmp_path, recent, "recent.csv")
+    assert main(["predict", "--model", str(out), "--csv", str(tmp_path / "recent.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "2023-01-29" in printed and "2023-02-19" in printed  # the 4 weeks after the 160th
+    # an empty last cell is no gap: the forecast starts after the last week with a value, and says so
+    recent.loc[159, "y"] = np.nan
+    _write(tmp_path, recent, "recent.csv")
+    dropped = "dropped the last 1 row.s., where not every column has a value"
+    with pytest.warns(DataQualityWarning, match=dropped):
+        assert main(["predict", "--model", str(out), "--csv", str(tmp_path / "recent.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "2023-01-22" in printed and "2023-02-12" in printed and "2023-02-19" not in printed
+    # with --fill-missing none the file is refused, naming its missing weeks and the option
+    argv = ["predict", "--model", str(out), "--csv", str(tmp_path / "recent.csv"), "--fill-missing", "none"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "4 missing time step(s)" in err and "--fill-missing" in err and "\n" not in err
+
+
+def test_a_bundle_trained_on_a_found_panel_forecasts_long_rows(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    panel = _panel(60)
+    panel["unemployment"] += rng.normal(0, 0.1, len(panel))
+    _write(tmp_path, panel, "panel.csv")
+    out = tmp_path / "panel"
+    assert main(["train", "--csv", str(tmp_path / "panel.csv"), "--horizon", "4", "--input-size", "8",
+                 *TINY, "--out", str(out)]) == 0  # fmt: skip
+    assert load_bundle(out).data.id_col == "country"
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out), "--csv", str(tmp_path / "panel.csv"),
+                 "--output", str(tmp_path / "forecast.csv")]) == 0  # fmt: skip
+    forecast = pd.read_csv(tmp_path / "forecast.csv")
+    assert list(forecast.columns[:2]) == ["country", "quarter"]
+    assert forecast["country"].tolist() == ["US"] * 4 + ["UK"] * 4 + ["JP"] * 4
+    assert forecast["quarter"].iloc[0] == "2010-01-01"
+
+
+def test_registered_benchmark_files_read_as_published(data_dir, tmp_path):
+    series, note = _read(data_dir / "ETTh1.csv.gz")
+    raw = pd.read_csv(data_dir / "ETTh1.csv.gz")
+    assert note == "" and series.dataset == "ETTh1"
+    np.testing.assert_array_equal(series.values, raw.drop(columns="date").to_numpy())
+    # a registered file with an empty cell is refused as before (nothing is filled in a benchmark), while
+    # the same rows under another name are a user file whose one empty cell the default fills
+    raw.loc[100, "OT"] = np.nan
+    with pytest.raises(DataError, match=r"1 missing or non-finite value\(s\): column .OT. at line\(s\) 102;"):
+        read_csv(_write(tmp_path, raw, "ETTh1.csv"))
+    shutil.move(tmp_path / "ETTh1.csv", tmp_path / "my_etth1.csv")
+    series, note = _read(tmp_path / "my_etth1.csv")
+    assert "filled 1 empty cell(s)" in note and np.isfinite(series.values).all()

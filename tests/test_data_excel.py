@@ -1,0 +1,79 @@
+"""Workbooks read like the CSV of their data sheet: the sheet with the most numbers, its title rows skipped,
+periods as columns turned into rows; one line for what cannot be read."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import read_csv
+from forecaster.errors import DataError
+
+
+def _read(path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = read_csv(path)
+    return series, " ".join(str(warning.message) for warning in caught)
+
+
+def test_the_data_sheet_is_read_after_a_contents_sheet_and_title_rows(tmp_path):
+    path = tmp_path / "gdp.xlsx"
+    quarters = pd.date_range("2000-01-01", periods=40, freq="QS")
+    values = np.round(100 + np.arange(40) * 0.5, 1)
+    with pd.ExcelWriter(path) as workbook:
+        contents = pd.DataFrame({"Contents": ["Table 1: GDP", "Notes"]})
+        contents.to_excel(workbook, sheet_name="Contents", index=False)
+        title = pd.DataFrame([["Table 1. GDP", None], ["EUR bn", None], ["Quarter", "GDP"]])
+        title.to_excel(workbook, sheet_name="Table 1", index=False, header=False)
+        body = pd.DataFrame({"quarter": quarters, "gdp": values})
+        body.to_excel(workbook, sheet_name="Table 1", index=False, header=False, startrow=3)
+    series, said = _read(path)
+    assert series.columns == ["GDP"] and series.freq == "QS-JAN"
+    assert list(series.index) == list(quarters)
+    np.testing.assert_array_equal(series.values[:, 0], values)
+    assert "read sheet 'Table 1' (the most numbers; also in the workbook: Contents)" in said
+    assert "skipped 2 metadata line(s) before the data" in said
+
+
+def test_years_as_columns_in_a_workbook_become_rows(tmp_path):
+    path = tmp_path / "wdi.xlsx"
+    years = list(range(1990, 2020))
+    table = pd.DataFrame(
+        [["Germany", "DEU", *np.arange(30.0)], ["France", "FRA", *(100 + np.arange(30.0))]],
+        columns=["Country Name", "Country Code", *years],  # Excel stores the year headers as numbers
+    )
+    table.to_excel(path, index=False)
+    series, _ = _read(path)
+    assert series.columns == ["Germany", "France"] and series.freq == "YS-JAN"
+    assert series.index[0] == pd.Timestamp("1990-01-01") and len(series) == 30
+    np.testing.assert_array_equal(series.values[-1], [29.0, 129.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("old.xls", b"\xd0\xcf\x11\xe0", "old.xls: .xls workbooks are not read; expected .xlsx, or the sheet "
+         "saved as CSV"),
+        ("broken.xlsx", b"PK\x03\x04 not really a zip", "broken.xlsx: cannot be read as an .xlsx workbook"),
+    ],
+)
+def test_a_workbook_that_cannot_be_read_is_one_line(tmp_path, capsys, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=message.replace(".", r"\.")):
+        read_csv(path)
+    assert main(["data", "describe", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_a_workbook_without_numbers_says_so(tmp_path):
+    path = tmp_path / "notes.xlsx"
+    pd.DataFrame({"Notes": ["see table 2", "provisional"]}).to_excel(path, index=False)
+    with pytest.raises(DataError, match="no sheet holds numbers"):
+        read_csv(path)

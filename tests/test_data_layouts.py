@@ -1,0 +1,294 @@
+"""Files shaped as statistics offices publish them: other delimiters, decimal commas, missing-value markers,
+value flags, metadata lines, periods as columns, and ONS blocks of several frequencies."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, read_csv
+from forecaster.data.layouts import sniff
+from forecaster.errors import DataError
+
+MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    return path
+
+
+def _read(path: Path, **options) -> tuple[pd.DataFrame, str, str]:
+    """(frame, frequency, the one note line) of a file read with a DataQualityWarning."""
+    with pytest.warns(DataQualityWarning) as caught:
+        series = read_csv(path, **options)
+    assert len(caught) == 1
+    return series.frame, series.freq, str(caught[0].message)
+
+
+def _one_line_error(path: Path, **options) -> str:
+    with pytest.raises(DataError) as caught:
+        read_csv(path, **options)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert caught.value.__cause__ is None
+    return message
+
+
+def _world_bank(tmp_path: Path) -> Path:
+    """A World Development Indicators export (DataBank CSV): series by country, years as columns, '..'
+    for a missing value, an empty line and two notes after the data."""
+    years = range(1990, 2021)
+    header = ["Series Name", "Series Code", "Country Name", "Country Code"] + [f"{y} [YR{y}]" for y in years]
+    germany = [f"{100 + 0.25 * i}" for i in range(len(years))]
+    france = [".." if y == 1995 else f"{200 - 0.5 * i}" for i, y in enumerate(years)]
+    series = ["GDP growth (annual %)", "NY.GDP.MKTP.KD.ZG"]
+    rows = [header, [*series, "Germany", "DEU", *germany], [*series, "France", "FRA", *france]]
+    text = "\n".join(",".join(f'"{cell}"' for cell in row) for row in rows)
+    footer = "\n\nData from database: World Development Indicators\nLast Updated: 10/28/2026\n"
+    return _write(tmp_path, "API_WDI.csv", text + footer)
+
+
+def test_world_bank_export_becomes_one_column_per_country(tmp_path):
+    path = _world_bank(tmp_path)
+    frame, freq, note = _read(path, fill_missing="interpolate")
+    assert list(frame.columns) == ["Germany", "France"]
+    assert freq == "YS-JAN"
+    assert frame.index.equals(pd.date_range("1990-01-01", "2020-01-01", freq="YS", name="period"))
+    np.testing.assert_array_equal(frame["Germany"], 100 + 0.25 * np.arange(31))
+    np.testing.assert_array_equal(frame["France"], 200 - 0.5 * np.arange(31))  # 1995 interpolated
+    assert note.startswith(
+        f"{path}: note: skipped 2 metadata line(s) after the data; read the wide layout: 2 row(s) as series "
+        "over the 31 period columns of the header ('1990 [YR1990]' ... '2020 [YR2020]'); read 1 cell(s) "
+        "marked '..' as missing; "
+    )
+
+
+def test_wide_rows_are_named_by_the_cells_that_tell_them_apart(tmp_path):
+    lines = ["Country Name,Country Code,Series Name,2018,2019,2020,2021"]
+    for country, code in (("Germany", "DEU"), ("France", "FRA")):
+        for series in ("GDP", "Inflation"):
+            lines.append(f"{country},{code},{series},1,2,3,4")
+    frame, _, _ = _read(_write(tmp_path, "wide.csv", "\n".join(lines) + "\n"))
+    # the country code says nothing the name does not
+    assert list(frame.columns) == [
+        "Germany / GDP",
+        "Germany / Inflation",
+        "France / GDP",
+        "France / Inflation",
+    ]
+
+
+def test_eurostat_tsv_with_flags_and_colons(tmp_path):
+    months = [f"{year}-{month:02d}" for year in (2020, 2021) for month in range(1, 13)]
+    de = [f"{100 + 0.5 * i} " for i in range(24)]
+    fr = [f"{90 + 0.25 * i} " for i in range(24)]
+    de[3], de[22], de[23] = "101.5 p", "111.0 e", "111.5 p"
+    fr[5], fr[6], fr[10] = ": c", "91.5 bp", ":"
+    text = "freq,unit,s_adj,geo\\TIME_PERIOD\t" + "\t".join(f"{m} " for m in months) + "\n"
+    text += "M,I15,SCA,DE\t" + "\t".join(de) + "\nM,I15,SCA,FR\t" + "\t".join(fr) + "\n"
+    path = _write(tmp_path, "estat_prc_hicp_midx.tsv.gz", text)
+    frame, freq, note = _read(path, fill_missing="interpolate")
+    assert list(frame.columns) == ["DE", "FR"]
+    assert freq == "MS"
+    assert frame.index.equals(pd.date_range("2020-01-01", "2021-12-01", freq="MS", name="period"))
+    np.testing.assert_array_equal(frame["DE"], 100 + 0.5 * np.arange(24))
+    np.testing.assert_array_equal(frame["FR"], 90 + 0.25 * np.arange(24))
+    assert note.startswith(
+        f"{path}: note: read values separated by tabs; read the wide layout: 2 row(s) as series over the 24 "
+        "period columns of the header ('2020-01' ... '2021-12'); read 2 cell(s) marked ':' as missing; "
+        "stripped value flags (p, c, bp, e) from 5 cell(s); "
+    )
+
+
+def _ons(tmp_path: Path, months: int) -> Path:
+    """An ONS time-series CSV: key/value metadata, then 34 years, 138 quarters and `months` months."""
+    lines = [
+        '"Title","Gross Domestic Product: chained volume measures: Seasonally adjusted £m"',
+        '"CDID","ABMI"', '"Source dataset ID","QNA"', '"PreUnit","£"', '"Unit","m"',
+        '"Release date","12-11-2026"', '"Next release","23 December 2026"', '"Important notes",""',
+    ]  # fmt: skip
+    lines += [f'"{year}","{400000 + year}"' for year in range(1990, 2024)]
+    lines += [f'"{1990 + k // 4} Q{k % 4 + 1}","{100000 + 250 * k}"' for k in range(138)]
+    lines += [f'"{2020 + k // 12} {MONTHS[k % 12]}","{33000 + k}"' for k in range(months)]
+    return _write(tmp_path, "abmi.csv", "\r\n".join(lines) + "\r\n")
+
+
+def test_ons_file_keeps_its_quarterly_block_when_the_monthly_one_is_short(tmp_path):
+    path = _ons(tmp_path, months=12)
+    frame, freq, note = _read(path)
+    assert list(frame.columns) == ["ABMI"] and freq == "QS-JAN"
+    assert frame.index.equals(pd.date_range("1990-01-01", "2024-04-01", freq="QS", name="period"))
+    np.testing.assert_array_equal(frame["ABMI"], 100000 + 250 * np.arange(138))
+    assert note == (
+        f"{path}: note: skipped 8 metadata line(s) before the data; "
+        "kept the 138 quarterly rows, skipped 34 yearly and 12 monthly"
+    )
+
+
+def test_ons_file_keeps_the_monthly_block_once_it_has_enough_rows(tmp_path):
+    frame, freq, note = _read(_ons(tmp_path, months=30))
+    assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 30
+    np.testing.assert_array_equal(frame["ABMI"], 33000 + np.arange(30))
+    assert note.endswith("kept the 30 monthly rows, skipped 34 yearly and 138 quarterly")
+
+
+def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
+    """Destatis-like: title lines padded with separators, decimal commas with '.' and space thousands
+    separators (a column of whole thousands too, which pandas alone reads as 83.166), a source line after
+    an empty one."""
+    rows = ["2020-Q1;9.990,25;1 234,5;83.166", "2020-Q2;10.001,5;1 240,75;83.155",
+            "2020-Q3;987,5;999,25;83.161", "2020-Q4;10.250,75;1 250;83.155", "2021-Q1;10.100;1 251,5;83.129",
+            "2021-Q2;10.300,25;1\u00a0260,5;83.138"]  # fmt: skip
+    text = "Volkswirtschaftliche Gesamtrechnungen;;;\nBruttoinlandsprodukt, Konsum: Deutschland;;;\n"
+    text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows) + "\n;;;\nQuelle: Statistisches Bundesamt;;;\n"
+    path = _write(tmp_path, "81000-0002.csv", text)
+    frame, freq, note = _read(path)
+    assert list(frame.columns) == ["BIP", "Konsum", "Einwohner"] and freq == "QS-JAN"
+    assert frame.index.equals(pd.date_range("2020-01-01", periods=6, freq="QS", name="Quartal"))
+    np.testing.assert_array_equal(frame["BIP"], [9990.25, 10001.5, 987.5, 10250.75, 10100.0, 10300.25])
+    np.testing.assert_array_equal(frame["Konsum"], [1234.5, 1240.75, 999.25, 1250.0, 1251.5, 1260.5])
+    np.testing.assert_array_equal(frame["Einwohner"], [83166, 83155, 83161, 83155, 83129, 83138])
+    assert note == (
+        f"{path}: note: read values separated by semicolons; read decimal commas; skipped 2 metadata line(s) "
+        "before the data and 1 after; read 16 number(s) written with thousands separators"
+    )
+
+
+def test_month_labels_of_a_date_column_are_not_flagged_years(tmp_path):
+    text = "date,value\n" + "".join(f"2020 {month},{i}.5\n" for i, month in enumerate(MONTHS))
+    series = read_csv(_write(tmp_path, "months.csv", text))
+    assert series.freq == "MS" and series.index[-1] == pd.Timestamp("2020-12-01")
+    np.testing.assert_array_equal(series.values[:, 0], np.arange(12) + 0.5)
+
+
+def test_fred_dots_are_missing_values(tmp_path):
+    days = pd.bdate_range("2020-01-13", periods=10)
+    values = [".", *[f"{1.75 + 0.25 * i}" for i in range(1, 10)]]
+    values[5] = "."  # 2020-01-20, a holiday
+    text = "observation_date,DGS10\n" + "".join(
+        f"{d:%Y-%m-%d},{v}\n" for d, v in zip(days, values, strict=True)
+    )
+    path = _write(tmp_path, "DGS10.csv", text)
+    frame, freq, note = _read(path, fill_missing="ffill")
+    assert freq == "B" and frame.index.equals(pd.DatetimeIndex(days, name="observation_date"))
+    expected = [2.0, 2.0, 2.25, 2.5, 2.75, 2.75, 3.25, 3.5, 3.75, 4.0]  # the first taken back, the holiday on
+    np.testing.assert_array_equal(frame["DGS10"], expected)
+    assert note.startswith(f"{path}: note: read 2 cell(s) marked '.' as missing; ")
+
+
+def test_tidy_file_reads_as_before_without_a_note(tmp_path):
+    text = "date,load,temp\n" + "".join(f"2024-01-01 {h:02d}:00,{h * 1.5},{-h}\n" for h in range(24))
+    path = _write(tmp_path, "tidy.csv", text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataQualityWarning)
+        series = read_csv(path)
+    expected = pd.read_csv(io.StringIO(text), index_col="date", parse_dates=True).astype(np.float64)
+    pd.testing.assert_frame_equal(series.frame, expected, check_freq=False)
+    assert series.freq == "h"
+
+
+@pytest.mark.parametrize(("delimiter", "said"), [(";", "semicolons"), ("|", "'|' characters")])
+def test_other_delimiters_are_sniffed_and_named(tmp_path, delimiter, said):
+    text = f"date{delimiter}a{delimiter}b\n" + "".join(
+        f"2020-01-01 {h:02d}:00{delimiter}{h}{delimiter}{h / 4}\n" for h in range(12)
+    )
+    path = _write(tmp_path, "other.csv", text)
+    frame, freq, note = _read(path)
+    assert list(frame.columns) == ["a", "b"] and freq == "h"
+    np.testing.assert_array_equal(frame["b"], np.arange(12) / 4)
+    assert note == f"{path}: note: read values separated by {said}"
+
+
+def test_title_lines_and_footer_notes_are_skipped(tmp_path):
+    head = '"Title","Gross domestic product"\n"Unit","m"\n"Release date","12-11-2026"\n\n"date","value"\n'
+    rows = "".join(f'"2020-{month:02d}-01","{100 + month}"\n' for month in range(1, 13))
+    path = _write(
+        tmp_path, "gdp.csv", head + rows + "Source: Office for Statistics\nNotes: seasonally adjusted\n"
+    )
+    frame, freq, note = _read(path)
+    assert freq == "MS" and list(frame.columns) == ["value"]
+    np.testing.assert_array_equal(frame["value"], 100 + np.arange(1, 13))
+    assert note == f"{path}: note: skipped 3 metadata line(s) before the data and 2 after"
+    broken = _write(tmp_path, "broken.csv", head + rows.replace('"103"', '"n.v."'))
+    message = _one_line_error(broken, targets=["value"])
+    assert message.endswith(
+        "line 4 'n.v.' (1 cell(s) in total); expected a number in every cell (line numbers count from the "
+        "header, which is file line 5)"
+    )
+
+
+def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_path):
+    rows = "".join(f'2020-01-0{d},"{d},234",{d}.5\n' for d in range(1, 8))
+    frame, _, note = _read(_write(tmp_path, "grouped.csv", "date,a,b\n" + rows))
+    np.testing.assert_array_equal(frame["a"], [1234.0 + 1000 * d for d in range(7)])
+    assert note.endswith("note: read 7 number(s) written with thousands separators")
+    quoted = _write(
+        tmp_path, "quoted.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234.5"\n' for d in range(1, 8))
+    )
+    assert _read(quoted)[0]["a"].tolist() == [1234.5 + 1000 * d for d in range(7)]
+    # "1,234" alone could be a thousand and some or one and a bit: not guessed
+    ambiguous = _write(
+        tmp_path, "ambiguous.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234"\n' for d in range(1, 8))
+    )
+    message = _one_line_error(ambiguous, targets=["a"])
+    assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message
+
+
+def test_a_first_row_of_text_is_not_taken_for_metadata(tmp_path):
+    path = _write(tmp_path, "text.csv", "date,a\n2020-01-01,n.a\n2020-01-02,5\n2020-01-03,6\n")
+    message = _one_line_error(path)
+    assert message == (
+        f"{path}: column 'a' holds text where numbers are expected: line 2 'n.a' (1 cell(s) in total); "
+        "expected a number in every cell"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Country,1990,1995,2000,2001,2002\nDE,1,2,3,4,5\nFR,1,2,3,4,5\n",
+         "the period columns of the header are not evenly spaced ('1990', '1995', '2000', '2001', '2002', "
+         "...); expected one column per year"),
+        ("Country,2010Q1,2010Q2,2010Q3,2010Q4\nDE,1,2,3,4\nFR,1,abc,3,4\n",
+         "period column '2010Q2': the cell 'abc' of 'FR' is not a number; expected numbers or missing-value "
+         "markers"),
+        ("Country,2010Q1,2010-Q1,2010Q2,2010Q3\nDE,1,2,3,4\n", "('2010Q1' ... '2010Q3') repeat a period"),
+        ("Country,2010Q3,2010Q4,2011,2012\nDE,1,2,3,4\n", "('2010Q3' ... '2012') mix kinds of periods"),
+        ("Country,2018,2019,2020\nperiod,1,2,3\n", "column name(s) 'period' repeated"),
+    ],
+)  # fmt: skip
+def test_wide_files_that_cannot_be_turned_around_name_the_problem(tmp_path, text, expected):
+    path = _write(tmp_path, "wide.csv", text)
+    assert expected in _one_line_error(path)
+
+
+def test_ons_label_that_is_no_period_names_its_file_line(tmp_path):
+    path = _ons(tmp_path, months=0)
+    lines = path.read_bytes().decode().split("\r\n")
+    lines[12] = '"1994 Q5","1"'
+    path.write_bytes("\r\n".join(lines).encode())
+    message = _one_line_error(path)
+    assert "line 13: '1994 Q5' is not a period label of an ONS time series" in message
+
+
+def test_sniff_rewinds_a_buffer():
+    buffer = io.StringIO("Title;;\nQuartal;BIP;x\n2020-Q1;1,5;2\n2020-Q2;2,5;3\n")
+    layout = sniff(buffer)
+    assert (layout.delimiter, layout.skip, layout.decimal) == (";", 1, ",") and buffer.tell() == 0
+
+
+def test_cli_describes_published_layouts(tmp_path, capsys):
+    for path, extra in ((_ons(tmp_path, months=0), []), (_world_bank(tmp_path), ["--fill-missing", "ffill"])):
+        assert main(["data", "describe", str(path), "--horizon", "2", *extra]) == 0
+        out = capsys.readouterr().out
+        assert f"source     {path}" in out and "frequency  " in out
+    assert "rows       31" in out and "Germany, France" in out
