@@ -216,3 +216,27 @@ def test_train_refuses_a_huge_value_before_training(tmp_path, capsys):
     line = refused(["train", "--csv", tmp_path / "huge.csv", *TRAIN, "--out", tmp_path / "model"], capsys)
     assert "huge.csv: line 502 (2024-01-06 05:00:00): value 1e+308 in column 'load' is too large" in line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["huge.csv"]  # nothing trained or written
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        # a megabyte cell: dateutil would take minutes on it, Python refuses to convert its digits
+        (
+            "huge_cell.csv",
+            b"date,value\n" + b"9" * 1_000_000 + b"\n",
+            "has 1 value(s) that are not timestamps",
+        ),
+        (
+            "huge_number.csv",
+            b"date,value\n2020-01-01,1\n2020-02-01," + b"9" * 10_000 + b"\n",
+            "column 'value' holds text where numbers are expected",
+        ),
+        ("not_a_zip.xlsx", b"date,value\n2020-01-01,1\n", "not an .xlsx workbook (a zip archive of sheets)"),
+        ("wide_mixed.csv", b"name,1990,1991Q1,1992,1993\nX,1,2,3,4\n", "mix kinds of periods"),
+    ],
+)
+def test_hostile_files_are_one_line_in_bounded_time(tmp_path, capsys, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert message in refused(["data", "describe", path], capsys)

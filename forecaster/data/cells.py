@@ -109,8 +109,12 @@ def to_numbers(
     groups = _GROUPS[mark == ","]
     written = written[~marked]
     digits = written.str.replace(groups, "", regex=True).str.replace(",", ".", regex=False)
+    try:
+        parsed = pd.to_numeric(digits).to_numpy(np.float64)
+    except (ValueError, OverflowError):  # e.g. an integer of more digits than Python converts: not a value
+        return None
     numbers = np.full(len(column), np.nan)
-    numbers[np.flatnonzero(column.notna().to_numpy())[~marked]] = pd.to_numeric(digits).to_numpy(np.float64)
+    numbers[np.flatnonzero(column.notna().to_numpy())[~marked]] = parsed
     tally.markers.update(values[marked])
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())

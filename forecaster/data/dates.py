@@ -33,6 +33,7 @@ _LABELS = (
     # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
     (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
 )
+MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
 _NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T])")
 
@@ -73,7 +74,9 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
 
 
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
-    """pandas' parse with one format inferred from the first value, else each value on its own."""
+    """pandas' parse with one format inferred from the first value, else each value on its own; a value
+    longer than any timestamp is none (dateutil takes quadratic time on a megabyte cell)."""
+    column = column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)

@@ -50,8 +50,10 @@ def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
             f"{path}: a {size / 2**20:.0f} MiB workbook is more than the {MAX_WORKBOOK_BYTES // 2**20} MiB "
             "read; expected the sheet saved as CSV"
         )
+    if not zipfile.is_zipfile(path):
+        raise DataError(f"{path}: not an .xlsx workbook (a zip archive of sheets); expected .xlsx or CSV")
     try:
-        sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object)
+        sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object, engine="openpyxl")
     except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{path}: cannot be read as an .xlsx workbook: {detail}") from None

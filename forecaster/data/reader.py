@@ -96,7 +96,7 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                parsed = pd.DatetimeIndex(pd.to_datetime(sample, errors="coerce"))
+                parsed = pd.DatetimeIndex(parse_timestamps(sample))
             except (ValueError, TypeError, OverflowError):
                 continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
