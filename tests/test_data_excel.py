@@ -3,6 +3,7 @@ periods as columns turned into rows; one line for what cannot be read."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -57,15 +58,27 @@ def test_years_as_columns_in_a_workbook_become_rows(tmp_path):
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        ("old.xls", b"\xd0\xcf\x11\xe0", "old.xls: .xls workbooks are not read; expected .xlsx, or the sheet "
-         "saved as CSV"),
-        ("broken.xlsx", b"PK\x03\x04 not really a zip", "broken.xlsx: cannot be read as an .xlsx workbook"),
+        (
+            "old.xls",
+            b"\xd0\xcf\x11\xe0",
+            "old.xls: .xls workbooks are not read; expected .xlsx, or the sheet saved as CSV",
+        ),
+        (
+            "broken.xlsx",
+            b"PK\x03\x04 not really a zip",
+            "broken.xlsx: not an .xlsx workbook (a zip archive of sheets)",
+        ),
+        (
+            "empty_zip.xlsx",
+            b"PK\x05\x06" + b"\x00" * 18,
+            "empty_zip.xlsx: cannot be read as an .xlsx workbook",
+        ),
     ],
 )
 def test_a_workbook_that_cannot_be_read_is_one_line(tmp_path, capsys, name, content, message):
     path = tmp_path / name
     path.write_bytes(content)
-    with pytest.raises(DataError, match=message.replace(".", r"\.")):
+    with pytest.raises(DataError, match=re.escape(message)):
         read_csv(path)
     assert main(["data", "describe", str(path)]) == 2
     err = capsys.readouterr().err
