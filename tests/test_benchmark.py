@@ -536,6 +536,24 @@ def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     assert main(paper) == 2  # 'paper' horizons belong to the registered benchmarks
 
 
+def test_a_short_csv_is_pointed_to_holdout_and_a_failed_run_binds_nothing(tmp_path: Path, capsys) -> None:
+    """39 yearly rows: 7:1:2 gives no 6-year validation window; the error says --split holdout, and the out
+    directory of that failed run takes the holdout run (its input shortened to 11 years, as train does)."""
+    years = np.arange(1985, 2024)
+    pd.DataFrame({"year": years, "v": np.arange(39.0) ** 1.5}).to_csv(tmp_path / "y.csv", index=False)
+    args = ["benchmark", "--csv", str(tmp_path / "y.csv"), "--horizons", "6", "--models", "naive",
+            "--repeats", "1", "--out", str(tmp_path / "out"), "--no-progress"]  # fmt: skip
+    assert main(args) == 2
+    assert "39 rows are too few for split 7:1:2 with input_size 11" in capsys.readouterr().err
+    assert main([*args, "--split", "holdout"]) == 0
+    results = read_results(tmp_path / "out" / "results.csv")
+    assert results["windows"].tolist() == [1]
+    last = np.arange(39.0) ** 1.5
+    assert results["mse"].iloc[0] == pytest.approx(
+        np.mean((last[33:] - last[32]) ** 2) / np.var(last[:27]), rel=1e-6
+    )  # naive on the last 6 years, standardized by the 27 train years
+
+
 def test_an_auto_cell_waits_for_every_candidate_of_its_seed(tmp_path: Path) -> None:
     config = BenchmarkConfig(datasets=["ILI"], horizons=[24], models=["auto"], repeats=2, out_dir=tmp_path)
     names = ["naive:reference", "nlinear:reference", "dlinear:reference", "s3attention:anchored",

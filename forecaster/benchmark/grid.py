@@ -19,7 +19,7 @@ import pandas as pd
 from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, TUNED, candidates, choose, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
-from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES
+from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES, fitting_input_size
 from forecaster.errors import DataError, ForecasterError
 from forecaster.training.settings import MAX_BAG_SEEDS, TrainerOptions, TrainSettings
 
@@ -79,7 +79,10 @@ class BenchmarkConfig:
     )
     data_dir: Path | None = setting(None, "directory searched first for the dataset files", parse=Path)
     csv: Path | None = setting(None, "your own CSV instead of --datasets (give --horizons)", parse=Path)
-    input_size: int | None = setting(None, "history length for --csv (default 96)", minimum=1)
+    input_size: int | None = setting(
+        None, "history length for --csv (default 96, shortened on a short file as `forecaster train` does)",
+        minimum=1,
+    )
     out_dir: Path = setting(Path("results"), "output directory (resumes its results.csv)", flag="--out",
                             parse=Path)
     jobs: int = setting(1, "cells trained at once, as Ray tasks each with its share of the CPUs and GPUs "
@@ -178,8 +181,10 @@ def sources(config: BenchmarkConfig) -> list[Source]:
         if config.horizons == "paper":
             raise DataError("--csv: give --horizons (e.g. 12,24); 'paper' horizons belong to the benchmarks")
         series = read_csv(config.csv)
-        return [Source(Path(config.csv).stem, config.input_size or 96, tuple(config.horizons), series.freq,
-                       Path(config.csv))]
+        longest = max(config.horizons)
+        input_size = config.input_size or fitting_input_size(len(series), longest, config.split, series.freq)
+        name = Path(config.csv).stem
+        return [Source(name, input_size, tuple(config.horizons), series.freq, Path(config.csv))]
     found = []
     for spec in dict.fromkeys(get_spec(name) for name in config.datasets):
         horizons = spec.horizons if config.horizons == "paper" else tuple(config.horizons)
@@ -236,9 +241,10 @@ def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
 
 
 def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
-    """Refuse to mix rows of another protocol into results made under the settings of the first run."""
+    """Refuse to mix rows of another protocol into results made under the settings of the first run (a run
+    that ended before its first row binds nothing)."""
     path = out_dir / SETTINGS_FILE
-    if not path.is_file():
+    if not path.is_file() or not (out_dir / RESULTS_FILE).is_file():
         return
     stored, current = json.loads(path.read_text()), _protocol(config)
     changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
@@ -252,7 +258,7 @@ def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
 
 def record_settings(out_dir: Path, config: BenchmarkConfig) -> None:
     path = out_dir / SETTINGS_FILE
-    if not path.is_file():
+    if not path.is_file() or not (out_dir / RESULTS_FILE).is_file():
         path.write_text(json.dumps(_protocol(config), indent=2) + "\n")
 
 

@@ -147,9 +147,12 @@ def split_borders(
                 f"{origin}{what} cannot give every split a window (the ett val/test splits hold "
                 f"{ETT_HOURS[1] - ETT_HOURS[0]} hours); expected a shorter horizon or the 7:1:2 split"
             )
+        shorter = ""
+        if scheme == PROTOCOL_SPLIT and _usable(n_rows, input_size, checked_horizon, HOLDOUT, freq):
+            shorter = " (or --split holdout: the last horizon tests, the one before validates)"
         raise DataError(
             f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "
-            "so that train, val and test each hold one window"
+            f"so that train, val and test each hold one window{shorter}"
         )
     return borders
 
