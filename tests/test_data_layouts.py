@@ -292,3 +292,18 @@ def test_cli_describes_published_layouts(tmp_path, capsys):
         out = capsys.readouterr().out
         assert f"source     {path}" in out and "frequency  " in out
     assert "rows       31" in out and "Germany, France" in out
+
+
+def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
+    """The bundle remembers the date column the wide layout names ('period'); new rows of the same shape are
+    turned around again, and the forecast continues the years."""
+    path, out = _world_bank(tmp_path), tmp_path / "wdi"
+    tiny = "--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2 --max-epochs 1"
+    argv = ["train", "--csv", str(path), "--horizon", "2", *tiny.split(), "--seeds", "1", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 0
+    capsys.readouterr()
+    forecast_csv = tmp_path / "f.csv"
+    assert main(["predict", "--model", str(out), "--csv", str(path), "--output", str(forecast_csv)]) == 0
+    forecast = pd.read_csv(forecast_csv)
+    assert list(forecast.columns) == ["period", "Germany", "France"]
+    assert forecast["period"].str[:4].tolist() == ["2021", "2022"]

@@ -245,7 +245,9 @@ def arrange(
         f"line numbers count from the header, which is file line {layout.skip + 1}" if layout.skip else None
     )
     tally = Tally()
-    automatic = read.date_col is None and read.date_from is None and not read.no_date and read.id_col is None
+    # a bundle trained on a wide file re-reads new rows with the date column the transform names
+    automatic = read.date_col in (None, DATE_COLUMN) and read.date_from is None and not read.no_date
+    automatic = automatic and read.id_col is None
     if layout.ons is not None:
         raw, note, context = _ons_block(source, raw, layout)
         said.append(note)
