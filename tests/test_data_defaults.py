@@ -304,3 +304,21 @@ def test_registered_benchmark_files_read_as_published(data_dir, tmp_path):
     shutil.move(tmp_path / "ETTh1.csv", tmp_path / "my_etth1.csv")
     series, note = _read(tmp_path / "my_etth1.csv")
     assert "filled 1 empty cell(s)" in note and np.isfinite(series.values).all()
+
+
+def test_an_sdmx_export_is_a_panel_keyed_by_the_one_column_that_varies(tmp_path):
+    """Eurostat's SDMX-CSV: dataflow, update time, frequency and unit alike in every row, a flag column
+    mostly empty; only geo tells the series apart, and OBS_VALUE holds them."""
+    months = [f"2020-{m:02d}" for m in range(1, 13)] + [f"2021-{m:02d}" for m in range(1, 13)]
+    rows = [("ESTAT:PRC_HICP_MIDX(1.0)", "12/11/26 23:00:00", "M", "I15", geo, month, base + k,
+             "p" if k == 23 else "")
+            for geo, base in (("DE", 100.0), ("FR", 200.0)) for k, month in enumerate(months)]  # fmt: skip
+    columns = ["DATAFLOW", "LAST UPDATE", "freq", "unit", "geo", "TIME_PERIOD", "OBS_VALUE", "OBS_FLAG"]
+    series, said = _read(_write(tmp_path, pd.DataFrame(rows, columns=columns)))
+    assert series.columns == ["DE", "FR"] and series.freq == "MS" and len(series) == 24
+    expected = np.column_stack([100 + np.arange(24.0), 200 + np.arange(24.0)])
+    np.testing.assert_array_equal(series.values, expected)
+    assert said.endswith(
+        "read as a long panel of 2 series ('DE', 'FR') keyed by column 'geo' (ignored column(s) alike in "
+        "every row: 'DATAFLOW', 'LAST UPDATE', 'freq', 'unit', 'OBS_FLAG')"
+    )

@@ -110,7 +110,10 @@ def find_long(
     are refused, as which to forecast is the user's choice. Anything else is returned unchanged."""
     if not raw[date_col].duplicated().any():
         return raw, read
-    others = [column for column in raw.columns if column != date_col]
+    # what describes every row alike (an SDMX or OECD export's dataflow, unit and frequency columns, a
+    # mostly empty column of flags) tells no series apart and holds no values
+    alike = [column for column in raw.columns if column != date_col and _alike(raw[column])]
+    others = [column for column in raw.columns if column not in (date_col, *alike)]
     labels = [column for column in others if _labels(raw[column])]
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None or raw.duplicated([id_col, date_col]).any():
@@ -133,8 +136,20 @@ def find_long(
         raise DataError(f"{error} ({found})") from None
     series = [column for column in wide.columns if column != date_col]
     shown = ", ".join(map(repr, series[:_SHOWN])) + (", ..." if len(series) > _SHOWN else "")
-    notes.append(f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}")
+    ignored = f" (ignored column(s) alike in every row: {', '.join(map(repr, alike))})" if alike else ""
+    notes.append(
+        f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}{ignored}"
+    )
     return wide, long
+
+
+def _alike(column: pd.Series) -> bool:
+    """Empty in most rows, or text with one value in every row (a constant number may be a series' value)."""
+    present = column.dropna()
+    if pd.api.types.is_numeric_dtype(present):
+        return 2 * len(present) < len(column)
+    present = present[present.astype(str).str.strip() != ""]
+    return 2 * len(present) < len(column) or (len(present) == len(column) and present.nunique() == 1)
 
 
 def _labels(column: pd.Series) -> bool:
