@@ -322,3 +322,18 @@ def test_an_sdmx_export_is_a_panel_keyed_by_the_one_column_that_varies(tmp_path)
         "read as a long panel of 2 series ('DE', 'FR') keyed by column 'geo' (ignored column(s) alike in "
         "every row: 'DATAFLOW', 'LAST UPDATE', 'freq', 'unit', 'OBS_FLAG')"
     )
+
+
+def test_a_statistics_canada_table_is_keyed_by_geo_and_forecasts_value():
+    """GEO and its DGUID name the same series (one to one), a label the date determines names times, and
+    the unit's numeric id and the decimals are alike in every row: VALUE is the one column that varies."""
+    months = [f"2020-{m:02d}" for m in range(1, 13)]
+    rows = [(month, geo, code, f"{month} label", 17, 1, base + k)
+            for geo, code, base in (("Canada", "2016A000011124", 100.0), ("Ontario", "2016A000235", 50.0))
+            for k, month in enumerate(months)]  # fmt: skip
+    columns = ["REF_DATE", "GEO", "DGUID", "Reference period", "UOM_ID", "DECIMALS", "VALUE"]
+    series, said = _read(pd.DataFrame(rows, columns=columns))
+    assert series.columns == ["Canada", "Ontario"] and series.freq == "MS"
+    expected = np.column_stack([100 + np.arange(12.0), 50 + np.arange(12.0)])
+    np.testing.assert_array_equal(series.values, expected)
+    assert "read as a long panel of 2 series ('Canada', 'Ontario') keyed by column 'GEO'" in said

@@ -20,6 +20,8 @@ from forecaster.errors import DataError
 DEFAULT_ID_COL = "unique_id"
 DEFAULT_TIME_COL = "ds"
 DEFAULT_TARGET_COL = "y"
+# What long exports call the column of values: Nixtla's y, SDMX's OBS_VALUE, most offices' value.
+VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
 _SHOWN = 3
 _INTERVAL = re.compile(r"-(lo|hi)-\d+")
 
@@ -105,22 +107,26 @@ def find_long(
     notes: list[str],
 ) -> tuple[pd.DataFrame, ReadOptions]:
     """A table whose dates repeat, read (`read_long`) as a long panel when one column tells its series
-    apart: `unique_id`, else its only column of labels besides the dates, with each (series, date) once. The
-    values are the one column left (`y` among several, Nixtla's name, or the one target given); several
-    are refused, as which to forecast is the user's choice. Anything else is returned unchanged."""
+    apart: `unique_id`, else its only column of labels besides the dates (`_distinct_labels`), with each
+    (series, date) once. The values are the one numeric column left that varies (among several, the one
+    named y, value or OBS_VALUE, or the one target given); several more are refused, as which to forecast is
+    the user's choice. Anything else is returned unchanged."""
     if not raw[date_col].duplicated().any():
         return raw, read
     # what describes every row alike (an SDMX or OECD export's dataflow, unit and frequency columns, a
     # mostly empty column of flags) tells no series apart and holds no values
     alike = [column for column in raw.columns if column != date_col and _alike(raw[column])]
     others = [column for column in raw.columns if column not in (date_col, *alike)]
-    labels = [column for column in others if _labels(raw[column])]
+    labels = _distinct_labels(raw, [column for column in others if _labels(raw[column])], date_col)
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None or raw.duplicated([id_col, date_col]).any():
         return raw, read
-    values = list(read.targets or [column for column in others if column != id_col])
-    if len(values) > 1 and read.targets is None and DEFAULT_TARGET_COL in values:
-        values = [DEFAULT_TARGET_COL]
+    numeric = [column for column in others if column != id_col and not _labels(raw[column])]
+    values = list(read.targets or numeric)
+    if len(values) > 1 and read.targets is None:
+        values = [column for column in values if raw[column].nunique() > 1] or values  # not a unit code
+        named = [column for column in values if column.lower() in VALUE_NAMES]
+        values = named if len(named) == 1 else values
     if not values:
         return raw, read
     found = f"read as a long panel keyed by column {id_col!r}, since dates repeat in column {date_col!r}"
@@ -141,6 +147,24 @@ def find_long(
         f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}{ignored}"
     )
     return wide, long
+
+
+def _determines(raw: pd.DataFrame, key: str, other: str) -> bool:
+    """Whether each value of column `key` comes with one value of `other`."""
+    return bool((raw.groupby(key, sort=False, dropna=False)[other].nunique(dropna=False) <= 1).all())
+
+
+def _distinct_labels(raw: pd.DataFrame, labels: list[str], date_col: str) -> list[str]:
+    """The label columns that could tell series apart, one per way of telling them: a column the date
+    determines (a label such as "2020 Jan") names times, and one that goes with another one to one (a
+    country's name beside its code: GEO and DGUID of Statistics Canada) names the same series."""
+    kept: list[str] = []
+    for column in labels:
+        if _determines(raw, date_col, column):
+            continue
+        if not any(_determines(raw, other, column) and _determines(raw, column, other) for other in kept):
+            kept.append(column)
+    return kept
 
 
 def _alike(column: pd.Series) -> bool:
