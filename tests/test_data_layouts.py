@@ -307,3 +307,24 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
     forecast = pd.read_csv(forecast_csv)
     assert list(forecast.columns) == ["period", "Germany", "France"]
     assert forecast["period"].str[:4].tolist() == ["2021", "2022"]
+
+
+def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
+    """A BLS download: Series ID, Year, Period (M01-M12, and M13 the year's average), Label, Value."""
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    lines = ["Series ID,Year,Period,Label,Value"]
+    for series, base in (("LNS14000000", 5.0), ("LNS14000003", 4.0)):
+        for year in (2022, 2023):
+            for m, name in enumerate(months, 1):
+                lines.append(f"{series},{year},M{m:02d},{year} {name},{base + m / 10}")
+            lines.append(f"{series},{year},M13,{year} Annual,{base + 0.65}")
+    path = _write(tmp_path, "bls.csv", "\n".join(lines) + "\n")
+    frame, freq, note = _read(path)
+    assert list(frame.columns) == ["LNS14000000", "LNS14000003"] and freq == "MS"
+    assert frame.index.equals(pd.date_range("2022-01-01", "2023-12-01", freq="MS", name="Period"))
+    np.testing.assert_allclose(frame["LNS14000003"], np.tile(4.0 + np.arange(1, 13) / 10, 2))
+    said = "read columns 'Year' and 'Period' as monthly period codes (BLS); dropped 4 row(s) of averages"
+    assert said in note
+    # as a bundle re-reads new rows: with the columns it found
+    again, _, _ = _read(path, date_col="Period", id_col="Series ID", target_col="Value")
+    pd.testing.assert_frame_equal(again, frame)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
 from forecaster.data.dates import parse_period_labels, year_numbers
+from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long
 from forecaster.errors import DataError
@@ -251,6 +252,10 @@ def arrange(
     if layout.ons is not None:
         raw, note, context = _ons_block(source, raw, layout)
         said.append(note)
+    elif read.date_from is None and not read.no_date and (codes := find_period_codes(raw)) is not None:
+        raw, note = period_labels(raw, *codes)
+        said.append(note)
+        context = "line numbers count the rows kept"
     elif automatic and looks_wide(raw.columns) and find_date(raw) is None:
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)

@@ -1,0 +1,48 @@
+"""Year and period-code columns as the US Bureau of Labor Statistics publishes them (year 2020, period M01;
+quarters Q01-Q04, half-years S01-S02, years A01), made one column of period labels. The M13, Q05 and S03
+rows are annual or semiannual averages of the same data, not further steps, so they are dropped; where a
+file mixes kinds, the finest is kept.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+_CODE = r"(?P<kind>[MQSA])(?P<number>\d{2})"
+_AVERAGE = {"M": 13, "Q": 5, "S": 3}  # the code of each kind's average over the year
+_KINDS = {"M": "monthly", "Q": "quarterly", "S": "half-yearly", "A": "yearly"}  # finest first
+
+
+def find_period_codes(raw: pd.DataFrame) -> tuple[str, str] | None:
+    """(year column, period column) where columns named year and period hold whole years and period codes."""
+    by_name = {str(column).strip().lower(): column for column in raw.columns}
+    year, period = by_name.get("year"), by_name.get("period")
+    if year is None or period is None:
+        return None
+    years = pd.to_numeric(raw[year], errors="coerce")
+    codes = raw[period].astype(str).str.strip().str.upper()
+    if years.isna().any() or (years % 1 != 0).any() or not codes.str.fullmatch(_CODE).all():
+        return None
+    return year, period
+
+
+def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFrame, str]:
+    """`raw` with the period column as labels of the finest kind present ("2020M01", "2020Q1", "2020-H1",
+    "2020"), the year column and the other kinds' rows dropped, and a note saying so."""
+    found = raw[period].astype(str).str.strip().str.upper().str.extract(_CODE)
+    kinds, numbers = found["kind"], found["number"].astype(int)
+    averages = numbers == kinds.map(_AVERAGE).fillna(0).astype(int)
+    kind = next(kind for kind in _KINDS if ((kinds == kind) & ~averages).any())
+    keep = ((kinds == kind) & ~averages).to_numpy()
+    years = pd.to_numeric(raw[year]).astype(int)[keep].astype(str)
+    number = numbers[keep]
+    labels = {
+        "M": years + "M" + number.map("{:02d}".format),
+        "Q": years + "Q" + number.astype(str),
+        "S": years + "-H" + number.astype(str),
+        "A": years,
+    }[kind]
+    table = raw[keep].drop(columns=[year]).assign(**{period: labels.to_numpy()})
+    dropped = int((~keep).sum())
+    skipped = f"; dropped {dropped} row(s) of averages or other periods" if dropped else ""
+    return table, f"read columns {year!r} and {period!r} as {_KINDS[kind]} period codes (BLS){skipped}"
