@@ -1,9 +1,9 @@
 """Time indexes from what tables hold besides timestamps, and the grid of an index with missing steps.
 
-Official statistics often publish periods as labels ("2020 Q1", "Q1 2020", "2020M01", "2020-W05"), as year
-numbers, or as separate year / quarter / month / week columns; each becomes the period's first day (ISO
-weeks: their Monday). An index with missing steps (a weekly series with gaps) lies on a regular grid that
-`regular_grid` recovers, so the missing rows can be filled.
+Official statistics often publish periods as labels ("2020 Q1", "Q1 2020", "2020-T1", "2020M01",
+"2020-W05"), as year numbers, or as separate year / quarter / month / week columns; each becomes the
+period's first day (ISO weeks: their Monday). An index with missing steps (a weekly series with gaps)
+lies on a regular grid that `regular_grid` recovers, so the missing rows can be filled.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month
               ("year", "week"): "week"}  # fmt: skip
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53)}
 _LABELS = (
-    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*Q(?P<quarter>[1-4])$", re.I), "quarter"),
-    (re.compile(r"^Q(?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
+    # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1")
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QT](?P<quarter>[1-4])$", re.I), "quarter"),
+    (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
