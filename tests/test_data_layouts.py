@@ -328,3 +328,20 @@ def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp
     # as a bundle re-reads new rows: with the columns it found
     again, _, _ = _read(path, date_col="Period", id_col="Series ID", target_col="Value")
     pd.testing.assert_frame_equal(again, frame)
+
+
+def test_an_insee_series_newest_first_with_a_short_header(tmp_path):
+    """INSEE's series download: key/value lines, a header of two cells above rows of three (period, value,
+    status code), quarters written 2025-T4, space thousands separators, and the newest quarter first."""
+    quarters = [f"{year}-T{q}" for year in range(2020, 2026) for q in range(1, 5)]
+    values = [600_000 + 1_000 * k for k in range(len(quarters))]
+    pairs = zip(quarters, values, strict=True)
+    rows = [f'"{label}";"{value:,}";"A"'.replace(",", " ") for label, value in pairs]
+    head = ['"Libellé";"Produit intérieur brut total"', '"idBank";"010565692"', '"Période";""']
+    path = _write(tmp_path, "insee.csv", "\n".join(head + rows[::-1]) + "\n")
+    frame, freq, note = _read(path)
+    assert freq == "QS-JAN" and list(frame.columns) == ["column 2"]
+    assert frame.index[0] == pd.Timestamp("2020-01-01") and frame.index[-1] == pd.Timestamp("2025-10-01")
+    np.testing.assert_array_equal(frame["column 2"], values)
+    assert "read the rows, listed newest first, from the oldest" in note
+    assert "skipped non-numeric column(s) 'column 3'" in note

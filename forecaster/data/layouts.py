@@ -46,6 +46,9 @@ class Layout:
     preamble: int = 0  # the lines among them that are not blank
     decimal: str | None = None  # the decimal mark of the numbers seen, when they show one
     ons: str | None = None  # an ONS file: the name of its series
+    # a header with fewer cells than the rows ('"Période";""' above '"2025-T4";"937 974";"A"', INSEE): named
+    # in full, as pandas would otherwise take the first column for the row index
+    names: tuple[str, ...] | None = None
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -58,6 +61,8 @@ class Layout:
             options["skiprows"] = self.skip
         if self.ons is not None:
             options.update(header=None, dtype=str)
+        elif self.names is not None:
+            options.update(header=0, names=list(self.names))
         return options
 
 
@@ -147,7 +152,12 @@ def sniff(source: Any) -> Layout:
         first = max(first - 1, 0)  # the header
     mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
-    return Layout(delimiter, records[first][0], first, decimal, ons)
+    header = [cell.strip() for cell in rows[first]]
+    names = None
+    if ons is None and len(header) < width:
+        padded = header + [""] * (width - len(header))
+        names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(padded))
+    return Layout(delimiter, records[first][0], first, decimal, ons, names)
 
 
 def _footnote(text: str) -> bool:

@@ -365,6 +365,9 @@ def _read_table(
             index = dates_from_parts(raw, date_from, source)
         else:
             index = _parse_dates(source, raw, date_col)
+        if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
+            raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
+            notes.append("read the rows, listed newest first, from the oldest")
         freq, grid = _check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
