@@ -345,3 +345,12 @@ def test_an_insee_series_newest_first_with_a_short_header(tmp_path):
     np.testing.assert_array_equal(frame["column 2"], values)
     assert "read the rows, listed newest first, from the oldest" in note
     assert "skipped non-numeric column(s) 'column 3'" in note
+
+
+def test_a_header_of_several_lines_takes_the_line_that_tells_columns_apart(tmp_path):
+    lines = ["Table 2.1: Unemployment", "Country,Germany,France", "Unit,%,%", "Seasonal adjustment,SA,SA"]
+    lines += [f"{year}Q{q},{year - 2000 + q / 10},{10 + q}" for year in (2020, 2021) for q in range(1, 5)]
+    frame, freq, note = _read(_write(tmp_path, "table.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Germany", "France"] and freq == "QS-JAN"
+    np.testing.assert_array_equal(frame["France"], [11, 12, 13, 14] * 2)
+    assert note.endswith("skipped 3 metadata line(s) before the data")

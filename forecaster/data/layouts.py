@@ -154,10 +154,22 @@ def sniff(source: Any) -> Layout:
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     header = [cell.strip() for cell in rows[first]]
     names = None
+    if ons is None and len(header) == width and len(set(header[1:])) < width - 1:
+        names = _names_above(rows[:first], width)
     if ons is None and len(header) < width:
         padded = header + [""] * (width - len(header))
         names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(padded))
     return Layout(delimiter, records[first][0], first, decimal, ons, names)
+
+
+def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
+    """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
+    "Country,Germany,France,Italy"), the nearest line above of the same width that names every column."""
+    for cells in reversed(rows):
+        names = [cell.strip() for cell in cells]
+        if len(names) == width and all(names[1:]) and len(set(names[1:])) == width - 1:
+            return tuple(names)
+    return None
 
 
 def _footnote(text: str) -> bool:
