@@ -337,3 +337,21 @@ def test_a_statistics_canada_table_is_keyed_by_geo_and_forecasts_value():
     expected = np.column_stack([100 + np.arange(12.0), 50 + np.arange(12.0)])
     np.testing.assert_array_equal(series.values, expected)
     assert "read as a long panel of 2 series ('Canada', 'Ontario') keyed by column 'GEO'" in said
+
+
+@pytest.mark.slow
+def test_the_default_train_beats_naive_on_a_seasonal_weekly_file_with_gaps(tmp_path, capsys):
+    """`forecaster train --csv F --horizon H` with nothing else on ten years of weekly sales missing one week
+    in twenty: the gaps are filled, and the default model's test MSE is below the naive forecast's."""
+    rng = np.random.default_rng(0)
+    weeks = pd.date_range("2015-01-04", "2024-12-29", freq="W-SUN")
+    sales = 50 + 10 * np.sin(2 * np.pi * np.arange(len(weeks)) / 52.18) + rng.normal(0, 2, len(weeks))
+    kept = rng.random(len(weeks)) > 0.05
+    frame = pd.DataFrame({"week": weeks[kept].strftime("%Y-%m-%d"), "sales": sales[kept].round(2)})
+    out = tmp_path / "sales"
+    argv = ["train", "--csv", str(_write(tmp_path, frame, "sales.csv")), "--horizon", "13", "--no-progress"]
+    with pytest.warns(DataQualityWarning, match="missing time step.s. by linear interpolation"):
+        assert main([*argv, "--out", str(out)]) == 0
+    metrics = load_bundle(out).metrics
+    assert metrics["mse"] < 0.5 * metrics["naive"]["mse"]
+    assert metrics["best_val_mse"] < metrics["naive"]["val_mse"]
