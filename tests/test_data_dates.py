@@ -136,3 +136,21 @@ def test_three_irregular_timestamps_are_one_line_not_a_traceback(tmp_path) -> No
     path.write_text("date,value\n2020-01-01,1\n2020-01-05,2\n2020-02-01,3\n")
     with pytest.raises(DataError, match="irregular time steps in column 'date'"):
         read_csv(path)
+
+
+def test_dates_on_different_days_of_consecutive_months_read_as_months() -> None:
+    """A monthly release dated the day it came out (the 15th, then the 14th, ...): the first of each month,
+    said in the note; daily data with gaps is not taken for months."""
+    days = [15, 14, 16, 15, None, 12, 15, 14, 15, 15, 13, 15]  # May 2020 not released
+    released = [f"2020-{month:02d}-{day}" for month, day in enumerate(days, 1) if day is not None]
+    values = [float(month) for month, day in enumerate(days, 1) if day is not None]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = read_frame(pd.DataFrame({"date": released, "v": values}))
+    assert series.freq == "MS"
+    assert list(series.index) == list(pd.date_range("2020-01-01", "2020-12-01", freq="MS"))
+    np.testing.assert_array_equal(series.values[:, 0], np.arange(1.0, 13.0))  # May interpolated
+    said = " ".join(str(warning.message) for warning in caught)
+    assert "read dates on different days of their months as months (2020-01-15 -> 2020-01)" in said
+    days = pd.date_range("2020-01-01", periods=40, freq="D").delete([5, 17]).strftime("%Y-%m-%d")
+    assert read_frame(pd.DataFrame({"date": days, "v": np.arange(38.0)})).freq == "D"

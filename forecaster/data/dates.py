@@ -171,6 +171,27 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
     return pd.DatetimeIndex(days, name="+".join(map(str, columns)))
 
 
+_PERIODS = (("M", "months"), ("Q", "quarters"), ("Y", "years"))
+
+
+def snap_to_periods(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
+    """Dates on different days of consecutive months (a release on the 15th, then the 14th), quarters or
+    years, as the first day of each period, and a note saying so; None unless each date falls in its own
+    period and most follow one period after the last."""
+    if len(index) < 3:
+        return None
+    for code, name in _PERIODS:
+        periods = index.to_period(code)
+        steps = np.diff(periods.asi8)
+        if (steps >= 1).all() and (steps == 1).mean() >= 0.5:
+            starts = periods.to_timestamp().rename(index.name)
+            if starts.equals(index):
+                return None
+            first = f"{index[0].date()} -> {periods[0]}"
+            return starts, f"read dates on different days of their {name} as {name} ({first})"
+    return None
+
+
 def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None:
     """(frequency, every step from the first timestamp to the last) for an increasing index that lies on a
     regular grid with some steps missing; None when no grid holds every timestamp. The frequency is the

@@ -26,6 +26,7 @@ from forecaster.data.dates import (
     parse_period_labels,
     parse_timestamps,
     regular_grid,
+    snap_to_periods,
     year_numbers,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
@@ -368,6 +369,10 @@ def _read_table(
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
             raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
+        snapped = snap_to_periods(index) if spec is None and infer_frequency(index) is None else None
+        if snapped is not None:
+            index = snapped[0]
+            notes.append(snapped[1])
         freq, grid = _check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
