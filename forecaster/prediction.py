@@ -23,6 +23,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
+from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
@@ -119,7 +120,7 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
     if not given:
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
-    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing="none")
+    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL)
     if isinstance(table, pd.DataFrame):
         return read_frame(table, **options, targets=given)
     return read_csv(table, **options, targets=given)

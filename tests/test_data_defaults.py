@@ -223,12 +223,12 @@ def test_rows_before_every_column_starts_or_after_one_ends_are_dropped_by_defaul
     assert series.index[0] == pd.Timestamp("2003-01-01") and series.index[-1] == pd.Timestamp("2038-01-01")
     np.testing.assert_array_equal(series.values, np.column_stack([np.arange(3.0, 39), 103 + np.arange(36.0)]))
     assert "dropped the first 3 and the last 1 row(s), where not every column has a value" in said
-    assert MAX_EDGE_SHARE * 40 < 9  # nine leading empty cells are more than a panel's ragged start
 
 
 def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_default():
     frame = _weekly(40)
     frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE to drop
+    assert MAX_EDGE_SHARE * 40 < 9
     with pytest.raises(DataError) as caught:
         read_frame(frame)
     assert (

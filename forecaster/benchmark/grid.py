@@ -240,11 +240,16 @@ def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
     return {name: getattr(config, name) for name in PROTOCOL_FIELDS}
 
 
+def _bound(out_dir: Path) -> bool:
+    """Whether results recorded under settings bind `out_dir` (a run that ended before its first row binds
+    nothing)."""
+    return (out_dir / SETTINGS_FILE).is_file() and (out_dir / RESULTS_FILE).is_file()
+
+
 def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
-    """Refuse to mix rows of another protocol into results made under the settings of the first run (a run
-    that ended before its first row binds nothing)."""
+    """Refuse to mix rows of another protocol into results made under the settings of the first run."""
     path = out_dir / SETTINGS_FILE
-    if not path.is_file() or not (out_dir / RESULTS_FILE).is_file():
+    if not _bound(out_dir):
         return
     stored, current = json.loads(path.read_text()), _protocol(config)
     changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
@@ -257,9 +262,8 @@ def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
 
 
 def record_settings(out_dir: Path, config: BenchmarkConfig) -> None:
-    path = out_dir / SETTINGS_FILE
-    if not path.is_file() or not (out_dir / RESULTS_FILE).is_file():
-        path.write_text(json.dumps(_protocol(config), indent=2) + "\n")
+    if not _bound(out_dir):
+        (out_dir / SETTINGS_FILE).write_text(json.dumps(_protocol(config), indent=2) + "\n")
 
 
 

@@ -93,11 +93,11 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     has no 13th month) or, both reading every row, only day first gives a regular series. pandas alone takes
     month first and switches per value, mixing the two readings in one column.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
-    texts = column.dropna().astype(str).str.strip()
-    if texts.empty or not texts.str.match(_NUMERIC_DATE).all():
+    separators = column.dropna().astype(str).str.strip().str.extract(_NUMERIC_DATE)["sep"]
+    if separators.empty or separators.isna().any():
         return _timestamps(column, dayfirst=False)
     day_first = _timestamps(column, dayfirst=True)
-    if (texts.str.extract(_NUMERIC_DATE)["sep"] == ".").all():
+    if (separators == ".").all():
         return day_first
     month_first = _timestamps(column, dayfirst=False)
     if day_first.isna().sum() != month_first.isna().sum():

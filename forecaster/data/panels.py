@@ -117,11 +117,12 @@ def find_long(
     # mostly empty column of flags) tells no series apart and holds no values
     alike = [column for column in raw.columns if column != date_col and _alike(raw[column])]
     others = [column for column in raw.columns if column not in (date_col, *alike)]
-    labels = _distinct_labels(raw, [column for column in others if _labels(raw[column])], date_col)
+    text = {column: _labels(raw[column]) for column in others}
+    labels = _distinct_labels(raw, [column for column in others if text[column]], date_col)
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None or raw.duplicated([id_col, date_col]).any():
         return raw, read
-    numeric = [column for column in others if column != id_col and not _labels(raw[column])]
+    numeric = [column for column in others if column != id_col and not text[column]]
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
         values = [column for column in values if raw[column].nunique() > 1] or values  # not a unit code

@@ -94,12 +94,10 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
         if parse_period_labels(sample) is not None:
             return column
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            try:
-                parsed = pd.DatetimeIndex(parse_timestamps(sample))
-            except (ValueError, TypeError, OverflowError):
-                continue
+        try:
+            parsed = pd.DatetimeIndex(parse_timestamps(sample))
+        except (ValueError, TypeError, OverflowError):
+            continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
     return None
@@ -384,7 +382,8 @@ def _read_table(
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
     added = None if grid is None else ~grid.isin(frame.index)
     frame = frame if grid is None else frame.reindex(grid)
-    fill = read.fill_missing or (NO_FILL if spec is not None else AUTO)  # benchmark files as published
+    asked = read.fill_missing or AUTO
+    fill = NO_FILL if spec is not None and read.fill_missing is None else asked  # benchmarks as published
     spans = read.channels == INDEPENDENT
     frame = fill_missing_cells(source, frame, fill, notes, spans=spans, added=added, freq=freq)
     if read.calendar:
@@ -396,7 +395,7 @@ def _read_table(
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
     effective = dataclasses.replace(
-        read, date_col=date_col, date_from=date_from, targets=columns, fill_missing=read.fill_missing or AUTO
+        read, date_col=date_col, date_from=date_from, targets=columns, fill_missing=asked
     )
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
