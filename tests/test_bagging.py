@@ -18,9 +18,16 @@ from forecaster.errors import ConfigError
 from forecaster.models import get_model
 from forecaster.models.ensemble import Ensemble
 from forecaster.prediction import predict_windows
-from forecaster.training.fit import build_candidate, fit_candidate, plan
+from forecaster.training.fit import bag_input_sizes, build_candidate, fit_candidate, plan
 from forecaster.training.members import SEED_STRIDE, member_seeds
-from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS, TrainerOptions, TrainSettings
+from forecaster.training.scoring import split_windows, window_errors
+from forecaster.training.settings import (
+    BAG_SEEDS,
+    LONGER_INPUT,
+    SMALL_TRAIN_WINDOWS,
+    TrainerOptions,
+    TrainSettings,
+)
 from forecaster.training.workflows import train_forecaster
 
 TINY_MODEL = {"d_model": 8, "n_heads": 2, "fold": 2, "e_layers": 1, "left_rank": 4, "right_rank": 2}
@@ -38,9 +45,9 @@ def small_csv(data_dir: Path, tmp_path_factory) -> Path:
 def _settings(**overrides) -> TrainSettings:
     trainer = TrainerOptions(max_epochs=2, accelerator="cpu", devices=1, limit_train_batches=3,
                              progress_bar=False, deterministic=True)  # fmt: skip
-    overrides = {"preset": "anchored-skip", **overrides}
-    return TrainSettings(horizon=HORIZON, input_size=INPUT_SIZE, model_options=TINY_MODEL, lr=1e-2,
-                         trainer=trainer, overwrite=True, **overrides)  # fmt: skip
+    overrides = {"preset": "anchored-skip", "input_size": INPUT_SIZE, "model_options": TINY_MODEL,
+                 **overrides}  # fmt: skip
+    return TrainSettings(horizon=HORIZON, lr=1e-2, trainer=trainer, overwrite=True, **overrides)
 
 
 def _built(series, settings: TrainSettings):
@@ -154,5 +161,42 @@ def test_train_says_it_averaged_seeds_on_small_data(small_csv: Path, tmp_path: P
             "--no-progress", "--out", tmp_path / "nlinear"]  # fmt: skip
     assert main([str(arg) for arg in argv]) == 0
     seeds = ", ".join(str(k * SEED_STRIDE) for k in range(BAG_SEEDS))
-    assert f"nlinear: the average of {BAG_SEEDS} models trained from seeds {seeds}" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"nlinear: the average of {BAG_SEEDS} models trained from seeds {seeds} (small" in said
     assert load_bundle(tmp_path / "nlinear").model_name == "ensemble"
+
+    given = argv.index("--input-size")
+    default_input = [*argv[:given], *argv[given + 2 : -1], tmp_path / "longer"]
+    assert main([str(arg) for arg in default_input]) == 0
+    reading = f"the average of {2 * BAG_SEEDS} models trained from seeds {seeds}, each reading 96 and 192"
+    assert reading in capsys.readouterr().out
+    assert load_bundle(tmp_path / "longer").data.input_size == 192
+
+
+def test_a_default_bag_also_reads_twice_the_default_input_where_the_rows_allow(
+    data_dir: Path, small_csv: Path, tmp_path: Path
+) -> None:
+    series = read_csv(small_csv, targets=["OT"])
+    linear = {"model_name": "nlinear", "preset": "default", "model_options": {}}
+    default = _settings(**linear, input_size=None, seed=2)
+    [candidate] = plan(default, series)
+    assert not candidate.input_given and candidate.input_size == 96, "600 rows: the default input, 96"
+    assert bag_input_sizes(series, default, candidate, earlier=False) == [96, LONGER_INPUT * 96]
+    given = plan(_settings(**linear, input_size=96), series)[0]
+    assert given.input_given and bag_input_sizes(series, default, given, earlier=False) == [96]
+    short_path = tmp_path / "short.csv"  # 300 rows: 7 train windows of 192 steps
+    pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=300).to_csv(short_path, index=False)
+    short = read_csv(short_path, targets=["OT"])
+    [short_candidate] = plan(default, short)
+    assert bag_input_sizes(short, default, short_candidate, earlier=False) == [short_candidate.input_size]
+
+    bagged = fit_candidate(series, default, candidate, tmp_path / "bag")
+    assert bagged.training["member_inputs"] == [96] * BAG_SEEDS + [192] * BAG_SEEDS
+    assert bagged.training["seeds"] == [2 + k * SEED_STRIDE for k in range(BAG_SEEDS)] * 2
+    assert isinstance(bagged.model, Ensemble) and bagged.model.config.input_size == 192
+    assert bagged.data.input_size == 192, "the bundle reads the longest member's history"
+    val = split_windows(bagged.data, bagged.scaler, series, "val")
+    shorter = split_windows(dataclasses.replace(bagged.data, input_size=96), bagged.scaler, series, "val")
+    assert len(val) == len(shorter) == len(bagged.val_errors), "both inputs forecast the same targets"
+    np.testing.assert_array_equal(val.stacked()[1].numpy(), shorter.stacked()[1].numpy())
+    np.testing.assert_allclose(bagged.val_errors, window_errors(bagged.model, val), rtol=1e-6)

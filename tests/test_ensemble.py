@@ -17,7 +17,7 @@ from forecaster.data import Scaler
 from forecaster.data.config import DataConfig
 from forecaster.errors import BundleError, ConfigError
 from forecaster.models import get_model, model_names
-from forecaster.models.ensemble import Ensemble, select_weights
+from forecaster.models.ensemble import MAX_MEMBERS, Ensemble, select_weights
 from forecaster.models.toward_naive import TowardNaive
 
 H, C = 6, 2
@@ -113,7 +113,8 @@ def test_an_ensemble_bundle_round_trips_bit_for_bit_and_is_served(tmp_path: Path
         (lambda c: c.__setitem__("weights", [1.2, -0.1, -0.1]), "non-negative"),
         (lambda c: c["members"][2]["config"].__setitem__("input_size", 48), "at most the ensemble's"),
         (lambda c: c["members"][1]["config"].__setitem__("horizon", 7), "horizon 6"),
-        (lambda c: c.__setitem__("members", c["members"] * 22), "2 to 64 members"),
+        (lambda c: c.__setitem__("members", c["members"] * (MAX_MEMBERS // 3 + 1)),
+         f"2 to {MAX_MEMBERS} members"),
         (lambda c: c["members"][1].__setitem__("name", "pickle"), "unknown model 'pickle'"),
         (lambda c: c["members"][2]["config"].__setitem__("d_model", 10**6), "d_model"),
     ],

@@ -279,14 +279,15 @@ def _own_model_lines(models: list[str]) -> list[str]:
 def _seeds_line(seeds: int | None) -> str:
     """How many models a forecaster run averages (training.members.member_seeds)."""
     from forecaster.training.members import SEED_STRIDE
-    from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS
+    from forecaster.training.settings import BAG_SEEDS, LONGER_INPUT, SMALL_TRAIN_WINDOWS
 
     members = f"trained from seeds repeat + k * {SEED_STRIDE:,}"
     if seeds is not None:
         return f"- Every forecaster run averages {seeds} model(s) {members}."
     return (f"- A forecaster run on fewer than {SMALL_TRAIN_WINDOWS:,} train windows (ILI) averages "
-            f"{BAG_SEEDS} models {members}, as `forecaster train` does, unless its preset trains one model "
-            "as published (reference, paper).")
+            f"{2 * BAG_SEEDS} models {members}, {BAG_SEEDS} reading its input size and {BAG_SEEDS} reading "
+            f"{LONGER_INPUT} times it where the rows allow, as `forecaster train` does, unless its preset "
+            "trains one model as published (reference, paper).")
 
 
 def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:

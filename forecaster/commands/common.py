@@ -87,9 +87,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         seconds = training["train_seconds"]
         if "seeds" in training and not training["kept_initial_weights"]:
             epochs = "/".join(map(str, training["member_epochs"]))
+            seeds = list(dict.fromkeys(training["seeds"]))
+            inputs = list(dict.fromkeys(training.get("member_inputs", [])))
+            reading = f", each reading {' and '.join(map(str, inputs))} input steps" if inputs else ""
             print(
                 f"{training['candidate']}: the average of {len(training['seeds'])} models trained from seeds "
-                f"{', '.join(map(str, training['seeds']))} (small data: --seeds), {epochs} epoch(s) in "
+                f"{', '.join(map(str, seeds))}{reading} (small data: --seeds), {epochs} epoch(s) in "
                 f"{seconds:.1f} s"
             )
         else:

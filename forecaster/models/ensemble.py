@@ -25,8 +25,9 @@ from forecaster.models.config import ModelConfig
 from forecaster.models.registry import FORECAST, MODELS, forecast_outputs, get_model
 
 ROUNDS = 25  # greedy selections: weights are multiples of 1/25
-# More than `--model auto` plans with every --candidates model, each bagged (training.settings.BAG_SEEDS).
-MAX_MEMBERS = 64
+# More than `--model auto` plans with every --candidates model, each bagged (training.settings.BAG_SEEDS at
+# each of two input sizes: 7 bagged models of 10 members and the two baselines).
+MAX_MEMBERS = 128
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The ensemble is one more candidate, the most complex: `scoring.simplest_within_e
 it beats the simplest adequate candidate on validation by clear evidence, as any other. In the benchmark
 record (data/benchmark, 3 seeds, test MSE) it is kept at 16 of the 18 ETTm2 and Weather 96/192 runs and gives
 ETTm2 0.111 / 0.139 / 0.171 / 0.235 and Weather 0.154 / 0.212 against the best single models' 0.117 / 0.145 /
-0.180 / 0.235 and 0.160 / 0.221; on Exchange, ILI (but one run) and Weather 336 and 720 a single candidate is
+0.180 / 0.235 and 0.160 / 0.221; on Exchange, ILI and Weather 336 and 720 a single candidate is
 kept.
 """
 

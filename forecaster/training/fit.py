@@ -49,7 +49,7 @@ from forecaster.training.scoring import (
     split_windows,
     window_errors,
 )
-from forecaster.training.settings import TrainSettings
+from forecaster.training.settings import LONGER_INPUT, TrainSettings
 
 # A validation split holding fewer horizons than this (non-overlapping) is too short to judge a model on:
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
@@ -62,8 +62,9 @@ AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
 @dataclass(frozen=True)
 class Candidate:
     """One model to fit: its registered name, config fields, learning rate and input size, whether its
-    trained forecast is shrunk toward the naive one (`models.toward_naive`), and how many seeds it is trained
-    from (None: by the data's size, `members.member_seeds`)."""
+    trained forecast is shrunk toward the naive one (`models.toward_naive`), how many seeds it is trained
+    from (None: by the data's size, `members.member_seeds`), and whether the user gave its input size (a
+    default bag then reads that size alone, `bag_input_sizes`)."""
 
     label: str
     model_name: str
@@ -72,6 +73,7 @@ class Candidate:
     input_size: int
     toward_naive: bool = True
     seeds: int | None = None
+    input_given: bool = False
 
 
 @dataclass
@@ -186,7 +188,8 @@ def _candidate(
         toward_naive = training_setting(model_name, preset_name, series.dataset, "toward_naive")
     if seeds is None:
         seeds = training_setting(model_name, preset_name, series.dataset, "seeds")
-    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds)
+    given = settings.input_size is not None
+    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds, given)
 
 
 def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
@@ -235,20 +238,24 @@ class Built(NamedTuple):
     config: dict[str, Any]
 
 
+def _windows(
+    series: TimeSeries, settings: TrainSettings, input_size: int, earlier: bool
+) -> ForecastDataModule:
+    """The split's windows of `input_size` steps, set up for fitting."""
+    split = split_for(series, settings)
+    datamodule = ForecastDataModule(
+        series, input_size, settings.horizon, split=split, batch_size=settings.batch_size, earlier=earlier
+    )
+    datamodule.setup("fit")
+    return datamodule
+
+
 def build_candidate(
     series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool = False
 ) -> Built:
     """The windows and the untrained model of `candidate`, as `fit_candidate` trains them (seed first)."""
-    split = split_for(series, settings)
-    datamodule = ForecastDataModule(
-        series,
-        candidate.input_size,
-        settings.horizon,
-        split=split,
-        batch_size=settings.batch_size,
-        earlier=earlier,
-    )
-    datamodule.setup("fit")
+    datamodule = _windows(series, settings, candidate.input_size, earlier)
+    split = datamodule.split
     data = DataConfig(
         source=series.source,
         columns=series.columns,
@@ -313,12 +320,16 @@ def fit_candidate(
 
     initial_state = copy.deepcopy(model.state_dict())
     seeds = member_seeds(candidate.seeds, settings, first)
-    members = []
-    for index, seed in enumerate(seeds):
+    bagged = candidate.seeds is None and len(seeds) > 1
+    sizes = bag_input_sizes(series, settings, candidate, earlier) if bagged else [candidate.input_size]
+    planned = [(seed, size) for size in sizes for seed in seeds]
+    members, scored = [], first  # scored: the member of the longest input, whose windows the average reads
+    for index, (seed, size) in enumerate(planned):
         if index == 0:
             member = (first, settings, candidate, work_dir)
         else:
-            member = _member(series, settings, candidate, seed, work_dir, earlier)
+            member = _member(series, settings, candidate, seed, size, work_dir, earlier)
+        scored = member[0] if size > scored.data.input_size else scored
         trained_member = train_member(series, *member, callbacks)
         if trained_member is None:
             return None
@@ -326,14 +337,14 @@ def fit_candidate(
     if len(members) > 1:
         named = [(candidate.model_name, member.model) for member in members]
         model = Ensemble.of(named, [1 / len(members)] * len(members))
-    trained = window_errors(model, datamodule.val_set)
+    trained = window_errors(model, scored.datamodule.val_set)  # the same targets as first's windows
     horizon = settings.horizon
     periods = [[Score.of(initial, horizon), Score.of(trained, horizon)]]
     if before is not None and before.start_errors is not None:
         periods.append([Score.of(before.start_errors, horizon), scored_before])
     kept_initial = starts_as_naive and simplest_consistent(periods) == 0
     if kept_initial:
-        model = first.model
+        model, scored = first.model, first
         model.load_state_dict(initial_state)
     training.update(
         epochs=members[0].epochs,
@@ -343,11 +354,31 @@ def fit_candidate(
         train_seconds=round(sum(member.seconds for member in members), 3),
         world_size=members[0].world_size,
         cuda_graphs=all(member.graphed and member.capture_error is None for member in members),
-        **({} if len(members) == 1 else {"seeds": seeds, "member_epochs": [m.epochs for m in members]}),
+        **({} if len(members) == 1 else {"seeds": [seed for seed, _ in planned],
+                                          "member_epochs": [member.epochs for member in members]}),
+        **({} if len(sizes) == 1 else {"member_inputs": [size for _, size in planned]}),
         **({"cuda_graphs_error": error} if (error := members[0].capture_error) else {}),
     )
     errors = initial if kept_initial else trained
-    return Fitted(candidate, model.eval(), data, datamodule.scaler, errors, training, scored_before, start)
+    data, scaler = scored.data, scored.datamodule.scaler
+    return Fitted(candidate, model.eval(), data, scaler, errors, training, scored_before, start)
+
+
+def bag_input_sizes(
+    series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool
+) -> list[int]:
+    """The input sizes a default bag's members read: the candidate's, and LONGER_INPUT times it where that
+    size is not the user's and the train split keeps at least as many windows as its input steps
+    (`settings.LONGER_INPUT`)."""
+    longer = LONGER_INPUT * candidate.input_size
+    if candidate.input_given:
+        return [candidate.input_size]
+    try:
+        datamodule = _windows(series, settings, longer, earlier)
+    except DataError:  # too few rows (of some series) for the longer input
+        return [candidate.input_size]
+    fits = datamodule.window_counts()["train"] >= longer
+    return [candidate.input_size, longer] if fits else [candidate.input_size]
 
 
 def _member(
@@ -355,19 +386,25 @@ def _member(
     settings: TrainSettings,
     candidate: Candidate,
     seed: int,
+    input_size: int,
     work_dir: Path,
     earlier: bool,
 ) -> tuple[Built, TrainSettings, Candidate, Path]:
     """A further member of a bagged candidate: built from `seed` (its weights, sampled index sets and
-    shuffling), trained in its own folder under `work_dir`."""
+    shuffling) to read `input_size` steps, trained in its own folder under `work_dir`."""
     settings = dataclasses.replace(settings, seed=seed)
     options = candidate.model_options
+    folder = work_dir / f"seed-{seed}"
+    if input_size != candidate.input_size:
+        folder = work_dir / f"input-{input_size}" / f"seed-{seed}"
     candidate = dataclasses.replace(
-        candidate, model_options={**options, "seed": seed} if "seed" in options else options
+        candidate,
+        model_options={**options, "seed": seed} if "seed" in options else options,
+        input_size=input_size,
     )
     lightning.seed_everything(seed, workers=True, verbose=False)
     built = build_candidate(series, settings, candidate, earlier)
-    return built, settings, candidate, work_dir / f"seed-{seed}"
+    return built, settings, candidate, folder
 
 
 def _earlier_fit(

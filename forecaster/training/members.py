@@ -3,7 +3,8 @@ several of them (bagging), whose forecasts `fit.fit_candidate` averages.
 
 Averaging models trained from different seeds keeps their common signal and cancels part of what each
 learned by chance; where the train split is small the run-to-run spread is large and a fit takes seconds,
-so the average costs little and gains much (`settings.SMALL_TRAIN_WINDOWS`).
+so the average costs little and gains much (`settings.SMALL_TRAIN_WINDOWS`). The default bag's members also
+read two input sizes (`fit.bag_input_sizes`, `settings.LONGER_INPUT`).
 """
 
 from __future__ import annotations
