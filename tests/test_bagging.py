@@ -180,10 +180,11 @@ def test_a_default_bag_also_reads_twice_the_default_input_where_the_rows_allow(
     linear = {"model_name": "nlinear", "preset": "default", "model_options": {}}
     default = _settings(**linear, input_size=None, seed=2)
     [candidate] = plan(default, series)
-    assert not candidate.input_given and candidate.input_size == 96, "600 rows: the default input, 96"
+    assert default.input_size is None and candidate.input_size == 96, "600 rows: the default input, 96"
     assert bag_input_sizes(series, default, candidate, earlier=False) == [96, LONGER_INPUT * 96]
-    given = plan(_settings(**linear, input_size=96), series)[0]
-    assert given.input_given and bag_input_sizes(series, default, given, earlier=False) == [96]
+    given = _settings(**linear, input_size=96)
+    [given_candidate] = plan(given, series)
+    assert given.input_size == 96 and bag_input_sizes(series, given, given_candidate, earlier=False) == [96]
     short_path = tmp_path / "short.csv"  # 300 rows: 7 train windows of 192 steps
     pd.read_csv(data_dir / "ETTh1.csv.gz", nrows=300).to_csv(short_path, index=False)
     short = read_csv(short_path, targets=["OT"])

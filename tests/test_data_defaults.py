@@ -51,6 +51,13 @@ def _read(path_or_frame, **options):
     return series, notes[0] if notes else ""
 
 
+def _refusal(frame: pd.DataFrame) -> str:
+    """The one-line DataError reading `frame` raises."""
+    with pytest.raises(DataError) as caught:
+        read_frame(frame)
+    return str(caught.value)
+
+
 def test_a_long_panel_is_found_without_id_col(tmp_path):
     series, note = _read(_write(tmp_path, _panel()))
     assert "read as a long panel of 3 series ('US', 'UK', 'JP') keyed by column 'country'" in note
@@ -77,9 +84,7 @@ def test_nixtla_names_pick_the_id_and_y_among_several_numeric_columns():
 
 def test_several_value_columns_are_refused_in_one_line_unless_one_is_named():
     panel = _panel(12).assign(gdp=lambda frame: 2 * frame["unemployment"])
-    with pytest.raises(DataError) as caught:
-        read_frame(panel)
-    message = str(caught.value)
+    message = _refusal(panel)
     assert "2 columns could hold its values ('unemployment', 'gdp')" in message and "--target-col" in message
     assert "\n" not in message
     series, _ = _read(panel, targets=["gdp"])
@@ -88,9 +93,7 @@ def test_several_value_columns_are_refused_in_one_line_unless_one_is_named():
 
 def test_misaligned_panel_series_point_to_independent_channels():
     panel = _panel(12).drop(index=[12, 13]).reset_index(drop=True)  # UK starts two quarters late
-    with pytest.raises(DataError) as caught:
-        read_frame(panel)
-    message = str(caught.value)
+    message = _refusal(panel)
     assert "series 'UK' lacks 2 of its times" in message and "--channels independent" in message
     assert "read as a long panel keyed by column 'country', since dates repeat in column 'quarter'" in message
     series, _ = _read(panel, channels="independent")
@@ -170,9 +173,7 @@ def test_the_longest_gap_filled_by_default(drop, filled):
         expected[40:45] = 39**2 + (45**2 - 39**2) * np.arange(1, 6) / 6  # on the line from week 39 to 45
         np.testing.assert_allclose(series.frame["y"], expected)
         return
-    with pytest.raises(DataError) as caught:
-        read_frame(frame)
-    message = str(caught.value)
+    message = _refusal(frame)
     assert message.startswith("DataFrame: 6 missing time step(s) in column 'week' of a W-SUN series")
     assert "gap of 6 steps from 2020-10-11 00:00:00, more than 5, so not filled by default" in message
     assert "--fill-missing" in message and "\n" not in message
@@ -187,9 +188,7 @@ def test_a_column_missing_more_than_a_tenth_is_refused(empty, filled):
         series, note = _read(frame)
         assert f"filled {empty} empty cell(s)" in note and np.isfinite(series.values).all()
         return
-    with pytest.raises(DataError) as caught:
-        read_frame(frame)
-    message = str(caught.value)
+    message = _refusal(frame)
     assert message.startswith("DataFrame: 11 missing or non-finite value(s): column 'y' at line(s) 7, 15, ")
     assert "column 'y' misses 11 of its 100 values, more than 10%, so not filled by default" in message
     assert "--fill-missing" in message
@@ -229,11 +228,9 @@ def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_
     frame = _weekly(40)
     frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE to drop
     assert MAX_EDGE_SHARE * 40 < 9
-    with pytest.raises(DataError) as caught:
-        read_frame(frame)
     assert (
         "column 'y' at line(s) 33, 34, 35, 36, 37, ... (before a column's first value or after its last"
-        in str(caught.value)
+        in _refusal(frame)
     )
     series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value
     assert series.frame["y"].iloc[-1] == 30**2

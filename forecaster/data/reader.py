@@ -380,8 +380,10 @@ def _read_table(
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
-    added = None if grid is None else ~grid.isin(frame.index)
-    frame = frame if grid is None else frame.reindex(grid)
+    added = None
+    if grid is not None:
+        added = ~grid.isin(frame.index)
+        frame = frame.reindex(grid)
     asked = read.fill_missing or AUTO
     fill = NO_FILL if spec is not None and read.fill_missing is None else asked  # benchmarks as published
     spans = read.channels == INDEPENDENT

@@ -62,9 +62,8 @@ AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
 @dataclass(frozen=True)
 class Candidate:
     """One model to fit: its registered name, config fields, learning rate and input size, whether its
-    trained forecast is shrunk toward the naive one (`models.toward_naive`), how many seeds it is trained
-    from (None: by the data's size, `members.member_seeds`), and whether the user gave its input size (a
-    default bag then reads that size alone, `bag_input_sizes`)."""
+    trained forecast is shrunk toward the naive one (`models.toward_naive`), and how many seeds it is trained
+    from (None: by the data's size, `members.member_seeds`)."""
 
     label: str
     model_name: str
@@ -73,7 +72,6 @@ class Candidate:
     input_size: int
     toward_naive: bool = True
     seeds: int | None = None
-    input_given: bool = False
 
 
 @dataclass
@@ -188,8 +186,7 @@ def _candidate(
         toward_naive = training_setting(model_name, preset_name, series.dataset, "toward_naive")
     if seeds is None:
         seeds = training_setting(model_name, preset_name, series.dataset, "seeds")
-    given = settings.input_size is not None
-    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds, given)
+    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds)
 
 
 def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
@@ -367,11 +364,11 @@ def fit_candidate(
 def bag_input_sizes(
     series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool
 ) -> list[int]:
-    """The input sizes a default bag's members read: the candidate's, and LONGER_INPUT times it where that
-    size is not the user's and the train split keeps at least as many windows as its input steps
-    (`settings.LONGER_INPUT`)."""
+    """The input sizes a default bag's members read: the candidate's, and LONGER_INPUT times it where the
+    input size is not the user's (`settings.input_size`, also a tuned one) and the train split keeps at least
+    as many windows as its input steps (`settings.LONGER_INPUT`)."""
     longer = LONGER_INPUT * candidate.input_size
-    if candidate.input_given:
+    if settings.input_size is not None:
         return [candidate.input_size]
     try:
         datamodule = _windows(series, settings, longer, earlier)
