@@ -11,7 +11,7 @@ from forecaster.cli import main
 from forecaster.data import load_dataset
 from forecaster.errors import ConfigError
 from forecaster.models import get_model
-from forecaster.training.graphs import WARMUP_STEPS, use_cuda_graphs
+from forecaster.training.graphs import WARMUP_STEPS, GraphedStep, use_cuda_graphs
 from forecaster.training.module import ForecastModule
 from forecaster.training.settings import TrainerOptions, TrainSettings
 from forecaster.training.workflows import train_forecaster
@@ -94,3 +94,20 @@ def test_a_lightning_fit_with_cuda_graphs_matches_the_eager_fit(data_dir, tmp_pa
     assert eager.training["cuda_graphs"] is False
     assert graphed.training["epochs"] == eager.training["epochs"]
     assert graphed.metrics["mse"] == pytest.approx(eager.metrics["mse"], rel=1e-2)
+
+
+@pytest.mark.gpu
+def test_a_step_that_cannot_be_captured_trains_eagerly_and_random_draws_still_work():
+    """The loss reads a value on the host (a sync a capture refuses) and draws dropout masks."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 8).cuda()
+
+    def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = torch.nn.functional.dropout(layer(x), 0.5)
+        return (out - y).square().mean() * (1.0 if out.sum().item() < 1e9 else 0.0)
+
+    step = GraphedStep(loss, list(layer.parameters()), None)
+    x, y = torch.randn(4, 8, device="cuda"), torch.randn(4, 8, device="cuda")
+    losses = [step(x, y).item() for _ in range(WARMUP_STEPS + 3)]
+    assert step.graph is None and step.capture_error and all(value > 0 for value in losses)
+    assert layer.weight.grad is not None and torch.rand(3, device="cuda").shape == (3,)

@@ -5,7 +5,9 @@ classifier (byte tokens, D 64, 2 layers, 2 heads) with the given mixer, as in pa
 is what the step allocates above what was held before it (activations, temporaries, gradients), measured by
 `forecaster.bench.timing.peak_memory_bytes`: torch.cuda.max_memory_allocated on CUDA, the running
 total of torch's CPU allocator events recorded by torch.profiler on CPU. Any registered mixer name works;
-options follow a colon, e.g. `softmax:kernel=math` or `performer:n_features=128`.
+options follow a colon, e.g. `softmax:kernel=math` or `performer:n_features=128`. On CUDA each step is also
+timed replayed from a CUDA graph (forward, loss and backward captured by `forecaster.training.graphs`, fused
+AdamW after each replay, as `forecaster lra train` runs on CUDA), with the GPU's busy share of the wall time.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import torch
 from rich.table import Table
 
 from forecaster.bench.timing import (
+    bench_modes,
     default_memory_budget,
     estimate_peak_bytes,
+    gpu_profile,
     median_seconds,
     peak_memory_bytes,
 )
@@ -26,6 +30,7 @@ from forecaster.checks import check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
 from forecaster.models.lra import LRAClassifier, LRAConfig
 from forecaster.nn.attention import MixerSpec, parse_mixer_spec
+from forecaster.training.graphs import WARMUP_STEPS, GraphedStep
 
 DEFAULT_MODELS = (
     "softmax",
@@ -52,6 +57,8 @@ class AttentionBenchSettings:
     n_heads: int = setting(2, "heads", minimum=1)
     steps: int = setting(5, "timed steps per cell (median)", minimum=1)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
+    modes: Sequence[str] | None = setting(None, "eager, graphed (replayed from a CUDA graph); default: both "
+                                          "on CUDA, eager on CPU", parse=parse_names)
     memory_budget: int | None = setting(None, "skip cells estimated above this many bytes", minimum=1,
                                         cli=False)
 
@@ -62,7 +69,8 @@ class AttentionBenchSettings:
 
 @dataclass(frozen=True)
 class AttentionBenchRow:
-    """One (mixer, length) cell pair; steps_per_second / peak_bytes are None when skipped."""
+    """One (mixer, length, mode) cell pair; steps_per_second / peak_bytes are None when skipped (a graphed
+    step's memory is the graph's, held between replays: its peak is None)."""
 
     model: str
     length: int
@@ -70,11 +78,19 @@ class AttentionBenchRow:
     steps_per_second: float | None
     peak_bytes: int | None
     note: str = ""
+    mode: str = "eager"
+    gpu_busy: float | None = None  # GPU time over wall time (CUDA)
+
+    @property
+    def label(self) -> str:
+        """The table's row: the mixer, and the mode where it is not eager."""
+        return self.model if self.mode == "eager" else f"{self.model} ({self.mode})"
 
 
 def _training_step(
-    spec: MixerSpec, length: int, batch: int, d_model: int, n_layers: int, n_heads: int, device: torch.device
-) -> Callable[[], None]:
+    spec: MixerSpec, mode: str, length: int, batch: int, d_model: int, n_layers: int, n_heads: int,
+    device: torch.device,
+) -> tuple[Callable[[], None], GraphedStep]:
     torch.manual_seed(0)
     config = LRAConfig(
         mixer=spec.name,
@@ -90,17 +106,26 @@ def _training_step(
     )
     model = LRAClassifier(config).to(device)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    fused = {"fused": True} if device.type == "cuda" else {}  # one kernel for every parameter, as training
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randint(1, TEXT_VOCAB, (batch, length), generator=generator).to(device)
     labels = torch.randint(0, 2, (batch,), generator=generator).to(device)
 
+    def loss(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(model(inputs), targets)
+
+    graphed = GraphedStep(loss, list(model.parameters()), None)
+
     def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(tokens), labels).backward()
+        if mode == "graphed":
+            graphed(tokens, labels)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss(tokens, labels).backward()
         optimizer.step()
 
-    return step
+    return step, graphed
 
 
 def run_attention_bench(
@@ -111,34 +136,53 @@ def run_attention_bench(
     memory budget (default half the free memory) are skipped and marked instead of being attempted."""
     device = default_device(settings.device)
     batch = settings.batch or (32 if device.type == "cuda" else 4)
-    d_model, n_layers, n_heads, steps = settings.d_model, settings.n_layers, settings.n_heads, settings.steps
+    d_model, n_layers, n_heads = settings.d_model, settings.n_layers, settings.n_heads
     lengths, specs = settings.lengths, settings.specs
     budget = default_memory_budget(device) if settings.memory_budget is None else settings.memory_budget
     rows = []
     for spec in specs:
-        for length in lengths:
-            if progress is not None:
-                progress(f"{spec.label} @ {length}")
-            estimate = n_layers * estimate_peak_bytes(
-                batch, length, d_model, n_heads, 4, quadratic=spec.quadratic_memory
-            )
-            if estimate > budget:
-                note = f"skipped: ~{estimate / 2**30:.1f} GiB > budget {budget / 2**30:.1f} GiB"
-                rows.append(AttentionBenchRow(spec.label, length, batch, None, None, note))
-                continue
-            try:
-                step = _training_step(spec, length, batch, d_model, n_layers, n_heads, device)
-                step()  # allocates the optimizer state and warms up kernels
-                peak = peak_memory_bytes(step, device)
-                seconds = median_seconds(step, device, steps)
-            except torch.OutOfMemoryError:
-                rows.append(AttentionBenchRow(spec.label, length, batch, None, None, "OOM"))
-                continue
-            finally:
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
-            rows.append(AttentionBenchRow(spec.label, length, batch, 1.0 / seconds, peak))
+        for mode in bench_modes(settings.modes, device):
+            for length in lengths:
+                if progress is not None:
+                    progress(f"{spec.label} @ {length}, {mode}")
+                estimate = n_layers * estimate_peak_bytes(
+                    batch, length, d_model, n_heads, 4, quadratic=spec.quadratic_memory
+                )
+                if estimate > budget:
+                    note = f"skipped: ~{estimate / 2**30:.1f} GiB > budget {budget / 2**30:.1f} GiB"
+                    rows.append(AttentionBenchRow(spec.label, length, batch, None, None, note, mode))
+                    continue
+                rows.append(_measure(spec, mode, length, batch, settings, device))
     return rows, batch
+
+
+def _measure(
+    spec: MixerSpec, mode: str, length: int, batch: int, settings: AttentionBenchSettings,
+    device: torch.device,
+) -> AttentionBenchRow:
+    """Warm-up (the optimizer's state, kernel choice, the graph's capture), one step under the memory probe
+    (eager), the median of `steps` timed steps, and the GPU's busy share over as many more (CUDA)."""
+    graphed = None
+    try:
+        step, graphed = _training_step(
+            spec, mode, length, batch, settings.d_model, settings.n_layers, settings.n_heads, device
+        )
+        for _ in range(WARMUP_STEPS + 1 if mode == "graphed" else 1):
+            step()
+        peak = peak_memory_bytes(step, device) if mode == "eager" else None
+        seconds = median_seconds(step, device, settings.steps)
+        busy = gpu_profile(step, settings.steps)[0] / 1000 / seconds if device.type == "cuda" else None
+    except torch.OutOfMemoryError:
+        return AttentionBenchRow(spec.label, length, batch, None, None, "OOM", mode)
+    finally:
+        if graphed is not None:
+            graphed.release()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    note = f"not captured, ran eagerly: {graphed.capture_error}" if graphed.capture_error else ""
+    return AttentionBenchRow(
+        spec.label, length, batch, 1.0 / seconds, peak, note, mode, None if busy is None else min(1.0, busy)
+    )
 
 
 def _cell(value: float | None, reference: float | None, fmt: str, inverse: bool) -> str:
@@ -154,33 +198,36 @@ def _cell(value: float | None, reference: float | None, fmt: str, inverse: bool)
 def attention_bench_table(
     rows: Sequence[AttentionBenchRow], title: str, reference: str | None = None
 ) -> Table:
-    """Paper-001-Table-4 layout: steps/s then peak MiB per length; in parentheses the ratio to the
-    `reference` row (default: the first softmax row): speed-up for steps/s, memory saving = reference MiB /
-    model MiB."""
+    """Paper-001-Table-4 layout: steps/s then peak MiB per length (then the GPU's busy share, on CUDA), a row
+    per mixer and mode; in parentheses the ratio to the `reference` mixer (default: the first softmax one)
+    in the same mode: speed-up for steps/s, memory saving = reference MiB / model MiB."""
     lengths = sorted({row.length for row in rows})
     models = list(dict.fromkeys(row.model for row in rows))
-    cells = {(row.model, row.length): row for row in rows}
+    labels = list(dict.fromkeys(row.label for row in rows))
+    cells = {(row.label, row.length): row for row in rows}
     if reference is not None and reference not in models:
         raise ValueError(f"reference row {reference!r} is not one of the measured models {models}")
     reference_model = reference or next((m for m in models if parse_mixer_spec(m).name == "softmax"), None)
+    busy = any(row.gpu_busy is not None for row in rows)
     table = Table(title=title)
     table.add_column("model", justify="left")
-    for length in lengths:
-        table.add_column(f"steps/s {length}", justify="right")
-    for length in lengths:
-        table.add_column(f"peak MiB {length}", justify="right")
+    for heading in ("steps/s", "peak MiB", *(("GPU busy",) if busy else ())):
+        for length in lengths:
+            table.add_column(f"{heading} {length}", justify="right")
     table.add_column("note", justify="left")
     empty = AttentionBenchRow("", 0, 0, None, None)
-    for model in models:
-        speeds, memories, notes = [], [], []
+    for label in labels:
+        speeds, memories, shares, notes = [], [], [], []
         for length in lengths:
-            row = cells.get((model, length), empty)
-            reference = cells.get((reference_model, length), empty) if model != reference_model else empty
-            speeds.append(_cell(row.steps_per_second, reference.steps_per_second, ".2f", inverse=False))
-            memories.append(_cell(_mib(row.peak_bytes), _mib(reference.peak_bytes), ".0f", inverse=True))
+            row = cells.get((label, length), empty)
+            reference_label = AttentionBenchRow(reference_model, 0, 0, None, None, mode=row.mode).label
+            compared = cells.get((reference_label, length), empty) if label != reference_label else empty
+            speeds.append(_cell(row.steps_per_second, compared.steps_per_second, ".2f", inverse=False))
+            memories.append(_cell(_mib(row.peak_bytes), _mib(compared.peak_bytes), ".0f", inverse=True))
+            shares.append("-" if row.gpu_busy is None else f"{row.gpu_busy:.0%}")
             if row.note:
                 notes.append(f"{length}: {row.note}")
-        table.add_row(model, *speeds, *memories, "; ".join(notes))
+        table.add_row(label, *speeds, *memories, *(shares if busy else ()), "; ".join(notes))
     return table
 
 

@@ -1,7 +1,10 @@
 """Time and peak memory of a training step, S3Attention layer vs softmax (`forecaster bench scaling`).
 
 Both are measured by `forecaster.bench.timing`: wall time of synchronized steps, peak memory above the
-step's start (torch.cuda.max_memory_allocated on CUDA, torch.profiler allocator events on CPU).
+step's start (torch.cuda.max_memory_allocated on CUDA, torch.profiler allocator events on CPU). On CUDA each
+step is also timed replayed from a CUDA graph (`forecaster.training.graphs.GraphedStep`, as training
+replays it), and torch.profiler gives the share of the wall time the GPU is busy: eager, a layer of a
+hundred short kernels waits on the host that launches them.
 """
 
 from __future__ import annotations
@@ -14,13 +17,16 @@ from rich.table import Table
 from torch import nn
 
 from forecaster.bench.timing import (
+    bench_modes,
     default_memory_budget,
     estimate_peak_bytes,
+    gpu_profile,
     median_seconds,
     peak_memory_bytes,
 )
 from forecaster.checks import check_choice, check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
+from forecaster.training.graphs import WARMUP_STEPS, GraphedStep
 
 SOFTMAX_KERNELS = ("sdpa", "math")
 S3_LAYER = "s3attention"
@@ -28,13 +34,16 @@ S3_LAYER = "s3attention"
 
 @dataclass(frozen=True)
 class ScalingResult:
-    """One table cell group: a layer at a sequence length (seconds/peak_bytes are None when skipped)."""
+    """One table cell group: a layer at a sequence length in a mode (seconds/peak_bytes are None when
+    skipped; a graphed step's memory is the graph's, held between replays, so its peak is None)."""
 
     length: int
     layer: str
     seconds: float | None
     peak_bytes: int | None
     note: str = ""
+    mode: str = "eager"
+    gpu_busy: float | None = None  # GPU time over wall time (CUDA)
 
 
 def _size(n_bytes: int) -> str:
@@ -69,6 +78,8 @@ class ScalingSettings:
     softmax_kernels: Sequence[str] = setting(list(SOFTMAX_KERNELS), "softmax kernels to compare: sdpa, math",
                                              parse=parse_names)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
+    modes: Sequence[str] | None = setting(None, "eager, graphed (replayed from a CUDA graph); default: both "
+                                          "on CUDA, eager on CPU", parse=parse_names)
     max_memory_gb: float | None = setting(None, "skip runs estimated above this many GiB (default: half of "
                                           "the free memory)", above=0)
 
@@ -101,55 +112,73 @@ def run_scaling(
     results = []
     for length in lengths:
         for name, kernel in layers:
-            if progress is not None:
-                progress(f"length {length}: {name}")
-            estimate = estimate_peak_bytes(batch, length, d_model, n_heads, 4, quadratic=kernel == "math")
-            if estimate > budget:
-                note = f"OOM-skip: estimated {_size(estimate)} > budget {_size(budget)}"
-                results.append(ScalingResult(length, name, None, None, note))
-                continue
-            torch.manual_seed(0)
-            module = _build_layer(kernel, d_model, n_heads, length, rank, fold).to(device).train()
-            results.append(_measure(name, module, batch, length, d_model, repeats, warmup, device))
+            for mode in bench_modes(settings.modes, device):
+                if progress is not None:
+                    progress(f"length {length}: {name}, {mode}")
+                estimate = estimate_peak_bytes(batch, length, d_model, n_heads, 4, quadratic=kernel == "math")
+                if estimate > budget:
+                    note = f"OOM-skip: estimated {_size(estimate)} > budget {_size(budget)}"
+                    results.append(ScalingResult(length, name, None, None, note, mode))
+                    continue
+                torch.manual_seed(0)
+                module = _build_layer(kernel, d_model, n_heads, length, rank, fold).to(device).train()
+                shape = (batch, length, d_model)
+                results.append(_measure(name, module, mode, shape, repeats, warmup, device))
     return results
 
 
 def _measure(
-    name: str, module: nn.Module, batch: int, length: int, d_model: int, repeats: int, warmup: int,
+    name: str, module: nn.Module, mode: str, shape: tuple[int, int, int], repeats: int, warmup: int,
     device: torch.device,
 ) -> ScalingResult:
-    x = torch.randn(batch, length, d_model, device=device, requires_grad=True)
+    """One layer's forward+backward step, with the gradient of its input as well as its parameters."""
+    x = torch.randn(*shape, device=device, requires_grad=True)
+    graphed = GraphedStep(lambda inputs: module(inputs).sum(), list(module.parameters()), None)
 
     def release_gradients() -> None:
         module.zero_grad(set_to_none=True)
         x.grad = None
 
     def step() -> None:
+        if mode == "graphed":
+            graphed(x)
+            return
         release_gradients()
         module(x).sum().backward()
 
+    if mode == "graphed":
+        warmup = max(warmup, WARMUP_STEPS + 1)  # the capture happens in the warm-up
     try:
         for _ in range(warmup):  # one-time allocations and kernel selection stay out of the measurements
             step()
-        release_gradients()  # so the profiled step starts from parameters, input and nothing else
-        peak = peak_memory_bytes(step, device)
+        peak = None
+        if mode == "eager":
+            release_gradients()  # so the profiled step starts from parameters, input and nothing else
+            peak = peak_memory_bytes(step, device)
         seconds = median_seconds(step, device, repeats)
+        busy = gpu_profile(step, repeats)[0] / 1000 / seconds if device.type == "cuda" else None
     except torch.OutOfMemoryError:
-        return ScalingResult(length, name, None, None, "OOM")
+        return ScalingResult(shape[1], name, None, None, "OOM", mode)
     finally:
+        graphed.release()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    return ScalingResult(length, name, seconds, peak)
+    note = f"not captured, ran eagerly: {graphed.capture_error}" if graphed.capture_error else ""
+    return ScalingResult(shape[1], name, seconds, peak, note, mode, None if busy is None else min(1.0, busy))
 
 
 def scaling_table(results: Sequence[ScalingResult], title: str, caption: str | None = None) -> Table:
-    """Time and peak memory per length and layer, and each softmax kernel's ratio to the S3Attention layer."""
+    """Time and peak memory per length, layer and mode, and each softmax kernel's ratio to the S3Attention
+    layer in the same mode; the GPU-busy column on CUDA."""
     table = Table(title=title, caption=caption)
-    for header in ("length", "layer", "fwd+bwd ms", "peak MiB", "time ÷ S3", "memory ÷ S3", "note"):
-        table.add_column(header, justify="left" if header in ("layer", "note") else "right")
-    reference = {r.length: r for r in results if r.layer == S3_LAYER}
+    busy = any(result.gpu_busy is not None for result in results)
+    headers = ("length", "layer", "mode", "fwd+bwd ms", *(("GPU busy",) if busy else ()), "peak MiB",
+               "time ÷ S3", "memory ÷ S3", "note")  # fmt: skip
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("layer", "mode", "note") else "right")
+    reference = {(r.length, r.mode): r for r in results if r.layer == S3_LAYER}
     for result in results:
-        base = reference.get(result.length)
+        base = reference.get((result.length, result.mode))
         time_ratio = memory_ratio = "-"
         if result.layer != S3_LAYER and base is not None and result.seconds is not None and base.seconds:
             time_ratio = f"{result.seconds / base.seconds:.1f}x"
@@ -158,7 +187,9 @@ def scaling_table(results: Sequence[ScalingResult], title: str, caption: str | N
         table.add_row(
             str(result.length),
             result.layer,
-            "-" if result.seconds is None else f"{result.seconds * 1e3:.1f}",
+            result.mode,
+            "-" if result.seconds is None else f"{result.seconds * 1e3:.2f}",
+            *(("-" if result.gpu_busy is None else f"{result.gpu_busy:.0%}",) if busy else ()),
             "-" if result.peak_bytes is None else f"{result.peak_bytes / 2**20:.1f}",
             time_ratio,
             memory_ratio,

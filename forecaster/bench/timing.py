@@ -14,11 +14,18 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 
+from forecaster.checks import check_choice
+from forecaster.errors import ConfigError
+
+MODES = ("eager", "graphed")  # how a speed table runs a step: from Python, or replayed from a CUDA graph
+
+_LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch")  # host API calls that put work on the GPU
 # Rough activation footprint of one forward+backward step, in units of batch * length * d_model elements.
 # Used only to skip runs that would exhaust memory; measured peaks are what the tables report.
 _LINEAR_FOOTPRINT = 40
@@ -66,6 +73,25 @@ def median_seconds(step: Callable[[], object], device: torch.device, repeats: in
     return statistics.median(timings)
 
 
+def gpu_profile(step: Callable[[], object], count: int) -> tuple[float, float, float]:
+    """GPU milliseconds, kernels and host launch calls per `step()`, from torch.profiler over `count` calls
+    (GPU busy = the GPU milliseconds over a step's wall time)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the profiler's notes on its own event buffers
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiler:
+            for _ in range(count):
+                step()
+            torch.cuda.synchronize()
+    events = profiler.events()
+    kernels = [event for event in events if event.device_type == DeviceType.CUDA]
+    launches = [event for event in events if any(call in event.name for call in _LAUNCH_CALLS)]
+    gpu_us = sum(event.time_range.elapsed_us() for event in kernels)
+    return gpu_us / 1000 / count, len(kernels) / count, len(launches) / count
+
+
 def estimate_peak_bytes(
     batch: int, length: int, d_model: int, n_heads: int, itemsize: int, *, quadratic: bool
 ) -> int:
@@ -74,6 +100,18 @@ def estimate_peak_bytes(
     if quadratic:
         return linear + _QUADRATIC_FOOTPRINT * batch * n_heads * length * length * itemsize
     return linear
+
+
+def bench_modes(modes: Sequence[str] | None, device: torch.device) -> list[str]:
+    """The modes a speed table measures: eager steps, and steps replayed from a CUDA graph
+    (forecaster.training.graphs) where the device is CUDA; the default is every mode the device has."""
+    if modes is None:
+        return list(MODES) if device.type == "cuda" else ["eager"]
+    for mode in modes:
+        check_choice("mode", mode, MODES)
+    if "graphed" in modes and device.type != "cuda":
+        raise ConfigError(f"mode graphed replays CUDA graphs and needs a CUDA device, not {device}")
+    return list(modes)
 
 
 def default_memory_budget(device: torch.device) -> int:

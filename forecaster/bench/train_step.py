@@ -24,13 +24,13 @@ from dataclasses import dataclass
 import torch
 from rich.table import Table
 
+from forecaster.bench.timing import gpu_profile
 from forecaster.checks import check_choice, check_fields, parse_names, setting
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
 from forecaster.training.graphs import WARMUP_STEPS
 
 MODES = ("eager", "compiled", "graphed")
-_LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch")  # host API calls that put work on the GPU
 
 
 @dataclass
@@ -149,24 +149,6 @@ def _run(step: Step, batches: Iterator, count: int, device: torch.device) -> tup
     return (time.perf_counter() - start) / count, loss
 
 
-def _profile(step: Step, batches: Iterator, count: int) -> tuple[float, float, float]:
-    """GPU milliseconds, kernels and host launch calls per step, from torch.profiler over `count` steps."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the profiler's notes on its own event buffers
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiler:
-            for _ in range(count):
-                step(*next(batches))
-            torch.cuda.synchronize()
-    events = profiler.events()
-    kernels = [event for event in events if event.device_type == DeviceType.CUDA]
-    launches = [event for event in events if any(call in event.name for call in _LAUNCH_CALLS)]
-    gpu_us = sum(event.time_range.elapsed_us() for event in kernels)
-    return gpu_us / 1000 / count, len(kernels) / count, len(launches) / count
-
-
 def _measure(module, mode: str, batches: list, settings: TrainStepBenchSettings, device) -> TrainStepRow:
     if mode == "graphed" and device.type != "cuda":
         return TrainStepRow(mode, None, note="needs CUDA")
@@ -178,7 +160,7 @@ def _measure(module, mode: str, batches: list, settings: TrainStepBenchSettings,
     seconds, loss = _run(step, stream, settings.steps, device)
     row = {"mode": mode, "ms_per_step": seconds * 1000, "last_loss": float(loss)}
     if device.type == "cuda":
-        gpu_ms, kernels, launches = _profile(step, stream, settings.profiled)
+        gpu_ms, kernels, launches = gpu_profile(lambda: step(*next(stream)), settings.profiled)
         row.update(gpu_ms_per_step=gpu_ms, kernels_per_step=kernels, launches_per_step=launches)
     if fresh.graphed_step is not None and fresh.graphed_step.capture_error is not None:
         row["note"] = f"not captured, ran eagerly: {fresh.graphed_step.capture_error}"

@@ -99,14 +99,17 @@ def _attention(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from forecaster.bench.attention import AttentionBenchSettings, attention_bench_table, run_attention_bench
-    from forecaster.devices import machine_name
+    from forecaster.bench.timing import bench_modes
+    from forecaster.devices import default_device, machine_name
     from forecaster.errors import ConfigError
 
     settings = AttentionBenchSettings(**given(args, AttentionBenchSettings))
     if args.reference is not None and args.reference not in settings.models:
         raise ConfigError(f"--reference {args.reference!r} is not one of --models {list(settings.models)}")
+    modes = bench_modes(settings.modes, default_device(settings.device))
     with Progress(transient=True) as progress:
-        bar = progress.add_task("bench attention", total=len(settings.models) * len(settings.lengths))
+        cells = len(settings.models) * len(settings.lengths) * len(modes)
+        bar = progress.add_task("bench attention", total=cells)
         rows, batch = run_attention_bench(
             settings, progress=lambda label: progress.update(bar, advance=1, description=label)
         )

@@ -1,5 +1,10 @@
 """Training an LRA classifier with Lightning: AdamW, linear warmup then linear decay, accuracy logged.
 
+On one CUDA device the training step (forward, loss, backward) is captured as a CUDA graph and replayed, as
+forecasters train (`forecaster.training.graphs`): a classifier step is a few hundred short kernels, and
+launching them from Python, not the GPU's work, sets its time. Fused AdamW and the schedule step after each
+replay through Lightning's manual optimization.
+
 `train_lra` is what `forecaster lra train` and each cell of `forecaster lra benchmark` run; settings a run
 leaves unset come from its preset (`forecaster.lra.presets`). It saves the classifier as a bundle
 (`forecaster.artifacts`, reloaded with `load_bundle(path, task="classify")`) and keeps Lightning's CSV log of
@@ -30,6 +35,7 @@ from forecaster.lra.presets import PRESETS, apply_preset
 from forecaster.lra.tasks import TASKS, TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.nn.attention import MIXERS
+from forecaster.training.graphs import GraphedStep, use_cuda_graphs
 
 
 @dataclass
@@ -64,6 +70,8 @@ class LRASettings:
                                        "steps)", minimum=0)
     eval_every: int | None = setting(None, "validate every N steps (default --steps / 4)", minimum=1)
     accelerator: str = setting("auto", "Lightning accelerator (auto, cpu, gpu)")
+    cuda_graphs: bool | None = setting(None, "capture the training step as a CUDA graph and replay it "
+                                       "(default: on when training on one CUDA device)")
     overwrite: bool = setting(False, "replace an existing bundle at --out")
     progress: bool = setting(True, "show a progress bar")
 
@@ -105,26 +113,45 @@ def warmup_linear_decay(step: int, warmup_steps: int, total_steps: int) -> float
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
+def _inputs(batch: dict[str, Tensor]) -> tuple[Tensor, ...]:
+    """The model's inputs of a batch (two for the dual-input task)."""
+    return (batch["inputs"], batch["inputs_b"]) if "inputs_b" in batch else (batch["inputs"],)
+
+
 class LRAModule(L.LightningModule):
-    """Cross-entropy training of an LRA classifier (single or dual input)."""
+    """Cross-entropy training of an LRA classifier (single or dual input); with `cuda_graphs` the step is
+    replayed from a CUDA graph and the optimizer and schedule step by hand (manual optimization)."""
 
     def __init__(
-        self, model: nn.Module, lr: float, weight_decay: float, warmup_steps: int, total_steps: int
-    ) -> None:
+        self, model: nn.Module, lr: float, weight_decay: float, warmup_steps: int, total_steps: int,
+        cuda_graphs: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.model = model
         self.lr, self.weight_decay = lr, weight_decay
         self.warmup_steps, self.total_steps = warmup_steps, total_steps
+        self.automatic_optimization = not cuda_graphs
+        self.graphed_step = None
+        if cuda_graphs:
+            self.graphed_step = GraphedStep(self.loss_and_accuracy, list(model.parameters()), None)
 
     def forward(self, batch: dict[str, Tensor]) -> Tensor:
-        if "inputs_b" in batch:
-            return self.model(batch["inputs"], batch["inputs_b"])
-        return self.model(batch["inputs"])
+        return self.model(*_inputs(batch))
+
+    def loss_and_accuracy(self, *batch: Tensor) -> tuple[Tensor, Tensor]:
+        """Cross-entropy and accuracy of (inputs..., labels)."""
+        *inputs, labels = batch
+        logits = self.model(*inputs)
+        accuracy = (logits.argmax(dim=-1) == labels).float().mean()
+        return nn.functional.cross_entropy(logits, labels), accuracy
 
     def _step(self, batch: dict[str, Tensor], stage: str) -> Tensor:
-        logits = self(batch)
-        loss = nn.functional.cross_entropy(logits, batch["labels"])
-        accuracy = (logits.argmax(dim=-1) == batch["labels"]).float().mean()
+        if self.graphed_step is not None and stage == "train":
+            loss, accuracy = self.graphed_step(*_inputs(batch), batch["labels"])
+            self.optimizers().step()
+            self.lr_schedulers().step()
+        else:
+            loss, accuracy = self.loss_and_accuracy(*_inputs(batch), batch["labels"])
         on_step = stage == "train"
         batch_size = len(batch["labels"])
         self.log(
@@ -149,8 +176,17 @@ class LRAModule(L.LightningModule):
     def test_step(self, batch: dict[str, Tensor], batch_idx: int) -> None:
         self._step(batch, "test")
 
+    def on_fit_end(self) -> None:
+        """The graph's memory (its static batch and gradients) is released with it."""
+        if self.graphed_step is not None:
+            self.graphed_step.release()
+
     def configure_optimizers(self):
-        optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        on_cuda = next(self.model.parameters()).is_cuda
+        fused = {"fused": True} if on_cuda else {}  # one kernel for every parameter (eager and graphed alike)
+        optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay, **fused
+        )  # fmt: skip
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: warmup_linear_decay(step, self.warmup_steps, self.total_steps)
         )
@@ -172,6 +208,7 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     settings, model_fields = apply_preset(settings, model_fields)
     out_dir = settings.out_dir
     check_out_dir(out_dir, settings.overwrite)
+    graphed = use_cuda_graphs(settings.cuda_graphs, settings.accelerator, 1, "auto")
     L.seed_everything(settings.seed, workers=True, verbose=False)
     data = load_task(
         settings.task,
@@ -188,7 +225,8 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     steps = settings.steps or math.ceil(settings.epochs * n_train / batch_size)
     warmup_steps = min(steps, max(1, steps // 10) if settings.warmup_steps is None else settings.warmup_steps)
     model = build_classifier(data, settings.mixer, **model_fields)
-    module = LRAModule(model, lr=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps)
+    module = LRAModule(model, lr=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps,
+                       cuda_graphs=graphed)  # fmt: skip
     loaders = {
         split: DataLoader(
             ArraySplit(arrays, spec.pixels), batch_size=batch_size, shuffle=split == "train", drop_last=False
@@ -229,6 +267,8 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
         "test_acc": float(test_metrics["test_acc"]),
         "majority_class_rate": data.majority_rate("test"),
         "train_seconds": seconds,
+        "cuda_graphs": graphed and module.graphed_step.capture_error is None,
+        **({"cuda_graphs_error": error} if graphed and (error := module.graphed_step.capture_error) else {}),
         "device": machine_name(trainer.strategy.root_device),
         "data": data.source,
         "out": str(out_dir),

@@ -112,7 +112,10 @@ class LRAEncoder(nn.Module):
         else:
             if inputs.is_floating_point():
                 raise ValueError("this classifier embeds token ids; got floating point inputs")
-            if inputs.numel() and (inputs.min() < 0 or inputs.max() >= config.vocab_size):
+            # Reading the range waits for the GPU, which a CUDA graph's capture cannot; the eager warm-up
+            # steps before a capture check the training batches' ids.
+            capturing = inputs.is_cuda and torch.cuda.is_current_stream_capturing()
+            if inputs.numel() and not capturing and (inputs.min() < 0 or inputs.max() >= config.vocab_size):
                 raise ValueError(f"token ids must lie in 0..{config.vocab_size - 1}")
             mask = inputs != config.pad_id if mask is None else mask
             embedded = self.embedding(inputs)

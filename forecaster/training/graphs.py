@@ -26,7 +26,9 @@ from forecaster.errors import ConfigError
 
 # Eager full-batch steps before the capture (torch's own examples warm up with three).
 WARMUP_STEPS = 3
-LossFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+# The batch's tensors -> a scalar loss, or a tuple of the loss and tensors to report (an accuracy, say).
+LossFunction = Callable[..., torch.Tensor | tuple[torch.Tensor, ...]]
+Outputs = torch.Tensor | tuple[torch.Tensor, ...]
 
 
 def single_cuda_device(accelerator: str, devices: object, strategy: str) -> bool:
@@ -57,8 +59,9 @@ def use_cuda_graphs(wanted: bool | None, accelerator: str, devices: object, stra
 
 
 class GraphedStep:
-    """loss, backward and gradient clipping of one batch: eager for WARMUP_STEPS full batches and for
-    batches of another shape, replayed from a CUDA graph captured on the next full batch after that.
+    """loss, backward and gradient clipping of one batch (any number of tensors, e.g. inputs and targets):
+    eager for WARMUP_STEPS full batches and for batches of another shape, replayed from a CUDA graph
+    captured on the next full batch after that.
 
     The gradients live in the graph's memory once it is captured; they are zeroed in place, never set to
     None, so that replays and eager steps write the same tensors the optimizer reads.
@@ -77,64 +80,89 @@ class GraphedStep:
         """Forget the graph, its static batch and the gradients in its memory (a new fit warms up again)."""
         self.warmed_up = 0
         self.graph: torch.cuda.CUDAGraph | None = None
-        self.static_inputs: tuple[torch.Tensor, torch.Tensor] | None = None
-        self.static_loss: torch.Tensor | None = None
-        self.full_shape: tuple[torch.Size, torch.Size] | None = None
+        self.static_batch: tuple[torch.Tensor, ...] | None = None
+        self.static_outputs: tuple[torch.Tensor, ...] | None = None
+        self.full_shape: tuple[torch.Size, ...] | None = None
         self.side_stream: torch.cuda.Stream | None = None  # warm-up and capture run on it
         for parameter in self.parameters:
             parameter.grad = None
 
-    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """The batch's loss (a tensor of its own), with every parameter's .grad holding its gradient."""
+    def __call__(self, *batch: torch.Tensor) -> Outputs:
+        """What the loss function returns for the batch (tensors of their own, detached), with every
+        parameter's .grad holding its gradient."""
+        shape = tuple(tensor.shape for tensor in batch)
         if self.full_shape is None:
-            self.full_shape = (x.shape, y.shape)
-        if (x.shape, y.shape) != self.full_shape or self.capture_error is not None:
-            return self._eager(x, y)
+            self.full_shape = shape
+        if shape != self.full_shape or self.capture_error is not None:
+            return self._eager(batch)
+        device = batch[0].device
         if self.warmed_up < WARMUP_STEPS:
             self.warmed_up += 1
             if self.side_stream is None:
-                self.side_stream = torch.cuda.Stream(x.device)
-            self.side_stream.wait_stream(torch.cuda.current_stream(x.device))
+                self.side_stream = torch.cuda.Stream(device)
+            self.side_stream.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.stream(self.side_stream):
-                loss = self._eager(x, y)
-            torch.cuda.current_stream(x.device).wait_stream(self.side_stream)
-            return loss
+                outputs = self._eager(batch)
+            torch.cuda.current_stream(device).wait_stream(self.side_stream)
+            return outputs
         if self.graph is None:
             try:
-                self._capture(x, y)
+                self._capture(batch)
             except RuntimeError as error:  # an operation that cannot be captured (a host sync, say)
                 self.graph, self.capture_error = None, str(error).strip().splitlines()[0][:200]
-                torch.cuda.synchronize(x.device)
-                return self._eager(x, y)
-        static_x, static_y = self.static_inputs
-        static_x.copy_(x)
-        static_y.copy_(y)
+                _end_failed_capture(device)
+                return self._eager(batch)
+        with torch.no_grad():  # a static input that asks for its gradient is a leaf
+            for static, tensor in zip(self.static_batch, batch, strict=True):
+                static.copy_(tensor)
         self.graph.replay()
-        return self.static_loss.clone()
+        return _returned(tuple(output.clone() for output in self.static_outputs))
 
     def _backward(self, loss: torch.Tensor) -> None:
         loss.backward()
         if self.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(self.parameters, self.max_grad_norm, foreach=True)
 
-    def _eager(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    def _eager(self, batch: tuple[torch.Tensor, ...]) -> Outputs:
         for parameter in self.parameters:
             if parameter.grad is not None:
                 parameter.grad.zero_()
-        loss = self.loss(x, y)
-        self._backward(loss)
-        return loss.detach()
+        outputs = _as_tuple(self.loss(*batch))
+        self._backward(outputs[0])
+        return _returned(tuple(output.detach() for output in outputs))
 
-    def _capture(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        """Record the step on static copies of the batch; the gradients are allocated inside the graph."""
-        self.static_inputs = (x.clone(), y.clone())
+    def _capture(self, batch: tuple[torch.Tensor, ...]) -> None:
+        """Record the step on static copies of the batch (leaves, as the batch's tensors are: an input that
+        asks for its gradient gets it); the gradients are allocated inside the graph."""
+        self.static_batch = tuple(
+            tensor.detach().clone().requires_grad_(tensor.requires_grad) for tensor in batch
+        )  # fmt: skip
         for parameter in self.parameters:
             parameter.grad = None
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph, stream=self.side_stream):
-            loss = self.loss(*self.static_inputs)
-            self._backward(loss)
+            outputs = _as_tuple(self.loss(*self.static_batch))
+            self._backward(outputs[0])
         # The same memory without its autograd graph, which would keep the capture's gradient
         # accumulators (and their stream) alive into later eager steps.
-        self.static_loss = loss.detach()
+        self.static_outputs = tuple(output.detach() for output in outputs)
+
+
+def _end_failed_capture(device: torch.device) -> None:
+    """After a capture that failed part-way, give the device's random generator a fresh copy of its state:
+    the failed capture never ended the generator's capture mode, and every later random draw (dropout)
+    would be refused ("Offset increment outside graph capture")."""
+    torch.cuda.synchronize(device)
+    index = torch.cuda.current_device() if device.index is None else device.index
+    generator = torch.cuda.default_generators[index]
+    generator.graphsafe_set_state(generator.clone_state())
+
+
+def _as_tuple(outputs: Outputs) -> tuple[torch.Tensor, ...]:
+    return outputs if isinstance(outputs, tuple) else (outputs,)
+
+
+def _returned(outputs: tuple[torch.Tensor, ...]) -> Outputs:
+    """The loss alone where the loss function returned it alone."""
+    return outputs if len(outputs) > 1 else outputs[0]
 
