@@ -460,21 +460,13 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
 
 def test_published_summary_shows_the_mean_of_every_cell() -> None:
     """summary.md must be regenerated from results.csv, not edited: each model's cell starts with its mean,
-    in the main tables or (MODEL:PRESET candidates, MSE) the candidates' table; each chosen row's cell is
-    the mean of the candidate the validation rule picks."""
-    from forecaster.benchmark.grid import Source
-    from forecaster.benchmark.lineup import chosen_rows
-    from forecaster.data import get_spec
-
+    in the main tables or (MODEL:PRESET candidates, MSE) the candidates' table."""
     results = _published_results()
-    specs = {name: get_spec(name) for name in set(results["dataset"].astype(str))}
-    sources = {name: Source(s.name, s.input_size, s.horizons, s.freq) for name, s in specs.items()}
-    everything = pd.concat([results, chosen_rows(results, sources).drop(columns="chosen")], ignore_index=True)
     text = (PUBLISHED / "summary.md").read_text()
     mse_table, mae_table = _markdown_tables(text)[:2]
     candidates = _markdown_tables(text[text.index("## Candidates"):])[0] if "## Candidates" in text else [[]]
     for metric, tables in (("mse", (mse_table, candidates)), ("mae", (mae_table,))):
-        means = everything.groupby(["dataset", "horizon", "model"])[metric].mean()
+        means = results.groupby(["dataset", "horizon", "model"])[metric].mean()
         assert len(tables[0]) - 1 == results.groupby(["dataset", "horizon"]).ngroups
         for (dataset, horizon, model), mean in means.items():
             table = next((t for t in tables if model in t[0]), None)
@@ -567,10 +559,22 @@ def test_an_auto_cell_waits_for_every_candidate_of_its_seed(tmp_path: Path) -> N
     ]
 
 
+def test_an_s3attention_auto_cell_waits_for_its_variants_of_its_seed(tmp_path: Path) -> None:
+    config = BenchmarkConfig(datasets=["ILI"], horizons=[24], models=["s3attention-auto"], repeats=2,
+                             out_dir=tmp_path)  # fmt: skip
+    names = ["s3attention:anchored", "s3attention:anchored-skip"]
+    rows = pd.DataFrame([{"dataset": "ILI", "horizon": 24, "model": name, "repeat": repeat}
+                         for name in names for repeat in (0, 1)])  # fmt: skip
+    assert [(cell.model, cell.repeat) for cell in grid_cells(config, rows)] == [
+        *((name, 0) for name in names), ("s3attention-auto", 0), *((name, 1) for name in names),
+        ("s3attention-auto", 1),
+    ]
+
+
 @pytest.mark.slow
-def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) -> None:
-    """The auto row is made from its candidates' bundles: the same choice, bundle and test MSE as training
-    `--model auto` from scratch at that seed."""
+def test_made_rows_are_what_train_keeps_at_their_seed(tmp_path: Path) -> None:
+    """The s3attention-auto and auto rows are made from their candidates' bundles: the same choice, bundle
+    and test MSE as training `--preset auto` and `--model auto` from scratch at that seed."""
     from forecaster.data import read_csv
     from forecaster.training.settings import TrainerOptions, TrainSettings
     from forecaster.training.workflows import train_forecaster
@@ -582,17 +586,23 @@ def test_an_auto_row_is_what_train_model_auto_keeps_at_its_seed(tmp_path: Path) 
                           "temp": 5 + np.cos(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500)})
     frame.to_csv(tmp_path / "plant.csv", index=False)
     args = ["benchmark", "--csv", str(tmp_path / "plant.csv"), "--horizons", "12", "--input-size", "48",
-            "--models", "naive,auto", "--repeats", "1", "--max-epochs", "2", "--seeds", "1",
+            "--models", "naive,s3attention-auto,auto", "--repeats", "1", "--max-epochs", "2", "--seeds", "1",
             "--out", str(tmp_path / "out"), "--no-progress"]
     assert main(args) == 0
     results = read_results(tmp_path / "out" / "results.csv").set_index("model")
     assert list(results.index)[-1] == "auto" and "s3attention:anchored-skip" in results.index
     trainer = TrainerOptions(max_epochs=2, patience=3, progress_bar=False)
-    settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seed=0, seeds=1, trainer=trainer)
-    direct = train_forecaster(read_csv(tmp_path / "plant.csv"), tmp_path / "direct", settings)
-    kept = json.loads(results.loc["auto", "members"])
-    expected = direct.training.get("members", {direct.training["candidate"]: 1.0})
-    assert [name.split(":")[0] for name in kept] == [name.split(":")[0] for name in expected]
-    assert list(kept.values()) == pytest.approx(list(expected.values()))
-    assert results.loc["auto", "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5)
-    assert "| plant | 12 |" in (tmp_path / "out" / "summary.md").read_text()
+    for made, model, preset in (("s3attention-auto", "s3attention", "auto"), ("auto", "auto", "default")):
+        settings = TrainSettings(horizon=12, input_size=48, model_name=model, preset=preset, seed=0, seeds=1,
+                                 trainer=trainer)  # fmt: skip
+        direct = train_forecaster(read_csv(tmp_path / "plant.csv"), tmp_path / made, settings)
+        assert "ensemble" in direct.training["selection"], made  # the candidates' ensemble was offered
+        kept = json.loads(results.loc[made, "members"])
+        expected = direct.training.get("members", {direct.training["candidate"]: 1.0})
+        # auto's baselines are `naive` in train and `naive:reference` bundles in the grid
+        assert [name.split(":")[0] for name in kept] == [name.split(":")[0] for name in expected], made
+        assert made == "auto" or list(kept) == list(expected)
+        assert list(kept.values()) == pytest.approx(list(expected.values()))
+        assert results.loc[made, "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5), made
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| plant | 12 |" in summary and "| dataset | horizon | s3attention-auto | auto |" in summary

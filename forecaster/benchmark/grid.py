@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.benchmark.lineup import AUTO, DERIVED, NAIVE_MODEL, TUNED, candidates, choose, product_spec
+from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, TUNED, candidates, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES, fitting_input_size
@@ -139,7 +139,7 @@ def _check_models(models: list[str]) -> None:
                 resolve(*spec)
             except ForecasterError as error:
                 raise DataError(f"benchmark model {name!r}: {error}") from None
-        elif name not in (*DERIVED, AUTO, NAIVE_MODEL, TUNED):
+        elif name not in (*MADE, NAIVE_MODEL, TUNED):
             peers.append(name)
     if peers:
         try:
@@ -195,9 +195,8 @@ def sources(config: BenchmarkConfig) -> list[Source]:
 def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> list[Cell]:
     """Every cell in run order: dataset, horizon, repeat, model (so each repeat compares the models).
 
-    A chosen row (s3attention-auto) needs every candidate at seed 0, then its choice at the other seeds:
-    with `results` holding the seed-0 rows the choice is known and those cells are added. An auto cell
-    needs every candidate at its own seed: it is added once `results` holds them.
+    A made cell (s3attention-auto, auto) needs every candidate at its own seed: it is added once `results`
+    holds them.
     """
     datasets = sources(config)
     models = list(dict.fromkeys(name.strip().lower() for name in config.models))
@@ -208,21 +207,14 @@ def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> 
     for source in datasets:
         dataset = source.name
         for horizon in source.horizons:
-            direct = [model for model in models if model not in (*DERIVED, AUTO)]
+            direct = [model for model in models if model not in MADE]
             by_repeat = [list(direct) for _ in range(config.repeats)]
-            for name in (model for model in models if model in DERIVED):
-                names = candidates(name, source)
-                by_repeat[0].extend(names)
-                known = results is not None
-                chosen = choose(results, dataset, int(horizon), names)[0] if known else None
-                for repeat in range(1, config.repeats if chosen else 0):
-                    by_repeat[repeat].append(chosen)
-            if AUTO in models:
-                names = candidates(AUTO, source)
+            for made in (model for model in models if model in MADE):
+                names = candidates(made, source)
                 for repeat in range(config.repeats):
                     by_repeat[repeat].extend(names)
                     if all((dataset, int(horizon), name, repeat) in recorded for name in names):
-                        by_repeat[repeat].append(AUTO)
+                        by_repeat[repeat].append(made)
             for repeat, names in enumerate(by_repeat):
                 cells.extend(Cell(dataset, int(horizon), name, repeat) for name in dict.fromkeys(names))
     return cells

@@ -4,7 +4,7 @@
 (`training.workflows.finish`): shrinking toward the naive forecast on validation, calibrating intervals on
 validation, scoring the test split. `--refinish` runs them again on the kept bundle of every row made before
 them (its bundle has no `toward_naive` setting, or the row has no interval columns), rewrites the bundle and
-the row's test figures, and keeps the trained weights, their validation scores (what chosen rows choose by),
+the row's test figures, and keeps the trained weights, their validation scores (what made rows choose by),
 epochs and training time: the numbers a fresh run would record, without training again.
 """
 

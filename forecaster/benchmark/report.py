@@ -15,16 +15,7 @@ from typing import Any
 import pandas as pd
 
 from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
-from forecaster.benchmark.lineup import (
-    AUTO,
-    DERIVED,
-    NAIVE_MODEL,
-    OWN_MODEL,
-    TUNED,
-    TUNED_TRIALS,
-    chosen_rows,
-    product_spec,
-)
+from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, OWN_MODEL, TUNED, TUNED_TRIALS, product_spec
 from forecaster.benchmark.record import write_atomically
 
 SUMMARY_FILE = "summary.md"
@@ -119,16 +110,9 @@ def _sources(results: pd.DataFrame, config: BenchmarkConfig) -> dict[str, Source
     return found
 
 
-def _headline(
-    results: pd.DataFrame, config: BenchmarkConfig
-) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """The chosen rows, every row with them, and the models of the main tables (all but the MODEL:PRESET
-    candidates, which get their own table)."""
-    chosen = chosen_rows(results, _sources(results, config))
-    everything = pd.concat([results, chosen.drop(columns="chosen")], ignore_index=True)
-    models = _model_order(everything)
-    headline = [model for model in models if product_spec(model) is None or model == OWN_MODEL]
-    return chosen, everything, headline
+def _headline(models: list[str]) -> list[str]:
+    """The models of the main tables: all but the MODEL:PRESET candidates, which get their own table."""
+    return [model for model in models if product_spec(model) is None or model == OWN_MODEL]
 
 
 def _step1_table(results: pd.DataFrame, models: list[str]) -> list[str]:
@@ -171,24 +155,20 @@ def _interval_table(results: pd.DataFrame, models: list[str]) -> list[str]:
 
 
 def _kept(members: Any) -> str:
-    """An auto row's `members` as text: the one candidate kept, or the ensemble with its weights."""
+    """A made row's `members` as text: the one candidate kept, or the ensemble with its weights."""
     weights = json.loads(members) if isinstance(members, str) and members else {}
     if len(weights) == 1:
         return next(iter(weights))
     return "ensemble: " + ", ".join(f"{name} {weight:.2f}" for name, weight in weights.items())
 
 
-def _choice_table(chosen: pd.DataFrame, results: pd.DataFrame) -> list[str]:
-    """What s3attention-auto chose (by seed-0 validation MSE) and auto kept at seed 0, per dataset and
-    horizon."""
-    auto = results[(results["model"].astype(str) == AUTO) & (results["repeat"] == 0)]
-    rows = pd.concat(
-        [chosen[chosen["repeat"] == 0], auto.assign(chosen=auto["members"].map(_kept))], ignore_index=True
+def _choice_table(results: pd.DataFrame) -> list[str]:
+    """What s3attention-auto and auto kept at seed 0, per dataset and horizon."""
+    made = results[results["model"].astype(str).isin(MADE) & (results["repeat"] == 0)]
+    picks = made.assign(kept=made["members"].map(_kept)).pivot_table(
+        index=["dataset", "horizon"], columns="model", values="kept", aggfunc="first", sort=False
     )
-    picks = rows.pivot_table(
-        index=["dataset", "horizon"], columns="model", values="chosen", aggfunc="first", sort=False
-    )
-    names = [name for name in (*DERIVED, AUTO) if name in picks.columns]
+    names = [name for name in MADE if name in picks.columns]
     lines = ["| dataset | horizon | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for (dataset, horizon), row in picks.iterrows():
         cells = [row[name] if isinstance(row[name], str) else "-" for name in names]  # "-": not run yet
@@ -198,10 +178,10 @@ def _choice_table(chosen: pd.DataFrame, results: pd.DataFrame) -> list[str]:
 
 def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
     """summary.md: MSE and MAE tables (mean ± std, best per row in bold, paper column) of the models and of
-    the chosen rows, the candidates' own table, the choices, step-1 errors, and the settings."""
+    the made rows, the candidates' own table, the choices, step-1 errors, and the settings."""
     results = results.sort_values(["dataset", "horizon", "repeat"], kind="stable")
-    chosen, everything, headline = _headline(results, config)
-    models = _model_order(everything)
+    models = _model_order(results)
+    headline = _headline(models)
     candidate_models = [model for model in models if model not in headline]
     lines = [
         "# Benchmark results",
@@ -225,23 +205,22 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
         lines += ["", f"Trained on: {_device_counts(results)} (results.csv's device column; its "
                   "train_seconds are only comparable between rows of one device)."]
         for metric in ("mse", "mae"):
-            table = _metric_table(everything, metric, headline, config.repeats)
+            table = _metric_table(results, metric, headline, config.repeats)
             lines += ["", f"## {metric.upper()}", "", *table]
-        if not chosen.empty or AUTO in set(results["model"].astype(str)):
-            lines += ["", "## Chosen rows", "", "s3attention-auto is not trained itself: per dataset and "
-                      "horizon, the candidate `forecaster train --preset auto` keeps at seed 0 is chosen "
-                      "(the simplest within two standard errors of the lowest validation MSE), and its runs "
-                      "at every seed are the row. auto is what `forecaster train --model auto` keeps at "
-                      "each seed among the candidates' runs of that seed: one candidate, or their ensemble "
-                      "(greedy ensemble selection on validation, kept on the same evidence); shown: seed 0. "
-                      "The test split is never read for a choice.",
-                      "", *_choice_table(chosen, results)]
+        if set(MADE) & set(results["model"].astype(str)):
+            lines += ["", "## Chosen rows", "", "s3attention-auto and auto are not trained themselves: they "
+                      "are what `forecaster train --preset auto` (S3Attention's variants) and `forecaster "
+                      "train --model auto` (the baselines and those variants) keep at each seed among the "
+                      "candidates' runs of that seed: the simplest within two standard errors of the lowest "
+                      "validation MSE, or their ensemble (greedy ensemble selection on validation, kept on "
+                      "the same evidence); shown: seed 0. The test split is never read for a choice.",
+                      "", *_choice_table(results)]
         if candidate_models:
             lines += ["", "## Candidates (MSE)", "",
                       *_metric_table(results, "mse", candidate_models, config.repeats)]
         lines += ["", "## MSE at forecast step 1", "", "Mean over each dataset's horizons and seeds; in "
-                  "parentheses, the ratio to the naive forecast's.", "", *_step1_table(everything, headline)]
-        intervals = _interval_table(everything, models)
+                  "parentheses, the ratio to the naive forecast's.", "", *_step1_table(results, headline)]
+        intervals = _interval_table(results, models)
         if intervals:
             lines += ["", "## Prediction intervals", "", "Test coverage of the 80% and 95% intervals each "
                       "bundle calibrated on its validation split (conformal around the point forecast; "
@@ -307,7 +286,7 @@ def _settings_lines(config: BenchmarkConfig, models: list[str]) -> list[str]:
                      "settings it keeps (the best trial's only if clearly better on validation than the "
                      "untuned ones; tuning/*/kept.json) trained at every seed.")
     peers = [model for model in models
-             if product_spec(model) is None and model not in (*DERIVED, AUTO, NAIVE_MODEL, TUNED)]
+             if product_spec(model) is None and model not in (*MADE, NAIVE_MODEL, TUNED)]
     if peers:
         from forecaster.integrations.neuralforecast import describe_peer
 
@@ -357,10 +336,10 @@ def mse_figure(results: pd.DataFrame) -> Any:
     return figure
 
 
-def plot_results(results: pd.DataFrame, config: BenchmarkConfig, path: Path) -> Path:
+def plot_results(results: pd.DataFrame, path: Path) -> Path:
     """mse_figure of the main tables' models as a PNG, written atomically."""
-    _, everything, headline = _headline(results, config)
-    figure = mse_figure(everything[everything["model"].astype(str).isin(headline)])
+    headline = _headline(_model_order(results))
+    figure = mse_figure(results[results["model"].astype(str).isin(headline)])
     return write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format="png"))
 
 

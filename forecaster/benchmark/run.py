@@ -84,4 +84,4 @@ def _write_reports(results_path: Path, config: BenchmarkConfig, outcome: Benchma
     """Rewrite summary.md and the plot from every row, after each cell, so they are current mid-grid."""
     results = read_results(results_path)
     write_summary(results, config, outcome.summary)
-    plot_results(results, config, outcome.plot)
+    plot_results(results, outcome.plot)

@@ -4,7 +4,7 @@ Forecaster model rows (s3attention, MODEL:PRESET) come from `forecaster.training
 (the same code as `forecaster train`); peer rows from neuralforecast models fitted on the same standardized
 array, split and budget (`forecaster.integrations.neuralforecast`) and scored by `forecaster.metrics` on the
 very test windows of our `ForecastDataModule`; naive rows repeat each window's last input step. Every row
-carries its validation MSE (what the chosen rows choose by) and its test MSE at step 1.
+carries its validation MSE (what the made rows choose by) and its test MSE at step 1.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, Source, sources
 from forecaster.benchmark.lineup import (
-    AUTO,
+    MADE,
     NAIVE_MODEL,
     OWN_MODEL,
     TUNED,
@@ -101,20 +101,20 @@ def _product_row(outcome: Any) -> dict[str, Any]:
     }
 
 
-def _run_auto(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
-    """A row of `forecaster train --model auto` at the cell's seed, kept (`keep_best`) among its candidates'
-    bundles of that seed instead of training them again; the bundle is kept under bundles/."""
+def _run_made(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
+    """A row of `forecaster train --preset auto` (s3attention-auto) or `--model auto` (auto) at the cell's
+    seed, kept (`keep_best`) among its candidates' bundles of that seed instead of training them again; the
+    bundle is kept under bundles/."""
     from forecaster.artifacts import load_bundle
-    from forecaster.presets import DEFAULT
     from forecaster.training.combine import ENSEMBLE
     from forecaster.training.fit import fitted_from_bundle
     from forecaster.training.workflows import keep_best, save_kept
 
     fitted = []
-    for name in candidates(AUTO, prepared.source):
+    for name in candidates(cell.model, prepared.source):
         folder = bundle_dir(config, Cell(cell.dataset, cell.horizon, name, cell.repeat))
         fitted.append(fitted_from_bundle(load_bundle(folder), name, prepared.series))
-    settings = _settings(cell, config, AUTO, DEFAULT)
+    settings = _settings(cell, config, *MADE[cell.model])
     best, scores = keep_best(fitted, prepared.series, settings)
     outcome = save_kept(best, scores, prepared.series, bundle_dir(config, cell), settings)
     kept = best.training["members"] if best.candidate.label == ENSEMBLE else {best.candidate.label: 1.0}
@@ -214,8 +214,8 @@ def run_cell(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[st
     """Train and score one cell; returns the metric fields of its results.csv row."""
     if cell.model == NAIVE_MODEL:
         return _run_naive(cell, prepared, config)
-    if cell.model == AUTO:
-        return _run_auto(cell, prepared, config)
+    if cell.model in MADE:
+        return _run_made(cell, prepared, config)
     if cell.model == TUNED:
         return _run_tuned(cell, prepared, config)
     if product_spec(cell.model) is not None:

@@ -96,7 +96,8 @@ class TrainSettings:
         DEFAULT,
         "named settings of the model (forecaster.presets): default (the product's; s3attention: anchored), "
         "reference (the reference code's), paper (the papers' where they state them: ILI input 60), auto "
-        "(the best of the model's variants on the validation split), or another named variant",
+        "(the best of the model's variants on the validation split, or their ensemble), or another named "
+        "variant",
     )
     candidates: list = setting(
         [], "with --model auto, more models to choose among (e.g. patchtst,itransformer)", parse=parse_names

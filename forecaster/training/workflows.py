@@ -159,9 +159,9 @@ def _fit_planned(series: TimeSeries, settings: TrainSettings, work_dir: Path) ->
 
 def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings) -> tuple[Fitted, dict]:
     """The simplest fitted candidate within two standard errors of the best on validation, and on the earlier
-    validation period where they were scored on one (`scoring.simplest_consistent`; for `--model auto`,
-    their ensemble is offered last, `combine`), and every candidate's validation MSE."""
-    if settings.model_name == AUTO:
+    validation period where they were scored on one (`scoring.simplest_consistent`; for `--model auto` and
+    `--preset auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE."""
+    if AUTO in (settings.model_name, settings.preset):
         ensemble = ensemble_of(fitted, series)
         fitted = fitted if ensemble is None else [*fitted, ensemble]
     periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
