@@ -18,19 +18,12 @@ from dataclasses import dataclass
 import torch
 from rich.table import Table
 
-from forecaster.bench.timing import (
-    bench_modes,
-    default_memory_budget,
-    estimate_peak_bytes,
-    gpu_profile,
-    median_seconds,
-    peak_memory_bytes,
-)
+from forecaster.bench.timing import bench_modes, default_memory_budget, estimate_peak_bytes, time_step
 from forecaster.checks import check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
 from forecaster.models.lra import LRAClassifier, LRAConfig
 from forecaster.nn.attention import MixerSpec, parse_mixer_spec
-from forecaster.training.graphs import WARMUP_STEPS, GraphedStep
+from forecaster.training.graphs import GraphedStep, adamw
 
 DEFAULT_MODELS = (
     "softmax",
@@ -83,14 +76,18 @@ class AttentionBenchRow:
 
     @property
     def label(self) -> str:
-        """The table's row: the mixer, and the mode where it is not eager."""
-        return self.model if self.mode == "eager" else f"{self.model} ({self.mode})"
+        return _label(self.model, self.mode)
+
+
+def _label(model: str, mode: str) -> str:
+    """A table row's name: the mixer, and the mode where it is not eager."""
+    return model if mode == "eager" else f"{model} ({mode})"
 
 
 def _training_step(
     spec: MixerSpec, mode: str, length: int, batch: int, d_model: int, n_layers: int, n_heads: int,
     device: torch.device,
-) -> tuple[Callable[[], None], GraphedStep]:
+) -> tuple[Callable[[], None], GraphedStep | None]:
     torch.manual_seed(0)
     config = LRAConfig(
         mixer=spec.name,
@@ -106,8 +103,7 @@ def _training_step(
     )
     model = LRAClassifier(config).to(device)
     model.train()
-    fused = {"fused": True} if device.type == "cuda" else {}  # one kernel for every parameter, as training
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
+    optimizer = adamw(model.parameters(), lr=1e-4, weight_decay=0.01)
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randint(1, TEXT_VOCAB, (batch, length), generator=generator).to(device)
     labels = torch.randint(0, 2, (batch,), generator=generator).to(device)
@@ -115,10 +111,10 @@ def _training_step(
     def loss(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.cross_entropy(model(inputs), targets)
 
-    graphed = GraphedStep(loss, list(model.parameters()), None)
+    graphed = GraphedStep(loss, list(model.parameters()), None) if mode == "graphed" else None
 
     def step() -> None:
-        if mode == "graphed":
+        if graphed is not None:
             graphed(tokens, labels)
         else:
             optimizer.zero_grad(set_to_none=True)
@@ -167,11 +163,8 @@ def _measure(
         step, graphed = _training_step(
             spec, mode, length, batch, settings.d_model, settings.n_layers, settings.n_heads, device
         )
-        for _ in range(WARMUP_STEPS + 1 if mode == "graphed" else 1):
-            step()
-        peak = peak_memory_bytes(step, device) if mode == "eager" else None
-        seconds = median_seconds(step, device, settings.steps)
-        busy = gpu_profile(step, settings.steps)[0] / 1000 / seconds if device.type == "cuda" else None
+        # one warm-up step allocates the optimizer state and chooses kernels
+        timing = time_step(step, device, settings.steps, warmup=1, graphed=graphed is not None)
     except torch.OutOfMemoryError:
         return AttentionBenchRow(spec.label, length, batch, None, None, "OOM", mode)
     finally:
@@ -179,9 +172,9 @@ def _measure(
             graphed.release()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    note = f"not captured, ran eagerly: {graphed.capture_error}" if graphed.capture_error else ""
+    note = "" if graphed is None else graphed.fallback_note
     return AttentionBenchRow(
-        spec.label, length, batch, 1.0 / seconds, peak, note, mode, None if busy is None else min(1.0, busy)
+        spec.label, length, batch, 1.0 / timing.seconds, timing.peak_bytes, note, mode, timing.gpu_busy
     )
 
 
@@ -220,7 +213,7 @@ def attention_bench_table(
         speeds, memories, shares, notes = [], [], [], []
         for length in lengths:
             row = cells.get((label, length), empty)
-            reference_label = AttentionBenchRow(reference_model, 0, 0, None, None, mode=row.mode).label
+            reference_label = _label(reference_model, row.mode)
             compared = cells.get((reference_label, length), empty) if label != reference_label else empty
             speeds.append(_cell(row.steps_per_second, compared.steps_per_second, ".2f", inverse=False))
             memories.append(_cell(_mib(row.peak_bytes), _mib(compared.peak_bytes), ".0f", inverse=True))

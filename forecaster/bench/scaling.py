@@ -16,17 +16,10 @@ import torch
 from rich.table import Table
 from torch import nn
 
-from forecaster.bench.timing import (
-    bench_modes,
-    default_memory_budget,
-    estimate_peak_bytes,
-    gpu_profile,
-    median_seconds,
-    peak_memory_bytes,
-)
+from forecaster.bench.timing import bench_modes, default_memory_budget, estimate_peak_bytes, time_step
 from forecaster.checks import check_choice, check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
-from forecaster.training.graphs import WARMUP_STEPS, GraphedStep
+from forecaster.training.graphs import GraphedStep
 
 SOFTMAX_KERNELS = ("sdpa", "math")
 S3_LAYER = "s3attention"
@@ -133,38 +126,33 @@ def _measure(
 ) -> ScalingResult:
     """One layer's forward+backward step, with the gradient of its input as well as its parameters."""
     x = torch.randn(*shape, device=device, requires_grad=True)
-    graphed = GraphedStep(lambda inputs: module(inputs).sum(), list(module.parameters()), None)
+    graphed = None
+    if mode == "graphed":
+        graphed = GraphedStep(lambda inputs: module(inputs).sum(), list(module.parameters()), None)
 
-    def release_gradients() -> None:
+    def release_gradients() -> None:  # so the profiled step starts from parameters, input and nothing else
         module.zero_grad(set_to_none=True)
         x.grad = None
 
     def step() -> None:
-        if mode == "graphed":
+        if graphed is not None:
             graphed(x)
             return
         release_gradients()
         module(x).sum().backward()
 
-    if mode == "graphed":
-        warmup = max(warmup, WARMUP_STEPS + 1)  # the capture happens in the warm-up
     try:
-        for _ in range(warmup):  # one-time allocations and kernel selection stay out of the measurements
-            step()
-        peak = None
-        if mode == "eager":
-            release_gradients()  # so the profiled step starts from parameters, input and nothing else
-            peak = peak_memory_bytes(step, device)
-        seconds = median_seconds(step, device, repeats)
-        busy = gpu_profile(step, repeats)[0] / 1000 / seconds if device.type == "cuda" else None
+        timing = time_step(step, device, repeats, warmup=warmup, graphed=graphed is not None,
+                           before_peak=release_gradients)  # fmt: skip
     except torch.OutOfMemoryError:
         return ScalingResult(shape[1], name, None, None, "OOM", mode)
     finally:
-        graphed.release()
+        if graphed is not None:
+            graphed.release()
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    note = f"not captured, ran eagerly: {graphed.capture_error}" if graphed.capture_error else ""
-    return ScalingResult(shape[1], name, seconds, peak, note, mode, None if busy is None else min(1.0, busy))
+    note = "" if graphed is None else graphed.fallback_note
+    return ScalingResult(shape[1], name, timing.seconds, timing.peak_bytes, note, mode, timing.gpu_busy)
 
 
 def scaling_table(results: Sequence[ScalingResult], title: str, caption: str | None = None) -> Table:

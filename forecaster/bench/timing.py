@@ -16,12 +16,14 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from forecaster.checks import check_choice
 from forecaster.errors import ConfigError
+from forecaster.training.graphs import WARMUP_STEPS
 
 MODES = ("eager", "graphed")  # how a speed table runs a step: from Python, or replayed from a CUDA graph
 
@@ -71,6 +73,35 @@ def median_seconds(step: Callable[[], object], device: torch.device, repeats: in
             torch.cuda.synchronize(device)
         timings.append(time.perf_counter() - start)
     return statistics.median(timings)
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """A step's median wall time, its peak memory (None where not probed) and, on CUDA, the share of the
+    wall time the GPU is busy."""
+
+    seconds: float
+    peak_bytes: int | None
+    gpu_busy: float | None
+
+
+def time_step(
+    step: Callable[[], object], device: torch.device, repeats: int, *, warmup: int, graphed: bool,
+    before_peak: Callable[[], None] = lambda: None,
+) -> StepTiming:
+    """`warmup` untimed calls (allocations, kernel choice; a graphed step's warm-up and capture too), one
+    under the memory probe after `before_peak` (eager steps: a graph's memory is held between replays, so a
+    replay's peak says nothing), the median of `repeats` timed calls, and on CUDA the GPU's busy share over
+    as many more (torch.profiler)."""
+    for _ in range(max(warmup, WARMUP_STEPS + 1) if graphed else warmup):
+        step()
+    peak = None
+    if not graphed:
+        before_peak()
+        peak = peak_memory_bytes(step, device)
+    seconds = median_seconds(step, device, repeats)
+    busy = min(1.0, gpu_profile(step, repeats)[0] / 1000 / seconds) if device.type == "cuda" else None
+    return StepTiming(seconds, peak, busy)
 
 
 def gpu_profile(step: Callable[[], object], count: int) -> tuple[float, float, float]:

@@ -162,8 +162,8 @@ def _measure(module, mode: str, batches: list, settings: TrainStepBenchSettings,
     if device.type == "cuda":
         gpu_ms, kernels, launches = gpu_profile(lambda: step(*next(stream)), settings.profiled)
         row.update(gpu_ms_per_step=gpu_ms, kernels_per_step=kernels, launches_per_step=launches)
-    if fresh.graphed_step is not None and fresh.graphed_step.capture_error is not None:
-        row["note"] = f"not captured, ran eagerly: {fresh.graphed_step.capture_error}"
+    if fresh.graphed_step is not None:
+        row["note"] = fresh.graphed_step.fallback_note
     return TrainStepRow(**row)
 
 

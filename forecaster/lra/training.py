@@ -35,7 +35,7 @@ from forecaster.lra.presets import PRESETS, apply_preset
 from forecaster.lra.tasks import TASKS, TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.nn.attention import MIXERS
-from forecaster.training.graphs import GraphedStep, use_cuda_graphs
+from forecaster.training.graphs import GraphedStep, adamw, use_cuda_graphs
 
 
 @dataclass
@@ -182,11 +182,7 @@ class LRAModule(L.LightningModule):
             self.graphed_step.release()
 
     def configure_optimizers(self):
-        on_cuda = next(self.model.parameters()).is_cuda
-        fused = {"fused": True} if on_cuda else {}  # one kernel for every parameter (eager and graphed alike)
-        optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay, **fused
-        )  # fmt: skip
+        optimizer = adamw(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: warmup_linear_decay(step, self.warmup_steps, self.total_steps)
         )

@@ -22,7 +22,7 @@ from forecaster.checks import check_choice
 from forecaster.data.scaling import Scaler
 from forecaster.metrics import ErrorSums
 from forecaster.models import quantile_levels
-from forecaster.training.graphs import GraphedStep
+from forecaster.training.graphs import GraphedStep, adamw
 from forecaster.training.settings import LR_SCHEDULES
 
 
@@ -141,9 +141,7 @@ class ForecastModule(pl.LightningModule):
                 self.log(f"test_{key}", self.test_metrics[key])
 
     def configure_optimizers(self):
-        on_cuda = next(self.model.parameters()).is_cuda
-        fused = {"fused": True} if on_cuda else {}  # one kernel for every parameter (eager and graphed alike)
-        optimizer = torch.optim.AdamW(self.parameters(), lr=self.lr, weight_decay=self.weight_decay, **fused)
+        optimizer = adamw(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         if self.lr_schedule == "none":
             return optimizer
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(
