@@ -28,7 +28,7 @@ from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import ConfigError, DataError, MissingColumnsError
-from forecaster.models import forecast_outputs
+from forecaster.inference import Inference, eager_outputs
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 
@@ -250,10 +250,10 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
     return rows
 
 
-def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:
     """(B, input_size [+ horizon], C_in) windows in original units (`check_history`'s) -> the model's
     standardized (B, horizon, C, 1 + 2K) float32 outputs: point forecast, then its quantile head's bounds,
-    if any (`models.forecast_outputs`)."""
+    if any (`models.forecast_outputs`), run by `inference` (default: eagerly on the CPU)."""
     data = bundle.data
     expected = (data.input_size + (data.horizon if data.future_columns else 0), len(data.input_columns))
     if windows.ndim != 3 or windows.shape[1:] != expected:
@@ -266,14 +266,14 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
         scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=np.float32)
     ahead = scaled[:, data.input_size :]  # horizon rows: only the future covariates are known
     ahead[np.isnan(ahead)] = 0.0
-    with torch.inference_mode():
-        return forecast_outputs(bundle.model, torch.from_numpy(scaled)).numpy()
+    tensor = torch.from_numpy(scaled)
+    return (inference(tensor) if inference is not None else eager_outputs(bundle.model, tensor)).numpy()
 
 
-def predict_windows(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:
     """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
     with np.errstate(over="ignore"):
-        return _target_scaler(bundle).inverse(predict_outputs(bundle, windows)[..., 0])
+        return _target_scaler(bundle).inverse(predict_outputs(bundle, windows, inference)[..., 0])
 
 
 def _target_scaler(bundle: Bundle) -> Scaler:

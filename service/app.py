@@ -50,6 +50,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             settings.models_dir,
             executor=executor,
             max_batch_size=settings.max_batch_size,
+            device=settings.device,
+            cuda_graphs=settings.cuda_graphs,
             max_wait_s=settings.max_wait_ms / 1000.0,
             observer=metrics.batch_observer,
         )

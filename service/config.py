@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "FORECASTER_SERVE_"
@@ -47,12 +47,30 @@ class ServiceSettings(BaseSettings):
         description="seconds a client has to send a request's headers, from connecting or its last answer",
     )
     body_timeout_s: float = Field(60.0, gt=0, description="seconds a client has to send a request's body")
+    device: str = Field(
+        "cpu",
+        description="torch device of the forward passes: cpu, cuda or cuda:N (on the CPU the service answers "
+        "bit-identically to `forecaster predict`)",
+    )
+    cuda_graphs: bool = Field(
+        True,
+        description="on a CUDA device, replay forward passes from CUDA graphs captured per batch-size bucket "
+        "(powers of two up to --max-batch-size)",
+    )
     torch_threads: int | None = Field(
         None,
         ge=1,
         description="torch threads per worker (default: CPU cores / workers, less one for its event loop)",
         json_schema_extra={"flag": "--threads"},
     )
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, device: str) -> str:
+        from forecaster.devices import default_device
+
+        default_device(device)  # ConfigError (a ValueError) for a name torch does not know or CUDA it lacks
+        return device
 
     def environment(self) -> dict[str, str]:
         """These settings as the FORECASTER_SERVE_* variables that rebuild them in a worker process."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
 from forecaster.calibration import Calibration
+from forecaster.inference import Inference
 from forecaster.prediction import predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
@@ -86,12 +87,14 @@ class ModelRegistry:
             await served.batcher.stop()
 
 
-def _warm_up(bundle: Bundle) -> None:
-    """One forecast on a neutral history so that a bundle that cannot predict is caught at startup."""
+def _warm_up(bundle: Bundle, inference: Inference) -> None:
+    """Every batch bucket's CUDA graph captured (on a GPU), then one forecast on a neutral history, so that
+    a bundle that cannot predict is caught at startup and no request waits for a capture."""
     data = bundle.data
     rows = data.input_size + (data.horizon if data.future_columns else 0)  # future covariates' rows ahead
+    inference.warm_up((rows, len(data.input_columns)))
     history = np.tile(bundle.scaler.mean, (1, rows, 1))
-    forecast = predict_windows(bundle, history)[0]
+    forecast = predict_windows(bundle, history, inference)[0]
     expected = (bundle.data.horizon, len(bundle.data.columns))
     if forecast.shape != expected or not np.isfinite(forecast).all():
         raise ValueError(
@@ -105,9 +108,12 @@ def load_registry(
     executor: Executor,
     max_batch_size: int,
     max_wait_s: float,
+    device: str = "cpu",
+    cuda_graphs: bool = True,
     observer: Callable[[str], BatchObserver] | None = None,
 ) -> ModelRegistry:
-    """Load every bundle under `models_dir`; `observer(name)` gives the per-model batch callback."""
+    """Load every bundle under `models_dir` to run on `device` (`Inference`); `observer(name)` gives the
+    per-model batch callback."""
     root = Path(models_dir)
     registry = ModelRegistry()
     if not root.is_dir():
@@ -123,19 +129,20 @@ def load_registry(
             continue
         try:
             bundle = load_bundle(entry)
-            _warm_up(bundle)
+            inference = Inference(bundle.model, device, cuda_graphs, max_batch_size)
+            _warm_up(bundle, inference)
         except Exception as error:  # any broken bundle is reported and skipped, never fatal
             reason = str(error).replace(f"{root}{os.sep}", "")  # paths relative to the models folder
             registry.skipped[name] = f"{type(error).__name__}: {reason}"
             log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
             continue
         batcher = MicroBatcher(
-            functools.partial(predict_outputs, bundle),
+            functools.partial(predict_outputs, bundle, inference=inference),
             executor=executor,
             max_batch_size=max_batch_size,
             max_wait_s=max_wait_s,
             on_batch=observer(name) if observer else None,
         )
         registry.models[name] = ServedModel(name=name, bundle=bundle, batcher=batcher)
-        log.info("loaded model %s (%s) from %s", name, bundle.model_name, entry)
+        log.info("loaded model %s (%s) from %s, forecasts %s", name, bundle.model_name, entry, inference.mode)
     return registry

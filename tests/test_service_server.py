@@ -131,6 +131,10 @@ def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.Cap
     assert "loopback" in capsys.readouterr().err
     assert main(["bench", "serve", "--models", str(tmp_path), "--model", "absent"]) == 2
     assert "no model bundle" in capsys.readouterr().err
+    for command in (["serve"], ["bench", "serve", "--model", "x"]):
+        assert main([*command, "--models", str(tmp_path), "--device", "tpu9"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "device 'tpu9' is not a torch device name" in err[0], err
 
 
 # ---- docker/: no engine here, so check what a build would need ------------------------------------------

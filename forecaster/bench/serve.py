@@ -31,7 +31,9 @@ import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
 from forecaster.checks import check_fields, setting
+from forecaster.devices import default_device
 from forecaster.errors import ConfigError, ForecasterError
+from forecaster.inference import Inference
 from forecaster.prediction import predict_windows
 from service.config import ServiceSettings, default_torch_threads
 
@@ -189,30 +191,36 @@ async def _load(url: str, model: str, bodies: list[bytes], requests: int, concur
     return BenchRow(f"service over HTTP (concurrency {concurrency})", requests, errors, seconds, latencies)
 
 
-def _one_by_one(bundle: Bundle, histories: list[np.ndarray], indexes: range) -> tuple[np.ndarray, float]:
+def _one_by_one(
+    bundle: Bundle, inference: Inference, histories: list[np.ndarray], indexes: range
+) -> tuple[np.ndarray, float]:
     """In-process forecasts of the requests `indexes`, one call each: latencies (ms) and total seconds."""
     latencies = np.zeros(len(indexes))
     started = time.perf_counter()
     for slot, index in enumerate(indexes):
         begin = time.perf_counter()
-        predict_windows(bundle, histories[index % len(histories)][None])
+        predict_windows(bundle, histories[index % len(histories)][None], inference)
         latencies[slot] = (time.perf_counter() - begin) * 1e3
     return latencies, time.perf_counter() - started
 
 
-def _batched(bundle: Bundle, histories: list[np.ndarray], requests: int, batch_size: int) -> BenchRow:
+def _batched(
+    bundle: Bundle, inference: Inference, histories: list[np.ndarray], requests: int, batch_size: int
+) -> BenchRow:
     stacked = np.stack([histories[index % len(histories)] for index in range(requests)])
-    predict_windows(bundle, stacked[:batch_size])  # warm-up: the first call of a batch shape sets it up
+    for first in range(0, min(requests, 2 * batch_size), batch_size):  # warm-up: each batch shape's setup
+        predict_windows(bundle, stacked[first : first + batch_size], inference)
     per_batch = []
     started = time.perf_counter()
     for first in range(0, requests, batch_size):
         begin = time.perf_counter()
-        predict_windows(bundle, stacked[first : first + batch_size])
+        predict_windows(bundle, stacked[first : first + batch_size], inference)
         per_batch.append((time.perf_counter() - begin) * 1e3)
     seconds = time.perf_counter() - started
     return BenchRow(
-        f"in-process predict, batches of {batch_size}", requests, 0, seconds, np.asarray(per_batch)
-    )
+        f"in-process predict, batches of {batch_size}, {inference.mode}",
+        requests, 0, seconds, np.asarray(per_batch),
+    )  # fmt: skip
 
 
 def _batch_totals(url: str, model: str) -> np.ndarray:
@@ -250,9 +258,12 @@ class ServeBenchSettings:
     concurrency: int = setting(32, "requests in flight", minimum=1)
     requests: int = setting(2000, "requests in total", minimum=1)
     url: str | None = setting(None, "a running service on loopback, e.g. http://127.0.0.1:8000")
+    device: str = setting("cpu", "torch device of the forecasts, in-process and in the server it starts")
+    cuda_graphs: bool = setting(True, "on CUDA: replay forward passes from graphs (a row without them too)")
 
     def __post_init__(self) -> None:
         check_fields(self, "bench serve setting")
+        default_device(self.device)  # a device torch does not know, or CUDA this machine lacks: one line
 
 
 def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
@@ -262,6 +273,9 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
     target = check_loopback(url) if url is not None else None
     bundle = load_bundle(Path(models_dir) / model)
     histories, bodies = synthetic_requests(bundle, min(requests, 64))
+    batch_size = ServiceSettings.model_fields["max_batch_size"].default  # the service's default batch
+    inference = Inference(bundle.model, settings.device, settings.cuda_graphs, batch_size)
+    graphs = "--cuda-graphs" if settings.cuda_graphs else "--no-cuda-graphs"
 
     def measure(target: str) -> tuple[BenchRow, float | None, float]:
         """The load's row, its mean micro-batch and the load generator's CPU ms per request."""
@@ -276,27 +290,30 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
 
     threads = default_torch_threads(workers=1)  # the service's, so that both run the same model the same way
     torch.set_num_threads(threads)
-    predict_windows(bundle, histories[0][None])  # warm-up, as the service warms up at startup
+    inference.warm_up(histories[0].shape)  # as the service warms up at startup
+    predict_windows(bundle, histories[0][None], inference)
     # Startup's objects kept out of the collector's full passes here too, as the service keeps its own.
     gc.collect()
     gc.freeze()
     try:
         # One-by-one calls half before and half after the load: a change in the machine's other load
         # during the run weighs on both sides alike.
-        before = _one_by_one(bundle, histories, range(requests // 2))
+        before = _one_by_one(bundle, inference, histories, range(requests // 2))
         if target is None:
-            with local_server(models_dir) as own:
+            with local_server(models_dir, "--device", settings.device, graphs) as own:
                 served, mean_batch, client_cpu_ms = measure(own)
         else:
             served, mean_batch, client_cpu_ms = measure(target)
-        after = _one_by_one(bundle, histories, range(requests // 2, requests))
+        after = _one_by_one(bundle, inference, histories, range(requests // 2, requests))
         latencies, seconds = np.concatenate([before[0], after[0]]), before[1] + after[1]
-        batch_size = ServiceSettings.model_fields["max_batch_size"].default  # the service's default batch
         rows = [
             served,
-            BenchRow("in-process predict, one by one", requests, 0, seconds, latencies),
-            _batched(bundle, histories, requests, batch_size),
+            BenchRow(f"in-process predict, one by one, {inference.mode}", requests, 0, seconds, latencies),
+            _batched(bundle, inference, histories, requests, batch_size),
         ]
+        if inference.graphed:  # the same batches without graphs, side by side
+            eager = Inference(bundle.model, settings.device, False, batch_size)
+            rows.append(_batched(bundle, eager, histories, requests, batch_size))
     finally:
         gc.unfreeze()
     return {
