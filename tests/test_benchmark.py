@@ -606,3 +606,56 @@ def test_made_rows_are_what_train_keeps_at_their_seed(tmp_path: Path) -> None:
         assert results.loc[made, "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5), made
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| plant | 12 |" in summary and "| dataset | horizon | s3attention-auto | auto |" in summary
+
+
+def test_rerun_forgets_its_models_rows_and_bundles_and_the_rows_made_from_them(tmp_path: Path) -> None:
+    from forecaster.benchmark.rerun import forget_rows
+
+    path = tmp_path / "results.csv"
+    models = ["naive:reference", "s3attention:anchored", "s3attention:anchored-skip", "s3attention-auto",
+              "auto"]  # fmt: skip
+    for horizon in (96, 192):
+        for model in models:
+            row = {column: "" for column in RESULT_COLUMNS}
+            append_result(path, {**row, "dataset": "ETTm2", "horizon": horizon, "model": model, "repeat": 0,
+                                 "seed": 0, "mse": 0.1, "members": json.dumps({"a": 0.5, "b": 0.5})})
+            (tmp_path / "bundles" / f"ETTm2-h{horizon}-{model.replace(':', '-')}-r0").mkdir(parents=True)
+    before = path.read_text().splitlines()
+    config = BenchmarkConfig(datasets=["ETTm2"], horizons=[96], models=models, repeats=1, out_dir=tmp_path)
+    forgotten = forget_rows(config, ["S3Attention:anchored"])
+    assert [cell.model for cell in forgotten] == ["s3attention:anchored", "s3attention-auto", "auto"]
+    gone = (["96", "s3attention:anchored"], ["96", "s3attention-auto"], ["96", "auto"])
+    kept = [line for line in before if line.split(",")[1:3] not in gone]
+    assert path.read_text().splitlines() == kept  # every other line as it was, quoting included
+    assert sorted(bundle.name for bundle in (tmp_path / "bundles").iterdir()) == sorted(
+        [f"ETTm2-h192-{model.replace(':', '-')}-r0" for model in models]
+        + ["ETTm2-h96-naive-reference-r0", "ETTm2-h96-s3attention-anchored-skip-r0"]
+    )
+    assert forget_rows(config, ["naive:reference"])[0].model == "naive:reference"  # made rows: gone already
+
+
+@pytest.mark.slow
+def test_rerun_trains_its_rows_again_and_leaves_the_others(
+    tiny_grid: Path, data_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    out = tmp_path / "again"
+    shutil.copytree(tiny_grid, out)
+    before = read_results(out / "results.csv").set_index("model")
+    trained, run_cell = [], executors.run_cell
+
+    def counted(cell, *rest):
+        trained.append(cell)
+        return run_cell(cell, *rest)
+
+    monkeypatch.setattr(executors, "run_cell", counted)
+    assert main([*_tiny_args(data_dir, out), "--rerun", "nlinear:reference"]) == 0
+    assert "1 recorded row(s) forgotten to run again: nlinear:reference" in capsys.readouterr().out
+    assert [cell.model for cell in trained] == ["nlinear:reference"]
+    after = read_results(out / "results.csv").set_index("model")
+    pd.testing.assert_frame_equal(after.loc[before.index, ["mse", "mae", "val_mse"]],
+                                  before[["mse", "mae", "val_mse"]], rtol=1e-9)  # fmt: skip
+    assert (out / "bundles" / "ILI-h24-nlinear-reference-r0" / "weights.safetensors").is_file()
+    for refused in (["--rerun", "patchtst"], ["--rerun", "dlinear", "--dry-run"]):
+        assert main([*_tiny_args(data_dir, out), *refused]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--rerun" in err[0], err

@@ -3,6 +3,7 @@ reports rewritten after each one, so an interrupted grid loses at most the cells
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from forecaster.benchmark.record import (
 )
 from forecaster.benchmark.refinish import refinish
 from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
+from forecaster.benchmark.rerun import forget_rows
 from forecaster.cluster import quiet_lightning
 
 
@@ -33,16 +35,20 @@ class BenchmarkOutcome:
     ran: list[Cell] = field(default_factory=list)
     skipped: list[Cell] = field(default_factory=list)
     refinished: int = 0  # older rows brought up to date from their bundles (--refinish)
+    forgotten: list[Cell] = field(default_factory=list)  # rows forgotten to run again (--rerun)
 
 
-def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
-    """Run every cell missing from `out_dir/results.csv`, rewriting summary.md and the plot after each one.
+def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> BenchmarkOutcome:
+    """Run every cell missing from `out_dir/results.csv`, rewriting summary.md and the plot after each one;
+    the rows of the models in `rerun` are forgotten first (`rerun.forget_rows`), so they run again.
 
     DataError (before any training) for an unknown dataset, model or split, a dataset file that cannot be
     found, or an `out_dir` whose results were made under other protocol settings.
     """
     from forecaster.data import locate_dataset
 
+    plan_grid(config)  # settings checked before anything is forgotten
+    forgotten = forget_rows(config, rerun)
     plan = plan_grid(config)
     if config.csv is None:
         for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
@@ -53,11 +59,14 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkOutcome:
     results_path = out_dir / RESULTS_FILE
     repair_tail(results_path)
     upgrade_results(results_path)
-    outcome = BenchmarkOutcome(results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done)
+    outcome = BenchmarkOutcome(
+        results_path, out_dir / SUMMARY_FILE, out_dir / PLOT_FILE, skipped=plan.done, forgotten=forgotten
+    )
     if config.refinish:
         outcome.refinished = refinish(config, results_path)
     quiet_lightning()
-    # A chosen row's seeds beyond 0 are known only once its candidates' seed-0 rows exist: a second round.
+    # A made row (s3attention-auto, auto) joins the plan once its candidates at its seed are recorded: a
+    # further round.
     while plan.todo:
         with GridProgress(len(plan.cells), len(plan.done), config.progress) as progress:
 

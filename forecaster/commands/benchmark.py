@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from forecaster.checks import check_choice, parse_names
 from forecaster.commands.options import add_settings, flags, given
+from forecaster.errors import DataError
 
 HELP = "train S3Attention and neuralforecast peers on identical splits; results.csv, summary.md, plot"
 
@@ -17,6 +19,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true",
         help="train nothing: print the cells done and to run per dataset and model, with a time estimate",
+    )
+    parser.add_argument(
+        "--rerun", type=parse_names, default=[], metavar="MODELS",
+        help="comma-separated models whose recorded rows (and bundles) in these datasets and horizons are "
+        "forgotten first, so they train again; s3attention-auto and auto rows made from them go too",
     )
     parser.set_defaults(handler=run)
 
@@ -40,12 +47,19 @@ def run(args: argparse.Namespace) -> int:
 
     config = BenchmarkConfig(**given(args, BenchmarkConfig))
     config = dataclasses.replace(config, command=command_line(config))
+    if args.dry_run and args.rerun:
+        raise DataError("--rerun forgets recorded rows; a --dry-run changes nothing: give one of them")
+    for name in args.rerun:
+        check_choice("--rerun", name.lower(), [model.lower() for model in config.models])
     if args.dry_run:
         plan = plan_grid(config)
         print(f"{config.out_dir}: {len(plan.done)} of {len(plan.cells)} cells done, {len(plan.todo)} to run")
         print("\n".join(plan_table(plan)))
         return 0
-    outcome = run_benchmark(config)
+    outcome = run_benchmark(config, args.rerun)
+    if outcome.forgotten:
+        print(f"{len(outcome.forgotten)} recorded row(s) forgotten to run again: "
+              f"{', '.join(dict.fromkeys(cell.model for cell in outcome.forgotten))}")
     if config.refinish:
         print(f"{outcome.refinished} earlier row(s) refinished from their kept bundles")
     print(f"{len(outcome.ran)} cells run, {len(outcome.skipped)} already done; {outcome.results}")
