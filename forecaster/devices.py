@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import platform
 from functools import cache
@@ -23,6 +24,12 @@ def default_device(requested: str | torch.device | None = None) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device {requested!r}: CUDA is not available on this machine")
     return device
+
+
+def module_device(module: torch.nn.Module) -> torch.device:
+    """Where a module's parameters (or buffers) live; the CPU for one with neither (a naive forecaster)."""
+    tensor = next(itertools.chain(module.parameters(), module.buffers()), None)
+    return tensor.device if tensor is not None else torch.device("cpu")
 
 
 @cache

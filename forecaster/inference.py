@@ -12,14 +12,13 @@ chunks of it. A bundle whose forward pass cannot be captured runs eagerly and th
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 
 import torch
 from torch import nn
 
-from forecaster.devices import default_device
+from forecaster.devices import default_device, module_device
 from forecaster.errors import ConfigError
 from forecaster.models import forecast_outputs
 
@@ -38,10 +37,8 @@ def batch_buckets(max_batch: int) -> list[int]:
 
 def eager_outputs(model: nn.Module, windows: torch.Tensor) -> torch.Tensor:
     """`forecast_outputs` of (B, L, C) windows run eagerly on the model's device, returned on the CPU."""
-    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)  # a naive model has neither
-    device = tensor.device if tensor is not None else torch.device("cpu")
     with torch.inference_mode():
-        return forecast_outputs(model, windows.to(device)).cpu()
+        return forecast_outputs(model, windows.to(module_device(model))).cpu()
 
 
 class Inference:

@@ -3,6 +3,7 @@ eager step (GPU), a Lightning fit through it (GPU), and the train-step benchmark
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -111,3 +112,24 @@ def test_a_step_that_cannot_be_captured_trains_eagerly_and_random_draws_still_wo
     losses = [step(x, y).item() for _ in range(WARMUP_STEPS + 3)]
     assert step.graph is None and step.capture_error and all(value > 0 for value in losses)
     assert layer.weight.grad is not None and torch.rand(3, device="cuda").shape == (3,)
+
+
+@pytest.mark.gpu
+def test_scoring_passes_run_on_the_gpu_and_leave_the_model_where_it_was(data_dir):
+    """window_errors, toward_naive_weights and the interval passes run on CUDA (where `forecaster train`
+    spent its post-fit time on the CPU): the same numbers as the CPU to float32 rounding, the model back on
+    the CPU and in training mode afterwards."""
+    from forecaster.data.datamodule import window_sets
+    from forecaster.training.scoring import toward_naive_weights, window_errors
+
+    series = load_dataset("ILI", data_dir)
+    windows = window_sets(series, 36, 24, "7:1:2", None)[1]["val"]
+    model = get_model("s3attention", input_size=36, horizon=24, n_channels=7, seed=0, anchor="last").train()
+    inputs, targets = windows.stacked()
+    with torch.inference_mode():
+        expected = ((model.eval()(inputs).double() - targets.double()) ** 2).mean(dim=1).numpy()
+    model.train()
+    errors = window_errors(model, windows)
+    assert next(model.parameters()).device.type == "cpu" and model.training
+    np.testing.assert_allclose(errors, expected, rtol=1e-4, atol=1e-6)
+    assert toward_naive_weights(model, windows).shape == (24,)

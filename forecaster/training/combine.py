@@ -18,7 +18,7 @@ from torch import nn
 from forecaster.data import TimeSeries
 from forecaster.models.ensemble import Ensemble, member_forecasts, select_weights
 from forecaster.training.fit import Candidate, Fitted, training_record
-from forecaster.training.scoring import EVAL_BATCH_SIZE, split_windows, window_errors
+from forecaster.training.scoring import forecast_batches, split_windows, window_errors
 
 ENSEMBLE = "ensemble"
 
@@ -29,13 +29,15 @@ def _moments(
     """(gram (K, K), cross (K,)): the models' forecasts' inner products with each other and the targets."""
     size = len(models)
     gram, cross = np.zeros((size, size)), np.zeros(size)
-    with torch.inference_mode():
-        for start in range(0, len(inputs), EVAL_BATCH_SIZE):
-            batch = slice(start, start + EVAL_BATCH_SIZE)
-            forecasts = torch.stack(member_forecasts(models, inputs[batch].contiguous())).double()
-            flat = forecasts.reshape(size, -1)
-            gram += (flat @ flat.T).numpy()
-            cross += (flat @ targets[batch].double().reshape(-1)).numpy()
+    members = nn.ModuleList(models)  # moved together to the scoring device
+
+    def stacked(held: nn.ModuleList, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack(member_forecasts(held, x))
+
+    for batch, forecasts in forecast_batches(members, inputs, stacked):
+        flat = forecasts.double().reshape(size, -1)
+        gram += (flat @ flat.T).numpy()
+        cross += (flat @ targets[batch].double().reshape(-1)).numpy()
     return gram, cross
 
 
