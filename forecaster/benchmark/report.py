@@ -212,8 +212,10 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
                       "are what `forecaster train --preset auto` (S3Attention's variants) and `forecaster "
                       "train --model auto` (the baselines and those variants) keep at each seed among the "
                       "candidates' runs of that seed: the simplest within two standard errors of the lowest "
-                      "validation MSE, or their ensemble (greedy ensemble selection on validation, kept on "
-                      "the same evidence); shown: seed 0. The test split is never read for a choice.",
+                      "validation MSE and not beaten by it on more validation blocks than chance allows (an "
+                      "exact sign test at the same level), or their ensemble (greedy ensemble selection on "
+                      "validation, kept on the same evidence); shown: seed 0. The test split is never read "
+                      "for a choice.",
                       "", *_choice_table(results)]
         if candidate_models:
             lines += ["", "## Candidates (MSE)", "",
