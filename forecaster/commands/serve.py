@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         first = error.errors()[0]
         if first["loc"] == ("models_dir",) and first["type"] == "missing":
             raise ConfigError(f"serve: --models is required (or set {ENV_PREFIX}MODELS_DIR)") from None
-        raise ConfigError(f"serve: {first['loc'][0]}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+        raise ConfigError(f"serve: {first['loc'][0]}: {message}") from None
     if not settings.models_dir.is_dir():
         raise BundleError(
             f"--models {settings.models_dir}: not a directory; expected a folder of bundle subfolders"
