@@ -3,7 +3,8 @@
 `read_history` reads a CSV the bundle's way; `check_history` checks recent rows against the bundle (columns,
 length, finite values, timestamps on the model's time grid, horizon) and returns the window the model sees
 with the timestamps of its answer; `predict_windows` is the numerics (train scaler, model, inverse scaler);
-`forecast` chains them for a whole series. Nothing here imports Lightning, so predicting starts fast.
+`forecast` chains them for a whole series; `Inference` (from `forecaster.inference`) runs the forward pass on
+a device, for the service. Nothing here imports Lightning, so predicting starts fast.
 """
 
 from __future__ import annotations

@@ -20,8 +20,7 @@ import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
 from forecaster.calibration import Calibration
-from forecaster.inference import Inference
-from forecaster.prediction import predict_outputs, predict_windows
+from forecaster.prediction import Inference, predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
 from service.schemas import ModelInfo

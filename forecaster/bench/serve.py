@@ -33,8 +33,7 @@ from forecaster.artifacts import Bundle, load_bundle
 from forecaster.checks import check_fields, setting
 from forecaster.devices import default_device
 from forecaster.errors import ConfigError, ForecasterError
-from forecaster.inference import Inference
-from forecaster.prediction import predict_windows
+from forecaster.prediction import Inference, predict_windows
 from service.config import ServiceSettings, default_torch_threads
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
