@@ -129,7 +129,10 @@ def test_scoring_passes_run_on_the_gpu_and_leave_the_model_where_it_was(data_dir
     with torch.inference_mode():
         expected = ((model.eval()(inputs).double() - targets.double()) ** 2).mean(dim=1).numpy()
     model.train()
+    devices = []
+    model.register_forward_pre_hook(lambda module, args: devices.append(args[0].device.type))
     errors = window_errors(model, windows)
+    assert set(devices) == {"cuda"}, devices
     assert next(model.parameters()).device.type == "cpu" and model.training
     np.testing.assert_allclose(errors, expected, rtol=1e-4, atol=1e-6)
     assert toward_naive_weights(model, windows).shape == (24,)

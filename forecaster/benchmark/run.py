@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from forecaster.benchmark.executors import run_on_ray, run_sequentially
-from forecaster.benchmark.grid import BenchmarkConfig, Cell, plan_grid, record_settings
+from forecaster.benchmark.grid import BenchmarkConfig, Cell, check_settings, plan_grid, record_settings
 from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.record import (
@@ -47,7 +47,8 @@ def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> Benchma
     """
     from forecaster.data import locate_dataset
 
-    plan_grid(config)  # settings checked before anything is forgotten
+    if rerun:
+        check_settings(Path(config.out_dir), config)  # nothing is forgotten from a record it would refuse
     forgotten = forget_rows(config, rerun)
     plan = plan_grid(config)
     if config.csv is None:
