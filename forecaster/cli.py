@@ -11,11 +11,12 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
 import forecaster
-from forecaster.errors import ForecasterError
+from forecaster.errors import ForecasterError, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
@@ -45,8 +46,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_python_format_warning = warnings.formatwarning
+
+
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    """The project's own warnings as its one-line notes (not Python's file:line and source line); a
+    library's warning keeps Python's format (the commands silence the known chatter unless --verbose)."""
+    if category.__module__.partition(".")[0] == "forecaster":
+        return warning_line(message) + "\n"
+    return _python_format_warning(message, category, filename, lineno, line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    warnings.formatwarning = _format_warning
     try:
         args = build_parser(argv).parse_args(argv)
         code = int(args.handler(args) or 0)

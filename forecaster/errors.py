@@ -19,6 +19,11 @@ def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
     return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
 
 
+def warning_line(message: object) -> str:
+    """How the CLI shows one of the project's warnings (a data-quality note): one line of its own."""
+    return f"forecaster: warning: {one_line(str(message))}"
+
+
 class ForecasterError(Exception):
     """Base of every error the CLI prints as one line and the service answers as 4xx."""
 

@@ -328,3 +328,18 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
     assert code == 0, err
     forecast = pd.read_csv(forecast_csv)
     assert forecast["year"].astype(str).str[:4].tolist() == [str(year) for year in range(2024, 2030)]
+
+
+def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv, tmp_path):
+    """Three missing hours filled while reading: the project's note, not Python's file:line and source."""
+    gapped = tmp_path / "gapped.csv"
+    pd.read_csv(plant_csv).drop(index=[300, 301, 302]).to_csv(gapped, index=False)
+    argv = ["predict", "--model", bundle_dir, "--csv", gapped.name, "--output", "forecast.csv"]
+    result = subprocess.run(
+        [str(FORECASTER), *map(str, argv)], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr.splitlines() == [
+        "forecaster: warning: gapped.csv: note: filled 3 missing time step(s) by linear interpolation"
+        " (--fill-missing to choose the method, --fill-missing none to refuse)"
+    ]

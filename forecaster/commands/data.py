@@ -7,6 +7,7 @@ import json
 import sys
 
 from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options
+from forecaster.errors import warning_line
 
 HELP = "inspect and obtain datasets"
 
@@ -53,7 +54,7 @@ def _describe(args: argparse.Namespace) -> int:
         **csv_options(args),
     )
     for message in info["warnings"]:
-        print(f"forecaster: warning: {message}", file=sys.stderr)
+        print(warning_line(message), file=sys.stderr)
     print(json.dumps(info) if args.json else format_description(info))
     return 0
 
