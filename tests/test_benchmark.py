@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from benchmark_checks import markdown_tables, numpy_naive_scores
 
 pytest.importorskip("neuralforecast")
 
@@ -153,36 +154,13 @@ def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
     assert not [w for w in caught if "does not have many workers" in str(w.message)]
 
 
-def _numpy_naive_scores(csv_path: Path, input_size: int, horizon: int) -> tuple[float, float, int]:
-    """Oracle: standardize the raw CSV with train-row statistics (7:1:2) and repeat each window's last value.
-
-    Errors are summed one horizon step at a time, so ETTm2 at h=720 needs no (windows, h, C) array.
-    """
-    import numpy as np
-
-    values = pd.read_csv(csv_path).drop(columns="date").to_numpy(float)
-    n_rows = len(values)
-    n_train, n_test = int(0.7 * n_rows), int(0.2 * n_rows)
-    train = values[:n_train]
-    test = ((values - train.mean(axis=0)) / train.std(axis=0))[n_rows - n_test - input_size:]
-    windows = len(test) - input_size - horizon + 1
-    last = test[input_size - 1:input_size - 1 + windows]
-    squared = absolute = 0.0
-    for step in range(horizon):
-        errors = test[input_size + step:input_size + step + windows] - last
-        squared += float(np.sum(errors**2))
-        absolute += float(np.sum(np.abs(errors)))
-    count = windows * horizon * values.shape[1]
-    return squared / count, absolute / count, windows
-
-
 def test_naive_row_equals_a_numpy_last_value_forecast(data_dir: Path, tmp_path: Path) -> None:
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["naive"], repeats=1,
                              data_dir=data_dir, out_dir=tmp_path, progress=False)
     run_benchmark(config)
     row = read_results(tmp_path / "results.csv").iloc[0]
 
-    mse, mae, windows = _numpy_naive_scores(data_dir / "national_illness.csv.gz", 36, 24)
+    mse, mae, windows = numpy_naive_scores(data_dir / "national_illness.csv.gz", 36, 24)
     assert row["windows"] == ILI_TEST_WINDOWS_H24 == windows
     assert row["mse"] == pytest.approx(mse, rel=1e-5)
     assert row["mae"] == pytest.approx(mae, rel=1e-5)
@@ -367,7 +345,7 @@ def test_summary_tables_do_not_depend_on_which_run_wrote_them(tmp_path: Path) ->
         ("timesnet", 3.0), ("dlinear", 6.0), ("naive", 6.2), ("s3attention", 3.5))])
     written = [write_summary(results, BenchmarkConfig(models=models), tmp_path / f"{i}.md")
                for i, models in enumerate((["dlinear"], ["timesnet", "naive", "s3attention"]))]
-    tables = [_markdown_tables(path.read_text()) for path in written]
+    tables = [markdown_tables(path.read_text()) for path in written]
     assert tables[0] == tables[1]
     assert tables[0][0][0] == ["dataset", "horizon", "s3attention", "naive", "dlinear", "timesnet",
                                "paper S3Attention"]
@@ -417,94 +395,6 @@ def test_cli_prints_one_line_for_a_missing_dataset(tmp_path: Path, capsys) -> No
     assert not (tmp_path / "out").exists()
 
 
-PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "benchmark"
-
-
-def _published_results() -> pd.DataFrame:
-    return read_results(PUBLISHED / "results.csv")
-
-
-def test_published_results_are_rows_of_the_protocol() -> None:
-    """data/benchmark is the record behind README's Results: each row must be a distinct, plausible cell."""
-    from forecaster.data import get_spec
-
-    settings = json.loads((PUBLISHED / "benchmark.json").read_text())
-    assert settings == {"split": "7:1:2", "max_epochs": 10, "patience": 3, "batch_size": 32}
-    results = _published_results()
-    assert list(results.columns) == list(RESULT_COLUMNS) and not results.empty
-    assert not results.duplicated(["dataset", "horizon", "model", "repeat"]).any()
-    for row in results.itertuples():
-        spec = get_spec(row.dataset)
-        trained = row.parameters > 0
-        ensemble = isinstance(row.members, str) and len(json.loads(row.members)) > 1  # trains nothing itself
-        assert row.dataset == spec.name and row.horizon in spec.horizons and row.seed == row.repeat, row
-        assert row.windows == int(0.2 * spec.rows) - row.horizon + 1, row  # 7:1:2 test windows, stride 1
-        assert 0 < row.mae**2 <= row.mse, row  # Jensen: (mean |e|)^2 <= mean e^2
-        epochs_ok = 1 <= row.epochs <= settings["max_epochs"] if trained and not ensemble else row.epochs == 0
-        assert epochs_ok, row
-        assert (row.parameters > 0 and row.train_seconds > 0) == trained, row
-
-
-def _markdown_tables(text: str) -> list[list[list[str]]]:
-    """Every markdown table in `text` as rows of stripped cells (the |---| rule dropped)."""
-    tables: list[list[list[str]]] = []
-    previous = ""
-    for line in text.splitlines():
-        if line.startswith("|") and not line.startswith("|---"):
-            if not previous.startswith("|"):
-                tables.append([])
-            tables[-1].append([cell.strip().strip("*") for cell in line.strip("|").split("|")])
-        previous = line
-    return tables
-
-
-def test_published_summary_shows_the_mean_of_every_cell() -> None:
-    """summary.md must be regenerated from results.csv, not edited: each model's cell starts with its mean,
-    in the main tables or (MODEL:PRESET candidates, MSE) the candidates' table."""
-    results = _published_results()
-    text = (PUBLISHED / "summary.md").read_text()
-    mse_table, mae_table = _markdown_tables(text)[:2]
-    candidates = _markdown_tables(text[text.index("## Candidates"):])[0] if "## Candidates" in text else [[]]
-    for metric, tables in (("mse", (mse_table, candidates)), ("mae", (mae_table,))):
-        means = results.groupby(["dataset", "horizon", "model"])[metric].mean()
-        assert len(tables[0]) - 1 == results.groupby(["dataset", "horizon"]).ngroups
-        for (dataset, horizon, model), mean in means.items():
-            table = next((t for t in tables if model in t[0]), None)
-            if table is None:
-                assert metric == "mae" and ":" in model, model  # candidates show their MSE only
-                continue
-            rows = {(row[0], int(row[1])): row for row in table[1:]}
-            shown = rows[(dataset, horizon)][table[0].index(model)]
-            assert shown.startswith(f"{mean:.3f}"), (metric, dataset, horizon, model, shown)
-
-
-def _table_lines_from(text: str, header: str) -> list[str]:
-    """The markdown table that starts at `header` in `text`, one string per line (bold kept)."""
-    lines = text[text.index(header):].splitlines()
-    return lines[: next((i for i, line in enumerate(lines) if not line.startswith("|")), len(lines))]
-
-
-def test_readme_results_table_is_the_published_summary() -> None:
-    """README shows the record's MSE table as summary.md writes it: landing cells updates both."""
-    summary = (PUBLISHED / "summary.md").read_text()
-    header = next(line for line in summary.splitlines() if line.startswith("| dataset | horizon |"))
-    readme = (PUBLISHED.parents[1] / "README.md").read_text()
-    assert _table_lines_from(readme, header) == _table_lines_from(summary, header)
-
-
-def test_published_naive_rows_equal_the_numpy_oracle(data_dir: Path) -> None:
-    from forecaster.data import get_spec, locate_dataset
-
-    naive = _published_results().query("model == 'naive'")
-    assert set(naive["dataset"]) >= {"ETTm2", "Exchange", "Weather", "ILI"}
-    for (dataset, horizon), rows in naive.groupby(["dataset", "horizon"]):
-        spec = get_spec(dataset)
-        mse, mae, windows = _numpy_naive_scores(locate_dataset(dataset, data_dir), spec.input_size, horizon)
-        assert (rows["windows"] == windows).all(), (dataset, horizon)
-        assert rows["mse"].to_numpy() == pytest.approx(mse, rel=1e-5), (dataset, horizon)
-        assert rows["mae"].to_numpy() == pytest.approx(mae, rel=1e-5), (dataset, horizon)
-
-
 @pytest.mark.slow
 def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     """`--csv FILE` runs the grid on one file of the user's, with the same rows and reports."""
@@ -544,94 +434,6 @@ def test_a_short_csv_is_pointed_to_holdout_and_a_failed_run_binds_nothing(tmp_pa
     assert results["mse"].iloc[0] == pytest.approx(
         np.mean((last[33:] - last[32]) ** 2) / np.var(last[:27]), rel=1e-6
     )  # naive on the last 6 years, standardized by the 27 train years
-
-
-def test_an_auto_cell_waits_for_every_candidate_of_its_seed(tmp_path: Path) -> None:
-    config = BenchmarkConfig(datasets=["ILI"], horizons=[24], models=["auto"], repeats=2, out_dir=tmp_path)
-    names = ["naive:reference", "nlinear:reference", "dlinear:reference", "s3attention:anchored",
-             "s3attention:anchored-skip"]  # seasonal naive: a year of weeks exceeds ILI's input
-    first = grid_cells(config, read_results(tmp_path / "results.csv"))
-    assert [cell.model for cell in first] == names * 2
-    rows = pd.DataFrame([{"dataset": "ILI", "horizon": 24, "model": name, "repeat": 0} for name in names])
-    after = grid_cells(config, rows)
-    assert [(cell.model, cell.repeat) for cell in after] == [
-        *((name, 0) for name in names), ("auto", 0), *((name, 1) for name in names)
-    ]
-
-
-def test_an_s3attention_auto_cell_waits_for_its_variants_of_its_seed(tmp_path: Path) -> None:
-    config = BenchmarkConfig(datasets=["ILI"], horizons=[24], models=["s3attention-auto"], repeats=2,
-                             out_dir=tmp_path)  # fmt: skip
-    names = ["s3attention:anchored", "s3attention:anchored-skip"]
-    rows = pd.DataFrame([{"dataset": "ILI", "horizon": 24, "model": name, "repeat": repeat}
-                         for name in names for repeat in (0, 1)])  # fmt: skip
-    assert [(cell.model, cell.repeat) for cell in grid_cells(config, rows)] == [
-        *((name, 0) for name in names), ("s3attention-auto", 0), *((name, 1) for name in names),
-        ("s3attention-auto", 1),
-    ]
-
-
-@pytest.mark.slow
-def test_made_rows_are_what_train_keeps_at_their_seed(tmp_path: Path) -> None:
-    """The s3attention-auto and auto rows are made from their candidates' bundles: the same choice, bundle
-    and test MSE as training `--preset auto` and `--model auto` from scratch at that seed."""
-    from forecaster.data import read_csv
-    from forecaster.training.settings import TrainerOptions, TrainSettings
-    from forecaster.training.workflows import train_forecaster
-
-    rng = np.random.default_rng(0)
-    t = np.arange(500)
-    frame = pd.DataFrame({"date": pd.date_range("2020-01-01", periods=500, freq="h"),
-                          "load": 10 + 3 * np.sin(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500),
-                          "temp": 5 + np.cos(2 * np.pi * t / 24) + rng.normal(0, 0.5, 500)})
-    frame.to_csv(tmp_path / "plant.csv", index=False)
-    args = ["benchmark", "--csv", str(tmp_path / "plant.csv"), "--horizons", "12", "--input-size", "48",
-            "--models", "naive,s3attention-auto,auto", "--repeats", "1", "--max-epochs", "2", "--seeds", "1",
-            "--out", str(tmp_path / "out"), "--no-progress"]
-    assert main(args) == 0
-    results = read_results(tmp_path / "out" / "results.csv").set_index("model")
-    assert list(results.index)[-1] == "auto" and "s3attention:anchored-skip" in results.index
-    trainer = TrainerOptions(max_epochs=2, patience=3, progress_bar=False)
-    for made, model, preset in (("s3attention-auto", "s3attention", "auto"), ("auto", "auto", "default")):
-        settings = TrainSettings(horizon=12, input_size=48, model_name=model, preset=preset, seed=0, seeds=1,
-                                 trainer=trainer)  # fmt: skip
-        direct = train_forecaster(read_csv(tmp_path / "plant.csv"), tmp_path / made, settings)
-        assert "ensemble" in direct.training["selection"], made  # the candidates' ensemble was offered
-        kept = json.loads(results.loc[made, "members"])
-        expected = direct.training.get("members", {direct.training["candidate"]: 1.0})
-        # auto's baselines are `naive` in train and `naive:reference` bundles in the grid
-        assert [name.split(":")[0] for name in kept] == [name.split(":")[0] for name in expected], made
-        assert made == "auto" or list(kept) == list(expected)
-        assert list(kept.values()) == pytest.approx(list(expected.values()))
-        assert results.loc[made, "mse"] == pytest.approx(direct.metrics["mse"], rel=1e-5), made
-    summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| plant | 12 |" in summary and "| dataset | horizon | s3attention-auto | auto |" in summary
-
-
-def test_rerun_forgets_its_models_rows_and_bundles_and_the_rows_made_from_them(tmp_path: Path) -> None:
-    from forecaster.benchmark.rerun import forget_rows
-
-    path = tmp_path / "results.csv"
-    models = ["naive:reference", "s3attention:anchored", "s3attention:anchored-skip", "s3attention-auto",
-              "auto"]  # fmt: skip
-    for horizon in (96, 192):
-        for model in models:
-            row = {column: "" for column in RESULT_COLUMNS}
-            append_result(path, {**row, "dataset": "ETTm2", "horizon": horizon, "model": model, "repeat": 0,
-                                 "seed": 0, "mse": 0.1, "members": json.dumps({"a": 0.5, "b": 0.5})})
-            (tmp_path / "bundles" / f"ETTm2-h{horizon}-{model.replace(':', '-')}-r0").mkdir(parents=True)
-    before = path.read_text().splitlines()
-    config = BenchmarkConfig(datasets=["ETTm2"], horizons=[96], models=models, repeats=1, out_dir=tmp_path)
-    forgotten = forget_rows(config, ["S3Attention:anchored"])
-    assert [cell.model for cell in forgotten] == ["s3attention:anchored", "s3attention-auto", "auto"]
-    gone = (["96", "s3attention:anchored"], ["96", "s3attention-auto"], ["96", "auto"])
-    kept = [line for line in before if line.split(",")[1:3] not in gone]
-    assert path.read_text().splitlines() == kept  # every other line as it was, quoting included
-    assert sorted(bundle.name for bundle in (tmp_path / "bundles").iterdir()) == sorted(
-        [f"ETTm2-h192-{model.replace(':', '-')}-r0" for model in models]
-        + ["ETTm2-h96-naive-reference-r0", "ETTm2-h96-s3attention-anchored-skip-r0"]
-    )
-    assert forget_rows(config, ["naive:reference"])[0].model == "naive:reference"  # made rows: gone already
 
 
 @pytest.mark.slow
