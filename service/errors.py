@@ -41,11 +41,14 @@ _HTTP_ERROR_CODES = {
 }
 
 
-class ApiError(Exception):
-    """A request the service refuses: carries the HTTP status, the field at fault and what was expected."""
+class ApiError(StarletteHTTPException):
+    """A request the service refuses: carries the HTTP status, the field at fault and what was expected.
+
+    An HTTPException, so that one raised while FastAPI parses a body passes through its catch-all (which
+    would answer a bare "There was an error parsing the body") to `_on_api_error`."""
 
     def __init__(self, status: int, message: str, *, field: str | None = None, error: str | None = None):
-        super().__init__(message)
+        super().__init__(status, detail=message)
         self.status = status
         self.message = message
         self.field = field

@@ -52,12 +52,31 @@ class OrjsonRequest(Request):
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
+            encoding = self.headers.get("content-encoding", "identity").strip().lower()
+            if encoding != "identity":
+                shown = encoding[:50]
+                raise ApiError(415, f"expected an uncompressed body, got {shown!r}", field="content-encoding")
             body = await self.body()
             try:
                 self._json = orjson.loads(body)
             except orjson.JSONDecodeError:
-                self._json = json.loads(body)
+                self._json = _json_module_loads(body)
         return self._json
+
+
+def _json_module_loads(body: bytes) -> Any:
+    """json.loads, its failures other than invalid JSON (which FastAPI answers itself) as one line each."""
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        raise
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise ApiError(400, f"byte {byte:#04x} at offset {error.start} is not UTF-8; expected JSON text",
+                       field="body") from None  # fmt: skip
+    except RecursionError:
+        raise ApiError(400, "JSON nested too deeply; expected a forecast request (see /docs)",
+                       field="body") from None  # fmt: skip
 
 
 class OrjsonRoute(APIRoute):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import gzip
 import io
 import json
 import math
@@ -364,6 +365,12 @@ BAD_JSON = [
     ("text content type", {"content": _BODY_TEXT, "headers": {"content-type": "text/plain"}}, 415,
      "content-type", "application/json"),
     ("no content type", {"content": _BODY_TEXT}, 415, "content-type", "none"),
+    ("not utf-8", {"content": b'{"values": {"\xff": [1]}}', "headers": {"content-type": "application/json"}},
+     400, "body", "byte 0xff at offset 13 is not UTF-8"),
+    ("nested too deeply", _raw("[" * 20_000 + "]" * 20_000), 400, "body", "nested too deeply"),
+    ("compressed body", {"content": gzip.compress(_BODY_TEXT.encode()),
+                         "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
+     415, "content-encoding", "uncompressed body, got 'gzip'"),
 ]  # fmt: skip
 
 
