@@ -94,6 +94,17 @@ def test_broken_csv_gives_one_clear_data_error(tmp_path, case):
     assert caught.value.__context__ is None or caught.value.__suppress_context__
 
 
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("absent.csv", "not found"), ("folder.csv", "is a folder"), ("/dev/null", "is not a regular file")],
+)
+def test_a_path_that_is_no_file_is_named_for_what_it_is(tmp_path, name, expected):
+    (tmp_path / "folder.csv").mkdir()
+    path = tmp_path / name  # an absolute name stays as it is
+    with pytest.raises(DataError, match=f"^{path}: {expected}; expected a CSV, TSV or Excel file$"):
+        read_csv(path)
+
+
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_cli_prints_broken_csv_errors_as_one_line_with_exit_2(tmp_path, capsys, case):
     text, parts = BROKEN[case]

@@ -279,7 +279,8 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
     read = ReadOptions(**options)
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: file not found")
+        what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "not found"
+        raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
     raw, layout = _parse(path, notes)
     spec = find_spec_for_file(path)
