@@ -68,8 +68,6 @@ def _json_module_loads(body: bytes) -> Any:
     """json.loads, its failures other than invalid JSON (which FastAPI answers itself) as one line each."""
     try:
         return json.loads(body)
-    except json.JSONDecodeError:
-        raise
     except UnicodeDecodeError as error:
         byte = error.object[error.start]
         raise ApiError(400, f"byte {byte:#04x} at offset {error.start} is not UTF-8; expected JSON text",
