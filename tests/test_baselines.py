@@ -23,6 +23,18 @@ def test_naive_repeats_the_last_value(history: torch.Tensor) -> None:
     assert torch.equal(forecast, history[:, -1:].expand(-1, H, -1))
 
 
+def test_drift_extends_the_line_from_the_first_value_to_the_last(history: torch.Tensor) -> None:
+    forecast = get_model("drift", input_size=L, horizon=H, n_channels=C)(history.double())
+    slope = (history[:, -1] - history[:, 0]).double() / (L - 1)
+    for step in range(H):
+        torch.testing.assert_close(forecast[:, step], history[:, -1].double() + (step + 1) * slope)
+    line = torch.arange(L + H, dtype=torch.float32)[None, :, None] * torch.tensor([0.5, -2.0, 0.0])
+    drift = get_model("drift", input_size=L, horizon=H, n_channels=C)
+    torch.testing.assert_close(drift(line[:, :L]), line[:, L:])  # a straight line continues exactly
+    one = get_model("drift", input_size=1, horizon=H, n_channels=C)(history[:, -1:])
+    assert torch.equal(one, history[:, -1:].expand(-1, H, -1))  # one step of history: the naive forecast
+
+
 @pytest.mark.parametrize("season", [1, 7, 24, 48])
 def test_seasonal_naive_repeats_the_last_season(history: torch.Tensor, season: int) -> None:
     forecast = get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=season)(history)

@@ -30,7 +30,7 @@ def _train(data_dir: Path, out: Path, *options: str) -> tuple[int, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "model", ["naive", "seasonal_naive", "dlinear", "nlinear", "patchtst", "itransformer"]
+    "model", ["naive", "seasonal_naive", "drift", "dlinear", "nlinear", "patchtst", "itransformer"]
 )
 def test_a_model_bundle_round_trips_and_is_served(model: str, data_dir: Path, tmp_path: Path, capsys) -> None:
     if model in ("patchtst", "itransformer"):

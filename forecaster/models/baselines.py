@@ -1,7 +1,9 @@
-"""Baselines every forecast is held against, as forecaster models: naive, seasonal naive, DLinear, NLinear.
+"""Baselines every forecast is held against, as forecaster models: naive, seasonal naive, drift, DLinear,
+NLinear.
 
-All four map each channel on its own ((B, L, C) -> (B, H, C), weights shared across channels).
-`naive` repeats the last observed value and `seasonal_naive` the last observed season: nothing to fit.
+All five map each channel on its own ((B, L, C) -> (B, H, C), weights shared across channels).
+`naive` repeats the last observed value, `seasonal_naive` the last observed season and `drift` extends the
+line from the window's first value to its last: nothing to fit.
 `dlinear` and `nlinear` are the linear models of Zeng et al. (2023, "Are Transformers Effective for Time
 Series Forecasting?", AAAI): DLinear maps a moving-average trend and the remainder with one linear layer
 each, NLinear maps the window minus its last value and adds the last value back. They compute
@@ -20,6 +22,9 @@ from torch import nn
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, setting
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
+
+# The baselines with nothing to fit (nor to tune).
+NOTHING_TO_FIT = ("naive", "seasonal_naive", "drift")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,28 @@ class NaiveForecaster(nn.Module):
         config = self.config
         check_history(x, config.input_size, config.n_channels, "naive")
         return x[:, -1:, :].expand(-1, config.horizon, -1).clone()
+
+
+@MODELS.register("drift")
+class DriftForecaster(nn.Module):
+    """Step h of the horizon is the last value plus h times the window's mean step, (x_L - x_1) / (L - 1):
+    the random walk with drift (Hyndman & Athanasopoulos, "Forecasting: Principles and Practice", 3rd ed.,
+    section 5.2), the naive forecast of a series that trends; naive itself for L = 1."""
+
+    config_class = BaselineConfig
+    task = FORECAST
+
+    def __init__(self, config: BaselineConfig) -> None:
+        super().__init__()
+        self.config = config
+        steps = torch.arange(1, config.horizon + 1, dtype=torch.float32) / max(config.input_size - 1, 1)
+        self.register_buffer("steps", steps[None, :, None], persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        config = self.config
+        check_history(x, config.input_size, config.n_channels, "drift")
+        last = x[:, -1:, :]
+        return last + self.steps.to(x.dtype) * (last - x[:, :1, :])
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from forecaster.checks import check_fields, setting
 from forecaster.cluster import quiet_lightning, start_ray
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
+from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.training.settings import TrainSettings
 from forecaster.tuning.space import TRAINING_SETTINGS, default_point, model_defaults, search_space, tune_space
 
@@ -185,7 +186,7 @@ def tune_forecaster(
             "tune searches one model's settings; give --model NAME (not auto) and a named --preset"
         )
     [default] = plan(base, series)
-    if default.model_name in ("naive", "seasonal_naive"):
+    if default.model_name in NOTHING_TO_FIT:
         raise ConfigError(f"{default.model_name} has nothing to tune")
     space = search_space(base.model_name, default.input_size, tuning.space)
     untuned = {"lr": default.lr, "input_size": default.input_size, **default.model_options}
