@@ -5,7 +5,7 @@
 MESSAGE_LIMIT = 500
 
 
-def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
+def one_line(message: object, limit: int = MESSAGE_LIMIT) -> str:
     """`message` on one line of at most `limit` characters, its start and end kept.
 
     Errors echo what they were given (a value, a list of names), which a hostile or corrupted input makes
@@ -21,7 +21,7 @@ def one_line(message: str, limit: int = MESSAGE_LIMIT) -> str:
 
 def warning_line(message: object) -> str:
     """How the CLI shows one of the project's warnings (a data-quality note): one line of its own."""
-    return f"forecaster: warning: {one_line(str(message))}"
+    return f"forecaster: warning: {one_line(message)}"
 
 
 class ForecasterError(Exception):

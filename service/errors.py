@@ -49,8 +49,6 @@ class ApiError(StarletteHTTPException):
 
     def __init__(self, status: int, message: str, *, field: str | None = None, error: str | None = None):
         super().__init__(status, detail=message)
-        self.status = status
-        self.message = message
         self.field = field
         self.error = error or _HTTP_ERROR_CODES.get(status, "error")
 
@@ -118,11 +116,16 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
     return error_response(422, "invalid_input", summary or "invalid request", details)
 
 
+def api_error_response(error: ApiError) -> JSONResponse:
+    """The shared error shape of a refusal, its field named in the message and in `details`."""
+    details = [ErrorDetail(field=error.field, message=error.detail)] if error.field else []
+    message = f"{error.field}: {error.detail}" if error.field else error.detail
+    return error_response(error.status_code, error.error, message, details)
+
+
 async def _on_api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    details = [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
-    message = f"{exc.field}: {exc.message}" if exc.field else exc.message
-    return error_response(exc.status, exc.error, message, details)
+    return api_error_response(exc)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,15 +1,17 @@
-"""Request body limits, in size (413) and in time (408), answered with the service's JSON error shape."""
+"""Request body limits, in encoding (415), size (413) and time (408), answered with the service's JSON error
+shape."""
 
 from __future__ import annotations
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.errors import error_response
+from service.errors import ApiError, api_error_response, error_response
 
 
 class BodyLimitMiddleware:
-    """Refuse bodies over `max_body_bytes`, or not received within `timeout_s`, before anything parses them.
+    """Refuse compressed bodies (the service decodes none), bodies over `max_body_bytes`, or not received
+    within `timeout_s`, before anything parses them.
 
     A declared Content-Length over the limit is refused without reading; otherwise the body is read
     (never more than the limit plus one chunk) and replayed to the app. The deadline bounds a client that
@@ -29,7 +31,13 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        encoding = headers.get(b"content-encoding", b"identity").decode("latin-1").strip().lower()
+        if encoding != "identity":
+            message = f"expected an uncompressed body, got {encoding[:50]!r}"
+            await api_error_response(ApiError(415, message, field="content-encoding"))(scope, receive, send)
+            return
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             await self._refuse(scope, receive, send, f"{int(declared)} bytes")
             return

@@ -374,6 +374,13 @@ BAD_JSON = [
 ]  # fmt: skip
 
 
+def test_a_compressed_upload_is_refused_before_it_is_read(client: Client) -> None:
+    """The CSV route too: the service decodes no Content-Encoding, so it says so rather than fail to parse."""
+    upload = {"file": ("h.csv", gzip.compress(history().to_csv().encode()))}
+    response = client.post("/v1/models/hourly/forecast.csv", files=upload, headers={"content-encoding": "br"})
+    assert_error(response, 415, "content-encoding", "expected an uncompressed body, got 'br'")
+
+
 @pytest.mark.parametrize(("case", "request_options", "status", "field", "needle"), BAD_JSON, ids=lambda v: v)
 def test_bad_json_requests_answer_4xx_naming_the_field(
     client: Client, case: str, request_options: dict, status: int, field: str, needle: str

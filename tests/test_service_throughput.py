@@ -191,7 +191,7 @@ def test_timestamps_parse_as_pandas_reads_them(stamps: list[str]) -> None:
 def test_impossible_plain_timestamps_are_named_by_position(bad: str) -> None:
     with pytest.raises(ApiError) as raised:
         _parse_timestamps([*PLAIN[:3], bad, *PLAIN[4:]], "timestamps")
-    assert raised.value.field == "timestamps[3]" and "ISO 8601" in raised.value.message
+    assert raised.value.field == "timestamps[3]" and "ISO 8601" in raised.value.detail
 
 
 @pytest.mark.parametrize(
