@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,7 +12,13 @@ from forecaster.artifacts import load_bundle
 from forecaster.cli import main
 from forecaster.devices import machine_name
 from forecaster.errors import ConfigError, DataError
-from forecaster.lra.benchmark import LRABenchmarkSettings, paper_accuracy, run_lra_benchmark
+from forecaster.lra.benchmark import (
+    LRABenchmarkSettings,
+    paper_accuracy,
+    read_lra_results,
+    run_lra_benchmark,
+    write_summary,
+)
 from forecaster.lra.presets import PRESETS, apply_preset
 from forecaster.lra.tasks import TASKS
 from forecaster.lra.training import LRASettings
@@ -122,3 +129,23 @@ def test_lra_benchmark_failing_cell_is_one_line_and_the_others_are_kept(tmp_path
     assert lines[0] == outcome.failed[0] and len(lines) == 2 and outcome.ran == ["listops · softmax · seed 0"]
     assert pd.read_csv(outcome.results)["model"].tolist() == ["softmax"]
     assert "## Failed in the latest run" in outcome.summary.read_text()
+
+
+def test_the_committed_lra_record_is_whole_and_readme_states_it(tmp_path):
+    """data/lra: rows made under its settings.json on LRA's data sizes, summary.md's accuracy table is what
+    its rows make, and README's LRA table states each row's accuracy."""
+    record = Path(__file__).resolve().parents[1] / "data" / "lra"
+    results = read_lra_results(record / "results.csv")
+    settings = json.loads((record / "settings.json").read_text())
+    assert settings["preset"] == "paper" and set(results["preset"]) == {"paper"}
+    assert not results.duplicated(["task", "model", "seed"]).any()
+    listops = results[results["task"] == "listops"]
+    assert (listops["n_train"] == 96_000).all() and (listops["n_test"] == 2_000).all()
+    assert (listops["steps"] == 15_000).all()  # 5 epochs of 96,000 at batch 32, paper 001 Table 8
+    assert (results["test_acc"] > results["majority_class_rate"]).all()
+    remade = write_summary(results, tmp_path / "summary.md", settings, [])
+    table = [line for line in remade.read_text().splitlines() if line.startswith("| listops |")][0]
+    assert table in (record / "summary.md").read_text()
+    readme = (record.parents[1] / "README.md").read_text().replace("**", "")
+    for row in results.itertuples():
+        assert f"{100 * row.test_acc:.2f} (val {100 * row.val_acc:.2f}" in readme
