@@ -217,6 +217,18 @@ def test_bench_smoother_on_cpu_prints_the_pytorch_path_only(capsys):
     assert all(" torch " in row and " kernels " not in row for row in rows)
 
 
+def test_bench_smoother_compiled_mode_times_the_whole_module_under_torch_compile(capsys):
+    argv = ["bench", "smoother", "--batch", "2", "--lengths", "16", "--d-model", "8", "--fold", "4",
+            "--device", "cpu", "--repeats", "1", "--warmup", "1", "--modes", "eager,compiled"]  # fmt: skip
+    assert main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"^\W*8\W+16\W", line)]
+    assert [re.findall(r"\b(fourier|smoother)\b.*\b(eager|compiled)\b", row)[0] for row in rows] == [
+        ("fourier", "eager"), ("smoother", "eager"), ("smoother", "compiled")]
+    assert re.search(r"\d+\.\d\dx", rows[2]) and not re.search(r"\d+\.\d\dx", rows[1])  # against eager
+    assert main([*argv[:-4], "--warmup", "0", "--modes", "compiled"]) == 2
+    assert "--modes compiled needs --warmup of at least 1" in capsys.readouterr().err
+
+
 def test_bench_smoother_rejects_bad_settings(capsys):
     assert main(["bench", "smoother", "--d-model", "12", "--fold", "8", "--device", "cpu"]) == 2
     assert "multiple of fold 8" in capsys.readouterr().err

@@ -5,7 +5,9 @@ input and every parameter), as the median of `repeats` calls after `warmup` call
 - "fourier": the stages the kernels replace with the FFTs between them (segment average, rFFT, group filter,
   irFFT; paper 001 eq. 3), i.e. `kernels.fourier_smooth` vs `forecaster.nn.smoother.fourier_smooth`;
 - "smoother": the whole module in training mode (Fourier part, convolution stem, BatchNorm, ELU, dropout),
-  switched between paths with FORECASTER_KERNELS (=off, =on), as a user would.
+  switched between paths with FORECASTER_KERNELS (=off, =on), as a user would; with `--modes eager,compiled`
+  also under torch.compile, which fuses the stem's concatenation, BatchNorm, ELU and dropout into generated
+  kernels around the convolution and the FFTs (the kernel path's Fourier part is a custom operator it calls).
 
 Bandwidth is the Fourier part's fewest bytes (`fourier_traffic_bytes`: every stage reads its inputs once and
 writes its outputs once) over its time, against the GPU's peak: 2 (DDR) x memory clock x bus width, read
@@ -16,6 +18,7 @@ table says why the kernel path did not.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,12 +28,13 @@ import torch
 from rich.table import Table
 
 from forecaster.bench.timing import median_seconds
-from forecaster.checks import check_fields, parse_ints, setting
+from forecaster.checks import check_choice, check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
 from forecaster.nn import smoother as torch_smoother
 
 SCOPES = ("fourier", "smoother")
+MODES = ("eager", "compiled")  # how the whole module runs: as Python calls it, or under torch.compile
 # Datasheet peak memory bandwidth (GB/s) by device-name fragment, most specific first; used without CuPy.
 PEAK_BANDWIDTH_GBS: dict[str, float] = {
     "H200": 4800.0,
@@ -52,12 +56,13 @@ _BUS_WIDTH_BITS = 37  # cudaDevAttrGlobalMemoryBusWidth
 
 @dataclass(frozen=True)
 class SmootherBenchRow:
-    """One (d_model, length, scope, path) measurement; times are None when the run ran out of memory."""
+    """One (d_model, length, scope, path, mode) measurement; times are None when the run ran out of memory."""
 
     d_model: int
     length: int
     scope: str
     path: str
+    mode: str
     forward_ms: float | None
     forward_backward_ms: float | None
     traffic_bytes: tuple[int, int] | None = None
@@ -160,8 +165,8 @@ def _timed(step: Callable[[], object], device: torch.device, warmup: int, repeat
 
 
 def _measure(
-    scope: str, path: str, shape: tuple[int, int, int], fold: int, dtype: torch.dtype, device: torch.device,
-    warmup: int, repeats: int,
+    scope: str, path: str, mode: str, shape: tuple[int, int, int], fold: int, dtype: torch.dtype,
+    device: torch.device, warmup: int, repeats: int,
 ) -> SmootherBenchRow:
     batch, length, d_model = shape
     generator = torch.Generator(device=device).manual_seed(0)
@@ -189,8 +194,11 @@ def _measure(
         if chosen != path:
             raise RuntimeError(f"the Smoother chose the {chosen} path where the bench asked for {path}")
 
+        # The compiled module compiles during the warm-up calls (one graph for forward, one for backward).
+        call = torch.compile(module, dynamic=False) if mode == "compiled" else module
+
         def run() -> torch.Tensor:
-            return module(x)
+            return call(x)
 
         inputs = (x, *module.parameters())
 
@@ -205,8 +213,8 @@ def _measure(
         forward_ms = _timed(forward, device, warmup, repeats)
         forward_backward_ms = _timed(forward_backward, device, warmup, repeats)
     except torch.OutOfMemoryError:
-        return SmootherBenchRow(d_model, length, scope, path, None, None, traffic, "OOM")
-    return SmootherBenchRow(d_model, length, scope, path, forward_ms, forward_backward_ms, traffic)
+        return SmootherBenchRow(d_model, length, scope, path, mode, None, None, traffic, "OOM")
+    return SmootherBenchRow(d_model, length, scope, path, mode, forward_ms, forward_backward_ms, traffic)
 
 
 @dataclass
@@ -221,9 +229,15 @@ class SmootherBenchSettings:
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
     warmup: int = setting(3, "untimed calls before timing", minimum=0)
     repeats: int = setting(10, "timed calls (median shown)", minimum=1)
+    modes: Sequence[str] = setting(["eager"], "eager, compiled (the whole module under torch.compile; "
+                                   "at least one warm-up call compiles it)", parse=parse_names)
 
     def __post_init__(self) -> None:
         check_fields(self, "bench smoother setting")
+        for mode in self.modes:
+            check_choice("mode", mode, MODES)
+        if "compiled" in self.modes and self.warmup < 1:
+            raise ConfigError("--modes compiled needs --warmup of at least 1 (the call that compiles)")
         if min(self.lengths) < 2:
             raise ConfigError(f"lengths must be >= 2, got {list(self.lengths)}")
         if any(d % self.fold for d in self.d_model):
@@ -247,16 +261,16 @@ def run_smoother_bench(
     rows = []
     for d_model in settings.d_model:
         for length in settings.lengths:
-            for scope in SCOPES:
-                for path in paths:
-                    if progress is not None:
-                        progress(f"d_model {d_model}, length {length}: {scope} on the {path} path")
-                    with _kernels_switch(path):
-                        shape = (batch, length, d_model)
-                        rows.append(_measure(scope, path, shape, fold, dtype, device, settings.warmup,
-                                             settings.repeats))
-                    if device.type == "cuda":
-                        torch.cuda.empty_cache()
+            # the Fourier part eagerly; the whole module in every asked mode
+            runs = [("fourier", "eager"), *(("smoother", mode) for mode in settings.modes)]
+            for (scope, mode), path in itertools.product(runs, paths):
+                if progress is not None:
+                    progress(f"d_model {d_model}, length {length}: {scope} on the {path} path, {mode}")
+                with _kernels_switch(path):
+                    rows.append(_measure(scope, path, mode, (batch, length, d_model), fold, dtype, device,
+                                         settings.warmup, settings.repeats))  # fmt: skip
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
     peak, source = peak_bandwidth_gbs(device)
     return SmootherBench(rows, batch, fold, dtype, machine_name(device), peak, source, status)
 
@@ -268,21 +282,21 @@ def _gbs(traffic: int | None, milliseconds: float | None) -> float | None:
 
 
 def smoother_bench_table(bench: SmootherBench) -> Table:
-    """One row per measurement; the kernel rows carry their fwd+bwd speedup over the PyTorch path."""
+    """One row per measurement; all but the eager PyTorch rows carry their fwd+bwd speedup over that row."""
     peak = "unknown" if bench.peak_gbs is None else f"{bench.peak_gbs:.0f} GB/s"
     table = Table(
         title=f"Smoother, batch {bench.batch}, fold {bench.fold}, {str(bench.dtype).removeprefix('torch.')}, "
         f"{bench.device_name}; peak bandwidth {peak} ({bench.peak_source})",
         caption=f"kernel path: {bench.kernel_status}. GB/s: fewest bytes of the Fourier part / time.",
     )
-    headers = ("d_model", "length", "scope", "path", "fwd ms", "fwd+bwd ms", "speedup", "fwd GB/s",
+    headers = ("d_model", "length", "scope", "path", "mode", "fwd ms", "fwd+bwd ms", "speedup", "fwd GB/s",
                "fwd+bwd GB/s", "% of peak", "note")
     for header in headers:
-        table.add_column(header, justify="left" if header in ("scope", "path", "note") else "right")
+        table.add_column(header, justify="left" if header in ("scope", "path", "mode", "note") else "right")
     torch_times = {
         (row.d_model, row.length, row.scope): row.forward_backward_ms
         for row in bench.rows
-        if row.path == "torch"
+        if row.path == "torch" and row.mode == "eager"
     }
 
     def number(value: float | None, digits: int) -> str:
@@ -291,13 +305,13 @@ def smoother_bench_table(bench: SmootherBench) -> Table:
     for row in bench.rows:
         speedup = None
         baseline = torch_times.get((row.d_model, row.length, row.scope))
-        if row.path == "kernels" and baseline and row.forward_backward_ms:
+        if (row.path, row.mode) != ("torch", "eager") and baseline and row.forward_backward_ms:
             speedup = baseline / row.forward_backward_ms
         forward_gbs = _gbs(row.traffic_bytes and row.traffic_bytes[0], row.forward_ms)
         total_gbs = _gbs(row.traffic_bytes and row.traffic_bytes[1], row.forward_backward_ms)
         share = None if total_gbs is None or bench.peak_gbs is None else 100 * total_gbs / bench.peak_gbs
         table.add_row(
-            str(row.d_model), str(row.length), row.scope, row.path, number(row.forward_ms, 3),
+            str(row.d_model), str(row.length), row.scope, row.path, row.mode, number(row.forward_ms, 3),
             number(row.forward_backward_ms, 3), "-" if speedup is None else f"{speedup:.2f}x",
             number(forward_gbs, 1), number(total_gbs, 1), number(share, 1), row.note,
         )
