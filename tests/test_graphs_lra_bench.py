@@ -1,7 +1,9 @@
 """CUDA graphs beyond forecasters: the LRA classifier's training step (numerics against eager on a GPU, the
-run's record) and the graphed rows of `bench scaling` and `bench attention`."""
+run's record) and the graphed and compiled rows of `bench scaling` and `bench attention`."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 import torch
@@ -14,6 +16,7 @@ from forecaster.bench.attention import (
     run_attention_bench,
 )
 from forecaster.bench.scaling import ScalingSettings, run_scaling, scaling_table
+from forecaster.bench.timing import compiled_if_asked
 from forecaster.cli import main
 from forecaster.lra.training import LRAModule, LRASettings, train_lra
 from forecaster.models.lra import LRAClassifier, LRAConfig
@@ -37,6 +40,18 @@ def test_graphs_are_refused_on_the_cpu_in_one_line(capsys, tmp_path):
     code = main(["bench", "scaling", "--lengths", "64", "--device", "cpu", "--modes", "eager,graphed"])
     assert code != 0
     assert "mode graphed replays CUDA graphs and needs a CUDA device, not cpu" in capsys.readouterr().err
+
+
+def test_compiled_mode_times_the_classifier_under_torch_compile(capsys):
+    model = torch.nn.Linear(2, 2)
+    assert compiled_if_asked(model, "compiled") is not model and compiled_if_asked(model, "graphed") is model
+    argv = ["bench", "attention", "--models", "skeleton", "--lengths", "32", "--batch", "2", "--steps", "1",
+            "--d-model", "16", "--n-layers", "1", "--device", "cpu"]  # fmt: skip
+    assert main([*argv, "--modes", "eager,compiled"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "skeleton" in line]
+    assert len(rows) == 2 and "skeleton (compiled)" in rows[1] and re.search(r"\d+\.\d\d", rows[1])
+    assert main([*argv, "--modes", "compiled-graphed"]) != 0
+    assert "mode compiled-graphed replays CUDA graphs and needs a CUDA device" in capsys.readouterr().err
 
 
 def test_tables_show_each_mode_against_the_reference_in_the_same_mode():

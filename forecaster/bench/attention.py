@@ -18,7 +18,15 @@ from dataclasses import dataclass
 import torch
 from rich.table import Table
 
-from forecaster.bench.timing import bench_modes, default_memory_budget, estimate_peak_bytes, time_step
+from forecaster.bench.timing import (
+    MODES_HELP,
+    bench_modes,
+    compiled_if_asked,
+    default_memory_budget,
+    estimate_peak_bytes,
+    is_graphed,
+    time_step,
+)
 from forecaster.checks import check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
 from forecaster.models.lra import LRAClassifier, LRAConfig
@@ -50,8 +58,7 @@ class AttentionBenchSettings:
     n_heads: int = setting(2, "heads", minimum=1)
     steps: int = setting(5, "timed steps per cell (median)", minimum=1)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
-    modes: Sequence[str] | None = setting(None, "eager, graphed (replayed from a CUDA graph); default: both "
-                                          "on CUDA, eager on CPU", parse=parse_names)
+    modes: Sequence[str] | None = setting(None, MODES_HELP, parse=parse_names)
     memory_budget: int | None = setting(None, "skip cells estimated above this many bytes", minimum=1,
                                         cli=False)
 
@@ -108,10 +115,12 @@ def _training_step(
     tokens = torch.randint(1, TEXT_VOCAB, (batch, length), generator=generator).to(device)
     labels = torch.randint(0, 2, (batch,), generator=generator).to(device)
 
-    def loss(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.cross_entropy(model(inputs), targets)
+    forward = compiled_if_asked(model, mode)
 
-    graphed = GraphedStep(loss, list(model.parameters()), None) if mode == "graphed" else None
+    def loss(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(forward(inputs), targets)
+
+    graphed = GraphedStep(loss, list(model.parameters()), None) if is_graphed(mode) else None
 
     def step() -> None:
         if graphed is not None:

@@ -16,7 +16,7 @@ import torch
 from rich.table import Table
 from torch import nn
 
-from forecaster.bench.timing import bench_modes, default_memory_budget, estimate_peak_bytes, time_step
+from forecaster.bench import timing
 from forecaster.checks import check_choice, check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device
 from forecaster.training.graphs import GraphedStep
@@ -71,8 +71,7 @@ class ScalingSettings:
     softmax_kernels: Sequence[str] = setting(list(SOFTMAX_KERNELS), "softmax kernels to compare: sdpa, math",
                                              parse=parse_names)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
-    modes: Sequence[str] | None = setting(None, "eager, graphed (replayed from a CUDA graph); default: both "
-                                          "on CUDA, eager on CPU", parse=parse_names)
+    modes: Sequence[str] | None = setting(None, timing.MODES_HELP, parse=parse_names)
     max_memory_gb: float | None = setting(None, "skip runs estimated above this many GiB (default: half of "
                                           "the free memory)", above=0)
 
@@ -94,7 +93,7 @@ def run_scaling(
     estimated peak exceeds the budget (default: half the free memory) are reported as OOM-skip.
     """
     device = default_device(settings.device)
-    budget = (default_memory_budget(device) if settings.max_memory_gb is None
+    budget = (timing.default_memory_budget(device) if settings.max_memory_gb is None
               else int(settings.max_memory_gb * 2**30))
     batch, d_model, n_heads, repeats, warmup = (
         settings.batch, settings.d_model, settings.heads, settings.repeats, settings.warmup
@@ -105,10 +104,11 @@ def run_scaling(
     results = []
     for length in lengths:
         for name, kernel in layers:
-            for mode in bench_modes(settings.modes, device):
+            for mode in timing.bench_modes(settings.modes, device):
                 if progress is not None:
                     progress(f"length {length}: {name}, {mode}")
-                estimate = estimate_peak_bytes(batch, length, d_model, n_heads, 4, quadratic=kernel == "math")
+                estimate = timing.estimate_peak_bytes(batch, length, d_model, n_heads, 4,
+                                                      quadratic=kernel == "math")
                 if estimate > budget:
                     note = f"OOM-skip: estimated {_size(estimate)} > budget {_size(budget)}"
                     results.append(ScalingResult(length, name, None, None, note, mode))
@@ -126,9 +126,9 @@ def _measure(
 ) -> ScalingResult:
     """One layer's forward+backward step, with the gradient of its input as well as its parameters."""
     x = torch.randn(*shape, device=device, requires_grad=True)
-    graphed = None
-    if mode == "graphed":
-        graphed = GraphedStep(lambda inputs: module(inputs).sum(), list(module.parameters()), None)
+    graphed, forward = None, timing.compiled_if_asked(module, mode)
+    if timing.is_graphed(mode):
+        graphed = GraphedStep(lambda inputs: forward(inputs).sum(), list(module.parameters()), None)
 
     def release_gradients() -> None:  # so the profiled step starts from parameters, input and nothing else
         module.zero_grad(set_to_none=True)
@@ -139,11 +139,11 @@ def _measure(
             graphed(x)
             return
         release_gradients()
-        module(x).sum().backward()
+        forward(x).sum().backward()
 
     try:
-        timing = time_step(step, device, repeats, warmup=warmup, graphed=graphed is not None,
-                           before_peak=release_gradients)  # fmt: skip
+        measured = timing.time_step(step, device, repeats, warmup=warmup, graphed=graphed is not None,
+                                    before_peak=release_gradients)  # fmt: skip
     except torch.OutOfMemoryError:
         return ScalingResult(shape[1], name, None, None, "OOM", mode)
     finally:
@@ -152,7 +152,7 @@ def _measure(
         if device.type == "cuda":
             torch.cuda.empty_cache()
     note = "" if graphed is None else graphed.fallback_note
-    return ScalingResult(shape[1], name, timing.seconds, timing.peak_bytes, note, mode, timing.gpu_busy)
+    return ScalingResult(shape[1], name, measured.seconds, measured.peak_bytes, note, mode, measured.gpu_busy)
 
 
 def scaling_table(results: Sequence[ScalingResult], title: str, caption: str | None = None) -> Table:

@@ -25,7 +25,12 @@ from forecaster.checks import check_choice
 from forecaster.errors import ConfigError
 from forecaster.training.graphs import WARMUP_STEPS
 
-MODES = ("eager", "graphed")  # how a speed table runs a step: from Python, or replayed from a CUDA graph
+# How a speed table runs a step: from Python, replayed from a CUDA graph, and either with the model under
+# torch.compile (its generated kernels fuse the elementwise work; compiled during the warm-up steps).
+MODES = ("eager", "graphed", "compiled", "compiled-graphed")
+DEFAULT_MODES = ("eager", "graphed")  # on CUDA; CPU: eager. Compiling is asked for: it takes minutes.
+MODES_HELP = ("eager, graphed (replayed from a CUDA graph), compiled, compiled-graphed (under "
+              "torch.compile); default: eager and graphed on CUDA, eager on CPU")
 
 _LAUNCH_CALLS = ("LaunchKernel", "GraphLaunch")  # host API calls that put work on the GPU
 # Rough activation footprint of one forward+backward step, in units of batch * length * d_model elements.
@@ -134,15 +139,25 @@ def estimate_peak_bytes(
 
 
 def bench_modes(modes: Sequence[str] | None, device: torch.device) -> list[str]:
-    """The modes a speed table measures: eager steps, and steps replayed from a CUDA graph
-    (forecaster.training.graphs) where the device is CUDA; the default is every mode the device has."""
+    """The modes a speed table measures (MODES); by default eager steps, and steps replayed from a CUDA
+    graph (forecaster.training.graphs) where the device is CUDA."""
     if modes is None:
-        return list(MODES) if device.type == "cuda" else ["eager"]
+        return list(DEFAULT_MODES) if device.type == "cuda" else ["eager"]
     for mode in modes:
         check_choice("mode", mode, MODES)
-    if "graphed" in modes and device.type != "cuda":
-        raise ConfigError(f"mode graphed replays CUDA graphs and needs a CUDA device, not {device}")
+        if is_graphed(mode) and device.type != "cuda":
+            raise ConfigError(f"mode {mode} replays CUDA graphs and needs a CUDA device, not {device}")
     return list(modes)
+
+
+def is_graphed(mode: str) -> bool:
+    """Whether a MODES entry replays its step from a CUDA graph."""
+    return mode.endswith("graphed")
+
+
+def compiled_if_asked(model: Callable, mode: str) -> Callable:
+    """The model under torch.compile for the compiled MODES, else the model itself."""
+    return torch.compile(model, dynamic=False) if mode.startswith("compiled") else model
 
 
 def default_memory_budget(device: torch.device) -> int:
