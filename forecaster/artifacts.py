@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,45 @@ def work_dir_for(out: str | Path) -> Path:
     return out.with_name(f".{out.name}.work")
 
 
-def check_out_dir(out: str | Path, overwrite: bool) -> None:
-    """Refuse an existing bundle path before any work is done (unless `overwrite`)."""
-    if Path(out).exists() and not overwrite:
+def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -> None:
+    """Refuse, before any work is done, an output folder that cannot be written or must not be replaced: a
+    path without a folder name of its own ('.', '..', '/'), a file, an existing folder without `overwrite`,
+    and with it a non-empty folder without `marker`: --overwrite replaces forecaster's output only."""
+    out = Path(out)
+    if out.name in ("", ".."):
+        raise BundleError(f"--out {out} names no folder of its own; give one, e.g. {out / 'model'}")
+    if out.exists() and not out.is_dir():
+        raise BundleError(f"--out {out} is a file; expected a folder to write to")
+    if out.exists() and not overwrite:
         raise BundleError(f"bundle directory {out} already exists; use --overwrite to replace it")
+    if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():
+        raise BundleError(f"--out {out} is a folder forecaster did not write (no {marker} in it); "
+                          "--overwrite replaces only forecaster's own output: choose another folder")
+
+
+def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
+    """Let `write` fill a sibling temp file, then rename it over `path`: a kill or a full disk never leaves
+    half a file. A device or a pipe (/dev/stdout) is written in place: renaming over it would replace it.
+    A failed write names `path` (the writers' own errors often name no file)."""
+    in_place = path.exists() and not path.is_file()
+    staged = path if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(staged)
+        if not in_place:
+            os.replace(staged, path)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+    finally:
+        if not in_place:
+            staged.unlink(missing_ok=True)
+    return path
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(staged)
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
+    return path
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -72,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as error:  # a file the command reads or writes: a full disk, a permission, ...
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"forecaster: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

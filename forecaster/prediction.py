@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import Bundle, DataConfig
+from forecaster.artifacts import Bundle, DataConfig, write_atomically
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
@@ -382,6 +382,21 @@ def _forecast(
     return pd.DataFrame(columns, index=index)
 
 
+def plot_path(path: str | Path) -> Path:
+    """Where a plot is written: `path` in a format matplotlib writes (by its suffix), `.png` added to a name
+    without one; ConfigError for another suffix, before any work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = Path(path)
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if not path.suffix:
+        return path.with_name(f"{path.name}.png")
+    if path.suffix[1:].lower() not in formats:
+        raise ConfigError(f"plot {path}: '{path.suffix}' is not an image format; expected one of "
+                          f"{', '.join(f'.{name}' for name in sorted(formats))}")
+    return path
+
+
 def plot_forecast(
     series: TimeSeries, forecast: pd.DataFrame, path: str | Path, history_rows: int, columns: Sequence[str]
 ) -> Path:
@@ -413,7 +428,7 @@ def plot_forecast(
         axis.set_ylabel(column)
     axes[0].legend(loc="best")
     axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
-    path = Path(path)
+    path = plot_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
+    write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=path.suffix[1:].lower()))
     return path

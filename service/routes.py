@@ -6,6 +6,7 @@ import asyncio
 import csv
 import io
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Annotated, Any, TypeVar
@@ -71,6 +72,11 @@ def _json_module_loads(body: bytes) -> Any:
     except RecursionError:
         raise ApiError(400, "JSON nested too deeply; expected a forecast request (see /docs)",
                        field="body") from None  # fmt: skip
+    except json.JSONDecodeError:
+        raise  # invalid JSON: FastAPI answers it, naming the position
+    except ValueError:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise ApiError(400, f"a number of more than {sys.get_int_max_str_digits()} digits; expected "
+                       "numbers a float can hold", field="body") from None  # fmt: skip
 
 
 class OrjsonRoute(APIRoute):
@@ -99,6 +105,15 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+async def no_query_parameters(request: Request) -> None:
+    """The JSON route reads everything from its body: a `?horizon=` meant for the CSV route would otherwise be
+    ignored without a word."""
+    if request.query_params:
+        name = next(iter(request.query_params.keys()))[:100]
+        raise ApiError(422, f"unexpected query parameter {name!r}; this route reads horizon, level and the "
+                       "history from its JSON body (query parameters are for /forecast.csv)", field="query")
+
+
 def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     """A dependency answering 415 unless the request's Content-Type is one of `expected` (async: FastAPI
     would run a plain function in a worker thread, a thread hop per request)."""
@@ -113,14 +128,15 @@ def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     return check
 
 
-@router.get("/health/live", response_model=Liveness, tags=["health"])
+@router.api_route("/health/live", methods=["GET", "HEAD"], response_model=Liveness, tags=["health"])
 async def live() -> Liveness:
     """The process answers HTTP."""
     return Liveness()
 
 
-@router.get(
+@router.api_route(
     "/health/ready",
+    methods=["GET", "HEAD"],  # load balancers probe with HEAD too
     response_model=Readiness,
     tags=["health"],
     responses={503: {"model": Readiness, "description": "Not ready: no model loaded (yet)."}},
@@ -195,7 +211,7 @@ async def forecast_histories(
     response_model=ForecastResponse | BatchForecastResponse | RecordsResponse,
     tags=["forecast"],
     responses=_ERRORS,
-    dependencies=[Depends(require_media_type("application/json"))],
+    dependencies=[Depends(require_media_type("application/json")), Depends(no_query_parameters)],
 )
 async def forecast(
     name: str,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -345,3 +348,28 @@ def test_a_classifier_bundle_is_refused_where_a_forecaster_is_expected(tmp_path)
     with pytest.raises(BundleError, match="holds a lra_classifier model .* expected a 'forecast' model"):
         load_bundle(path)
     assert load_bundle(path, task="classify").data is None
+
+
+def test_a_failed_write_keeps_the_previous_file_leaves_no_temp_and_names_the_path(tmp_path):
+    target = tmp_path / "forecast.csv"
+    target.write_text("previous\n")
+
+    def half_then_full(staged: Path) -> None:
+        staged.write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk fails a writer
+
+    with pytest.raises(OSError, match="No space left on device") as failure:
+        artifacts.write_atomically(target, half_then_full)
+    assert failure.value.filename == str(target)
+    assert target.read_text() == "previous\n" and os.listdir(tmp_path) == ["forecast.csv"]
+
+
+def test_a_pipe_is_written_in_place_not_renamed_over(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    artifacts.write_atomically(fifo, lambda path: path.write_text("a,b\n"))
+    reader.join(timeout=10)
+    assert received == [b"a,b\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shlex
@@ -127,6 +128,14 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
         ),
         (["evaluate", "--model", "{root}/nothing", "--dataset", "ETTh1"], "no model bundle at"),
         (
+            ["evaluate", "--model", "{bundle}", "--csv", "{halfhourly}"],
+            "halfhourly.csv: rows at frequency '30min'; model 'plant' was trained on 'h' rows",
+        ),
+        (
+            ["calibrate", "--model", "{bundle}", "--csv", "{halfhourly}", "--on", "all"],
+            "rows at frequency '30min'",
+        ),
+        (
             ["predict", "--model", "{bundle}", "--csv", "{halfhourly}"],
             "halfhourly.csv: line 3: 2016-07-01 00:30:00 does not follow the model's frequency 'h'",
         ),
@@ -139,6 +148,17 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
             ["train", "--csv", "{short}", "--horizon", "12", "--out", "{bundle}"],
             "already exists; use --overwrite",
         ),
+        (
+            ["train", "--csv", "{short}", "--horizon", "4", "--out", "{root}", "--overwrite"],
+            "is a folder forecaster did not write (no config.json in it)",
+        ),
+        (["train", "--csv", "{short}", "--horizon", "4", "--out", "{short}"], "short.csv is a file; expect"),
+        (["predict", "--model", "{bundle}", "--csv", "{short}", "--output", "{root}"], "is a folder; expect"),
+        (
+            ["predict", "--model", "{bundle}", "--csv", "{short}", "--plot", "{root}/plot.txtz"],
+            "'.txtz' is not an image format; expected one of ",
+        ),
+        (["train", "--csv", "{short}", "--horizon", "4", "--out", ".", "--overwrite"], "names no folder"),
         (["predict", "--model", "{bundle}", "--csv", "{short}", "--level", "80,100"], "<= 99, got 100"),
         (
             ["train", "--csv", "{short}", "--date-col", "Messzeit", "--horizon", "4", "--levels", "80",
@@ -159,6 +179,21 @@ def test_bad_input_prints_one_line_and_exits_2(argv, message, bundle_dir, bad_fi
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("forecaster") and message in lines[0]
+
+
+def test_a_full_disk_under_predict_output_is_one_line_and_leaves_no_file(
+    bundle_dir, plant_csv, tmp_path, capsys, monkeypatch
+):
+    def full_disk(frame, path, **options):
+        Path(path).write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full_disk)
+    out = tmp_path / "forecast.csv"
+    argv = ["predict", "--model", bundle_dir, "--csv", plant_csv, "--output", str(out)]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 1 and err.strip() == f"forecaster: error: {out}: No space left on device"
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_quantile_head_is_trained_calibrated_and_scored_beside_its_raw_intervals(
@@ -304,6 +339,9 @@ def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
     assert quiet.returncode == 0, quiet.stderr[-3000:]
     chatter = ("GPU available", "TPU available", "Tip:", "LeafSpec", "Warning", "Trainable params")
     assert not [word for word in chatter if word in quiet.stdout + quiet.stderr], quiet.stderr[-2000:]
+    evaluate = ["evaluate", "--model", str(tmp_path / "quiet"), "--csv", str(plant_csv)]
+    scored = subprocess.run([str(FORECASTER), *evaluate], capture_output=True, text=True, env=env)
+    assert scored.returncode == 0 and scored.stderr == "" and scored.stdout.startswith("model quiet")
     argv = [*argv[:-1], str(tmp_path / "verbose"), "--verbose"]
     verbose = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "GPU available" in verbose.stdout + verbose.stderr
@@ -328,6 +366,24 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
     assert code == 0, err
     forecast = pd.read_csv(forecast_csv)
     assert forecast["year"].astype(str).str[:4].tolist() == [str(year) for year in range(2024, 2030)]
+
+
+def test_too_few_rows_for_a_two_step_input_is_one_line_and_auto_keeps_what_fits(tmp_path, capsys):
+    """25 yearly rows, horizon 8: holdout leaves 9 train rows, so an input of 1 step, which S3Attention
+    (input >= 2) cannot read; --model auto chooses among the candidates that can."""
+    csv = tmp_path / "yearly.csv"
+    frame = pd.DataFrame({"year": np.arange(1999, 2024), "value": np.linspace(10, 30, 25).round(2)})
+    frame.to_csv(csv, index=False)
+    argv = ["train", "--csv", csv, "--horizon", 8, *TINY, "--max-epochs", 1, "--no-progress"]
+    code, _, err = run_cli([*argv, "--out", tmp_path / "s3"], capsys)
+    assert code == 2 and err.strip() == (
+        f"forecaster: error: {csv}: 25 rows leave s3attention an input of 1 step(s) before the validation "
+        "and test horizons of 8; it needs at least 2: expected more rows or a shorter --horizon (--model "
+        "naive forecasts from 1 step)")
+    code, printed, err = run_cli([*argv, "--model", "auto", "--out", tmp_path / "auto"], capsys)
+    assert code == 0, err
+    assert "s3attention" not in printed.split("chose ")[1].splitlines()[0]  # not among the candidates
+    assert load_bundle(tmp_path / "auto").data.input_size == 1
 
 
 def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv, tmp_path):

@@ -368,6 +368,8 @@ BAD_JSON = [
     ("not utf-8", {"content": b'{"values": {"\xff": [1]}}', "headers": {"content-type": "application/json"}},
      400, "body", "byte 0xff at offset 13 is not UTF-8"),
     ("nested too deeply", _raw("[" * 20_000 + "]" * 20_000), 400, "body", "nested too deeply"),
+    ("number of 5,000 digits", _raw('{"values": {"OT": [1' + "0" * 5000 + "]}}"), 400, "body",
+     "a number of more than 4300 digits"),
     ("compressed body", {"content": gzip.compress(_BODY_TEXT.encode()),
                          "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
      415, "content-encoding", "uncompressed body, got 'gzip'"),
@@ -387,6 +389,16 @@ def test_bad_json_requests_answer_4xx_naming_the_field(
 ) -> None:
     response = client.post("/v1/models/hourly/forecast", **request_options)
     assert_error(response, status, field, needle)
+
+
+def test_a_query_parameter_on_the_json_route_is_refused_not_ignored(client: Client) -> None:
+    response = client.post("/v1/models/hourly/forecast?horizon=2", json=body_of(history()))
+    assert_error(response, 422, "query", "unexpected query parameter 'horizon'", "JSON body")
+
+
+def test_health_answers_head_as_load_balancers_probe(client: Client) -> None:
+    for path in ("/health/live", "/health/ready"):  # (uvicorn drops the body of a HEAD answer)
+        assert client.request("HEAD", path).status_code == 200
 
 
 def test_timestamps_refused_for_a_model_trained_without_dates(client: Client) -> None:

@@ -126,6 +126,9 @@ def test_service_never_imports_lightning_or_training(tmp_path: Path) -> None:
 def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["serve", "--models", str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err
+    for port in ("70000", "0", "-1"):  # uvicorn would bind another port (70000 -> 4464) or fail cryptically
+        assert main(["serve", "--models", str(tmp_path), "--port", port]) == 2
+        assert f"--port must be an integer >= 1 and <= 65535, got {int(port)}" in capsys.readouterr().err
     remote = ["bench", "serve", "--models", str(tmp_path), "--model", "x", "--url", "http://10.1.2.3:8000"]
     assert main(remote) == 2
     assert "loopback" in capsys.readouterr().err

@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from forecaster.artifacts import write_atomically
 from forecaster.errors import DataError
 
 RESULT_COLUMNS = (
@@ -94,15 +95,3 @@ def append_result(path: Path, row: dict[str, Any], columns: Sequence[str] = RESU
                          for column in columns})
         handle.flush()
         os.fsync(handle.fileno())
-
-
-
-def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
-    """Let `write` fill a sibling temp file, then rename it over `path`: a kill never leaves half a report."""
-    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(staged)
-        os.replace(staged, path)
-    finally:
-        staged.unlink(missing_ok=True)
-    return path

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from forecaster.artifacts import write_atomically
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, sources
 from forecaster.benchmark.lineup import product_spec
-from forecaster.benchmark.record import read_results, write_atomically
+from forecaster.benchmark.record import read_results
 from forecaster.benchmark.runners import bundle_dir, interval_fields
 
 # What a refinished bundle keeps from training; everything else in its metrics is computed again.

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from forecaster.artifacts import write_atomically
 from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
 from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, OWN_MODEL, TUNED, TUNED_TRIALS, product_spec
-from forecaster.benchmark.record import write_atomically
 
 SUMMARY_FILE = "summary.md"
 PLOT_FILE = "mse_by_horizon.png"

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from forecaster.artifacts import write_atomically
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, sources
 from forecaster.benchmark.lineup import MADE, candidates
-from forecaster.benchmark.record import RESULTS_FILE, write_atomically
+from forecaster.benchmark.record import RESULTS_FILE
 from forecaster.benchmark.runners import bundle_dir
 
 

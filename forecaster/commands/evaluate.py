@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from forecaster.commands.common import (
     add_source_arguments,
@@ -45,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     bundle = load_bundle(args.model)
     series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
     metrics = evaluate_bundle(
-        bundle, series, levels=args.level, accelerator=args.accelerator, progress_bar=not args.json
-    )
+        bundle, series, levels=args.level, accelerator=args.accelerator,
+        progress_bar=not args.json and sys.stderr.isatty(),  # as train: a bar for a person at a terminal
+    )  # fmt: skip
     if args.json:
         print(json.dumps(metrics))
     else:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from forecaster.commands.common import add_csv_arguments, csv_options, level_list
+from forecaster.errors import ConfigError
 
 HELP = "forecast the horizon after the last row of a CSV file"
 DESCRIPTION = (
@@ -43,22 +45,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
-    from forecaster.prediction import forecast, plot_forecast, read_future, read_history, shaped
+    from forecaster.artifacts import write_atomically
+    from forecaster.prediction import forecast, plot_forecast, plot_path, read_future, read_history, shaped
 
+    output = None if args.output is None else checked_output(args.output, "--output")
+    plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
     future = read_future(bundle, args.future_csv) if args.future_csv else None
     wide = forecast(bundle, series, horizon=args.horizon, levels=args.level, future=future)
     table = shaped(bundle, wide)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.output, index=table is wide)
-        print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {args.output}")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(output, lambda staged: table.to_csv(staged, index=table is wide))
+        print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {output}")
     else:
         print(table.to_string(index=table is wide, float_format=lambda value: f"{value:.6g}"))
-    if args.plot:
+    if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
-        path = plot_forecast(series, wide, args.plot, history_rows, bundle.data.columns)
-        print(f"plot written to {path}")
+        print(f"plot written to {plot_forecast(series, wide, plot, history_rows, bundle.data.columns)}")
     return 0
+
+
+def checked_output(path: str, flag: str) -> Path:
+    """A file path to write, refused before any work where it names a folder."""
+    if Path(path).is_dir() or path.endswith(("/", os.sep)):
+        raise ConfigError(f"{flag} {path} is a folder; expected a file name")
+    return Path(path)

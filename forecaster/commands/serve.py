@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from service.server import open_file_limit, uvicorn_options
 
     check_int("--workers", args.workers, minimum=1)
+    check_int("--port", args.port, minimum=1, maximum=65535)
     fields = given(args, ServiceSettings)
     fields.setdefault("torch_threads", default_torch_threads(args.workers))
     try:

@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.benchmark.record import append_result, read_rows, repair_tail, write_atomically
+from forecaster.artifacts import write_atomically
+from forecaster.benchmark.record import append_result, read_rows, repair_tail
 from forecaster.checks import parse_names, setting
 from forecaster.errors import ConfigError, DataError
 from forecaster.lra.presets import get_preset

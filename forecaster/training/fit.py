@@ -131,6 +131,12 @@ def _fields(model_name: str) -> set[str]:
     return {field.name for field in dataclasses.fields(MODELS.get(model_name).config_class)}
 
 
+def _smallest_input(model_name: str) -> int:
+    """The shortest input a model's config accepts (S3Attention: 2), 1 where it states none."""
+    fields = {field.name: field for field in dataclasses.fields(MODELS.get(model_name).config_class)}
+    return int(fields["input_size"].metadata.get("minimum") or 1) if "input_size" in fields else 1
+
+
 def split_for(series: TimeSeries, settings: TrainSettings) -> str:
     """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`)."""
     return settings.split or default_split(len(series), settings.horizon)
@@ -170,6 +176,15 @@ def _candidate(
         options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
     preset_size = training_preset.get("input_size")
     input_size = settings.input_size or preset_size or default_input_size(series, settings)
+    smallest = _smallest_input(model_name)
+    if input_size < smallest:  # a short file: the rows before the validation and test horizons are too few
+        if settings.model_name == AUTO:
+            return None
+        raise DataError(
+            f"{series.source}: {len(series)} rows leave {model_name} an input of {input_size} step(s) before "
+            f"the validation and test horizons of {settings.horizon}; it needs at least {smallest}: expected "
+            "more rows or a shorter --horizon (--model naive forecasts from 1 step)"
+        )
     if "season" in fields and "season" not in options:
         season = season_length(series.freq)
         if season is None or season > input_size:

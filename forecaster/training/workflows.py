@@ -23,7 +23,7 @@ from torch import nn
 import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
 from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
-from forecaster.data import Scaler, TimeSeries, WindowDataset, load_dataset, read_csv
+from forecaster.data import Scaler, TimeSeries, WindowDataset, check_frequency, load_dataset, read_csv
 from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import BundleError, ConfigError, DataError
@@ -88,7 +88,7 @@ def evaluate_bundle(
 ) -> dict[str, Any]:
     """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's; with
     `levels`, also its intervals' coverage, width and interval score per level (under "intervals")."""
-    _check_columns(bundle, series)
+    _check_series(bundle, series)
     if levels and bundle.calibration is None:
         raise BundleError(uncalibrated(bundle.name))
     checked = bundle.calibration.check(levels) if levels else []
@@ -101,11 +101,19 @@ def evaluate_bundle(
     return metrics
 
 
-def _check_columns(bundle: Bundle, series: TimeSeries) -> None:
+def _check_series(bundle: Bundle, series: TimeSeries) -> None:
+    """The bundle's columns and, where both are known, its frequency: scores on hourly rows of a
+    15-minute model would be computed and mean nothing (prediction refuses them too)."""
     if series.columns != bundle.data.columns:
         raise DataError(
             f"{series.source}: columns {', '.join(map(repr, series.columns))} differ from the columns model "
             f"{bundle.name!r} was trained on ({', '.join(map(repr, bundle.data.columns))})"
+        )
+    trained = bundle.data.freq
+    if trained and series.freq and check_frequency(series.freq) != check_frequency(trained):
+        raise DataError(
+            f"{series.source}: rows at frequency {series.freq!r}; model {bundle.name!r} was trained on "
+            f"{trained!r} rows"
         )
 
 
@@ -122,7 +130,7 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     """New interval margins for a bundle from `series`: its validation split under the bundle's split
     (what training does), or every window of `series` (`on="all"`: recent rows, to recalibrate after the
     data moved)."""
-    _check_columns(bundle, series)
+    _check_series(bundle, series)
     method = bundle.calibration.method if bundle.calibration else "conformal"
     data = bundle.data
     if on == "validation":

@@ -180,7 +180,7 @@ def tune_forecaster(
     out = Path(out)
     if out.parent.is_dir():
         sweep_stale(out)  # what a killed search left
-    check_out_dir(out, base.overwrite)
+    check_out_dir(out, base.overwrite, marker=KEPT_FILE)
     if base.model_name == "auto" or base.preset == "auto":
         raise ConfigError(
             "tune searches one model's settings; give --model NAME (not auto) and a named --preset"
