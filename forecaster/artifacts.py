@@ -74,13 +74,13 @@ def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -
     and with it a non-empty folder without `marker`: --overwrite replaces forecaster's output only."""
     out = Path(out)
     if out.name in ("", ".."):
-        raise BundleError(f"--out {out} names no folder of its own; give one, e.g. {out / 'model'}")
+        raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
     if out.exists() and not out.is_dir():
-        raise BundleError(f"--out {out} is a file; expected a folder to write to")
+        raise BundleError(f"output {out} is a file; expected a folder to write to")
     if out.exists() and not overwrite:
-        raise BundleError(f"bundle directory {out} already exists; use --overwrite to replace it")
+        raise BundleError(f"output {out} already exists; use --overwrite (overwrite=True) to replace it")
     if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():
-        raise BundleError(f"--out {out} is a folder forecaster did not write (no {marker} in it); "
+        raise BundleError(f"output {out} is a folder forecaster did not write (no {marker} in it); "
                           "--overwrite replaces only forecaster's own output: choose another folder")
 
 
@@ -173,12 +173,7 @@ def save_bundle(
     target = Path(out_dir)
     if target.parent.is_dir():
         sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
-    if target.exists() and not target.is_dir():
-        raise BundleError(f"bundle path {target} exists and is not a directory")
-    if target.exists() and not overwrite:
-        raise BundleError(
-            f"bundle directory {target} already exists; use --overwrite (overwrite=True) to replace it"
-        )
+    check_out_dir(target, overwrite)
     from forecaster.models.assembly import naive_weights, stored
 
     weights = naive_weights(model)

@@ -142,6 +142,18 @@ def test_overwrite_replaces_the_bundle_and_leaves_nothing_else(tiny, tmp_path):
     assert torch.equal(reloaded["order"], other.order)
 
 
+def test_overwrite_never_empties_a_folder_forecaster_did_not_write(tiny, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(BundleError, match=r"is a folder forecaster did not write \(no config.json in it\)"):
+        save(tiny, folder, overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"] and os.listdir(folder) == ["notes.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert load_bundle(save(tiny, empty, overwrite=True)).model_name  # an empty folder is fine
+
+
 @pytest.mark.parametrize("previous", [False, True])
 def test_failed_save_leaves_no_bundle_and_keeps_the_previous(tiny, tmp_path, monkeypatch, previous):
     path = tmp_path / "bundle"
