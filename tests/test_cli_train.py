@@ -18,7 +18,7 @@ from safetensors import safe_open
 import forecaster
 from forecaster.artifacts import load_bundle
 from forecaster.cli import main
-from forecaster.data import read_csv
+from forecaster.data import DataQualityWarning, read_csv
 from forecaster.prediction import predict_windows
 
 FORECASTER = Path(sys.executable).with_name("forecaster")
@@ -384,6 +384,22 @@ def test_too_few_rows_for_a_two_step_input_is_one_line_and_auto_keeps_what_fits(
     assert code == 0, err
     assert "s3attention" not in printed.split("chose ")[1].splitlines()[0]  # not among the candidates
     assert load_bundle(tmp_path / "auto").data.input_size == 1
+
+
+def test_a_series_too_short_for_a_panel_of_independent_series_is_left_out_with_a_note(tmp_path, capsys):
+    """Three 60-month series and one of 3 months: the long one train one model; the short one is named."""
+    months = pd.period_range("2019-01", periods=60, freq="M").astype(str)
+    rng = np.random.default_rng(0)
+    rows = [(name, month, 10 + rng.normal()) for name in ("US", "DE", "FR") for month in months]
+    rows += [("LU", month, 1.0) for month in months[-3:]]
+    csv = tmp_path / "panel.csv"
+    pd.DataFrame(rows, columns=["unique_id", "ds", "y"]).to_csv(csv, index=False)
+    argv = ["train", "--csv", csv, "--horizon", 4, "--channels", "independent", *TINY, "--max-epochs", 1,
+            "--seeds", 1, "--no-progress", "--out", tmp_path / "panel"]  # fmt: skip
+    with pytest.warns(DataQualityWarning, match=r"note: left out 1 of 4 series too short .*: 'LU'$"):
+        code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert load_bundle(tmp_path / "panel").data.columns == ["US", "DE", "FR"]
 
 
 def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv, tmp_path):

@@ -9,7 +9,9 @@ runs on the saved bundle, so both commands print the same numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import platform
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +27,15 @@ from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_fo
 from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
 from forecaster.data import Scaler, TimeSeries, WindowDataset, check_frequency, load_dataset, read_csv
 from forecaster.data.config import DataConfig
-from forecaster.data.series import INDEPENDENT
+from forecaster.data.series import INDEPENDENT, DataQualityWarning
+from forecaster.data.splits import split_borders
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO
 from forecaster.training.combine import ENSEMBLE, ensemble_of
-from forecaster.training.fit import Fitted, fit_candidate, plan
+from forecaster.training.fit import Fitted, fit_candidate, plan, split_for
 from forecaster.training.scoring import (
     Score,
     block_means,
@@ -150,6 +153,31 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     return calibrate(bundle.model, windows, f"{where} {series.source}", method)
 
 
+def without_short_series(series: TimeSeries, settings: TrainSettings) -> TimeSeries:
+    """Independent series: the ones too short to give every split a window (a 3-year series in a panel of
+    40-year ones) are left out with one note, since the others still train one shared model (AutoGluon drops
+    them alike); a panel where every series is too short is refused as before."""
+    if series.options.channels != INDEPENDENT or len(series.columns) < 2:
+        return series
+    input_size, split = max(c.input_size for c in plan(settings, series)), split_for(series, settings)
+    short = []
+    for name in series.columns:
+        valid = np.flatnonzero(np.isfinite(series.frame[name].to_numpy(dtype=np.float64)))
+        try:
+            split_borders(int(valid[-1] - valid[0] + 1), input_size, split, series.freq,
+                          horizon=settings.horizon)  # fmt: skip
+        except DataError:
+            short.append(name)
+    if not short or len(short) == len(series.columns):
+        return series
+    warnings.warn(
+        f"{series.source}: note: left out {len(short)} of {len(series.columns)} series too short for split "
+        f"{split} with input_size {input_size} and horizon {settings.horizon}: {', '.join(map(repr, short))}",
+        DataQualityWarning, stacklevel=2,
+    )  # fmt: skip
+    return dataclasses.replace(series, frame=series.frame.drop(columns=short))
+
+
 def _fit_planned(series: TimeSeries, settings: TrainSettings, work_dir: Path) -> list[Fitted] | None:
     """Fit every planned candidate, simplest first; None on the non-zero ranks of a distributed run."""
     candidates = plan(settings, series)
@@ -190,6 +218,7 @@ def train_forecaster(
     out = Path(out)
     check_out_dir(out, settings.overwrite)
     with lightning_quiet(not settings.trainer.verbose):
+        series = without_short_series(series, settings)
         fitted = _fit_planned(series, settings, work_dir_for(out))
         if fitted is None:
             return None
