@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from forecaster.atomic import move_into_place, sweep_stale
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
@@ -84,75 +83,12 @@ def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -
                           "--overwrite replaces only forecaster's own output: choose another folder")
 
 
-def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
-    """Let `write` fill a sibling temp file, then rename it over `path`: a kill or a full disk never leaves
-    half a file. A device or a pipe (/dev/stdout) is written in place: renaming over it would replace it.
-    A failed write names `path` (the writers' own errors often name no file)."""
-    in_place = path.exists() and not path.is_file()
-    staged = path if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(staged)
-        if not in_place:
-            os.replace(staged, path)
-    except OSError as error:
-        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
-    finally:
-        if not in_place:
-            staged.unlink(missing_ok=True)
-    return path
-    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(staged)
-        os.replace(staged, path)
-    finally:
-        staged.unlink(missing_ok=True)
-    return path
-
-
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(payload, handle, indent=2)
         handle.write("\n")
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def sweep_stale(target: Path) -> None:
-    """Drop temp dirs of killed saves of `target`; restore a folder a killed overwrite moved aside."""
-    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(tmp|old)-(\d+)-")
-    for entry in sorted(target.parent.iterdir()):
-        match = pattern.match(entry.name)
-        if not match or _pid_alive(int(match.group(2))):
-            continue
-        if match.group(1) == "old" and not target.exists():
-            os.replace(entry, target)
-        else:
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-def move_into_place(staged: Path, target: Path) -> None:
-    """Rename `staged` to `target`; an existing target is moved aside, restored on failure."""
-    if not target.exists():
-        os.rename(staged, target)
-        return
-    aside = target.parent / f".{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    os.replace(target, aside)
-    try:
-        os.replace(staged, target)
-    except BaseException:
-        os.replace(aside, target)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def save_bundle(

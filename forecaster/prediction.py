@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import Bundle, DataConfig, write_atomically
+from forecaster.artifacts import Bundle, DataConfig
+from forecaster.atomic import write_atomically
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features

@@ -20,6 +20,7 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data.calendar import calendar_features
+from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import (
     HistoryError,
@@ -181,7 +182,11 @@ def _readable_columns(data: DataConfig) -> int:
 def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_columns: int) -> None:
     """Refuse a CSV wider or longer than the model can use before pandas parses it: parsing time grows
     faster than the bytes (3 rows of 100,000 columns, 600 KB, took minutes). Cells are bounded by both
-    caps. The first row is counted like the header: pandas makes its surplus leading cells an index."""
+    caps. The first row is counted like the header: pandas makes its surplus leading cells an index. A
+    compressed file, which the reader would unpack, is refused: its rows are not counted here."""
+    packed = compression(content)
+    if packed is not None:
+        raise _invalid("file", f"a {packed}-compressed file; expected an uncompressed CSV file")
     data = bundle.data
     text = content.decode("utf-8", errors="replace")
     readable = _readable_columns(data)

@@ -21,6 +21,7 @@ from torch import nn
 
 from forecaster import artifacts
 from forecaster.artifacts import DataConfig, load_bundle, save_bundle
+from forecaster.atomic import write_atomically
 from forecaster.checks import setting
 from forecaster.data import Scaler
 from forecaster.errors import BundleError
@@ -371,7 +372,7 @@ def test_a_failed_write_keeps_the_previous_file_leaves_no_temp_and_names_the_pat
         raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk fails a writer
 
     with pytest.raises(OSError, match="No space left on device") as failure:
-        artifacts.write_atomically(target, half_then_full)
+        write_atomically(target, half_then_full)
     assert failure.value.filename == str(target)
     assert target.read_text() == "previous\n" and os.listdir(tmp_path) == ["forecast.csv"]
 
@@ -382,6 +383,6 @@ def test_a_pipe_is_written_in_place_not_renamed_over(tmp_path):
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
-    artifacts.write_atomically(fifo, lambda path: path.write_text("a,b\n"))
+    write_atomically(fifo, lambda path: path.write_text("a,b\n"))
     reader.join(timeout=10)
     assert received == [b"a,b\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)

@@ -354,3 +354,33 @@ def test_a_header_of_several_lines_takes_the_line_that_tells_columns_apart(tmp_p
     assert list(frame.columns) == ["Germany", "France"] and freq == "QS-JAN"
     np.testing.assert_array_equal(frame["France"], [11, 12, 13, 14] * 2)
     assert note.endswith("skipped 3 metadata line(s) before the data")
+
+
+def test_empty_columns_without_a_name_are_dropped_and_named_ones_kept(tmp_path):
+    """Excel's trailing ",,," (and a header shorter than its rows); a column named in the header, even
+    'Unnamed: 3', stays and is refused as empty as before."""
+    rows = "".join(f"2020-{month:02d}-01,{month},{month / 2},,,\r\n" for month in range(1, 13))
+    for name, header in [("excel.csv", "date,a,b,,,\r\n"), ("short.csv", "date,a,b\r\n")]:
+        frame, freq, note = _read(_write(tmp_path, name, header + rows))
+        assert freq == "MS" and list(frame.columns) == ["a", "b"]
+        np.testing.assert_array_equal(frame["b"], np.arange(1, 13) / 2)
+        assert note == f"{tmp_path / name}: note: dropped 3 empty column(s) without a name"
+    named = _write(tmp_path, "named.csv", "date,a,b,Unnamed: 3,,\r\n" + rows)
+    message = _one_line_error(named)
+    assert "12 missing or non-finite value(s): column 'Unnamed: 3' at line(s) 2, 3, 4, 5, 6, ... (" in message
+
+
+def test_summary_rows_after_the_data_are_skipped_and_named(tmp_path):
+    rows = "".join(f"2020-{month:02d}-01,{month},{10 * month}\n" for month in range(1, 13))
+    footer = ",,\nTotal,78,780\nAverage,6.5,65\nSource: x\n"  # a blank row, two summaries, a note
+    path = _write(tmp_path, "totals.csv", "date,a,b\n" + rows + footer)
+    frame, freq, note = _read(path)
+    assert freq == "MS" and len(frame) == 12
+    np.testing.assert_array_equal(frame["b"], 10 * np.arange(1, 13))
+    assert note == (
+        f"{path}: note: skipped 1 metadata line(s) after the data; skipped 2 summary row(s) after the data: "
+        "line 15 'Total', line 16 'Average'"
+    )
+    # a label among the dates is no summary: refused as before
+    middle = _write(tmp_path, "middle.csv", "date,a,b\n" + rows.replace("2020-05-01", "Total"))
+    assert "has 1 value(s) that are not timestamps: line 6 'Total'" in _one_line_error(middle)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import bz2
+import codecs
+import gzip
 import shutil
 import subprocess
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -225,10 +229,40 @@ def test_fill_missing_cannot_fill_an_empty_column(tmp_path):
         read_csv(path, fill_missing="ffill")
 
 
-def test_infinite_values_count_as_missing(tmp_path):
-    path = _write(tmp_path, "inf.csv", _rows(HOURS[:4], ["1", "inf", "3", "4"]))
-    with pytest.raises(DataError, match=r"1 missing or non-finite value\(s\): column 'a' at line\(s\) 3"):
+INFINITE = (
+    "value inf in column 'a' is too large for a float: an inf cell, or a number beyond 1.8e308 in magnitude; "
+    "expected a finite number (a missing value left empty)"
+)
+
+
+@pytest.mark.parametrize("cell", ["1e400", "inf", "-inf", "Infinity", "9" * 400, "1" + "0" * 309])
+@pytest.mark.parametrize("row", [2, 11])
+def test_infinite_cells_and_numbers_beyond_float_are_refused_not_filled(tmp_path, capsys, cell, row):
+    """Not empty cells to interpolate (nor, in the last row, a row to drop): one line naming the value, its
+    column and line; integers too large for a float get it too, not an OverflowError."""
+    a = [str(i) for i in range(12)]
+    a[row] = cell
+    path = _write(tmp_path, "inf.csv", _rows(HOURS, a))
+    value = INFINITE.replace("value inf", "value -inf") if cell.startswith("-") else INFINITE
+    expected = f"{path}: line {row + 2} ({pd.Timestamp(HOURS[row])}): {value}"
+    with pytest.raises(DataError) as caught:
         read_csv(path)
+    assert str(caught.value) == expected
+    assert main(["data", "describe", str(path), "--input-size", "2", "--horizon", "1"]) == 2
+    assert capsys.readouterr().err == f"forecaster: error: {expected}\n"
+
+
+def test_a_value_too_large_to_train_on_is_refused_in_the_same_shape(tmp_path):
+    from forecaster.data.missing import check_magnitudes
+
+    series = read_csv(_write(tmp_path, "large.csv", _rows(HOURS, ["1"] * 5 + ["9" * 25] + ["1"] * 6)))
+    with pytest.raises(DataError) as caught:
+        check_magnitudes(series.source, series.frame)
+    assert str(caught.value) == (
+        f"{series.source}: line 7 (2020-01-01 05:00:00): value 1e+25 in column 'a' is too large to train "
+        "on: its square overflows float32; expected |value| <= 1.84e+19 (rescale the column, e.g. to "
+        "thousands of its unit)"
+    )
 
 
 def test_exchange_and_ili_dates_parse_with_their_frequencies(data_dir):
@@ -251,12 +285,18 @@ def test_weather_is_kept_as_published_with_one_quirk_warning(data_dir):
 
 
 def test_weather_under_another_name_is_validated_as_a_user_file(data_dir, tmp_path):
+    """Its repeated row is an exact copy, dropped, and its 100-minute gap is 9 missing steps, filled."""
     copy = tmp_path / "my_weather.csv.gz"
     shutil.copy(data_dir / "weather.csv.gz", copy)
-    expected = r"my_weather.csv.gz: duplicate timestamp 2020-05-12 06:00:00"
-    with warnings.catch_warnings(), pytest.raises(DataError, match=expected):
-        warnings.simplefilter("ignore", DataQualityWarning)
-        read_csv(copy)
+    with pytest.warns(DataQualityWarning) as caught:
+        series = read_csv(copy)
+    message = str(caught[0].message)
+    assert message.startswith(
+        f"{copy}: note: dropped 1 exact duplicate row(s) (date and values as on an earlier line): "
+        "line(s) 19046;"
+    )
+    assert "filled 9 missing time step(s) by linear interpolation" in message
+    assert series.dataset is None and len(series) == 52696 - 1 + 9 and series.freq == "10min"
 
 
 def test_independent_series_keep_their_own_spans_and_gaps_inside_them_are_named():
@@ -273,3 +313,63 @@ def test_independent_series_keep_their_own_spans_and_gaps_inside_them_are_named(
     # Before its first and after its last value, b stays empty; the May gap is interpolated.
     np.testing.assert_array_equal(b[[0, 1, 7, 8]], [np.nan] * 4)
     np.testing.assert_array_equal(b[2:7], [30.0, 40.0, 50.0, 60.0, 70.0])
+
+
+def test_utf16_and_utf32_files_with_a_byte_order_mark_read_like_utf8(tmp_path):
+    text = "date,Température,b\n" + "".join(f"{d},{i},{i / 2}\n" for i, d in enumerate(HOURS))
+    expected = read_csv(_write(tmp_path, "utf8.csv", text)).frame
+    assert list(expected.columns) == ["Température", "b"]
+    for encoding, mark in [("utf-16", b""), ("utf-16-be", codecs.BOM_UTF16_BE), ("utf-32", b"")]:
+        path = tmp_path / f"{encoding}.csv"
+        path.write_bytes(mark + text.encode(encoding))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no note: nothing was replaced or guessed
+            pd.testing.assert_frame_equal(read_csv(path).frame, expected)
+
+
+def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):
+    text = _rows(HOURS, _ints(12))
+    expected = read_csv(_write(tmp_path, "plain.csv", text)).frame
+    packed = {"gzip.csv": gzip.compress(text.encode()), "bz2.csv": bz2.compress(text.encode()),
+              "plain.csv.gz": text.encode()}  # fmt: skip
+    with zipfile.ZipFile(tmp_path / "named.csv.zip", "w") as archive:
+        archive.writestr("data.csv", text)  # pandas opens a .zip of one file by its name, as before
+    for name, content in packed.items():
+        (tmp_path / name).write_bytes(content)
+    for name in [*packed, "named.csv.zip"]:
+        pd.testing.assert_frame_equal(read_csv(tmp_path / name).frame, expected)
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [(b"PK\x03\x04" + b"\x14\x00" * 20, "a zip archive (an .xlsx workbook is one: name it .xlsx)"),
+     (b"date,a\n" + b"\x00" * 64, "binary data (NUL bytes)"),
+     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data (NUL bytes)")],
+)  # fmt: skip
+def test_an_archive_or_binary_file_named_csv_is_refused_as_not_text(tmp_path, content, what):
+    path = tmp_path / "data.csv"
+    path.write_bytes(content)
+    with pytest.raises(DataError) as caught:
+        read_csv(path)
+    assert str(caught.value) == (
+        f"{path}: {what}, not a CSV text file; expected text (UTF-8, or UTF-16 with a byte-order mark), or "
+        "such a file compressed by gzip, bz2 or xz"
+    )
+
+
+def test_exact_duplicate_rows_are_dropped_with_a_note(tmp_path):
+    """A row repeated in every cell (an export artifact) is dropped; later lines are then counted without it.
+    A repeated date with other values is still refused (BROKEN["duplicate_dates"])."""
+    a, b = _ints(12), [str(i / 2) for i in range(12)]
+    expected = read_csv(_write(tmp_path, "once.csv", _rows(HOURS, a, b))).frame
+    twice = _rows(HOURS[:6] + HOURS[5:], a[:6] + a[5:], b[:6] + b[5:])
+    path = _write(tmp_path, "twice.csv", twice)
+    with pytest.warns(DataQualityWarning) as caught:
+        series = read_csv(path)
+    assert [str(warning.message) for warning in caught] == [
+        f"{path}: note: dropped 1 exact duplicate row(s) (date and values as on an earlier line): line(s) 8"
+    ]
+    pd.testing.assert_frame_equal(series.frame, expected)
+    broken = _write(tmp_path, "broken.csv", twice.replace(f"{HOURS[9]},9,", f"{HOURS[9]},oops,"))
+    with pytest.raises(DataError, match=r"line 11 'oops' .*\(line numbers count the rows kept, from the "):
+        read_csv(broken)

@@ -429,6 +429,13 @@ def _csv_of(frame: pd.DataFrame) -> str:
     return frame.to_csv()
 
 
+def _last_load(cell: str) -> str:
+    """The history's CSV with its last row's first value written as `cell`."""
+    head, last = _csv_of(history()).rstrip("\n").rsplit("\n", 1)
+    stamp, _, rest = last.split(",", 2)
+    return f"{head}\n{stamp},{cell},{rest}\n"
+
+
 BAD_CSV = [
     ("missing column", _csv_of(history().drop(columns="OT")), 422, "'OT'"),
     ("text cell", _csv_of(history()).replace("\n2021-03-01 03:00:00,", "\n2021-03-01 03:00:00,abc", 1), 422,
@@ -437,7 +444,13 @@ BAD_CSV = [
     ("too few rows", _csv_of(history(INPUT_SIZE - 2)), 422, f"at least {INPUT_SIZE} rows"),
     ("wrong frequency", _csv_of(history().set_axis(pd.date_range("2021", periods=20, freq="D", name="date"))),
      422, "frequency 'h'"),
-    ("not a CSV", "\x00\x01binary\x02", 422, "file"),
+    ("not a CSV", "\x00\x01binary\x02", 422, "binary data (NUL bytes), not a CSV text file"),
+    # read as a value, not as a missing cell whose row is dropped (a forecast one step late, answered 200)
+    *((f"cell {cell}", _last_load(cell), 422,
+       "line 21 (2021-03-01 19:00:00): value inf in column 'load' is too large for a float") for cell in
+      ("1e400", "inf", "9" * 400)),
+    ("gzip file", gzip.compress(_csv_of(history()).encode()), 422, "a gzip-compressed file; expected an "
+     "uncompressed CSV file"),
     ("empty", "", 422, "empty"),
 ]  # fmt: skip
 

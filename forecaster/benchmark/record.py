@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.artifacts import write_atomically
+from forecaster.atomic import write_atomically
 from forecaster.errors import DataError
 
 RESULT_COLUMNS = (

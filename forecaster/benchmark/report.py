@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.artifacts import write_atomically
+from forecaster.atomic import write_atomically
 from forecaster.benchmark.grid import DEFAULT_MODELS, BenchmarkConfig, Source, sources
 from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, OWN_MODEL, TUNED, TUNED_TRIALS, product_spec
 

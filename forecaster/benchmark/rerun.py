@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from forecaster.artifacts import write_atomically
+from forecaster.atomic import write_atomically
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, sources
 from forecaster.benchmark.lineup import MADE, candidates
 from forecaster.benchmark.record import RESULTS_FILE

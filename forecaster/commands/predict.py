@@ -45,7 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
-    from forecaster.artifacts import write_atomically
+    from forecaster.atomic import write_atomically
     from forecaster.prediction import forecast, plot_forecast, plot_path, read_future, read_history, shaped
 
     output = None if args.output is None else checked_output(args.output, "--output")

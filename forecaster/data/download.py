@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from forecaster.data.registry import DatasetSpec, data_search_dirs, get_spec, locate_dataset
+from forecaster.data.textfile import GZIP_MAGIC, ZIP_MAGIC
 from forecaster.errors import DataError
 
 _CHUNK = 1 << 20
@@ -28,7 +29,7 @@ def _open_csv(path: Path) -> IO[bytes]:
     """The uncompressed bytes of a CSV file that may be gzip-compressed."""
     with path.open("rb") as handle:
         magic = handle.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
 
 
 def file_sha256(path: str | Path) -> str:
@@ -58,7 +59,7 @@ def _unpack(archive: Path, spec: DatasetSpec, out: Path) -> None:
     """Write the plain CSV held by `archive` (plain, gzip, or a zip containing spec.file_name) to `out`."""
     with archive.open("rb") as handle:
         magic = handle.read(4)
-    if magic.startswith(b"PK\x03\x04"):
+    if magic.startswith(ZIP_MAGIC):
         with zipfile.ZipFile(archive) as bundle:
             members = [m for m in bundle.namelist() if Path(m).name == spec.file_name]
             if not members:

@@ -1,7 +1,8 @@
 """Tables as statistics offices publish them, made tidy before the reader validates them: values separated
-by ";", tabs or "|" and written with decimal commas, title and metadata lines before the header, notes after
-the data, periods as columns (wide), and ONS time-series files (no header: key/value lines, then yearly,
-quarterly and monthly blocks one after another).
+by ";", tabs or "|" and written with decimal commas, title and metadata lines before the header, notes and
+summary rows ("Total") after the data, spreadsheets' empty unnamed columns and repeated rows, periods as
+columns (wide), and ONS time-series files (no header: key/value lines, then yearly, quarterly and monthly
+blocks one after another).
 
 `sniff` looks only at the first PREFIX_LINES lines; pandas then reads the file once, with what was found.
 """
@@ -17,10 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
 from forecaster.data.dates import parse_period_labels, year_numbers
+from forecaster.data.missing import line, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long
@@ -33,6 +36,8 @@ DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characte
 _ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Za-z]{3}))?")
 _ONS_KINDS = ("yearly", "quarterly", "monthly")
 ENOUGH_ROWS = 24
+# Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
+MAX_SUMMARY_ROWS = 5
 _WORD = re.compile(r"[^\W\d_]{3}")
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
 
@@ -49,6 +54,7 @@ class Layout:
     # a header with fewer cells than the rows ('"Période";""' above '"2025-T4";"937 974";"A"', INSEE): named
     # in full, as pandas would otherwise take the first column for the row index
     names: tuple[str, ...] | None = None
+    unnamed: tuple[int, ...] = ()  # the columns whose header cell is empty (Excel's trailing ",,,")
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -66,12 +72,13 @@ class Layout:
         return options
 
 
-def _prefix(source: Any) -> list[str]:
-    """The first lines as text, decompressed and decoded as pandas reads the file (a buffer is rewound)."""
+def _prefix(source: Any, **options: Any) -> list[str]:
+    """The first lines as text, decompressed and decoded as pandas reads the file with `options` (its
+    compression and encoding; a buffer is rewound)."""
     start = source.tell() if hasattr(source, "seek") else None
     lines = pd.read_csv(
         source, header=None, sep="\x1f", quoting=csv.QUOTE_NONE, skip_blank_lines=False, dtype=str,
-        na_filter=False, nrows=PREFIX_LINES, encoding_errors="replace",
+        na_filter=False, nrows=PREFIX_LINES, encoding_errors="replace", **options,
     )  # fmt: skip
     if start is not None:
         source.seek(start)
@@ -125,11 +132,11 @@ def _ons_kind(found: re.Match) -> str:
     return "monthly" if found["month"] else "quarterly" if found["quarter"] else "yearly"
 
 
-def sniff(source: Any) -> Layout:
+def sniff(source: Any, **options: Any) -> Layout:
     """The delimiter giving most rows one width (ties: the most columns, then the comma), the header (the
     line above the first row of values; lines before it are metadata unless one looks like data), and the
-    decimal mark of the values."""
-    lines = _prefix(source)
+    decimal mark of the values; `options`: pandas' compression and encoding of the file."""
+    lines = _prefix(source, **options)
     best: tuple[tuple[int, int], str, list, int] | None = None
     for delimiter in DELIMITERS:
         records = _records(lines, delimiter)
@@ -153,13 +160,15 @@ def sniff(source: Any) -> Layout:
     mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     header = [cell.strip() for cell in rows[first]]
-    names = None
+    names = above = None
     if ons is None and len(header) == width and len(set(header[1:])) < width - 1:
-        names = _names_above(rows[:first], width)
+        names = above = _names_above(rows[:first], width)
     if ons is None and len(header) < width:
-        padded = header + [""] * (width - len(header))
-        names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(padded))
-    return Layout(delimiter, records[first][0], first, decimal, ons, names)
+        header += [""] * (width - len(header))
+        names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
+    named = ons is not None or above is not None  # by the line above: its columns all have a name
+    unnamed = () if named else tuple(k for k, cell in enumerate(header) if not cell)
+    return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed)
 
 
 def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
@@ -172,27 +181,42 @@ def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
     return None
 
 
-def _footnote(text: str) -> bool:
-    """A note after the data ("Source: ...", "Last Updated: 10/28/2026"), not a period label."""
-    if re.match(r"[^\W\d_]{3}[^:]*:", text):
-        return True
+def _timestamp(text: str) -> bool:
+    """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return bool(_WORD.search(text)) and pd.isna(pd.to_datetime(text, errors="coerce"))
+        return pd.notna(pd.to_datetime(text, errors="coerce"))
 
 
-def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """`raw` without its trailing notes (rows with text in the first cell only) and empty rows; how many
-    notes there were."""
+def _footnote(text: str) -> bool:
+    """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), not a period."""
+    return bool(re.match(r"[^\W\d_]{3}[^:]*:", text)) or (bool(_WORD.search(text)) and not _timestamp(text))
+
+
+def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, str]]]:
+    """`raw` without its trailing empty rows, notes (text in the first cell only) and, below a row dated in
+    its first cell, at most MAX_SUMMARY_ROWS summary rows ("Total", "Average" beside values); how many notes
+    there were, and the summary rows' positions and labels."""
+    first = raw.iloc[:, 0]
     alone = raw.iloc[:, 1:].isna().all(axis=1).to_numpy()
-    end, notes = len(raw), 0
-    while end > 0 and raw.shape[1] > 1 and alone[end - 1]:
-        first = raw.iloc[end - 1, 0]
-        if pd.notna(first) and not _footnote(str(first).strip()):
+    end, notes, summaries = len(raw), 0, []
+    kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
+    while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
+        cell = first.iloc[end - 1]
+        if pd.notna(cell) and not _footnote(str(cell).strip()):
             break
-        notes += int(pd.notna(first))
+        if not alone[end - 1]:
+            if pd.isna(cell):
+                break
+            kept = (end, notes) if kept is None else kept
+            summaries.append((end - 1, str(cell).strip()))
+        notes += int(pd.notna(cell) and alone[end - 1])
         end -= 1
-    return (raw.iloc[:end] if end < len(raw) else raw), notes
+    if summaries:
+        text = str(first.iloc[end - 1]).strip() if end else ""
+        if len(summaries) > MAX_SUMMARY_ROWS or not (_datum(text) or _timestamp(text)):
+            (end, notes), summaries = kept, []
+    return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
 
 
 def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, str, str]:
@@ -255,7 +279,11 @@ def arrange(
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
     if layout.decimal == ",":
         said.append("read decimal commas")
-    raw, footer = _drop_footer(raw)
+    empty = [k for k in layout.unnamed if k < raw.shape[1] and raw.iloc[:, k].isna().all()]
+    if empty:
+        raw = raw.drop(columns=raw.columns[empty])
+        said.append(f"dropped {len(empty)} empty column(s) without a name")
+    raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
     if layout.preamble or footer:
@@ -264,8 +292,19 @@ def arrange(
             (f"{footer} after" if before else f"{footer} metadata line(s) after the data") if footer else ""
         )
         said.append("skipped " + " and ".join(part for part in (before, after) if part))
+    if summaries:
+        shown = ", ".join(f"line {layout.skip + line(row)} {label!r}" for row, label in summaries)
+        said.append(f"skipped {len(summaries)} summary row(s) after the data: {shown}")
+    repeated = np.zeros(len(raw), bool) if read.no_date else raw.duplicated().to_numpy()  # steps may repeat
+    if repeated.any():
+        said.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (date and values as on an earlier "
+                    f"line): line(s) {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
+        raw = raw[~repeated].reset_index(drop=True)
+    kept = "the rows kept, " if repeated.any() else ""
     context = (
-        f"line numbers count from the header, which is file line {layout.skip + 1}" if layout.skip else None
+        f"line numbers count {kept}from the header, which is file line {layout.skip + 1}"
+        if layout.skip or kept
+        else None
     )
     tally = Tally()
     # a bundle trained on a wide file re-reads new rows with the date column the transform names

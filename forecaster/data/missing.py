@@ -1,5 +1,5 @@
 """Missing cells of a read table: named with their file lines, filled by default when they are a few short
-gaps, or filled as the user asks; and values too large to train on."""
+gaps, or filled as the user asks; and values too large to read (infinite) or to train on."""
 
 from __future__ import annotations
 
@@ -186,16 +186,33 @@ def _refuse(
     )
 
 
+def check_finite(path: Path | str, frame: pd.DataFrame) -> None:
+    """Refuse on reading an infinite cell ("inf", or beyond float64: "1e400", an integer of 400 digits): a
+    value the file gives, not a missing one to fill."""
+    values = frame.to_numpy(dtype=np.float64)
+    _refuse_value(path, frame, values, np.isinf(values), "is too large for a float: an inf cell, or a number "
+                  "beyond 1.8e308 in magnitude", "a finite number (a missing value left empty)")  # fmt: skip
+
+
 def check_magnitudes(path: Path | str, frame: pd.DataFrame) -> None:
     """Refuse, before any training, a value whose square overflows float32, naming its column and line."""
     values = frame.to_numpy(dtype=np.float64)
-    large = np.argwhere(np.abs(values) > MAX_TRAINING_MAGNITUDE)
-    if large.size:
-        row, column = large[0]
+    expected = f"|value| <= {MAX_TRAINING_MAGNITUDE:.3g} (rescale the column, e.g. to thousands of its unit)"
+    _refuse_value(path, frame, values, np.abs(values) > MAX_TRAINING_MAGNITUDE,
+                  "is too large to train on: its square overflows float32", expected)  # fmt: skip
+
+
+def _refuse_value(
+    path: Path | str, frame: pd.DataFrame, values: np.ndarray, bad: np.ndarray, problem: str, expected: str
+) -> None:
+    """One line naming the first `bad` cell: its line, date, value and column, and how many there are."""
+    cells = np.argwhere(bad)
+    if cells.size:
+        row, column = cells[0]
         when = f" ({frame.index[row]})" if isinstance(frame.index, pd.DatetimeIndex) else ""
         name = str(frame.columns[column])
+        count = f" ({len(cells)} cell(s) in total)" if len(cells) > 1 else ""
         raise DataError(
-            f"{path}: line {line(row)}{when}: value {values[row, column]:g} in column {name!r} is too large "
-            f"to train on: its square overflows float32; expected |value| <= {MAX_TRAINING_MAGNITUDE:.3g} "
-            "(rescale the column, e.g. to thousands of its unit)"
+            f"{path}: line {line(row)}{when}: value {values[row, column]:g} in column {name!r} {problem}"
+            f"{count}; expected {expected}"
         )

@@ -31,10 +31,11 @@ from forecaster.data.dates import (
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.layouts import Layout, arrange, sniff
-from forecaster.data.missing import AUTO, NO_FILL, SHOWN, fill_missing_cells, line
+from forecaster.data.missing import AUTO, NO_FILL, SHOWN, check_finite, fill_missing_cells, line
 from forecaster.data.panels import find_long, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
+from forecaster.data.textfile import read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError, MissingColumnsError
 
@@ -55,8 +56,11 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
         source, note = workbook_as_csv(path)
         notes.extend([note] if note else [])
     try:
-        layout = sniff(source)
-        raw = pd.read_csv(source, encoding_errors="replace", **layout.read_options())
+        opened = read_options(path) if source is path else {}
+        layout = sniff(source, **opened)
+        raw = pd.read_csv(source, encoding_errors="replace", **opened, **layout.read_options())
+    except DataError:  # a ValueError, said in full
+        raise
     except pd.errors.EmptyDataError:
         raise DataError(
             f"{path}: the file is empty; expected a header line and comma-separated rows"
@@ -237,7 +241,10 @@ def _numeric_columns(
     for name in chosen:
         column = raw[name]
         if _is_text(column):
-            numbers = pd.to_numeric(column, errors="coerce")
+            try:
+                numbers = pd.to_numeric(column, errors="coerce")
+            except OverflowError:  # integers beyond uint64, which pandas keeps as Python ints: as text, ±inf
+                numbers = pd.to_numeric(column.astype(str), errors="coerce")
             bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy())
             if bad.size:
                 parsed = int(numbers.notna().sum())
@@ -381,6 +388,7 @@ def _read_table(
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
+    check_finite(source, frame)
     added = None
     if grid is not None:
         added = ~grid.isin(frame.index)

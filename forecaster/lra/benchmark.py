@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from forecaster.artifacts import write_atomically
+from forecaster.atomic import write_atomically
 from forecaster.benchmark.record import append_result, read_rows, repair_tail
 from forecaster.checks import parse_names, setting
 from forecaster.errors import ConfigError, DataError

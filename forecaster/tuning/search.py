@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from forecaster.artifacts import check_out_dir, move_into_place, sweep_stale, work_dir_for
+from forecaster.artifacts import check_out_dir, work_dir_for
+from forecaster.atomic import move_into_place, sweep_stale
 from forecaster.checks import check_fields, setting
 from forecaster.cluster import quiet_lightning, start_ray
 from forecaster.data import TimeSeries

@@ -1,0 +1,47 @@
+"""What a file's first bytes say about reading it: compressed (gzip, bz2, xz) whatever its name, text in
+UTF-16 or UTF-32 (spreadsheets' "Unicode text" exports carry a byte-order mark), or not text at all, which
+is refused in one line rather than parsed into a misleading complaint about its columns.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+from typing import Any
+
+from forecaster.errors import DataError
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
+_PACKED = {GZIP_MAGIC: "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
+# UTF-32's marks first: its little-endian one begins with UTF-16's
+_MARKS = {codecs.BOM_UTF32_LE: "utf-32", codecs.BOM_UTF32_BE: "utf-32",
+          codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}  # fmt: skip
+_HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
+
+
+def compression(head: bytes) -> str | None:
+    """The compression pandas unpacks that a file beginning with `head` has ("gzip", "bz2", "xz"), if any."""
+    return next((name for magic, name in _PACKED.items() if head.startswith(magic)), None)
+
+
+def read_options(path: Path) -> dict[str, Any]:
+    """pandas.read_csv's `compression` and `encoding` for the file's content; DataError for a zip archive not
+    named .zip (pandas opens one of a single file by its name) or binary content."""
+    with path.open("rb") as handle:
+        head = handle.read(_HEAD)
+    zipped = head.startswith(ZIP_MAGIC)
+    packed = compression(head) or ("zip" if zipped and path.suffix.lower() == ".zip" else None)
+    if packed is not None:
+        return {"compression": packed}
+    encoding = next((name for mark, name in _MARKS.items() if head.startswith(mark)), None)
+    if encoding is not None:
+        return {"compression": None, "encoding": encoding}
+    if zipped or b"\x00" in head:
+        what = ("a zip archive (an .xlsx workbook is one: name it .xlsx)" if zipped
+                else "binary data (NUL bytes)")  # fmt: skip
+        raise DataError(
+            f"{path}: {what}, not a CSV text file; expected text (UTF-8, or UTF-16 with a byte-order mark), "
+            "or such a file compressed by gzip, bz2 or xz"
+        )
+    return {"compression": None}
