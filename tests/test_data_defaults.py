@@ -72,6 +72,15 @@ def test_a_long_panel_is_found_without_id_col(tmp_path):
     pd.testing.assert_frame_equal(again.frame, series.frame)
 
 
+def test_a_bundles_targets_on_a_long_panel_name_the_series_they_leave_out(tmp_path):
+    """As `predict` reads a file with a series its model was not trained on: a note, not silence."""
+    path = _write(tmp_path, _panel())
+    options = {"id_col": "country", "target_col": "unemployment", "date_col": "quarter"}
+    with pytest.warns(DataQualityWarning, match="left out series 'UK': not among the targets 'US', 'JP'"):
+        series = read_csv(path, **options, targets=["US", "JP"])
+    assert series.columns == ["US", "JP"]
+
+
 def test_nixtla_names_pick_the_id_and_y_among_several_numeric_columns():
     panel = _panel(12).rename(columns={"quarter": "ds", "unemployment": "y"})
     panel["unique_id"] = panel.pop("country").map({"US": 1, "UK": 2, "JP": 3})  # numeric ids, named unique_id

@@ -384,6 +384,11 @@ def _read_table(
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
     columns, matrix = _numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
+    others = [str(name) for name in raw.columns if name not in {*used_for_dates, *columns, *covariates}]
+    if read.id_col is not None and read.targets is not None and others:  # a long panel's series not asked for
+        more = f" and {len(others) - SHOWN} more" if len(others) > SHOWN else ""
+        notes.append(f"left out series {', '.join(map(repr, others[:SHOWN]))}{more}: not among the targets "
+                     f"{', '.join(map(repr, columns))}")  # fmt: skip
     if covariates:
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
