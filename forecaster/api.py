@@ -18,6 +18,8 @@ from typing import Any
 import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
+from forecaster.calibration import check_levels
+from forecaster.checks import check_int
 from forecaster.data import TimeSeries, read_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.errors import ConfigError, DataError
@@ -39,6 +41,13 @@ def settings_from(model: str, horizon: int, input_size: int | None, options: dic
         horizon=horizon, input_size=input_size, model_name=model, **fields, model_options=options,
         trainer=TrainerOptions(**trainer),
     )  # fmt: skip
+
+
+def _levels(level: Any) -> list[int]:
+    """Interval levels given to the API: none (None, []), one level, or several (`check_levels`)."""
+    if level is None or (isinstance(level, (list, tuple)) and not level):
+        return []
+    return check_levels(level)
 
 
 class Forecaster:
@@ -63,7 +72,7 @@ class Forecaster:
             raise ConfigError("Forecaster needs horizon=H, the number of steps to forecast")
         self.settings = settings_from(model, horizon, input_size, dict(options))
         self.freq = freq
-        self.level = list(level or [])
+        self.level = _levels(level)
         self.bundle: Bundle | None = None
         self.metrics: dict[str, Any] = {}
         self.history: TimeSeries | None = None
@@ -146,7 +155,8 @@ class Forecaster:
         `<col>-lo-80`, ... A model with given future covariates needs their rows for the horizon in
         `future_df` (a date column and those columns); calendar covariates come from the dates."""
         bundle = self._fitted()
-        levels = self.level if level is None else list(level)
+        levels = self.level if level is None else _levels(level)
+        horizon = None if horizon is None else check_int("horizon", horizon, minimum=1)
         future = (
             future_df
             if future_df is None or isinstance(future_df, TimeSeries)
@@ -169,10 +179,9 @@ class Forecaster:
         Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
         cutoff (and the window's own rows of any future covariates). Long rows: `unique_id, ds, cutoff,
         <model>[, intervals], y`."""
-        from forecaster.checks import check_int
 
-        check_int("n_windows", n_windows, minimum=1)
-        check_int("step_size", step_size, minimum=1)
+        n_windows = check_int("n_windows", n_windows, minimum=1)
+        step_size = check_int("step_size", step_size, minimum=1)
         series = self.read(df, **read)
         horizon = self.settings.horizon
         first = len(series) - horizon - step_size * (n_windows - 1)  # rows up to the first cutoff
@@ -185,7 +194,7 @@ class Forecaster:
         bundle = self._fitted()
         data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-        levels = self.level if level is None else list(level)
+        levels = self.level if level is None else _levels(level)
         parts = []
         for window in range(n_windows):
             stop = first + window * step_size

@@ -67,11 +67,18 @@ def work_dir_for(out: str | Path) -> Path:
     return out.with_name(f".{out.name}.work")
 
 
+def bundle_path(path: Any) -> Path:
+    """A bundle's folder as a Path; BundleError for what is no path (None, a number)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise BundleError(f"expected a bundle folder path, got {path!r}")
+    return Path(path)
+
+
 def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -> None:
     """Refuse, before any work is done, an output folder that cannot be written or must not be replaced: a
     path without a folder name of its own ('.', '..', '/'), a file, an existing folder without `overwrite`,
     and with it a non-empty folder without `marker`: --overwrite replaces forecaster's output only."""
-    out = Path(out)
+    out = bundle_path(out)
     if out.name in ("", ".."):
         raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
     if out.exists() and not out.is_dir():
@@ -106,7 +113,7 @@ def save_bundle(
     """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
     from safetensors.torch import save_file
 
-    target = Path(out_dir)
+    target = bundle_path(out_dir)
     if target.parent.is_dir():
         sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
     check_out_dir(target, overwrite)
@@ -347,7 +354,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     from forecaster.models import MODELS
     from forecaster.models.assembly import stored
 
-    root = Path(path)
+    root = bundle_path(path)
     if not root.is_dir():
         raise BundleError(f"no model bundle at {root} (expected a directory with {', '.join(BUNDLE_FILES)})")
     missing = [name for name in BUNDLE_FILES if not (root / name).is_file()]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from forecaster.checks import check_int, parse_ints
+from forecaster.checks import check_int, is_int, parse_ints
 from forecaster.errors import ConfigError
 
 ALL_LEVELS = tuple(range(1, 100))
@@ -31,7 +31,12 @@ METHODS = ("conformal", "quantile")
 
 
 def check_levels(levels: Iterable[int]) -> list[int]:
-    """Interval levels as a sorted list of distinct integers 1-99; ConfigError naming the first bad one."""
+    """Interval levels (or one level) as a sorted list of distinct integers 1-99; ConfigError naming the first
+    bad one."""
+    if is_int(levels):
+        levels = [levels]
+    elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
+        raise ConfigError(f"interval levels must be integers 1-99 in a list such as [80, 95], got {levels!r}")
     checked = [check_int("interval level", level, minimum=1, maximum=99) for level in levels]
     if not checked:
         raise ConfigError("expected at least one interval level, e.g. 80,95")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import numbers
 import types
 import typing
 from collections.abc import Callable, Collection
@@ -33,8 +34,8 @@ MAX_SEED = 2**32 - 1  # the seeds Lightning's seed_everything accepts (training'
 
 
 def is_int(value: Any) -> bool:
-    """True for real integers (JSON numbers parsed as int), not for bools."""
-    return isinstance(value, int) and not isinstance(value, bool)
+    """True for real integers (JSON numbers parsed as int, numpy's integers), not for bools."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
@@ -61,7 +62,7 @@ def check_int(
     if not inside:
         bounds = _bounds(minimum, maximum)
         raise error(f"{name} must be an integer{' ' + bounds if bounds else ''}, got {value!r}")
-    return value
+    return int(value)  # numpy's integers as Python's: what JSON and slicing take
 
 
 def check_number(

@@ -13,7 +13,8 @@ import pytest
 
 from forecaster import Forecaster
 from forecaster.cli import main
-from forecaster.errors import ConfigError, DataError
+from forecaster.data import min_rows
+from forecaster.errors import BundleError, ConfigError, DataError
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -146,6 +147,27 @@ def test_settings_and_state_are_checked(etth1):
         Forecaster("naive", horizon=12).predict()
     with pytest.raises(DataError, match="frequency is 'h', not the freq='D'"):
         Forecaster("naive", horizon=12, input_size=24, freq="D").fit(etth1)
+
+
+def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
+    """Python's own TypeError used to leak (slicing by 2.5, iterating 80); numpy integers are integers."""
+    model = Forecaster("naive", horizon=12, input_size=24, level=80).fit(etth1)
+    assert model.level == [80]
+    assert len(model.predict(horizon=np.int64(3))) == 3
+    columns = model.predict(level=np.array([95, 80])).columns[-4:].tolist()
+    assert columns == ["OT-lo-80", "OT-hi-80", "OT-lo-95", "OT-hi-95"]
+    for horizon in (2.5, "12", True):
+        with pytest.raises(ConfigError, match=f"horizon must be an integer >= 1, got {horizon!r}"):
+            model.predict(horizon=horizon)
+    with pytest.raises(ConfigError, match="interval levels must be integers 1-99 in a list such as"):
+        model.predict(level="80")
+    with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
+        Forecaster.load(None)
+    with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
+        model.save(None)
+    assert min_rows(24, 10**9, "holdout") == 24 + 3 * 10**9  # a huge horizon is refused at once, not after
+    with pytest.raises(DataError, match="needs at least 3000000024 rows"):  # 3 * 10**9 steps of counting
+        Forecaster("naive", horizon=10**9, input_size=24).fit(etth1)
 
 
 def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):

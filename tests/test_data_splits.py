@@ -176,3 +176,25 @@ def test_a_user_files_split_and_input_size_fit_its_length(rows, horizon, split, 
     if rows == 14:
         with pytest.raises(DataError, match="14 rows are too few for split holdout"):
             split_borders(rows, input_size, split, horizon=horizon)
+
+
+def _usable(n_rows: int, input_size: int, horizon: int, scheme: str) -> bool:
+    try:
+        split_borders(n_rows, input_size, scheme, horizon=horizon)
+    except DataError:
+        return False
+    return True
+
+
+def test_min_rows_is_the_first_row_count_every_split_can_use():
+    """Against a scan from input + horizon (the oracle), and for a horizon of 10**9 without that scan."""
+    for scheme in ("7:1:2", "holdout"):
+        for input_size in (1, 2, 24, 96, 336):
+            for horizon in (1, 2, 3, 7, 24, 720):
+                n_rows = input_size + horizon
+                while not _usable(n_rows, input_size, horizon, scheme):
+                    n_rows += 1
+                assert min_rows(input_size, horizon, scheme) == n_rows
+    assert min_rows(96, 10**9, "holdout") == 96 + 3 * 10**9
+    needed = min_rows(96, 10**9)
+    assert _usable(needed, 96, 10**9, "7:1:2") and not _usable(needed - 1, 96, 10**9, "7:1:2")

@@ -94,7 +94,13 @@ def min_rows(input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | N
     if scheme == "ett":
         needed = ETT_HOURS[2] * rows_per_hour(freq)
         return needed if _usable(needed, input_size, horizon, scheme, freq) else None
-    n_rows = input_size + horizon
+    # Start at bounds every split implies (a horizon of 10**9 must not take 10**10 steps): holdout's train
+    # rows n - 2h hold a window; under 7:1:2 the validation rows (at most 0.1 n + 2) and the train rows (at
+    # least 0.7 n - 1) hold one
+    if scheme == HOLDOUT:
+        n_rows = input_size + 3 * horizon
+    else:
+        n_rows = max(input_size + horizon, 10 * (horizon - 2), int((input_size + horizon) / 0.7) - 1)
     while not _usable(n_rows, input_size, horizon, scheme, freq):
         n_rows += 1
     return n_rows
