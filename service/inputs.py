@@ -239,10 +239,27 @@ def prepare_csv(
         raise _file_error(error) from None
 
 
-def forecast_records(served: ServedModel, request: RecordsRequest, levels: list[int]) -> RecordsResponse:
+def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_extra_columns: int) -> None:
+    """Refuse records of more distinct keys than the model reads and `max_extra_columns` beside them before
+    a table is built: records that each bring new keys make a rows x keys table (1,000 records of 100 keys
+    of their own, 1.5 MB, took 11 s and 2.3 GB)."""
+    allowed = _readable_columns(data) + max_extra_columns
+    keys: set[str] = set()
+    for record in records:
+        keys.update(record)
+        if len(keys) > allowed:
+            raise _invalid(field, f"records with more than {allowed} distinct keys; expected the model's "
+                           f"columns and at most {max_extra_columns} others")  # fmt: skip
+
+
+def forecast_records(
+    served: ServedModel, request: RecordsRequest, levels: list[int], max_extra_columns: int
+) -> RecordsResponse:
     """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
     (the same numbers: one forecast, outside the micro-batcher)."""
     bundle = served.bundle
+    _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
+    _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

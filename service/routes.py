@@ -233,7 +233,7 @@ async def forecast(
                 422, f"expected at most {settings.max_rows * settings.max_inputs} rows", field="data"
             )
         levels = checked_levels(served, body.level, "level")
-        return await run_in_threadpool(forecast_records, served, body, levels)
+        return await run_in_threadpool(forecast_records, served, body, levels, settings.max_extra_columns)
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:

@@ -251,6 +251,9 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
         bad = client.post(
             "/v1/models/long/forecast", json={"data": [{"unique_id": "OT", "ds": "x", "y": 1.0}]}
         )
+        # every record with keys of its own: refused before a rows x keys table is built
+        keyed = [{**record, f"extra{k}": 1.0} for k, record in enumerate(recent.to_dict(orient="records"))]
+        wide = client.post("/v1/models/long/forecast", json={"data": keyed})
     assert answer.status_code == 200, answer.text
     expected = model.predict(recent, level=[80])
     got = pd.DataFrame(answer.json()["forecast"])
@@ -258,3 +261,4 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
     np.testing.assert_array_equal(got["nlinear-lo-80"].to_numpy(), expected["nlinear-lo-80"].to_numpy())
     assert got["ds"].tolist() == [stamp.isoformat() for stamp in expected["ds"]]
     assert bad.status_code == 422 and bad.json()["details"][0]["field"] == "data"
+    assert wide.status_code == 422 and "more than 74 distinct keys" in wide.json()["message"]  # 7 + 3 + 64
