@@ -137,6 +137,11 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
             422, f"expected at most {max_inputs} histories, got {tensor.shape[0]}", field="inputs[0].shape"
         )
     values = _numbers(tensor.data)
+    if values is not None and values.ndim > 1 and list(values.shape) != tensor.shape:
+        raise ApiError(  # nested data is read as nested: other nesting than the shape is no reshaping
+            422, f"data nested as {list(values.shape)}; expected it flat or nested as the shape "
+            f"{tensor.shape}", field="inputs[0].data",
+        )
     if values is None or values.size != math.prod(tensor.shape):
         raise ApiError(
             422,
@@ -164,6 +169,10 @@ def _numbers(data: Data) -> np.ndarray | None:
 
 def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]:
     """`parameters.level` (free-form in the protocol, so its type is checked here), then as v1 checks it."""
+    unknown = sorted(set(parameters or {}) - {"level"})
+    if unknown:
+        raise ApiError(422, f"unknown parameter {unknown[0]!r}; expected only \"level\" (the horizon is the "
+                       "model's)", field="parameters")  # fmt: skip
     asked = (parameters or {}).get("level")
     if asked is not None and (
         not isinstance(asked, list) or not all(type(level) is int and 1 <= level <= 99 for level in asked)
@@ -189,8 +198,15 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
     keys = [columns] + [
         [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
     ]
+    asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
+    unknown = [name for name in asked if name not in names]
+    if unknown:
+        raise ApiError(422, f"unknown output {unknown[0]!r}; this request answers {', '.join(names)} "
+                       '(intervals need "parameters": {"level": [...]})', field="outputs")  # fmt: skip
     outputs = []
     for tensor_name, tensor_keys in zip(names, keys, strict=True):
+        if tensor_name not in asked:
+            continue
         stacked = np.stack([np.column_stack([answer[key] for key in tensor_keys]) for answer in answers])
         outputs.append(
             OutputTensor(

@@ -113,6 +113,9 @@ def test_nested_data_and_fp64_are_accepted(client):
         ({"name": "x"}, "inputs[0].name", "expected the input tensor 'history'"),
         ({"data": [1.0, 2.0]}, "inputs[0].data", f"expected {INPUT_SIZE * 2} numbers"),
         ({"data": [[1.0], [2.0, 3.0]]}, "inputs[0].data", "numbers for shape"),
+        # the history transposed (channels first): the right count of numbers, nested against the shape
+        ({"data": np.zeros((1, 2, INPUT_SIZE)).tolist()}, "inputs[0].data",
+         f"data nested as [1, 2, {INPUT_SIZE}]; expected it flat or nested as the shape"),
         ({"datatype": "INT8"}, "inputs[0].datatype", ""),
         ({"shape": [9, INPUT_SIZE, 2]}, "inputs[0].shape", "at most"),
     ],
@@ -135,3 +138,17 @@ def test_non_finite_values_and_bad_levels_are_named(client):
     body = {"inputs": [tensor([float32_history(0)])], "parameters": {"level": ["80"]}}
     answer = client.post("/v2/models/hourly/infer", json=body)
     assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "parameters.level"
+
+
+def test_outputs_asked_are_the_outputs_answered_and_unknown_ones_are_named(client):
+    inputs = [tensor([float32_history(0)])]
+    body = {"inputs": inputs, "parameters": {"level": [80]}, "outputs": [{"name": "hi-80"}]}
+    answer = client.post("/v2/models/hourly/infer", json=body)
+    assert answer.status_code == 200 and [output["name"] for output in answer.json()["outputs"]] == ["hi-80"]
+    for extra, field, needle in (
+        ({"outputs": [{"name": "lo-80"}]}, "outputs", "unknown output 'lo-80'; this request answers"),
+        ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
+    ):
+        answer = client.post("/v2/models/hourly/infer", json={"inputs": inputs, **extra})
+        assert answer.status_code == 422 and answer.json()["details"][0]["field"] == field
+        assert needle in answer.json()["message"]
