@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle, DataConfig
+from forecaster.data import DataQualityWarning
 from forecaster.data.calendar import calendar_features
 from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
@@ -261,8 +262,8 @@ def forecast_records(
     _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
     _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", DataQualityWarning)
             history = read_rows(bundle, pd.DataFrame.from_records(request.data))
             future = (
                 None
@@ -281,4 +282,7 @@ def forecast_records(
     stamps = table.columns[table.dtypes.map(lambda dtype: pd.api.types.is_datetime64_any_dtype(dtype))]
     for column in stamps:
         table[column] = table[column].map(lambda stamp: stamp.isoformat())
-    return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"))
+    # what reading changed (cells filled, rows dropped): the client has no console to see the notes on
+    notes = [str(item.message).removeprefix("DataFrame: ") for item in said
+             if issubclass(item.category, DataQualityWarning)]  # fmt: skip
+    return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"), notes=notes)

@@ -52,6 +52,9 @@ class OrjsonRequest(Request):
     and the message of invalid JSON stay what they were."""
 
     async def json(self) -> Any:
+        if "inference-header-content-length" in self.headers:  # raw tensor bytes after a JSON header
+            raise ApiError(415, "the binary tensor data extension (Inference-Header-Content-Length) is "
+                           "not supported; expected the tensors' numbers in JSON", field="content-type")
         if not hasattr(self, "_json"):
             body = await self.body()
             try:

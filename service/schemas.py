@@ -86,6 +86,11 @@ class RecordsResponse(BaseModel):
         description="Forecast rows named as `forecaster predict` writes them: long models `unique_id, ds, "
         "<model>, <model>-lo-80, ...`, wide ones the time column, `<col>`, `<col>-lo-80`, ..."
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What reading the rows changed, as `forecaster predict` notes it (cells filled, rows "
+        "dropped).",
+    )
 
 
 def _body_kind(body: Any) -> str:

@@ -254,6 +254,8 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
         # every record with keys of its own: refused before a rows x keys table is built
         keyed = [{**record, f"extra{k}": 1.0} for k, record in enumerate(recent.to_dict(orient="records"))]
         wide = client.post("/v1/models/long/forecast", json={"data": keyed})
+        gap = recent[recent["ds"] != recent["ds"].iloc[30]]  # one hour missing mid-series, in every series
+        filled = client.post("/v1/models/long/forecast", json={"data": gap.to_dict(orient="records")})
     assert answer.status_code == 200, answer.text
     expected = model.predict(recent, level=[80])
     got = pd.DataFrame(answer.json()["forecast"])
@@ -262,3 +264,6 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
     assert got["ds"].tolist() == [stamp.isoformat() for stamp in expected["ds"]]
     assert bad.status_code == 422 and bad.json()["details"][0]["field"] == "data"
     assert wide.status_code == 422 and "more than 74 distinct keys" in wide.json()["message"]  # 7 + 3 + 64
+    assert answer.json()["notes"] == []
+    assert filled.status_code == 200, filled.text
+    assert any("filled 1" in note for note in filled.json()["notes"]), filled.json()["notes"]

@@ -3,6 +3,7 @@ forecast's numbers (as FP32) for the same rows, with one-line 422s for malformed
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +153,14 @@ def test_outputs_asked_are_the_outputs_answered_and_unknown_ones_are_named(clien
         answer = client.post("/v2/models/hourly/infer", json={"inputs": inputs, **extra})
         assert answer.status_code == 422 and answer.json()["details"][0]["field"] == field
         assert needle in answer.json()["message"]
+
+
+def test_the_binary_tensor_extension_is_refused_by_name(client):
+    tensor_header = {"name": "history", "shape": [1, INPUT_SIZE, 2], "datatype": "FP32",
+                     "parameters": {"binary_data_size": INPUT_SIZE * 8}}  # fmt: skip
+    header = json.dumps({"inputs": [tensor_header]}).encode()
+    answer = client.post(
+        "/v2/models/hourly/infer", content=header + np.zeros(INPUT_SIZE * 2, np.float32).tobytes(),
+        headers={"content-type": "application/json", "inference-header-content-length": str(len(header))},
+    )
+    assert answer.status_code == 415 and "binary tensor data extension" in answer.json()["message"]
