@@ -154,3 +154,17 @@ def test_dates_on_different_days_of_consecutive_months_read_as_months() -> None:
     assert "read dates on different days of their months as months (2020-01-15 -> 2020-01)" in said
     days = pd.date_range("2020-01-01", periods=40, freq="D").delete([5, 17]).strftime("%Y-%m-%d")
     assert read_frame(pd.DataFrame({"date": days, "v": np.arange(38.0)})).freq == "D"
+
+
+def test_mixed_time_zones_are_named_as_such(tmp_path) -> None:
+    """Each value is a timestamp; pandas reads them as one column only in one zone: say that, not 'not
+    timestamps' (a DataFrame of zoned Timestamps) or pandas' advice to pass utc=True (a CSV of offsets)."""
+    hours = pd.date_range("2020-01-01", periods=24, freq="h", tz="UTC")
+    stamps = [stamp if k % 2 else stamp.tz_convert("Asia/Tokyo") for k, stamp in enumerate(hours)]
+    frame = pd.DataFrame({"date": stamps, "y": np.arange(24.0)})
+    path = tmp_path / "zones.csv"
+    frame.assign(date=[stamp.isoformat() for stamp in stamps]).to_csv(path, index=False)
+    for read in (lambda: read_frame(frame), lambda: read_csv(path)):
+        with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets") as caught:
+            read()
+        assert "utc=True" not in str(caught.value) and "09:00:00+09:00" in str(caught.value)

@@ -106,6 +106,14 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     return day_first if regular == [False, True] else month_first
 
 
+def zoned_timestamps(column: pd.Series) -> bool:
+    """Whether every value is a timestamp once all are converted to UTC (pandas reads mixed zones no other
+    way)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(column.notna().all() and pd.to_datetime(column, utc=True, errors="coerce").notna().all())
+
+
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)

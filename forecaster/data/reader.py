@@ -28,6 +28,7 @@ from forecaster.data.dates import (
     regular_grid,
     snap_to_periods,
     year_numbers,
+    zoned_timestamps,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.layouts import Layout, arrange, sniff
@@ -122,14 +123,22 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
     labels = parse_period_labels(column)
     if labels is not None:
         return labels.rename(date_col)
+    mixed = (
+        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on line "
+        f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
+    )
     try:
         parsed = parse_timestamps(column)
     except (ValueError, TypeError, OverflowError) as error:
+        if zoned_timestamps(column):
+            raise DataError(mixed) from None
         raise DataError(
             f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
             "expected one format and one time zone"
         ) from None
     bad = np.flatnonzero(parsed.isna().to_numpy())
+    if bad.size and zoned_timestamps(column):  # each a timestamp, read only where all share a zone
+        raise DataError(mixed)
     if bad.size:
         shown = ", ".join(
             f"line {line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
