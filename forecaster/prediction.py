@@ -79,7 +79,10 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
 
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"expected a pandas DataFrame, got {type(frame).__name__}")
-    return read_frame(frame, **history_options(bundle), targets=bundle.data.columns)
+    try:
+        return read_frame(frame, **history_options(bundle), targets=bundle.data.columns)
+    except MissingColumnsError as error:
+        raise _missing(bundle, "DataFrame", error) from None
 
 
 def forecast_name(bundle: Bundle) -> str:
@@ -106,11 +109,20 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     try:
         return read_csv(path, **read, targets=data.columns)
     except MissingColumnsError as error:
-        raise DataError(
-            f"{path}: missing column(s) {', '.join(map(repr, error.missing))} that model {bundle.name!r} was "
-            f"trained on; expected columns {', '.join(map(repr, data.columns))}, the file has "
-            f"{', '.join(map(repr, error.present))}"
-        ) from None
+        raise _missing(bundle, str(path), error) from None
+
+
+def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:
+    """What the rows lack of the model's: columns of a wide table, series of a long one."""
+    data = bundle.data
+    what, present = "column(s)", error.present
+    if data.id_col:  # the pivoted table's columns are the series, and its time column
+        what, present = "series", [name for name in present if name != (data.date_col or DEFAULT_TIME_COL)]
+    return DataError(
+        f"{source}: missing {what} {', '.join(map(repr, error.missing))} that model {bundle.name!r} was "
+        f"trained on; expected {what} {', '.join(map(repr, data.columns))}, the rows have "
+        f"{', '.join(map(repr, present))}"
+    )
 
 
 def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:

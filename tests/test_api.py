@@ -207,6 +207,10 @@ def test_independent_series_of_their_own_spans(ragged, tmp_path):
     assert model.metrics["mse"] == pytest.approx(model.metrics["naive"]["mse"], rel=1e-6)
     loaded = Forecaster.load(model.save(tmp_path / "bundle"))
     pd.testing.assert_frame_equal(loaded.predict(ragged, level=[80]), table)
+    without_ot = ragged[ragged.unique_id != "OT"]
+    with pytest.raises(DataError, match=r"DataFrame: missing series 'OT' that model 'bundle' was trained on; "
+                       r"expected series 'HUFL', .*, the rows have 'HUFL', "):  # fmt: skip
+        loaded.predict(without_ot)
 
 
 def test_independent_long_file_through_the_cli(ragged, tmp_path):
