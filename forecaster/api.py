@@ -20,7 +20,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
 from forecaster.checks import check_int
-from forecaster.data import TimeSeries, read_frame
+from forecaster.data import ReadOptions, TimeSeries, read_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
@@ -34,6 +34,9 @@ def _names(cls: type) -> set[str]:
 def settings_from(model: str, horizon: int, input_size: int | None, options: dict[str, Any]) -> TrainSettings:
     """Keyword options sorted into training settings, Lightning options and model config fields (the
     model's own check names any it does not take)."""
+    reading = sorted(set(options) & _names(ReadOptions))
+    if reading:
+        raise ConfigError(f"{reading[0]} says how to read the data: give it to fit(df, {reading[0]}=...)")
     trainer = {key: options.pop(key) for key in list(options) if key in _names(TrainerOptions)}
     trainer.setdefault("progress_bar", False)
     fields = {key: options.pop(key) for key in list(options) if key in _names(TrainSettings) - {"trainer"}}
@@ -99,6 +102,10 @@ class Forecaster:
             return df
         if not isinstance(df, pd.DataFrame):
             raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        unknown = sorted(set(read) - _names(ReadOptions))
+        if unknown:
+            known = sorted(_names(ReadOptions) | {"time_col"})
+            raise ConfigError(f"unknown reading option {unknown[0]!r}; expected one of {', '.join(known)}")
         if id_col in df.columns:
             read.update(id_col=id_col, target_col=target_col, date_col=time_col or DEFAULT_TIME_COL)
         elif time_col is not None:

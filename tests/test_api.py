@@ -165,6 +165,12 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
         Forecaster.load(None)
     with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
         model.save(None)
+    with pytest.raises(ConfigError, match=r"channels says how to read the data: give it to fit\(df"):
+        Forecaster("naive", horizon=12, channels="independent")
+    with pytest.raises(ConfigError, match="unknown reading option 'bogus'; expected one of calendar"):
+        Forecaster("naive", horizon=12).fit(etth1, bogus=1)
+    with pytest.raises(DataError, match="column 'OT' holds complex128 values; expected real numbers"):
+        Forecaster("naive", horizon=12).fit(etth1.assign(OT=etth1["OT"].astype(complex)), targets=["OT"])
     assert min_rows(24, 10**9, "holdout") == 24 + 3 * 10**9  # a huge horizon is refused at once, not after
     with pytest.raises(DataError, match="needs at least 3000000024 rows"):  # 3 * 10**9 steps of counting
         Forecaster("naive", horizon=10**9, input_size=24).fit(etth1)

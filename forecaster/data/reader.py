@@ -249,6 +249,11 @@ def _numeric_columns(
     skipped: list[str] = []
     for name in chosen:
         column = raw[name]
+        if column.dtype.kind in "cmM":  # complex, durations, dates: no real number to forecast
+            if not explicit:
+                skipped.append(name)
+                continue
+            raise DataError(f"{path}: column {name!r} holds {column.dtype} values; expected real numbers")
         if _is_text(column):
             try:
                 numbers = pd.to_numeric(column, errors="coerce")
