@@ -231,9 +231,12 @@ async def forecast(
     """
     served = registry.get(name)
     if isinstance(body, RecordsRequest):
-        if len(body.data) > settings.max_rows * settings.max_inputs:
+        data = served.bundle.data  # --max-rows per series: a long table holds one row per series and time
+        limit = settings.max_rows * (len(data.columns) if data.id_col else 1)
+        if len(body.data) > limit:
             raise ApiError(
-                422, f"expected at most {settings.max_rows * settings.max_inputs} rows", field="data"
+                422, f"expected at most {limit} records ({settings.max_rows} per series), got "
+                f"{len(body.data)}", field="data",
             )
         levels = checked_levels(served, body.level, "level")
         return await run_in_threadpool(forecast_records, served, body, levels, settings.max_extra_columns)

@@ -338,6 +338,9 @@ BAD_JSON = [
     ("ragged columns", {"json": _with_values(OT=[1.0] * 19)}, 422, "values.OT", "expected 20"),
     ("too few rows", {"json": body_of(history(INPUT_SIZE - 1))}, 422, "values", f"at least {INPUT_SIZE}"),
     ("too many rows", {"json": body_of(history(MAX_ROWS + 1))}, 422, "values", f"at most {MAX_ROWS} rows"),
+    ("too many records", {"json": {"data": history(MAX_ROWS + 1).reset_index().astype({"date": str})
+                                   .to_dict(orient="records")}}, 422, "data",
+     f"expected at most {MAX_ROWS} records ({MAX_ROWS} per series), got {MAX_ROWS + 1}"),
     ("timestamps missing", {"json": {"values": _VALUES}}, 422, "timestamps", "required"),
     ("timestamps count", {"json": {"timestamps": _ROWS[:-1], "values": _VALUES}}, 422, "timestamps",
      "expected 20"),
