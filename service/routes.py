@@ -109,12 +109,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 async def no_query_parameters(request: Request) -> None:
-    """The JSON route reads everything from its body: a `?horizon=` meant for the CSV route would otherwise be
-    ignored without a word."""
-    if request.query_params:
-        name = next(iter(request.query_params.keys()))[:100]
-        raise ApiError(422, f"unexpected query parameter {name!r}; this route reads horizon, level and the "
-                       "history from its JSON body (query parameters are for /forecast.csv)", field="query")
+    """The JSON route reads horizon and level from its body: the CSV route's `?horizon=` sent here would be
+    ignored without a word (other query parameters, a proxy's or a cache-buster's, are left alone)."""
+    misplaced = [name for name in ("horizon", "level") if name in request.query_params]
+    if misplaced:
+        raise ApiError(422, f"unexpected query parameter {misplaced[0]!r}; this route reads horizon, level "
+                       "and the history from its JSON body (query parameters are for /forecast.csv)",
+                       field="query")  # fmt: skip
 
 
 def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:

@@ -394,9 +394,10 @@ def test_bad_json_requests_answer_4xx_naming_the_field(
     assert_error(response, status, field, needle)
 
 
-def test_a_query_parameter_on_the_json_route_is_refused_not_ignored(client: Client) -> None:
+def test_the_csv_routes_query_parameters_on_the_json_route_are_refused_not_ignored(client: Client) -> None:
     response = client.post("/v1/models/hourly/forecast?horizon=2", json=body_of(history()))
     assert_error(response, 422, "query", "unexpected query parameter 'horizon'", "JSON body")
+    assert client.post("/v1/models/hourly/forecast?_=1700000000", json=body_of(history())).status_code == 200
 
 
 def test_health_answers_head_as_load_balancers_probe(client: Client) -> None:
