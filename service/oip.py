@@ -167,9 +167,16 @@ def _numbers(data: Data) -> np.ndarray | None:
         return None
 
 
+# Request parameters the protocol and its extensions define (Triton and KServe clients send them): accepted
+# and left alone; any other is refused, so that a "horizon" a client expects to matter is not ignored.
+_PROTOCOL_PARAMETERS = (
+    "binary_data_output", "sequence_id", "sequence_start", "sequence_end", "priority", "timeout",
+)
+
+
 def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]:
     """`parameters.level` (free-form in the protocol, so its type is checked here), then as v1 checks it."""
-    unknown = sorted(set(parameters or {}) - {"level"})
+    unknown = sorted(set(parameters or {}) - {"level", *_PROTOCOL_PARAMETERS})
     if unknown:
         raise ApiError(422, f"unknown parameter {unknown[0]!r}; expected only \"level\" (the horizon is the "
                        "model's)", field="parameters")  # fmt: skip
