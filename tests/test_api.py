@@ -246,7 +246,9 @@ def test_service_answers_an_independent_model_as_the_api_does(etth1, tmp_path):
     assert answer.status_code == 200, answer.text
     expected = model.predict(recent, level=[80])
     for column in expected.columns:
-        np.testing.assert_array_equal(answer.json()["forecast"][column], expected[column].to_numpy())
+        # float32 forward passes: equal up to the summation order the torch thread count gives (an earlier
+        # test of the session may have set another)
+        np.testing.assert_allclose(answer.json()["forecast"][column], expected[column].to_numpy(), rtol=1e-6)
 
 
 def test_service_answers_long_records_as_the_api_does(long, tmp_path):
@@ -270,7 +272,8 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
     expected = model.predict(recent, level=[80])
     got = pd.DataFrame(answer.json()["forecast"])
     assert list(got.columns) == list(expected.columns)
-    np.testing.assert_array_equal(got["nlinear-lo-80"].to_numpy(), expected["nlinear-lo-80"].to_numpy())
+    lower = "nlinear-lo-80"
+    np.testing.assert_allclose(got[lower].to_numpy(), expected[lower].to_numpy(), rtol=1e-6)  # thread count
     assert got["ds"].tolist() == [stamp.isoformat() for stamp in expected["ds"]]
     assert bad.status_code == 422 and bad.json()["details"][0]["field"] == "data"
     assert wide.status_code == 422 and "more than 74 distinct keys" in wide.json()["message"]  # 7 + 3 + 64
