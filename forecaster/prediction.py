@@ -411,10 +411,11 @@ def plot_path(path: str | Path) -> Path:
 
 
 def plot_forecast(
-    series: TimeSeries, forecast: pd.DataFrame, path: str | Path, history_rows: int, columns: Sequence[str]
+    series: TimeSeries, forecast: pd.DataFrame, path: Path, history_rows: int, columns: Sequence[str]
 ) -> Path:
-    """PNG with one panel per column: the last `history_rows` rows of history, then the forecast, with the
-    bands of the interval columns the table holds (`<col>-lo-<level>` / `<col>-hi-<level>`)."""
+    """An image (`path` as `plot_path` gives it) with one panel per column: the last `history_rows` rows of
+    history, then the forecast, with the bands of the interval columns the table holds (`<col>-lo-<level>` /
+    `<col>-hi-<level>`)."""
     from matplotlib.figure import Figure
 
     history = series.frame.iloc[-history_rows:]
@@ -441,7 +442,6 @@ def plot_forecast(
         axis.set_ylabel(column)
     axes[0].legend(loc="best")
     axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
-    path = plot_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=path.suffix[1:].lower()))
     return path

@@ -6,8 +6,8 @@ input and every parameter), as the median of `repeats` calls after `warmup` call
   irFFT; paper 001 eq. 3), i.e. `kernels.fourier_smooth` vs `forecaster.nn.smoother.fourier_smooth`;
 - "smoother": the whole module in training mode (Fourier part, convolution stem, BatchNorm, ELU, dropout),
   switched between paths with FORECASTER_KERNELS (=off, =on), as a user would; with `--modes eager,compiled`
-  also under torch.compile, which fuses the stem's concatenation, BatchNorm, ELU and dropout into generated
-  kernels around the convolution and the FFTs (the kernel path's Fourier part is a custom operator it calls).
+  also under torch.compile, whose generated kernels may fuse the elementwise work around the convolution and
+  the FFTs (the kernel path's Fourier part is a custom operator it calls); whether that pays is what it shows.
 
 Bandwidth is the Fourier part's fewest bytes (`fourier_traffic_bytes`: every stage reads its inputs once and
 writes its outputs once) over its time, against the GPU's peak: 2 (DDR) x memory clock x bus width, read
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 from rich.table import Table
 
-from forecaster.bench.timing import median_seconds
+from forecaster.bench.timing import compiled_if_asked, median_seconds
 from forecaster.checks import check_choice, check_fields, parse_ints, parse_names, setting
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
@@ -194,8 +194,7 @@ def _measure(
         if chosen != path:
             raise RuntimeError(f"the Smoother chose the {chosen} path where the bench asked for {path}")
 
-        # The compiled module compiles during the warm-up calls (one graph for forward, one for backward).
-        call = torch.compile(module, dynamic=False) if mode == "compiled" else module
+        call = compiled_if_asked(module, mode)  # compiled during the warm-up calls (forward, then backward)
 
         def run() -> torch.Tensor:
             return call(x)

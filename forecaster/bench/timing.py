@@ -26,7 +26,7 @@ from forecaster.errors import ConfigError
 from forecaster.training.graphs import WARMUP_STEPS
 
 # How a speed table runs a step: from Python, replayed from a CUDA graph, and either with the model under
-# torch.compile (its generated kernels fuse the elementwise work; compiled during the warm-up steps).
+# torch.compile (its generated kernels may fuse elementwise work; compiled during the warm-up steps).
 MODES = ("eager", "graphed", "compiled", "compiled-graphed")
 DEFAULT_MODES = ("eager", "graphed")  # on CUDA; CPU: eager. Compiling is asked for: it takes minutes.
 MODES_HELP = ("eager, graphed (replayed from a CUDA graph), compiled, compiled-graphed (under "

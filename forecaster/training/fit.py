@@ -127,14 +127,18 @@ def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted
     )  # fmt: skip
 
 
+def _config_fields(model_name: str) -> dict[str, dataclasses.Field]:
+    return {field.name: field for field in dataclasses.fields(MODELS.get(model_name).config_class)}
+
+
 def _fields(model_name: str) -> set[str]:
-    return {field.name for field in dataclasses.fields(MODELS.get(model_name).config_class)}
+    return set(_config_fields(model_name))
 
 
 def _smallest_input(model_name: str) -> int:
     """The shortest input a model's config accepts (S3Attention: 2), 1 where it states none."""
-    fields = {field.name: field for field in dataclasses.fields(MODELS.get(model_name).config_class)}
-    return int(fields["input_size"].metadata.get("minimum") or 1) if "input_size" in fields else 1
+    field = _config_fields(model_name).get("input_size")
+    return int(field.metadata.get("minimum") or 1) if field is not None else 1
 
 
 def split_for(series: TimeSeries, settings: TrainSettings) -> str:

@@ -35,7 +35,7 @@ from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO
 from forecaster.training.combine import ENSEMBLE, ensemble_of
-from forecaster.training.fit import Fitted, fit_candidate, plan, split_for
+from forecaster.training.fit import Candidate, Fitted, fit_candidate, plan, split_for
 from forecaster.training.scoring import (
     Score,
     block_means,
@@ -153,13 +153,15 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     return calibrate(bundle.model, windows, f"{where} {series.source}", method)
 
 
-def without_short_series(series: TimeSeries, settings: TrainSettings) -> TimeSeries:
+def without_short_series(
+    series: TimeSeries, settings: TrainSettings, candidates: list[Candidate]
+) -> TimeSeries:
     """Independent series: the ones too short to give every split a window (a 3-year series in a panel of
     40-year ones) are left out with one note, since the others still train one shared model (AutoGluon drops
     them alike); a panel where every series is too short is refused as before."""
     if series.options.channels != INDEPENDENT or len(series.columns) < 2:
         return series
-    input_size, split = max(c.input_size for c in plan(settings, series)), split_for(series, settings)
+    input_size, split = max(c.input_size for c in candidates), split_for(series, settings)
     short = []
     for name in series.columns:
         valid = np.flatnonzero(np.isfinite(series.frame[name].to_numpy(dtype=np.float64)))
@@ -178,9 +180,10 @@ def without_short_series(series: TimeSeries, settings: TrainSettings) -> TimeSer
     return dataclasses.replace(series, frame=series.frame.drop(columns=short))
 
 
-def _fit_planned(series: TimeSeries, settings: TrainSettings, work_dir: Path) -> list[Fitted] | None:
+def _fit_planned(
+    series: TimeSeries, settings: TrainSettings, candidates: list[Candidate], work_dir: Path
+) -> list[Fitted] | None:
     """Fit every planned candidate, simplest first; None on the non-zero ranks of a distributed run."""
-    candidates = plan(settings, series)
     if len(candidates) > 1 and settings.trainer.devices not in ("auto", 1):
         raise ConfigError("choosing among candidates trains on one device; leave out --devices/--strategy")
     fitted: list[Fitted] = []
@@ -218,8 +221,9 @@ def train_forecaster(
     out = Path(out)
     check_out_dir(out, settings.overwrite)
     with lightning_quiet(not settings.trainer.verbose):
-        series = without_short_series(series, settings)
-        fitted = _fit_planned(series, settings, work_dir_for(out))
+        candidates = plan(settings, series)
+        series = without_short_series(series, settings, candidates)
+        fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
             return None
         return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
