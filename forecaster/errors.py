@@ -44,6 +44,11 @@ class MissingColumnsError(DataError):
         self.missing, self.present = missing, present
 
 
+class MissingDateColumnsError(MissingColumnsError):
+    """The column(s) the dates were to be read from, absent. Its message suggests other ways to find the
+    dates; the rows a trained model reads must have the columns its training data had (`prediction`)."""
+
+
 class ConfigError(ForecasterError, ValueError):
     """A setting, option or name that is out of range or unknown (names the setting and what it accepts)."""
 

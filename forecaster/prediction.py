@@ -29,7 +29,7 @@ from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT
-from forecaster.errors import ConfigError, DataError, MissingColumnsError
+from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 from forecaster.inference import Inference, eager_outputs
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
@@ -113,8 +113,14 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
 
 
 def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:
-    """What the rows lack of the model's: columns of a wide table, series of a long one."""
+    """What the rows lack of the model's: its date columns, columns of a wide table, series of a long one."""
     data = bundle.data
+    if isinstance(error, MissingDateColumnsError):  # the reader's hints (--no-date) do not apply to a model
+        return DataError(
+            f"{source}: missing date column(s) {', '.join(map(repr, error.missing))} that model "
+            f"{bundle.name!r} reads its dates from, as its training data had them; the rows have "
+            f"{', '.join(map(repr, error.present))}"
+        )
     what, present = "column(s)", error.present
     if data.id_col:  # the pivoted table's columns are the series, and its time column
         what, present = "series", [name for name in present if name != (data.date_col or DEFAULT_TIME_COL)]
@@ -135,9 +141,13 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
     options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL)
-    if isinstance(table, pd.DataFrame):
-        return read_frame(table, **options, targets=given)
-    return read_csv(table, **options, targets=given)
+    try:
+        if isinstance(table, pd.DataFrame):
+            return read_frame(table, **options, targets=given)
+        return read_csv(table, **options, targets=given)
+    except MissingDateColumnsError as error:
+        source = "DataFrame" if isinstance(table, pd.DataFrame) else str(table)
+        raise _missing(bundle, source, error) from None
 
 
 def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:

@@ -280,3 +280,15 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
     assert answer.json()["notes"] == []
     assert filled.status_code == 200, filled.text
     assert any("filled 1" in note for note in filled.json()["notes"]), filled.json()["notes"]
+
+
+def test_rows_without_the_models_date_parts_name_them():
+    """A model dated from year / quarter columns asks for them by name, not for the reader's --no-date."""
+    years, quarters = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
+    quarters = pd.DataFrame({"year": years, "quarter": quarters, "gdp": np.linspace(100.0, 180.0, 80)})
+    model = Forecaster("naive", horizon=4, input_size=8).fit(quarters)
+    assert model.predict().index[0] == pd.Timestamp("2010-01-01")
+    expected = (r"^DataFrame: missing date column\(s\) 'quarter' that model .* reads its dates from, as its "
+                r"training data had them; the rows have 'year', 'gdp'$")
+    with pytest.raises(DataError, match=expected):
+        model.predict(quarters.drop(columns="quarter"))

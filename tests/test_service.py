@@ -442,6 +442,9 @@ def _last_load(cell: str) -> str:
 
 BAD_CSV = [
     ("missing column", _csv_of(history().drop(columns="OT")), 422, "'OT'"),
+    # the reader's hint (--no-date) is no option for a client: the model names the column it reads dates from
+    ("no date column", history().to_csv(index=False), 422, "missing date column(s) 'date' that model "
+     "'hourly' reads its dates from, as its training data had them; the rows have 'load', 'OT'"),
     ("text cell", _csv_of(history()).replace("\n2021-03-01 03:00:00,", "\n2021-03-01 03:00:00,abc", 1), 422,
      "line 5"),
     ("unsorted", _csv_of(history().iloc[[1, 0, *range(2, 20)]]), 422, "not sorted"),

@@ -18,7 +18,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.timeindex import infer_frequency
-from forecaster.errors import DataError
+from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
@@ -150,9 +150,11 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
         )
     missing = [name for name in columns if name not in raw.columns]
     if missing:
-        raise DataError(
+        raise MissingDateColumnsError(
             f"{source}: date_from column(s) {', '.join(map(repr, missing))} not found; columns are "
-            f"{', '.join(map(repr, raw.columns))}"
+            f"{', '.join(map(repr, raw.columns))}",
+            missing,
+            list(map(str, raw.columns)),
         )
     numbers = {}
     for kind, name in zip(kinds, columns, strict=True):

@@ -38,7 +38,7 @@ from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, 
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import read_options
 from forecaster.data.timeindex import infer_frequency
-from forecaster.errors import DataError, MissingColumnsError
+from forecaster.errors import DataError, MissingColumnsError, MissingDateColumnsError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
               "observation_date", "datum", "fecha")  # fmt: skip
@@ -375,10 +375,12 @@ def _read_table(
                     "no_date=True (--no-date) to index rows by integer steps"
                 )
         if date_col is not None and date_col not in raw.columns:
-            raise DataError(
+            raise MissingDateColumnsError(
                 f"{source}: date column {date_col!r} not found; columns are "
                 f"{', '.join(map(repr, raw.columns))} (pass no_date=True / --no-date for a file without "
-                "timestamps)"
+                "timestamps)",
+                [date_col],
+                list(map(str, raw.columns)),
             )
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
