@@ -106,8 +106,10 @@ class Forecaster:
         if unknown:
             known = sorted(_names(ReadOptions) | {"time_col"})
             raise ConfigError(f"unknown reading option {unknown[0]!r}; expected one of {', '.join(known)}")
-        if id_col in df.columns:
-            read.update(id_col=id_col, target_col=target_col, date_col=time_col or DEFAULT_TIME_COL)
+        if id_col in df.columns:  # with no_date, the time column (`ds`) holds integer steps
+            read.update(id_col=id_col, target_col=target_col)
+            if not read.get("no_date") or time_col is not None:
+                read["date_col"] = time_col or DEFAULT_TIME_COL
         elif time_col is not None:
             read["date_col"] = time_col
         series = read_frame(df, **read)

@@ -76,13 +76,17 @@ def bundle_path(path: Any) -> Path:
 
 def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -> None:
     """Refuse, before any work is done, an output folder that cannot be written or must not be replaced: a
-    path without a folder name of its own ('.', '..', '/'), a file, an existing folder without `overwrite`,
-    and with it a non-empty folder without `marker`: --overwrite replaces forecaster's output only."""
+    path without a folder name of its own ('.', '..', '/'), a file or a path under one, an existing folder
+    without `overwrite`, and with it a non-empty folder without `marker`: --overwrite replaces forecaster's
+    output only."""
     out = bundle_path(out)
     if out.name in ("", ".."):
         raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
     if out.exists() and not out.is_dir():
         raise BundleError(f"output {out} is a file; expected a folder to write to")
+    blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise BundleError(f"output {out} cannot be made: {blocking} is a file; expected folders above it")
     if out.exists() and not overwrite:
         raise BundleError(f"output {out} already exists; use --overwrite (overwrite=True) to replace it")
     if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():

@@ -344,8 +344,16 @@ def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int])
     for index, name in enumerate(bundle.data.columns):
         columns[name] = point[:, index]
         for level, (lo, hi) in original.items():
-            columns[f"{name}-lo-{level}"] = lo[:, index]
-            columns[f"{name}-hi-{level}"] = hi[:, index]
+            for bound, values in (("lo", lo), ("hi", hi)):
+                label = f"{name}-{bound}-{level}"
+                if label in bundle.data.columns:  # a series named like another's bound would overwrite it
+                    raise HistoryError(
+                        f"the {level}% interval of column {name!r} would be named {label!r}, the name of "
+                        "another column of the model; ask for other levels, or rename the columns and train "
+                        "again",
+                        part="level",
+                    )
+                columns[label] = values[:, index]
     return columns
 
 

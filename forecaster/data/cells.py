@@ -7,9 +7,12 @@ unambiguous cells ("12,5" / "12.25"), else from the file's, so "1,234" alone is 
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -130,3 +133,11 @@ def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally
             if numbers is not None:
                 converted[name] = numbers
     return raw.assign(**converted) if converted else raw
+
+
+def not_a_number_cell(value: Any) -> bool:
+    """Whether a DataFrame's object cell is neither text, a real number nor empty: pandas reads True as 1,
+    b"12" as 12 and 3+4j as 3, which a forecast must not be trained on silently."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return not (value is None or isinstance(value, (str, numbers.Real, Decimal)) or pd.isna(value))

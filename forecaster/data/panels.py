@@ -12,6 +12,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.series import INDEPENDENT, ReadOptions
@@ -91,8 +92,13 @@ def read_long(
         raw, read.id_col, time_col, read.target_col or DEFAULT_TARGET_COL, source,
         aligned=not independent, times=times,
     )  # fmt: skip
-    if read.no_date:
-        return wide.drop(columns=time_col), None
+    if read.no_date:  # consecutive whole steps (neuralforecast's integer `ds`) stay the rows' numbers
+        steps = pd.to_numeric(wide[time_col], errors="coerce").to_numpy(dtype=np.float64)
+        wide = wide.drop(columns=time_col)
+        consecutive = len(steps) and np.isfinite(steps).all() and (np.diff(steps) == 1).all()
+        if consecutive and steps[0] == int(steps[0]):
+            wide.index = pd.RangeIndex(int(steps[0]), int(steps[0]) + len(steps))
+        return wide, None
     if times is not None:
         wide[time_col] = wide[time_col].astype(str)  # read back like a file's column of timestamps
     return wide, time_col

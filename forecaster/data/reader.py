@@ -20,6 +20,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.calendar import calendar_features
+from forecaster.data.cells import not_a_number_cell
 from forecaster.data.dates import (
     dates_from_parts,
     find_date_parts,
@@ -31,6 +32,7 @@ from forecaster.data.dates import (
     zoned_timestamps,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
+from forecaster.data.frames import index_as_columns
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import AUTO, NO_FILL, SHOWN, check_finite, fill_missing_cells, line
 from forecaster.data.panels import find_long, read_long
@@ -259,7 +261,8 @@ def _numeric_columns(
                 numbers = pd.to_numeric(column, errors="coerce")
             except OverflowError:  # integers beyond uint64, which pandas keeps as Python ints: as text, ±inf
                 numbers = pd.to_numeric(column.astype(str), errors="coerce")
-            bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy())
+            odd = column.map(not_a_number_cell).to_numpy(dtype=bool)  # read by pandas as numbers: refused
+            bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
             if bad.size:
                 parsed = int(numbers.notna().sum())
                 if not explicit and parsed < bad.size:
@@ -267,7 +270,8 @@ def _numeric_columns(
                     continue
                 shown = ", ".join(f"line {line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
                 raise DataError(
-                    f"{path}: column {name!r} holds text where numbers are expected: {shown} "
+                    f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
+                    f"expected: {shown} "
                     f"({bad.size} cell(s) in total); expected a number in every cell"
                 )
             column = numbers
@@ -323,20 +327,12 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
 
 
 def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
-    """`read_csv` for a DataFrame already in memory: its columns, or a DatetimeIndex as the dates."""
+    """`read_csv` for a DataFrame already in memory: its columns, and its index where that holds data
+    (`_index_as_columns`)."""
     read = ReadOptions(**options)
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
-    raw = frame.copy()
-    if isinstance(raw.index, pd.DatetimeIndex) and read.date_col is None and not read.no_date:
-        name = raw.index.name or "date"
-        if name in raw.columns:
-            raise DataError(f"{source}: the index and a column are both named {name!r}; rename one")
-        raw = raw.reset_index(names=name)
-        raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
-        read = dataclasses.replace(read, date_col=name) if read.date_from is None else read
-    else:
-        raw = raw.reset_index(drop=True)
+    raw, read = index_as_columns(frame, read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
@@ -360,7 +356,7 @@ def _read_table(
     if read.id_col is not None:
         raw, date_col = read_long(raw, read, source, _parse_dates)
     if read.no_date:
-        index: pd.Index = pd.RangeIndex(len(raw))
+        index: pd.Index = raw.index if read.id_col is not None else pd.RangeIndex(len(raw))
     else:
         if date_col is None and date_from is None:
             date_col = _find_date_column(raw)

@@ -1,0 +1,37 @@
+"""A DataFrame's index as the reader's columns: pandas users keep dates (DatetimeIndex, PeriodIndex) and
+panel keys (a `unique_id, ds` MultiIndex) in the index, where a file keeps them in columns."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from forecaster.data.series import ReadOptions
+from forecaster.errors import DataError
+
+
+def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
+    """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
+    DatetimeIndex or PeriodIndex is the dates (the date column asked for when the frame has no such column),
+    a MultiIndex (`unique_id, ds`), a named or a text index its own columns; a default or unnamed numeric
+    index is dropped."""
+    index = frame.index
+    if isinstance(index, pd.PeriodIndex):
+        index = index.to_timestamp(how="start").rename(index.name)
+    dated = isinstance(index, pd.DatetimeIndex) and not read.no_date and read.date_from is None
+    if dated and (read.date_col is None or read.date_col not in frame.columns):
+        name = read.date_col or index.name or "date"
+        if name in frame.columns:
+            raise DataError(f"{source}: the index and a column are both named {name!r}; rename one")
+        raw = frame.set_axis(index, axis=0).reset_index(names=name)
+        raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
+        return raw, dataclasses.replace(read, date_col=name)
+    names = [name for name in index.names if name is not None]
+    text = index.dtype == object or isinstance(index.dtype, pd.StringDtype)  # such as dates kept as text
+    if isinstance(index, pd.MultiIndex) or (not isinstance(index, pd.RangeIndex) and (names or text)):
+        clash = sorted(set(map(str, names)) & set(map(str, frame.columns)))
+        if clash:
+            raise DataError(f"{source}: the index and a column are both named {clash[0]!r}; rename one")
+        return frame.reset_index(), read
+    return frame.reset_index(drop=True), read

@@ -1,0 +1,106 @@
+"""DataFrames as pandas users hold them: dates and panel keys in the index, neuralforecast's integer `ds`,
+object cells pandas would turn into numbers, names that clash with the forecast's interval columns."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster import Forecaster
+from forecaster.data import read_frame
+from forecaster.errors import BundleError, ConfigError, DataError
+
+HORIZON, INPUT = 6, 24
+
+
+@pytest.fixture(autouse=True)
+def _quiet_notes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def hourly(rows: int = 200) -> pd.DataFrame:
+    index = pd.date_range("2021-01-01", periods=rows, freq="h")
+    steps = np.arange(rows, dtype=np.float64)
+    return pd.DataFrame({"a": np.sin(steps / 24 * 2 * np.pi), "b": steps / 10}, index=index)
+
+
+def naive() -> Forecaster:
+    return Forecaster("naive", horizon=HORIZON, input_size=INPUT)
+
+
+@pytest.mark.parametrize("name", [None, "ts"])
+def test_a_model_fitted_on_a_datetime_index_predicts_from_frames_of_the_same_shape(name):
+    frame = hourly().rename_axis(name)
+    model = naive().fit(frame)
+    recent = model.predict(frame.iloc[-30:])
+    assert recent.index[0] == frame.index[-1] + pd.Timedelta(hours=1) and len(recent) == HORIZON
+    np.testing.assert_allclose(recent.to_numpy(), np.tile(frame.iloc[-1].to_numpy(), (HORIZON, 1)), rtol=1e-6)
+    # rows ending earlier: the forecast follows them, not the training rows
+    assert model.predict(frame.iloc[:-10]).index[0] == frame.index[-10]
+
+
+def test_a_period_index_is_read_as_the_start_of_each_period():
+    quarters = pd.DataFrame({"gdp": np.linspace(100.0, 180.0, 80)},
+                            index=pd.period_range("1990Q1", periods=80, freq="Q"))  # fmt: skip
+    table = naive().fit(quarters).predict(quarters)
+    assert list(table.index[:2]) == [pd.Timestamp("2010-01-01"), pd.Timestamp("2010-04-01")]
+    np.testing.assert_allclose(table["gdp"], 180.0, rtol=1e-6)
+
+
+def test_a_unique_id_ds_multiindex_is_the_long_panel_it_indexes():
+    frame = hourly()
+    long = frame.reset_index(names="ds").melt(id_vars="ds", var_name="unique_id", value_name="y")
+    indexed = long.set_index(["unique_id", "ds"])
+    pd.testing.assert_frame_equal(naive().fit(indexed).predict(indexed), naive().fit(long).predict(long))
+
+
+def test_integer_steps_in_a_long_ds_column_continue_with_no_date():
+    rng = np.random.default_rng(0)
+    long = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 100), "ds": np.tile(np.arange(1, 101), 2),
+                         "y": rng.normal(size=200).cumsum()})  # fmt: skip
+    model = naive().fit(long, no_date=True)
+    table = model.predict(long)
+    assert table[table.unique_id == "a"]["ds"].tolist() == list(range(101, 101 + HORIZON))
+    assert model.predict(long[long.ds <= 90])["ds"].iloc[0] == 91
+
+
+@pytest.mark.parametrize("cell", [3 + 4j, True, b"12"])
+def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
+    frame = hourly(50).astype({"a": object})
+    frame.iloc[10, 0] = cell
+    with pytest.raises(DataError, match=rf"column 'a' holds values where numbers are expected: "
+                       rf"line 12 {re.escape(repr(str(cell)))}"):  # fmt: skip
+        read_frame(frame)
+
+
+def test_object_cells_of_numbers_and_gaps_are_read():
+    frame = hourly(50).astype({"a": object})
+    frame.iloc[10:14, 0] = [np.float32(2.5), np.int64(3), Decimal("1.5"), None]
+    values = read_frame(frame).frame["a"].to_numpy()
+    np.testing.assert_allclose(values[10:13], [2.5, 3.0, 1.5])
+    assert values[13] == pytest.approx((1.5 + values[14]) / 2)  # the gap interpolated
+
+
+def test_a_column_named_like_another_columns_interval_bound_is_refused_not_overwritten():
+    frame = hourly().rename(columns={"b": "a-lo-80"})
+    model = Forecaster("naive", horizon=HORIZON, input_size=INPUT, level=[80]).fit(frame)
+    clash = r"the 80% interval of column 'a' would be named 'a-lo-80', the name of another column of the"
+    with pytest.raises(ConfigError, match=clash):
+        model.predict()
+    expected = ["a", "a-lo-90", "a-hi-90", "a-lo-80", "a-lo-80-lo-90", "a-lo-80-hi-90"]
+    assert model.predict(level=[90]).columns.tolist() == expected
+
+
+def test_saving_below_a_file_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("kept")
+    model = naive().fit(hourly())
+    with pytest.raises(BundleError, match=r"cannot be made: .*file is a file; expected folders above it"):
+        model.save(tmp_path / "file" / "bundle")
+    assert (tmp_path / "file").read_text() == "kept"
