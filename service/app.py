@@ -82,7 +82,10 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.include_router(router)
     app.include_router(oip_router)
     app.add_middleware(
-        BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+        BodyLimitMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        max_buffered_bytes=settings.max_buffered_bytes,
+        timeout_s=settings.body_timeout_s,
     )
     app.add_middleware(
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models

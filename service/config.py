@@ -26,6 +26,12 @@ class ServiceSettings(BaseSettings):
     max_batch_size: int = Field(64, ge=1, description="histories per forward pass")
     max_wait_ms: float = Field(2.0, ge=0, description="longest wait to fill a micro-batch, in ms")
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1, description="largest request body, in bytes")
+    max_buffered_bytes: int = Field(
+        256 * 1024 * 1024,
+        ge=1,
+        description="request bodies one worker holds at once, in bytes, until their answers are sent; a body "
+        "that would pass it is answered 503",
+    )
     max_rows: int = Field(10_000, ge=1, description="most rows per series in one request")
     max_inputs: int = Field(256, ge=1, description="most series in one request")
     max_extra_columns: int = Field(

@@ -329,3 +329,53 @@ def test_open_file_limit_makes_room_for_the_connection_cap(monkeypatch: pytest.M
     monkeypatch.setattr(server_module.resource, "getrlimit", lambda kind: (1024, 1024))
     with pytest.raises(ConfigError, match="--limit-concurrency 1000 .* exceed the open-file limit 1024"):
         server_module.open_file_limit(settings)
+
+
+def test_bodies_held_at_once_are_bounded_per_worker() -> None:
+    """A body that would take the bodies held by requests in progress past the budget is answered 503, and
+    the budget is given back when an answer is sent (480 stalled 8 MB bodies once held 4.3 GB)."""
+    from service.limits import BodyLimitMiddleware
+
+    release = anyio.Event()
+
+    async def app(scope, receive, send) -> None:  # holds the first request until released
+        body = (await receive())["body"]
+        if body.startswith(b"hold"):
+            await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    limits = BodyLimitMiddleware(app, max_body_bytes=1000, timeout_s=5, max_buffered_bytes=100)
+
+    async def post(body: bytes) -> tuple[int, bytes]:
+        sent: list[dict] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await limits({"type": "http", "method": "POST", "headers": []}, receive, send)
+        return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
+
+    answers: dict[str, object] = {}
+
+    async def held() -> None:
+        answers["held"] = await post(b"hold" + b"x" * 76)
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(held)
+            await anyio.sleep(0.05)
+            answers["second"] = await post(b"y" * 40)  # 80 held + 40 > 100
+            answers["budget"] = limits.buffered
+            release.set()
+        answers["after"] = await post(b"z" * 40)
+        answers["left"] = limits.buffered
+
+    anyio.run(scenario)
+    status, message = answers["second"]
+    assert status == 503 and b"request bodies in progress hold over 100 bytes" in message
+    assert answers["budget"] == 80 and answers["held"] == (200, b"hold" + b"x" * 76)
+    assert answers["after"] == (200, b"z" * 40) and answers["left"] == 0
