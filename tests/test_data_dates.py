@@ -157,14 +157,31 @@ def test_dates_on_different_days_of_consecutive_months_read_as_months() -> None:
 
 
 def test_mixed_time_zones_are_named_as_such(tmp_path) -> None:
-    """Each value is a timestamp; pandas reads them as one column only in one zone: say that, not 'not
-    timestamps' (a DataFrame of zoned Timestamps) or pandas' advice to pass utc=True (a CSV of offsets)."""
-    hours = pd.date_range("2020-01-01", periods=24, freq="h", tz="UTC")
-    stamps = [stamp if k % 2 else stamp.tz_convert("Asia/Tokyo") for k, stamp in enumerate(hours)]
+    """Each value is a timestamp; pandas reads them as one column only in one zone: where neither UTC nor
+    the local clock gives a regular series, say that, not 'not timestamps' (a DataFrame of zoned Timestamps)
+    or pandas' advice to pass utc=True (a CSV of offsets)."""
+    clock = pd.date_range("2020-01-01", periods=24, freq="h")  # hourly local clock, offsets alternating
+    stamps = [stamp.tz_localize("UTC" if k % 2 else "Asia/Tokyo") for k, stamp in enumerate(clock)]
     frame = pd.DataFrame({"date": stamps, "y": np.arange(24.0)})
     path = tmp_path / "zones.csv"
     frame.assign(date=[stamp.isoformat() for stamp in stamps]).to_csv(path, index=False)
     for read in (lambda: read_frame(frame), lambda: read_csv(path)):
         with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets") as caught:
             read()
-        assert "utc=True" not in str(caught.value) and "09:00:00+09:00" in str(caught.value)
+        assert "utc=True" not in str(caught.value) and "00:00:00+09:00" in str(caught.value)
+
+
+@pytest.mark.parametrize(("freq", "clock", "first"), [("h", "in UTC", "2020-02-29 23:00:00+00:00"),
+                                                        ("D", "as local clock times", "2020-01-01 00:00:00")])
+def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_path, freq, clock, first):
+    """Local times of one zone change UTC offset twice a year: hourly data is regular in UTC (its local clock
+    skips and repeats an hour), daily data on the local clock (its days are 23 or 25 hours long in UTC)."""
+    start = "2020-03-01" if freq == "h" else "2020-01-01"
+    index = pd.date_range(start, periods=24 * 60 if freq == "h" else 330, freq=freq, tz="Europe/Berlin")
+    frame = pd.DataFrame({"y": np.arange(len(index), dtype=np.float64)}, index=index.rename("date"))
+    frame.to_csv(tmp_path / "berlin.csv")
+    for read in (lambda: read_frame(frame), lambda: read_csv(tmp_path / "berlin.csv")):
+        with pytest.warns(DataQualityWarning, match=f"UTC offsets change .daylight saving time.. {clock}"):
+            series = read()
+        assert series.freq == freq and str(series.frame.index[0]) == first and len(series.frame) == len(index)
+        np.testing.assert_array_equal(series.frame["y"].to_numpy(), frame["y"].to_numpy())

@@ -114,6 +114,27 @@ def zoned_timestamps(column: pd.Series) -> bool:
         return bool(column.notna().all() and pd.to_datetime(column, utc=True, errors="coerce").notna().all())
 
 
+def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
+    """Timestamps whose UTC offsets change along the column (a zone's daylight saving time) as one regular
+    series, and a note saying how: in UTC where that is regular (hourly data, whose local clock skips and
+    repeats an hour), else as the local clock times without their offsets where those are (daily and longer
+    data at local midnight, whose days are 23 or 25 hours long in UTC). None when neither is regular or the
+    values are not all timestamps."""
+    if not zoned_timestamps(column):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        utc = pd.DatetimeIndex(pd.to_datetime(column, utc=True, format="mixed"), name=column.name)
+    if infer_frequency(utc) is not None:
+        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
+    local = pd.DatetimeIndex([pd.Timestamp(value).tz_localize(None) for value in column], name=column.name)
+    freq = infer_frequency(local)
+    tick = freq is not None and isinstance(to_offset(freq), pd.offsets.Tick)
+    if freq is not None and not (tick and pd.Timedelta(to_offset(freq)) < pd.Timedelta(days=1)):
+        return local, "read the dates, whose UTC offsets change (daylight saving time), as local clock times"
+    return None
+
+
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)

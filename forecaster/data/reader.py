@@ -17,16 +17,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import not_a_number_cell
 from forecaster.data.dates import (
+    across_offsets,
     dates_from_parts,
     find_date_parts,
     parse_period_labels,
     parse_timestamps,
-    regular_grid,
     snap_to_periods,
     year_numbers,
     zoned_timestamps,
@@ -40,6 +39,7 @@ from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, 
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import read_options
 from forecaster.data.timeindex import infer_frequency
+from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingColumnsError, MissingDateColumnsError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
@@ -110,8 +110,11 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     return None
 
 
-def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeIndex:
-    """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex."""
+def _parse_dates(
+    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None
+) -> pd.DatetimeIndex:
+    """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
+    timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
     column = raw[date_col]
     if not _is_text(column):
         years = year_numbers(column)
@@ -132,6 +135,10 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
     try:
         parsed = parse_timestamps(column)
     except (ValueError, TypeError, OverflowError) as error:
+        shifted = across_offsets(column)
+        if shifted is not None:
+            (notes if notes is not None else []).append(shifted[1])
+            return shifted[0]
         if zoned_timestamps(column):
             raise DataError(mixed) from None
         raise DataError(
@@ -139,6 +146,9 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
             "expected one format and one time zone"
         ) from None
     bad = np.flatnonzero(parsed.isna().to_numpy())
+    if bad.size and (shifted := across_offsets(column)) is not None:  # pandas reads one offset only
+        (notes if notes is not None else []).append(shifted[1])
+        return shifted[0]
     if bad.size and zoned_timestamps(column):  # each a timestamp, read only where all share a zone
         raise DataError(mixed)
     if bad.size:
@@ -151,71 +161,6 @@ def _parse_dates(path: str, raw: pd.DataFrame, date_col: str) -> pd.DatetimeInde
             "expected a timestamp in every row"
         )
     return pd.DatetimeIndex(parsed, name=date_col)
-
-
-def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
-    """Count the steps that break the series' regular frequency and describe the first one."""
-    steps = np.diff(index.asi8)
-    if not (steps > 0).any():
-        return 0, "no regular frequency could be inferred"
-    freq = infer_frequency(index[: min(len(index), 25)])
-    if freq is None:
-        values, counts = np.unique(steps[steps > 0], return_counts=True)
-        freq = to_offset(pd.Timedelta(int(values[np.argmax(counts)]), unit=index.unit)).freqstr
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
-        expected = index[:-1] + to_offset(freq)
-    broken = np.flatnonzero((index[1:] != expected) & (steps != 0))
-    if not broken.size:
-        return 0, "no regular frequency could be inferred"
-    p = broken[0]
-    return broken.size, (
-        f"line {line(p + 1)} is {index[p + 1]} but one {freq} step after line {line(p)} "
-        f"({index[p]}) is {expected[p]}"
-    )
-
-
-def _check_time_order(
-    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
-) -> tuple[str | None, pd.DatetimeIndex | None]:
-    """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
-    unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
-    steps = np.diff(index.asi8)
-    long = " (a long table of several series: name the column telling them apart with id_col / --id-col)"
-    long = long if index.has_duplicates else ""
-    backwards = np.flatnonzero(steps < 0)
-    if backwards.size:
-        p = backwards[0]
-        raise DataError(
-            f"{path}: timestamps in column {date_col!r} are not sorted: line {line(p + 1)} "
-            f"({index[p + 1]}) comes after line {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
-            f"expected increasing time (sort the file by {date_col!r}){long}"
-        )
-    repeats = np.flatnonzero(steps == 0)
-    if repeats.size:
-        p = repeats[0]
-        message = (
-            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {line(p)} and {line(p + 1)} "
-            f"({repeats.size} repeated row(s) in total)"
-        )
-        if spec is None:
-            raise DataError(f"{path}: {message}; expected one row per time step{long}")
-        notes.append(message)
-    freq = infer_frequency(index)
-    if freq is None and len(index) >= 3:
-        found = regular_grid(index) if spec is None else None
-        if found is not None:
-            return found
-        count, first = _irregular_steps(index)
-        if spec is None:
-            raise DataError(
-                f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)); "
-                "expected a constant frequency (fill the gaps or resample the file)"
-            )
-        if count:
-            notes.append(f"{count} irregular step(s): {first}")
-        freq = spec.freq
-    return freq, None
 
 
 def _numeric_columns(
@@ -383,7 +328,7 @@ def _read_table(
         if date_from is not None:
             index = dates_from_parts(raw, date_from, source)
         else:
-            index = _parse_dates(source, raw, date_col)
+            index = _parse_dates(source, raw, date_col, notes)
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
             raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
@@ -391,7 +336,7 @@ def _read_table(
         if snapped is not None:
             index = snapped[0]
             notes.append(snapped[1])
-        freq, grid = _check_time_order(source, index, index.name, spec, notes)
+        freq, grid = check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]

@@ -1,0 +1,82 @@
+"""The checks of a table's timestamps: sorted, one row per step, a regular frequency (or a regular grid with
+missing steps, which `missing.fill_missing_cells` fills or refuses); registered benchmark files keep their
+published quirks as notes."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from forecaster.data.dates import regular_grid
+from forecaster.data.missing import line
+from forecaster.data.registry import DatasetSpec
+from forecaster.data.timeindex import infer_frequency
+from forecaster.errors import DataError
+
+
+def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
+    """Count the steps that break the series' regular frequency and describe the first one."""
+    steps = np.diff(index.asi8)
+    if not (steps > 0).any():
+        return 0, "no regular frequency could be inferred"
+    freq = infer_frequency(index[: min(len(index), 25)])
+    if freq is None:
+        values, counts = np.unique(steps[steps > 0], return_counts=True)
+        freq = to_offset(pd.Timedelta(int(values[np.argmax(counts)]), unit=index.unit)).freqstr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        expected = index[:-1] + to_offset(freq)
+    broken = np.flatnonzero((index[1:] != expected) & (steps != 0))
+    if not broken.size:
+        return 0, "no regular frequency could be inferred"
+    p = broken[0]
+    return broken.size, (
+        f"line {line(p + 1)} is {index[p + 1]} but one {freq} step after line {line(p)} "
+        f"({index[p]}) is {expected[p]}"
+    )
+
+
+def check_time_order(
+    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
+) -> tuple[str | None, pd.DatetimeIndex | None]:
+    """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
+    unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
+    steps = np.diff(index.asi8)
+    long = " (a long table of several series: name the column telling them apart with id_col / --id-col)"
+    long = long if index.has_duplicates else ""
+    backwards = np.flatnonzero(steps < 0)
+    if backwards.size:
+        p = backwards[0]
+        raise DataError(
+            f"{path}: timestamps in column {date_col!r} are not sorted: line {line(p + 1)} "
+            f"({index[p + 1]}) comes after line {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
+            f"expected increasing time (sort the file by {date_col!r}){long}"
+        )
+    repeats = np.flatnonzero(steps == 0)
+    if repeats.size:
+        p = repeats[0]
+        message = (
+            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {line(p)} and {line(p + 1)} "
+            f"({repeats.size} repeated row(s) in total)"
+        )
+        if spec is None:
+            raise DataError(f"{path}: {message}; expected one row per time step{long}")
+        notes.append(message)
+    freq = infer_frequency(index)
+    if freq is None and len(index) >= 3:
+        found = regular_grid(index) if spec is None else None
+        if found is not None:
+            return found
+        count, first = _irregular_steps(index)
+        if spec is None:
+            raise DataError(
+                f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)); "
+                "expected a constant frequency (fill the gaps or resample the file)"
+            )
+        if count:
+            notes.append(f"{count} irregular step(s): {first}")
+        freq = spec.freq
+    return freq, None
