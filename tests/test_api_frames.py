@@ -76,7 +76,7 @@ def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
     frame = hourly(50).astype({"a": object})
     frame.iloc[10, 0] = cell
     with pytest.raises(DataError, match=rf"column 'a' holds values where numbers are expected: "
-                       rf"line 12 {re.escape(repr(str(cell)))}"):  # fmt: skip
+                       rf"row 10 {re.escape(repr(str(cell)))}"):  # fmt: skip
         read_frame(frame)
 
 

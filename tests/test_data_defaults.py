@@ -198,7 +198,7 @@ def test_a_column_missing_more_than_a_tenth_is_refused(empty, filled):
         assert f"filled {empty} empty cell(s)" in note and np.isfinite(series.values).all()
         return
     message = _refusal(frame)
-    assert message.startswith("DataFrame: 11 missing or non-finite value(s): column 'y' at line(s) 7, 15, ")
+    assert message.startswith("DataFrame: 11 missing or non-finite value(s): column 'y' at row(s) 5, 13, ")
     assert "column 'y' misses 11 of its 100 values, more than 10%, so not filled by default" in message
     assert "--fill-missing" in message
 
@@ -238,7 +238,7 @@ def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_
     frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE to drop
     assert MAX_EDGE_SHARE * 40 < 9
     assert (
-        "column 'y' at line(s) 33, 34, 35, 36, 37, ... (before a column's first value or after its last"
+        "column 'y' at row(s) 31, 32, 33, 34, 35, ... (before a column's first value or after its last"
         in _refusal(frame)
     )
     series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value

@@ -50,7 +50,7 @@ BROKEN = {
     ),
     "duplicate_dates": (
         _rows(HOURS[:5] + [HOURS[4]] + HOURS[5:11], _ints(12)),
-        ["duplicate timestamp 2020-01-01 04:00:00 in column 'date' at lines 6 and 7", "one row per time"],
+        ["duplicate timestamp 2020-01-01 04:00:00 in column 'date' at line 6 and line 7", "one row per time"],
     ),
     "shuffled_dates": (
         _rows([HOURS[i] for i in (0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11)], _ints(12)),
@@ -276,7 +276,7 @@ def test_weather_is_kept_as_published_with_one_quirk_warning(data_dir):
         series = load_dataset("Weather", data_dir)
     message = str(caught[0].message)
     assert "benchmark file Weather kept as published" in message
-    assert "duplicate timestamp 2020-05-12 06:00:00 in column 'date' at lines 19045 and 19046" in message
+    assert "duplicate timestamp 2020-05-12 06:00:00 in column 'date' at line 19045 and line 19046" in message
     assert "line 21516 is 2020-05-29 11:10:00 but one 10min step after line 21515" in message
     assert "81 cell(s) equal -9999" in message
     assert "U+FFFD" in message

@@ -23,7 +23,7 @@ import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
 from forecaster.data.dates import parse_period_labels, year_numbers
-from forecaster.data.missing import line, lines
+from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long
@@ -293,12 +293,12 @@ def arrange(
         )
         said.append("skipped " + " and ".join(part for part in (before, after) if part))
     if summaries:
-        shown = ", ".join(f"line {layout.skip + line(row)} {label!r}" for row, label in summaries)
+        shown = ", ".join(f"line {layout.skip + line_number(row)} {label!r}" for row, label in summaries)
         said.append(f"skipped {len(summaries)} summary row(s) after the data: {shown}")
     repeated = np.zeros(len(raw), bool) if read.no_date else raw.duplicated().to_numpy()  # steps may repeat
     if repeated.any():
         said.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (date and values as on an earlier "
-                    f"line): line(s) {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
+                    f"line): {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
         raw = raw[~repeated].reset_index(drop=True)
     kept = "the rows kept, " if repeated.any() else ""
     context = (

@@ -3,6 +3,9 @@ gaps, or filled as the user asks; and values too large to read (infinite) or to 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +34,35 @@ MAX_GAP_SHARE = 0.05
 MAX_EDGE_SHARE = 0.2
 
 
-def line(position: int) -> int:
-    """File line of a data row (the header is line 1)."""
-    return int(position) + 2
+# How messages place a data row: a file's line (the header is line 1), or a DataFrame's row position
+# (`rows_of_a_frame`), so a DataFrame's row 10 is not called line 12.
+_PLACES: ContextVar[tuple[str, int]] = ContextVar("places", default=("line", 2))
+
+
+@contextmanager
+def rows_of_a_frame() -> Iterator[None]:
+    """Within it, messages place data rows by their DataFrame position ("row 10"), not by file line."""
+    token = _PLACES.set(("row", 0))
+    try:
+        yield
+    finally:
+        _PLACES.reset(token)
+
+
+def line_number(position: int) -> int:
+    """The number a message gives a data row: its file line, or its DataFrame position."""
+    return int(position) + _PLACES.get()[1]
+
+
+def line(position: int) -> str:
+    """A data row as messages name it: "line 12" of a file, "row 10" of a DataFrame."""
+    return f"{_PLACES.get()[0]} {line_number(position)}"
 
 
 def lines(positions: np.ndarray) -> str:
-    shown = ", ".join(str(line(p)) for p in positions[:SHOWN])
-    return shown + (", ..." if len(positions) > SHOWN else "")
+    """Several data rows as messages name them: "line(s) 4, 9, ..." or "row(s) 2, 7, ..."."""
+    shown = ", ".join(str(line_number(p)) for p in positions[:SHOWN])
+    return f"{_PLACES.get()[0]}(s) " + shown + (", ..." if len(positions) > SHOWN else "")
 
 
 def fill_missing_cells(
@@ -135,7 +159,7 @@ def _fill_short_gaps(
                       f"than {MAX_MISSING_SHARE:.0%}")  # fmt: skip
         elif lengths[longest] > limit:
             where = frame.index[starts[longest]]
-            where = where if isinstance(frame.index, pd.DatetimeIndex) else f"line {line(where)}"
+            where = where if isinstance(frame.index, pd.DatetimeIndex) else line(where)
             reason = f"column {name!r} has a gap of {lengths[longest]} steps from {where}, more than {limit}"
         else:
             continue
@@ -177,7 +201,7 @@ def _refuse(
     file_rows = np.cumsum(~added) - 1
     per_column = in_file.sum(axis=0)
     described = "; ".join(
-        f"column {frame.columns[j]!r} at line(s) {lines(file_rows[np.flatnonzero(in_file[:, j])])}"
+        f"column {frame.columns[j]!r} at {lines(file_rows[np.flatnonzero(in_file[:, j])])}"
         for j in np.flatnonzero(per_column)[:3]
     )
     raise DataError(
@@ -213,6 +237,6 @@ def _refuse_value(
         name = str(frame.columns[column])
         count = f" ({len(cells)} cell(s) in total)" if len(cells) > 1 else ""
         raise DataError(
-            f"{path}: line {line(row)}{when}: value {values[row, column]:g} in column {name!r} {problem}"
+            f"{path}: {line(row)}{when}: value {values[row, column]:g} in column {name!r} {problem}"
             f"{count}; expected {expected}"
         )

@@ -33,7 +33,15 @@ from forecaster.data.dates import (
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import index_as_columns
 from forecaster.data.layouts import Layout, arrange, sniff
-from forecaster.data.missing import AUTO, NO_FILL, SHOWN, check_finite, fill_missing_cells, line
+from forecaster.data.missing import (
+    AUTO,
+    NO_FILL,
+    SHOWN,
+    check_finite,
+    fill_missing_cells,
+    line,
+    rows_of_a_frame,
+)
 from forecaster.data.panels import find_long, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
@@ -129,7 +137,7 @@ def _parse_dates(
     if labels is not None:
         return labels.rename(date_col)
     mixed = (
-        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on line "
+        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on "
         f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
     )
     try:
@@ -153,7 +161,7 @@ def _parse_dates(
         raise DataError(mixed)
     if bad.size:
         shown = ", ".join(
-            f"line {line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
+            f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
             for p in bad[:SHOWN]
         )
         raise DataError(
@@ -213,7 +221,7 @@ def _numeric_columns(
                 if not explicit and parsed < bad.size:
                     skipped.append(name)
                     continue
-                shown = ", ".join(f"line {line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
+                shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
                 raise DataError(
                     f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
                     f"expected: {shown} "
@@ -281,7 +289,8 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
-    return _read_table(raw, source, read, None, [])
+    with rows_of_a_frame():
+        return _read_table(raw, source, read, None, [])
 
 
 def _read_table(

@@ -34,7 +34,7 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         return 0, "no regular frequency could be inferred"
     p = broken[0]
     return broken.size, (
-        f"line {line(p + 1)} is {index[p + 1]} but one {freq} step after line {line(p)} "
+        f"{line(p + 1)} is {index[p + 1]} but one {freq} step after {line(p)} "
         f"({index[p]}) is {expected[p]}"
     )
 
@@ -51,15 +51,15 @@ def check_time_order(
     if backwards.size:
         p = backwards[0]
         raise DataError(
-            f"{path}: timestamps in column {date_col!r} are not sorted: line {line(p + 1)} "
-            f"({index[p + 1]}) comes after line {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
+            f"{path}: timestamps in column {date_col!r} are not sorted: {line(p + 1)} "
+            f"({index[p + 1]}) comes after {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
             f"expected increasing time (sort the file by {date_col!r}){long}"
         )
     repeats = np.flatnonzero(steps == 0)
     if repeats.size:
         p = repeats[0]
         message = (
-            f"duplicate timestamp {index[p]} in column {date_col!r} at lines {line(p)} and {line(p + 1)} "
+            f"duplicate timestamp {index[p]} in column {date_col!r} at {line(p)} and {line(p + 1)} "
             f"({repeats.size} repeated row(s) in total)"
         )
         if spec is None:
