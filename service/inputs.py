@@ -21,6 +21,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import DataQualityWarning
 from forecaster.data.calendar import calendar_features
+from forecaster.data.missing import without_reading_advice
 from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import (
@@ -229,7 +230,7 @@ def prepare_csv(
         path = Path(folder) / shown
         path.write_bytes(content)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), without_reading_advice():
                 warnings.simplefilter("ignore")
                 series = read_history(bundle, path)
         except DataError as error:
@@ -262,7 +263,7 @@ def forecast_records(
     _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
     _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
     try:
-        with warnings.catch_warnings(record=True) as said:
+        with warnings.catch_warnings(record=True) as said, without_reading_advice():
             warnings.simplefilter("always", DataQualityWarning)
             history = read_rows(bundle, pd.DataFrame.from_records(request.data))
             future = (

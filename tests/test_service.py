@@ -459,6 +459,8 @@ BAD_CSV = [
     ("gzip file", gzip.compress(_csv_of(history()).encode()), 422, "a gzip-compressed file; expected an "
      "uncompressed CSV file"),
     ("empty", "", 422, "empty"),
+    ("gaps", _csv_of(history().assign(load=lambda frame: frame["load"].where(frame.index.hour % 3 > 0))), 422,
+     "expected a number in every cell"),  # with no advice on --fill-missing, which a client cannot give
 ]  # fmt: skip
 
 
@@ -466,7 +468,7 @@ BAD_CSV = [
 def test_bad_csv_uploads_answer_4xx(client: Client, case: str, text: str, status: int, needle: str) -> None:
     response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("../../etc/x.tar", text)})
     assert_error(response, status, "file", needle)
-    assert "/tmp" not in response.json()["message"]
+    assert "/tmp" not in response.json()["message"] and "--" not in response.json()["message"]
 
 
 def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) -> None:

@@ -49,6 +49,27 @@ def rows_of_a_frame() -> Iterator[None]:
         _PLACES.reset(token)
 
 
+# Whether messages advise on reading options (--fill-missing, --channels, ...): not to clients of the HTTP
+# service, whose model reads their rows as its training data was read (`without_reading_advice`).
+_ADVISE: ContextVar[bool] = ContextVar("advise", default=True)
+
+
+@contextmanager
+def without_reading_advice() -> Iterator[None]:
+    """Within it, messages leave out `advice` on options the reader of them cannot give."""
+    token = _ADVISE.set(False)
+    try:
+        yield
+    finally:
+        _ADVISE.reset(token)
+
+
+def advice(text: str) -> str:
+    """`text` (a hint on a reading option, with its leading space or separator), or "" where clients cannot
+    give options."""
+    return text if _ADVISE.get() else ""
+
+
 def line_number(position: int) -> int:
     """The number a message gives a data row: its file line, or its DataFrame position."""
     return int(position) + _PLACES.get()[1]
@@ -130,8 +151,8 @@ def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tup
     if not before + after or last < first or before + after > MAX_EDGE_SHARE * len(frame):
         return frame, added
     where = [f"the first {before}" if before else "", f"the last {after}" if after else ""]
-    notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value "
-                 "(--channels independent keeps each series' own span)")  # fmt: skip
+    notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value"
+                 + advice(" (--channels independent keeps each series' own span)"))
     return frame.iloc[first : last + 1], added[first : last + 1]
 
 
@@ -169,8 +190,8 @@ def _fill_short_gaps(
                 "before a column's first value or after its last, where no line runs between two values")
     steps, cells = int(added.sum()), int((gaps & ~added[:, None]).sum())
     filled = [f"{steps} missing time step(s)" if steps else "", f"{cells} empty cell(s)" if cells else ""]
-    notes.append(f"filled {' and '.join(filter(None, filled))} by linear interpolation (--fill-missing to "
-                 "choose the method, --fill-missing none to refuse)")  # fmt: skip
+    notes.append(f"filled {' and '.join(filter(None, filled))} by linear interpolation"
+                 + advice(" (--fill-missing to choose the method, --fill-missing none to refuse)"))
     return frame.replace([np.inf, -np.inf], np.nan).interpolate(method="linear", limit_area="inside")
 
 
@@ -194,8 +215,9 @@ def _refuse(
     if added.any() and missing[added].any():
         raise DataError(
             f"{path}: {int(added.sum())} missing time step(s) in column {frame.index.name!r} of a {freq} "
-            f"series, the first {frame.index[added][0]}{why}; expected one row per step (or pass "
-            "fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing rows)"
+            f"series, the first {frame.index[added][0]}{why}; expected one row per step"
+            + advice(" (or pass fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing "
+                     "rows)")
         )
     in_file = missing & ~added[:, None]
     file_rows = np.cumsum(~added) - 1
@@ -206,7 +228,8 @@ def _refuse(
     )
     raise DataError(
         f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}{why}; "
-        "expected a number in every cell (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)"
+        "expected a number in every cell"
+        + advice(" (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)")
     )
 
 

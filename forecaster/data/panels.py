@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from forecaster.data.missing import advice
 from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.errors import DataError
 
@@ -200,8 +201,8 @@ def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
                            f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
             raise DataError(
                 f"{source}: series {name!r} {' and '.join(filter(None, differences))}; the series of one "
-                "multivariate model must share their timestamps (align them, or give channels="
-                "'independent' / --channels independent for one model shared by series of their own spans)"
+                "multivariate model must share their timestamps" + advice(" (align them, or give channels="
+                "'independent' / --channels independent for one model shared by series of their own spans)")
             )
 
 

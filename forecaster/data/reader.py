@@ -37,6 +37,7 @@ from forecaster.data.missing import (
     AUTO,
     NO_FILL,
     SHOWN,
+    advice,
     check_finite,
     fill_missing_cells,
     line,
@@ -130,8 +131,9 @@ def _parse_dates(
             return years.rename(date_col)
         raise DataError(
             f"{path}: date column {date_col!r} holds numbers that are not years; expected timestamps such as "
-            "2016-07-01 00:00:00, period labels such as 2020-Q1, or whole years (date_from / --date-from "
-            "year,quarter builds dates from separate columns; no_date / --no-date indexes rows by steps)"
+            "2016-07-01 00:00:00, period labels such as 2020-Q1, or whole years"
+            + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
+                     "--no-date indexes rows by steps)")
         )
     labels = parse_period_labels(column)
     if labels is not None:

@@ -11,7 +11,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.dates import regular_grid
-from forecaster.data.missing import line
+from forecaster.data.missing import advice, line
 from forecaster.data.registry import DatasetSpec
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
@@ -46,6 +46,7 @@ def check_time_order(
     unsorted, duplicate and irregular timestamps (benchmark files: note them instead)."""
     steps = np.diff(index.asi8)
     long = " (a long table of several series: name the column telling them apart with id_col / --id-col)"
+    long = advice(long)
     long = long if index.has_duplicates else ""
     backwards = np.flatnonzero(steps < 0)
     if backwards.size:
