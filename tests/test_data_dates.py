@@ -185,3 +185,13 @@ def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_pa
             series = read()
         assert series.freq == freq and str(series.frame.index[0]) == first and len(series.frame) == len(index)
         np.testing.assert_array_equal(series.frame["y"].to_numpy(), frame["y"].to_numpy())
+
+
+@pytest.mark.parametrize(("numbers", "freq", "first"), [
+    ([19580329, 19580405, 19580412, 19580419, 19580426], "W-SAT", "1958-03-29"),
+    ([199501 + k for k in range(12)], "MS", "1995-01-01"),
+])
+def test_dates_written_as_yyyymmdd_or_yyyymm_numbers_are_found_and_read(numbers, freq, first) -> None:
+    """NOAA's co2 series dates its weeks 19580329, 19580405, ...: found by the name, read as dates."""
+    series = read_frame(pd.DataFrame({"date": numbers, "co2": np.arange(len(numbers), dtype=np.float64)}))
+    assert series.freq == freq and series.frame.index[0] == pd.Timestamp(first)

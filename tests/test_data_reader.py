@@ -187,7 +187,7 @@ def test_no_date_indexes_rows_by_integer_steps(tmp_path):
         ({"targets": ["a", "zzz"]}, "unknown target column(s) 'zzz'; columns are 'date', 'a', 'b'"),
         ({"targets": ["date"]}, "the date column 'date' cannot be a target"),
         ({"date_col": "when"}, "date column 'when' not found; columns are 'date', 'a', 'b'"),
-        ({"date_col": "a"}, "date column 'a' holds numbers that are not years; expected timestamps"),
+        ({"date_col": "a"}, "date column 'a' holds numbers that are not years or dates; expected timestamps"),
         ({"fill_missing": "mean"}, "'fill_missing' must be one of auto, none, interpolate, ffill, got 'mean"),
         ({"no_date": True, "date_col": "date"}, "contradict each other"),
     ],

@@ -135,6 +135,19 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     return None
 
 
+def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Whole numbers written as dates without separators, YYYYMMDD (19580329, as NOAA and many databases
+    export them) or YYYYMM (199501), of years 1000-2999; None for other numbers."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+        return None
+    for low, high, pattern in ((10000101, 29991231, "%Y%m%d"), (100001, 299912, "%Y%m")):
+        if values.min() >= low and values.max() <= high:
+            parsed = pd.to_datetime(values.astype(np.int64).astype(str), format=pattern, errors="coerce")
+            return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
+    return None
+
+
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
