@@ -96,8 +96,18 @@ def test_several_value_columns_are_refused_in_one_line_unless_one_is_named():
     message = _refusal(panel)
     assert "2 columns could hold its values ('unemployment', 'gdp')" in message and "--target-col" in message
     assert "\n" not in message
-    series, _ = _read(panel, targets=["gdp"])
+    series, note = _read(panel, targets=["gdp"])
     np.testing.assert_allclose(series.frame["JP"], 2 * (3.0 + np.arange(12) / 10))
+    assert "its values from column 'gdp' (left out numeric column(s) 'unemployment': targets" in note
+
+
+def test_a_value_column_taken_by_its_name_names_the_numeric_columns_left_out():
+    """Grunfeld's firm, year, invest, value, capital: 'value' is taken by name; the others are said."""
+    panel = _panel(12).rename(columns={"unemployment": "value"})
+    panel["invest"] = 3 * panel["value"]
+    series, note = _read(panel)
+    assert series.options.target_col == "value"
+    assert "its values from column 'value' (left out numeric column(s) 'invest': targets / --targets" in note
 
 
 def test_misaligned_panel_series_point_to_independent_channels():
@@ -325,8 +335,9 @@ def test_an_sdmx_export_is_a_panel_keyed_by_the_one_column_that_varies(tmp_path)
     expected = np.column_stack([100 + np.arange(24.0), 200 + np.arange(24.0)])
     np.testing.assert_array_equal(series.values, expected)
     assert said.endswith(
-        "read as a long panel of 2 series ('DE', 'FR') keyed by column 'geo' (ignored column(s) alike in "
-        "every row: 'DATAFLOW', 'LAST UPDATE', 'freq', 'unit', 'OBS_FLAG')"
+        "read as a long panel of 2 series ('DE', 'FR') keyed by column 'geo', its values from column "
+        "'OBS_VALUE' (ignored column(s) alike in every row: 'DATAFLOW', 'LAST UPDATE', 'freq', 'unit', "
+        "'OBS_FLAG')"
     )
 
 

@@ -151,8 +151,13 @@ def find_long(
     series = [column for column in wide.columns if column != date_col]
     shown = ", ".join(map(repr, series[:_SHOWN])) + (", ..." if len(series) > _SHOWN else "")
     ignored = f" (ignored column(s) alike in every row: {', '.join(map(repr, alike))})" if alike else ""
+    unused = [column for column in numeric if column != values[0]]
+    if unused:  # which variable is forecast is the user's choice: say which one was taken
+        ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
+                    + advice(": targets / --targets names the values") + ")")  # fmt: skip
     notes.append(
-        f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}{ignored}"
+        f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}, its values "
+        f"from column {values[0]!r}{ignored}"
     )
     return wide, long
 
