@@ -277,7 +277,7 @@ def test_a_bundle_trained_on_a_gappy_file_predicts(tmp_path, capsys):
     # an empty last cell is no gap: the forecast starts after the last week with a value, and says so
     recent.loc[159, "y"] = np.nan
     _write(tmp_path, recent, "recent.csv")
-    dropped = "dropped the last 1 row.s., where not every column has a value"
+    dropped = "dropped the last 1 row.s., empty before the series starts or after it ends"
     with pytest.warns(DataQualityWarning, match=dropped):
         assert main(["predict", "--model", str(out), "--csv", str(tmp_path / "recent.csv")]) == 0
     printed = capsys.readouterr().out

@@ -384,3 +384,34 @@ def test_summary_rows_after_the_data_are_skipped_and_named(tmp_path):
     # a label among the dates is no summary: refused as before
     middle = _write(tmp_path, "middle.csv", "date,a,b\n" + rows.replace("2020-05-01", "Total"))
     assert "has 1 value(s) that are not timestamps: line 6 'Total'" in _one_line_error(middle)
+
+
+def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
+    """NOAA's El Nino table (YEAR, JAN ... DEC) and BLS's (Year, Jan ... Dec, HALF1, HALF2): one row per
+    year of twelve months, read in order as one monthly series, not as twelve yearly ones."""
+    years = range(2015, 2025)
+    rows = [["Year", *[month.title() for month in MONTHS], "HALF1", "HALF2"]]
+    for year in years:
+        cells = [f"{12 * (year - 2015) + month}" for month in range(12)]
+        rows.append([str(year), *(cells[:9] + ["", "", ""] if year == 2024 else cells), "0", "0"])
+    path = _write(tmp_path, "bls.csv", "\n".join(",".join(row) for row in rows) + "\n")
+    frame, freq, note = _read(path)
+    assert freq == "MS" and frame.columns.tolist() == ["value"] and len(frame) == 9 * 12 + 9
+    assert frame.index[0] == pd.Timestamp("2015-01-01") and frame.index[-1] == pd.Timestamp("2024-09-01")
+    np.testing.assert_array_equal(frame["value"].to_numpy(), np.arange(117.0))
+    assert note.startswith(
+        f"{path}: note: read the year-by-month table as one monthly series 'value': 10 years ('Year') x 12 "
+        "month columns, dropping the summary column(s) 'HALF1', 'HALF2'; dropped the last 3 row(s), empty "
+        "before the series starts or after it ends"
+    )
+
+
+def test_a_year_by_quarter_table_is_one_quarterly_series_and_other_columns_keep_the_table(tmp_path):
+    quarters = _write(tmp_path, "q.csv", "year,Q1,Q2,Q3,Q4\n2020,1,2,3,4\n2021,5,6,7,8\n2022,9,10,11,12\n")
+    frame, freq, _ = _read(quarters)
+    assert freq == "QS-JAN" and frame["value"].tolist() == list(np.arange(1.0, 13.0))
+    # a column that is neither a season nor a summary: a table of yearly series, read as before
+    text = "year,Q1,Q2,Q3,Q4,gdp\n2020,1,2,3,4,5\n2021,5,6,7,8,9\n2022,9,10,11,12,3\n"
+    other = _write(tmp_path, "o.csv", text)
+    series = read_csv(other)
+    assert series.freq == "YS-JAN" and series.columns == ["Q1", "Q2", "Q3", "Q4", "gdp"]

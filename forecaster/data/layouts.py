@@ -26,7 +26,7 @@ from forecaster.data.dates import parse_period_labels, year_numbers
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ReadOptions
-from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long
+from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
 from forecaster.errors import DataError
 
 PREFIX_LINES = 200
@@ -317,6 +317,10 @@ def arrange(
         raw, note = period_labels(raw, *codes)
         said.append(note)
         context = "line numbers count the rows kept"
+    elif automatic and find_date(raw) is None and (by := year_by_season(source, raw, layout.decimal, tally)):
+        raw, note = by
+        said.append(note)
+        context = "in this year-by-season table line 2 means the first year's first season, line 3 its second"
     elif automatic and looks_wide(raw.columns) and find_date(raw) is None:
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)

@@ -151,8 +151,12 @@ def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tup
     if not before + after or last < first or before + after > MAX_EDGE_SHARE * len(frame):
         return frame, added
     where = [f"the first {before}" if before else "", f"the last {after}" if after else ""]
-    notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value"
-                 + advice(" (--channels independent keeps each series' own span)"))
+    if frame.shape[1] == 1:
+        notes.append(f"dropped {' and '.join(filter(None, where))} row(s), empty before the series starts or "
+                     "after it ends")  # fmt: skip
+    else:
+        notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value"
+                     + advice(" (--channels independent keeps each series' own span)"))
     return frame.iloc[first : last + 1], added[first : last + 1]
 
 

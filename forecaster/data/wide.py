@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import Tally, number_kind, to_numbers
+from forecaster.data.cells import MONTHS, Tally, number_kind, to_numbers
 from forecaster.data.dates import parse_period_labels, regular_grid, year_numbers
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
@@ -19,6 +19,8 @@ from forecaster.errors import DataError
 MIN_PERIODS = 3
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+               "October", "November", "December")  # fmt: skip
 
 
 def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
@@ -126,4 +128,52 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "
         f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
     )
+    return frame, note
+
+
+# A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2").
+_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|year|half ?[12]|h[12]", re.IGNORECASE)
+
+
+def _season_of(name: str) -> tuple[str, int] | None:
+    """("month", 1-12) for a month's name (JAN, January), ("quarter", 1-4) for Q1 / QTR1, else None."""
+    text = str(name).strip().upper()
+    for number, month in enumerate(MONTHS, start=1):
+        if text in (month, MONTH_NAMES[number - 1].upper()):
+            return "month", number
+    found = re.fullmatch(r"(?:Q|QTR ?)([1-4])", text)
+    return ("quarter", int(found.group(1))) if found else None
+
+
+def year_by_season(
+    source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
+) -> tuple[pd.DataFrame, str] | None:
+    """A table of one row per year and one column per month (JAN ... DEC) or quarter (Q1 ... Q4), as NOAA,
+    BLS and many statistics offices print one series, as that series: one row per month or quarter with a
+    DATE_COLUMN, and a note; its summary columns (Annual, HALF1) dropped. None for other tables."""
+    columns = [str(name) for name in raw.columns]
+    years = [name for name in columns if year_numbers(raw[name]) is not None]
+    seasons = {name: _season_of(name) for name in columns}
+    kinds = {season[0] for season in seasons.values() if season is not None}
+    if len(years) != 1 or len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    order = [name for name in columns if seasons[name] is not None]
+    rest = [name for name in columns if name not in (*order, years[0])]
+    count = 12 if kind == "month" else 4
+    if [seasons[name][1] for name in order] != list(range(1, count + 1)):
+        return None
+    if not all(_SUMMARY_COLUMNS.fullmatch(name.strip()) for name in rest):
+        return None
+    labels = [str(year) for year in year_numbers(raw[years[0]]).year]
+    values = np.column_stack([_numbers(source, raw, name, labels, decimal, tally) for name in order])
+    first = year_numbers(raw[years[0]])
+    if not (first.year == first.year[0] + np.arange(len(raw))).all():
+        raise DataError(f"{source}: the years of column {years[0]!r} do not follow one another; expected one "
+                        f"row per year of a year-by-{kind} table")  # fmt: skip
+    dates = pd.date_range(first[0], periods=values.size, freq="MS" if kind == "month" else "QS")
+    frame = pd.DataFrame({DATE_COLUMN: dates.strftime("%Y-%m-%d"), "value": values.ravel()})
+    dropped = f", dropping the summary column(s) {', '.join(map(repr, rest))}" if rest else ""
+    note = (f"read the year-by-{kind} table as one {kind}ly series 'value': {len(raw)} years ({years[0]!r}) "
+            f"x {count} {kind} columns{dropped}")  # fmt: skip
     return frame, note
