@@ -21,6 +21,7 @@ from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
 from forecaster.checks import check_int
 from forecaster.data import ReadOptions, TimeSeries, read_frame
+from forecaster.data.frames import as_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
@@ -100,8 +101,7 @@ class Forecaster:
         `ReadOptions` (targets, fill_missing, date_from, no_date)."""
         if isinstance(df, TimeSeries):
             return df
-        if not isinstance(df, pd.DataFrame):
-            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        df = as_frame(df)
         unknown = sorted(set(read) - _names(ReadOptions))
         if unknown:
             known = sorted(_names(ReadOptions) | {"time_col"})

@@ -25,6 +25,7 @@ from forecaster.atomic import write_atomically
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
+from forecaster.data.frames import as_frame
 from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
@@ -77,10 +78,8 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     """Recent rows in a DataFrame, read the way the bundle's training rows were."""
     from forecaster.data import read_frame
 
-    if not isinstance(frame, pd.DataFrame):
-        raise DataError(f"expected a pandas DataFrame, got {type(frame).__name__}")
     try:
-        return read_frame(frame, **history_options(bundle), targets=bundle.data.columns)
+        return read_frame(as_frame(frame), **history_options(bundle), targets=bundle.data.columns)
     except MissingColumnsError as error:
         raise _missing(bundle, "DataFrame", error) from None
 

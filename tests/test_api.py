@@ -134,7 +134,7 @@ def test_long_format_refusals_are_one_line(long):
         model.fit(pd.concat([long, long.iloc[:1]]))
     with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'"):
         model.fit(long, target_col="value")
-    with pytest.raises(DataError, match="expected a pandas DataFrame, got list"):
+    with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
         model.fit([1, 2, 3])
 
 

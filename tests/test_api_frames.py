@@ -104,3 +104,18 @@ def test_saving_below_a_file_is_one_line(tmp_path):
     with pytest.raises(BundleError, match=r"cannot be made: .*file is a file; expected folders above it"):
         model.save(tmp_path / "file" / "bundle")
     assert (tmp_path / "file").read_text() == "kept"
+
+
+def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the_cli_takes_them():
+    volumes = np.linspace(1000.0, 800.0, 100)
+    series = pd.Series(volumes, index=pd.period_range("1871", periods=100, freq="Y"), name="volume")
+    table = naive().fit(series).predict(series)
+    assert table.columns.tolist() == ["volume"] and table.index[0] == pd.Timestamp("1971-01-01")
+    by_year = pd.DataFrame({"volume": volumes}, index=np.arange(1871, 1971))  # an unnamed index of years
+    assert naive().fit(by_year).predict(by_year).index[0] == pd.Timestamp("1971-01-01")
+    years, seasons = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
+    quarters = pd.DataFrame({"year": years, "quarter": seasons, "rate": np.linspace(1, 2, 80), "other": 1.0})
+    model = naive().fit(quarters, date_from="year,quarter", targets="rate")
+    assert model.predict(quarters).columns.tolist() == ["rate"]
+    with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
+        naive().fit([1.0, 2.0])

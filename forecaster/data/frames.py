@@ -4,18 +4,30 @@ panel keys (a `unique_id, ds` MultiIndex) in the index, where a file keeps them 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pandas as pd
 
+from forecaster.data.dates import year_numbers
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
+
+
+def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
+    """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
+    DataError for anything else."""
+    if isinstance(data, pd.Series):
+        return data.to_frame("value" if data.name is None else str(data.name))
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"{source}: expected a pandas DataFrame or Series, got {type(data).__name__}")
+    return data
 
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex or PeriodIndex is the dates (the date column asked for when the frame has no such column),
-    a MultiIndex (`unique_id, ds`), a named or a text index its own columns; a default or unnamed numeric
-    index is dropped."""
+    a MultiIndex (`unique_id, ds`), a named or a text index its own columns, an index of whole years the
+    `year` column; another unnamed numeric index is dropped."""
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
@@ -27,11 +39,14 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
         raw = frame.set_axis(index, axis=0).reset_index(names=name)
         raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
         return raw, dataclasses.replace(read, date_col=name)
+    if not isinstance(index, (pd.RangeIndex, pd.MultiIndex)) and index.name is None and not read.no_date:
+        years = year_numbers(pd.Series(index)) if pd.api.types.is_integer_dtype(index) else None
+        index = index if years is None else index.rename("year")  # 1871, 1872, ...: yearly data
     names = [name for name in index.names if name is not None]
     text = index.dtype == object or isinstance(index.dtype, pd.StringDtype)  # such as dates kept as text
     if isinstance(index, pd.MultiIndex) or (not isinstance(index, pd.RangeIndex) and (names or text)):
         clash = sorted(set(map(str, names)) & set(map(str, frame.columns)))
         if clash:
             raise DataError(f"{source}: the index and a column are both named {clash[0]!r}; rename one")
-        return frame.reset_index(), read
+        return frame.set_axis(index, axis=0).reset_index(), read
     return frame.reset_index(drop=True), read

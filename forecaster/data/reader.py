@@ -32,7 +32,7 @@ from forecaster.data.dates import (
     zoned_timestamps,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
-from forecaster.data.frames import index_as_columns
+from forecaster.data.frames import as_frame, index_as_columns
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
     AUTO,
@@ -285,12 +285,10 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
 
 
 def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
-    """`read_csv` for a DataFrame already in memory: its columns, and its index where that holds data
-    (`_index_as_columns`)."""
+    """`read_csv` for a DataFrame (or a Series) already in memory: its columns, and its index where that
+    holds data (`frames.index_as_columns`)."""
     read = ReadOptions(**options)
-    if not isinstance(frame, pd.DataFrame):
-        raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
-    raw, read = index_as_columns(frame, read, source)
+    raw, read = index_as_columns(as_frame(frame, source), read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")

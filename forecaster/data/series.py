@@ -6,6 +6,7 @@ The options are declared once: the reading flags of the command line, the keywor
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +73,10 @@ class ReadOptions:
     )
 
     def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # "year,quarter" or "OT" as the command line takes them
+            value = getattr(self, field.name)
+            if isinstance(value, str) and field.metadata.get("parse") is parse_names:
+                object.__setattr__(self, field.name, parse_names(value))
         check_fields(self, "reading option", error=DataError)
         if self.date_from is not None and date_part_kinds(self.date_from) is None:
             raise DataError(
