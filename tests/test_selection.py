@@ -81,6 +81,23 @@ def test_a_model_is_kept_over_a_simpler_one_only_if_clearly_better_on_every_peri
     assert simplest_consistent(periods) == chosen
 
 
+@pytest.mark.parametrize(("naive_mse", "chosen"), [(3.0, 1), (0.2, 2)])
+def test_the_baseline_of_lowest_error_is_the_reference_others_must_clearly_beat(naive_mse, chosen) -> None:
+    """E6's quarterly inflation: naive 0.92, seasonal naive 0.36, NLinear 0.61 on validation; NLinear,
+    clearly better than naive on both periods, was kept over seasonal naive. Held against the better of the
+    two baselines, it is not clearly better: seasonal naive stays. Where naive is the better baseline, the
+    choice is as before (NLinear, clearly better than it)."""
+    period = [[naive_mse] * 4, [0.35, 0.37, 0.36, 0.36], [0.12, 0.11, 0.13, 0.12]]
+    earlier = [[naive_mse] * 4, [0.4, 0.3, 0.5, 0.2], [0.15, 0.14, 0.16, 0.15]]
+    periods = [_scores(*period), _scores(*earlier)]
+    if chosen == 1:  # NLinear between them: clearly better than naive, not than seasonal naive
+        seasonal = [3.5, 1.0, 4.0, 0.5]  # better than naive there on average, not clearly
+        nlinear, nlinear_earlier = [0.6, 0.62, 0.61, 0.6], [0.5, 0.7, 0.6, 0.4]
+        periods = [_scores(*period[:2], nlinear), _scores(earlier[0], seasonal, nlinear_earlier)]
+    assert simplest_consistent(periods, baselines=2) == chosen
+    assert simplest_consistent(periods[:1], baselines=2) == chosen
+
+
 def test_on_one_period_the_consistent_choice_is_the_evidence_rule() -> None:
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -211,7 +211,8 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
             lines += ["", "## Chosen rows", "", "s3attention-auto and auto are not trained themselves: they "
                       "are what `forecaster train --preset auto` (S3Attention's variants) and `forecaster "
                       "train --model auto` (the baselines and those variants) keep at each seed among the "
-                      "candidates' runs of that seed: the simplest within two standard errors of the lowest "
+                      "candidates' runs of that seed (naive and seasonal naive as one, the better of the two "
+                      "on validation): the simplest within two standard errors of the lowest "
                       "validation MSE and not beaten by it on more validation blocks than chance allows (an "
                       "exact sign test at the same level), or their ensemble (greedy ensemble selection on "
                       "validation, kept on the same evidence); shown: seed 0. The test split is never read "
@@ -238,11 +239,12 @@ def write_summary(results: pd.DataFrame, config: BenchmarkConfig, path: Path) ->
 
 def _own_model_lines(models: list[str]) -> list[str]:
     """How forecaster-model cells train, read from the presets and the config defaults."""
+    from forecaster.checks import default_of
     from forecaster.models import S3AttentionConfig
     from forecaster.presets import PRESETS, TRAINING_DEFAULTS
 
-    config = ", ".join(f"{field.name} {field.default}" for field in fields(S3AttentionConfig)
-                       if field.metadata.get("cli"))
+    config = ", ".join(f"{field.name} {default_of(S3AttentionConfig, field.name)}"
+                       for field in fields(S3AttentionConfig) if field.metadata.get("cli"))  # fmt: skip
     lines = [f"- s3attention config defaults (the reference code's): {config}; AdamW lr "
              f"{TRAINING_DEFAULTS['lr']} unless a preset says otherwise; sampled index sets seeded by the "
              "repeat."]

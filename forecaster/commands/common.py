@@ -69,9 +69,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
+        both = "seasonal_naive" in selection
+        baselines = " held against the better of naive and seasonal naive," if both else ""
         print(
-            f"chose {training['candidate']} (the simplest within two standard errors of the best validation "
-            f"MSE) among {len(selection)}: {ranked}"
+            f"chose {training['candidate']} (simplest first,{baselines} a model is kept only where "
+            "validation clearly says it is better: two standard errors, on an earlier period too where "
+            f"validation is short) among {len(selection)}: {ranked}"
         )
     initial = (
         " (the initial weights, the naive forecast: training did not clearly improve on them)"

@@ -206,7 +206,8 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
     periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
     if all(result.earlier is not None for result in fitted):
         periods.append([result.earlier for result in fitted])
-    chosen = simplest_consistent(periods)
+    baselines = next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
+    chosen = simplest_consistent(periods, max(baselines, 1))
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
 
 
