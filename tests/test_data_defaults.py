@@ -372,3 +372,12 @@ def test_the_default_train_beats_naive_on_a_seasonal_weekly_file_with_gaps(tmp_p
     metrics = load_bundle(out).metrics
     assert metrics["mse"] < 0.5 * metrics["naive"]["mse"]
     assert metrics["best_val_mse"] < metrics["naive"]["val_mse"]
+
+
+def test_a_column_without_any_value_is_left_out_with_a_note_unless_asked_for():
+    """A World Bank table's countries without data: left out, named; a target asked for is still refused."""
+    frame = _weekly().assign(empty=np.nan)
+    series, note = _read(frame)
+    assert series.columns == ["y"] and "left out column(s) 'empty': no values at all" in note
+    with pytest.raises(DataError, match="'empty'"):
+        read_frame(frame, targets=["y", "empty"])

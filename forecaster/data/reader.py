@@ -363,6 +363,12 @@ def _read_table(
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
     check_finite(source, frame)
+    empty = [name for name in columns if frame[name].isna().all()] if read.targets is None else []
+    if empty and len(empty) < len(columns):  # a World Bank table's countries without data
+        frame = frame.drop(columns=empty)
+        columns = [name for name in columns if name not in empty]
+        more = f" and {len(empty) - SHOWN} more" if len(empty) > SHOWN else ""
+        notes.append(f"left out column(s) {', '.join(map(repr, empty[:SHOWN]))}{more}: no values at all")
     added = None
     if grid is not None:
         added = ~grid.isin(frame.index)
