@@ -8,6 +8,7 @@ declarations, and the command line builds its flags from them.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import functools
 import math
@@ -125,8 +126,9 @@ def setting(
 
 
 def parse_names(text: str) -> list[str]:
-    """Flag text "a, b,c" -> ["a", "b", "c"]."""
-    return [name.strip() for name in text.split(",") if name.strip()]
+    """Flag text "a, b,c" -> ["a", "b", "c"]; a name holding a comma in double quotes, as in a CSV line
+    ('"Korea, Rep.", Japan' -> ["Korea, Rep.", "Japan"])."""
+    return [name.strip() for name in next(csv.reader([text], skipinitialspace=True), []) if name.strip()]
 
 
 def parse_ints(text: str) -> list[int]:

@@ -381,3 +381,12 @@ def test_a_column_without_any_value_is_left_out_with_a_note_unless_asked_for():
     assert series.columns == ["y"] and "left out column(s) 'empty': no values at all" in note
     with pytest.raises(DataError, match="'empty'"):
         read_frame(frame, targets=["y", "empty"])
+
+
+def test_a_target_named_with_a_comma_is_given_in_double_quotes(tmp_path, capsys):
+    """World Bank country names hold commas ("Korea, Rep."): --targets reads its text as a CSV line."""
+    frame = _weekly().rename(columns={"y": "Korea, Rep."}).assign(Japan=1.0)
+    frame.to_csv(tmp_path / "wb.csv", index=False)
+    targets = '"Korea, Rep.", Japan'
+    assert main(["data", "describe", str(tmp_path / "wb.csv"), "--horizon", "4", "--targets", targets]) == 0
+    assert "2 target(s): Korea, Rep., Japan" in capsys.readouterr().out
