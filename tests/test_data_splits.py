@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import warnings
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from forecaster.cli import main
@@ -198,3 +200,13 @@ def test_min_rows_is_the_first_row_count_every_split_can_use():
     assert min_rows(96, 10**9, "holdout") == 96 + 3 * 10**9
     needed = min_rows(96, 10**9)
     assert _usable(needed, 96, 10**9, "7:1:2") and not _usable(needed - 1, 96, 10**9, "7:1:2")
+
+
+def test_describe_names_date_parts_and_the_default_horizon_it_fell_back_on(tmp_path, capsys):
+    years = np.repeat(np.arange(1990, 2000), 4)
+    quarters = pd.DataFrame({"year": years, "quarter": np.tile([1, 2, 3, 4], 10), "gdp": np.arange(40.0)})
+    quarters.to_csv(tmp_path / "q.csv", index=False)
+    assert main(["data", "describe", str(tmp_path / "q.csv"), "--horizon", "4"]) == 0
+    assert "date col   year, quarter (date parts)" in capsys.readouterr().out
+    assert main(["data", "describe", str(tmp_path / "q.csv")]) == 2
+    assert capsys.readouterr().err.strip().endswith("(horizon 96 is the default: give --horizon)")

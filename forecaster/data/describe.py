@@ -57,15 +57,21 @@ def describe(
         warnings.simplefilter("always")
         series = load_source(name_or_path, data_dir=data_dir, **options)
     spec = get_spec(series.dataset) if series.dataset else None
+    defaulted = horizon is None and spec is None
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
-    split = split or default_split(len(series), horizon)
-    input_size = input_size or (
-        spec.input_size if spec else fitting_input_size(len(series), horizon, split, series.freq)
-    )
-    check_int("stride", stride, minimum=1, error=DataError)
-    borders = split_borders(
-        len(series), input_size, split, series.freq, horizon=horizon, source=series.source
-    )
+    try:
+        split = split or default_split(len(series), horizon)
+        input_size = input_size or (
+            spec.input_size if spec else fitting_input_size(len(series), horizon, split, series.freq)
+        )
+        check_int("stride", stride, minimum=1, error=DataError)
+        borders = split_borders(
+            len(series), input_size, split, series.freq, horizon=horizon, source=series.source
+        )
+    except DataError as error:
+        if not defaulted:
+            raise
+        raise DataError(f"{error} (horizon {horizon} is the default: give --horizon)") from None
     index = series.index
     return {
         "source": series.source,
@@ -73,6 +79,7 @@ def describe(
         "rows": len(series),
         "columns": series.columns,
         "date_col": series.date_col,
+        "date_from": series.options.date_from,
         "freq": series.freq,
         "start": str(index[0]),
         "end": str(index[-1]),
@@ -86,6 +93,10 @@ def describe(
     }
 
 
+def _date_parts(columns: list[str] | None) -> str | None:
+    return f"{', '.join(columns)} (date parts)" if columns else None
+
+
 def format_description(info: dict[str, Any]) -> str:
     """A short human-readable table of `describe` output."""
     columns = info["columns"]
@@ -94,7 +105,7 @@ def format_description(info: dict[str, Any]) -> str:
         f"source     {info['source']}" + (f" (benchmark {info['dataset']})" if info["dataset"] else ""),
         f"rows       {info['rows']}",
         f"columns    {len(columns)} target(s): {shown}",
-        f"date col   {info['date_col'] or '- (integer steps)'}",
+        f"date col   {info['date_col'] or _date_parts(info.get('date_from')) or '- (integer steps)'}",
         f"frequency  {info['freq'] or 'unknown'}",
         f"range      {info['start']} -> {info['end']}",
         f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
