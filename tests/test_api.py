@@ -132,8 +132,11 @@ def test_long_format_refusals_are_one_line(long):
         model.fit(long.iloc[:-1])
     with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
         model.fit(pd.concat([long, long.iloc[:1]]))
-    with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'"):
+    with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'.*; "
+                       "target_col / --target-col the values$"):  # fmt: skip
         model.fit(long, target_col="value")
+    with pytest.raises(DataError, match="missing 'when'.*; date_col / --date-col names the time column$"):
+        model.fit(long, time_col="when")
     with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
         model.fit([1, 2, 3])
 

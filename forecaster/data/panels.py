@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from forecaster.data.missing import advice
+from forecaster.data.missing import advice, line
 from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.errors import DataError
 
@@ -47,13 +47,17 @@ def pivot_long(
     (id, time) pair, or a misaligned series."""
     missing = [name for name in (id_col, time_col, target_col) if name not in raw.columns]
     if missing:
+        hints = ((time_col, "date_col / --date-col names the time column"),
+                 (target_col, "target_col / --target-col the values"))  # fmt: skip
+        named = [hint for name, hint in hints if name in missing]
         raise DataError(
             f"{source}: long format needs columns {id_col!r}, {time_col!r} and {target_col!r}; "
             f"missing {', '.join(map(repr, missing))} (columns are {', '.join(map(repr, raw.columns))})"
-        )
+            + advice(f"; {', '.join(named)}" if named else "")
+        )  # fmt: skip
     if raw[id_col].isna().any():
         row = int(raw[id_col].isna().to_numpy().argmax())
-        raise DataError(f"{source}: line {row + 2}: empty series id in column {id_col!r}")
+        raise DataError(f"{source}: {line(row)}: empty series id in column {id_col!r}")
     ids = raw[id_col].astype(str).str.strip()
     keys = pd.DataFrame({"id": ids, "time": raw[time_col].astype(str).str.strip()})
     repeated = keys.duplicated(keep=False).to_numpy()
