@@ -27,7 +27,8 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex or PeriodIndex is the dates (the date column asked for when the frame has no such column),
     a MultiIndex (`unique_id, ds`), a named or a text index its own columns, an index of whole years the
-    `year` column; another unnamed numeric index is dropped."""
+    `year` column of a frame of numbers only (else it may be row numbers left by a filter); another unnamed
+    numeric index is dropped."""
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
@@ -39,7 +40,8 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
         raw = frame.set_axis(index, axis=0).reset_index(names=name)
         raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
         return raw, dataclasses.replace(read, date_col=name)
-    if not isinstance(index, (pd.RangeIndex, pd.MultiIndex)) and index.name is None and not read.no_date:
+    undated = frame.select_dtypes(exclude="number").empty and not read.no_date  # no column holds dates
+    if undated and not isinstance(index, (pd.RangeIndex, pd.MultiIndex)) and index.name is None:
         years = year_numbers(pd.Series(index)) if pd.api.types.is_integer_dtype(index) else None
         index = index if years is None else index.rename("year")  # 1871, 1872, ...: yearly data
     names = [name for name in index.names if name is not None]

@@ -132,7 +132,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
 
 
 # A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2").
-_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|year|half ?[12]|h[12]", re.IGNORECASE)
+_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|half ?[12]|h[12]", re.IGNORECASE)
 
 
 def _season_of(name: str) -> tuple[str, int] | None:
@@ -165,9 +165,9 @@ def year_by_season(
         return None
     if not all(_SUMMARY_COLUMNS.fullmatch(name.strip()) for name in rest):
         return None
-    labels = [str(year) for year in year_numbers(raw[years[0]]).year]
-    values = np.column_stack([_numbers(source, raw, name, labels, decimal, tally) for name in order])
     first = year_numbers(raw[years[0]])
+    labels = [str(year) for year in first.year]
+    values = np.column_stack([_numbers(source, raw, name, labels, decimal, tally) for name in order])
     if not (first.year == first.year[0] + np.arange(len(raw))).all():
         raise DataError(f"{source}: the years of column {years[0]!r} do not follow one another; expected one "
                         f"row per year of a year-by-{kind} table")  # fmt: skip
