@@ -224,9 +224,12 @@ def test_fill_missing_fills_gaps(tmp_path, method, expected):
 
 
 def test_fill_missing_cannot_fill_an_empty_column(tmp_path):
+    """An empty column asked for is refused; one not asked for is left out (with a note)."""
     path = _write(tmp_path, "void.csv", _rows(HOURS[:4], ["", "", "", ""]))
     with pytest.raises(DataError, match=r"column\(s\) 'a' have no values at all"):
-        read_csv(path, fill_missing="ffill")
+        read_csv(path, fill_missing="ffill", targets=["a", "b"])
+    with pytest.warns(DataQualityWarning, match="left out column.s. 'a': no values at all"):
+        assert read_csv(path, fill_missing="ffill").columns == ["b"]
 
 
 INFINITE = (
