@@ -21,7 +21,6 @@ import pandas as pd
 import torch
 
 from forecaster.artifacts import Bundle, DataConfig
-from forecaster.atomic import write_atomically
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
@@ -410,55 +409,3 @@ def _forecast(
     dated = isinstance(prepared.future, pd.DatetimeIndex)
     index = prepared.future.rename(series.date_col or bundle.data.date_col or ("date" if dated else "step"))
     return pd.DataFrame(columns, index=index)
-
-
-def plot_path(path: str | Path) -> Path:
-    """Where a plot is written: `path` in a format matplotlib writes (by its suffix), `.png` added to a name
-    without one; ConfigError for another suffix, before any work."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    path = Path(path)
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if not path.suffix:
-        return path.with_name(f"{path.name}.png")
-    if path.suffix[1:].lower() not in formats:
-        raise ConfigError(f"plot {path}: '{path.suffix}' is not an image format; expected one of "
-                          f"{', '.join(f'.{name}' for name in sorted(formats))}")
-    return path
-
-
-def plot_forecast(
-    series: TimeSeries, forecast: pd.DataFrame, path: Path, history_rows: int, columns: Sequence[str]
-) -> Path:
-    """An image (`path` as `plot_path` gives it) with one panel per column: the last `history_rows` rows of
-    history, then the forecast, with the bands of the interval columns the table holds (`<col>-lo-<level>` /
-    `<col>-hi-<level>`)."""
-    from matplotlib.figure import Figure
-
-    history = series.frame.iloc[-history_rows:]
-    figure = Figure(figsize=(10, 2.2 * len(columns)), layout="constrained")
-    axes = figure.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
-    for axis, column in zip(axes, columns, strict=True):
-        axis.plot(history.index, history[column], color="tab:blue", label="history")
-        levels = sorted(
-            (int(name.rsplit("-", 1)[1]) for name in forecast.columns if name.startswith(f"{column}-lo-")),
-            reverse=True,
-        )
-        for shade, level in enumerate(levels):
-            axis.fill_between(
-                forecast.index,
-                forecast[f"{column}-lo-{level}"],
-                forecast[f"{column}-hi-{level}"],
-                color="tab:orange",
-                alpha=0.15 + 0.15 * shade,
-                linewidth=0,
-                label=f"{level}%",
-            )
-        axis.plot(forecast.index, forecast[column], color="tab:orange", label="forecast")
-        axis.axvline(history.index[-1], color="grey", linewidth=0.8, linestyle="--")
-        axis.set_ylabel(column)
-    axes[0].legend(loc="best")
-    axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=path.suffix[1:].lower()))
-    return path

@@ -97,8 +97,10 @@ def test_a_dataframe_reads_like_the_same_csv(tmp_path) -> None:
     assert (from_file.freq, from_file.date_col) == (from_frame.freq, from_frame.date_col) == ("h", "when")
     columns = read_frame(frame.reset_index(), targets=["temp"])
     assert columns.columns == ["temp"] and columns.date_col == "when"
-    with pytest.raises(DataError, match="expected a pandas DataFrame"):
-        read_frame(frame["load"])
+    single = read_frame(frame["load"])  # a Series: one column, named by its name
+    pd.testing.assert_frame_equal(single.frame, from_frame.frame[["load"]])
+    with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got ndarray"):
+        read_frame(frame.to_numpy())
 
 
 @pytest.mark.parametrize(

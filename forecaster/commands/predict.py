@@ -46,7 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
     from forecaster.atomic import write_atomically
-    from forecaster.prediction import forecast, plot_forecast, plot_path, read_future, read_history, shaped
+    from forecaster.plotting import plot_forecast, plot_path
+    from forecaster.prediction import forecast, read_future, read_history, shaped
 
     output = None if args.output is None else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
