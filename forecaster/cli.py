@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 import warnings
@@ -57,9 +58,26 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
     return _python_format_warning(message, category, filename, lineno, line)
 
 
+class _ProgressLines(logging.Handler):
+    """The project's log records (which candidate or seed is training) as its own lines on whatever
+    sys.stderr is when each is written; the Python API leaves them to the caller's logging setup."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"forecaster: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+def _show_progress() -> None:
+    logger = logging.getLogger("forecaster")
+    if not any(isinstance(handler, _ProgressLines) for handler in logger.handlers):
+        logger.addHandler(_ProgressLines())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     warnings.formatwarning = _format_warning
+    _show_progress()
     try:
         args = build_parser(argv).parse_args(argv)
         code = int(args.handler(args) or 0)

@@ -384,6 +384,10 @@ def test_too_few_rows_for_a_two_step_input_is_one_line_and_auto_keeps_what_fits(
     assert code == 0, err
     assert "s3attention" not in printed.split("chose ")[1].splitlines()[0]  # not among the candidates
     assert load_bundle(tmp_path / "auto").data.input_size == 1
+    # one line per candidate as it starts, so a long choice is not silent
+    progress = [line for line in err.splitlines() if "training candidate" in line]
+    assert progress == [f"forecaster: training candidate {k} of 3: {name}" for k, name in
+                        enumerate(["naive", "nlinear", "dlinear"], start=1)]  # fmt: skip
 
 
 def test_a_series_too_short_for_a_panel_of_independent_series_is_left_out_with_a_note(tmp_path, capsys):

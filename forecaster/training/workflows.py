@@ -10,6 +10,7 @@ runs on the saved bundle, so both commands print the same numbers.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import platform
 import warnings
 from collections.abc import Sequence
@@ -51,6 +52,8 @@ from forecaster.training.scoring import (
 )
 from forecaster.training.settings import TrainSettings
 from forecaster.training.trainer import lightning_quiet
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -187,7 +190,9 @@ def _fit_planned(
     if len(candidates) > 1 and settings.trainer.devices not in ("auto", 1):
         raise ConfigError("choosing among candidates trains on one device; leave out --devices/--strategy")
     fitted: list[Fitted] = []
-    for candidate in candidates:
+    for number, candidate in enumerate(candidates, start=1):
+        if len(candidates) > 1:
+            log.info("training candidate %d of %d: %s", number, len(candidates), candidate.label)
         folder = work_dir if len(candidates) == 1 else work_dir / candidate.label.replace(":", "-")
         result = fit_candidate(series, settings, candidate, folder)
         if result is None:
