@@ -119,3 +119,16 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     assert model.predict(quarters).columns.tolist() == ["rate"]
     with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
         naive().fit([1.0, 2.0])
+
+
+def test_the_seasonal_naive_forecast_is_scored_beside_naive_as_a_baseline():
+    """A weekly pattern repeated exactly: seasonal naive's error is zero (the closed form), naive's is not;
+    a series whose season does not fit the input has no seasonal baseline."""
+    days = pd.date_range("2021-01-01", periods=210, freq="D")
+    weekly = pd.DataFrame({"y": np.tile([1.0, 5.0, 2.0, 8.0, 3.0, 9.0, 4.0], 30)}, index=days)
+    metrics = Forecaster("naive", horizon=7, input_size=14).fit(weekly).metrics
+    assert metrics["seasonal_naive"]["mse"] == pytest.approx(0.0, abs=1e-12)
+    assert metrics["seasonal_naive"]["val_mse"] == pytest.approx(0.0, abs=1e-12)
+    assert metrics["naive"]["mse"] > 0.5
+    short = Forecaster("naive", horizon=3, input_size=5).fit(weekly).metrics
+    assert "seasonal_naive" not in short and "naive" in short

@@ -103,24 +103,35 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
                 f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
                 f"best epoch {training['best_epoch']}{initial}"
             )
-    naive = metrics["naive"]
-    print(f"validation MSE {metrics['best_val_mse']:.4f}  (naive {naive['val_mse']:.4f})")
+    print(f"validation MSE {metrics['best_val_mse']:.4f}  ({_baselines(metrics, 'val_mse')})")
     shrunk = metrics.get("toward_naive")
     if shrunk:
         print(
             f"shrunk toward the naive forecast: weight {shrunk['weight_step1']:.2f} at step 1, "
             f"{shrunk['weight_mean']:.2f} on average; validation MSE {shrunk['val_mse']:.4f}"
         )
-    worse = naive["val_mse"] <= metrics["best_val_mse"] and not training["kept_initial_weights"]
-    if worse and training["parameters"]:
+    naive = metrics["naive"]["val_mse"]
+    seasonal = metrics.get("seasonal_naive", {}).get("val_mse", float("inf"))
+    if naive <= metrics["best_val_mse"] and not training["kept_initial_weights"] and training["parameters"]:
         print(
             "note: the naive forecast (the last value repeated) is at least as good as this model on "
             "validation; `--model auto` keeps the best of the model and the baselines"
         )
+    elif seasonal < metrics["best_val_mse"] and training["parameters"]:
+        print(
+            "note: the seasonal naive forecast (the last season repeated) is better than this model on "
+            "validation; `--model auto` keeps the best of the model and the baselines"
+        )
+
+
+def _baselines(metrics: dict[str, Any], key: str) -> str:
+    """The naive and seasonal naive forecasts' `key` score, as the kept model's is printed beside them."""
+    names = (("naive", "naive"), ("seasonal_naive", "seasonal naive"))
+    return ", ".join(f"{shown} {metrics[name][key]:.4f}" for name, shown in names if name in metrics)
 
 
 def print_metrics(metrics: dict[str, Any]) -> None:
-    naive = f"  (naive {metrics['naive']['mse']:.4f})" if "naive" in metrics else ""
+    naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
     if "mse_original" in metrics:  # not for independent series: each has its own units
         print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")

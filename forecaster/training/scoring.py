@@ -92,15 +92,20 @@ def evaluate_model(
     return dict(module.test_metrics)
 
 
-def naive_metrics(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> dict[str, Any]:
-    """The naive forecast's metrics on the same windows (computed directly: it has nothing to run)."""
+def naive_metrics(
+    data: DataConfig, scaler: Scaler, series: TimeSeries, split: str, season: int | None = None
+) -> dict[str, Any]:
+    """The naive forecast's metrics on the same windows, or with `season` m the seasonal naive forecast's
+    (step h is the value one season earlier, input step L - m + h mod m); computed directly: nothing to
+    run."""
     from forecaster.metrics import ErrorSums
 
     windows = split_windows(data, scaler, series, split)
     histories, targets = windows.stacked()
     sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
-    last = histories[:, data.input_size - 1 : data.input_size, : targets.shape[-1]]
-    sums.update(last.expand_as(targets), targets)
+    steps = torch.arange(targets.shape[1])
+    source = data.input_size - 1 + 0 * steps if season is None else data.input_size - season + steps % season
+    sums.update(histories[:, source, : targets.shape[-1]], targets)
     return sums.compute()
 
 

@@ -26,7 +26,15 @@ from torch import nn
 import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
 from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
-from forecaster.data import Scaler, TimeSeries, WindowDataset, check_frequency, load_dataset, read_csv
+from forecaster.data import (
+    Scaler,
+    TimeSeries,
+    WindowDataset,
+    check_frequency,
+    load_dataset,
+    read_csv,
+    season_length,
+)
 from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import split_borders
@@ -339,10 +347,13 @@ def finish(
     metrics = evaluate_model(model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
-    metrics["naive"] = {
-        "val_mse": naive_metrics(data, scaler, series, "val")["mse"],
-        **naive_metrics(data, scaler, series, "test"),
-    }
+    season = season_length(data.freq)
+    for name, repeated in (("naive", None), ("seasonal_naive", season)):
+        if name == "naive" or (season is not None and season <= data.input_size):  # baselines to compare with
+            metrics[name] = {
+                "val_mse": naive_metrics(data, scaler, series, "val", repeated)["mse"],
+                **naive_metrics(data, scaler, series, "test", repeated),
+            }
     method = interval_method(model, head_trained=not naive_start)
     calibration = calibrate(model, validation, "the validation split", method)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
