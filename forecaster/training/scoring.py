@@ -104,7 +104,8 @@ def naive_metrics(
     histories, targets = windows.stacked()
     sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
     steps = torch.arange(targets.shape[1])
-    source = data.input_size - 1 + 0 * steps if season is None else data.input_size - season + steps % season
+    last = torch.full_like(steps, data.input_size - 1)
+    source = last if season is None else data.input_size - season + steps % season
     sums.update(histories[:, source, : targets.shape[-1]], targets)
     return sums.compute()
 
