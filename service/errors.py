@@ -27,7 +27,7 @@ log = logging.getLogger("service")
 CLIENT_CLOSED_REQUEST = 499
 
 # Names of the tagged-union members of the forecast body; pydantic puts them into error locations.
-UNION_TAGS = frozenset({"single", "batch"})
+UNION_TAGS = frozenset({"single", "batch", "records"})
 
 _HTTP_ERROR_CODES = {
     400: "bad_request",
@@ -100,6 +100,11 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
         return ErrorDetail(field="body", message=f"expected valid JSON: {reason} at character {position}")
     kind = error.get("type", "")
     message = _FRIENDLY.get(kind, str(error.get("msg", "invalid value")))
+    loc = tuple(error.get("loc", ()))
+    if kind == "extra_forbidden" and loc[:2] == ("body", "batch") and loc[-1] in ("horizon", "level"):
+        message = f"not a field of a batch: give {loc[-1]} in each of its inputs"
+    if "Expected UploadFile" in message:  # a form field where a file part was expected
+        message = "expected a file part (with a filename), got a plain form field"
     if kind in _OBJECT_ERRORS and field == "body":
         message = (
             'expected a JSON object {"timestamps": [...], "values": {"column": [...]}} or {"inputs": [...]}'
@@ -107,9 +112,37 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
     return ErrorDetail(field=field, message=message)
 
 
+# pydantic reports a value that fits no member of a union of scalars once per member, each named by its type
+# ("y.str: expected a string; y.float: ..."): one value, one line naming what each member accepts.
+_MEMBERS = {"str": "a string", "float": "a number", "int": "an integer", "bool": "true or false",
+            "none": "null"}  # fmt: skip
+
+
+def _either(kinds: list[str]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
+def _validation_details(errors: Sequence[dict[str, Any]]) -> list[ErrorDetail]:
+    """One detail per error, the errors of one value against the members of a scalar union merged."""
+    details: list[ErrorDetail] = []
+    accepted: dict[tuple, list[str]] = {}
+    for error in errors:
+        loc = tuple(error.get("loc", ()))
+        if loc and isinstance(loc[-1], str) and loc[-1] in _MEMBERS:
+            if loc[:-1] not in accepted:
+                accepted[loc[:-1]] = []
+                details.append(ErrorDetail(field=format_location(loc[:-1]), message=""))
+            accepted[loc[:-1]].append(_MEMBERS[loc[-1]])
+        else:
+            details.append(_validation_detail(error))
+    merged = {format_location(loc): _either(list(dict.fromkeys(kinds))) for loc, kinds in accepted.items()}
+    return [ErrorDetail(field=d.field, message=f"expected {merged[d.field]}") if not d.message else d
+            for d in details]  # fmt: skip
+
+
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    details = [_validation_detail(error) for error in exc.errors()]
+    details = _validation_details(exc.errors())
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     if len(details) > 5:
         summary += f"; and {len(details) - 5} more"

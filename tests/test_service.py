@@ -365,6 +365,11 @@ BAD_JSON = [
      f"at most {MAX_INPUTS}"),
     ("bad item in inputs", {"json": {"inputs": [body_of(history()), body_of(history(), horizon=99)]}}, 422,
      "inputs[1].horizon", f"<= {HORIZON}"),
+    ("level beside inputs", {"json": {"inputs": [body_of(history())], "level": [80]}}, 422, "level",
+     "not a field of a batch: give level in each of its inputs"),
+    # one line for a value that fits no member of a union (pydantic reports one per member)
+    ("boolean record value", {"json": {"data": [{"date": _ROWS[0], "load": True, "OT": 1.0}]}}, 422,
+     "data[0].load", "data[0].load: expected a string, a number or an integer"),
     ("text content type", {"content": _BODY_TEXT, "headers": {"content-type": "text/plain"}}, 415,
      "content-type", "application/json"),
     ("no content type", {"content": _BODY_TEXT}, 415, "content-type", "none"),
@@ -477,6 +482,8 @@ def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) ->
     assert_error(json_body, 415, "content-type", "multipart/form-data")
     no_file = client.post("/v1/models/hourly/forecast.csv", files={"other": ("h.csv", "x")})
     assert_error(no_file, 422, "file", "required")
+    as_text = client.post("/v1/models/hourly/forecast.csv", files={"file": (None, "abc")})  # no filename
+    assert_error(as_text, 422, "file", "expected a file part (with a filename), got a plain form field")
     too_far = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": 9})
     assert_error(too_far, 422, "horizon", f"<= {HORIZON}")
     not_int = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": "soon"})
