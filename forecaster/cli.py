@@ -59,7 +59,7 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
 
 
 class _ProgressLines(logging.Handler):
-    """The project's log records (which candidate or seed is training) as its own lines on whatever
+    """The project's log records (which candidate is training) as its own lines on whatever
     sys.stderr is when each is written; the Python API leaves them to the caller's logging setup."""
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -119,25 +119,24 @@ _MEMBERS = {"str": "a string", "float": "a number", "int": "an integer", "bool":
 
 
 def _either(kinds: list[str]) -> str:
+    kinds = list(dict.fromkeys(kinds))
     return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
 
 
 def _validation_details(errors: Sequence[dict[str, Any]]) -> list[ErrorDetail]:
     """One detail per error, the errors of one value against the members of a scalar union merged."""
-    details: list[ErrorDetail] = []
-    accepted: dict[tuple, list[str]] = {}
-    for error in errors:
+    merged: dict[Any, ErrorDetail | list[str]] = {}  # in order: an error's detail, or a value's members
+    for number, error in enumerate(errors):
         loc = tuple(error.get("loc", ()))
         if loc and isinstance(loc[-1], str) and loc[-1] in _MEMBERS:
-            if loc[:-1] not in accepted:
-                accepted[loc[:-1]] = []
-                details.append(ErrorDetail(field=format_location(loc[:-1]), message=""))
-            accepted[loc[:-1]].append(_MEMBERS[loc[-1]])
+            kinds = merged.setdefault(loc[:-1], [])
+            assert isinstance(kinds, list)
+            kinds.append(_MEMBERS[loc[-1]])
         else:
-            details.append(_validation_detail(error))
-    merged = {format_location(loc): _either(list(dict.fromkeys(kinds))) for loc, kinds in accepted.items()}
-    return [ErrorDetail(field=d.field, message=f"expected {merged[d.field]}") if not d.message else d
-            for d in details]  # fmt: skip
+            merged[number] = _validation_detail(error)
+    return [item if isinstance(item, ErrorDetail) else ErrorDetail(field=format_location(key),
+                                                                    message=f"expected {_either(item)}")
+            for key, item in merged.items()]  # fmt: skip
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:

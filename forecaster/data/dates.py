@@ -106,12 +106,13 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     return day_first if regular == [False, True] else month_first
 
 
-def zoned_timestamps(column: pd.Series) -> bool:
-    """Whether every value is a timestamp once all are converted to UTC (pandas reads mixed zones no other
-    way)."""
+def utc_timestamps(column: pd.Series) -> pd.DatetimeIndex | None:
+    """The values as UTC timestamps (pandas reads mixed zones no other way), or None unless every value is
+    one."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return bool(column.notna().all() and pd.to_datetime(column, utc=True, errors="coerce").notna().all())
+        parsed = pd.DatetimeIndex(pd.to_datetime(column, utc=True, format="mixed", errors="coerce"))
+    return None if column.isna().any() or parsed.isna().any() else parsed.rename(column.name)
 
 
 def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
@@ -120,11 +121,9 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     repeats an hour), else as the local clock times without their offsets where those are (daily and longer
     data at local midnight, whose days are 23 or 25 hours long in UTC). None when neither is regular or the
     values are not all timestamps."""
-    if not zoned_timestamps(column):
+    utc = utc_timestamps(column)
+    if utc is None:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        utc = pd.DatetimeIndex(pd.to_datetime(column, utc=True, format="mixed"), name=column.name)
     if infer_frequency(utc) is not None:
         return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
     local = pd.DatetimeIndex([pd.Timestamp(value).tz_localize(None) for value in column], name=column.name)

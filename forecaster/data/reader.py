@@ -28,8 +28,8 @@ from forecaster.data.dates import (
     parse_period_labels,
     parse_timestamps,
     snap_to_periods,
+    utc_timestamps,
     year_numbers,
-    zoned_timestamps,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import as_frame, index_as_columns
@@ -152,7 +152,7 @@ def _parse_dates(
         if shifted is not None:
             (notes if notes is not None else []).append(shifted[1])
             return shifted[0]
-        if zoned_timestamps(column):
+        if utc_timestamps(column) is not None:
             raise DataError(mixed) from None
         raise DataError(
             f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
@@ -162,7 +162,7 @@ def _parse_dates(
     if bad.size and (shifted := across_offsets(column)) is not None:  # pandas reads one offset only
         (notes if notes is not None else []).append(shifted[1])
         return shifted[0]
-    if bad.size and zoned_timestamps(column):  # each a timestamp, read only where all share a zone
+    if bad.size and utc_timestamps(column) is not None:  # each a timestamp, read only where all share a zone
         raise DataError(mixed)
     if bad.size:
         shown = ", ".join(
@@ -219,7 +219,8 @@ def _numeric_columns(
                 numbers = pd.to_numeric(column, errors="coerce")
             except OverflowError:  # integers beyond uint64, which pandas keeps as Python ints: as text, ±inf
                 numbers = pd.to_numeric(column.astype(str), errors="coerce")
-            odd = column.map(not_a_number_cell).to_numpy(dtype=bool)  # read by pandas as numbers: refused
+            mixed = pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")  # a file's: text
+            odd = column.map(not_a_number_cell).to_numpy(dtype=bool) if mixed else np.zeros(len(column), bool)
             bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
             if bad.size:
                 parsed = int(numbers.notna().sum())

@@ -94,6 +94,11 @@ class SeasonalNaiveConfig(BaselineConfig):
         )
 
 
+def season_steps(input_size: int, horizon: int, season: int) -> torch.Tensor:
+    """The input step each horizon step repeats: L - m + (h mod m) for season m (naive is season 1)."""
+    return input_size - season + torch.arange(horizon) % season
+
+
 @MODELS.register("seasonal_naive")
 class SeasonalNaiveForecaster(nn.Module):
     """Step h of the horizon is the value one season earlier: x[L - m + (h mod m)] for season m."""
@@ -104,8 +109,7 @@ class SeasonalNaiveForecaster(nn.Module):
     def __init__(self, config: SeasonalNaiveConfig) -> None:
         super().__init__()
         self.config = config
-        steps = torch.arange(config.horizon)
-        source = config.input_size - config.season + steps % config.season
+        source = season_steps(config.input_size, config.horizon, config.season)
         self.register_buffer("source", source, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -92,22 +92,23 @@ def evaluate_model(
     return dict(module.test_metrics)
 
 
-def naive_metrics(
-    data: DataConfig, scaler: Scaler, series: TimeSeries, split: str, season: int | None = None
-) -> dict[str, Any]:
-    """The naive forecast's metrics on the same windows, or with `season` m the seasonal naive forecast's
-    (step h is the value one season earlier, input step L - m + h mod m); computed directly: nothing to
-    run."""
+def baseline_metrics(
+    data: DataConfig, scaler: Scaler, series: TimeSeries, split: str, seasons: dict[str, int]
+) -> dict[str, dict[str, Any]]:
+    """Per baseline name, the metrics on the same windows of the forecast that repeats the value one season
+    earlier (`baselines.season_steps`: season 1 is naive); computed directly, the windows stacked once:
+    nothing to run."""
     from forecaster.metrics import ErrorSums
+    from forecaster.models.baselines import season_steps
 
-    windows = split_windows(data, scaler, series, split)
-    histories, targets = windows.stacked()
-    sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
-    steps = torch.arange(targets.shape[1])
-    last = torch.full_like(steps, data.input_size - 1)
-    source = last if season is None else data.input_size - season + steps % season
-    sums.update(histories[:, source, : targets.shape[-1]], targets)
-    return sums.compute()
+    histories, targets = split_windows(data, scaler, series, split).stacked()
+    results = {}
+    for name, season in seasons.items():
+        sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
+        source = season_steps(data.input_size, targets.shape[1], season)
+        sums.update(histories[:, source, : targets.shape[-1]], targets)
+        results[name] = sums.compute()
+    return results
 
 
 def window_errors(model: nn.Module, windows: Windows) -> np.ndarray:

@@ -47,12 +47,12 @@ from forecaster.training.combine import ENSEMBLE, ensemble_of
 from forecaster.training.fit import Candidate, Fitted, fit_candidate, plan, split_for
 from forecaster.training.scoring import (
     Score,
+    baseline_metrics,
     block_means,
     calibrate,
     evaluate_model,
     interval_method,
     interval_report,
-    naive_metrics,
     simplest_consistent,
     split_windows,
     toward_naive_weights,
@@ -347,13 +347,13 @@ def finish(
     metrics = evaluate_model(model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
+    seasons = {"naive": 1}  # the baselines every model is compared with, where a season fits the input
     season = season_length(data.freq)
-    for name, repeated in (("naive", None), ("seasonal_naive", season)):
-        if name == "naive" or (season is not None and season <= data.input_size):  # baselines to compare with
-            metrics[name] = {
-                "val_mse": naive_metrics(data, scaler, series, "val", repeated)["mse"],
-                **naive_metrics(data, scaler, series, "test", repeated),
-            }
+    if season is not None and season <= data.input_size:
+        seasons["seasonal_naive"] = season
+    on_validation = baseline_metrics(data, scaler, series, "val", seasons)
+    for name, scores in baseline_metrics(data, scaler, series, "test", seasons).items():
+        metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
     method = interval_method(model, head_trained=not naive_start)
     calibration = calibrate(model, validation, "the validation split", method)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
