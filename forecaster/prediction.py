@@ -25,6 +25,7 @@ from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
 from forecaster.data.calendar import calendar_features
 from forecaster.data.frames import as_frame
+from forecaster.data.labels import write_labels
 from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler
@@ -96,6 +97,14 @@ def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
         return table
     time_col = data.date_col or DEFAULT_TIME_COL
     return melt_forecast(table, data.columns, data.id_col, time_col, forecast_name(bundle))
+
+
+def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
+    """A forecast table whose dates are written as `series`' file wrote its own ("1988Q1", "1971"), for
+    files and answers; DataFrame callers keep timestamps."""
+    if series.date_style is None or not isinstance(table.index, pd.DatetimeIndex):
+        return table
+    return table.set_axis(write_labels(table.index, series.date_style), axis=0)
 
 
 def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
@@ -295,11 +304,24 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | 
 def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:
     """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
     with np.errstate(over="ignore"):
-        return _target_scaler(bundle).inverse(predict_outputs(bundle, windows, inference)[..., 0])
+        return original_units(_target_scaler(bundle), predict_outputs(bundle, windows, inference)[..., 0])
 
 
 def _target_scaler(bundle: Bundle) -> Scaler:
     return bundle.scaler.first(len(bundle.data.columns))
+
+
+def original_units(scaler: Scaler, standardized: np.ndarray) -> np.ndarray:
+    """(..., C) standardized forecasts in original units, rounded to the digits float32 arithmetic can give
+    them: an ulp of the standardized value, times the column's scale (a naive forecast of 740 read
+    740.0000069931347 unrounded)."""
+    values = scaler.inverse(standardized)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
+        places = -np.ceil(np.log10(noise * np.abs(scaler.scale)))
+        places = np.where(np.isfinite(places), places, 15).clip(max=15)
+        power = 10.0 ** np.abs(places)
+        return np.where(places >= 0, np.round(values * power) / power, np.round(values / power) * power)
 
 
 def check_forecast(forecast: np.ndarray) -> np.ndarray:
@@ -331,11 +353,11 @@ def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int])
     `<col>-hi-<level>` for each level, from the model's standardized (steps, C, 1 + 2K) outputs
     (`predict_outputs`) and the bundle's calibration."""
     scaler = _target_scaler(bundle)
-    point = check_forecast(scaler.inverse(outputs[..., 0]))
+    point = check_forecast(original_units(scaler, outputs[..., 0]))
     levels = check_interval_levels(bundle, levels)
     intervals = bundle.calibration.intervals(levels, outputs) if levels else {}
     original = {
-        level: (check_forecast(scaler.inverse(lo)), check_forecast(scaler.inverse(hi)))
+        level: (check_forecast(original_units(scaler, lo)), check_forecast(original_units(scaler, hi)))
         for level, (lo, hi) in intervals.items()
     }
     columns = {}
@@ -384,7 +406,7 @@ def forecast(
         )
         own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
         tables.append(_forecast(view, own, horizon, levels, None, first_row=first))
-    return pd.concat(tables, axis=1)
+    return pd.concat(tables, axis=1, sort=True)
 
 
 def _forecast(

@@ -28,6 +28,7 @@ from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
     check_history,
+    dated_as_history,
     forecast,
     read_future,
     read_history,
@@ -271,9 +272,8 @@ def forecast_records(
                 if request.future is None
                 else read_future(bundle, pd.DataFrame.from_records(request.future))
             )
-            table = shaped(
-                bundle, forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
-            )
+            wide = forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
+            table = shaped(bundle, dated_as_history(wide, history))
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")
         field = "horizon" if "horizon" in message else "future" if "future" in message else "data"

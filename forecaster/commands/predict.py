@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from forecaster.commands.common import add_csv_arguments, csv_options, level_list
+from forecaster.commands.common import add_csv_arguments, csv_options, level_list, positive_int
 from forecaster.errors import ConfigError
 
 HELP = "forecast the horizon after the last row of a CSV file"
@@ -38,7 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="CSV", help="write the forecast here (default: print it)")
     parser.add_argument("--plot", metavar="PNG", help="write a plot of history and forecast")
     parser.add_argument(
-        "--plot-history", type=int, metavar="ROWS", help="history rows in the plot (default: input size)"
+        "--plot-history", type=positive_int, metavar="ROWS",
+        help="history rows in the plot (default: input size)",
     )
     parser.set_defaults(handler=run)
 
@@ -47,30 +48,45 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
     from forecaster.atomic import write_atomically
     from forecaster.plotting import plot_forecast, plot_path
-    from forecaster.prediction import forecast, read_future, read_history, shaped
+    from forecaster.prediction import dated_as_history, forecast, read_future, read_history, shaped
 
     output = None if args.output is None else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
+    _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot})
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
     future = read_future(bundle, args.future_csv) if args.future_csv else None
     wide = forecast(bundle, series, horizon=args.horizon, levels=args.level, future=future)
-    table = shaped(bundle, wide)
+    table = shaped(bundle, dated_as_history(wide, series))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(output, lambda staged: table.to_csv(staged, index=table is wide))
+        write_atomically(output, lambda staged: table.to_csv(staged, index=bundle.data.id_col is None))
         print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {output}")
     else:
-        print(table.to_string(index=table is wide, float_format=lambda value: f"{value:.6g}"))
+        print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
     if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
         print(f"plot written to {plot_forecast(series, wide, plot, history_rows, bundle.data.columns)}")
     return 0
 
 
+def _check_distinct(paths: dict[str, str | Path | None]) -> None:
+    """Refuse an output that is an input or the other output: it would be replaced by the forecast."""
+    seen: dict[str, str] = {}
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise ConfigError(f"{flag} {path} is the file of {seen[real]}; expected a file of its own")
+        seen[real] = flag
+
+
 def checked_output(path: str, flag: str) -> Path:
-    """A file path to write, refused before any work where it names a folder."""
+    """A file path to write, refused before any work where it names a folder or nothing."""
+    if not path.strip():
+        raise ConfigError(f"{flag} is empty; expected a file name")
     if Path(path).is_dir() or path.endswith(("/", os.sep)):
         raise ConfigError(f"{flag} {path} is a folder; expected a file name")
     return Path(path)

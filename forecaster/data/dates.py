@@ -24,7 +24,7 @@ from forecaster.errors import DataError, MissingDateColumnsError
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
               ("year", "week"): "week"}  # fmt: skip
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53)}
-_LABELS = (
+PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1")
     (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QT](?P<quarter>[1-4])$", re.I), "quarter"),
     (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
@@ -57,7 +57,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     day of each period (a fiscal year "2019/20": January 1 of its first year); None unless every value is
     such a label, all of one kind."""
     texts = values.astype(str).str.strip()
-    for pattern, part in _LABELS:
+    for pattern, part in PERIOD_LABELS:
         found = texts.str.extract(pattern)
         if found.isna().any().any():
             continue

@@ -33,6 +33,7 @@ from forecaster.data.dates import (
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import as_frame, index_as_columns
+from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
     AUTO,
@@ -310,7 +311,7 @@ def _read_table(
         raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
 
     freq: str | None = None
-    date_col, date_from, grid = read.date_col, read.date_from, None
+    date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     if read.id_col is not None:
         raw, date_col = read_long(raw, read, source, _parse_dates)
     if read.no_date:
@@ -349,6 +350,7 @@ def _read_table(
         if snapped is not None:
             index = snapped[0]
             notes.append(snapped[1])
+        date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None
         freq, grid = check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
@@ -391,7 +393,7 @@ def _read_table(
     )
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
-        options=effective,
+        options=effective, date_style=date_style,
     )  # fmt: skip
 
 

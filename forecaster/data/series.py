@@ -114,6 +114,7 @@ class TimeSeries:
     date_col: str | None = None
     dataset: str | None = None
     options: ReadOptions = ReadOptions()
+    date_style: str | None = None  # how the file wrote its dates (`data.labels`); None: as timestamps
 
     @property
     def values(self) -> np.ndarray:

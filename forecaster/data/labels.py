@@ -1,0 +1,66 @@
+"""Forecast dates written the way the history wrote its own: "1988Q1" after "1987Q4", "1971" after a year
+column, "2020M02" after "2020M01", "20200201" after "20200131". Official statistics label periods, not
+days; a forecast file whose dates look like its history's can be appended to it. A style is kept only
+where it writes the history's last labels back exactly; otherwise dates stay timestamps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pandas as pd
+
+from forecaster.data.dates import PERIOD_LABELS
+
+_CHECKED = 24  # the history's last labels a style must write back
+# Month labels pandas reads itself, as published with month names or without a day.
+_MONTH_STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
+                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}")  # fmt: skip
+
+
+def _fields(stamp: pd.Timestamp) -> dict[str, object]:
+    isoyear, week, _ = stamp.isocalendar()
+    return {"year": stamp.year, "quarter": stamp.quarter, "half": (stamp.month - 1) // 6 + 1,
+            "month": stamp.month, "day": stamp.day, "week": week, "isoyear": isoyear,
+            "mon": stamp.strftime("%b"), "monthname": stamp.strftime("%B")}  # fmt: skip
+
+
+def _styles(text: str) -> Iterator[str]:
+    """Templates (`str.format` over `_fields`) that may have written `text`."""
+    if re.fullmatch(r"\d{4}", text):
+        yield "{year}"
+    if re.fullmatch(r"\d{6}", text):
+        yield "{year}{month:02d}"
+    if re.fullmatch(r"\d{8}", text):
+        yield "{year}{month:02d}{day:02d}"
+    for pattern, part in PERIOD_LABELS:
+        match = pattern.match(text)
+        if match is None or part == "span":
+            continue
+        names = {"year": "isoyear" if part == "week" else "year"}
+        for width in (":02d", ""):  # zero-padded where the labels cannot tell
+            names[part] = part + width
+            spans = sorted((match.span(group), field) for group, field in names.items())
+            template = text
+            for (start, end), field in reversed(spans):
+                template = template[:start] + "{" + field + "}" + template[end:]
+            yield template
+    yield from _MONTH_STYLES
+
+
+def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
+    """The style of `texts`, the labels `index` was read from, or None where none writes them back."""
+    if not isinstance(index, pd.DatetimeIndex) or index.tz is not None or len(index) == 0:
+        return None
+    last = [str(text).strip() for text in texts.iloc[-_CHECKED:]]
+    stamps = index[-_CHECKED:]
+    for style in dict.fromkeys(_styles(last[-1])):
+        if all(style.format(**_fields(stamp)) == text for stamp, text in zip(stamps, last, strict=True)):
+            return style
+    return None
+
+
+def write_labels(index: pd.DatetimeIndex, style: str) -> pd.Index:
+    """`index` as labels of `style` (from `label_style`)."""
+    return pd.Index([style.format(**_fields(stamp)) for stamp in index], name=index.name, dtype=object)

@@ -1,0 +1,95 @@
+"""Forecast dates written as the history wrote its own, and forecasts without float32 noise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import read_csv
+from forecaster.data.labels import label_style, write_labels
+
+
+def _years(first: int, count: int) -> pd.DatetimeIndex:
+    return pd.date_range(f"{first}-01-01", periods=count, freq="YS")
+
+
+@pytest.mark.parametrize(
+    ("labels", "index", "style", "next_labels"),
+    [
+        (["1987Q3", "1987Q4"], pd.date_range("1987-07-01", periods=2, freq="QS"), "{year}Q{quarter}",
+         ["1988Q1", "1988Q2"]),
+        (["Q3 1987", "Q4 1987"], pd.date_range("1987-07-01", periods=2, freq="QS"), "Q{quarter} {year}",
+         ["Q1 1988", "Q2 1988"]),
+        (["2020-T3", "2020-T4"], pd.date_range("2020-07-01", periods=2, freq="QS"), "{year}-T{quarter}",
+         ["2021-T1", "2021-T2"]),
+        (["2020M11", "2020M12"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{year}M{month:02d}",
+         ["2021M01", "2021M02"]),
+        (["2020M8", "2020M9"], pd.date_range("2020-08-01", periods=2, freq="MS"),
+         "{year}M{month}", ["2020M10", "2020M11"]),
+        (["2020-W52", "2020-W53"], pd.date_range("2020-12-21", periods=2, freq="W-MON"),
+         "{isoyear}-W{week:02d}", ["2021-W01", "2021-W02"]),
+        (["2019-H1", "2019-H2"], pd.date_range("2019-01-01", periods=2, freq="6MS"), "{year}-H{half}",
+         ["2020-H1", "2020-H2"]),
+        (["1969", "1970"], _years(1969, 2), "{year}", ["1971", "1972"]),
+        (["20200130", "20200131"], pd.date_range("2020-01-30", periods=2, freq="D"),
+         "{year}{month:02d}{day:02d}", ["20200201", "20200202"]),
+        (["Nov 2020", "Dec 2020"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{mon} {year}",
+         ["Jan 2021", "Feb 2021"]),
+        (["2020-11", "2020-12"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{year}-{month:02d}",
+         ["2021-01", "2021-02"]),
+    ],
+)  # fmt: skip
+def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):
+    assert label_style(pd.Series(labels), index) == style
+    ahead = pd.date_range(index[-1], periods=3, freq=index.freq)[1:]
+    assert list(write_labels(ahead, style)) == next_labels
+
+
+@pytest.mark.parametrize(
+    ("labels", "index"),
+    [
+        (["2020-01-30", "2020-01-31"], pd.date_range("2020-01-30", periods=2, freq="D")),  # timestamps stay
+        (["1987Q3", "1987Q4"], pd.date_range("1987-07-02", periods=2, freq="QS") + pd.Timedelta("1D")),
+        (["2020-11", "2020-12"], pd.date_range("2020-11-01", periods=2, freq="MS", tz="UTC")),
+    ],
+)
+def test_labels_the_index_does_not_write_back_keep_timestamps(labels, index):
+    assert label_style(pd.Series(labels), index) is None
+
+
+def _cli(argv: list[object]) -> int:
+    return main([str(arg) for arg in argv])
+
+
+def test_predict_writes_quarters_and_years_as_the_file_did_and_naive_repeats_the_last_value(tmp_path: Path):
+    values = 900 + 100 * np.sin(np.arange(40))
+    values[-1] = 740.0  # float32 standardization would write 740.0000069931347 back
+    quarterly = tmp_path / "quarters.csv"
+    labels = [f"{year}-Q{quarter}" for year in range(1978, 1988) for quarter in range(1, 5)]
+    pd.DataFrame({"period": labels, "volume": values}).to_csv(quarterly, index=False)
+    yearly = tmp_path / "years.csv"
+    pd.DataFrame({"year": range(1931, 1971), "volume": values}).to_csv(yearly, index=False)
+    expected_dates = {quarterly: ["1988-Q1", "1988-Q2", "1988-Q3"], yearly: ["1971", "1972", "1973"]}
+    for path, expected in expected_dates.items():
+        model, output = tmp_path / f"{path.stem}-model", tmp_path / f"{path.stem}-forecast.csv"
+        assert _cli(["train", "--csv", path, "--model", "naive", "--horizon", 3, "--out", model]) == 0
+        assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
+        written = pd.read_csv(output, dtype=str)
+        assert list(written.iloc[:, 0]) == expected
+        assert list(written["volume"]) == ["740.0"] * 3
+        assert read_csv(path).date_style is not None
+
+
+def test_dataframe_callers_keep_timestamps(tmp_path: Path):
+    from forecaster.api import Forecaster
+
+    frame = pd.DataFrame({"year": range(1931, 1971), "volume": np.arange(40.0)})
+    model = Forecaster(model="naive", horizon=2).fit(frame)
+    forecast = model.predict(frame)
+    assert isinstance(forecast.index, pd.DatetimeIndex)
+    assert list(forecast.index.year) == [1971, 1972]
+    assert list(forecast["volume"]) == [39.0, 39.0]
