@@ -82,6 +82,8 @@ def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -
     out = bundle_path(out)
     if out.name in ("", ".."):
         raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
+    if out.is_symlink():  # replacing the link would leave its target behind, a dangling one fails late
+        raise BundleError(f"output {out} is a symbolic link (to {os.readlink(out)}); give the folder itself")
     if out.exists() and not out.is_dir():
         raise BundleError(f"output {out} is a file; expected a folder to write to")
     blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
@@ -115,8 +117,6 @@ def save_bundle(
     overwrite: bool = False,
 ) -> Path:
     """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
-    from safetensors.torch import save_file
-
     target = bundle_path(out_dir)
     if target.parent.is_dir():
         sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
@@ -144,7 +144,7 @@ def save_bundle(
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
-        save_file(tensors, staged / WEIGHTS_FILE, metadata={"format_version": str(FORMAT_VERSION)})
+        _save_tensors(tensors, staged / WEIGHTS_FILE, {"format_version": str(FORMAT_VERSION)})
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
         move_into_place(staged, target)
@@ -154,9 +154,18 @@ def save_bundle(
     return target
 
 
-def _save_calibration(calibration: Calibration, path: Path) -> None:
+def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
+    """safetensors' file, readable as the config.json beside it is: safetensors makes it owner-only, which
+    a service running as another user (the Docker image's) could not load."""
     from safetensors.torch import save_file
 
+    save_file(tensors, path, metadata=metadata)
+    config = path.parent / CONFIG_FILE
+    if config.is_file():
+        os.chmod(path, config.stat().st_mode & 0o666)
+
+
+def _save_calibration(calibration: Calibration, path: Path) -> None:
     metadata = {
         "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method
     }
@@ -164,7 +173,7 @@ def _save_calibration(calibration: Calibration, path: Path) -> None:
         "margins": torch.from_numpy(np.ascontiguousarray(calibration.margins, dtype=np.float32)),
         "levels": torch.tensor(calibration.levels, dtype=torch.int64),
     }
-    save_file(tensors, path, metadata=metadata)
+    _save_tensors(tensors, path, metadata)
 
 
 def write_calibration(bundle: str | Path, calibration: Calibration) -> Path:
@@ -295,6 +304,8 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise BundleError(f"{path}: cannot read JSON ({error})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise BundleError(f"{path}: cannot read JSON (a number too long to be a setting)") from None
 
 
 def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:

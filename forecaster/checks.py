@@ -40,8 +40,8 @@ def is_int(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    """True for ints and floats, not for bools."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """True for ints and floats (numpy's too), not for bools."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _bounds(minimum: Any, maximum: Any, above: Any = None, below: Any = None) -> str:
@@ -88,7 +88,7 @@ def check_number(
     if not inside:
         bounds = _bounds(minimum, maximum, above, below)
         raise error(f"{name} must be a finite number{' ' + bounds if bounds else ''}, got {value!r}")
-    return value
+    return value if isinstance(value, int) else float(value)  # numpy's as Python's: what JSON takes
 
 
 def check_choice(name: str, value: Any, choices: Collection[Any], *, error: Error = ConfigError) -> Any:
@@ -175,9 +175,11 @@ def check_fields(instance: Any, label: str, *, error: Error = ConfigError) -> No
         if kind is bool and not isinstance(value, bool):
             raise error(f"{name} must be true or false, got {value!r}")
         if kind is int:
-            check_int(name, value, **bounds, error=error)
+            object.__setattr__(instance, field.name, check_int(name, value, **bounds, error=error))
         elif kind is float:
-            check_number(name, value, **bounds, above=meta.get("above"), below=meta.get("below"), error=error)
+            number = check_number(name, value, **bounds, above=meta.get("above"), below=meta.get("below"),
+                                  error=error)  # fmt: skip
+            object.__setattr__(instance, field.name, number)
         elif kind is str and not isinstance(value, str):
             raise error(f"{name} must be a string, got {value!r}")
         elif kind in (dict, list) and not isinstance(value, kind):

@@ -11,9 +11,12 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import NoReturn
 
 import forecaster
@@ -23,7 +26,11 @@ COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve"
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """Usage errors print one line, like library errors (sub-parsers inherit the class), and exit 2."""
+    """Usage errors print one line, like library errors (sub-parsers inherit the class), and exit 2. Options
+    are taken only as spelled: train's --levels must not answer to predict's --level."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -74,18 +81,53 @@ def _show_progress() -> None:
         logger.propagate = False
 
 
+_STOPS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+
+
+class _Stopped(BaseException):
+    """Ctrl-C or SIGTERM arrived. A BaseException as KeyboardInterrupt is: Lightning's fit turns a
+    KeyboardInterrupt into exit status 1 and a SIGTERM into exit status 0, this one it lets through."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: object) -> NoReturn:
+    raise _Stopped(signum)
+
+
+@contextmanager
+def _stops_reported() -> Iterator[None]:
+    """Ctrl-C and SIGTERM as `_Stopped` while a command runs (in the main thread, where signals arrive)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     warnings.formatwarning = _format_warning
     _show_progress()
     try:
-        args = build_parser(argv).parse_args(argv)
-        code = int(args.handler(args) or 0)
-        sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
+        with _stops_reported():
+            args = build_parser(argv).parse_args(argv)
+            code = int(args.handler(args) or 0)
+            sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
         return code
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)
         return 2
+    except _Stopped as stopped:  # every file is written whole or not at all (forecaster.atomic)
+        print(f"forecaster: {_STOPS[stopped.signum]}; nothing was half-written (earlier outputs are as they "
+              "were)", file=sys.stderr)  # fmt: skip
+        return 128 + stopped.signum
     except BrokenPipeError:
         # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -132,15 +132,16 @@ def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     return check
 
 
-@router.api_route("/health/live", methods=["GET", "HEAD"], response_model=Liveness, tags=["health"])
+@router.head("/health/live", include_in_schema=False)  # load balancers probe with HEAD too
+@router.get("/health/live", response_model=Liveness, tags=["health"])
 async def live() -> Liveness:
     """The process answers HTTP."""
     return Liveness()
 
 
-@router.api_route(
+@router.head("/health/ready", include_in_schema=False)
+@router.get(
     "/health/ready",
-    methods=["GET", "HEAD"],  # load balancers probe with HEAD too
     response_model=Readiness,
     tags=["health"],
     responses={503: {"model": Readiness, "description": "Not ready: no model loaded (yet)."}},

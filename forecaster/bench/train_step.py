@@ -25,7 +25,7 @@ import torch
 from rich.table import Table
 
 from forecaster.bench.timing import gpu_profile
-from forecaster.checks import check_choice, check_fields, parse_names, setting
+from forecaster.checks import MAX_SEED, check_choice, check_fields, parse_names, setting
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
 from forecaster.training.graphs import WARMUP_STEPS
@@ -46,7 +46,7 @@ class TrainStepBenchSettings:
     profiled: int = setting(10, "steps under torch.profiler for kernel counts (CUDA)", minimum=1)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
     data_dir: str | None = setting(None, "directory searched first for the dataset file")
-    seed: int = setting(0, "seed of the weights", minimum=0)
+    seed: int = setting(0, "seed of the weights", minimum=0, maximum=MAX_SEED)
 
     def __post_init__(self) -> None:
         check_fields(self, "bench setting")

@@ -35,6 +35,13 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     parser.add_argument("--data-dir", help="directory searched first for registered datasets")
 
 
+def positive_int(text: str) -> int:
+    """An argument that counts something: a whole number >= 1 (argparse reports what is wrong)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def level_list(text: str) -> list[int]:
     """--level text "80,95" -> [80, 95], each an integer 1-99 (argparse reports what is wrong)."""
     from forecaster.calibration import check_levels

@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from service.config import ENV_PREFIX, ServiceSettings, default_torch_threads
     from service.server import open_file_limit, uvicorn_options
 
-    check_int("--workers", args.workers, minimum=1)
+    # each worker loads every model and runs torch on its own threads: more than the CPUs only thrash
+    check_int("--workers", args.workers, minimum=1, maximum=os.cpu_count() or 1)
     check_int("--port", args.port, minimum=1, maximum=65535)
     fields = given(args, ServiceSettings)
     fields.setdefault("torch_threads", default_torch_threads(args.workers))

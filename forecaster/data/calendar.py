@@ -46,8 +46,8 @@ def calendar_features(index: pd.Index, freq: str | None) -> pd.DataFrame:
     hours = index.hour + index.minute / 60.0
     phases = {
         "hour": hours / 24.0,
-        "weekday": (index.dayofweek + hours / 24.0) / 7.0,
-        "year": (index.dayofyear - 1 + hours / 24.0) / 365.25,
+        "weekday": (index.day_of_week + hours / 24.0) / 7.0,
+        "year": (index.day_of_year - 1 + hours / 24.0) / 365.25,
         "month": (index.month - 1) / 12.0,
     }
     columns = {}

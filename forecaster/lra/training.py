@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
-from forecaster.checks import check_fields, setting
+from forecaster.checks import MAX_SEED, check_fields, setting
 from forecaster.devices import machine_name
 from forecaster.errors import ConfigError
 from forecaster.lra.listops import TOKENIZATIONS
@@ -60,7 +60,7 @@ class LRASettings:
                                  "or generated: ListOps 2000, Pathfinder 1000)", minimum=1)
     listops_tokens: str = setting("lra", "what a ListOps model reads: lra (LRA's input pipeline: operators "
                                   "and digits) or brackets (with ']')", choices=TOKENIZATIONS)
-    seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0)
+    seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0, maximum=MAX_SEED)
     out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
     cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
                                      parse=Path)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forecaster.checks import check_choice, check_fields, parse_names, setting
+from forecaster.checks import MAX_SEED, check_choice, check_fields, is_int, is_number, parse_names, setting
 from forecaster.data.splits import SPLIT_SCHEMES
+from forecaster.errors import ConfigError
 from forecaster.presets import AUTO, DEFAULT, resolve
 
 LR_SCHEDULES = ("none", "cosine")
@@ -66,6 +67,11 @@ class TrainerOptions:
 
     def __post_init__(self) -> None:
         check_fields(self, "training setting")
+        batches = self.limit_train_batches
+        whole = is_int(batches) and batches >= 1
+        if batches is not None and not (whole or is_number(batches) and 0 < batches <= 1):
+            raise ConfigError("training setting 'limit_train_batches' must be a count >= 1 or a fraction in "
+                              f"(0, 1], got {batches!r}")  # fmt: skip
 
 
 @dataclass
@@ -117,7 +123,9 @@ class TrainSettings:
     )
     weight_decay: float = setting(0.01, "AdamW weight decay", minimum=0)
     lr_schedule: str = setting("none", "learning-rate schedule", choices=LR_SCHEDULES)
-    seed: int = setting(0, "seed of the weights, sampled index sets and shuffling", minimum=0)
+    seed: int = setting(
+        0, "seed of the weights, sampled index sets and shuffling", minimum=0, maximum=MAX_SEED
+    )
     seeds: int | None = setting(
         None, f"models trained from different seeds whose forecasts are averaged (default: {BAG_SEEDS} "
         f"where the train split holds fewer than {SMALL_TRAIN_WINDOWS:,} windows and the model reads no "
@@ -134,5 +142,8 @@ class TrainSettings:
         check_choice("model", self.model_name, [*model_names(FORECAST), AUTO])
         for name in self.candidates:
             check_choice("candidate model", name, model_names(FORECAST))
+        if self.candidates and self.model_name != AUTO:
+            raise ConfigError(f"candidates are what --model auto chooses among; model {self.model_name!r} is "
+                              "one model: leave out --candidates or use --model auto")  # fmt: skip
         if self.model_name != AUTO and self.preset != AUTO:
             resolve(self.model_name, self.preset)

@@ -32,7 +32,7 @@ from lightning.pytorch.callbacks import (
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.plugins import TorchCheckpointIO
 
-from forecaster.errors import ForecasterError
+from forecaster.errors import ConfigError, ForecasterError
 from forecaster.training.settings import TrainerOptions
 
 MONITOR = "val_mse"
@@ -235,6 +235,26 @@ def build_trainer(
         enable_progress_bar=options.progress_bar,
         enable_model_summary=options.verbose,  # Lightning's parameter table is its chatter too
     )
+
+
+def check_devices(accelerator: str, devices: Any = "auto", strategy: str = "auto") -> None:
+    """Refuse, before any data is read, what Lightning would refuse only once a fit starts (an unknown
+    accelerator or strategy, CUDA where there is none, more GPUs than there are) and more CPU processes
+    than CPUs: one line each."""
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+    from lightning.pytorch.accelerators import CPUAccelerator
+
+    asked = f"--accelerator {accelerator}, --devices {devices}, --strategy {strategy}"
+    try:
+        with lightning_quiet():
+            trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, logger=False,
+                                 enable_checkpointing=False, enable_progress_bar=False)  # fmt: skip
+    except (ValueError, TypeError, RuntimeError, MisconfigurationException) as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise ConfigError(f"{asked}: {reason}") from None
+    cpus = os.cpu_count() or 1
+    if isinstance(trainer.accelerator, CPUAccelerator) and trainer.num_devices > cpus:
+        raise ConfigError(f"{asked}: {trainer.num_devices} processes on CPU; this machine has {cpus} CPUs")
 
 
 def build_eval_trainer(accelerator: str = "auto", progress_bar: bool = True) -> pl.Trainer:

@@ -59,7 +59,7 @@ from forecaster.training.scoring import (
     window_errors,
 )
 from forecaster.training.settings import TrainSettings
-from forecaster.training.trainer import lightning_quiet
+from forecaster.training.trainer import check_devices, lightning_quiet
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,7 @@ def evaluate_bundle(
     """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's; with
     `levels`, also its intervals' coverage, width and interval score per level (under "intervals")."""
     _check_series(bundle, series)
+    check_devices(accelerator, devices=1)
     if levels and bundle.calibration is None:
         raise BundleError(uncalibrated(bundle.name))
     checked = bundle.calibration.check(levels) if levels else []
@@ -234,7 +235,9 @@ def train_forecaster(
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
-    with lightning_quiet(not settings.trainer.verbose):
+    options = settings.trainer
+    check_devices(options.accelerator, options.devices, options.strategy)
+    with lightning_quiet(not options.verbose):
         candidates = plan(settings, series)
         series = without_short_series(series, settings, candidates)
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))

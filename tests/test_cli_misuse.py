@@ -1,0 +1,146 @@
+"""Careless and hostile use of the commands and the API (a second sweep): options Lightning would refuse only
+once a fit starts, outputs over inputs, symbolic links, interrupts, numpy scalars, bundle files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_cli_attacks import refused
+from test_cli_train import run_cli
+
+from forecaster.artifacts import CONFIG_FILE, WEIGHTS_FILE, load_bundle
+from forecaster.cli import main
+from forecaster.errors import BundleError
+
+FORECASTER = Path(sys.executable).with_name("forecaster")
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("misuse") / "daily.csv"
+    steps = np.arange(300)
+    values = 10 + np.sin(2 * np.pi * steps / 7) + np.random.default_rng(0).normal(0, 0.1, steps.size)
+    pd.DataFrame({"date": pd.date_range("2024-01-01", periods=steps.size, freq="D"), "y": values}).to_csv(
+        path, index=False
+    )
+    return path
+
+
+def _train(csv: Path, out: Path, *more: object) -> list[str]:
+    return ["train", "--csv", csv, "--horizon", 4, "--input-size", 14, "--max-epochs", 1, "--out", out, *more]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--accelerator", "banana"], "invalid accelerator name"),
+        (["--devices", "0"], "--devices 0"),
+        (["--devices", str((os.cpu_count() or 1) + 1)], "processes on CPU; this machine has"),
+        (["--strategy", "banana"], "invalid strategy name"),
+        (["--limit-train-batches", "0"], "a count >= 1 or a fraction in (0, 1]"),
+        (["--limit-train-batches", "nan"], "a count >= 1 or a fraction in (0, 1]"),
+        (["--limit-train-batches", "1.5"], "a count >= 1 or a fraction in (0, 1]"),
+        (["--candidates", "dlinear"], "leave out --candidates or use --model auto"),
+        (["--level", "80"], "unrecognized arguments: --level 80"),  # predict's option, not --levels cut short
+    ],
+)
+def test_training_options_are_refused_before_any_work(csv, tmp_path, capsys, options, message):
+    out = tmp_path / "model"
+    line = refused(_train(csv, out, "--model", "nlinear", *options), capsys)
+    assert message in line
+    assert not out.exists() and not (tmp_path / ".model.work").exists()
+
+
+def test_a_seed_numpy_cannot_take_is_refused_by_the_parser(csv, tmp_path, capsys):
+    code, _, err = run_cli(_train(csv, tmp_path / "m", "--seed", 2**32), capsys)
+    assert code == 2 and "<= 4294967295" in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def naive_bundle(csv, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("naive") / "model"
+    previous = os.umask(0o022)
+    try:
+        assert main([str(arg) for arg in _train(csv, out, "--model", "naive")]) == 0
+    finally:
+        os.umask(previous)
+    return out
+
+
+def test_bundle_files_are_readable_as_its_config_is(naive_bundle):
+    modes = {path.name: path.stat().st_mode & 0o777 for path in naive_bundle.iterdir()}
+    assert modes[CONFIG_FILE] == 0o644
+    assert set(modes.values()) == {0o644}, modes  # a service running as another user loads the weights
+
+
+def test_predict_refuses_to_write_over_its_own_input(csv, naive_bundle, tmp_path, capsys):
+    history = tmp_path / "history.csv"
+    history.write_bytes(csv.read_bytes())
+    predict = ["predict", "--model", naive_bundle, "--csv", history]
+    line = refused([*predict, "--output", history], capsys)
+    assert "is the file of --csv" in line and history.read_bytes() == csv.read_bytes()
+    assert "is empty" in refused([*predict, "--output", ""], capsys)
+    code, _, err = run_cli([*predict, "--plot-history", 0], capsys)
+    assert code == 2 and "expected a whole number >= 1, got '0'" in err
+
+
+def test_a_symbolic_link_as_output_is_refused_and_its_target_kept(csv, naive_bundle, tmp_path, capsys):
+    link = tmp_path / "link"
+    link.symlink_to(naive_bundle)
+    line = refused([*_train(csv, link, "--model", "naive"), "--overwrite"], capsys)
+    assert "is a symbolic link" in line
+    assert link.is_symlink() and (naive_bundle / WEIGHTS_FILE).is_file()
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    assert "is a symbolic link" in refused(_train(csv, dangling, "--model", "naive"), capsys)
+    assert not (tmp_path / ".dangling.work").exists()
+
+
+def test_a_config_number_too_long_to_convert_is_a_bundle_error(naive_bundle, tmp_path):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in naive_bundle.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    config = json.loads((copy / CONFIG_FILE).read_text())
+    text = json.dumps(config).replace(f'"horizon": {config["data"]["horizon"]}', '"horizon": ' + "9" * 5000)
+    (copy / CONFIG_FILE).write_text(text)
+    with pytest.raises(BundleError, match="a number too long to be a setting"):
+        load_bundle(copy)
+
+
+def test_numpy_scalars_are_taken_as_python_numbers(csv):
+    from forecaster.api import Forecaster
+
+    frame = pd.read_csv(csv)
+    model = Forecaster("nlinear", horizon=np.int64(4), input_size=np.int64(14), max_epochs=np.int64(1),
+                       lr=np.float32(0.001)).fit(frame)  # fmt: skip
+    assert model.predict(frame).shape == (4, 1)
+
+
+@pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                    (signal.SIGTERM, 143, "terminated")])  # fmt: skip
+def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written(csv, tmp_path, sent, code,
+                                                                                word):
+    out = tmp_path / "model"
+    argv = [str(arg) for arg in _train(csv, out, "--max-epochs", 500, "--patience", 500, "--no-progress")]
+    process = subprocess.Popen([str(FORECASTER), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    logs = tmp_path / ".model.work" / "logs"
+    deadline = time.monotonic() + 120
+    while not logs.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside the fit
+    process.send_signal(sent)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == code, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(f"forecaster: {word}; ")
+    assert not out.exists() and not list(tmp_path.glob(".model.tmp-*"))
