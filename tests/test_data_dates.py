@@ -197,3 +197,39 @@ def test_dates_written_as_yyyymmdd_or_yyyymm_numbers_are_found_and_read(numbers,
     """NOAA's co2 series dates its weeks 19580329, 19580405, ...: found by the name, read as dates."""
     series = read_frame(pd.DataFrame({"date": numbers, "co2": np.arange(len(numbers), dtype=np.float64)}))
     assert series.freq == freq and series.frame.index[0] == pd.Timestamp(first)
+
+
+R_AIRPASSENGERS = '"","time","AirPassengers"\n' + "".join(
+    f'"{k + 1}",{1949 + k / 12:.14g},{100 + k}\n' for k in range(30)
+)  # write.csv of an R ts: row numbers, then time as decimal years (1949.08333333333 is February)
+
+
+def test_an_r_ts_export_is_a_monthly_series_without_its_row_numbers(tmp_path):
+    path = tmp_path / "AirPassengers.csv"
+    path.write_text(R_AIRPASSENGERS)
+    with pytest.warns(DataQualityWarning, match="without a name holding row numbers"):
+        series = read_csv(path)
+    assert series.columns == ["AirPassengers"] and series.freq == "MS"
+    assert series.index[0] == pd.Timestamp("1949-01-01") and series.index[-1] == pd.Timestamp("1951-06-01")
+    assert series.values[:, 0].tolist() == list(range(100, 130))
+
+
+@pytest.mark.parametrize(
+    ("content", "first", "freq"),
+    [
+        ('"time","LakeHuron"\n' + "".join(f"{1875 + k},{580 + k / 10}\n" for k in range(20)), "1875",
+         "YS-JAN"),
+        ('"","time","UKgas"\n' + "".join(f'"{k + 1}",{1960 + k / 4},{160 + k}\n' for k in range(20)),
+         "1960", "QS-JAN"),
+        (",0\n" + "".join(f"{1821 + k},{269 + k}\n" for k in range(20)), "1821", "YS-JAN"),  # sktime Lynx
+    ],
+)  # fmt: skip
+def test_years_under_a_time_header_r_quarters_and_an_unnamed_year_column_are_dates(tmp_path, content, first,
+                                                                                   freq):
+    path = tmp_path / "series.csv"
+    path.write_text(content)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        series = read_csv(path)
+    assert len(series.columns) == 1 and series.freq == freq and series.index[0] == pd.Timestamp(first)
+    assert len(series) == 20

@@ -157,6 +157,33 @@ def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in values])
 
 
+def decimal_years(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Times as R writes a `ts` (1949.0833 for February 1949, 1960.25 for the second quarter of 1960), as
+    the first day of each half-year, quarter or month (the coarsest that every value fits); None unless every
+    value is one, of years 1000-2999, and some are not whole years."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if not len(values) or not np.isfinite(values).all() or (values == np.round(values)).all():
+        return None
+    if values.min() < 1000 or values.max() >= 3000:
+        return None
+    for per_year in (2, 4, 12):
+        periods = np.round(values * per_year)
+        if np.abs(values * per_year - periods).max() < 1e-3:  # R prints 1949.08333333333
+            years, parts = np.divmod(periods.astype(np.int64), per_year)
+            months = parts * (12 // per_year) + 1
+            return pd.DatetimeIndex([pd.Timestamp(int(year), int(month), 1)
+                                     for year, month in zip(years, months, strict=True)])  # fmt: skip
+    return None
+
+
+def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, or R's decimal years; None for others."""
+    for read in (year_numbers, compact_dates, decimal_years):
+        if (dates := read(column)) is not None:
+            return dates
+    return None
+
+
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
     """The part each column holds, by its name (case ignored), if they make one of DATE_PARTS."""
     kinds = tuple(str(column).strip().lower() for column in columns)

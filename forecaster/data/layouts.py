@@ -264,6 +264,12 @@ def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataF
     return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows"
 
 
+def _row_numbers(column: pd.Series) -> bool:
+    """Whether `column` counts the rows, from 1 or 0: an index written out, no data."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    return len(values) > 2 and any(np.array_equal(values, np.arange(len(values)) + first) for first in (0, 1))
+
+
 def arrange(
     source: str,
     raw: pd.DataFrame,
@@ -279,10 +285,20 @@ def arrange(
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
     if layout.decimal == ",":
         said.append("read decimal commas")
-    empty = [k for k in layout.unnamed if k < raw.shape[1] and raw.iloc[:, k].isna().all()]
+    unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
+    empty = [k for k in unnamed if raw.iloc[:, k].isna().all()]
+    numbered = [k for k in unnamed if _row_numbers(raw.iloc[:, k])]
     if empty:
-        raw = raw.drop(columns=raw.columns[empty])
         said.append(f"dropped {len(empty)} empty column(s) without a name")
+    if numbered:
+        said.append(f"dropped {len(numbered)} column(s) without a name holding row numbers (as R's write.csv "
+                    "adds)")  # fmt: skip
+    raw = raw.drop(columns=raw.columns[empty + numbered])
+    years = next((column for column in raw.columns[:1] if str(column).startswith("Unnamed: ")
+                  and year_numbers(raw[column]) is not None), None)  # fmt: skip
+    if years is not None and not read.no_date and read.date_col is None and "year" not in raw.columns:
+        raw = raw.rename(columns={years: "year"})
+        said.append("read the first column, without a name, as years")
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")

@@ -22,9 +22,9 @@ from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import not_a_number_cell
 from forecaster.data.dates import (
     across_offsets,
-    compact_dates,
     dates_from_parts,
     find_date_parts,
+    number_dates,
     parse_period_labels,
     parse_timestamps,
     snap_to_periods,
@@ -103,7 +103,7 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     period first) whose values, a sample spread over the rows, are period labels or timestamps of years
     1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1)."""
     for column in raw.columns:
-        if column.lower() in DATE_NAMES and (_is_text(raw[column]) or compact_dates(raw[column]) is not None):
+        if column.lower() in DATE_NAMES and (_is_text(raw[column]) or number_dates(raw[column]) is not None):
             return column
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
@@ -128,14 +128,13 @@ def _parse_dates(
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
     column = raw[date_col]
     if not _is_text(column):
-        numbers = year_numbers(column)
-        numbers = compact_dates(column) if numbers is None else numbers
+        numbers = number_dates(column)
         if numbers is not None:
             return numbers.rename(date_col)
         raise DataError(
             f"{path}: date column {date_col!r} holds numbers that are not years or dates; expected "
-            "timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, whole years, or YYYYMMDD "
-            "numbers"
+            "timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, whole years, YYYYMMDD "
+            "numbers, or R's decimal years (1949.0833)"
             + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
                      "--no-date indexes rows by steps)")
         )
