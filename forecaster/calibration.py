@@ -11,6 +11,14 @@ with those is inside the interval with probability at least a.
   interval [lower - margin, upper + margin] (conformalized quantile regression, Romano et al. 2019), at the
   head's levels only. A margin may be negative: the head's interval was wider than needed.
 
+Calibrated on fewer than FEW_WINDOWS windows (a short yearly or quarterly series holds 1-5), ranks of one
+step's few scores cannot reach 80% or 95% and their margins jump from step to step. There the conformal
+scores of every step are pooled once divided by their step's scale, the root mean square over the windows
+made non-decreasing along the horizon: N * H scores rank one multiple of that scale per level, so intervals
+widen with the horizon as the errors seen do (locally weighted conformal, Lei et al. 2018). On |N(0, h)|
+errors at H = 10, the mean coverage of 400 such calibrations is 0.80 / 0.85 (80% / 95%) from 2 windows, 0.79 /
+0.91 from 4 and 0.80 / 0.94 from 16 (tests/test_intervals.py); one window calibrates nothing.
+
 Margins are on the standardized scale; the train scaler maps intervals to original units. Intervals are
 nested around the forecast: lower <= forecast <= upper, and a higher level is never narrower.
 """
@@ -28,6 +36,7 @@ from forecaster.errors import ConfigError
 ALL_LEVELS = tuple(range(1, 100))
 DEFAULT_LEVELS = (80, 95)
 METHODS = ("conformal", "quantile")
+FEW_WINDOWS = 20  # below this, conformal scores are pooled over the horizon's steps
 
 
 def check_levels(levels: Iterable[int]) -> list[int]:
@@ -76,6 +85,21 @@ def _ranked(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
     return margins
 
 
+def _pooled(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+    """(len(levels), H, C) margins from few windows' (N, H, C) scores pooled over the horizon's steps, each
+    step's divided by its scale (its root mean square, never smaller than an earlier step's). One window
+    gives none: divided by its own scale, every score is 1."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if len(scores) < 2:
+        return np.full((len(levels), *scores.shape[1:]), np.inf, dtype=np.float32)
+    scale = np.maximum.accumulate(np.sqrt(np.mean(scores**2, axis=0)), axis=0)  # (H, C)
+    ratios = np.divide(scores, scale, out=np.zeros_like(scores), where=scale > 0)
+    multiples = _ranked(ratios.reshape(-1, scores.shape[-1]), levels)  # (K, C) over N * H scores
+    with np.errstate(invalid="ignore"):
+        margins = multiples[:, None, :] * scale[None]
+    return np.where(np.isinf(multiples)[:, None, :], np.inf, margins).astype(np.float32)
+
+
 def split_outputs(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(point, lower, upper) of a model's (..., H, C, 1 + 2K) outputs (`models.forecast_outputs`)."""
     levels = (outputs.shape[-1] - 1) // 2
@@ -107,7 +131,8 @@ class Calibration:
         """From `nonconformity` scores of N windows: (N, H, C) for "conformal" (margins for every level
         1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`."""
         if method == "conformal":
-            return cls(ALL_LEVELS, _ranked(scores, ALL_LEVELS), len(scores), source)
+            ranked = _ranked if len(scores) >= FEW_WINDOWS else _pooled
+            return cls(ALL_LEVELS, ranked(scores, ALL_LEVELS), len(scores), source)
         margins = np.stack([_ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
         return cls(tuple(levels), margins, len(scores), source, method)
 
@@ -136,7 +161,9 @@ class Calibration:
             )
         for level in checked:
             if not np.isfinite(self.margins[self.levels.index(level)]).all():
-                needed = int(np.ceil(level / (100 - level)))
+                needed = int(np.ceil(level / (100 - level)))  # scores: windows, or windows x steps pooled
+                if self.method == "conformal" and self.windows < FEW_WINDOWS:
+                    needed = min(max(int(np.ceil(needed / self.horizon)), 2), FEW_WINDOWS)
                 raise ConfigError(
                     f"interval level {level} needs at least {needed} calibration windows; the model was "
                     f"calibrated on {self.windows} ({self.source}); ask a lower level or recalibrate on "

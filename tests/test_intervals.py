@@ -64,10 +64,38 @@ def test_conformal_margin_approaches_the_gaussian_quantile() -> None:
 
 
 def test_too_few_windows_for_a_level_is_refused_with_the_count_needed() -> None:
-    calibration = Calibration.from_scores(np.ones((10, 2, 1)), [], "ten windows", "conformal")
+    calibration = Calibration.from_scores(np.ones((10, 1, 1)), [], "ten windows", "conformal")
     assert 90 in calibration.available_levels() and 95 not in calibration.available_levels()
     with pytest.raises(ConfigError, match="level 95 needs at least 19 calibration windows"):
         calibration.check([80, 95])
+
+
+@pytest.mark.parametrize(
+    ("windows", "floor_80", "floor_95"), [(2, 0.77, 0.82), (4, 0.77, 0.88), (16, 0.77, 0.92)]
+)
+def test_few_windows_pool_the_horizon_and_cover_near_nominal(windows, floor_80, floor_95) -> None:
+    """Errors growing as sqrt(h): from 2-16 windows (too few for per-step ranks at 80% or 95%) the pooled
+    margins grow along the horizon and cover fresh errors near nominal on average over 400 calibrations."""
+    rng = np.random.default_rng(5)
+    steps = 10
+    growth = np.sqrt(np.arange(1, steps + 1))[:, None]
+    covered = {80: [], 95: []}
+    for _ in range(400):
+        calibration = Calibration.from_scores(
+            np.abs(rng.standard_normal((windows, steps, 1)) * growth), [], "few", "conformal"
+        )
+        assert (np.diff(calibration.margins[[79, 94], :, 0], axis=1) >= 0).all()
+        targets = rng.standard_normal((200, steps, 1)) * growth
+        for level, (lo, hi) in calibration.intervals([80, 95], np.zeros((200, steps, 1, 1))).items():
+            covered[level].append(((targets >= lo) & (targets <= hi)).mean())
+    assert floor_80 <= np.mean(covered[80]) <= 0.85 and floor_95 <= np.mean(covered[95]) <= 0.97
+
+
+def test_one_window_calibrates_no_interval() -> None:
+    calibration = Calibration.from_scores(np.ones((1, 8, 1)), [], "one window", "conformal")
+    assert calibration.available_levels() == []
+    with pytest.raises(ConfigError, match="level 80 needs at least 2 calibration windows"):
+        calibration.check([80])
 
 
 @pytest.mark.parametrize("head_scale", [0.3, 3.0])
