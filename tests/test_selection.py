@@ -215,3 +215,31 @@ def test_the_default_quantile_head_goes_with_loss_mse() -> None:
     assert "quantile_levels" not in point.model_options
     with pytest.raises(ConfigError, match="--loss mse does not train"):
         plan(TrainSettings(horizon=24, loss="mse", model_options={"quantile_levels": [90]}), series)
+
+
+def test_the_choice_says_what_it_rests_on_beyond_the_validation_mse(caplog) -> None:
+    """jj_wide (Johnson & Johnson, quarterly): seasonal naive 0.61 < naive 0.69 on validation, 1.42 > 1.05 on
+    the earlier period: naive is kept, and the log says why, with the earlier period's MSEs."""
+    from types import SimpleNamespace
+
+    from forecaster.training.workflows import _say_why
+
+    labels = ("naive", "seasonal_naive", "nlinear")
+    fitted = [SimpleNamespace(candidate=SimpleNamespace(label=label)) for label in labels]
+    periods = [_scores([0.69], [0.61], [0.64]), _scores([1.05], [1.42], [0.91])]
+    with caplog.at_level("INFO", logger="forecaster.training.workflows"):
+        _say_why(fitted, simplest_consistent(periods, baselines=2), periods, baselines=2)
+    said = [record.getMessage() for record in caplog.records]
+    assert said[0] == ("earlier validation period (trained on the rows before it): nlinear 0.9100, naive "
+                       "1.0500, seasonal_naive 1.4200")
+    assert said[1].startswith("kept naive though seasonal_naive scored lower on validation: of the "
+                              "forecasts that fit nothing it has the lower MSE over all validation periods "
+                              "(0.8700 against 1.0150)")  # fmt: skip
+    caplog.clear()
+    one = [_scores([0.69, 0.7], [0.9, 0.8], [0.3, 0.9])]
+    with caplog.at_level("INFO", logger="forecaster.training.workflows"):
+        _say_why(fitted, simplest_consistent(one, baselines=2), one, baselines=2)
+    assert [record.getMessage() for record in caplog.records] == [
+        "kept naive though nlinear scored lower on validation: not clearly lower (two standard errors of 2 "
+        "block mean(s)), too little evidence to leave the simpler forecast"
+    ]

@@ -222,7 +222,33 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
         periods.append([result.earlier for result in fitted])
     baselines = next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
     chosen = simplest_consistent(periods, max(baselines, 1))
+    if len(fitted) > 1:
+        _say_why(fitted, chosen, periods, baselines)
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
+
+
+def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], baselines: int) -> None:
+    """Log what the choice rests on beyond the validation MSEs train prints: the earlier period's MSEs, and
+    why a candidate of lower validation MSE was not kept."""
+    labels = [result.candidate.label for result in fitted]
+    if len(periods) > 1:
+        earlier = sorted(zip(labels, [score.mse for score in periods[1]], strict=True), key=lambda kv: kv[1])
+        log.info("earlier validation period (trained on the rows before it): %s",
+                 ", ".join(f"{label} {mse:.4f}" for label, mse in earlier))  # fmt: skip
+    lowest = int(np.argmin([score.mse for score in periods[0]]))
+    if lowest == chosen:
+        return
+    if max(lowest, chosen) < baselines:  # two forecasts that fit nothing: the lower mean over the periods
+        means = [np.mean([scores[index].mse for scores in periods]) for index in (chosen, lowest)]
+        log.info("kept %s though %s scored lower on validation: of the forecasts that fit nothing it has the "
+                 "lower MSE over all validation periods (%.4f against %.4f)", labels[chosen], labels[lowest],
+                 *means)  # fmt: skip
+    else:
+        blocks = len(periods[0][chosen].blocks)
+        log.info("kept %s though %s scored lower on validation: not clearly lower (two standard errors of "
+                 "%d block mean(s)%s), too little evidence to leave the simpler forecast",
+                 labels[chosen], labels[lowest], blocks,
+                 " on each period" if len(periods) > 1 else "")  # fmt: skip
 
 
 def train_forecaster(
