@@ -12,6 +12,7 @@ one line. Bundles of format 1 (scaler inside `data`) are read by moving the scal
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -165,9 +166,19 @@ def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[s
         os.chmod(path, config.stat().st_mode & 0o666)
 
 
+def _model_digest(folder: Path) -> str:
+    """sha256 of a bundle's config and weights files: a calibration names the model it was made for (one
+    copied from another bundle of the same shapes would give it intervals of other errors)."""
+    digest = hashlib.sha256()
+    for name in (CONFIG_FILE, WEIGHTS_FILE):
+        digest.update((folder / name).read_bytes())
+    return digest.hexdigest()
+
+
 def _save_calibration(calibration: Calibration, path: Path) -> None:
     metadata = {
-        "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method
+        "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method,
+        "model_sha256": _model_digest(path.parent),
     }
     tensors = {
         "margins": torch.from_numpy(np.ascontiguousarray(calibration.margins, dtype=np.float32)),
@@ -188,12 +199,29 @@ def write_calibration(bundle: str | Path, calibration: Calibration) -> Path:
     return path
 
 
+class CalibrationFileError(BundleError):
+    """A bundle's calibration file cannot be used (`problem`); `forecaster calibrate` makes a new one."""
+
+    def __init__(self, problem: str, folder: Path) -> None:
+        super().__init__(f"{problem}; make a new one with `forecaster calibrate --model {folder} --csv FILE`")
+        self.problem = problem
+
+
 def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:
-    """The bundle's calibration, checked against its horizon and columns; None when it has none."""
+    """The bundle's calibration, checked against its horizon, columns and weights; None when it has none."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        return _read_calibration(path, data)
+    except BundleError as error:
+        raise CalibrationFileError(str(error), path.parent) from None
+
+
+def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     from safetensors import SafetensorError, safe_open
 
     if not path.is_file():
-        return None
+        raise BundleError(f"{path}: not a regular file; expected the calibration forecaster wrote")
     try:
         with safe_open(path, framework="pt") as handle:
             metadata = handle.metadata() or {}
@@ -214,6 +242,10 @@ def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:
         raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
     if torch.isnan(margins).any() or (method == "conformal" and (margins < 0).any()):
         raise BundleError(f"{path}: margins must be numbers, non-negative for conformal intervals")
+    digest = metadata.get("model_sha256")  # absent from calibrations saved before it was kept
+    if digest is not None and digest != _model_digest(path.parent):
+        raise BundleError(f"{path}: made for another model (its model_sha256 is not that of this bundle's "
+                          f"{CONFIG_FILE} and {WEIGHTS_FILE})")  # fmt: skip
     return Calibration(tuple(listed), margins.numpy(), int(windows), metadata.get("source", ""), method)
 
 
@@ -357,8 +389,9 @@ def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_nam
                 raise BundleError(f"{where}: tensor {key} must hold indices from 0 to {size - 1}")
 
 
-def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
-    """Load and check a bundle; the model comes back on CPU in eval mode.
+def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration: bool = True) -> Bundle:
+    """Load and check a bundle; the model comes back on CPU in eval mode; without `calibration`, its
+    calibration file is not read (`forecaster calibrate` replaces one that cannot be).
 
     `task` ("forecast" by default, None for any) is what the caller can use: a bundle of another kind
     (an LRA classifier where a forecaster is expected) is refused by name.
@@ -372,9 +405,13 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
     root = bundle_path(path)
     if not root.is_dir():
         raise BundleError(f"no model bundle at {root} (expected a directory with {', '.join(BUNDLE_FILES)})")
-    missing = [name for name in BUNDLE_FILES if not (root / name).is_file()]
+    missing = [name for name in BUNDLE_FILES if not (root / name).exists() and not (root / name).is_symlink()]
     if missing:
         raise BundleError(f"bundle {root} is incomplete: missing {', '.join(missing)}")
+    odd = [name for name in BUNDLE_FILES if not (root / name).is_file()]
+    if odd:
+        raise BundleError(f"bundle {root}: {', '.join(odd)} not a regular file (a folder, a device, a pipe "
+                          "or a broken link); expected the files forecaster wrote")  # fmt: skip
     config = _validate_config(_read_json(root / CONFIG_FILE), root / CONFIG_FILE)
     model_class = MODELS.get(config.model_name)
     if task is not None and model_class.task != task:
@@ -410,5 +447,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast") -> Bundle:
         training=config.training,
         data=config.data,
         scaler=config.scaler,
-        calibration=None if config.data is None else _load_calibration(root / CALIBRATION_FILE, config.data),
+        calibration=(
+            _load_calibration(root / CALIBRATION_FILE, config.data) if calibration and config.data else None
+        ),
     )

@@ -144,3 +144,41 @@ def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written
     assert process.returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(f"forecaster: {word}; ")
     assert not out.exists() and not list(tmp_path.glob(".model.tmp-*"))
+
+
+def _copy(bundle: Path, to: Path) -> Path:
+    to.mkdir()
+    for path in bundle.iterdir():
+        (to / path.name).write_bytes(path.read_bytes())
+    return to
+
+
+def test_a_calibration_of_another_bundle_is_refused_and_calibrate_replaces_a_broken_one(
+    csv, naive_bundle, tmp_path, capsys
+):
+    other_csv = tmp_path / "other.csv"
+    frame = pd.read_csv(csv)
+    frame["y"] = frame["y"] * 3 + 5  # other data: another scaler in config.json, the same weight shapes
+    frame.to_csv(other_csv, index=False)
+    other = tmp_path / "other"
+    assert main([str(arg) for arg in _train(other_csv, other, "--model", "naive")]) == 0
+    swapped = _copy(naive_bundle, tmp_path / "swapped")
+    (swapped / "calibration.safetensors").write_bytes((other / "calibration.safetensors").read_bytes())
+    line = refused(["predict", "--model", swapped, "--csv", csv, "--level", 80], capsys)
+    assert "made for another model" in line and "forecaster calibrate --model" in line
+
+    broken = _copy(naive_bundle, tmp_path / "broken")
+    (broken / "calibration.safetensors").write_bytes(b"\x00" * 7)
+    assert "not a readable calibration file" in refused(["predict", "--model", broken, "--csv", csv], capsys)
+    code, out, _ = run_cli(["calibrate", "--model", broken, "--csv", csv], capsys)
+    assert code == 0 and out.startswith("note: replacing an unusable calibration: ")
+    assert load_bundle(broken).calibration is not None
+
+    (broken / "calibration.safetensors").unlink()
+    (broken / "calibration.safetensors").mkdir()
+    line = refused(["predict", "--model", broken, "--csv", csv, "--level", 80], capsys)
+    assert "not a regular file" in line
+    (broken / CONFIG_FILE).unlink()
+    (broken / CONFIG_FILE).mkdir()
+    line = refused(["predict", "--model", broken, "--csv", csv], capsys)
+    assert f"{CONFIG_FILE} not a regular file" in line

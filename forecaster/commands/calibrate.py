@@ -28,12 +28,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import load_bundle, write_calibration
+    from forecaster.artifacts import CalibrationFileError, load_bundle, write_calibration
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.prediction import read_history
     from forecaster.training.workflows import calibrate_bundle
 
-    bundle = load_bundle(args.model)
+    try:
+        bundle = load_bundle(args.model)
+    except CalibrationFileError as error:  # what calibrating replaces: say so, and make a new one
+        print(f"note: replacing an unusable calibration: {error.problem}")
+        bundle = load_bundle(args.model, calibration=False)
     series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
     calibration = calibrate_bundle(bundle, series, args.on)
     path = write_calibration(args.model, calibration)
