@@ -98,9 +98,9 @@ def _stop(signum: int, frame: object) -> NoReturn:
 
 
 @contextmanager
-def _stops_reported() -> Iterator[None]:
+def _stops_reported(wanted: bool) -> Iterator[None]:
     """Ctrl-C and SIGTERM as `_Stopped` while a command runs (in the main thread, where signals arrive)."""
-    if threading.current_thread() is not threading.main_thread():
+    if not wanted or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
@@ -116,8 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     _show_progress()
     try:
-        with _stops_reported():
-            args = build_parser(argv).parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
+        with _stops_reported(args.command != "serve"):  # uvicorn shuts the service down on its own signals
             code = int(args.handler(args) or 0)
             sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
         return code

@@ -243,3 +243,20 @@ def test_the_choice_says_what_it_rests_on_beyond_the_validation_mse(caplog) -> N
         "kept naive though nlinear scored lower on validation: not clearly lower (two standard errors of 2 "
         "block mean(s)), too little evidence to leave the simpler forecast"
     ]
+
+
+def test_the_default_model_gives_way_to_a_clearly_better_seasonal_naive(tmp_path: Path) -> None:
+    """A short quarterly file with a strong season (UKgas-like): the default model does not learn the season
+    from so few windows; seasonal naive, better on validation on every period, is the bundle."""
+    from forecaster.api import Forecaster
+
+    quarters = np.arange(100)
+    noise = np.random.default_rng(3).normal(0, 2, quarters.size)
+    values = 100 + 40 * np.cos(2 * np.pi * quarters / 4) + noise
+    frame = pd.DataFrame({"quarter": pd.period_range("1960Q1", periods=100, freq="Q").astype(str),
+                          "gas": values})  # fmt: skip
+    model = Forecaster(horizon=4, max_epochs=1).fit(frame)
+    training, metrics = model.bundle.training, model.bundle.metrics
+    assert model.bundle.model_name == "seasonal_naive"
+    assert set(training["selection"]) == {"seasonal_naive", "s3attention"}
+    assert metrics["mse"] == metrics["seasonal_naive"]["mse"] < metrics["naive"]["mse"] / 10

@@ -42,7 +42,7 @@ from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
-from forecaster.presets import AUTO
+from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, ensemble_of
 from forecaster.training.fit import Candidate, Fitted, fit_candidate, plan, split_for
 from forecaster.training.scoring import (
@@ -251,6 +251,42 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
                  " on each period" if len(periods) > 1 else "")  # fmt: skip
 
 
+def _with_seasonal_reference(
+    fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, work_dir: Path
+) -> list[Fitted]:
+    """The product's default model (S3Attention, default preset) with seasonal naive before it where that
+    forecasts validation better on every period scored: the reference the model must clearly beat, as
+    `--model auto` holds its candidates. The model starts as the naive forecast and leaves it on the evidence
+    of its windows, which a strong season seen in few windows does not give (UKgas, quarterly, 108 rows: it
+    kept its start, test MSE 9.14 against seasonal naive's 0.29). Not on the registered benchmark datasets,
+    whose rows measure the model named, nor for other models and presets (what they are asked for)."""
+    if len(fitted) != 1 or series.dataset is not None:
+        return fitted
+    model = fitted[0]
+    if (settings.model_name, settings.preset) != ("s3attention", DEFAULT) or not model.training["parameters"]:
+        return fitted
+    baseline = dataclasses.replace(
+        settings, model_name="seasonal_naive", preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
+        input_size=model.data.input_size,
+    )
+    try:
+        planned = plan(baseline, series)
+    except ConfigError:  # no season fits the input
+        return fitted
+    seasonal = fit_candidate(series, baseline, planned[0], work_dir / planned[0].label)
+    if seasonal is None or (seasonal.earlier is None) != (model.earlier is None):
+        return fitted
+    periods = [(seasonal.val_mse, model.val_mse)]
+    if seasonal.earlier is not None and model.earlier is not None:
+        periods.append((seasonal.earlier.mse, model.earlier.mse))
+    if not all(ours < theirs for ours, theirs in periods):
+        return fitted
+    log.info("seasonal naive forecasts validation better than %s (%.4f against %.4f): it is the reference "
+             "%s must clearly beat", model.candidate.label, seasonal.val_mse, model.val_mse,
+             model.candidate.label)  # fmt: skip
+    return [seasonal, model]
+
+
 def train_forecaster(
     series: TimeSeries, out: str | Path, settings: TrainSettings, record: dict[str, Any] | None = None
 ) -> TrainOutcome | None:
@@ -269,6 +305,7 @@ def train_forecaster(
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
             return None
+        fitted = _with_seasonal_reference(fitted, series, settings, work_dir_for(out))
         return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
 
 
