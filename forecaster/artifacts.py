@@ -30,7 +30,7 @@ from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler
-from forecaster.errors import BundleError, ForecasterError
+from forecaster.errors import BundleError, CalibrationFileError, ForecasterError
 
 FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
@@ -197,14 +197,6 @@ def write_calibration(bundle: str | Path, calibration: Calibration) -> Path:
     finally:
         staged.unlink(missing_ok=True)
     return path
-
-
-class CalibrationFileError(BundleError):
-    """A bundle's calibration file cannot be used (`problem`); `forecaster calibrate` makes a new one."""
-
-    def __init__(self, problem: str, folder: Path) -> None:
-        super().__init__(f"{problem}; make a new one with `forecaster calibrate --model {folder} --csv FILE`")
-        self.problem = problem
 
 
 def _load_calibration(path: Path, data: DataConfig) -> Calibration | None:

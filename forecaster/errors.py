@@ -55,3 +55,11 @@ class ConfigError(ForecasterError, ValueError):
 
 class BundleError(ForecasterError):
     """A model bundle that is missing, incomplete, invalid, or would be overwritten."""
+
+
+class CalibrationFileError(BundleError):
+    """A bundle's calibration file cannot be used (`problem`); `forecaster calibrate` makes a new one."""
+
+    def __init__(self, problem: str, folder: object) -> None:
+        super().__init__(f"{problem}; make a new one with `forecaster calibrate --model {folder} --csv FILE`")
+        self.problem = problem

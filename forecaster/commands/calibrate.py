@@ -28,8 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import CalibrationFileError, load_bundle, write_calibration
+    from forecaster.artifacts import load_bundle, write_calibration
     from forecaster.calibration import DEFAULT_LEVELS
+    from forecaster.errors import CalibrationFileError
     from forecaster.prediction import read_history
     from forecaster.training.workflows import calibrate_bundle
 
