@@ -80,12 +80,14 @@ class InferResponse(BaseModel):
     outputs: list[OutputTensor]
 
 
+@router.head("/health/live", include_in_schema=False)  # load balancers probe with HEAD too
 @router.get("/health/live")
 async def live() -> dict[str, bool]:
     """The process answers HTTP."""
     return {"live": True}
 
 
+@router.head("/health/ready", include_in_schema=False)
 @router.get("/health/ready", responses={503: {"description": "No model loaded (yet)."}})
 async def ready(request: Request, registry: Registry) -> JSONResponse:
     """Ready once at least one model is loaded (200), else 503."""
@@ -148,8 +150,9 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
             f"expected {math.prod(tensor.shape)} numbers for shape {tensor.shape}",
             field="inputs[0].data",
         )
-    if tensor.datatype == "FP32":
-        values = values.astype(np.float32).astype(np.float64)
+    if tensor.datatype == "FP32":  # beyond float32 is inf, refused below as not finite
+        with np.errstate(over="ignore"):
+            values = values.astype(np.float32).astype(np.float64)
     histories = []
     for position, window in enumerate(values.reshape(tensor.shape)):
         try:

@@ -45,6 +45,8 @@ def float32_history(seed: int):
 def test_health_and_metadata_follow_the_protocol(client):
     assert client.get("/v2/health/live").json() == {"live": True}
     assert client.get("/v2/health/ready").json() == {"ready": True}
+    for part in ("live", "ready"):
+        assert client.request("HEAD", f"/v2/health/{part}").status_code == 200
     assert client.get("/v2/models/hourly/ready").json() == {"name": "hourly", "ready": True}
     metadata = client.get("/v2/models/hourly").json()
     assert metadata["inputs"] == [{"name": "history", "datatype": "FP32", "shape": [-1, INPUT_SIZE, 2]}]
