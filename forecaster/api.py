@@ -172,6 +172,9 @@ class Forecaster:
             else read_future(bundle, future_df)
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
+        periods = getattr(df, "index", None)
+        if isinstance(periods, pd.PeriodIndex) and isinstance(table.index, pd.DatetimeIndex):
+            table.index = table.index.to_period(periods.freq).rename(periods.name)  # periods in, periods out
         return shaped(bundle, table)
 
     def cross_validation(

@@ -46,11 +46,11 @@ def test_a_model_fitted_on_a_datetime_index_predicts_from_frames_of_the_same_sha
     assert model.predict(frame.iloc[:-10]).index[0] == frame.index[-10]
 
 
-def test_a_period_index_is_read_as_the_start_of_each_period():
+def test_a_period_index_is_read_as_the_start_of_each_period_and_answered_in_periods():
     quarters = pd.DataFrame({"gdp": np.linspace(100.0, 180.0, 80)},
                             index=pd.period_range("1990Q1", periods=80, freq="Q"))  # fmt: skip
     table = naive().fit(quarters).predict(quarters)
-    assert list(table.index[:2]) == [pd.Timestamp("2010-01-01"), pd.Timestamp("2010-04-01")]
+    assert list(table.index[:2]) == [pd.Period("2010Q1", "Q"), pd.Period("2010Q2", "Q")]
     np.testing.assert_allclose(table["gdp"], 180.0, rtol=1e-6)
 
 
@@ -110,7 +110,7 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     volumes = np.linspace(1000.0, 800.0, 100)
     series = pd.Series(volumes, index=pd.period_range("1871", periods=100, freq="Y"), name="volume")
     table = naive().fit(series).predict(series)
-    assert table.columns.tolist() == ["volume"] and table.index[0] == pd.Timestamp("1971-01-01")
+    assert table.columns.tolist() == ["volume"] and table.index[0] == pd.Period("1971", "Y")
     by_year = pd.DataFrame({"volume": volumes}, index=np.arange(1871, 1971))  # an unnamed index of years
     assert naive().fit(by_year).predict(by_year).index[0] == pd.Timestamp("1971-01-01")
     years, seasons = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
