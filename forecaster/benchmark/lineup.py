@@ -58,6 +58,5 @@ def candidates(name: str, source: Any) -> list[str]:
             s3.append(f"{OWN_MODEL}:{name_}")
     if name == S3_AUTO:
         return s3
-    season = season_length(source.freq)
-    fits = season is not None and season <= source.input_size
+    fits = season_length(source.freq, source.input_size) is not None
     return [model for model in _AUTO_BASELINES if fits or not model.startswith("seasonal_naive")] + s3

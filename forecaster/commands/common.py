@@ -37,9 +37,12 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
 
 def positive_int(text: str) -> int:
     """An argument that counts something: a whole number >= 1 (argparse reports what is wrong)."""
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
+    from forecaster.checks import check_int
+
+    try:
+        return check_int("value", int(text), minimum=1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
 
 
 def level_list(text: str) -> list[int]:

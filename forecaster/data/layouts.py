@@ -288,17 +288,17 @@ def arrange(
     unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
     empty = [k for k in unnamed if raw.iloc[:, k].isna().all()]
     numbered = [k for k in unnamed if _row_numbers(raw.iloc[:, k])]
+    dated = not read.no_date and read.date_col is None and "year" not in raw.columns
+    years = dated and 0 in unnamed and 0 not in empty + numbered and year_numbers(raw.iloc[:, 0]) is not None
     if empty:
         said.append(f"dropped {len(empty)} empty column(s) without a name")
     if numbered:
         said.append(f"dropped {len(numbered)} column(s) without a name holding row numbers (as R's write.csv "
                     "adds)")  # fmt: skip
-    raw = raw.drop(columns=raw.columns[empty + numbered])
-    years = next((column for column in raw.columns[:1] if str(column).startswith("Unnamed: ")
-                  and year_numbers(raw[column]) is not None), None)  # fmt: skip
-    if years is not None and not read.no_date and read.date_col is None and "year" not in raw.columns:
-        raw = raw.rename(columns={years: "year"})
+    if years:  # sktime's Lynx.csv: ",0" over "1821,269"
+        raw = raw.rename(columns={raw.columns[0]: "year"})
         said.append("read the first column, without a name, as years")
+    raw = raw.drop(columns=raw.columns[empty + numbered])
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")

@@ -40,10 +40,16 @@ def infer_frequency(index: pd.Index) -> str | None:
     return to_offset(freq).freqstr
 
 
-def season_length(freq: str | None) -> int | None:
+def season_length(freq: str | None, input_size: int | None = None) -> int | None:
     """Steps in one season of a frequency: a day of sub-daily steps (24 for hourly, 96 for 15 min), a week of
     days (7; 5 for business days), a year of weeks (52), months (12) or quarters (4); None when there is no
-    season to repeat (yearly data, an unknown or irregular frequency)."""
+    season to repeat (yearly data, an unknown or irregular frequency) or, given `input_size`, when a season
+    is longer than the input a model reads (seasonal naive repeats the last season it sees)."""
+    season = _season_of(freq)
+    return None if season is None or (input_size is not None and season > input_size) else season
+
+
+def _season_of(freq: str | None) -> int | None:
     if freq is None:
         return None
     offset = check_frequency(freq)

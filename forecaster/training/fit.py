@@ -190,8 +190,8 @@ def _candidate(
             "more rows or a shorter --horizon (--model naive forecasts from 1 step)"
         )
     if "season" in fields and "season" not in options:
-        season = season_length(series.freq)
-        if season is None or season > input_size:
+        season = season_length(series.freq, input_size)
+        if season is None:
             if settings.model_name != AUTO:
                 raise ConfigError(
                     f"seasonal_naive: the data's frequency {series.freq!r} gives no season that fits "

@@ -238,7 +238,7 @@ def build_trainer(
 
 
 def check_devices(accelerator: str, devices: Any = "auto", strategy: str = "auto") -> None:
-    """Refuse, before any data is read, what Lightning would refuse only once a fit starts (an unknown
+    """Refuse, before any model is built, what Lightning would refuse only once a fit starts (an unknown
     accelerator or strategy, CUDA where there is none, more GPUs than there are) and more CPU processes
     than CPUs: one line each."""
     from lightning.fabric.utilities.exceptions import MisconfigurationException

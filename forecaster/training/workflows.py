@@ -259,7 +259,10 @@ def _with_seasonal_reference(
     `--model auto` holds its candidates. The model starts as the naive forecast and leaves it on the evidence
     of its windows, which a strong season seen in few windows does not give (UKgas, quarterly, 108 rows: it
     kept its start, test MSE 9.14 against seasonal naive's 0.29). Not on the registered benchmark datasets,
-    whose rows measure the model named, nor for other models and presets (what they are asked for)."""
+    whose rows measure the model named, nor for other models and presets (what they are asked for). Not
+    planned as a candidate beside the model: candidates train on one device, and where naive is the better
+    baseline the model's own start already holds it against naive (`members`: trained weights replace it
+    only on clear evidence)."""
     if len(fitted) != 1 or series.dataset is not None:
         return fitted
     model = fitted[0]
@@ -269,15 +272,14 @@ def _with_seasonal_reference(
         settings, model_name="seasonal_naive", preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
         input_size=model.data.input_size,
     )
-    try:
-        planned = plan(baseline, series)
-    except ConfigError:  # no season fits the input
+    if season_length(series.freq, model.data.input_size) is None:
         return fitted
-    seasonal = fit_candidate(series, baseline, planned[0], work_dir / planned[0].label)
-    if seasonal is None or (seasonal.earlier is None) != (model.earlier is None):
+    [candidate] = plan(baseline, series)
+    seasonal = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
+    if seasonal is None:
         return fitted
     periods = [(seasonal.val_mse, model.val_mse)]
-    if seasonal.earlier is not None and model.earlier is not None:
+    if seasonal.earlier is not None and model.earlier is not None:  # both or neither: the same short split
         periods.append((seasonal.earlier.mse, model.earlier.mse))
     if not all(ours < theirs for ours, theirs in periods):
         return fitted
@@ -414,8 +416,7 @@ def finish(
     if shrinkage:
         metrics["toward_naive"] = shrinkage
     seasons = {"naive": 1}  # the baselines every model is compared with, where a season fits the input
-    season = season_length(data.freq)
-    if season is not None and season <= data.input_size:
+    if (season := season_length(data.freq, data.input_size)) is not None:
         seasons["seasonal_naive"] = season
     on_validation = baseline_metrics(data, scaler, series, "val", seasons)
     for name, scores in baseline_metrics(data, scaler, series, "test", seasons).items():
