@@ -14,6 +14,7 @@ from fastapi_offline import FastAPIOffline
 from forecaster import __version__
 from service.config import ServiceSettings
 from service.errors import install_error_handlers
+from service.head import HeadAsGetMiddleware
 from service.limits import BodyLimitMiddleware
 from service.metrics import MetricsMiddleware, ServiceMetrics
 from service.oip import router as oip_router
@@ -90,4 +91,5 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.add_middleware(
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models
     )
+    app.add_middleware(HeadAsGetMiddleware)
     return app

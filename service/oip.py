@@ -80,14 +80,12 @@ class InferResponse(BaseModel):
     outputs: list[OutputTensor]
 
 
-@router.head("/health/live", include_in_schema=False)  # load balancers probe with HEAD too
 @router.get("/health/live")
 async def live() -> dict[str, bool]:
     """The process answers HTTP."""
     return {"live": True}
 
 
-@router.head("/health/ready", include_in_schema=False)
 @router.get("/health/ready", responses={503: {"description": "No model loaded (yet)."}})
 async def ready(request: Request, registry: Registry) -> JSONResponse:
     """Ready once at least one model is loaded (200), else 503."""
@@ -209,6 +207,9 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
         [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
     ]
     asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
+    repeated = [name for position, name in enumerate(asked) if name in asked[:position]]
+    if repeated:
+        raise ApiError(422, f"output {repeated[0]!r} asked twice; expected each output once", field="outputs")
     unknown = [name for name in asked if name not in names]
     if unknown:
         raise ApiError(422, f"unknown output {unknown[0]!r}; this request answers {', '.join(names)} "

@@ -132,14 +132,12 @@ def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     return check
 
 
-@router.head("/health/live", include_in_schema=False)  # load balancers probe with HEAD too
 @router.get("/health/live", response_model=Liveness, tags=["health"])
 async def live() -> Liveness:
     """The process answers HTTP."""
     return Liveness()
 
 
-@router.head("/health/ready", include_in_schema=False)
 @router.get(
     "/health/ready",
     response_model=Readiness,

@@ -405,9 +405,14 @@ def test_the_csv_routes_query_parameters_on_the_json_route_are_refused_not_ignor
     assert client.post("/v1/models/hourly/forecast?_=1700000000", json=body_of(history())).status_code == 200
 
 
-def test_health_answers_head_as_load_balancers_probe(client: Client) -> None:
-    for path in ("/health/live", "/health/ready"):  # (uvicorn drops the body of a HEAD answer)
-        assert client.request("HEAD", path).status_code == 200
+def test_head_answers_as_get_without_the_body_wherever_get_is_routed(client: Client) -> None:
+    """Load balancers, monitors and `curl -I` probe with HEAD: the GET answer's status and headers."""
+    for path in ("/health/live", "/health/ready", "/v1/models", "/v1/models/hourly", "/metrics",
+                 "/v2/models/hourly", "/v1/models/nothing"):  # fmt: skip
+        head, get = client.request("HEAD", path), client.get(path)
+        assert (head.status_code, head.content) == (get.status_code, b"")
+        assert head.headers["content-type"] == get.headers["content-type"]
+    assert client.request("HEAD", "/v1/models/hourly/forecast").status_code == 405  # a POST route
 
 
 def test_timestamps_refused_for_a_model_trained_without_dates(client: Client) -> None:

@@ -143,13 +143,14 @@ def test_non_finite_values_and_bad_levels_are_named(client):
     assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "parameters.level"
 
 
-def test_outputs_asked_are_the_outputs_answered_and_unknown_ones_are_named(client):
+def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are_named(client):
     inputs = [tensor([float32_history(0)])]
     body = {"inputs": inputs, "parameters": {"level": [80]}, "outputs": [{"name": "hi-80"}]}
     answer = client.post("/v2/models/hourly/infer", json=body)
     assert answer.status_code == 200 and [output["name"] for output in answer.json()["outputs"]] == ["hi-80"]
     for extra, field, needle in (
         ({"outputs": [{"name": "lo-80"}]}, "outputs", "unknown output 'lo-80'; this request answers"),
+        ({"outputs": [{"name": "forecast"}] * 2}, "outputs", "output 'forecast' asked twice"),
         ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
     ):
         answer = client.post("/v2/models/hourly/infer", json={"inputs": inputs, **extra})
