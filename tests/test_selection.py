@@ -133,12 +133,15 @@ def _series(rows: int = 700, seed: int = 0) -> TimeSeries:
     return TimeSeries(frame, "h", "synthetic.csv", date_col="date")
 
 
-def test_plans_name_each_candidate_once_simplest_first() -> None:
+def test_plans_name_each_candidate_once_simplest_first(data_dir: Path) -> None:
     settings = TrainSettings(horizon=12, input_size=48, model_name="auto", candidates=["patchtst"])
+    registered = [candidate.label for candidate in plan(settings, load_dataset("ETTh1", data_dir))]
+    assert registered[:3] == ["naive", "seasonal_naive", "nlinear"]  # as the committed auto rows chose
     labels = [candidate.label for candidate in plan(settings, _series())]
     assert labels == [
         "naive",
         "seasonal_naive",
+        "drift",  # on a user's file: the registered datasets' auto rows were chosen without it
         "nlinear",
         "dlinear",
         "s3attention:anchored",
@@ -260,3 +263,16 @@ def test_the_default_model_gives_way_to_a_clearly_better_seasonal_naive(tmp_path
     assert model.bundle.model_name == "seasonal_naive"
     assert set(training["selection"]) == {"seasonal_naive", "s3attention"}
     assert metrics["mse"] == metrics["seasonal_naive"]["mse"] < metrics["naive"]["mse"] / 10
+
+
+def test_the_default_model_gives_way_to_a_clearly_better_drift_on_a_short_trending_file() -> None:
+    """A short yearly file that trends (austres-, uspop-like): a few windows do not teach the model the trend,
+    drift is better on validation on both periods and is the bundle."""
+    from forecaster.api import Forecaster
+
+    noise = np.random.default_rng(5).normal(0, 1.0, 30)
+    frame = pd.DataFrame({"year": np.arange(1990, 2020), "output": 50 + 3.0 * np.arange(30) + noise})
+    model = Forecaster(horizon=3, max_epochs=1).fit(frame)
+    metrics = model.bundle.metrics
+    assert model.bundle.model_name == "drift" and set(model.bundle.training["selection"]) >= {"drift"}
+    assert metrics["mse"] < metrics["naive"]["mse"] / 5

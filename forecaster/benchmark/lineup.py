@@ -30,8 +30,9 @@ S3_AUTO, AUTO, TUNED = "s3attention-auto", "auto", "s3attention-tuned"
 TUNED_TRIALS = 16
 # Rows made from their candidates' bundles (runners): the `forecaster train` model and preset that keep them.
 MADE = {S3_AUTO: (OWN_MODEL, AUTO_PRESET), AUTO: (AUTO, DEFAULT)}
-# The baselines `--model auto` adds to S3Attention's variants (forecaster.training.fit.AUTO_MODELS), as
-# `forecaster train` bundles (naive:reference is the naive row's forecast, saved for auto to load).
+# The baselines `--model auto` adds to S3Attention's variants on a registered dataset
+# (forecaster.training.fit.auto_models), as `forecaster train` bundles (naive:reference is the naive row's
+# forecast, saved for auto to load).
 _AUTO_BASELINES = ("naive:reference", "seasonal_naive:reference", "nlinear:reference", "dlinear:reference")
 
 

@@ -55,8 +55,18 @@ from forecaster.training.settings import LONGER_INPUT, TrainSettings
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
 # and scored there, and a model is kept over a simpler one only if it is better on both periods.
 MIN_VALIDATION_BLOCKS = 4
-# What `--model auto` chooses among, simplest first (a tie goes to the simpler model).
-AUTO_MODELS = ("naive", "seasonal_naive", "nlinear", "dlinear", "s3attention")
+# What `--model auto` chooses among, simplest first (a tie goes to the simpler model): the baselines, which
+# fit nothing, then the models it trains. Drift is one of them on a user's file only: the registered datasets'
+# `auto` benchmark rows (data/benchmark) were chosen without it, and their bundles are not kept to choose
+# again.
+AUTO_BASELINES = ("naive", "seasonal_naive", "drift")
+AUTO_TRAINED = ("nlinear", "dlinear", "s3attention")
+
+
+def auto_models(series: TimeSeries) -> list[str]:
+    """`--model auto`'s models for `series`, simplest first."""
+    baselines = [name for name in AUTO_BASELINES if series.dataset is None or name != "drift"]
+    return [*baselines, *AUTO_TRAINED]
 
 
 @dataclass(frozen=True)
@@ -212,7 +222,7 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
     """The candidates a run fits: one model with its preset, a model's `--preset auto` variants, or, for
     `--model auto`, the baselines, S3Attention's auto variants and any `--candidates`."""
     if settings.model_name == AUTO:
-        models = list(dict.fromkeys([*AUTO_MODELS, *settings.candidates]))
+        models = list(dict.fromkeys([*auto_models(series), *settings.candidates]))
         named = [(model, AUTO if model == "s3attention" else DEFAULT) for model in models]
     else:
         unknown = sorted(set(settings.model_options) - _fields(settings.model_name))

@@ -251,42 +251,48 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
                  " on each period" if len(periods) > 1 else "")  # fmt: skip
 
 
-def _with_seasonal_reference(
+# The forecasts that fit nothing the default model is held against on a user's file, beside its naive start.
+REFERENCES = ("seasonal_naive", "drift")
+
+
+def _with_references(
     fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, work_dir: Path
 ) -> list[Fitted]:
-    """The product's default model (S3Attention, default preset) with seasonal naive before it where that
-    forecasts validation better on every period scored: the reference the model must clearly beat, as
-    `--model auto` holds its candidates. The model starts as the naive forecast and leaves it on the evidence
-    of its windows, which a strong season seen in few windows does not give (UKgas, quarterly, 108 rows: it
-    kept its start, test MSE 9.14 against seasonal naive's 0.29). Not on the registered benchmark datasets,
-    whose rows measure the model named, nor for other models and presets (what they are asked for). Not
-    planned as a candidate beside the model: candidates train on one device, and where naive is the better
-    baseline the model's own start already holds it against naive (`members`: trained weights replace it
-    only on clear evidence)."""
+    """The product's default model (S3Attention, default preset) with seasonal naive and drift before it where
+    they forecast validation better on every period scored: references the model must clearly beat, as
+    `--model auto` holds its candidates (the better of two is the reference, `simplest_consistent`). The model
+    starts as the naive forecast and leaves it on the evidence of its windows, which a strong season or trend
+    seen in few windows does not give (UKgas, quarterly, 108 rows: it kept its start, test MSE 9.14 against
+    seasonal naive's 0.29). Not on the registered benchmark datasets, whose rows measure the model named, nor
+    for other models and presets (what they are asked for). Not planned as candidates beside the model:
+    candidates train on one device, and where naive is the better baseline the model's own start already
+    holds it against naive (`members`: trained weights replace it only on clear evidence)."""
     if len(fitted) != 1 or series.dataset is not None:
         return fitted
     model = fitted[0]
     if (settings.model_name, settings.preset) != ("s3attention", DEFAULT) or not model.training["parameters"]:
         return fitted
-    baseline = dataclasses.replace(
-        settings, model_name="seasonal_naive", preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
-        input_size=model.data.input_size,
-    )
-    if season_length(series.freq, model.data.input_size) is None:
-        return fitted
-    [candidate] = plan(baseline, series)
-    seasonal = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
-    if seasonal is None:
-        return fitted
-    periods = [(seasonal.val_mse, model.val_mse)]
-    if seasonal.earlier is not None and model.earlier is not None:  # both or neither: the same short split
-        periods.append((seasonal.earlier.mse, model.earlier.mse))
-    if not all(ours < theirs for ours, theirs in periods):
-        return fitted
-    log.info("seasonal naive forecasts validation better than %s (%.4f against %.4f): it is the reference "
-             "%s must clearly beat", model.candidate.label, seasonal.val_mse, model.val_mse,
-             model.candidate.label)  # fmt: skip
-    return [seasonal, model]
+    better = []
+    for name in REFERENCES:
+        if name == "seasonal_naive" and season_length(series.freq, model.data.input_size) is None:
+            continue
+        baseline = dataclasses.replace(
+            settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
+            input_size=model.data.input_size,
+        )
+        [candidate] = plan(baseline, series)
+        reference = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
+        if reference is None:
+            continue
+        periods = [(reference.val_mse, model.val_mse)]
+        if reference.earlier is not None and model.earlier is not None:  # both or neither: one short split
+            periods.append((reference.earlier.mse, model.earlier.mse))
+        if all(ours < theirs for ours, theirs in periods):
+            log.info("%s forecasts validation better than %s (%.4f against %.4f): it is a reference %s must "
+                     "clearly beat", name, model.candidate.label, reference.val_mse, model.val_mse,
+                     model.candidate.label)  # fmt: skip
+            better.append(reference)
+    return [*better, model]
 
 
 def train_forecaster(
@@ -307,7 +313,7 @@ def train_forecaster(
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
             return None
-        fitted = _with_seasonal_reference(fitted, series, settings, work_dir_for(out))
+        fitted = _with_references(fitted, series, settings, work_dir_for(out))
         return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
 
 
