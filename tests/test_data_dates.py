@@ -214,6 +214,20 @@ def test_an_r_ts_export_is_a_monthly_series_without_its_row_numbers(tmp_path):
     assert series.values[:, 0].tolist() == list(range(100, 130))
 
 
+def test_an_r_ts_of_no_calendar_counting_its_rows_is_indexed_by_steps(tmp_path):
+    """WWWusage, BJsales: `time` is 1, 2, 3, ... (a ts without start or frequency), not dates to look for."""
+    path = tmp_path / "WWWusage.csv"
+    rows = "".join(f'"{k + 1}",{k + 1},{88 + k % 7}\n' for k in range(30))
+    path.write_text('"","time","WWWusage"\n' + rows)
+    with pytest.warns(DataQualityWarning, match=r"column 'time' counts the rows \(1 to 30\), no dates"):
+        series = read_csv(path)
+    assert series.columns == ["WWWusage"] and series.freq is None and series.options.no_date
+    assert list(series.index) == list(range(30)) and series.values[:3, 0].tolist() == [88, 89, 90]
+    path.write_text('"","time","x"\n' + "".join(f'"{k + 1}",{2 * k + 1},{k}\n' for k in range(30)))
+    with pytest.raises(DataError, match="no date column found"):  # odd numbers count nothing
+        read_csv(path)
+
+
 @pytest.mark.parametrize(
     ("content", "first", "freq"),
     [

@@ -121,6 +121,26 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     return None
 
 
+def _indexed_by_steps(
+    raw: pd.DataFrame, read: ReadOptions, source: str, notes: list[str]
+) -> tuple[pd.DataFrame, ReadOptions]:
+    """A file without dates whose column named like one counts the rows (R writes a `ts` of no calendar with
+    `time` 1, 2, 3, ...): indexed by steps, as no_date=True does, that column left out. Else the error that
+    no date column was found."""
+    for column in (name for name in raw.columns if name.lower() in DATE_NAMES):
+        steps = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
+        if len(steps) > 1 and steps[0] in (0, 1) and (np.diff(steps) == 1).all():
+            notes.append(f"column {column!r} counts the rows ({steps[0]:.0f} to {steps[-1]:.0f}), no dates: "
+                         "rows indexed by steps")  # fmt: skip
+            return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
+    raise DataError(
+        f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
+        "numbers, year with quarter / month / week columns, or a column of timestamps); "
+        "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
+        "no_date=True (--no-date) to index rows by integer steps"
+    )
+
+
 def _parse_dates(
     path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None
 ) -> pd.DatetimeIndex:
@@ -313,21 +333,16 @@ def _read_table(
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     if read.id_col is not None:
         raw, date_col = read_long(raw, read, source, _parse_dates)
+    if not read.no_date and date_col is None and date_from is None:
+        date_col = _find_date_column(raw)
+        date_from = find_date_parts(raw.columns) if date_col is None else None
+        if date_col is None and date_from is None:
+            date_col = _find_year_column(raw)
+        if date_col is None and date_from is None:
+            raw, read = _indexed_by_steps(raw, read, source, notes)
     if read.no_date:
         index: pd.Index = raw.index if read.id_col is not None else pd.RangeIndex(len(raw))
     else:
-        if date_col is None and date_from is None:
-            date_col = _find_date_column(raw)
-            date_from = find_date_parts(raw.columns) if date_col is None else None
-            if date_col is None and date_from is None:
-                date_col = _find_year_column(raw)
-            if date_col is None and date_from is None:
-                raise DataError(
-                    f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
-                    "numbers, year with quarter / month / week columns, or a column of timestamps); "
-                    "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
-                    "no_date=True (--no-date) to index rows by integer steps"
-                )
         if date_col is not None and date_col not in raw.columns:
             raise MissingDateColumnsError(
                 f"{source}: date column {date_col!r} not found; columns are "
