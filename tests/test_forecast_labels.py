@@ -93,3 +93,21 @@ def test_dataframe_callers_keep_timestamps(tmp_path: Path):
     assert isinstance(forecast.index, pd.DatetimeIndex)
     assert list(forecast.index.year) == [1971, 1972]
     assert list(forecast["volume"]) == [39.0, 39.0]
+
+
+def test_independent_series_of_a_long_table_keep_the_files_labels(tmp_path: Path):
+    """Series of a long table that start at different quarters (`--channels independent`) are forecast from
+    their own ends, with the quarters written as the file wrote them ("2010 Q1", not 2010-01-01)."""
+    quarters = [f"{year} Q{quarter}" for year in range(2000, 2010) for quarter in range(1, 5)]
+    rows = [(country, quarter, 100.0 + k) for country, start in (("US", 0), ("KR", 12))
+            for k, quarter in enumerate(quarters[start:])]  # fmt: skip
+    path = tmp_path / "panel.csv"
+    pd.DataFrame(rows, columns=["country", "quarter", "gdp"]).to_csv(path, index=False)
+    model, output = tmp_path / "model", tmp_path / "forecast.csv"
+    argv = ["--csv", path, "--model", "naive", "--horizon", 2, "--channels", "independent", "--out", model]
+    assert _cli(["train", *argv]) == 0
+    assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
+    written = pd.read_csv(output, dtype=str)
+    assert list(written["quarter"]) == ["2010 Q1", "2010 Q2"] * 2
+    assert list(written["country"]) == ["US", "US", "KR", "KR"]
+    assert list(written["naive"]) == ["139.0", "139.0", "127.0", "127.0"]

@@ -104,8 +104,9 @@ def read_long(
         if consecutive and steps[0] == int(steps[0]):
             wide.index = pd.RangeIndex(int(steps[0]), int(steps[0]) + len(steps))
         return wide, None
-    if times is not None:
-        wide[time_col] = wide[time_col].astype(str)  # read back like a file's column of timestamps
+    if times is not None:  # each time written back as the file wrote it ("2010 Q1"), for the reader to parse
+        written = pd.Series(raw[time_col].astype(str).str.strip().to_numpy(), index=times)
+        wide[time_col] = wide[time_col].map(written[~written.index.duplicated()])
     return wide, time_col
 
 
