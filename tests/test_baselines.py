@@ -31,8 +31,8 @@ def test_drift_extends_the_line_from_the_first_value_to_the_last(history: torch.
     line = torch.arange(L + H, dtype=torch.float32)[None, :, None] * torch.tensor([0.5, -2.0, 0.0])
     drift = get_model("drift", input_size=L, horizon=H, n_channels=C)
     torch.testing.assert_close(drift(line[:, :L]), line[:, L:])  # a straight line continues exactly
-    one = get_model("drift", input_size=1, horizon=H, n_channels=C)(history[:, -1:])
-    assert torch.equal(one, history[:, -1:].expand(-1, H, -1))  # one step of history: the naive forecast
+    with pytest.raises(ConfigError, match="drift config field 'input_size' must be an integer >= 2"):
+        get_model("drift", input_size=1, horizon=H, n_channels=C)
 
 
 @pytest.mark.parametrize("season", [1, 7, 24, 48])

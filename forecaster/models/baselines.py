@@ -56,19 +56,28 @@ class NaiveForecaster(nn.Module):
         return x[:, -1:, :].expand(-1, config.horizon, -1).clone()
 
 
+@dataclass(frozen=True)
+class DriftConfig(BaselineConfig):
+    """A window of two steps at least: the line through its first and last values."""
+
+    label = "drift"
+
+    input_size: int = setting(help="history length L", minimum=2, maximum=MAX_STEPS, cli=False)
+
+
 @MODELS.register("drift")
 class DriftForecaster(nn.Module):
     """Step h of the horizon is the last value plus h times the window's mean step, (x_L - x_1) / (L - 1):
     the random walk with drift (Hyndman & Athanasopoulos, "Forecasting: Principles and Practice", 3rd ed.,
-    section 5.2), the naive forecast of a series that trends; naive itself for L = 1."""
+    section 5.2), the naive forecast of a series that trends."""
 
-    config_class = BaselineConfig
+    config_class = DriftConfig
     task = FORECAST
 
     def __init__(self, config: BaselineConfig) -> None:
         super().__init__()
         self.config = config
-        steps = torch.arange(1, config.horizon + 1, dtype=torch.float32) / max(config.input_size - 1, 1)
+        steps = torch.arange(1, config.horizon + 1, dtype=torch.float32) / (config.input_size - 1)
         self.register_buffer("steps", steps[None, :, None], persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
