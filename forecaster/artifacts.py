@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from forecaster.atomic import move_into_place, sweep_stale
+from forecaster.atomic import move_into_place, read_whole, staging_dir, sweep_stale
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
@@ -139,16 +139,14 @@ def save_bundle(
         key: value.detach().to("cpu").clone().contiguous() for key, value in model.state_dict().items()
     }
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staged = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staged.mkdir()
+    staged = staging_dir(target)
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
         _save_tensors(tensors, staged / WEIGHTS_FILE, {"format_version": str(FORMAT_VERSION)})
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
-        move_into_place(staged, target)
+        move_into_place(staged, target, replace=overwrite)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
@@ -218,7 +216,7 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
         with safe_open(path, framework="pt") as handle:
             metadata = handle.metadata() or {}
             margins, levels = handle.get_tensor("margins"), handle.get_tensor("levels")
-    except (SafetensorError, OSError, ValueError) as error:
+    except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{path}: not a readable calibration file ({error})") from None
     method, windows = metadata.get("method"), metadata.get("windows", "")
     if method not in METHODS:
@@ -383,18 +381,23 @@ def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_nam
 
 def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration: bool = True) -> Bundle:
     """Load and check a bundle; the model comes back on CPU in eval mode; without `calibration`, its
-    calibration file is not read (`forecaster calibrate` replaces one that cannot be).
+    calibration file is not read (`forecaster calibrate` replaces one that cannot be). A bundle replaced
+    while it is read is read again (`atomic.read_whole`).
 
     `task` ("forecast" by default, None for any) is what the caller can use: a bundle of another kind
     (an LRA classifier where a forecaster is expected) is refused by name.
     """
+    root = bundle_path(path)
+    return read_whole(root, lambda: _load_bundle(root, task, calibration))
+
+
+def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     from forecaster.models import MODELS
     from forecaster.models.assembly import stored
 
-    root = bundle_path(path)
     if not root.is_dir():
         raise BundleError(f"no model bundle at {root} (expected a directory with {', '.join(BUNDLE_FILES)})")
     missing = [name for name in BUNDLE_FILES if not (root / name).exists() and not (root / name).is_symlink()]
@@ -425,7 +428,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration:
     model = _build(model_class, config)
     try:
         tensors = load_file(root / WEIGHTS_FILE)
-    except (SafetensorError, OSError, ValueError) as error:
+    except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
     _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
     stored(model).load_state_dict(tensors, strict=True)

@@ -3,13 +3,19 @@ half-way is swept up (or its previous folder restored) by the next one."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import re
 import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from forecaster.errors import BundleError, ForecasterError
+
+T = TypeVar("T")
 
 
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
@@ -40,9 +46,26 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _hidden_name(target: Path) -> str:
+    """The name a save of `target` gives its hidden staging and set-aside folders: the target's own, cut with
+    a digest where a long one (a legal 250-byte name) would take them past the file system's 255 bytes."""
+    name = target.name
+    if len(name.encode()) <= 160:
+        return name
+    return f"{name.encode()[:100].decode(errors='ignore')}~{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+
+
+def staging_dir(target: Path) -> Path:
+    """A new, empty hidden folder beside `target` to write its next version in (`move_into_place`)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = target.parent / f".{_hidden_name(target)}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staged.mkdir()
+    return staged
+
+
 def sweep_stale(target: Path) -> None:
     """Drop temp dirs of killed saves of `target`; restore a folder a killed overwrite moved aside."""
-    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(tmp|old)-(\d+)-")
+    pattern = re.compile(rf"^\.{re.escape(_hidden_name(target))}\.(tmp|old)-(\d+)-")
     for entry in sorted(target.parent.iterdir()):
         match = pattern.match(entry.name)
         if not match or _pid_alive(int(match.group(2))):
@@ -53,12 +76,21 @@ def sweep_stale(target: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def move_into_place(staged: Path, target: Path) -> None:
-    """Rename `staged` to `target`; an existing target is moved aside, restored on failure."""
-    if not target.exists():
-        os.rename(staged, target)
-        return
-    aside = target.parent / f".{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
+    """Rename `staged` to `target`. With `replace`, an existing target is moved aside (restored on failure);
+    without it, a target that appeared since the caller checked (another run writing the same folder) is
+    left alone and BundleError says so: two runs never both report the same folder as theirs."""
+    if not replace or not target.exists():
+        try:
+            os.rename(staged, target)  # onto an existing folder: fails unless it is empty
+            return
+        except OSError as error:
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+                raise
+            if not replace:
+                raise BundleError(f"output {target} was written by another run while this one worked; use "
+                                  "--overwrite (overwrite=True) to replace it, or another folder") from None
+    aside = target.parent / f".{_hidden_name(target)}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.replace(target, aside)
     try:
         os.replace(staged, target)
@@ -66,3 +98,30 @@ def move_into_place(staged: Path, target: Path) -> None:
         os.replace(aside, target)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def read_whole(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
+    """`read()` of a folder's files, again where the folder was replaced or changed while it ran (`train
+    --overwrite` or `calibrate` beside a reader): files of two versions never make one answer, nor does a
+    half-replaced folder read as a broken one. The error of an attempt the folder stayed put for is raised."""
+    for _ in range(attempts):
+        before = _version(folder)
+        try:
+            result = read()
+        except (ForecasterError, OSError, RuntimeError):
+            if _version(folder) == before:
+                raise
+            continue
+        if _version(folder) == before:
+            return result
+    raise BundleError(f"{folder} was replaced {attempts} times while it was read; expected it to stay put: "
+                      "try again once the run writing it is done")
+
+
+def _version(folder: Path) -> tuple[int, int] | None:
+    """What changes when a folder is replaced (its inode) or its files are (its modification time)."""
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns

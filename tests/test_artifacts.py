@@ -133,6 +133,48 @@ def test_existing_bundle_is_not_overwritten_without_flag(tiny, tmp_path):
     assert snapshot(path) == before
 
 
+def test_a_bundle_another_run_wrote_meanwhile_is_not_replaced_without_overwrite(tiny, tmp_path, monkeypatch):
+    """Two runs save to one folder that neither found: the later is refused, not reported as saved."""
+    path = tmp_path / "bundle"
+    monkeypatch.setattr(artifacts, "check_out_dir", lambda *args, **kwargs: None)  # both checked before
+    save(tiny, path)
+    before = snapshot(path)
+    with pytest.raises(BundleError, match="written by another run while this one worked; use --overwrite"):
+        save(tiny_model(), path)
+    assert snapshot(path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
+
+
+def test_a_bundle_replaced_while_it_is_read_is_read_again_whole(tiny, tmp_path, monkeypatch):
+    """`train --overwrite` beside a reader: files of two bundles never make one, a half-replaced folder is
+    not reported as broken."""
+    path = save(tiny, tmp_path / "bundle")
+    other = tiny_model()
+    real_load, calls = artifacts._load_bundle, []
+
+    def replaced_midway(root, task, calibration):
+        calls.append(root)
+        if len(calls) == 1:  # the old bundle read half, then the folder replaced
+            save(other, path, overwrite=True)
+            raise BundleError("margins are torch.float32 (99, 8, 1), expected float32 (99, 6, 1)")
+        return real_load(root, task, calibration)
+
+    monkeypatch.setattr(artifacts, "_load_bundle", replaced_midway)
+    assert torch.equal(load_bundle(path).model.state_dict()["order"], other.order) and len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(artifacts, "_load_bundle", lambda *args: calls.append(1) or real_load(*args))
+    (path / "weights.safetensors").write_bytes(b"12345678")  # broken, and left so: one attempt, its error
+    with pytest.raises(BundleError, match="not a readable safetensors file"):
+        load_bundle(path)
+    assert len(calls) == 1
+
+
+def test_a_long_legal_folder_name_saves_and_reloads(tiny, tmp_path):
+    path = save(tiny, tmp_path / ("m" * 250))  # its staging folder's name is cut, not past 255 bytes
+    assert load_bundle(path).name == "m" * 250 and [p.name for p in tmp_path.iterdir()] == ["m" * 250]
+    save(tiny_model(), path, overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["m" * 250]
+
+
 def test_overwrite_replaces_the_bundle_and_leaves_nothing_else(tiny, tmp_path):
     path = save(tiny, tmp_path / "bundle")
     other = tiny_model()

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from forecaster.artifacts import check_out_dir, work_dir_for
-from forecaster.atomic import move_into_place, sweep_stale
+from forecaster.atomic import move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
 from forecaster.cluster import quiet_lightning, start_ray
 from forecaster.data import TimeSeries
@@ -192,9 +191,7 @@ def tune_forecaster(
     space = search_space(base.model_name, default.input_size, tuning.space)
     untuned = {"lr": default.lr, "input_size": default.input_size, **default.model_options}
     first = default_point(space, base.model_name, untuned)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staged = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staged.mkdir()
+    staged = staging_dir(out)
     try:
         started = start_ray(tuning.ray_address)
         try:
@@ -208,7 +205,7 @@ def tune_forecaster(
         for work in ("search", "trials"):
             shutil.rmtree(staged / work, ignore_errors=True)
         bundle, best, choice = write_search(series, base, trials, settings, space, staged)
-        move_into_place(staged, out)
+        move_into_place(staged, out, replace=base.overwrite)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
