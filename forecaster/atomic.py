@@ -56,10 +56,14 @@ def _hidden_name(target: Path) -> str:
 
 
 def staging_dir(target: Path) -> Path:
-    """A new, empty hidden folder beside `target` to write its next version in (`move_into_place`)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """A new, empty hidden folder beside `target` to write its next version in (`move_into_place`); an
+    error names `target`, the folder the caller gave, not the hidden one."""
     staged = target.parent / f".{_hidden_name(target)}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staged.mkdir()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged.mkdir()
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(target)) from None
     return staged
 
 
