@@ -165,10 +165,12 @@ class Calibration:
                 needed = int(np.ceil(level / (100 - level)))  # scores: windows, or windows x steps pooled
                 if self.method == "conformal" and self.windows < FEW_WINDOWS:
                     needed = min(max(int(np.ceil(needed / self.horizon)), 2), FEW_WINDOWS)
+                answered = self.available_levels()
+                lower = f"ask a level up to {max(answered)}, " if answered else "no level is answered; "
                 raise ConfigError(
                     f"interval level {level} needs at least {needed} calibration windows; the model was "
-                    f"calibrated on {self.windows} ({self.source}); ask a lower level or recalibrate on "
-                    "more rows with `forecaster calibrate`"
+                    f"calibrated on {self.source}: {lower}or recalibrate on more rows (`forecaster calibrate "
+                    "--model MODEL --csv FILE --on all` takes every window of the file)"
                 )
         return checked
 

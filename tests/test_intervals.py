@@ -66,7 +66,7 @@ def test_conformal_margin_approaches_the_gaussian_quantile() -> None:
 def test_too_few_windows_for_a_level_is_refused_with_the_count_needed() -> None:
     calibration = Calibration.from_scores(np.ones((10, 1, 1)), [], "ten windows", "conformal")
     assert 90 in calibration.available_levels() and 95 not in calibration.available_levels()
-    with pytest.raises(ConfigError, match="level 95 needs at least 19 calibration windows"):
+    with pytest.raises(ConfigError, match="level 95 needs at least 19 calibration windows.*up to 90, or"):
         calibration.check([80, 95])
 
 
@@ -94,7 +94,7 @@ def test_few_windows_pool_the_horizon_and_cover_near_nominal(windows, floor_80, 
 def test_one_window_calibrates_no_interval() -> None:
     calibration = Calibration.from_scores(np.ones((1, 8, 1)), [], "one window", "conformal")
     assert calibration.available_levels() == []
-    with pytest.raises(ConfigError, match="level 80 needs at least 2 calibration windows"):
+    with pytest.raises(ConfigError, match="level 80 needs at least 2 calibration windows.*no level is"):
         calibration.check([80])
 
 
@@ -341,3 +341,17 @@ def test_a_tampered_calibration_file_is_refused_on_load(interval_models, tmp_pat
     save_file({key: value.contiguous() for key, value in tensors.items()}, path, metadata=metadata)
     with pytest.raises(BundleError, match=message):
         load_bundle(bundle_dir)
+
+
+def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_a_short_file() -> None:
+    """10 years of months at horizon 12 leave 1 validation window, too few for any interval; naive's
+    forecasts of the train split's windows are out of sample too, and calibrate 80% and 95% intervals."""
+    from forecaster.api import Forecaster
+
+    months = pd.date_range("2010-01-01", periods=120, freq="MS")
+    walk = 100 + np.cumsum(np.random.default_rng(4).normal(0, 1, 120))
+    model = Forecaster(model="naive", horizon=12).fit(pd.DataFrame({"month": months, "y": walk}))
+    calibration = model.bundle.calibration
+    assert calibration.source.startswith("the train split and the validation split, ")
+    assert calibration.windows > 2 and {80, 95} <= set(calibration.available_levels())
+    assert {"80", "95"} <= set(map(str, model.bundle.metrics["intervals"]))

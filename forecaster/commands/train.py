@@ -56,6 +56,7 @@ def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
     from forecaster.artifacts import check_out_dir, work_dir_for
+    from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.checks import default_of
     from forecaster.training.settings import TrainerOptions, TrainSettings
 
@@ -79,6 +80,12 @@ def run(args: argparse.Namespace) -> int:
     )
     print_training(bundle.training, bundle.metrics)
     print_metrics(bundle.metrics)
+    calibration = bundle.calibration
+    answered = calibration.available_levels() if calibration else DEFAULT_LEVELS
+    unanswered = [f"{level}%" for level in DEFAULT_LEVELS if level not in answered]
+    if unanswered:
+        print(f"note: no {' or '.join(unanswered)} intervals from {calibration.source}; `forecaster "
+              f"calibrate --model {bundle.path} --csv FILE --on all` calibrates on every window of a file")
     print(f"bundle saved to {bundle.path}")
     print(f"checkpoints and logs in {work_dir_for(bundle.path)}")
     return 0

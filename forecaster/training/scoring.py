@@ -18,7 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
-from forecaster.calibration import Calibration, nonconformity
+from forecaster.calibration import FEW_WINDOWS, Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
@@ -241,11 +241,34 @@ def interval_method(model: nn.Module, head_trained: bool) -> str:
     return "quantile" if quantile_levels(model) and head_trained else "conformal"
 
 
-def calibrate(model: nn.Module, windows: Windows, where: str, method: str) -> Calibration:
-    """Split-conformal margins from the model's scores on `windows` (`where` names them)."""
-    batches = _outputs(model, windows)
+def calibration_windows(
+    model: nn.Module,
+    naive_start: bool,
+    data: DataConfig,
+    scaler: Scaler,
+    series: TimeSeries,
+    validation: Windows,
+) -> dict[str, Windows]:
+    """The windows a kept model's intervals are calibrated on: the validation split's; on a user's short file
+    (fewer than FEW_WINDOWS of them: 1 on a 10-year monthly file at horizon 12, too few for any interval), the
+    train split's too where the model fits nothing (a baseline, or a model that kept its naive start): its
+    forecasts of every window before the test split are out of sample. Benchmark rows keep the protocol's."""
+    windows = {"the validation split": validation}
+    fits_nothing = naive_start or not any(parameter.numel() for parameter in model.parameters())
+    if fits_nothing and len(validation) < FEW_WINDOWS and series.dataset is None:
+        windows = {"the train split": split_windows(data, scaler, series, "train"), **windows}
+    return windows
+
+
+def calibrate(model: nn.Module, windows: dict[str, Windows], method: str) -> Calibration:
+    """Split-conformal margins from the model's scores on the sets of `windows`, each named by its key."""
+    batches = [batch for group in windows.values() for batch in _outputs(model, group)]
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
-    return Calibration.from_scores(scores, quantile_levels(model), f"{where}, {len(windows)} windows", method)
+    count = sum(map(len, windows.values()))
+    where = " and ".join(windows)
+    return Calibration.from_scores(
+        scores, quantile_levels(model), f"{where}, {count} window{'' if count == 1 else 's'}", method
+    )
 
 
 def interval_metrics(

@@ -50,6 +50,7 @@ from forecaster.training.scoring import (
     baseline_metrics,
     block_means,
     calibrate,
+    calibration_windows,
     evaluate_model,
     interval_method,
     interval_report,
@@ -162,7 +163,7 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
             f"{series.source}: {len(series)} rows make no window; calibrating needs at least input_size + "
             f"horizon = {data.input_size + data.horizon} rows, better several times that"
         )
-    return calibrate(bundle.model, windows, f"{where} {series.source}", method)
+    return calibrate(bundle.model, {f"{where} {series.source}": windows}, method)
 
 
 def without_short_series(
@@ -406,8 +407,8 @@ def finish(
 ) -> Finished:
     """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
     (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
-    next to naive, its intervals calibrated on validation and scored on test. `forecaster benchmark
-    --refinish` runs it again on saved bundles when these steps change."""
+    next to naive, its intervals calibrated on validation (`calibration_windows`) and scored on test.
+    `forecaster benchmark --refinish` runs it again on saved bundles when these steps change."""
     validation = split_windows(data, scaler, series, "val")
     shrinkage = {}
     if shrinks_toward_naive(model, toward_naive=toward_naive, naive_start=naive_start):
@@ -428,7 +429,8 @@ def finish(
     for name, scores in baseline_metrics(data, scaler, series, "test", seasons).items():
         metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
     method = interval_method(model, head_trained=not naive_start)
-    calibration = calibrate(model, validation, "the validation split", method)
+    windows = calibration_windows(model, naive_start, data, scaler, series, validation)
+    calibration = calibrate(model, windows, method)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
     if levels:
         test = split_windows(data, scaler, series, "test")
