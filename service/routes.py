@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import difflib
 import io
 import json
 import sys
@@ -116,6 +117,19 @@ async def no_query_parameters(request: Request) -> None:
         raise ApiError(422, f"unexpected query parameter {misplaced[0]!r}; this route reads horizon, level "
                        "and the history from its JSON body (query parameters are for /forecast.csv)",
                        field="query")  # fmt: skip
+
+
+async def csv_query_parameters(request: Request) -> None:
+    """The CSV route's `horizon` once, and no near miss of its parameters (`?levels=80` would answer without
+    intervals, `?horizon=2&horizon=3` with one of the two); other parameters, a proxy's or a cache-buster's,
+    are left alone."""
+    if request.query_params.getlist("horizon")[1:]:
+        raise ApiError(422, "query parameter 'horizon' given more than once; expected it once", field="query")
+    for name in dict.fromkeys(request.query_params.keys()):
+        meant = difflib.get_close_matches(name.lower(), ["horizon", "level"], n=1, cutoff=0.75)
+        if meant and name != meant[0]:
+            raise ApiError(422, f"unknown query parameter {name[:50]!r}; did you mean {meant[0]!r}?",
+                           field="query")  # fmt: skip
 
 
 def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
@@ -277,7 +291,7 @@ async def forecast(
     tags=["forecast"],
     responses={**_ERRORS, 200: {"content": {"text/csv": {}}, "description": "The forecast as CSV."}},
     response_class=Response,
-    dependencies=[Depends(require_media_type("multipart/form-data"))],
+    dependencies=[Depends(require_media_type("multipart/form-data")), Depends(csv_query_parameters)],
 )
 async def forecast_csv(
     name: str,

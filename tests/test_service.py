@@ -405,6 +405,16 @@ def test_the_csv_routes_query_parameters_on_the_json_route_are_refused_not_ignor
     assert client.post("/v1/models/hourly/forecast?_=1700000000", json=body_of(history())).status_code == 200
 
 
+def test_the_csv_routes_near_misses_and_a_repeated_horizon_are_refused_not_ignored(client: Client) -> None:
+    upload = {"file": ("recent.csv", history(rows=30, seed=5).to_csv(), "text/csv")}
+    for query, needle in (("levels=80", "unknown query parameter 'levels'; did you mean 'level'?"),
+                          ("Horizon=2", "did you mean 'horizon'?"),
+                          ("horizon=2&horizon=3", "'horizon' given more than once")):  # fmt: skip
+        response = client.post(f"/v1/models/hourly/forecast.csv?{query}", files=upload)
+        assert_error(response, 422, "query", needle)
+    assert client.post("/v1/models/hourly/forecast.csv?_=17&horizon=2", files=upload).status_code == 200
+
+
 def test_head_answers_as_get_without_the_body_wherever_get_is_routed(client: Client) -> None:
     """Load balancers, monitors and `curl -I` probe with HEAD: the GET answer's status and headers."""
     for path in ("/health/live", "/health/ready", "/v1/models", "/v1/models/hourly", "/metrics",
