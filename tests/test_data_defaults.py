@@ -336,8 +336,8 @@ def test_an_sdmx_export_is_a_panel_keyed_by_the_one_column_that_varies(tmp_path)
     np.testing.assert_array_equal(series.values, expected)
     assert said.endswith(
         "read as a long panel of 2 series ('DE', 'FR') keyed by column 'geo', its values from column "
-        "'OBS_VALUE' (ignored column(s) alike in every row: 'DATAFLOW', 'LAST UPDATE', 'freq', 'unit', "
-        "'OBS_FLAG')"
+        "'OBS_VALUE' (ignored column(s) alike in every row or empty in most: 'DATAFLOW', 'LAST UPDATE', "
+        "'freq', 'unit', 'OBS_FLAG')"
     )
 
 

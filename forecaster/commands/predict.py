@@ -62,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(output, lambda staged: table.to_csv(staged, index=bundle.data.id_col is None))
-        print(f"forecast of {len(table)} steps x {table.shape[1]} columns written to {output}")
+        shape = f"{len(table)} steps x {table.shape[1]} columns"
+        if bundle.data.id_col:  # long rows: one per series and step
+            shape = f"{len(wide)} steps of {len(bundle.data.columns)} series ({len(table)} rows)"
+        print(f"forecast of {shape} written to {output}")
     else:
         print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
     if plot is not None:

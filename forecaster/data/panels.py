@@ -155,7 +155,9 @@ def find_long(
         raise DataError(f"{error} ({found})") from None
     series = [column for column in wide.columns if column != date_col]
     shown = ", ".join(map(repr, series[:_SHOWN])) + (", ..." if len(series) > _SHOWN else "")
-    ignored = f" (ignored column(s) alike in every row: {', '.join(map(repr, alike))})" if alike else ""
+    ignored = ""
+    if alike:
+        ignored = f" (ignored column(s) alike in every row or empty in most: {', '.join(map(repr, alike))})"
     unused = [column for column in numeric if column != values[0]]
     if unused:  # which variable is forecast is the user's choice: say which one was taken
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
