@@ -202,11 +202,15 @@ def test_min_rows_is_the_first_row_count_every_split_can_use():
     assert _usable(needed, 96, 10**9, "7:1:2") and not _usable(needed - 1, 96, 10**9, "7:1:2")
 
 
-def test_describe_names_date_parts_and_the_default_horizon_it_fell_back_on(tmp_path, capsys):
+def test_describe_names_date_parts_and_describes_a_file_too_short_for_the_default_horizon(tmp_path, capsys):
     years = np.repeat(np.arange(1990, 2000), 4)
     quarters = pd.DataFrame({"year": years, "quarter": np.tile([1, 2, 3, 4], 10), "gdp": np.arange(40.0)})
     quarters.to_csv(tmp_path / "q.csv", index=False)
     assert main(["data", "describe", str(tmp_path / "q.csv"), "--horizon", "4"]) == 0
     assert "date col   year, quarter (date parts)" in capsys.readouterr().out
-    assert main(["data", "describe", str(tmp_path / "q.csv")]) == 2
-    assert capsys.readouterr().err.strip().endswith("(horizon 96 is the default: give --horizon)")
+    assert main(["data", "describe", "--csv", str(tmp_path / "q.csv")]) == 0  # as train takes it
+    printed = capsys.readouterr().out  # a file too short to split at the default horizon: described unsplit
+    assert "rows       40" in printed and "frequency  QS-JAN" in printed
+    assert printed.strip().endswith("(horizon 96 is the default: give --horizon)")
+    assert main(["data", "describe", str(tmp_path / "q.csv"), "--csv", str(tmp_path / "q.csv")]) == 2
+    assert "expected one dataset or CSV to describe" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import json
 import sys
 
 from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options
-from forecaster.errors import warning_line
+from forecaster.errors import ConfigError, warning_line
 
 HELP = "inspect and obtain datasets"
 
@@ -18,7 +18,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     describe = commands.add_parser(
         "describe", help="rows, columns, frequency, date range, split borders and window counts"
     )
-    describe.add_argument("source", metavar="NAME_OR_CSV", help="registered dataset (e.g. ETTm2) or CSV path")
+    describe.add_argument(
+        "source", nargs="?", metavar="NAME_OR_CSV", help="registered dataset (e.g. ETTm2) or CSV path"
+    )
+    describe.add_argument("--csv", metavar="PATH", help="a CSV file (as train and predict take it)")
+    describe.add_argument("--dataset", metavar="NAME", help="a registered dataset (as train takes it)")
     describe.add_argument("--data-dir", help="directory searched first for registered datasets")
     add_split_argument(describe)
     describe.add_argument("--input-size", type=int, help="input length L (default: registry value, else 96)")
@@ -44,8 +48,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _describe(args: argparse.Namespace) -> int:
     from forecaster.data.describe import describe, format_description
 
+    given = [source for source in (args.source, args.csv, args.dataset) if source is not None]
+    if len(given) != 1:
+        raise ConfigError(
+            f"expected one dataset or CSV to describe (NAME_OR_CSV, --csv or --dataset), got {len(given)}"
+        )
     info = describe(
-        args.source,
+        given[0],
         data_dir=args.data_dir,
         split=args.split,
         input_size=args.input_size,

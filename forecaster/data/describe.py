@@ -51,7 +51,9 @@ def describe(
 
     Input size and horizon default to the registry's values for benchmark files (first horizon),
     else to what `forecaster train` would use (horizon 96); the split to 7:1:2, or holdout on a short file.
-    Warnings raised while reading are returned under "warnings" instead of printed.
+    A file too short to split at the default horizon is described without a split ("split" None, "unsplit"
+    saying why): describing it is how a user learns which horizon fits. Warnings raised while reading are
+    returned under "warnings" instead of printed.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -59,19 +61,22 @@ def describe(
     spec = get_spec(series.dataset) if series.dataset else None
     defaulted = horizon is None and spec is None
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
+    check_int("stride", stride, minimum=1, error=DataError)
+    borders, unsplit = {}, None
     try:
         split = split or default_split(len(series), horizon)
         input_size = input_size or (
             spec.input_size if spec else fitting_input_size(len(series), horizon, split, series.freq)
         )
-        check_int("stride", stride, minimum=1, error=DataError)
         borders = split_borders(
             len(series), input_size, split, series.freq, horizon=horizon, source=series.source
         )
     except DataError as error:
         if not defaulted:
             raise
-        raise DataError(f"{error} (horizon {horizon} is the default: give --horizon)") from None
+        split, input_size = None, None
+        reason = str(error).removeprefix(f"{series.source}: ")
+        unsplit = f"{reason} (horizon {horizon} is the default: give --horizon)"
     index = series.index
     return {
         "source": series.source,
@@ -87,8 +92,9 @@ def describe(
         "input_size": input_size,
         "horizon": horizon,
         "stride": stride,
+        "unsplit": unsplit,
         "borders": {name: [a, b] for name, (a, b) in borders.items()},
-        "windows": window_counts(borders, input_size, horizon, stride),
+        "windows": window_counts(borders, input_size, horizon, stride) if borders else {},
         "warnings": [str(w.message) for w in caught],
     }
 
@@ -108,6 +114,10 @@ def format_description(info: dict[str, Any]) -> str:
         f"date col   {info['date_col'] or _date_parts(info.get('date_from')) or '- (integer steps)'}",
         f"frequency  {info['freq'] or 'unknown'}",
         f"range      {info['start']} -> {info['end']}",
+    ]
+    if info["unsplit"]:
+        return "\n".join([*lines, f"split      none: {info['unsplit']}"])
+    lines += [
         f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
         f"train stride {info['stride']}",
         "",
