@@ -109,21 +109,25 @@ def read_whole(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
     --overwrite` or `calibrate` beside a reader): files of two versions never make one answer, nor does a
     half-replaced folder read as a broken one. The error of an attempt the folder stayed put for is raised."""
     for _ in range(attempts):
-        before = _version(folder)
+        before = folder_version(folder)
         try:
             result = read()
         except (ForecasterError, OSError, RuntimeError):
-            if _version(folder) == before:
+            if folder_version(folder) == before:
                 raise
             continue
-        if _version(folder) == before:
+        if folder_version(folder) == before:
             return result
     raise BundleError(f"{folder} was replaced {attempts} times while it was read; expected it to stay put: "
                       "try again once the run writing it is done")
 
 
-def _version(folder: Path) -> tuple[int, int] | None:
-    """What changes when a folder is replaced (its inode) or its files are (its modification time)."""
+Version = tuple[int, int] | None
+
+
+def folder_version(folder: Path) -> Version:
+    """What changes when a folder is replaced (its inode) or its files are (its modification time); None
+    for no folder."""
     try:
         status = os.stat(folder)
     except OSError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -28,6 +30,16 @@ DESCRIPTION = """Forecasts from trained forecaster bundles (`forecaster train ..
 Every bundle directory under the models folder is served under its directory name. Errors always
 have the shape `{"error", "message", "details": [{"field", "message"}]}` and a 4xx status.
 """
+
+
+async def _watch(registry: ModelRegistry, interval_s: float) -> None:
+    """Refresh the registry every `interval_s` seconds (none for 0); a failed look is logged, never fatal."""
+    while interval_s > 0:
+        await asyncio.sleep(interval_s)
+        try:
+            await registry.refresh()
+        except Exception:  # a look at the folder must never stop the service
+            log.exception("looking at the models folder failed; serving the models loaded")
 
 
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
@@ -64,10 +76,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         app.state.registry = registry
         registry.start()
         app.state.ready = True
+        watching = asyncio.create_task(_watch(registry, settings.reload_interval_s))
         try:
             yield
         finally:
             app.state.ready = False
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
             await registry.stop()
             executor.shutdown(wait=True)
             gc.unfreeze()  # collectable again: an app embedded in a longer process leaves nothing pinned

@@ -63,6 +63,13 @@ class ServiceSettings(BaseSettings):
         description="on a CUDA device, replay forward passes from CUDA graphs captured per batch-size bucket "
         "(powers of two up to --max-batch-size)",
     )
+    reload_interval_s: float = Field(
+        5.0,
+        ge=0,
+        description="seconds between looks at the models folder: a bundle replaced (train --overwrite) or "
+        "recalibrated since it was loaded is loaded again and swapped in, a new one added, a removed one "
+        "dropped; 0: the bundles of startup only",
+    )
     torch_threads: int | None = Field(
         None,
         ge=1,

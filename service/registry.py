@@ -1,4 +1,4 @@
-"""The bundles a service instance answers for, loaded once at startup from one directory.
+"""The bundles a service instance answers for, loaded at startup from one directory, reloaded as it changes.
 
 Each subdirectory is a bundle named after the directory. A bundle that fails validation (or a
 warm-up forecast) is logged and listed as skipped; it never stops the service from starting.
@@ -6,6 +6,7 @@ warm-up forecast) is logged and listed as skipped; it never stops the service fr
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -16,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
+from forecaster.atomic import Version, folder_version
 from forecaster.calibration import Calibration
 from forecaster.prediction import Inference, predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
@@ -28,6 +31,9 @@ from service.schemas import ModelInfo
 log = logging.getLogger("service")
 
 MODEL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+INVALID_NAME = "directory name is not a valid model name (letters, digits, . _ -)"
+# Seconds a replaced model's batcher still runs: requests that took the model before the swap finish on it.
+RETIRE_AFTER_S = 30.0
 
 
 @dataclass
@@ -37,6 +43,7 @@ class ServedModel:
     name: str
     bundle: Bundle
     batcher: MicroBatcher
+    version: Version = None  # of its folder when it was loaded (`atomic.folder_version`)
 
     @property
     def info(self) -> ModelInfo:
@@ -63,10 +70,15 @@ def _intervals(calibration: Calibration | None) -> dict[str, Any] | None:
 
 @dataclass
 class ModelRegistry:
-    """Name -> ServedModel, plus the bundles that were skipped and why."""
+    """Name -> ServedModel, plus the bundles that were skipped and why; `refresh` serves what the models
+    folder holds now."""
 
     models: dict[str, ServedModel] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    root: Path | None = None
+    load: Callable[[str, Path, Version], ServedModel] | None = None  # `_served` with the service's settings
+    failed: dict[str, Version] = field(default_factory=dict)  # versions that did not load: not tried again
+    retired: list[tuple[float, MicroBatcher]] = field(default_factory=list)  # (when to stop, batcher)
 
     def get(self, name: str) -> ServedModel:
         """The served model called `name`; 404 naming the available ones otherwise."""
@@ -84,6 +96,66 @@ class ModelRegistry:
     async def stop(self) -> None:
         for served in self.models.values():
             await served.batcher.stop()
+        for _, batcher in self.retired:
+            await batcher.stop()
+        self.retired.clear()
+
+    def bundles(self) -> dict[str, tuple[Path, Version]]:
+        """The models folder's bundle folders by name, with their versions (`atomic.folder_version`); a
+        folder whose name is no model name is skipped with the reason."""
+        found = {}
+        for entry in sorted(self.root.iterdir()) if self.root is not None and self.root.is_dir() else []:
+            if not entry.is_dir() or entry.name.startswith("."):
+                continue
+            if not MODEL_NAME_PATTERN.match(entry.name):
+                if entry.name not in self.skipped:
+                    self.skipped[entry.name] = INVALID_NAME
+                    log.warning("skipping bundle %s: %s", entry, INVALID_NAME)
+                continue
+            found[entry.name] = (entry, folder_version(entry))
+        return found
+
+    def add(self, name: str, entry: Path, version: Version) -> ServedModel | None:
+        """Load the bundle at `entry` as model `name`; None, the reason kept in `skipped`, where it fails."""
+        try:
+            served = self.load(name, entry, version)
+        except Exception as error:  # any broken bundle is reported and skipped, never fatal
+            reason = str(error).replace(f"{self.root}{os.sep}", "")  # paths relative to the models folder
+            self.failed[name] = version
+            if name not in self.models:
+                self.skipped[name] = f"{type(error).__name__}: {reason}"
+            log.warning("skipping bundle %s: %s: %s", entry, type(error).__name__, reason)
+            return None
+        self.skipped.pop(name, None)
+        self.failed.pop(name, None)
+        return served
+
+    async def refresh(self) -> None:
+        """Serve what the models folder holds now: a bundle replaced or recalibrated since it was loaded is
+        loaded again and swapped in (in a thread: requests go on meanwhile; one that fails to load leaves
+        the loaded version serving), a new one is added, a removed one is no longer served. A replaced
+        model's batcher stops RETIRE_AFTER_S later: requests that took it before the swap still finish."""
+        now = asyncio.get_running_loop().time()
+        for deadline, batcher in [item for item in self.retired if item[0] <= now]:
+            self.retired.remove((deadline, batcher))
+            await batcher.stop()
+        found = await anyio.to_thread.run_sync(self.bundles)
+        for name in [name for name in self.models if name not in found]:
+            self.retired.append((now + RETIRE_AFTER_S, self.models.pop(name).batcher))
+            log.info("model %s removed from the models folder: no longer served", name)
+        for name in [name for name in self.skipped if not (self.root / name).is_dir()]:
+            self.skipped.pop(name)
+        for name, (entry, version) in found.items():
+            served = self.models.get(name)
+            if version in ((served.version if served else None), self.failed.get(name)):
+                continue
+            fresh = await anyio.to_thread.run_sync(self.add, name, entry, version)
+            if fresh is None:
+                continue
+            fresh.batcher.start()
+            self.models[name] = fresh
+            if served is not None:
+                self.retired.append((now + RETIRE_AFTER_S, served.batcher))
 
 
 def _warm_up(bundle: Bundle, inference: Inference) -> None:
@@ -101,6 +173,33 @@ def _warm_up(bundle: Bundle, inference: Inference) -> None:
         )
 
 
+def _served(
+    name: str,
+    entry: Path,
+    version: Version,
+    *,
+    executor: Executor,
+    max_batch_size: int,
+    max_wait_s: float,
+    device: str,
+    cuda_graphs: bool,
+    observer: Callable[[str], BatchObserver] | None,
+) -> ServedModel:
+    """The bundle at `entry` loaded, warmed up and given its batcher (not started)."""
+    bundle = load_bundle(entry)
+    inference = Inference(bundle.model, device, cuda_graphs, max_batch_size)
+    _warm_up(bundle, inference)
+    batcher = MicroBatcher(
+        functools.partial(predict_outputs, bundle, inference=inference),
+        executor=executor,
+        max_batch_size=max_batch_size,
+        max_wait_s=max_wait_s,
+        on_batch=observer(name) if observer else None,
+    )
+    log.info("loaded model %s (%s) from %s, forecasts %s", name, bundle.model_name, entry, inference.mode)
+    return ServedModel(name=name, bundle=bundle, batcher=batcher, version=version)
+
+
 def load_registry(
     models_dir: str | Path,
     *,
@@ -113,35 +212,15 @@ def load_registry(
 ) -> ModelRegistry:
     """Load every bundle under `models_dir` to run on `device` (`Inference`); `observer(name)` gives the
     per-model batch callback."""
-    root = Path(models_dir)
-    registry = ModelRegistry()
-    if not root.is_dir():
-        log.error("models directory %s does not exist; serving no models", root)
-        return registry
-    for entry in sorted(root.iterdir()):
-        if not entry.is_dir() or entry.name.startswith("."):
-            continue
-        name = entry.name
-        if not MODEL_NAME_PATTERN.match(name):
-            registry.skipped[name] = "directory name is not a valid model name (letters, digits, . _ -)"
-            log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
-            continue
-        try:
-            bundle = load_bundle(entry)
-            inference = Inference(bundle.model, device, cuda_graphs, max_batch_size)
-            _warm_up(bundle, inference)
-        except Exception as error:  # any broken bundle is reported and skipped, never fatal
-            reason = str(error).replace(f"{root}{os.sep}", "")  # paths relative to the models folder
-            registry.skipped[name] = f"{type(error).__name__}: {reason}"
-            log.warning("skipping bundle %s: %s", entry, registry.skipped[name])
-            continue
-        batcher = MicroBatcher(
-            functools.partial(predict_outputs, bundle, inference=inference),
-            executor=executor,
-            max_batch_size=max_batch_size,
-            max_wait_s=max_wait_s,
-            on_batch=observer(name) if observer else None,
-        )
-        registry.models[name] = ServedModel(name=name, bundle=bundle, batcher=batcher)
-        log.info("loaded model %s (%s) from %s, forecasts %s", name, bundle.model_name, entry, inference.mode)
+    load = functools.partial(
+        _served, executor=executor, max_batch_size=max_batch_size, max_wait_s=max_wait_s, device=device,
+        cuda_graphs=cuda_graphs, observer=observer,
+    )  # fmt: skip
+    registry = ModelRegistry(root=Path(models_dir), load=load)
+    if not registry.root.is_dir():
+        log.error("models directory %s does not exist; serving no models", registry.root)
+    for name, (entry, version) in registry.bundles().items():
+        served = registry.add(name, entry, version)
+        if served is not None:
+            registry.models[name] = served
     return registry
