@@ -355,3 +355,18 @@ def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_
     assert calibration.source.startswith("the train split and the validation split, ")
     assert calibration.windows > 2 and {80, 95} <= set(calibration.available_levels())
     assert {"80", "95"} <= set(map(str, model.bundle.metrics["intervals"]))
+
+
+def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> None:
+    from forecaster.commands.common import print_metrics
+
+    scores = {"width": 1.0, "interval_score": 2.0}
+    intervals = {"80": {"coverage": 0.31, **scores}, "95": {"coverage": 0.9, **scores}}
+    metrics = {"mse": 0.5, "mae": 0.5, "mse_step1": 0.1, "windows": 40, "intervals": intervals}
+    print_metrics(metrics)
+    printed = capsys.readouterr().out
+    assert "note: the intervals covered far less of the test split than asked (80% 0.31)" in printed
+    assert "--on all" in printed
+    metrics["intervals"]["80"]["coverage"] = 0.7  # within sampling noise of overlapping windows
+    print_metrics(metrics)
+    assert "note:" not in capsys.readouterr().out

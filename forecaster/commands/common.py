@@ -140,6 +140,10 @@ def _baselines(metrics: dict[str, Any], key: str) -> str:
     return ", ".join(f"{shown} {metrics[name][key]:.4f}" for name, shown in names if name in metrics)
 
 
+# Test coverage this far below an interval's level is no sampling noise of overlapping windows: say so.
+COVERAGE_SLACK = 0.15
+
+
 def print_metrics(metrics: dict[str, Any]) -> None:
     naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
@@ -148,8 +152,15 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     step1 = f"  (naive {metrics['naive']['mse_step1']:.4f})" if "naive" in metrics else ""
     print(f"test MSE at step 1 {metrics['mse_step1']:.4f}{step1}")
     print(f"test windows {metrics['windows']}")
-    for level, scores in metrics.get("intervals", {}).items():
+    intervals = metrics.get("intervals", {})
+    for level, scores in intervals.items():
         print(
             f"{level}% interval: coverage {scores['coverage']:.3f}  mean width {scores['width']:.4f}  "
             f"interval score {scores['interval_score']:.4f}  (standardized)"
         )
+    short = [f"{level}% {scores['coverage']:.2f}" for level, scores in intervals.items()
+             if scores["coverage"] < int(level) / 100 - COVERAGE_SLACK]  # fmt: skip
+    if short:
+        print(f"note: the intervals covered far less of the test split than asked ({', '.join(short)}): the "
+              "series moved after the windows that calibrated them; `forecaster calibrate --model M --csv "
+              "RECENT.csv --on all` recalibrates on recent rows")  # fmt: skip
