@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from forecaster.atomic import move_into_place, read_whole, staging_dir, sweep_stale
+from forecaster.atomic import check_folder_path, move_into_place, read_whole, staging_dir, sweep_stale
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
@@ -81,15 +81,9 @@ def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -
     without `overwrite`, and with it a non-empty folder without `marker`: --overwrite replaces forecaster's
     output only."""
     out = bundle_path(out)
-    if out.name in ("", ".."):
-        raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
     if out.is_symlink():  # replacing the link would leave its target behind, a dangling one fails late
         raise BundleError(f"output {out} is a symbolic link (to {os.readlink(out)}); give the folder itself")
-    if out.exists() and not out.is_dir():
-        raise BundleError(f"output {out} is a file; expected a folder to write to")
-    blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
-    if blocking is not None:
-        raise BundleError(f"output {out} cannot be made: {blocking} is a file; expected folders above it")
+    check_folder_path(out)
     if out.exists() and not overwrite:
         raise BundleError(f"output {out} already exists; use --overwrite (overwrite=True) to replace it")
     if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():

@@ -36,6 +36,18 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
     return path
 
 
+def check_folder_path(out: Path) -> None:
+    """BundleError for an output folder that cannot be made: no folder name of its own ('.', '..', '/'), a
+    file, or a path under a file."""
+    if out.name in ("", ".."):
+        raise BundleError(f"output {out} names no folder of its own; give one, e.g. {out / 'model'}")
+    if out.exists() and not out.is_dir():
+        raise BundleError(f"output {out} is a file; expected a folder to write to")
+    blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise BundleError(f"output {out} cannot be made: {blocking} is a file; expected folders above it")
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -182,3 +182,13 @@ def test_a_calibration_of_another_bundle_is_refused_and_calibrate_replaces_a_bro
     (broken / CONFIG_FILE).mkdir()
     line = refused(["predict", "--model", broken, "--csv", csv], capsys)
     assert f"{CONFIG_FILE} not a regular file" in line
+
+
+def test_a_benchmark_output_that_cannot_be_a_folder_and_a_bad_horizon_are_one_line(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    grid = ["benchmark", "--datasets", "ETTh1", "--horizons", 96, "--models", "naive", "--out"]
+    assert refused([*grid, afile], capsys).endswith(f"{afile} is a file; expected a folder to write to")
+    assert refused([*grid, afile / "sub"], capsys).endswith(f"{afile} is a file; expected folders above it")
+    code, _, err = run_cli([*grid[:3], "--horizons", 0, "--out", tmp_path / "grid"], capsys)
+    assert code == 2 and "expected 'paper' or comma-separated positive integers like 96,192" in err

@@ -43,9 +43,11 @@ def command_line(config: object) -> str:
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from forecaster.atomic import check_folder_path
     from forecaster.benchmark import BenchmarkConfig, plan_grid, plan_table, run_benchmark
 
     config = BenchmarkConfig(**given(args, BenchmarkConfig))
+    check_folder_path(config.out_dir)
     config = dataclasses.replace(config, command=command_line(config))
     if args.dry_run and args.rerun:
         raise DataError("--rerun forgets recorded rows; a --dry-run changes nothing: give one of them")

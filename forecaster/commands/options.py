@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from forecaster.checks import check_choice, check_int, check_number, field_kinds
+from forecaster.errors import ForecasterError
 
 
 class Flag(NamedTuple):
@@ -81,6 +82,8 @@ def _reader(flag: Flag) -> Callable[[str], Any]:
     def read(text: str) -> Any:
         try:
             value = parse(text)
+        except ForecasterError as error:  # a parser of this project says what it expects
+            raise argparse.ArgumentTypeError(str(error)) from None
         except ValueError:
             expected = {int: "an integer", float: "a number"}.get(flag.kind, "a valid value")
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
