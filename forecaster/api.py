@@ -128,7 +128,8 @@ class Forecaster:
 
         series = self.read(df, **read)
         with tempfile.TemporaryDirectory(prefix="forecaster-fit-") as scratch:
-            target = Path(out) if out is not None else Path(scratch) / "bundle"
+            # unsaved, messages name the model as asked for ("that model 'nlinear' was trained on")
+            target = Path(out) if out is not None else Path(scratch) / self.settings.model_name
             outcome = train_forecaster(series, target, self.settings)
             if outcome is None:  # a non-zero rank of a distributed run
                 return self

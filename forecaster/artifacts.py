@@ -396,7 +396,9 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
         raise BundleError(f"no model bundle at {root} (expected a directory with {', '.join(BUNDLE_FILES)})")
     missing = [name for name in BUNDLE_FILES if not (root / name).exists() and not (root / name).is_symlink()]
     if missing:
-        raise BundleError(f"bundle {root} is incomplete: missing {', '.join(missing)}")
+        inner = sorted(str(folder) for folder in root.iterdir() if (folder / CONFIG_FILE).is_file())[:3]
+        held = f"; bundles are in its folder(s) {', '.join(inner)}" if inner else ""  # a tuning run's
+        raise BundleError(f"bundle {root} is incomplete: missing {', '.join(missing)}{held}")
     odd = [name for name in BUNDLE_FILES if not (root / name).is_file()]
     if odd:
         raise BundleError(f"bundle {root}: {', '.join(odd)} not a regular file (a folder, a device, a pipe "

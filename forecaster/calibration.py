@@ -67,10 +67,11 @@ def parse_levels(text: str) -> list[int]:
 
 
 def uncalibrated(model: str) -> str:
-    """What to say when intervals are asked of a bundle saved before they existed."""
+    """What to say when intervals are asked of a bundle without a calibration file (saved before intervals
+    existed, or the file was removed)."""
     return (
-        f"model {model!r} has no interval calibration (it was saved before intervals existed); add one with "
-        "`forecaster calibrate --model DIR --dataset NAME` (or --csv FILE)"
+        f"model {model!r} has no interval calibration (no calibration.safetensors in its folder); add one "
+        "with `forecaster calibrate --model DIR --dataset NAME` (or --csv FILE)"
     )
 
 

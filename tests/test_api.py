@@ -295,3 +295,15 @@ def test_rows_without_the_models_date_parts_name_them():
                 r"training data had them; the rows have 'year', 'gdp'$")
     with pytest.raises(DataError, match=expected):
         model.predict(quarters.drop(columns="quarter"))
+
+
+def test_an_unsaved_model_is_named_as_asked_for_and_a_removed_calibration_is_said_so(tmp_path):
+    frame = pd.DataFrame({"date": pd.date_range("2024-01-01", periods=60, freq="D"), "a": np.arange(60.0),
+                          "b": np.arange(60.0) % 7})  # fmt: skip
+    model = Forecaster(model="naive", horizon=2).fit(frame)
+    with pytest.raises(DataError, match="that model 'naive' was trained on"):  # not its scratch folder's name
+        model.predict(frame.drop(columns="b"))
+    saved = model.save(tmp_path / "saved")
+    (saved / "calibration.safetensors").unlink()
+    with pytest.raises(ConfigError, match=r"no interval calibration \(no calibration.safetensors in its"):
+        Forecaster.load(saved).predict(frame, level=[80])

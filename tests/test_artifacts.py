@@ -360,6 +360,9 @@ def test_load_reports_missing_files_and_bad_json(tiny, tmp_path):
     (path / "metrics.json").unlink()
     with pytest.raises(BundleError, match="missing metrics.json"):
         load_bundle(path)
+    save(tiny, tmp_path / "run" / "model")  # a tuning run's folder, given for its bundle
+    with pytest.raises(BundleError, match=r"missing config.json.*; bundles are in its folder.*run/model$"):
+        load_bundle(tmp_path / "run")
 
 
 def test_load_never_unpickles_weights(tiny, tmp_path):
