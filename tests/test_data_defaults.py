@@ -390,3 +390,24 @@ def test_a_target_named_with_a_comma_is_given_in_double_quotes(tmp_path, capsys)
     targets = '"Korea, Rep.", Japan'
     assert main(["data", "describe", str(tmp_path / "wb.csv"), "--horizon", "4", "--targets", targets]) == 0
     assert "2 target(s): Korea, Rep., Japan" in capsys.readouterr().out
+
+
+def test_an_id_column_alone_finds_the_dates_and_the_one_varying_value_column(tmp_path):
+    """gapminder: --id-col country, the years found as in a wide table; a country's code describes it (one
+    value per country), so the values are among lifeExp and pop, which the user names."""
+    countries = [("Chad", "Africa", 148), ("Peru", "Americas", 604)]
+    rows = [(country, continent, year, 40 + k + year / 100, 1e6 * (k + 1) + year, code)
+            for k, (country, continent, code) in enumerate(countries)
+            for year in range(1952, 2012, 5)]  # fmt: skip
+    path = tmp_path / "gapminder.csv"
+    columns = ["country", "continent", "year", "lifeExp", "pop", "iso_num"]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"2 columns could hold the values of the series keyed by 'country' "
+                                        r"\('lifeExp', 'pop'\); name one with target_col"):  # fmt: skip
+        read_csv(path, id_col="country")
+    series = read_csv(path, id_col="country", target_col="lifeExp")
+    assert series.columns == ["Chad", "Peru"] and series.freq == "5YS-JAN" and series.date_col == "year"
+    assert series.values[0].tolist() == [40 + 19.52, 41 + 19.52]
+    path.write_text(pd.DataFrame(rows, columns=["country", "continent", "year", "value", "pop", "iso_num"])
+                    .drop(columns="pop").to_csv(index=False))  # fmt: skip
+    assert read_csv(path, id_col="country").options.target_col == "value"

@@ -83,6 +83,33 @@ def pivot_long(
     return wide.reset_index()
 
 
+def long_columns(
+    raw: pd.DataFrame, read: ReadOptions, source: str, find_dates: Callable[[pd.DataFrame], str | None]
+) -> ReadOptions:
+    """`read` with the date and value columns of a long table given by its id column alone, where they are
+    not named `ds` and `y`: the date column as a wide table's is found (`find_dates`), the values the one
+    numeric column left that varies within a series (of several, the one named y, value or OBS_VALUE; a
+    country's code or coordinates describe it); DataError naming the candidates where several could."""
+    rest = raw.drop(columns=[read.id_col], errors="ignore")
+    date_col, target_col = read.date_col, read.target_col
+    if date_col is None and not read.no_date and DEFAULT_TIME_COL not in raw.columns:
+        date_col = find_dates(rest)
+    if target_col is None and DEFAULT_TARGET_COL not in raw.columns:
+        numeric = [column for column in rest.columns if column != date_col and not _labels(rest[column])]
+        if read.id_col in raw.columns:
+            numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
+        named = [column for column in numeric if column.lower() in VALUE_NAMES]
+        if len(named) == 1 or len(numeric) == 1:
+            target_col = (named or numeric)[0]
+        elif numeric:
+            shown = ", ".join(map(repr, numeric[:8]))
+            raise DataError(
+                f"{source}: {len(numeric)} columns could hold the values of the series keyed by "
+                f"{read.id_col!r} ({shown}); name one with target_col / --target-col"
+            )
+    return dataclasses.replace(read, date_col=date_col, target_col=target_col)
+
+
 def read_long(
     raw: pd.DataFrame, read: ReadOptions, source: str, parse_dates: Callable[..., pd.DatetimeIndex]
 ) -> tuple[pd.DataFrame, str | None]:

@@ -45,7 +45,7 @@ from forecaster.data.missing import (
     line,
     rows_of_a_frame,
 )
-from forecaster.data.panels import find_long, read_long
+from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import read_options
@@ -96,6 +96,11 @@ def _find_year_column(raw: pd.DataFrame) -> str | None:
         if column.lower() in YEAR_NAMES and year_numbers(raw[column]) is not None:
             return column
     return None
+
+
+def _find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
+    """The column of a long table's times (its id column left out): dates, else years."""
+    return _find_date_column(raw) or _find_year_column(raw)
 
 
 def _find_date_column(raw: pd.DataFrame) -> str | None:
@@ -332,6 +337,7 @@ def _read_table(
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     if read.id_col is not None:
+        read = long_columns(raw, read, source, _find_dates_of_long_rows)
         raw, date_col = read_long(raw, read, source, _parse_dates)
     if not read.no_date and date_col is None and date_from is None:
         date_col = _find_date_column(raw)
