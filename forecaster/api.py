@@ -173,9 +173,11 @@ class Forecaster:
             else read_future(bundle, future_df)
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
-        periods = getattr(df, "index", None)
-        if isinstance(periods, pd.PeriodIndex) and isinstance(table.index, pd.DatetimeIndex):
-            table.index = table.index.to_period(periods.freq).rename(periods.name)  # periods in, periods out
+        given = getattr(df, "index", None)
+        if isinstance(given, pd.PeriodIndex) and isinstance(table.index, pd.DatetimeIndex):
+            table.index = table.index.to_period(given.freq).rename(given.name)  # periods in, periods out
+        elif getattr(given, "tz", None) is not None and getattr(table.index, "tz", None) is not None:
+            table.index = table.index.tz_convert(given.tz)  # its zone (it was read back as an offset)
         return shaped(bundle, table)
 
     def cross_validation(

@@ -54,6 +54,26 @@ def test_a_period_index_is_read_as_the_start_of_each_period_and_answered_in_peri
     np.testing.assert_allclose(table["gdp"], 180.0, rtol=1e-6)
 
 
+def test_a_zoned_index_is_answered_in_its_zone_across_a_clock_change():
+    """Hourly history in Europe/Berlin ending the night before summer time: the forecast's local times skip
+    02:00 as the zone's clock does (a fixed +01:00 offset would not)."""
+    hours = pd.date_range(end="2024-03-30 23:00", periods=200, freq="h", tz="Europe/Berlin")
+    frame = pd.DataFrame({"load": np.arange(200.0)}, index=hours)
+    table = Forecaster(model="naive", horizon=4).fit(frame).predict(frame)
+    assert str(table.index.tz) == "Europe/Berlin"
+    assert [stamp.strftime("%H:%M%z") for stamp in table.index] == ["00:00+0100", "01:00+0100", "03:00+0200",
+                                                                    "04:00+0200"]  # fmt: skip
+
+
+def test_an_index_of_timestamps_in_several_zones_is_read_as_dates():
+    """Timestamps of UTC and Tokyo alternating (an object index, as pandas keeps them): one hourly series in
+    UTC, as a file's column of them is read (it was 'no date column found')."""
+    hours = pd.date_range("2024-01-01", periods=100, freq="h", tz="UTC")
+    mixed = pd.Index([stamp.tz_convert("Asia/Tokyo") if k % 2 else stamp for k, stamp in enumerate(hours)])
+    frame = pd.DataFrame({"y": np.arange(100.0)}, index=mixed)
+    assert naive().fit(frame).predict(frame).index[0] == hours[-1] + pd.Timedelta(hours=1)
+
+
 def test_a_unique_id_ds_multiindex_is_the_long_panel_it_indexes():
     frame = hourly()
     long = frame.reset_index(names="ds").melt(id_vars="ds", var_name="unique_id", value_name="y")

@@ -25,14 +25,15 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
-    DatetimeIndex or PeriodIndex is the dates (the date column asked for when the frame has no such column),
-    a MultiIndex (`unique_id, ds`), a named or a text index its own columns, an index of whole years the
-    `year` column of a frame of numbers only (else it may be row numbers left by a filter); another unnamed
-    numeric index is dropped."""
+    DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
+    asked for when the frame has no such column), a MultiIndex (`unique_id, ds`), a named or a text index
+    its own columns, an index of whole years the `year` column of a frame of numbers only (else it may be row
+    numbers left by a filter); another unnamed numeric index is dropped."""
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
-    dated = isinstance(index, pd.DatetimeIndex) and not read.no_date and read.date_from is None
+    stamps = index.dtype == object and pd.api.types.infer_dtype(index, skipna=False) == "datetime"
+    dated = (isinstance(index, pd.DatetimeIndex) or stamps) and not read.no_date and read.date_from is None
     if dated and (read.date_col is None or read.date_col not in frame.columns):
         name = read.date_col or index.name or "date"
         if name in frame.columns:
