@@ -415,3 +415,21 @@ def test_a_year_by_quarter_table_is_one_quarterly_series_and_other_columns_keep_
     other = _write(tmp_path, "o.csv", text)
     series = read_csv(other)
     assert series.freq == "YS-JAN" and series.columns == ["Q1", "Q2", "Q3", "Q4", "gdp"]
+
+
+def test_an_abs_time_series_sheet_skips_the_rows_describing_its_columns(tmp_path):
+    """The Australian Bureau of Statistics' time-series spreadsheet as CSV: series names in the header (its
+    first cell empty), then Unit, Series Type, ..., Series ID rows, then one row per quarter ("Mar-2006")."""
+    described = ["Unit,000,000", "Series Type,Seasonally Adjusted,Seasonally Adjusted",
+                 "Data Type,STOCK,STOCK", "Frequency,Quarter,Quarter", "Collection Month,3,3",
+                 "Series Start,Mar-2006,Mar-2006", "Series End,Dec-2010,Dec-2010", "No. Obs,20,20",
+                 "Series ID,A84423043C,A84423041X"]  # fmt: skip
+    quarters = pd.date_range("2006-03-01", periods=20, freq="QS-MAR")
+    rows = [f"{stamp:%b-%Y},{114000 + 10 * k:.1f},{22500 + k:.1f}" for k, stamp in enumerate(quarters)]
+    path = _write(tmp_path, "6202001.csv", "\n".join([",Employed total ;  Persons ;,Full-time ;  Persons ;",
+                                                      *described, *rows]) + "\n")  # fmt: skip
+    frame, freq, note = _read(path)
+    assert note.endswith("skipped 9 row(s) below the header describing the columns ('Unit', 'Series Type', "
+                         "'Data Type', 'Frequency', ...)")  # fmt: skip
+    assert freq == "QS-MAR" and frame.index[0] == pd.Timestamp("2006-03-01") and len(frame) == 20
+    assert frame.iloc[-1].tolist() == [114190.0, 22519.0]

@@ -38,6 +38,7 @@ _ONS_KINDS = ("yearly", "quarterly", "monthly")
 ENOUGH_ROWS = 24
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
+MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
 _WORD = re.compile(r"[^\W\d_]{3}")
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
 
@@ -219,6 +220,20 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
     return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
 
 
+def _description_rows(raw: pd.DataFrame) -> int:
+    """How many rows right below the header describe the columns instead of holding data (an ABS time-series
+    spreadsheet's Unit, Series Type, ..., Series ID rows): at most MAX_DESCRIPTION_ROWS whose first cell is
+    text and no date, above rows whose first cells, a sample spread over them, all are dates; else 0."""
+    first = raw.iloc[:, 0].fillna("").astype(str).str.strip()
+    dated = (_datum(text) or _timestamp(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
+    start = next((row for row, is_date in enumerate(dated) if is_date), 0)
+    if not start or not all(first.iloc[:start]):
+        return 0
+    rest = first.iloc[start:]
+    sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
+    return start if all(_datum(text) or _timestamp(text) for text in sample) else 0
+
+
 def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, str, str]:
     """The ONS block kept (DATE_COLUMN and the series), a note naming the blocks skipped, and how its line
     numbers map to the file."""
@@ -302,6 +317,16 @@ def arrange(
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
+    # a bundle trained on such a file re-reads new rows with the date column named here
+    describable = not read.no_date and read.date_col in (None, DATE_COLUMN) and layout.ons is None
+    described = _description_rows(raw) if describable and find_date(raw) is None else 0
+    if described:
+        labels = ", ".join(map(repr, raw.iloc[:described, 0].astype(str).str.strip()[:4]))
+        said.append(f"skipped {described} row(s) below the header describing the columns ({labels}"
+                    f"{', ...' if described > 4 else ''})")  # fmt: skip
+        raw = raw.iloc[described:].reset_index(drop=True)
+        if 0 in unnamed:  # the first column, without a name, holds the dates
+            raw = raw.rename(columns={raw.columns[0]: DATE_COLUMN})
     if layout.preamble or footer:
         before = f"{layout.preamble} metadata line(s) before the data" if layout.preamble else ""
         after = (
@@ -316,7 +341,7 @@ def arrange(
         said.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (date and values as on an earlier "
                     f"line): {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
         raw = raw[~repeated].reset_index(drop=True)
-    kept = "the rows kept, " if repeated.any() else ""
+    kept = "the rows kept, " if repeated.any() or described else ""
     context = (
         f"line numbers count {kept}from the header, which is file line {layout.skip + 1}"
         if layout.skip or kept
