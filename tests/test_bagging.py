@@ -161,8 +161,11 @@ def test_train_says_it_averaged_seeds_on_small_data(small_csv: Path, tmp_path: P
             "--no-progress", "--out", tmp_path / "nlinear"]  # fmt: skip
     assert main([str(arg) for arg in argv]) == 0
     seeds = ", ".join(str(k * SEED_STRIDE) for k in range(BAG_SEEDS))
-    said = capsys.readouterr().out
+    said, progress = capsys.readouterr()
     assert f"nlinear: the average of {BAG_SEEDS} models trained from seeds {seeds} (small" in said
+    assert [line for line in progress.splitlines() if "of the average" in line] == [
+        f"forecaster: nlinear: training model {k + 1} of {BAG_SEEDS} of the average (seed {k * SEED_STRIDE}, "
+        f"input {INPUT_SIZE})" for k in range(BAG_SEEDS)]  # one line each as it starts
     assert load_bundle(tmp_path / "nlinear").model_name == "ensemble"
 
     given = argv.index("--input-size")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ from forecaster.training.scoring import (
     window_errors,
 )
 from forecaster.training.settings import LONGER_INPUT, TrainSettings
+
+log = logging.getLogger(__name__)
 
 # A validation split holding fewer horizons than this (non-overlapping) is too short to judge a model on:
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
@@ -351,6 +354,10 @@ def fit_candidate(
     planned = [(seed, size) for size in sizes for seed in seeds]
     members, scored = [], first  # scored: the member of the longest input, whose windows the average reads
     for index, (seed, size) in enumerate(planned):
+        if len(planned) > 1:  # a long average is not silent
+            period = " for the earlier validation period" if earlier else ""
+            log.info("%s: training model %d of %d of the average (seed %d, input %d)%s", candidate.label,
+                     index + 1, len(planned), seed, size, period)  # fmt: skip
         if index == 0:
             member = (first, settings, candidate, work_dir)
         else:
