@@ -45,6 +45,7 @@ from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, ensemble_of
 from forecaster.training.fit import Candidate, Fitted, fit_candidate, plan, split_for
+from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.scoring import (
     Score,
     baseline_metrics,
@@ -308,6 +309,7 @@ def train_forecaster(
     check_out_dir(out, settings.overwrite)
     options = settings.trainer
     check_devices(options.accelerator, options.devices, options.strategy)
+    use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)  # early
     with lightning_quiet(not options.verbose):
         candidates = plan(settings, series)
         series = without_short_series(series, settings, candidates)
