@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from forecaster.atomic import check_folder_path, move_into_place, read_whole, staging_dir, sweep_stale
+from forecaster import atomic
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
@@ -83,7 +83,7 @@ def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -
     out = bundle_path(out)
     if out.is_symlink():  # replacing the link would leave its target behind, a dangling one fails late
         raise BundleError(f"output {out} is a symbolic link (to {os.readlink(out)}); give the folder itself")
-    check_folder_path(out)
+    atomic.check_folder_path(out)
     if out.exists() and not overwrite:
         raise BundleError(f"output {out} already exists; use --overwrite (overwrite=True) to replace it")
     if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():
@@ -114,7 +114,7 @@ def save_bundle(
     """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
     target = bundle_path(out_dir)
     if target.parent.is_dir():
-        sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
+        atomic.sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
     check_out_dir(target, overwrite)
     from forecaster.models.assembly import naive_weights, stored
 
@@ -133,14 +133,14 @@ def save_bundle(
         key: value.detach().to("cpu").clone().contiguous() for key, value in model.state_dict().items()
     }
 
-    staged = staging_dir(target)
+    staged = atomic.staging_dir(target)
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
         _save_tensors(tensors, staged / WEIGHTS_FILE, {"format_version": str(FORMAT_VERSION)})
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
-        move_into_place(staged, target, replace=overwrite)
+        atomic.move_into_place(staged, target, replace=overwrite)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
@@ -179,9 +179,13 @@ def _save_calibration(calibration: Calibration, path: Path) -> None:
     _save_tensors(tensors, path, metadata)
 
 
-def write_calibration(bundle: str | Path, calibration: Calibration) -> Path:
-    """Replace (or add) a bundle's calibration atomically: the new file appears whole or not at all."""
+def write_calibration(bundle: str | Path, calibration: Calibration, read_as: atomic.Version = None) -> Path:
+    """Replace (or add) a bundle's calibration atomically (whole or not at all); with `read_as`, the folder's
+    version its model was read at, only if it still is (not the old model's margins in a replaced bundle)."""
     path = Path(bundle) / CALIBRATION_FILE
+    if read_as is not None and atomic.folder_version(path.parent) != read_as:
+        raise BundleError(f"bundle {path.parent} was replaced while it was calibrated (another run wrote "
+                          "it); nothing written: run calibrate again")  # fmt: skip
     staged = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         _save_calibration(calibration, staged)
@@ -230,7 +234,9 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     if digest is not None and digest != _model_digest(path.parent):
         raise BundleError(f"{path}: made for another model (its model_sha256 is not that of this bundle's "
                           f"{CONFIG_FILE} and {WEIGHTS_FILE})")  # fmt: skip
-    return Calibration(tuple(listed), margins.numpy(), int(windows), metadata.get("source", ""), method)
+    # copied out of the file's memory map: a file rewritten in place under a service would crash it (SIGBUS)
+    margins = margins.numpy().copy()
+    return Calibration(tuple(listed), margins, int(windows), metadata.get("source", ""), method)
 
 
 def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
@@ -382,7 +388,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration:
     (an LRA classifier where a forecaster is expected) is refused by name.
     """
     root = bundle_path(path)
-    return read_whole(root, lambda: _load_bundle(root, task, calibration))
+    return atomic.read_whole(root, lambda: _load_bundle(root, task, calibration))
 
 
 def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:

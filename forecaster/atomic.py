@@ -134,14 +134,22 @@ def read_whole(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:
                       "try again once the run writing it is done")
 
 
-Version = tuple[int, int] | None
+Version = tuple[Any, ...] | None
 
 
 def folder_version(folder: Path) -> Version:
-    """What changes when a folder is replaced (its inode) or its files are (its modification time); None
-    for no folder."""
+    """What changes when a folder is replaced (its inode), its entries are (its modification time) or a
+    file in it is rewritten in place (`cp` over it: the file's inode, size and modification time); None for
+    no folder."""
     try:
         status = os.stat(folder)
+        with os.scandir(folder) as entries:
+            shown = [entry for entry in entries if not entry.name.startswith(".")]
+            files = sorted((entry.name, *_identity(entry.stat())) for entry in shown)
     except OSError:
         return None
-    return status.st_ino, status.st_mtime_ns
+    return status.st_ino, status.st_mtime_ns, tuple(files)
+
+
+def _identity(status: os.stat_result) -> tuple[int, int, int]:
+    return status.st_ino, status.st_size, status.st_mtime_ns

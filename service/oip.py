@@ -207,6 +207,8 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
         [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
     ]
     asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
+    if not asked:
+        raise ApiError(422, 'no output asked; expected one or more, or no "outputs" for all', field="outputs")
     repeated = [name for position, name in enumerate(asked) if name in asked[:position]]
     if repeated:
         raise ApiError(422, f"output {repeated[0]!r} asked twice; expected each output once", field="outputs")

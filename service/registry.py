@@ -78,6 +78,7 @@ class ModelRegistry:
     root: Path | None = None
     load: Callable[[str, Path, Version], ServedModel] | None = None  # `_served` with the service's settings
     failed: dict[str, Version] = field(default_factory=dict)  # versions that did not load: not tried again
+    stale: dict[str, str] = field(default_factory=dict)  # served, but their folder now holds what fails
     retired: list[tuple[float, MicroBatcher]] = field(default_factory=list)  # (when to stop, batcher)
 
     def get(self, name: str) -> ServedModel:
@@ -120,14 +121,18 @@ class ModelRegistry:
         try:
             served = self.load(name, entry, version)
         except Exception as error:  # any broken bundle is reported and skipped, never fatal
-            reason = str(error).replace(f"{self.root}{os.sep}", "")  # paths relative to the models folder
+            reason = f"{type(error).__name__}: {str(error).replace(f'{self.root}{os.sep}', '')}"
             self.failed[name] = version
-            if name not in self.models:
-                self.skipped[name] = f"{type(error).__name__}: {reason}"
-            log.warning("skipping bundle %s: %s: %s", entry, type(error).__name__, reason)
+            if name in self.models:  # what its folder holds now did not load: the loaded version answers
+                self.stale[name] = reason
+                log.warning("bundle %s changed but does not load, serving the version loaded before: %s",
+                            entry, reason)  # fmt: skip
+            else:
+                self.skipped[name] = reason
+                log.warning("skipping bundle %s: %s", entry, reason)
             return None
-        self.skipped.pop(name, None)
-        self.failed.pop(name, None)
+        for kept in (self.skipped, self.failed, self.stale):
+            kept.pop(name, None)
         return served
 
     async def refresh(self) -> None:
@@ -140,8 +145,11 @@ class ModelRegistry:
             self.retired.remove((deadline, batcher))
             await batcher.stop()
         found = await anyio.to_thread.run_sync(self.bundles)
+        if self.root is not None and not self.root.is_dir() and self.models:
+            log.warning("models directory %s is gone: serving no models until it is back", self.root)
         for name in [name for name in self.models if name not in found]:
             self.retired.append((now + RETIRE_AFTER_S, self.models.pop(name).batcher))
+            self.stale.pop(name, None)
             log.info("model %s removed from the models folder: no longer served", name)
         for name in [name for name in self.skipped if not (self.root / name).is_dir()]:
             self.skipped.pop(name)

@@ -109,26 +109,47 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+# What other forecasting APIs call the horizon and the interval level (sktime's fh, Prophet's periods).
+_ALIASES = {"fh": "horizon", "steps": "horizon", "periods": "horizon", "lv": "level", "lvl": "level",
+            "conf": "level", "confidence": "level", "coverage": "level", "interval": "level",
+            "intervals": "level", "quantiles": "level", "alpha": "level"}  # fmt: skip
+
+
+def _meant(name: str) -> str | None:
+    """`horizon` or `level` where a query parameter's name misses one (`levels`, `Level`, `lv`, `h`, a
+    synonym), else None: such a parameter would be ignored without a word."""
+    lowered = name.lower()
+    for meant in ("horizon", "level"):
+        if (lowered and meant.startswith(lowered)) or lowered == f"{meant}s":
+            return meant
+    close = difflib.get_close_matches(lowered, ["horizon", "level"], n=1, cutoff=0.75)
+    return _ALIASES.get(lowered) or (close[0] if close else None)
+
+
 async def no_query_parameters(request: Request) -> None:
-    """The JSON route reads horizon and level from its body: the CSV route's `?horizon=` sent here would be
-    ignored without a word (other query parameters, a proxy's or a cache-buster's, are left alone)."""
-    misplaced = [name for name in ("horizon", "level") if name in request.query_params]
-    if misplaced:
-        raise ApiError(422, f"unexpected query parameter {misplaced[0]!r}; this route reads horizon, level "
+    """The JSON route reads horizon and level from its body: the CSV route's `?horizon=` (or a near miss)
+    sent here would be ignored without a word (other query parameters, a proxy's or a cache-buster's, are
+    left alone)."""
+    misplaced = next((name for name in request.query_params if _meant(name)), None)
+    if misplaced is not None:
+        raise ApiError(422, f"unexpected query parameter {misplaced[:50]!r}; this route reads horizon, level "
                        "and the history from its JSON body (query parameters are for /forecast.csv)",
                        field="query")  # fmt: skip
 
 
 async def csv_query_parameters(request: Request) -> None:
-    """The CSV route's `horizon` once, and no near miss of its parameters (`?levels=80` would answer without
-    intervals, `?horizon=2&horizon=3` with one of the two); other parameters, a proxy's or a cache-buster's,
-    are left alone."""
+    """The CSV route's `horizon` once, levels repeated, and no near miss of its parameters (`?levels=80`
+    would answer without intervals, `?horizon=2&horizon=3` with one of the two); other parameters, a proxy's
+    or a cache-buster's, are left alone."""
     if request.query_params.getlist("horizon")[1:]:
         raise ApiError(422, "query parameter 'horizon' given more than once; expected it once", field="query")
+    if any("," in level for level in request.query_params.getlist("level")):
+        raise ApiError(422, "level: expected one level per parameter, repeated for several: "
+                       "?level=80&level=95", field="query")  # fmt: skip
     for name in dict.fromkeys(request.query_params.keys()):
-        meant = difflib.get_close_matches(name.lower(), ["horizon", "level"], n=1, cutoff=0.75)
-        if meant and name != meant[0]:
-            raise ApiError(422, f"unknown query parameter {name[:50]!r}; did you mean {meant[0]!r}?",
+        meant = _meant(name)
+        if meant and name != meant:
+            raise ApiError(422, f"unknown query parameter {name[:50]!r}; did you mean {meant!r}?",
                            field="query")  # fmt: skip
 
 
@@ -162,7 +183,8 @@ async def ready(request: Request, registry: Registry) -> Any:
     """Ready once startup loaded at least one model; lists loaded and skipped bundles."""
     is_ready = bool(request.app.state.ready and registry.models)
     body = Readiness(
-        status="ready" if is_ready else "not_ready", models=sorted(registry.models), skipped=registry.skipped
+        status="ready" if is_ready else "not_ready", models=sorted(registry.models), skipped=registry.skipped,
+        stale=registry.stale,
     )
     return JSONResponse(status_code=200 if is_ready else 503, content=body.model_dump())
 

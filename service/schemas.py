@@ -150,6 +150,11 @@ class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     models: list[str] = Field(description="Loaded bundles.")
     skipped: dict[str, str] = Field(description="Bundles that failed validation, with the reason.")
+    stale: dict[str, str] = Field(
+        default_factory=dict,
+        description="Loaded models whose folder changed to content that does not load (the loaded version "
+        "still answers), with the reason.",
+    )
 
 
 FORECAST_EXAMPLES: dict[str, Any] = {

@@ -14,10 +14,12 @@ connections, the accept backlog and a reserve under RLIMIT_NOFILE. The body's ow
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import resource
 from typing import Any
 
+from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -126,10 +128,17 @@ def open_file_limit(settings: ServiceSettings) -> int:
     return needed
 
 
-def uvicorn_options(settings: ServiceSettings) -> dict[str, Any]:
+def uvicorn_options(settings: ServiceSettings, log_level: str = "info") -> dict[str, Any]:
     """The uvicorn.run keywords that apply these settings' HTTP parser and connection limits (the event
-    loop is uvicorn's default: uvloop where installed)."""
+    loop is uvicorn's default: uvloop where installed), and uvicorn's logging with the service's own lines
+    (models loaded, swapped, dropped, skipped) in its format at `log_level`: without a handler of their own
+    the info lines were lost and the warnings printed bare."""
+    logging_config = copy.deepcopy(LOGGING_CONFIG)
+    own = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    logging_config["loggers"]["service"] = own
     return {
+        "log_config": logging_config,
+        "log_level": log_level,
         "http": f"{__name__}:{PROTOCOLS[settings.http].__name__}",
         "limit_concurrency": settings.limit_concurrency,
         "backlog": settings.backlog,

@@ -168,6 +168,26 @@ def test_a_bundle_replaced_while_it_is_read_is_read_again_whole(tiny, tmp_path, 
     assert len(calls) == 1
 
 
+def test_a_bundle_rewritten_in_place_is_a_new_version_and_a_stale_calibration_is_not_written(tiny, tmp_path):
+    """`cp` over a bundle's file keeps the folder's inode and time: its files' identities tell it changed;
+    a calibration of the bundle as it was is refused once it changed (another run replaced it)."""
+    from forecaster.atomic import folder_version
+    from forecaster.calibration import Calibration
+
+    path = save(tiny, tmp_path / "bundle")
+    before = folder_version(path)
+    with open(path / "metrics.json", "w") as handle:  # in place, as cp does
+        handle.write('{"mse": 0.5}\n')
+    assert folder_version(path) != before
+    calibration = Calibration.from_scores(np.ones((30, 4, 3), np.float32), [], "recent rows", "conformal")
+    with pytest.raises(BundleError, match="was replaced while it was calibrated .*nothing written"):
+        artifacts.write_calibration(path, calibration, before)
+    assert not (path / "calibration.safetensors").exists()
+    artifacts.write_calibration(path, calibration, folder_version(path))
+    margins = load_bundle(path).calibration.margins
+    assert margins.base is None and margins.flags.owndata  # not the file's memory map: cp over it is harmless
+
+
 def test_a_long_legal_folder_name_saves_and_reloads(tiny, tmp_path):
     path = save(tiny, tmp_path / ("m" * 250))  # its staging folder's name is cut, not past 255 bytes
     assert load_bundle(path).name == "m" * 250 and [p.name for p in tmp_path.iterdir()] == ["m" * 250]

@@ -400,15 +400,18 @@ def test_bad_json_requests_answer_4xx_naming_the_field(
 
 
 def test_the_csv_routes_query_parameters_on_the_json_route_are_refused_not_ignored(client: Client) -> None:
-    response = client.post("/v1/models/hourly/forecast?horizon=2", json=body_of(history()))
-    assert_error(response, 422, "query", "unexpected query parameter 'horizon'", "JSON body")
+    for name in ("horizon", "levels", "Level"):  # near misses of them too
+        response = client.post(f"/v1/models/hourly/forecast?{name}=2", json=body_of(history()))
+        assert_error(response, 422, "query", f"unexpected query parameter {name!r}", "JSON body")
     assert client.post("/v1/models/hourly/forecast?_=1700000000", json=body_of(history())).status_code == 200
 
 
 def test_the_csv_routes_near_misses_and_a_repeated_horizon_are_refused_not_ignored(client: Client) -> None:
     upload = {"file": ("recent.csv", history(rows=30, seed=5).to_csv(), "text/csv")}
     for query, needle in (("levels=80", "unknown query parameter 'levels'; did you mean 'level'?"),
-                          ("Horizon=2", "did you mean 'horizon'?"),
+                          ("Horizon=2", "did you mean 'horizon'?"), ("lv=80", "did you mean 'level'?"),
+                          ("h=3", "did you mean 'horizon'?"), ("confidence=80", "did you mean 'level'?"),
+                          ("level=80,95", "repeated for several: ?level=80&level=95"),
                           ("horizon=2&horizon=3", "'horizon' given more than once")):  # fmt: skip
         response = client.post(f"/v1/models/hourly/forecast.csv?{query}", files=upload)
         assert_error(response, 422, "query", needle)

@@ -151,6 +151,7 @@ def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are
     for extra, field, needle in (
         ({"outputs": [{"name": "lo-80"}]}, "outputs", "unknown output 'lo-80'; this request answers"),
         ({"outputs": [{"name": "forecast"}] * 2}, "outputs", "output 'forecast' asked twice"),
+        ({"outputs": []}, "outputs", "no output asked"),
         ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
     ):
         answer = client.post("/v2/models/hourly/infer", json={"inputs": inputs, **extra})

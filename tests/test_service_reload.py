@@ -49,11 +49,19 @@ def test_the_service_follows_its_models_folder(tmp_path: Path) -> None:
 
         broken = root / "hourly" / "config.new"
         broken.write_text("{not json")
+        shutil.copy(root / "hourly" / "config.json", root / "hourly" / "config.json.ok")
         os.replace(broken, root / "hourly" / "config.json")  # a replacement that cannot load
         time.sleep(0.5)  # several looks at the folder
         assert client.post("/v1/models/hourly/forecast", json=body_of(frame, level=[80])).json() == answer
         ready = client.get("/health/ready").json()
         assert ready["models"] == ["hourly"] and ready["skipped"] == {}
+        assert ready["stale"]["hourly"].startswith("BundleError: hourly/config.json: cannot read JSON")
+
+        os.replace(root / "hourly" / "config.json.ok", root / "hourly" / "config.json")  # mended
+        _eventually(lambda: client.get("/health/ready").json()["stale"] == {})
+        with open(root / "hourly" / "metrics.json", "w") as handle:  # rewritten in place, as cp does
+            handle.write('{"test": {"mse": 0.125}}\n')
+        _eventually(lambda: client.get("/v1/models/hourly").json()["metrics"] == {"test": {"mse": 0.125}})
 
 
 def test_zero_keeps_the_bundles_of_startup(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pyt
     log = (tmp_path / "server.log").open("w")
     command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(models)]
     server = subprocess.Popen(
-        [*command, "--port", str(port), "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT
+        [*command, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT
     )
     try:
         wait_until_ready(url, timeout_s=120, process=server)
@@ -100,7 +100,9 @@ def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pyt
         log.close()
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal.
     assert server.returncode in (0, -signal.SIGTERM), (tmp_path / "server.log").read_text()
-    assert "Traceback" not in (tmp_path / "server.log").read_text()
+    said = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in said
+    assert f"INFO:     loaded model hourly (s3attention) from {bundle_dir}, forecasts" in said
 
 
 def test_service_never_imports_lightning_or_training(tmp_path: Path) -> None:

@@ -28,12 +28,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import load_bundle, write_calibration
+    from forecaster.artifacts import bundle_path, load_bundle, write_calibration
+    from forecaster.atomic import folder_version
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.errors import CalibrationFileError
     from forecaster.prediction import read_history
     from forecaster.training.workflows import calibrate_bundle
 
+    read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
     try:
         bundle = load_bundle(args.model)
     except CalibrationFileError as error:  # what calibrating replaces: say so, and make a new one
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         bundle = load_bundle(args.model, calibration=False)
     series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
     calibration = calibrate_bundle(bundle, series, args.on)
-    path = write_calibration(args.model, calibration)
+    path = write_calibration(args.model, calibration, read_as)
     shown = [level for level in calibration.levels if level in DEFAULT_LEVELS] or calibration.levels
     margins = ", ".join(
         f"{level}% {float(calibration.margins[calibration.levels.index(level), 0].mean()):+.3g}"

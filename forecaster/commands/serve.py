@@ -67,6 +67,6 @@ def run(args: argparse.Namespace) -> int:
     os.environ.update(settings.environment())  # each uvicorn worker rebuilds the settings from these
     uvicorn.run(
         "service.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-        log_level=args.log_level, **uvicorn_options(settings),
+        **uvicorn_options(settings, args.log_level),
     )  # fmt: skip
     return 0
