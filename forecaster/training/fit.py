@@ -59,17 +59,14 @@ log = logging.getLogger(__name__)
 # and scored there, and a model is kept over a simpler one only if it is better on both periods.
 MIN_VALIDATION_BLOCKS = 4
 # What `--model auto` chooses among, simplest first (a tie goes to the simpler model): the baselines, which
-# fit nothing, then the models it trains. Drift is one of them on a user's file only: the registered datasets'
-# `auto` benchmark rows (data/benchmark) were chosen without it, and their bundles are not kept to choose
-# again.
-AUTO_BASELINES = ("naive", "seasonal_naive", "drift")
-AUTO_TRAINED = ("nlinear", "dlinear", "s3attention")
+# fit nothing, then the models it trains.
+AUTO_BASELINES, AUTO_TRAINED = ("naive", "seasonal_naive", "drift"), ("nlinear", "dlinear", "s3attention")
 
 
 def auto_models(series: TimeSeries) -> list[str]:
-    """`--model auto`'s models for `series`, simplest first."""
-    baselines = [name for name in AUTO_BASELINES if series.dataset is None or name != "drift"]
-    return [*baselines, *AUTO_TRAINED]
+    """`--model auto`'s models, simplest first; drift only on a user's file: the registered datasets' `auto`
+    benchmark rows (data/benchmark) were chosen without it, and their bundles are not kept to choose again."""
+    return [name for name in AUTO_BASELINES if series.dataset is None or name != "drift"] + list(AUTO_TRAINED)
 
 
 @dataclass(frozen=True)
