@@ -111,3 +111,15 @@ def test_independent_series_of_a_long_table_keep_the_files_labels(tmp_path: Path
     assert list(written["quarter"]) == ["2010 Q1", "2010 Q2"] * 2
     assert list(written["country"]) == ["US", "US", "KR", "KR"]
     assert list(written["naive"]) == ["139.0", "139.0", "127.0", "127.0"]
+
+
+def test_a_bundle_of_an_unnamed_year_column_forecasts_from_its_own_file(tmp_path: Path):
+    """sktime's Lynx.csv (",0" over "1821,269"): the years, read as the column `year` at training, are found
+    the same way when the bundle reads the file again."""
+    path = tmp_path / "lynx.csv"
+    path.write_text(",0\n" + "".join(f"{1821 + k},{269 + 7 * k}\n" for k in range(40)))
+    model, output = tmp_path / "model", tmp_path / "forecast.csv"
+    assert _cli(["train", "--csv", path, "--model", "naive", "--horizon", 3, "--out", model]) == 0
+    assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
+    written = pd.read_csv(output, dtype=str)
+    assert list(written.columns) == ["year", "0"] and list(written["year"]) == ["1861", "1862", "1863"]

@@ -303,7 +303,8 @@ def arrange(
     unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
     empty = [k for k in unnamed if raw.iloc[:, k].isna().all()]
     numbered = [k for k in unnamed if _row_numbers(raw.iloc[:, k])]
-    dated = not read.no_date and read.date_col is None and "year" not in raw.columns
+    # a bundle trained on such a file re-reads new rows with the column named "year" here
+    dated = not read.no_date and read.date_col in (None, "year") and "year" not in raw.columns
     years = dated and 0 in unnamed and 0 not in empty + numbered and year_numbers(raw.iloc[:, 0]) is not None
     if empty:
         said.append(f"dropped {len(empty)} empty column(s) without a name")
