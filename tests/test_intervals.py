@@ -370,3 +370,27 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
     metrics["intervals"]["80"]["coverage"] = 0.7  # within sampling noise of overlapping windows
     print_metrics(metrics)
     assert "note:" not in capsys.readouterr().out
+
+
+def test_predict_writes_the_levels_a_calibration_answers_and_warns_of_the_others(tmp_path, capsys) -> None:
+    """A calibration of 10 one-step windows answers 80% but not 95% (19 needed): `--level 80,95` writes the
+    80% interval with one warning line for 95%; `--level 95` alone is refused."""
+    from forecaster.artifacts import write_calibration
+    from forecaster.cli import main
+
+    path = tmp_path / "walk.csv"
+    walk = 100 + np.cumsum(np.random.default_rng(8).normal(0, 1, 200))
+    days = pd.date_range("2024-01-01", periods=200, freq="D")
+    pd.DataFrame({"date": days, "y": walk}).to_csv(path, index=False)
+    model = tmp_path / "model"
+    assert main(["train", "--csv", str(path), "--model", "naive", "--horizon", "1", "--out", str(model)]) == 0
+    scores = np.ones((10, 1, 1), np.float32)
+    write_calibration(model, Calibration.from_scores(scores, [], "ten windows", "conformal"))
+    output = tmp_path / "forecast.csv"
+    capsys.readouterr()
+    argv = ["predict", "--model", str(model), "--csv", str(path), "--output", str(output), "--level"]
+    assert main([*argv, "80,95"]) == 0
+    assert list(pd.read_csv(output).columns) == ["date", "y", "y-lo-80", "y-hi-80"]
+    warned = [line for line in capsys.readouterr().err.splitlines() if "left out" in line]
+    assert len(warned) == 1 and "left out the 95% interval: interval level 95 needs at least 19" in warned[0]
+    assert main([*argv, "95"]) == 2

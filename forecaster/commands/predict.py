@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from forecaster.commands.common import add_csv_arguments, csv_options, level_list, positive_int
-from forecaster.errors import ConfigError
+from forecaster.errors import ConfigError, warning_line
+
+if TYPE_CHECKING:
+    from forecaster.artifacts import Bundle
 
 HELP = "forecast the horizon after the last row of a CSV file"
 DESCRIPTION = (
@@ -57,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
     future = read_future(bundle, args.future_csv) if args.future_csv else None
-    wide = forecast(bundle, series, horizon=args.horizon, levels=args.level, future=future)
+    wide = forecast(bundle, series, horizon=args.horizon, levels=_answered(bundle, args.level), future=future)
     table = shaped(bundle, dated_as_history(wide, series))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -72,6 +77,21 @@ def run(args: argparse.Namespace) -> int:
         history_rows = args.plot_history or bundle.data.input_size
         print(f"plot written to {plot_forecast(series, wide, plot, history_rows, bundle.data.columns)}")
     return 0
+
+
+def _answered(bundle: Bundle, levels: list[int] | None) -> list[int] | None:
+    """The asked levels the bundle's calibration answers, each other said in a warning (`--level 80,95` of a
+    calibration of 13 windows writes the 80% interval); all of them, to be refused, where it answers none."""
+    calibration = bundle.calibration
+    answered = [level for level in levels or [] if calibration and level in calibration.available_levels()]
+    if not answered:
+        return levels
+    for level in sorted(set(levels) - set(answered)):
+        try:
+            calibration.check([level])
+        except ConfigError as error:
+            print(warning_line(f"left out the {level}% interval: {error}"), file=sys.stderr)
+    return answered
 
 
 def _check_distinct(paths: dict[str, str | Path | None]) -> None:
