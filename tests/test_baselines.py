@@ -35,6 +35,11 @@ def test_drift_extends_the_line_from_the_first_value_to_the_last(history: torch.
         get_model("drift", input_size=1, horizon=H, n_channels=C)
 
 
+def test_mean_repeats_the_windows_mean(history: torch.Tensor) -> None:
+    forecast = get_model("mean", input_size=L, horizon=H, n_channels=C)(history.double())
+    torch.testing.assert_close(forecast, history.double().mean(dim=1, keepdim=True).expand(-1, H, -1))
+
+
 @pytest.mark.parametrize("season", [1, 7, 24, 48])
 def test_seasonal_naive_repeats_the_last_season(history: torch.Tensor, season: int) -> None:
     forecast = get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=season)(history)

@@ -141,7 +141,8 @@ def test_plans_name_each_candidate_once_simplest_first(data_dir: Path) -> None:
     assert labels == [
         "naive",
         "seasonal_naive",
-        "drift",  # on a user's file: the registered datasets' auto rows were chosen without it
+        "drift",  # on a user's file: the registered datasets' auto rows were chosen without these two
+        "mean",
         "nlinear",
         "dlinear",
         "s3attention:anchored",
@@ -265,9 +266,10 @@ def test_the_default_model_gives_way_to_a_clearly_better_seasonal_naive(tmp_path
     assert metrics["mse"] == metrics["seasonal_naive"]["mse"] < metrics["naive"]["mse"] / 10
 
 
-def test_the_default_model_gives_way_to_a_clearly_better_drift_on_a_short_trending_file() -> None:
+def test_the_default_model_gives_way_to_drift_on_a_trending_file_and_to_the_mean_on_a_level_one() -> None:
     """A short yearly file that trends (austres-, uspop-like): a few windows do not teach the model the trend,
-    drift is better on validation on both periods and is the bundle."""
+    drift is better on validation on both periods and is the bundle; a series that returns to its level
+    (Nile-like) gets the window's mean."""
     from forecaster.api import Forecaster
 
     noise = np.random.default_rng(5).normal(0, 1.0, 30)
@@ -276,3 +278,8 @@ def test_the_default_model_gives_way_to_a_clearly_better_drift_on_a_short_trendi
     metrics = model.bundle.metrics
     assert model.bundle.model_name == "drift" and set(model.bundle.training["selection"]) >= {"drift"}
     assert metrics["mse"] < metrics["naive"]["mse"] / 5
+    flow = 900 + np.random.default_rng(6).normal(0, 100, 60)
+    level = pd.DataFrame({"year": np.arange(1900, 1960), "flow": flow})
+    model = Forecaster(horizon=5, max_epochs=1).fit(level)
+    assert model.bundle.model_name == "mean"
+    assert model.bundle.metrics["mse"] < model.bundle.metrics["naive"]["mse"] / 1.5

@@ -1,9 +1,9 @@
-"""Baselines every forecast is held against, as forecaster models: naive, seasonal naive, drift, DLinear,
-NLinear.
+"""Baselines every forecast is held against, as forecaster models: naive, seasonal naive, drift, mean,
+DLinear, NLinear.
 
-All five map each channel on its own ((B, L, C) -> (B, H, C), weights shared across channels).
-`naive` repeats the last observed value, `seasonal_naive` the last observed season and `drift` extends the
-line from the window's first value to its last: nothing to fit.
+All six map each channel on its own ((B, L, C) -> (B, H, C), weights shared across channels).
+`naive` repeats the last observed value, `seasonal_naive` the last observed season, `drift` extends the
+line from the window's first value to its last and `mean` repeats the window's mean: nothing to fit.
 `dlinear` and `nlinear` are the linear models of Zeng et al. (2023, "Are Transformers Effective for Time
 Series Forecasting?", AAAI): DLinear maps a moving-average trend and the remainder with one linear layer
 each, NLinear maps the window minus its last value and adds the last value back. They compute
@@ -24,7 +24,7 @@ from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 
 # The baselines with nothing to fit (nor to tune).
-NOTHING_TO_FIT = ("naive", "seasonal_naive", "drift")
+NOTHING_TO_FIT = ("naive", "seasonal_naive", "drift", "mean")
 
 
 @dataclass(frozen=True)
@@ -41,19 +41,23 @@ class BaselineConfig(ModelConfig):
 
 @MODELS.register("naive")
 class NaiveForecaster(nn.Module):
-    """Every step of the horizon is the last observed value."""
+    """Every step of the horizon is the last observed value (`level`)."""
 
     config_class = BaselineConfig
     task = FORECAST
+    name = "naive"
 
     def __init__(self, config: BaselineConfig) -> None:
         super().__init__()
         self.config = config
 
+    def level(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, -1:, :]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         config = self.config
-        check_history(x, config.input_size, config.n_channels, "naive")
-        return x[:, -1:, :].expand(-1, config.horizon, -1).clone()
+        check_history(x, config.input_size, config.n_channels, self.name)
+        return self.level(x).expand(-1, config.horizon, -1).clone()
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,18 @@ class DriftForecaster(nn.Module):
         check_history(x, config.input_size, config.n_channels, "drift")
         last = x[:, -1:, :]
         return last + self.steps.to(x.dtype) * (last - x[:, :1, :])
+
+
+@MODELS.register("mean")
+class WindowMeanForecaster(NaiveForecaster):
+    """Every step of the horizon is the mean of the window: the mean method (Hyndman & Athanasopoulos,
+    "Forecasting: Principles and Practice", 3rd ed., section 5.2), the naive forecast of a series that returns
+    to its level (Nile's flow, lynx's cycle), where the last value is the worse guess."""
+
+    name = "mean"
+
+    def level(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(dim=1, keepdim=True)
 
 
 @dataclass(frozen=True)

@@ -58,15 +58,15 @@ log = logging.getLogger(__name__)
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
 # and scored there, and a model is kept over a simpler one only if it is better on both periods.
 MIN_VALIDATION_BLOCKS = 4
-# What `--model auto` chooses among, simplest first (a tie goes to the simpler model): the baselines, which
-# fit nothing, then the models it trains.
-AUTO_BASELINES, AUTO_TRAINED = ("naive", "seasonal_naive", "drift"), ("nlinear", "dlinear", "s3attention")
+# `--model auto`'s baselines, which fit nothing and come first: drift and mean on a user's file only.
+AUTO_BASELINES, USER_BASELINES = ("naive", "seasonal_naive"), ("drift", "mean")
 
 
 def auto_models(series: TimeSeries) -> list[str]:
-    """`--model auto`'s models, simplest first; drift only on a user's file: the registered datasets' `auto`
-    benchmark rows (data/benchmark) were chosen without it, and their bundles are not kept to choose again."""
-    return [name for name in AUTO_BASELINES if series.dataset is None or name != "drift"] + list(AUTO_TRAINED)
+    """`--model auto`'s models, simplest first: a tie goes to the simpler (the registered datasets' `auto`
+    benchmark rows were chosen without drift and mean, and their bundles are not kept to choose again)."""
+    users = USER_BASELINES if series.dataset is None else ()
+    return [*AUTO_BASELINES, *users, "nlinear", "dlinear", "s3attention"]
 
 
 @dataclass(frozen=True)

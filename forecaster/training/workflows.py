@@ -254,7 +254,7 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
 
 
 # The forecasts that fit nothing the default model is held against on a user's file, beside its naive start.
-REFERENCES = ("seasonal_naive", "drift")
+REFERENCES = ("seasonal_naive", "drift", "mean")
 
 
 def _with_references(
