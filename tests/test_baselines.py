@@ -38,6 +38,8 @@ def test_drift_extends_the_line_from_the_first_value_to_the_last(history: torch.
 def test_mean_repeats_the_windows_mean(history: torch.Tensor) -> None:
     forecast = get_model("mean", input_size=L, horizon=H, n_channels=C)(history.double())
     torch.testing.assert_close(forecast, history.double().mean(dim=1, keepdim=True).expand(-1, H, -1))
+    with pytest.raises(ConfigError, match="mean config field 'input_size' must be an integer >= 2"):
+        get_model("mean", input_size=1, horizon=H, n_channels=C)  # naive again
 
 
 @pytest.mark.parametrize("season", [1, 7, 24, 48])

@@ -262,7 +262,7 @@ def test_the_default_model_gives_way_to_a_clearly_better_seasonal_naive(tmp_path
     model = Forecaster(horizon=4, max_epochs=1).fit(frame)
     training, metrics = model.bundle.training, model.bundle.metrics
     assert model.bundle.model_name == "seasonal_naive"
-    assert set(training["selection"]) == {"seasonal_naive", "s3attention"}
+    assert {"seasonal_naive", "s3attention"} <= set(training["selection"])
     assert metrics["mse"] == metrics["seasonal_naive"]["mse"] < metrics["naive"]["mse"] / 10
 
 

@@ -91,12 +91,20 @@ class DriftForecaster(nn.Module):
         return last + self.steps.to(x.dtype) * (last - x[:, :1, :])
 
 
+@dataclass(frozen=True)
+class MeanConfig(DriftConfig):
+    """A window of two steps at least, as drift's: the mean of one step is naive again."""
+
+    label = "mean"
+
+
 @MODELS.register("mean")
 class WindowMeanForecaster(NaiveForecaster):
     """Every step of the horizon is the mean of the window: the mean method (Hyndman & Athanasopoulos,
     "Forecasting: Principles and Practice", 3rd ed., section 5.2), the naive forecast of a series that returns
     to its level (Nile's flow, lynx's cycle), where the last value is the worse guess."""
 
+    config_class = MeanConfig
     name = "mean"
 
     def level(self, x: torch.Tensor) -> torch.Tensor:
