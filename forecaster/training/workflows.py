@@ -44,7 +44,7 @@ from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, ensemble_of
-from forecaster.training.fit import Candidate, Fitted, fit_candidate, plan, split_for
+from forecaster.training.fit import USER_BASELINES, Candidate, Fitted, fit_candidate, plan, split_for
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.scoring import (
     Score,
@@ -254,7 +254,7 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
 
 
 # The forecasts that fit nothing the default model is held against on a user's file, beside its naive start.
-REFERENCES = ("seasonal_naive", "drift", "mean")
+REFERENCES = ("seasonal_naive", *USER_BASELINES)
 
 
 def _with_references(
