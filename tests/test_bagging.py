@@ -18,8 +18,9 @@ from forecaster.errors import ConfigError
 from forecaster.models import get_model
 from forecaster.models.ensemble import Ensemble
 from forecaster.prediction import predict_windows
-from forecaster.training.fit import bag_input_sizes, build_candidate, fit_candidate, plan
+from forecaster.training.fit import bag_input_sizes, build_candidate, fit_candidate
 from forecaster.training.members import SEED_STRIDE, member_seeds
+from forecaster.training.planning import plan
 from forecaster.training.scoring import split_windows, window_errors
 from forecaster.training.settings import (
     BAG_SEEDS,

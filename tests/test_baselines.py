@@ -51,6 +51,36 @@ def test_seasonal_naive_repeats_the_last_season(history: torch.Tensor, season: i
         get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=L + 1)
 
 
+@pytest.mark.parametrize("season", [1, 7, 24, 47])
+def test_seasonal_drift_adds_the_mean_seasonal_difference_per_season_ahead(
+    history: torch.Tensor, season: int
+) -> None:
+    x = history.double()
+    forecast = get_model("seasonal_drift", input_size=L, horizon=H, n_channels=C, season=season)(x)
+    change = (x[:, season:] - x[:, :-season]).mean(dim=1)  # the window's seasonal differences, averaged
+    for step in range(H):
+        expected = x[:, L - season + step % season] + (step // season + 1) * change
+        torch.testing.assert_close(forecast[:, step], expected)
+    with pytest.raises(ConfigError, match="'season' must be less than input_size"):
+        get_model("seasonal_drift", input_size=L, horizon=H, n_channels=C, season=L)
+
+
+def test_seasonal_drift_continues_a_trend_with_a_season_exactly() -> None:
+    """Trend plus a season of 12 (air passengers' shape, without noise): seasonal naive lags by the trend,
+    seasonal drift is exact, and a season that grows with the level (multiplicative) is far closer too."""
+    steps = torch.arange(L + H, dtype=torch.float64)
+    season = torch.sin(2 * torch.pi * steps / 12)
+    additive = (100 + 2 * steps + 20 * season)[None, :, None]
+    drift = get_model("seasonal_drift", input_size=L, horizon=H, n_channels=1, season=12)
+    torch.testing.assert_close(drift(additive[:, :L]), additive[:, L:])
+    repeat = get_model("seasonal_naive", input_size=L, horizon=H, n_channels=1, season=12)
+    lag = torch.full((1, H, 1), 24.0, dtype=torch.float64)  # a year of growth: 12 steps of 2
+    torch.testing.assert_close(additive[:, L:] - repeat(additive[:, :L]), lag)
+    growing = ((100 + 2 * steps) * (1 + 0.2 * season))[None, :, None]
+    errors = [(model(growing[:, :L]) - growing[:, L:]).abs().mean() for model in (drift, repeat)]
+    assert errors[0] < errors[1] / 4
+
+
 @pytest.mark.parametrize("name", ["DLinear", "NLinear"])
 def test_linear_baselines_compute_neuralforecast_s_forward(history: torch.Tensor, name: str) -> None:
     pytest.importorskip("neuralforecast")

@@ -12,7 +12,7 @@ import pytest
 from forecaster.data import TimeSeries, load_dataset
 from forecaster.errors import ConfigError
 from forecaster.presets import preset, resolve
-from forecaster.training.fit import plan
+from forecaster.training.planning import plan
 from forecaster.training.scoring import (
     Score,
     beaten_on_most_blocks,
@@ -141,8 +141,9 @@ def test_plans_name_each_candidate_once_simplest_first(data_dir: Path) -> None:
     assert labels == [
         "naive",
         "seasonal_naive",
-        "drift",  # on a user's file: the registered datasets' auto rows were chosen without these two
+        "drift",  # on a user's file: the registered datasets' auto rows were chosen without these three
         "mean",
+        "seasonal_drift",
         "nlinear",
         "dlinear",
         "s3attention:anchored",
@@ -283,3 +284,21 @@ def test_the_default_model_gives_way_to_drift_on_a_trending_file_and_to_the_mean
     model = Forecaster(horizon=5, max_epochs=1).fit(level)
     assert model.bundle.model_name == "mean"
     assert model.bundle.metrics["mse"] < model.bundle.metrics["naive"]["mse"] / 1.5
+
+
+def test_the_default_model_gives_way_to_seasonal_drift_on_a_season_that_grows() -> None:
+    """Monthly, trend times season (air passengers' shape): the last season repeated lags a year's growth
+    behind; seasonal naive plus the mean seasonal difference is the bundle. A yearly file plans none."""
+    from forecaster.api import Forecaster
+
+    months = np.arange(144)
+    noise = np.random.default_rng(7).normal(0, 3, months.size)
+    values = (100 + 2.0 * months) * (1 + 0.2 * np.sin(2 * np.pi * months / 12)) + noise
+    frame = pd.DataFrame({"month": pd.date_range("1949-01-01", periods=144, freq="MS"), "passengers": values})
+    model = Forecaster(horizon=12, max_epochs=1).fit(frame)
+    metrics = model.bundle.metrics
+    assert model.bundle.model_name == "seasonal_drift"
+    assert metrics["mse"] < metrics["seasonal_naive"]["mse"] / 5
+    yearly = TimeSeries(frame.set_index("month").iloc[:40], "YS", "yearly.csv", date_col="month")
+    labels = [c.label for c in plan(TrainSettings(horizon=3, model_name="auto"), yearly)]
+    assert "seasonal_drift" not in labels and "drift" in labels

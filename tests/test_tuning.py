@@ -95,7 +95,7 @@ def test_a_search_keeps_the_best_on_validation_and_never_reads_test(
     pytest.importorskip("ray")
     from forecaster.artifacts import load_bundle
     from forecaster.data import read_csv
-    from forecaster.training.fit import plan
+    from forecaster.training.planning import plan
     from forecaster.training.settings import TrainSettings
 
     runs = {}

@@ -81,8 +81,9 @@ def _module_and_batches(settings: TrainStepBenchSettings, device: torch.device, 
     import lightning
 
     from forecaster.data import load_dataset
-    from forecaster.training.fit import build_candidate, plan
+    from forecaster.training.fit import build_candidate
     from forecaster.training.module import ForecastModule
+    from forecaster.training.planning import plan
     from forecaster.training.settings import TrainSettings
 
     series = load_dataset(settings.dataset, settings.data_dir)

@@ -31,8 +31,8 @@ TUNED_TRIALS = 16
 # Rows made from their candidates' bundles (runners): the `forecaster train` model and preset that keep them.
 MADE = {S3_AUTO: (OWN_MODEL, AUTO_PRESET), AUTO: (AUTO, DEFAULT)}
 # The baselines `--model auto` adds to S3Attention's variants on a registered dataset
-# (forecaster.training.fit.auto_models), as `forecaster train` bundles (naive:reference is the naive row's
-# forecast, saved for auto to load).
+# (forecaster.training.planning.auto_models), as `forecaster train` bundles (naive:reference is the naive
+# row's forecast, saved for auto to load).
 _AUTO_BASELINES = ("naive:reference", "seasonal_naive:reference", "nlinear:reference", "dlinear:reference")
 
 

@@ -17,7 +17,8 @@ from torch import nn
 
 from forecaster.data import TimeSeries
 from forecaster.models.ensemble import Ensemble, member_forecasts, select_weights
-from forecaster.training.fit import Candidate, Fitted, training_record
+from forecaster.training.fit import Fitted, training_record
+from forecaster.training.planning import Candidate
 from forecaster.training.scoring import forecast_batches, split_windows, window_errors
 
 ENSEMBLE = "ensemble"

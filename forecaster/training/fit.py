@@ -5,8 +5,8 @@ Early stopping keeps the epoch with the lowest validation MSE. A model whose unt
 forecast (S3Attention with `anchor="last"`, checked on the validation windows) keeps its trained weights only
 if they beat its initial, naive ones by more than two standard errors (`scoring.simplest_consistent`; on a
 short validation split, on an earlier validation period too): it stays the naive forecast unless
-validation clearly says otherwise. Models without parameters (naive,
-seasonal naive) are scored, not trained.
+validation clearly says otherwise. Models without parameters (the baselines of
+`baselines.NOTHING_TO_FIT`) are scored, not trained.
 """
 
 from __future__ import annotations
@@ -26,24 +26,14 @@ import torch
 from torch import nn
 
 from forecaster.artifacts import Bundle, DataConfig
-from forecaster.calibration import DEFAULT_LEVELS
-from forecaster.data import ForecastDataModule, Scaler, TimeSeries, get_spec, season_length
+from forecaster.data import ForecastDataModule, Scaler, TimeSeries
 from forecaster.data.missing import check_magnitudes
-from forecaster.data.splits import default_split, fitting_input_size
-from forecaster.errors import ConfigError, DataError, ForecasterError
-from forecaster.models import MODELS, get_model
+from forecaster.errors import DataError, ForecasterError
+from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
 from forecaster.models.ensemble import Ensemble
-from forecaster.presets import (
-    AUTO,
-    DEFAULT,
-    TRAINING_DEFAULTS,
-    auto_candidates,
-    preset,
-    resolve,
-    training_setting,
-)
 from forecaster.training.members import member_seeds, train_member
+from forecaster.training.planning import Candidate, split_for
 from forecaster.training.scoring import (
     Score,
     simplest_consistent,
@@ -58,30 +48,6 @@ log = logging.getLogger(__name__)
 # each candidate is also trained on the rows before an earlier validation period (`splits.earlier_period`)
 # and scored there, and a model is kept over a simpler one only if it is better on both periods.
 MIN_VALIDATION_BLOCKS = 4
-# `--model auto`'s baselines, which fit nothing and come first: drift and mean on a user's file only.
-AUTO_BASELINES, USER_BASELINES = ("naive", "seasonal_naive"), ("drift", "mean")
-
-
-def auto_models(series: TimeSeries) -> list[str]:
-    """`--model auto`'s models, simplest first: a tie goes to the simpler (the registered datasets' `auto`
-    benchmark rows were chosen without drift and mean, and their bundles are not kept to choose again)."""
-    users = USER_BASELINES if series.dataset is None else ()
-    return [*AUTO_BASELINES, *users, "nlinear", "dlinear", "s3attention"]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One model to fit: its registered name, config fields, learning rate and input size, whether its
-    trained forecast is shrunk toward the naive one (`models.toward_naive`), and how many seeds it is trained
-    from (None: by the data's size, `members.member_seeds`)."""
-
-    label: str
-    model_name: str
-    model_options: dict[str, Any]
-    lr: float
-    input_size: int
-    toward_naive: bool = True
-    seeds: int | None = None
 
 
 @dataclass
@@ -135,124 +101,6 @@ def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted
         candidate, model, bundle.data, bundle.scaler, errors, {**recorded, "candidate": label},
         earlier=None if earlier is None else Score(earlier["mse"], np.asarray(earlier["blocks"])),
     )  # fmt: skip
-
-
-def _config_fields(model_name: str) -> dict[str, dataclasses.Field]:
-    return {field.name: field for field in dataclasses.fields(MODELS.get(model_name).config_class)}
-
-
-def _fields(model_name: str) -> set[str]:
-    return set(_config_fields(model_name))
-
-
-def _smallest_input(model_name: str) -> int:
-    """The shortest input a model's config accepts (S3Attention: 2), 1 where it states none."""
-    field = _config_fields(model_name).get("input_size")
-    return int(field.metadata.get("minimum") or 1) if field is not None else 1
-
-
-def split_for(series: TimeSeries, settings: TrainSettings) -> str:
-    """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`)."""
-    return settings.split or default_split(len(series), settings.horizon)
-
-
-def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
-    """A registered dataset's input size; else 96, shortened on a short file so that training keeps as many
-    windows as input steps (`fitting_input_size`)."""
-    if series.dataset:
-        return get_spec(series.dataset).input_size
-    split = split_for(series, settings)
-    return fitting_input_size(len(series), settings.horizon, split, series.freq)
-
-
-def _candidate(
-    label: str, model_name: str, preset_name: str, settings: TrainSettings, series: TimeSeries
-) -> Candidate | None:
-    """A candidate from a preset and the user's settings (which win); None if it cannot apply."""
-    model_preset, training_preset = preset(model_name, preset_name, series.dataset)
-    fields = _fields(model_name)
-    options = {
-        **model_preset,
-        **({"seed": settings.seed} if "seed" in fields else {}),
-        **{key: value for key, value in settings.model_options.items() if key in fields},
-    }
-    if settings.loss == "quantile":
-        if "quantile_levels" not in fields:
-            if settings.model_name != AUTO:
-                raise ConfigError(
-                    f"--loss quantile needs a model with a quantile head (s3attention); {model_name} has none"
-                )
-        elif not options.get("quantile_levels"):
-            options["quantile_levels"] = list(DEFAULT_LEVELS)
-    elif settings.loss == "mse":
-        if settings.model_options.get("quantile_levels"):
-            raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
-        options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
-    preset_size = training_preset.get("input_size")
-    input_size = settings.input_size or preset_size or default_input_size(series, settings)
-    smallest = _smallest_input(model_name)
-    if input_size < smallest:  # a short file: the rows before the validation and test horizons are too few
-        if settings.model_name == AUTO:
-            return None
-        raise DataError(
-            f"{series.source}: {len(series)} rows leave {model_name} an input of {input_size} step(s) before "
-            f"the validation and test horizons of {settings.horizon}; it needs at least {smallest}: expected "
-            "more rows or a shorter --horizon (--model naive forecasts from 1 step)"
-        )
-    if "season" in fields and "season" not in options:
-        season = season_length(series.freq, input_size)
-        if season is None:
-            if settings.model_name != AUTO:
-                raise ConfigError(
-                    f"seasonal_naive: the data's frequency {series.freq!r} gives no season that fits "
-                    f"input_size {input_size}; give --season N (N <= input_size)"
-                )
-            return None
-        options["season"] = season
-    lr = settings.lr or training_preset.get("lr") or TRAINING_DEFAULTS["lr"]
-    toward_naive, seeds = settings.toward_naive, settings.seeds
-    if toward_naive is None:
-        toward_naive = training_setting(model_name, preset_name, series.dataset, "toward_naive")
-    if seeds is None:
-        seeds = training_setting(model_name, preset_name, series.dataset, "seeds")
-    return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds)
-
-
-def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
-    """The candidates a run fits: one model with its preset, a model's `--preset auto` variants, or, for
-    `--model auto`, the baselines, S3Attention's auto variants and any `--candidates`."""
-    if settings.model_name == AUTO:
-        models = list(dict.fromkeys([*auto_models(series), *settings.candidates]))
-        named = [(model, AUTO if model == "s3attention" else DEFAULT) for model in models]
-    else:
-        unknown = sorted(set(settings.model_options) - _fields(settings.model_name))
-        if unknown:
-            raise ConfigError(f"model {settings.model_name!r} has no option(s) {unknown}")
-        named = [(settings.model_name, settings.preset)]
-    pairs = [
-        (model, name)
-        for model, preset_name in named
-        for name in (auto_candidates(model) if preset_name == AUTO else (resolve(model, preset_name),))
-    ]
-    counts = {model: sum(1 for other, _ in pairs if other == model) for model, _ in pairs}
-    labels = {
-        (model, name): model if counts[model] == 1 and name == resolve(model) else f"{model}:{name}"
-        for model, name in pairs
-    }
-    planned = [_candidate(labels[model, name], model, name, settings, series) for model, name in pairs]
-    distinct = {}  # the same candidate planned twice (paper = reference outside ILI) runs once
-    for candidate in planned:
-        if candidate is not None:
-            key = (
-                candidate.model_name,
-                repr(sorted(candidate.model_options.items())),
-                candidate.lr,
-                candidate.input_size,
-                candidate.toward_naive,
-                candidate.seeds,
-            )
-            distinct.setdefault(key, candidate)
-    return list(distinct.values())
 
 
 class Built(NamedTuple):

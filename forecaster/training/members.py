@@ -33,7 +33,8 @@ from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS, TrainSe
 from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
 if TYPE_CHECKING:
-    from forecaster.training.fit import Built, Candidate
+    from forecaster.training.fit import Built
+    from forecaster.training.planning import Candidate
 
 SEED_STRIDE = 10_000  # between the seeds of a bagged candidate's members (`member_seeds`)
 

@@ -1,6 +1,6 @@
 """The train and evaluate workflows behind `forecaster train` and `forecaster evaluate`.
 
-train: series -> the candidates the settings name (`fit.plan`: one model, a model's preset variants, or
+train: series -> the candidates the settings name (`planning.plan`: one model, a model's preset variants, or
 `--model auto`) -> each fitted on the train windows and judged on the validation windows -> the best on
 validation kept (the test split is never read for a choice) -> test metrics, with the naive forecast's on
 the same windows -> bundle. Test metrics come from `evaluate_model`, the very code `forecaster evaluate`
@@ -44,8 +44,9 @@ from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, ensemble_of
-from forecaster.training.fit import USER_BASELINES, Candidate, Fitted, fit_candidate, plan, split_for
+from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
+from forecaster.training.planning import USER_BASELINES, Candidate, plan, season_fits, split_for
 from forecaster.training.scoring import (
     Score,
     baseline_metrics,
@@ -260,7 +261,7 @@ REFERENCES = ("seasonal_naive", *USER_BASELINES)
 def _with_references(
     fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, work_dir: Path
 ) -> list[Fitted]:
-    """The product's default model (S3Attention, default preset) with seasonal naive and drift before it where
+    """The product's default model (S3Attention, default preset) with the baselines before it where
     they forecast validation better on every period scored: references the model must clearly beat, as
     `--model auto` holds its candidates (the better of two is the reference, `simplest_consistent`). The model
     starts as the naive forecast and leaves it on the evidence of its windows, which a strong season or trend
@@ -276,7 +277,7 @@ def _with_references(
         return fitted
     better = []
     for name in REFERENCES:
-        if name == "seasonal_naive" and season_length(series.freq, model.data.input_size) is None:
+        if not season_fits(name, series.freq, model.data.input_size):
             continue
         baseline = dataclasses.replace(
             settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,

@@ -34,7 +34,8 @@ from forecaster.training.settings import TrainSettings
 from forecaster.tuning.space import TRAINING_SETTINGS, default_point, model_defaults, search_space, tune_space
 
 if TYPE_CHECKING:
-    from forecaster.training.fit import Candidate, Fitted
+    from forecaster.training.fit import Fitted
+    from forecaster.training.planning import Candidate
 
 MODEL_DIR, TRIALS_FILE, SPACE_FILE, KEPT_FILE = "model", "trials.csv", "space.json", "kept.json"
 UNTUNED, TUNED = "untuned", "tuned"
@@ -104,7 +105,8 @@ def _trial(
     import torch
     from ray import tune
 
-    from forecaster.training.fit import fit_candidate, plan
+    from forecaster.training.fit import fit_candidate
+    from forecaster.training.planning import plan
 
     torch.set_num_threads(threads)
     quiet_lightning()
@@ -175,7 +177,7 @@ def tune_forecaster(
     series: TimeSeries, out: str | Path, base: TrainSettings, tuning: TuneSettings
 ) -> TuneOutcome:
     """Search `base.model_name`'s settings on validation, retrain the best, and write the tuning folder."""
-    from forecaster.training.fit import plan
+    from forecaster.training.planning import plan
 
     out = Path(out)
     if out.parent.is_dir():
@@ -220,7 +222,8 @@ def keep_tuned(
     (`keep_best`, untuned first): the best of many trials on one validation split is partly luck, so it is
     kept only on clear evidence, on the earlier validation period too where the split is short (Exchange-720:
     the best of 16 trials beat the untuned settings by 24% on validation and was twice as bad on test)."""
-    from forecaster.training.fit import fit_candidate, plan
+    from forecaster.training.fit import fit_candidate
+    from forecaster.training.planning import plan
     from forecaster.training.workflows import keep_best
 
     tuned = settings_for(base, best)
