@@ -3,7 +3,6 @@ value flags, metadata lines, periods as columns, and ONS blocks of several frequ
 
 from __future__ import annotations
 
-import gzip
 import io
 import warnings
 from pathlib import Path
@@ -11,36 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from layout_checks import one_line_error, read_noted, write
 
 from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv
 from forecaster.data.layouts import sniff
-from forecaster.errors import DataError
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-
-
-def _write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
-    return path
-
-
-def _read(path: Path, **options) -> tuple[pd.DataFrame, str, str]:
-    """(frame, frequency, the one note line) of a file read with a DataQualityWarning."""
-    with pytest.warns(DataQualityWarning) as caught:
-        series = read_csv(path, **options)
-    assert len(caught) == 1
-    return series.frame, series.freq, str(caught[0].message)
-
-
-def _one_line_error(path: Path, **options) -> str:
-    with pytest.raises(DataError) as caught:
-        read_csv(path, **options)
-    message = str(caught.value)
-    assert message.startswith(f"{path}: ") and "\n" not in message
-    assert caught.value.__cause__ is None
-    return message
 
 
 def _world_bank(tmp_path: Path) -> Path:
@@ -54,12 +30,12 @@ def _world_bank(tmp_path: Path) -> Path:
     rows = [header, [*series, "Germany", "DEU", *germany], [*series, "France", "FRA", *france]]
     text = "\n".join(",".join(f'"{cell}"' for cell in row) for row in rows)
     footer = "\n\nData from database: World Development Indicators\nLast Updated: 10/28/2026\n"
-    return _write(tmp_path, "API_WDI.csv", text + footer)
+    return write(tmp_path, "API_WDI.csv", text + footer)
 
 
 def test_world_bank_export_becomes_one_column_per_country(tmp_path):
     path = _world_bank(tmp_path)
-    frame, freq, note = _read(path, fill_missing="interpolate")
+    frame, freq, note = read_noted(path, fill_missing="interpolate")
     assert list(frame.columns) == ["Germany", "France"]
     assert freq == "YS-JAN"
     assert frame.index.equals(pd.date_range("1990-01-01", "2020-01-01", freq="YS", name="period"))
@@ -77,7 +53,7 @@ def test_wide_rows_are_named_by_the_cells_that_tell_them_apart(tmp_path):
     for country, code in (("Germany", "DEU"), ("France", "FRA")):
         for series in ("GDP", "Inflation"):
             lines.append(f"{country},{code},{series},1,2,3,4")
-    frame, _, _ = _read(_write(tmp_path, "wide.csv", "\n".join(lines) + "\n"))
+    frame, _, _ = read_noted(write(tmp_path, "wide.csv", "\n".join(lines) + "\n"))
     # the country code says nothing the name does not
     assert list(frame.columns) == [
         "Germany / GDP",
@@ -95,8 +71,8 @@ def test_eurostat_tsv_with_flags_and_colons(tmp_path):
     fr[5], fr[6], fr[10] = ": c", "91.5 bp", ":"
     text = "freq,unit,s_adj,geo\\TIME_PERIOD\t" + "\t".join(f"{m} " for m in months) + "\n"
     text += "M,I15,SCA,DE\t" + "\t".join(de) + "\nM,I15,SCA,FR\t" + "\t".join(fr) + "\n"
-    path = _write(tmp_path, "estat_prc_hicp_midx.tsv.gz", text)
-    frame, freq, note = _read(path, fill_missing="interpolate")
+    path = write(tmp_path, "estat_prc_hicp_midx.tsv.gz", text)
+    frame, freq, note = read_noted(path, fill_missing="interpolate")
     assert list(frame.columns) == ["DE", "FR"]
     assert freq == "MS"
     assert frame.index.equals(pd.date_range("2020-01-01", "2021-12-01", freq="MS", name="period"))
@@ -119,12 +95,12 @@ def _ons(tmp_path: Path, months: int) -> Path:
     lines += [f'"{year}","{400000 + year}"' for year in range(1990, 2024)]
     lines += [f'"{1990 + k // 4} Q{k % 4 + 1}","{100000 + 250 * k}"' for k in range(138)]
     lines += [f'"{2020 + k // 12} {MONTHS[k % 12]}","{33000 + k}"' for k in range(months)]
-    return _write(tmp_path, "abmi.csv", "\r\n".join(lines) + "\r\n")
+    return write(tmp_path, "abmi.csv", "\r\n".join(lines) + "\r\n")
 
 
 def test_ons_file_keeps_its_quarterly_block_when_the_monthly_one_is_short(tmp_path):
     path = _ons(tmp_path, months=12)
-    frame, freq, note = _read(path)
+    frame, freq, note = read_noted(path)
     assert list(frame.columns) == ["ABMI"] and freq == "QS-JAN"
     assert frame.index.equals(pd.date_range("1990-01-01", "2024-04-01", freq="QS", name="period"))
     np.testing.assert_array_equal(frame["ABMI"], 100000 + 250 * np.arange(138))
@@ -135,7 +111,7 @@ def test_ons_file_keeps_its_quarterly_block_when_the_monthly_one_is_short(tmp_pa
 
 
 def test_ons_file_keeps_the_monthly_block_once_it_has_enough_rows(tmp_path):
-    frame, freq, note = _read(_ons(tmp_path, months=30))
+    frame, freq, note = read_noted(_ons(tmp_path, months=30))
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 30
     np.testing.assert_array_equal(frame["ABMI"], 33000 + np.arange(30))
     assert note.endswith("kept the 30 monthly rows, skipped 34 yearly and 138 quarterly")
@@ -150,8 +126,8 @@ def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
             "2021-Q2;10.300,25;1\u00a0260,5;83.138"]  # fmt: skip
     text = "Volkswirtschaftliche Gesamtrechnungen;;;\nBruttoinlandsprodukt, Konsum: Deutschland;;;\n"
     text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows) + "\n;;;\nQuelle: Statistisches Bundesamt;;;\n"
-    path = _write(tmp_path, "81000-0002.csv", text)
-    frame, freq, note = _read(path)
+    path = write(tmp_path, "81000-0002.csv", text)
+    frame, freq, note = read_noted(path)
     assert list(frame.columns) == ["BIP", "Konsum", "Einwohner"] and freq == "QS-JAN"
     assert frame.index.equals(pd.date_range("2020-01-01", periods=6, freq="QS", name="Quartal"))
     np.testing.assert_array_equal(frame["BIP"], [9990.25, 10001.5, 987.5, 10250.75, 10100.0, 10300.25])
@@ -165,7 +141,7 @@ def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
 
 def test_month_labels_of_a_date_column_are_not_flagged_years(tmp_path):
     text = "date,value\n" + "".join(f"2020 {month},{i}.5\n" for i, month in enumerate(MONTHS))
-    series = read_csv(_write(tmp_path, "months.csv", text))
+    series = read_csv(write(tmp_path, "months.csv", text))
     assert series.freq == "MS" and series.index[-1] == pd.Timestamp("2020-12-01")
     np.testing.assert_array_equal(series.values[:, 0], np.arange(12) + 0.5)
 
@@ -177,8 +153,8 @@ def test_fred_dots_are_missing_values(tmp_path):
     text = "observation_date,DGS10\n" + "".join(
         f"{d:%Y-%m-%d},{v}\n" for d, v in zip(days, values, strict=True)
     )
-    path = _write(tmp_path, "DGS10.csv", text)
-    frame, freq, note = _read(path, fill_missing="ffill")
+    path = write(tmp_path, "DGS10.csv", text)
+    frame, freq, note = read_noted(path, fill_missing="ffill")
     assert freq == "B" and frame.index.equals(pd.DatetimeIndex(days, name="observation_date"))
     expected = [2.0, 2.0, 2.25, 2.5, 2.75, 2.75, 3.25, 3.5, 3.75, 4.0]  # the first taken back, the holiday on
     np.testing.assert_array_equal(frame["DGS10"], expected)
@@ -187,7 +163,7 @@ def test_fred_dots_are_missing_values(tmp_path):
 
 def test_tidy_file_reads_as_before_without_a_note(tmp_path):
     text = "date,load,temp\n" + "".join(f"2024-01-01 {h:02d}:00,{h * 1.5},{-h}\n" for h in range(24))
-    path = _write(tmp_path, "tidy.csv", text)
+    path = write(tmp_path, "tidy.csv", text)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataQualityWarning)
         series = read_csv(path)
@@ -201,8 +177,8 @@ def test_other_delimiters_are_sniffed_and_named(tmp_path, delimiter, said):
     text = f"date{delimiter}a{delimiter}b\n" + "".join(
         f"2020-01-01 {h:02d}:00{delimiter}{h}{delimiter}{h / 4}\n" for h in range(12)
     )
-    path = _write(tmp_path, "other.csv", text)
-    frame, freq, note = _read(path)
+    path = write(tmp_path, "other.csv", text)
+    frame, freq, note = read_noted(path)
     assert list(frame.columns) == ["a", "b"] and freq == "h"
     np.testing.assert_array_equal(frame["b"], np.arange(12) / 4)
     assert note == f"{path}: note: read values separated by {said}"
@@ -211,15 +187,15 @@ def test_other_delimiters_are_sniffed_and_named(tmp_path, delimiter, said):
 def test_title_lines_and_footer_notes_are_skipped(tmp_path):
     head = '"Title","Gross domestic product"\n"Unit","m"\n"Release date","12-11-2026"\n\n"date","value"\n'
     rows = "".join(f'"2020-{month:02d}-01","{100 + month}"\n' for month in range(1, 13))
-    path = _write(
+    path = write(
         tmp_path, "gdp.csv", head + rows + "Source: Office for Statistics\nNotes: seasonally adjusted\n"
     )
-    frame, freq, note = _read(path)
+    frame, freq, note = read_noted(path)
     assert freq == "MS" and list(frame.columns) == ["value"]
     np.testing.assert_array_equal(frame["value"], 100 + np.arange(1, 13))
     assert note == f"{path}: note: skipped 3 metadata line(s) before the data and 2 after"
-    broken = _write(tmp_path, "broken.csv", head + rows.replace('"103"', '"n.v."'))
-    message = _one_line_error(broken, targets=["value"])
+    broken = write(tmp_path, "broken.csv", head + rows.replace('"103"', '"n.v."'))
+    message = one_line_error(broken, targets=["value"])
     assert message.endswith(
         "line 4 'n.v.' (1 cell(s) in total); expected a number in every cell (line numbers count from the "
         "header, which is file line 5)"
@@ -228,24 +204,24 @@ def test_title_lines_and_footer_notes_are_skipped(tmp_path):
 
 def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_path):
     rows = "".join(f'2020-01-0{d},"{d},234",{d}.5\n' for d in range(1, 8))
-    frame, _, note = _read(_write(tmp_path, "grouped.csv", "date,a,b\n" + rows))
+    frame, _, note = read_noted(write(tmp_path, "grouped.csv", "date,a,b\n" + rows))
     np.testing.assert_array_equal(frame["a"], [1234.0 + 1000 * d for d in range(7)])
     assert note.endswith("note: read 7 number(s) written with thousands separators")
-    quoted = _write(
+    quoted = write(
         tmp_path, "quoted.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234.5"\n' for d in range(1, 8))
     )
-    assert _read(quoted)[0]["a"].tolist() == [1234.5 + 1000 * d for d in range(7)]
+    assert read_noted(quoted)[0]["a"].tolist() == [1234.5 + 1000 * d for d in range(7)]
     # "1,234" alone could be a thousand and some or one and a bit: not guessed
-    ambiguous = _write(
+    ambiguous = write(
         tmp_path, "ambiguous.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234"\n' for d in range(1, 8))
     )
-    message = _one_line_error(ambiguous, targets=["a"])
+    message = one_line_error(ambiguous, targets=["a"])
     assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message
 
 
 def test_a_first_row_of_text_is_not_taken_for_metadata(tmp_path):
-    path = _write(tmp_path, "text.csv", "date,a\n2020-01-01,n.a\n2020-01-02,5\n2020-01-03,6\n")
-    message = _one_line_error(path)
+    path = write(tmp_path, "text.csv", "date,a\n2020-01-01,n.a\n2020-01-02,5\n2020-01-03,6\n")
+    message = one_line_error(path)
     assert message == (
         f"{path}: column 'a' holds text where numbers are expected: line 2 'n.a' (1 cell(s) in total); "
         "expected a number in every cell"
@@ -267,8 +243,8 @@ def test_a_first_row_of_text_is_not_taken_for_metadata(tmp_path):
     ],
 )  # fmt: skip
 def test_wide_files_that_cannot_be_turned_around_name_the_problem(tmp_path, text, expected):
-    path = _write(tmp_path, "wide.csv", text)
-    assert expected in _one_line_error(path)
+    path = write(tmp_path, "wide.csv", text)
+    assert expected in one_line_error(path)
 
 
 def test_ons_label_that_is_no_period_names_its_file_line(tmp_path):
@@ -276,7 +252,7 @@ def test_ons_label_that_is_no_period_names_its_file_line(tmp_path):
     lines = path.read_bytes().decode().split("\r\n")
     lines[12] = '"1994 Q5","1"'
     path.write_bytes("\r\n".join(lines).encode())
-    message = _one_line_error(path)
+    message = one_line_error(path)
     assert "line 13: '1994 Q5' is not a period label of an ONS time series" in message
 
 
@@ -309,48 +285,10 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
     assert forecast["period"].str[:4].tolist() == ["2021", "2022"]
 
 
-def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
-    """A BLS download: Series ID, Year, Period (M01-M12, and M13 the year's average), Label, Value."""
-    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    lines = ["Series ID,Year,Period,Label,Value"]
-    for series, base in (("LNS14000000", 5.0), ("LNS14000003", 4.0)):
-        for year in (2022, 2023):
-            for m, name in enumerate(months, 1):
-                lines.append(f"{series},{year},M{m:02d},{year} {name},{base + m / 10}")
-            lines.append(f"{series},{year},M13,{year} Annual,{base + 0.65}")
-    path = _write(tmp_path, "bls.csv", "\n".join(lines) + "\n")
-    frame, freq, note = _read(path)
-    assert list(frame.columns) == ["LNS14000000", "LNS14000003"] and freq == "MS"
-    assert frame.index.equals(pd.date_range("2022-01-01", "2023-12-01", freq="MS", name="Period"))
-    np.testing.assert_allclose(frame["LNS14000003"], np.tile(4.0 + np.arange(1, 13) / 10, 2))
-    said = "read columns 'Year' and 'Period' as monthly period codes (BLS); dropped 4 row(s) of averages"
-    assert said in note
-    # as a bundle re-reads new rows: with the columns it found
-    again, _, _ = _read(path, date_col="Period", id_col="Series ID", target_col="Value")
-    pd.testing.assert_frame_equal(again, frame)
-
-
-def test_an_insee_series_newest_first_with_a_short_header(tmp_path):
-    """INSEE's series download: key/value lines, a header of two cells above rows of three (period, value,
-    status code), quarters written 2025-T4, space thousands separators, and the newest quarter first."""
-    quarters = [f"{year}-T{q}" for year in range(2020, 2026) for q in range(1, 5)]
-    values = [600_000 + 1_000 * k for k in range(len(quarters))]
-    pairs = zip(quarters, values, strict=True)
-    rows = [f'"{label}";"{value:,}";"A"'.replace(",", " ") for label, value in pairs]
-    head = ['"Libellé";"Produit intérieur brut total"', '"idBank";"010565692"', '"Période";""']
-    path = _write(tmp_path, "insee.csv", "\n".join(head + rows[::-1]) + "\n")
-    frame, freq, note = _read(path)
-    assert freq == "QS-JAN" and list(frame.columns) == ["column 2"]
-    assert frame.index[0] == pd.Timestamp("2020-01-01") and frame.index[-1] == pd.Timestamp("2025-10-01")
-    np.testing.assert_array_equal(frame["column 2"], values)
-    assert "read the rows, listed newest first, from the oldest" in note
-    assert "skipped non-numeric column(s) 'column 3'" in note
-
-
 def test_a_header_of_several_lines_takes_the_line_that_tells_columns_apart(tmp_path):
     lines = ["Table 2.1: Unemployment", "Country,Germany,France", "Unit,%,%", "Seasonal adjustment,SA,SA"]
     lines += [f"{year}Q{q},{year - 2000 + q / 10},{10 + q}" for year in (2020, 2021) for q in range(1, 5)]
-    frame, freq, note = _read(_write(tmp_path, "table.csv", "\n".join(lines) + "\n"))
+    frame, freq, note = read_noted(write(tmp_path, "table.csv", "\n".join(lines) + "\n"))
     assert list(frame.columns) == ["Germany", "France"] and freq == "QS-JAN"
     np.testing.assert_array_equal(frame["France"], [11, 12, 13, 14] * 2)
     assert note.endswith("skipped 3 metadata line(s) before the data")
@@ -361,20 +299,20 @@ def test_empty_columns_without_a_name_are_dropped_and_named_ones_kept(tmp_path):
     'Unnamed: 3', is left out as a column without values, by name."""
     rows = "".join(f"2020-{month:02d}-01,{month},{month / 2},,,\r\n" for month in range(1, 13))
     for name, header in [("excel.csv", "date,a,b,,,\r\n"), ("short.csv", "date,a,b\r\n")]:
-        frame, freq, note = _read(_write(tmp_path, name, header + rows))
+        frame, freq, note = read_noted(write(tmp_path, name, header + rows))
         assert freq == "MS" and list(frame.columns) == ["a", "b"]
         np.testing.assert_array_equal(frame["b"], np.arange(1, 13) / 2)
         assert note == f"{tmp_path / name}: note: dropped 3 empty column(s) without a name"
-    named = _write(tmp_path, "named.csv", "date,a,b,Unnamed: 3,,\r\n" + rows)
-    frame, _, note = _read(named)
+    named = write(tmp_path, "named.csv", "date,a,b,Unnamed: 3,,\r\n" + rows)
+    frame, _, note = read_noted(named)
     assert list(frame.columns) == ["a", "b"] and "left out column(s) 'Unnamed: 3': no values at all" in note
 
 
 def test_summary_rows_after_the_data_are_skipped_and_named(tmp_path):
     rows = "".join(f"2020-{month:02d}-01,{month},{10 * month}\n" for month in range(1, 13))
     footer = ",,\nTotal,78,780\nAverage,6.5,65\nSource: x\n"  # a blank row, two summaries, a note
-    path = _write(tmp_path, "totals.csv", "date,a,b\n" + rows + footer)
-    frame, freq, note = _read(path)
+    path = write(tmp_path, "totals.csv", "date,a,b\n" + rows + footer)
+    frame, freq, note = read_noted(path)
     assert freq == "MS" and len(frame) == 12
     np.testing.assert_array_equal(frame["b"], 10 * np.arange(1, 13))
     assert note == (
@@ -382,8 +320,8 @@ def test_summary_rows_after_the_data_are_skipped_and_named(tmp_path):
         "line 15 'Total', line 16 'Average'"
     )
     # a label among the dates is no summary: refused as before
-    middle = _write(tmp_path, "middle.csv", "date,a,b\n" + rows.replace("2020-05-01", "Total"))
-    assert "has 1 value(s) that are not timestamps: line 6 'Total'" in _one_line_error(middle)
+    middle = write(tmp_path, "middle.csv", "date,a,b\n" + rows.replace("2020-05-01", "Total"))
+    assert "has 1 value(s) that are not timestamps: line 6 'Total'" in one_line_error(middle)
 
 
 def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
@@ -394,8 +332,8 @@ def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
     for year in years:
         cells = [f"{12 * (year - 2015) + month}" for month in range(12)]
         rows.append([str(year), *(cells[:9] + ["", "", ""] if year == 2024 else cells), "0", "0"])
-    path = _write(tmp_path, "bls.csv", "\n".join(",".join(row) for row in rows) + "\n")
-    frame, freq, note = _read(path)
+    path = write(tmp_path, "bls.csv", "\n".join(",".join(row) for row in rows) + "\n")
+    frame, freq, note = read_noted(path)
     assert freq == "MS" and frame.columns.tolist() == ["value"] and len(frame) == 9 * 12 + 9
     assert frame.index[0] == pd.Timestamp("2015-01-01") and frame.index[-1] == pd.Timestamp("2024-09-01")
     np.testing.assert_array_equal(frame["value"].to_numpy(), np.arange(117.0))
@@ -407,29 +345,11 @@ def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
 
 
 def test_a_year_by_quarter_table_is_one_quarterly_series_and_other_columns_keep_the_table(tmp_path):
-    quarters = _write(tmp_path, "q.csv", "year,Q1,Q2,Q3,Q4\n2020,1,2,3,4\n2021,5,6,7,8\n2022,9,10,11,12\n")
-    frame, freq, _ = _read(quarters)
+    quarters = write(tmp_path, "q.csv", "year,Q1,Q2,Q3,Q4\n2020,1,2,3,4\n2021,5,6,7,8\n2022,9,10,11,12\n")
+    frame, freq, _ = read_noted(quarters)
     assert freq == "QS-JAN" and frame["value"].tolist() == list(np.arange(1.0, 13.0))
     # a column that is neither a season nor a summary: a table of yearly series, read as before
     text = "year,Q1,Q2,Q3,Q4,gdp\n2020,1,2,3,4,5\n2021,5,6,7,8,9\n2022,9,10,11,12,3\n"
-    other = _write(tmp_path, "o.csv", text)
+    other = write(tmp_path, "o.csv", text)
     series = read_csv(other)
     assert series.freq == "YS-JAN" and series.columns == ["Q1", "Q2", "Q3", "Q4", "gdp"]
-
-
-def test_an_abs_time_series_sheet_skips_the_rows_describing_its_columns(tmp_path):
-    """The Australian Bureau of Statistics' time-series spreadsheet as CSV: series names in the header (its
-    first cell empty), then Unit, Series Type, ..., Series ID rows, then one row per quarter ("Mar-2006")."""
-    described = ["Unit,000,000", "Series Type,Seasonally Adjusted,Seasonally Adjusted",
-                 "Data Type,STOCK,STOCK", "Frequency,Quarter,Quarter", "Collection Month,3,3",
-                 "Series Start,Mar-2006,Mar-2006", "Series End,Dec-2010,Dec-2010", "No. Obs,20,20",
-                 "Series ID,A84423043C,A84423041X"]  # fmt: skip
-    quarters = pd.date_range("2006-03-01", periods=20, freq="QS-MAR")
-    rows = [f"{stamp:%b-%Y},{114000 + 10 * k:.1f},{22500 + k:.1f}" for k, stamp in enumerate(quarters)]
-    path = _write(tmp_path, "6202001.csv", "\n".join([",Employed total ;  Persons ;,Full-time ;  Persons ;",
-                                                      *described, *rows]) + "\n")  # fmt: skip
-    frame, freq, note = _read(path)
-    assert note.endswith("skipped 9 row(s) below the header describing the columns ('Unit', 'Series Type', "
-                         "'Data Type', 'Frequency', ...)")  # fmt: skip
-    assert freq == "QS-MAR" and frame.index[0] == pd.Timestamp("2006-03-01") and len(frame) == 20
-    assert frame.iloc[-1].tolist() == [114190.0, 22519.0]

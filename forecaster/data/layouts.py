@@ -162,8 +162,10 @@ def sniff(source: Any, **options: Any) -> Layout:
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     header = [cell.strip() for cell in rows[first]]
     names = above = None
-    if ons is None and len(header) == width and len(set(header[1:])) < width - 1:
+    if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
         names = above = _names_above(rows[:first], width)
+        if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
+            names = above = (DATE_COLUMN, *names[1:])
     if ons is None and len(header) < width:
         header += [""] * (width - len(header))
         names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
@@ -174,7 +176,9 @@ def sniff(source: Any, **options: Any) -> Layout:
 
 def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
     """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
-    "Country,Germany,France,Italy"), the nearest line above of the same width that names every column."""
+    "Country,Germany,France,Italy") or leaves a column unnamed (the Bundesbank's "Stand vom;06.10.2023;" under
+    ";BBDE1.M.DE...;BBDE1.M.DE..._FLAGS"), the nearest line above of the same width that names every
+    column."""
     for cells in reversed(rows):
         names = [cell.strip() for cell in cells]
         if len(names) == width and all(names[1:]) and len(set(names[1:])) == width - 1:
@@ -318,15 +322,18 @@ def arrange(
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
-    # a bundle trained on such a file re-reads new rows with the date column named here
-    describable = not read.no_date and read.date_col in (None, DATE_COLUMN) and layout.ons is None
-    described = _description_rows(raw) if describable and find_date(raw) is None else 0
+    # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
+    # column's name where the file gives it one (INSEE's "Libellé")
+    named_first = read.date_col is not None and read.date_col == raw.columns[0]
+    found = read.date_col in (None, DATE_COLUMN) and find_date(raw) is None
+    describable = not read.no_date and layout.ons is None and (found or named_first)
+    described = _description_rows(raw) if describable else 0
     if described:
         labels = ", ".join(map(repr, raw.iloc[:described, 0].astype(str).str.strip()[:4]))
         said.append(f"skipped {described} row(s) below the header describing the columns ({labels}"
                     f"{', ...' if described > 4 else ''})")  # fmt: skip
         raw = raw.iloc[described:].reset_index(drop=True)
-        if 0 in unnamed:  # the first column, without a name, holds the dates
+        if 0 in unnamed and not named_first:  # the first column, without a name, holds the dates
             raw = raw.rename(columns={raw.columns[0]: DATE_COLUMN})
     if layout.preamble or footer:
         before = f"{layout.preamble} metadata line(s) before the data" if layout.preamble else ""

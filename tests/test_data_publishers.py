@@ -1,0 +1,115 @@
+"""Files as named statistics offices publish them (BLS, INSEE, ABS, the Bundesbank), read as they come and
+read again as a bundle reads the next release: with the columns it found."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from layout_checks import read_noted, write
+
+from forecaster.data import read_csv
+
+
+def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
+    """A BLS download: Series ID, Year, Period (M01-M12, and M13 the year's average), Label, Value."""
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    lines = ["Series ID,Year,Period,Label,Value"]
+    for series, base in (("LNS14000000", 5.0), ("LNS14000003", 4.0)):
+        for year in (2022, 2023):
+            for m, name in enumerate(months, 1):
+                lines.append(f"{series},{year},M{m:02d},{year} {name},{base + m / 10}")
+            lines.append(f"{series},{year},M13,{year} Annual,{base + 0.65}")
+    path = write(tmp_path, "bls.csv", "\n".join(lines) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == ["LNS14000000", "LNS14000003"] and freq == "MS"
+    assert frame.index.equals(pd.date_range("2022-01-01", "2023-12-01", freq="MS", name="Period"))
+    np.testing.assert_allclose(frame["LNS14000003"], np.tile(4.0 + np.arange(1, 13) / 10, 2))
+    said = "read columns 'Year' and 'Period' as monthly period codes (BLS); dropped 4 row(s) of averages"
+    assert said in note
+    # as a bundle re-reads new rows: with the columns it found
+    again, _, _ = read_noted(path, date_col="Period", id_col="Series ID", target_col="Value")
+    pd.testing.assert_frame_equal(again, frame)
+
+
+def test_an_insee_series_newest_first_with_a_short_header(tmp_path):
+    """INSEE's series download: key/value lines, a header of two cells above rows of three (period, value,
+    status code), quarters written 2025-T4, space thousands separators, and the newest quarter first."""
+    quarters = [f"{year}-T{q}" for year in range(2020, 2026) for q in range(1, 5)]
+    values = [600_000 + 1_000 * k for k in range(len(quarters))]
+    pairs = zip(quarters, values, strict=True)
+    rows = [f'"{label}";"{value:,}";"A"'.replace(",", " ") for label, value in pairs]
+    head = ['"Libellé";"Produit intérieur brut total"', '"idBank";"010565692"', '"Période";""']
+    path = write(tmp_path, "insee.csv", "\n".join(head + rows[::-1]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "QS-JAN" and list(frame.columns) == ["column 2"]
+    assert frame.index[0] == pd.Timestamp("2020-01-01") and frame.index[-1] == pd.Timestamp("2025-10-01")
+    np.testing.assert_array_equal(frame["column 2"], values)
+    assert "read the rows, listed newest first, from the oldest" in note
+    assert "skipped non-numeric column(s) 'column 3'" in note
+
+
+def test_an_abs_time_series_sheet_skips_the_rows_describing_its_columns(tmp_path):
+    """The Australian Bureau of Statistics' time-series spreadsheet as CSV: series names in the header (its
+    first cell empty), then Unit, Series Type, ..., Series ID rows, then one row per quarter ("Mar-2006")."""
+    described = ["Unit,000,000", "Series Type,Seasonally Adjusted,Seasonally Adjusted",
+                 "Data Type,STOCK,STOCK", "Frequency,Quarter,Quarter", "Collection Month,3,3",
+                 "Series Start,Mar-2006,Mar-2006", "Series End,Dec-2010,Dec-2010", "No. Obs,20,20",
+                 "Series ID,A84423043C,A84423041X"]  # fmt: skip
+    quarters = pd.date_range("2006-03-01", periods=20, freq="QS-MAR")
+    rows = [f"{stamp:%b-%Y},{114000 + 10 * k:.1f},{22500 + k:.1f}" for k, stamp in enumerate(quarters)]
+    path = write(tmp_path, "6202001.csv", "\n".join([",Employed total ;  Persons ;,Full-time ;  Persons ;",
+                                                      *described, *rows]) + "\n")  # fmt: skip
+    frame, freq, note = read_noted(path)
+    assert note.endswith("skipped 9 row(s) below the header describing the columns ('Unit', 'Series Type', "
+                         "'Data Type', 'Frequency', ...)")  # fmt: skip
+    assert freq == "QS-MAR" and frame.index[0] == pd.Timestamp("2006-03-01") and len(frame) == 20
+    assert frame.iloc[-1].tolist() == [114190.0, 22519.0]
+    # as a bundle re-reads new rows, and as a user names the column: the describing rows are skipped too
+    again, _, _ = read_noted(path, date_col="Unnamed: 0")
+    pd.testing.assert_frame_equal(again, frame, check_names=False)
+
+
+def test_an_insee_file_whose_header_is_as_wide_as_its_rows_reads_again_by_its_date_column(tmp_path):
+    """INSEE's download with its "Codes" column named: the header is the "Libellé" line, three lines describe
+    the columns, and the bundle names "Libellé" as the date column when it reads the next release."""
+    quarters = [f"{year}-T{q}" for year in range(2015, 2024) for q in range(1, 5)]
+    rows = [f'"{label}";"{700 + k},{k % 10}0";"A"' for k, label in enumerate(quarters)]
+    head = ['"Libellé";"PIB - Volume";"Codes"', '"idBank";"010565708";""',
+            '"Dernière mise à jour";"31/10/2023 08:45";""', '"Période";"";""']  # fmt: skip
+    path = write(tmp_path, "insee.csv", "\n".join(head + rows[::-1]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "QS-JAN" and list(frame.columns) == ["PIB - Volume"] and len(frame) == 36
+    assert "skipped 3 row(s) below the header describing the columns ('idBank'" in note
+    series = read_csv(path, date_col="Libellé")
+    pd.testing.assert_frame_equal(series.frame, frame)
+    assert frame["PIB - Volume"].iloc[-1] == pytest.approx(735.5)
+
+
+def _bundesbank(tmp_path, name: str, updated: str, months: int) -> str:
+    """The Bundesbank's German CSV export: the series code on the first line (its first cell empty), a title,
+    unit lines and the release time ("Stand vom") above the months, decimal commas, "." with a flag text for
+    a missing value, and the source below."""
+    code = "BBDE1.M.DE.W.AEA1.A2P000000.F.C.I15.A"
+    head = [f";{code};{code}_FLAGS", ";Auftragseingang im Verarbeitenden Gewerbe / Deutschland;",
+            "Einheit;Mio €;", "Einheitenmultiplikator;Eins;",
+            f"Stand vom;{updated} 08:00:00 Uhr;"]  # fmt: skip
+    stamps = pd.date_range("2015-01-01", periods=months, freq="MS")
+    rows = [f"{stamp:%Y-%m};{48_000 + 25 * k:,.2f};".replace(",", "X").replace(".", ",").replace("X", ".")
+            for k, stamp in enumerate(stamps)]  # fmt: skip
+    rows[30] = f"{stamps[30]:%Y-%m};.;Kein Wert vorhanden"
+    return write(tmp_path, name, "\n".join([*head, *rows, "", "Quelle: Deutsche Bundesbank"]) + "\n")
+
+
+def test_a_bundesbank_export_is_named_by_its_series_code_and_reads_the_next_release(tmp_path):
+    """The line above the months ("Stand vom;06.10.2023 08:00:00 Uhr;") names no column: the series is named
+    by its code, not by the release time, which the next release changes."""
+    frame, freq, note = read_noted(_bundesbank(tmp_path, "bbk.csv", "06.10.2023", 60))
+    code = "BBDE1.M.DE.W.AEA1.A2P000000.F.C.I15.A"
+    assert freq == "MS" and list(frame.columns) == [code] and frame.index.name == "period"
+    assert frame[code].iloc[0] == 48_000 and frame[code].iloc[30] == pytest.approx(48_750)  # interpolated
+    assert f"skipped non-numeric column(s) '{code}_FLAGS'" in note
+    following = _bundesbank(tmp_path, "next.csv", "06.11.2023", 61)
+    again = read_csv(following, date_col="period", targets=[code])
+    assert len(again.frame) == 61 and again.frame.index[-1] == pd.Timestamp("2020-01-01")
+    np.testing.assert_array_equal(again.frame[code].iloc[:60], frame[code])
