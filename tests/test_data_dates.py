@@ -26,6 +26,9 @@ from forecaster.errors import DataError
         (["2019/20", "2020/21", "2021/22", "2022/23"], "2019-01-01", "YS-JAN"),  # fiscal years
         (["1999-2000", "2000-2001", "2001-2002"], "1999-01-01", "YS-JAN"),
         (["2001-02", "2002-03", "2003-04"], "2001-01-01", "YS-JAN"),  # not Feb 2001, Mar 2002, Apr 2003
+        (["FY2019", "FY2020", "FY 2021"], "2019-01-01", "YS-JAN"),
+        (["2019:4", "2020:1", "2020:2"], "2019-10-01", "QS-JAN"),  # EViews: quarters after a colon
+        (["2019:12", "2020:01", "2020:02"], "2019-12-01", "MS"),  # and months of two digits
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
@@ -224,7 +227,7 @@ def test_an_r_ts_of_no_calendar_counting_its_rows_is_indexed_by_steps(tmp_path):
     assert series.columns == ["WWWusage"] and series.freq is None and series.options.no_date
     assert list(series.index) == list(range(30)) and series.values[:3, 0].tolist() == [88, 89, 90]
     path.write_text('"","time","x"\n' + "".join(f'"{k + 1}",{2 * k + 1},{k}\n' for k in range(30)))
-    with pytest.raises(DataError, match="no date column found"):  # odd numbers count nothing
+    with pytest.raises(DataError, match="column 'time' holds numbers that are not years"):  # nor count rows
         read_csv(path)
 
 
@@ -247,3 +250,16 @@ def test_years_under_a_time_header_r_quarters_and_an_unnamed_year_column_are_dat
         series = read_csv(path)
     assert len(series.columns) == 1 and series.freq == freq and series.index[0] == pd.Timestamp(first)
     assert len(series) == 20
+
+
+def test_a_date_column_in_no_form_read_lists_the_forms_read() -> None:
+    """Every label unread is a form the reader does not know (not a few bad cells): the refusal lists the
+    forms; a column named like a date holding other numbers (2009.1 for a quarter) says so without
+    --date-col too."""
+    labels = pd.DataFrame({"period": ["Y2019", "Y2020", "Y2021"], "value": [1.0, 2.0, 3.0]})
+    forms = r"3 value\(s\) that are not timestamps.*FY2020 or 2019/20, whole years"
+    with pytest.raises(DataError, match=forms):
+        read_frame(labels)
+    dotted = pd.DataFrame({"period": [2009.1, 2009.2, 2009.3, 2009.4, 2010.1], "value": np.arange(5.0)})
+    with pytest.raises(DataError, match="date column 'period' holds numbers that are not years or dates"):
+        read_frame(dotted)

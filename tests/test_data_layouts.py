@@ -106,7 +106,7 @@ def test_ons_file_keeps_its_quarterly_block_when_the_monthly_one_is_short(tmp_pa
     np.testing.assert_array_equal(frame["ABMI"], 100000 + 250 * np.arange(138))
     assert note == (
         f"{path}: note: skipped 8 metadata line(s) before the data; "
-        "kept the 138 quarterly rows, skipped 34 yearly and 12 monthly"
+        "kept the 138 quarterly rows, skipped 34 yearly and 12 monthly (--periods chooses)"
     )
 
 
@@ -114,7 +114,30 @@ def test_ons_file_keeps_the_monthly_block_once_it_has_enough_rows(tmp_path):
     frame, freq, note = read_noted(_ons(tmp_path, months=30))
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 30
     np.testing.assert_array_equal(frame["ABMI"], 33000 + np.arange(30))
-    assert note.endswith("kept the 30 monthly rows, skipped 34 yearly and 138 quarterly")
+    assert note.endswith("kept the 30 monthly rows, skipped 34 yearly and 138 quarterly (--periods chooses)")
+
+
+def test_ons_blocks_are_chosen_by_periods_and_a_bundle_reads_its_block_again(tmp_path, capsys):
+    """--periods reads another block; the bundle remembers the one it was trained on (the next release's
+    monthly block is long enough to be the default) and writes forecasts as the file labels its periods."""
+    path = _ons(tmp_path, months=12)
+    with pytest.warns(DataQualityWarning, match="kept the 138 quarterly rows.*[(]--periods chooses[)]"):
+        series = read_csv(path)
+    assert (series.options.periods, series.date_style) == ("quarterly", "{year} Q{quarter}")
+    blocks = (("yearly", "YS-JAN", 34, "{year}"), ("monthly", "MS", 12, "{year} {MON}"))
+    for periods, freq, rows, style in blocks:
+        with pytest.warns(DataQualityWarning):
+            other = read_csv(path, periods=periods)
+        assert (other.freq, len(other), other.date_style) == (freq, rows, style)
+    out, forecast = tmp_path / "bundle", tmp_path / "forecast.csv"
+    assert main(["train", "--csv", str(path), "--horizon", "2", "--model", "naive", "--out", str(out)]) == 0
+    (tmp_path / "next").mkdir()
+    following = _ons(tmp_path / "next", months=30)  # the monthly block, long enough now, is not read
+    assert main(["predict", "--model", str(out), "--csv", str(following), "--output", str(forecast)]) == 0
+    capsys.readouterr()
+    assert pd.read_csv(forecast)["period"].tolist() == ["2024 Q3", "2024 Q4"]
+    fred = write(tmp_path, "fred.csv", "DATE,GDP\n2020-01-01,1\n2020-04-01,2\n2020-07-01,3\n")
+    assert "this file holds one: expected no --periods" in one_line_error(fred, periods="monthly")
 
 
 def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):

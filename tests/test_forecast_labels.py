@@ -41,6 +41,16 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          ["Jan 2021", "Feb 2021"]),
         (["2020-11", "2020-12"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{year}-{month:02d}",
          ["2021-01", "2021-02"]),
+        (["2023 NOV", "2023 DEC"], pd.date_range("2023-11-01", periods=2, freq="MS"), "{year} {MON}",
+         ["2024 JAN", "2024 FEB"]),  # ONS
+        (["2020:3", "2020:4"], pd.date_range("2020-07-01", periods=2, freq="QS"), "{year}:{quarter}",
+         ["2021:1", "2021:2"]),
+        (["2020:11", "2020:12"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{year}:{month:02d}",
+         ["2021:01", "2021:02"]),
+        (["FY2022", "FY2023"], _years(2022, 2), "FY{year:02d}", ["FY2024", "FY2025"]),
+        (["2022/23", "2023/24"], _years(2022, 2), "{year}/{next2:02d}", ["2024/25", "2025/26"]),
+        (["1998/99", "1999/00"], _years(1998, 2), "{year}/{next2:02d}", ["2000/01", "2001/02"]),
+        (["2022-2023", "2023-2024"], _years(2022, 2), "{year}-{next}", ["2024-2025", "2025-2026"]),
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):

@@ -34,6 +34,7 @@ class DataConfig:
     past_covariates: list[str] | None = None
     future_covariates: list[str] | None = None
     calendar: bool = False
+    periods: str | None = None
 
     @property
     def future_columns(self) -> list[str]:
@@ -65,7 +66,7 @@ class DataConfig:
                 "fill_missing": self.fill_missing, "id_col": self.id_col,
                 "target_col": self.target_col, "channels": self.channels,
                 "past_covariates": self.past_covariates, "future_covariates": self.future_covariates,
-                "calendar": self.calendar}  # fmt: skip
+                "calendar": self.calendar, "periods": self.periods}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -74,7 +75,7 @@ class DataConfig:
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
         optional = {"date_from", "fill_missing", "id_col", "target_col", "channels", "past_covariates",
-                    "future_covariates", "calendar"}  # fmt: skip
+                    "future_covariates", "calendar", "periods"}  # fmt: skip
         missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
         if missing or unknown:
             raise BundleError(

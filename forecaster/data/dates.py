@@ -31,6 +31,10 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
+    # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
+    (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
+    (re.compile(r"^(?P<year>\d{4}):(?P<month>\d{2})$"), "month"),
+    (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
     (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
 )

@@ -1,7 +1,8 @@
 """Forecast dates written the way the history wrote its own: "1988Q1" after "1987Q4", "1971" after a year
-column, "2020M02" after "2020M01", "20200201" after "20200131". Official statistics label periods, not
-days; a forecast file whose dates look like its history's can be appended to it. A style is kept only
-where it writes the history's last labels back exactly; otherwise dates stay timestamps.
+column, "2020M02" after "2020M01", "20200201" after "20200131", ONS's "2024 FEB" after "2024 JAN". Official
+statistics label periods, not days; a forecast file whose dates look like its history's can be appended to
+it. A style is kept only where it writes the history's last labels back exactly; otherwise dates stay
+timestamps.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from forecaster.data.dates import PERIOD_LABELS
 _CHECKED = 24  # the history's last labels a style must write back
 # Month labels pandas reads itself, as published with month names or without a day.
 _MONTH_STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
-                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}")  # fmt: skip
+                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}")  # fmt: skip
 
 
 def _fields(stamp: pd.Timestamp) -> dict[str, object]:
     isoyear, week, _ = stamp.isocalendar()
     return {"year": stamp.year, "quarter": stamp.quarter, "half": (stamp.month - 1) // 6 + 1,
             "month": stamp.month, "day": stamp.day, "week": week, "isoyear": isoyear,
-            "mon": stamp.strftime("%b"), "monthname": stamp.strftime("%B")}  # fmt: skip
+            "next": stamp.year + 1, "next2": (stamp.year + 1) % 100,
+            "mon": stamp.strftime("%b"), "MON": stamp.strftime("%b").upper(),
+            "monthname": stamp.strftime("%B")}  # fmt: skip
 
 
 def _styles(text: str) -> Iterator[str]:
@@ -36,7 +39,11 @@ def _styles(text: str) -> Iterator[str]:
         yield "{year}{month:02d}{day:02d}"
     for pattern, part in PERIOD_LABELS:
         match = pattern.match(text)
-        if match is None or part == "span":
+        if match is None:
+            continue
+        if part == "span":  # a fiscal year "2019/20" or "2019-2020"
+            between = text[match.end("year") : match.start("next")]
+            yield "{year}" + between + ("{next2:02d}" if len(match["next"]) == 2 else "{next}")
             continue
         names = {"year": "isoyear" if part == "week" else "year"}
         for width in (":02d", ""):  # zero-padded where the labels cannot tell
@@ -49,11 +56,18 @@ def _styles(text: str) -> Iterator[str]:
     yield from _MONTH_STYLES
 
 
+def _text(value: object) -> str:
+    """A label as written: years read as numbers (1990.0, an ONS yearly block's) as the file wrote them."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
 def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
     """The style of `texts`, the labels `index` was read from, or None where none writes them back."""
     if not isinstance(index, pd.DatetimeIndex) or index.tz is not None or len(index) == 0:
         return None
-    last = [str(text).strip() for text in texts.iloc[-_CHECKED:]]
+    last = [_text(value) for value in texts.iloc[-_CHECKED:]]
     stamps = index[-_CHECKED:]
     for style in dict.fromkeys(_styles(last[-1])):
         if all(style.format(**_fields(stamp)) == text for stamp, text in zip(stamps, last, strict=True)):

@@ -10,6 +10,7 @@ blocks one after another).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 import warnings
@@ -22,20 +23,18 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
-from forecaster.data.dates import parse_period_labels, year_numbers
+from forecaster.data.dates import year_numbers
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
-from forecaster.data.series import ReadOptions
+from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
 from forecaster.errors import DataError
 
 PREFIX_LINES = 200
 DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters"}
-# ONS period labels: "1990", "1990 Q1", "1990 JAN"; the block kept is the most frequent of at least
-# ENOUGH_ROWS rows (else the longest).
+# ONS period labels: "1990", "1990 Q1", "1990 JAN"; the block kept is the one asked for (`periods`), else
+# the most frequent of at least ENOUGH_PERIODS rows (else the longest).
 _ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Za-z]{3}))?")
-_ONS_KINDS = ("yearly", "quarterly", "monthly")
-ENOUGH_ROWS = 24
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
@@ -238,9 +237,11 @@ def _description_rows(raw: pd.DataFrame) -> int:
     return start if all(_datum(text) or _timestamp(text) for text in sample) else 0
 
 
-def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, str, str]:
-    """The ONS block kept (DATE_COLUMN and the series), a note naming the blocks skipped, and how its line
-    numbers map to the file."""
+def _ons_block(
+    source: str, raw: pd.DataFrame, layout: Layout, asked: str | None
+) -> tuple[pd.DataFrame, str, str, str]:
+    """The ONS block kept (DATE_COLUMN and the series): the one `asked` for, else the finest that is long
+    enough; a note naming the blocks skipped, how its line numbers map to the file, and the block's kind."""
     labels = raw.iloc[:, 0].fillna("").astype(str).str.strip()
     found = [_ONS_LABEL.fullmatch(label) for label in labels]
     bad = next((row for row, match in enumerate(found) if match is None), None)
@@ -256,8 +257,13 @@ def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataF
             blocks[-1][2] = row + 1
         else:
             blocks.append([kind, row, row + 1])
-    enough = [block for block in blocks if block[2] - block[1] >= ENOUGH_ROWS] or blocks
-    kept = max(enough, key=lambda block: (_ONS_KINDS.index(block[0]), block[2] - block[1]))
+    if asked is not None and asked not in {block[0] for block in blocks}:
+        held = ", ".join(dict.fromkeys(block[0] for block in blocks))
+        raise DataError(f"{source}: has no {asked} rows (--periods {asked}); expected one of its blocks: "
+                        f"{held}")  # fmt: skip
+    enough = [block for block in blocks if block[2] - block[1] >= ENOUGH_PERIODS] or blocks
+    enough = [block for block in blocks if block[0] == asked] or enough
+    kept = max(enough, key=lambda block: (PERIOD_BLOCKS.index(block[0]), block[2] - block[1]))
     kind, rows = kept[0], range(kept[1], kept[2])
     block = [found[row] for row in rows]
     wrong = next(
@@ -265,22 +271,18 @@ def _ons_block(source: str, raw: pd.DataFrame, layout: Layout) -> tuple[pd.DataF
     )
     if wrong is not None:
         raise DataError(f"{source}: {wrong!r} is not a month; expected JAN ... DEC in ONS month labels")
-    texts = pd.Series(
-        [
-            f"{match['year']}M{MONTHS.index(match['month'].upper()) + 1}" if match["month"] else match[0]
-            for match in block
-        ]
-    )
-    dates = year_numbers(texts) if kind == "yearly" else parse_period_labels(texts)
-    frame = pd.DataFrame({DATE_COLUMN: dates.strftime("%Y-%m-%d"), layout.ons: raw.iloc[rows, 1].to_numpy()})
+    # the labels as published ("2024 JAN"), which forecasts are written like (`labels.label_style`)
+    labels = [match[0] for match in block]
+    frame = pd.DataFrame({DATE_COLUMN: labels, layout.ons: raw.iloc[rows, 1].to_numpy()})
     skipped = Counter()
     for block in blocks:
         if block is not kept:
             skipped[block[0]] += block[2] - block[1]
     note = f"kept the {len(rows)} {kind} rows" + (
-        ", skipped " + " and ".join(f"{count} {other}" for other, count in skipped.items()) if skipped else ""
+        ", skipped " + " and ".join(f"{count} {other}" for other, count in skipped.items()) + " (--periods "
+        "chooses)" if skipped else ""
     )
-    return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows"
+    return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows", kind
 
 
 def _row_numbers(column: pd.Series) -> bool:
@@ -296,9 +298,14 @@ def arrange(
     read: ReadOptions,
     find_date: Callable[[pd.DataFrame], str | None],
     notes: list[str],
-) -> tuple[pd.DataFrame, str | None]:
+) -> tuple[pd.DataFrame, str | None, ReadOptions]:
     """The table in the reader's shape (one row per time step, numbers as floats), notes on what was done
-    to it, and how the line numbers of later messages map to the file (None: as they are)."""
+    to it, how the line numbers of later messages map to the file (None: as they are), and `read` with the
+    block of several frequencies that was read (`periods`), which a bundle reads again."""
+    if read.periods is not None and layout.ons is None:
+        raise DataError(f"{source}: --periods {read.periods} chooses a block of a file of several "
+                        "frequencies (an ONS time series); this file holds one: expected no "
+                        "--periods")  # fmt: skip
     said = []
     if layout.delimiter != ",":
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
@@ -360,7 +367,8 @@ def arrange(
     automatic = read.date_col in (None, DATE_COLUMN) and read.date_from is None and not read.no_date
     automatic = automatic and read.id_col is None
     if layout.ons is not None:
-        raw, note, context = _ons_block(source, raw, layout)
+        raw, note, context, kind = _ons_block(source, raw, layout, read.periods)
+        read = dataclasses.replace(read, periods=kind)
         said.append(note)
     elif read.date_from is None and not read.no_date and (codes := find_period_codes(raw)) is not None:
         raw, note = period_labels(raw, *codes)
@@ -376,4 +384,4 @@ def arrange(
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
     raw = numbers_in_text_columns(raw, layout.decimal, tally)
     notes.extend(said + tally.notes())
-    return raw, context
+    return raw, context, read

@@ -138,12 +138,20 @@ def _indexed_by_steps(
             notes.append(f"column {column!r} counts the rows ({steps[0]:.0f} to {steps[-1]:.0f}), no dates: "
                          "rows indexed by steps")  # fmt: skip
             return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
+        _parse_dates(source, raw, column)  # refused with what the column named like a date holds
     raise DataError(
         f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
         "numbers, year with quarter / month / week columns, or a column of timestamps); "
         "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
         "no_date=True (--no-date) to index rows by integer steps"
     )
+
+
+# The forms of dates a date column may hold, as the refusals of one that holds none of them list them.
+DATE_FORMS = (
+    "expected timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, 2020M01, 2020:1, "
+    "2020-W05, FY2020 or 2019/20, whole years"
+)
 
 
 def _parse_dates(
@@ -157,9 +165,8 @@ def _parse_dates(
         if numbers is not None:
             return numbers.rename(date_col)
         raise DataError(
-            f"{path}: date column {date_col!r} holds numbers that are not years or dates; expected "
-            "timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, whole years, YYYYMMDD "
-            "numbers, or R's decimal years (1949.0833)"
+            f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
+            "YYYYMMDD numbers, or R's decimal years (1949.0833)"
             + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
                      "--no-date indexes rows by steps)")
         )
@@ -194,9 +201,10 @@ def _parse_dates(
             f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
             for p in bad[:SHOWN]
         )
+        every = bad.size == len(column)  # a form not read, rather than a few bad cells
         raise DataError(
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not timestamps: {shown}; "
-            "expected a timestamp in every row"
+            + (DATE_FORMS if every else "expected a timestamp in every row")
         )
     return pd.DatetimeIndex(parsed, name=date_col)
 
@@ -301,7 +309,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         spec = None
     context = None
     if spec is None:  # benchmark files are read exactly as published
-        raw, context = arrange(str(path), raw, layout, read, _find_date_column, notes)
+        raw, context, read = arrange(str(path), raw, layout, read, _find_date_column, notes)
     try:
         return _read_table(raw, str(path), read, spec, notes)
     except DataError as error:

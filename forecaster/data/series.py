@@ -27,6 +27,11 @@ class DataQualityWarning(UserWarning):
     """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
 
 
+# The blocks of a file of several frequencies (ONS), coarsest first; the finest of at least ENOUGH_PERIODS
+# rows is read unless one is asked for.
+PERIOD_BLOCKS, ENOUGH_PERIODS = ("yearly", "quarterly", "monthly"), 24
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     """How a table becomes a series, declared once: the reading flags of the command line, the keywords of
@@ -70,6 +75,11 @@ class ReadOptions:
     calendar: bool = setting(
         False, "add calendar covariates from the dates (hour of day, day of week, time of year, as the "
         "frequency allows): future covariates that need no file"
+    )
+    periods: str | None = setting(
+        None, "a file of several frequencies one after another (an ONS time series: years, then quarters, "
+        f"then months): the block to read (default: the finest with {ENOUGH_PERIODS} rows or more)",
+        choices=PERIOD_BLOCKS,
     )
 
     def __post_init__(self) -> None:

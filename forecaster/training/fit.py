@@ -146,6 +146,7 @@ def build_candidate(
         past_covariates=series.options.past_covariates,
         future_covariates=series.options.future_covariates,
         calendar=series.options.calendar,
+        periods=series.options.periods,
     )
     config = {
         **candidate.model_options,
