@@ -376,3 +376,6 @@ def test_exact_duplicate_rows_are_dropped_with_a_note(tmp_path):
     broken = _write(tmp_path, "broken.csv", twice.replace(f"{HOURS[9]},9,", f"{HOURS[9]},oops,"))
     with pytest.raises(DataError, match=r"line 11 'oops' .*\(line numbers count the rows kept, from the "):
         read_csv(broken)
+    with pytest.raises(DataError, match=r"missing time step\(s\)") as caught:  # a gap: no line is named
+        read_csv(_write(tmp_path, "gap.csv", twice.replace(f"{HOURS[9]},9,4.5\n", "")), fill_missing="none")
+    assert "line numbers count" not in str(caught.value)

@@ -313,7 +313,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
     try:
         return _read_table(raw, str(path), read, spec, notes)
     except DataError as error:
-        if context is None:
+        if context is None or "line " not in str(error):  # the mapping of line numbers, where some are named
             raise
         raise DataError(f"{error} ({context})") from None
 
