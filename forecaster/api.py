@@ -58,9 +58,9 @@ class Forecaster:
     """A forecaster of `horizon` steps from `input_size` past steps.
 
     `model` is any forecasting model (s3attention, tnn, naive, seasonal_naive, drift, mean, seasonal_drift,
-    dlinear, nlinear, patchtst, itransformer) or "auto"; other keywords are training settings (preset, lr,
-    seed, max_epochs, ...) or the model's config fields. `freq`, when given, is checked against the data's
-    frequency; `level` gives the default prediction-interval levels of `predict`.
+    seasonal_mean, dlinear, nlinear, patchtst, itransformer) or "auto"; other keywords are training settings
+    (preset, lr, seed, max_epochs, ...) or the model's config fields. `freq`, when given, is checked against
+    the data's frequency; `level` gives the default prediction-interval levels of `predict`.
     """
 
     def __init__(

@@ -81,6 +81,24 @@ def test_seasonal_drift_continues_a_trend_with_a_season_exactly() -> None:
     assert errors[0] < errors[1] / 4
 
 
+@pytest.mark.parametrize("season", [1, 7, 12, 24])
+def test_seasonal_mean_averages_each_step_over_the_seasons_the_window_holds(
+    history: torch.Tensor, season: int
+) -> None:
+    x = history.double()
+    forecast = get_model("seasonal_mean", input_size=L, horizon=H, n_channels=C, season=season)(x)
+    for step in range(H):
+        position = L - season + step % season
+        torch.testing.assert_close(forecast[:, step], x[:, position % season :: season].mean(dim=1))
+    steady = torch.sin(2 * torch.pi * torch.arange(L + H, dtype=torch.float64) / 12)[None, :, None]
+    noisy = steady[:, :L] + 0.3 * torch.randn(1, L, 1, generator=torch.Generator().manual_seed(1)).double()
+    average = get_model("seasonal_mean", input_size=L, horizon=H, n_channels=1, season=12)(noisy)
+    repeat = get_model("seasonal_naive", input_size=L, horizon=H, n_channels=1, season=12)(noisy)
+    assert (average - steady[:, L:]).pow(2).mean() < (repeat - steady[:, L:]).pow(2).mean() / 2
+    with pytest.raises(ConfigError, match="'season' must be at most half of input_size"):
+        get_model("seasonal_mean", input_size=L, horizon=H, n_channels=C, season=L // 2 + 1)
+
+
 @pytest.mark.parametrize("name", ["DLinear", "NLinear"])
 def test_linear_baselines_compute_neuralforecast_s_forward(history: torch.Tensor, name: str) -> None:
     pytest.importorskip("neuralforecast")

@@ -74,13 +74,15 @@ def series_source(args: argparse.Namespace) -> Any:
 
 def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
     """How the kept model was found, and its validation MSE beside the naive forecast's."""
+    from forecaster.models.baselines import NOTHING_TO_FIT
+
     selection = training.get("selection", {})
     if len(selection) > 1:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
-        both = "seasonal_naive" in selection
-        baselines = " held against the better of naive and seasonal naive," if both else ""
+        several = sum(label in NOTHING_TO_FIT for label in selection) > 1
+        baselines = " held against the best of the forecasts that fit nothing," if several else ""
         print(
             f"chose {training['candidate']} (simplest first,{baselines} a model is kept only where "
             "validation clearly says it is better: two standard errors, on an earlier period too where "

@@ -27,9 +27,10 @@ from forecaster.presets import (
 )
 from forecaster.training.settings import TrainSettings
 
-# `--model auto`'s baselines, which fit nothing and come first: drift, mean and seasonal drift on a user's
-# file only.
-AUTO_BASELINES, USER_BASELINES = ("naive", "seasonal_naive"), ("drift", "mean", "seasonal_drift")
+# `--model auto`'s baselines, which fit nothing and come first: drift, mean, seasonal drift and seasonal mean
+# on a user's file only.
+AUTO_BASELINES = ("naive", "seasonal_naive")
+USER_BASELINES = ("drift", "mean", "seasonal_drift", "seasonal_mean")
 
 
 def auto_models(series: TimeSeries) -> list[str]:

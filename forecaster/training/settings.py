@@ -93,10 +93,10 @@ class TrainSettings:
     )
     model_name: str = setting(
         "s3attention",
-        "forecasting model: s3attention, tnn, naive, seasonal_naive, drift, mean, seasonal_drift, dlinear, "
-        "nlinear, patchtst, itransformer, or auto (the best of naive, seasonal_naive, and drift, mean and "
-        "seasonal_drift on your own files, dlinear, nlinear and s3attention's candidates on the validation "
-        "split)",
+        "forecasting model: s3attention, tnn, naive, seasonal_naive, drift, mean, seasonal_drift, "
+        "seasonal_mean, dlinear, nlinear, patchtst, itransformer, or auto (the best of naive, "
+        "seasonal_naive, and drift, mean, seasonal_drift and seasonal_mean on your own files, dlinear, "
+        "nlinear and s3attention's candidates on the validation split)",
         flag="--model",
     )
     preset: str = setting(

@@ -241,11 +241,11 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
     lowest = int(np.argmin([score.mse for score in periods[0]]))
     if lowest == chosen:
         return
-    if max(lowest, chosen) < baselines:  # two forecasts that fit nothing: the lower mean over the periods
-        means = [np.mean([scores[index].mse for scores in periods]) for index in (chosen, lowest)]
-        log.info("kept %s though %s scored lower on validation: of the forecasts that fit nothing it has the "
-                 "lower MSE over all validation periods (%.4f against %.4f)", labels[chosen], labels[lowest],
-                 *means)  # fmt: skip
+    if max(lowest, chosen) < baselines:  # two forecasts that fit nothing: the simpler unless lower on each
+        log.info("kept %s though %s scored lower on validation: of the forecasts that fit nothing, a later "
+                 "one is kept only where it is lower on every validation period (%s)", labels[chosen],
+                 labels[lowest], ", ".join(f"{scores[lowest].mse:.4f} against {scores[chosen].mse:.4f}"
+                                           for scores in periods))  # fmt: skip
     else:
         blocks = len(periods[0][chosen].blocks)
         log.info("kept %s though %s scored lower on validation: not clearly lower (two standard errors of "
