@@ -218,20 +218,18 @@ class SeasonalMeanConfig(SeasonalNaiveConfig):
 
 
 @MODELS.register("seasonal_mean")
-class SeasonalMeanForecaster(nn.Module):
+class SeasonalMeanForecaster(SeasonalNaiveForecaster):
     """Step h is the mean of the window's values one, two, ... seasons before it: x[L - m + (h mod m) - k m]
     over every k the window holds, the average season (the seasonal mean method). A season seen once repeats
     its noise (nottem's monthly temperatures: seasonal naive's test MSE 0.134, six years' average 0.064)."""
 
     config_class = SeasonalMeanConfig
-    task = FORECAST
     name = "seasonal_mean"
 
     def __init__(self, config: SeasonalMeanConfig) -> None:
-        super().__init__()
-        self.config = config
-        source = season_steps(config.input_size, config.horizon, config.season)  # the last season's steps
-        same = torch.arange(config.input_size)[None, :] % config.season == source[:, None] % config.season
+        super().__init__(config)
+        season = config.season
+        same = torch.arange(config.input_size)[None, :] % season == self.source[:, None] % season
         weights = same.float() / same.sum(dim=1, keepdim=True)
         self.register_buffer("weights", weights, persistent=False)  # (H, L): each step's average
 
