@@ -320,3 +320,12 @@ def test_the_default_model_gives_way_to_seasonal_drift_on_a_season_that_grows() 
     yearly = TimeSeries(frame.set_index("month").iloc[:40], "YS", "yearly.csv", date_col="month")
     labels = [c.label for c in plan(TrainSettings(horizon=3, model_name="auto"), yearly)]
     assert "seasonal_drift" not in labels and "drift" in labels
+    # named, a seasonal model says what it lacks: a season in the data, or the input for one
+    with pytest.raises(ConfigError, match="frequency 'YS' has no season to repeat .*give --season N"):
+        plan(TrainSettings(horizon=3, model_name="seasonal_drift"), yearly)
+    short = TimeSeries(frame.set_index("month").iloc[:40], "MS", "short.csv", date_col="month")
+    needs = r"season of 12 steps needs an input of 24 steps, and the input is 10; give --input-size 24"
+    with pytest.raises(ConfigError, match=needs):
+        plan(TrainSettings(horizon=3, model_name="seasonal_mean", input_size=10), short)
+    with pytest.raises(ConfigError, match="'season' must be less than input_size"):  # as the config says it
+        Forecaster(model="seasonal_drift", horizon=3, season=12, input_size=12).fit(frame.iloc[:60])

@@ -156,6 +156,8 @@ def build_candidate(
     }
     try:
         model = assemble(get_model(candidate.model_name, **config), data, fitting=True)
+    except ForecasterError:  # a config field out of its range says so itself
+        raise
     except (TypeError, ValueError) as error:
         raise ForecasterError(f"cannot build model {candidate.label!r}: {error}") from None
     return Built(datamodule, data, model, config)

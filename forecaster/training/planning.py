@@ -75,6 +75,20 @@ def season_fits(model_name: str, freq: str | None, input_size: int) -> bool:
     return "season" not in _fields(model_name) or fitting_season(model_name, freq, input_size) is not None
 
 
+def _no_season(model_name: str, freq: str | None, input_size: int) -> str:
+    """Why a seasonal model named by the user has no season: none in the data's frequency, or one longer than
+    the input allows; and what to give."""
+    season, longest = season_length(freq), MODELS.get(model_name).config_class.longest_season
+    if season is None:
+        return (f"{model_name}: the data's frequency {freq!r} has no season to repeat (yearly, irregular or "
+                "unknown); give --season N, the steps of one season")  # fmt: skip
+    needed = next(size for size in range(1, 3 * season + 2) if longest(size) >= season)
+    other = f" or --season N (N <= {longest(input_size)})" if longest(input_size) >= 1 else ""
+    return (f"{model_name}: the data's season of {season} steps needs an input of {needed} steps, and the "
+            f"input is {input_size}; give --input-size {needed} (the file needs the rows for it)"
+            f"{other}")  # fmt: skip
+
+
 def _smallest_input(model_name: str) -> int:
     """The shortest input a model's config accepts (S3Attention: 2), 1 where it states none."""
     field = _config_fields(model_name).get("input_size")
@@ -133,11 +147,7 @@ def _candidate(
         season = fitting_season(model_name, series.freq, input_size)
         if season is None:
             if settings.model_name != AUTO:
-                longest = MODELS.get(model_name).config_class.longest_season(input_size)
-                raise ConfigError(
-                    f"{model_name}: the data's frequency {series.freq!r} gives no season that fits "
-                    f"input_size {input_size}; give --season N (N <= {longest})"
-                )
+                raise ConfigError(_no_season(model_name, series.freq, input_size))
             return None
         options["season"] = season
     lr = settings.lr or training_preset.get("lr") or TRAINING_DEFAULTS["lr"]
