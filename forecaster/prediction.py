@@ -79,7 +79,8 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     from forecaster.data import read_frame
 
     try:
-        return read_frame(as_frame(frame), **history_options(bundle), targets=bundle.data.columns)
+        read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
+        return read_frame(as_frame(frame), **read, targets=bundle.data.columns)
     except MissingColumnsError as error:
         raise _missing(bundle, "DataFrame", error) from None
 
@@ -147,7 +148,9 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
     if not given:
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
-    options.update(past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL)
+    options.update(
+        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None
+    )
     try:
         if isinstance(table, pd.DataFrame):
             return read_frame(table, **options, targets=given)

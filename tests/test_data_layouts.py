@@ -12,9 +12,11 @@ import pandas as pd
 import pytest
 from layout_checks import one_line_error, read_noted, write
 
+from forecaster.api import Forecaster
 from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv
 from forecaster.data.layouts import sniff
+from forecaster.errors import DataError
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
 
@@ -136,6 +138,12 @@ def test_ons_blocks_are_chosen_by_periods_and_a_bundle_reads_its_block_again(tmp
     assert main(["predict", "--model", str(out), "--csv", str(following), "--output", str(forecast)]) == 0
     capsys.readouterr()
     assert pd.read_csv(forecast)["period"].tolist() == ["2024 Q3", "2024 Q4"]
+    with pytest.warns(DataQualityWarning):  # the API: the block read from the file, its frame given
+        history = read_csv(following, periods="quarterly").frame
+    ahead = Forecaster.load(out).predict(history)
+    assert list(ahead.index) == list(pd.date_range("2024-07-01", periods=2, freq="QS"))
+    with pytest.raises(DataError, match="a DataFrame holds one frequency: expected no periods"):
+        Forecaster(model="naive", horizon=2).fit(history, periods="quarterly")
     fred = write(tmp_path, "fred.csv", "DATE,GDP\n2020-01-01,1\n2020-04-01,2\n2020-07-01,3\n")
     assert "this file holds one: expected no --periods" in one_line_error(fred, periods="monthly")
 

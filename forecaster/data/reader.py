@@ -322,6 +322,12 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     """`read_csv` for a DataFrame (or a Series) already in memory: its columns, and its index where that
     holds data (`frames.index_as_columns`)."""
     read = ReadOptions(**options)
+    if read.periods is not None:
+        raise DataError(
+            f"{source}: periods={read.periods!r} chooses a block of a file of several frequencies (ONS) as "
+            "read_csv reads it from its path (read_csv(path, periods=...).frame is a DataFrame to fit); a "
+            "DataFrame holds one frequency: expected no periods"
+        )
     raw, read = index_as_columns(as_frame(frame, source), read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
