@@ -3,6 +3,7 @@ time steps filled on the series' own grid, and DataFrames read like files."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -263,3 +264,19 @@ def test_a_date_column_in_no_form_read_lists_the_forms_read() -> None:
     dotted = pd.DataFrame({"period": [2009.1, 2009.2, 2009.3, 2009.4, 2010.1], "value": np.arange(5.0)})
     with pytest.raises(DataError, match="date column 'period' holds numbers that are not years or dates"):
         read_frame(dotted)
+
+
+@pytest.mark.parametrize(
+    ("labels", "said"),
+    [
+        ([f"{y}/{(y + 1) % 100:02d}" for y in range(1980, 1999)] + ["1999/01"],
+         "1 value(s) that are not fiscal year labels like the others: row 19 '1999/01'"),
+        ([f"{1995 + k // 4}:{k % 4 + 1}" for k in range(19)] + ["1999:7"],
+         "1 value(s) that are not quarter labels like the others: row 19 '1999:7'"),
+    ],
+)  # fmt: skip
+def test_one_bad_label_among_period_labels_is_the_one_named(labels, said) -> None:
+    """A wrong label among fiscal years or quarters: that one is named, not the 19 good ones."""
+    frame = pd.DataFrame({"period": labels, "value": np.arange(len(labels), dtype=float)})
+    with pytest.raises(DataError, match=re.escape(said) + "; expected one form of label in every row"):
+        read_frame(frame)

@@ -78,6 +78,21 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
+def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
+    """Where most values, not all, are period labels of one kind ("1998/99", "1999/01"; "2015:1" ...
+    "2015:5"): the kind ("fiscal year", "quarter", ...) and the positions of the values that are not."""
+    texts = values.astype(str).str.strip()
+    for pattern, part in PERIOD_LABELS:
+        found = texts.str.extract(pattern)
+        fits = found.notna().all(axis=1).to_numpy().copy()
+        if part == "span" and fits.any():  # the second year follows the first
+            first, second = (pd.to_numeric(found[k], errors="coerce").to_numpy() for k in ("year", "next"))
+            fits &= (second == first + 1) | (second == (first + 1) % 100)
+        if 2 * fits.sum() > len(fits) and not fits.all():
+            return {"span": "fiscal year"}.get(part, part), np.flatnonzero(~fits)
+    return None
+
+
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
     """pandas' parse with one format inferred from the first value, else each value on its own; a value
     longer than any timestamp is none (dateutil takes quadratic time on a megabyte cell)."""

@@ -27,6 +27,7 @@ from forecaster.data.dates import (
     number_dates,
     parse_period_labels,
     parse_timestamps,
+    period_label_misfits,
     snap_to_periods,
     utc_timestamps,
     year_numbers,
@@ -197,14 +198,18 @@ def _parse_dates(
     if bad.size and utc_timestamps(column) is not None:  # each a timestamp, read only where all share a zone
         raise DataError(mixed)
     if bad.size:
+        misfits = period_label_misfits(column)  # most rows labels of one kind: the others are the bad ones
+        kind = "timestamps" if misfits is None else f"{misfits[0]} labels like the others"
+        bad = bad if misfits is None else misfits[1]
         shown = ", ".join(
             f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
             for p in bad[:SHOWN]
         )
         every = bad.size == len(column)  # a form not read, rather than a few bad cells
+        one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
         raise DataError(
-            f"{path}: date column {date_col!r} has {bad.size} value(s) that are not timestamps: {shown}; "
-            + (DATE_FORMS if every else "expected a timestamp in every row")
+            f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
+            + (DATE_FORMS if every else one)
         )
     return pd.DatetimeIndex(parsed, name=date_col)
 
