@@ -30,10 +30,6 @@ S3_AUTO, AUTO, TUNED = "s3attention-auto", "auto", "s3attention-tuned"
 TUNED_TRIALS = 16
 # Rows made from their candidates' bundles (runners): the `forecaster train` model and preset that keep them.
 MADE = {S3_AUTO: (OWN_MODEL, AUTO_PRESET), AUTO: (AUTO, DEFAULT)}
-# The baselines `--model auto` adds to S3Attention's variants on a registered dataset
-# (forecaster.training.planning.auto_models), as `forecaster train` bundles (naive:reference is the naive
-# row's forecast, saved for auto to load).
-_AUTO_BASELINES = ("naive:reference", "seasonal_naive:reference", "nlinear:reference", "dlinear:reference")
 
 
 def product_spec(name: str) -> tuple[str, str] | None:
@@ -47,9 +43,12 @@ def product_spec(name: str) -> tuple[str, str] | None:
 
 
 def candidates(name: str, source: Any) -> list[str]:
-    """The models s3attention-auto or auto chooses among on a grid `Source`, simplest first; seasonal
-    naive only where a season fits the input, and a preset that trains like an earlier one there left out."""
-    from forecaster.data import season_length
+    """The models s3attention-auto or auto chooses among on a grid `Source`, simplest first: those of
+    `forecaster train --model auto` (`planning.auto_models`; the user-file baselines on a `--csv` source),
+    each as a bundle of its `reference` preset (naive:reference is the naive row's forecast, saved for auto to
+    load), a seasonal one only where a season fits the input, and a preset that trains like an earlier one
+    there left out."""
+    from forecaster.training.planning import auto_models, season_fits
 
     s3, seen = [], []
     for name_ in auto_candidates(OWN_MODEL):
@@ -59,5 +58,7 @@ def candidates(name: str, source: Any) -> list[str]:
             s3.append(f"{OWN_MODEL}:{name_}")
     if name == S3_AUTO:
         return s3
-    fits = season_length(source.freq, source.input_size) is not None
-    return [model for model in _AUTO_BASELINES if fits or not model.startswith("seasonal_naive")] + s3
+    dataset = None if source.csv is not None else source.name
+    others = [model for model in auto_models(dataset) if model != OWN_MODEL]
+    fitting = [model for model in others if season_fits(model, source.freq, source.input_size)]
+    return [f"{model}:reference" for model in fitting] + s3

@@ -33,11 +33,11 @@ AUTO_BASELINES = ("naive", "seasonal_naive")
 USER_BASELINES = ("drift", "mean", "seasonal_drift", "seasonal_mean")
 
 
-def auto_models(series: TimeSeries) -> list[str]:
+def auto_models(dataset: str | None) -> list[str]:
     """`--model auto`'s models, simplest first: a tie goes to the simpler (the registered datasets' `auto`
     benchmark rows were chosen without the user-file baselines, and their bundles are not kept to choose
     again)."""
-    users = USER_BASELINES if series.dataset is None else ()
+    users = USER_BASELINES if dataset is None else ()
     return [*AUTO_BASELINES, *users, "nlinear", "dlinear", "s3attention"]
 
 
@@ -163,7 +163,7 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
     """The candidates a run fits: one model with its preset, a model's `--preset auto` variants, or, for
     `--model auto`, the baselines, S3Attention's auto variants and any `--candidates`."""
     if settings.model_name == AUTO:
-        models = list(dict.fromkeys([*auto_models(series), *settings.candidates]))
+        models = list(dict.fromkeys([*auto_models(series.dataset), *settings.candidates]))
         named = [(model, AUTO if model == "s3attention" else DEFAULT) for model in models]
     else:
         unknown = sorted(set(settings.model_options) - _fields(settings.model_name))
