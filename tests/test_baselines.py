@@ -51,12 +51,15 @@ def test_seasonal_naive_repeats_the_last_season(history: torch.Tensor, season: i
         get_model("seasonal_naive", input_size=L, horizon=H, n_channels=C, season=L + 1)
 
 
-@pytest.mark.parametrize("season", [1, 7, 24, 47])
-def test_seasonal_drift_adds_the_mean_seasonal_difference_per_season_ahead(
-    history: torch.Tensor, season: int
-) -> None:
+def _seasonal(name: str, history: torch.Tensor, season: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The history in float64 and the forecast of seasonal model `name` of it."""
     x = history.double()
-    forecast = get_model("seasonal_drift", input_size=L, horizon=H, n_channels=C, season=season)(x)
+    return x, get_model(name, input_size=L, horizon=H, n_channels=C, season=season)(x)
+
+
+@pytest.mark.parametrize("season", [1, 7, 24, 47])
+def test_seasonal_drift_adds_the_mean_seasonal_difference_per_season_ahead(history, season) -> None:
+    x, forecast = _seasonal("seasonal_drift", history, season)
     change = (x[:, season:] - x[:, :-season]).mean(dim=1)  # the window's seasonal differences, averaged
     for step in range(H):
         expected = x[:, L - season + step % season] + (step // season + 1) * change
@@ -82,11 +85,8 @@ def test_seasonal_drift_continues_a_trend_with_a_season_exactly() -> None:
 
 
 @pytest.mark.parametrize("season", [1, 7, 12, 24])
-def test_seasonal_mean_averages_the_seasons_the_window_holds_at_the_last_seasons_level(
-    history: torch.Tensor, season: int
-) -> None:
-    x = history.double()
-    forecast = get_model("seasonal_mean", input_size=L, horizon=H, n_channels=C, season=season)(x)
+def test_seasonal_mean_averages_the_window_s_seasons_at_the_last_season_s_level(history, season) -> None:
+    x, forecast = _seasonal("seasonal_mean", history, season)
     profile = torch.stack([x[:, k % season :: season].mean(dim=1) for k in range(L - season, L)], dim=1)
     level = x[:, -season:].mean(dim=1) - profile.mean(dim=1)  # the last season's level, not the window's
     for step in range(H):

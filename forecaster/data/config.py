@@ -3,7 +3,7 @@ and how its training rows were read, so that new rows are read the same way. Sto
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, check_int
@@ -12,6 +12,12 @@ from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.data.timeindex import check_frequency
 from forecaster.errors import BundleError, ForecasterError
+
+
+def _read_fields() -> list[str]:
+    """The fields of how the training rows were read beyond the date column: those with a default (added
+    after format 2 appeared, optional in a bundle), each a `ReadOptions` field of the same name."""
+    return [field.name for field in fields(DataConfig) if field.default is not MISSING]
 
 
 @dataclass(frozen=True)
@@ -62,11 +68,8 @@ class DataConfig:
     def read_options(self) -> dict[str, Any]:
         """The `ReadOptions` that read new rows the way the training rows were read."""
         dated = self.date_col is not None or self.date_from is not None
-        return {"date_col": self.date_col, "date_from": self.date_from, "no_date": not dated,
-                "fill_missing": self.fill_missing, "id_col": self.id_col,
-                "target_col": self.target_col, "channels": self.channels,
-                "past_covariates": self.past_covariates, "future_covariates": self.future_covariates,
-                "calendar": self.calendar, "periods": self.periods}  # fmt: skip
+        return {"date_col": self.date_col, "no_date": not dated,
+                **{name: getattr(self, name) for name in _read_fields()}}  # fmt: skip
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "data") -> DataConfig:
@@ -74,8 +77,7 @@ class DataConfig:
         if not isinstance(raw, dict):
             raise BundleError(f"{where}: expected an object, got {type(raw).__name__}")
         expected = {f.name for f in fields(cls)}
-        optional = {"date_from", "fill_missing", "id_col", "target_col", "channels", "past_covariates",
-                    "future_covariates", "calendar", "periods"}  # fmt: skip
+        optional = set(_read_fields())
         missing, unknown = sorted(expected - optional - raw.keys()), sorted(raw.keys() - expected)
         if missing or unknown:
             raise BundleError(

@@ -62,14 +62,11 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     such a label, all of one kind."""
     texts = values.astype(str).str.strip()
     for pattern, part in PERIOD_LABELS:
-        found = texts.str.extract(pattern)
-        if found.isna().any().any():
+        found, fits = _labels_of(texts, pattern, part)
+        if not fits.all():
             continue
         if part == "span":
-            first, second = found["year"].astype(int), found["next"].astype(int)
-            if not ((second == first + 1) | (second == (first + 1) % 100)).all():
-                continue
-            return pd.DatetimeIndex([pd.Timestamp(year, 1, 1) for year in first])
+            return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in found["year"]])
         try:
             days = [_first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
         except ValueError:
@@ -83,14 +80,21 @@ def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
     "2015:5"): the kind ("fiscal year", "quarter", ...) and the positions of the values that are not."""
     texts = values.astype(str).str.strip()
     for pattern, part in PERIOD_LABELS:
-        found = texts.str.extract(pattern)
-        fits = found.notna().all(axis=1).to_numpy().copy()
-        if part == "span" and fits.any():  # the second year follows the first
-            first, second = (pd.to_numeric(found[k], errors="coerce").to_numpy() for k in ("year", "next"))
-            fits &= (second == first + 1) | (second == (first + 1) % 100)
+        fits = _labels_of(texts, pattern, part)[1]
         if 2 * fits.sum() > len(fits) and not fits.all():
             return {"span": "fiscal year"}.get(part, part), np.flatnonzero(~fits)
     return None
+
+
+def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """The parts `pattern` finds in each text, and which texts are labels of its kind (a fiscal year's
+    second year follows its first)."""
+    found = texts.str.extract(pattern)
+    fits = found.notna().all(axis=1).to_numpy().copy()
+    if part == "span" and fits.any():
+        first, second = (pd.to_numeric(found[key], errors="coerce").to_numpy() for key in ("year", "next"))
+        fits &= (second == first + 1) | (second == (first + 1) % 100)
+    return found, fits
 
 
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:

@@ -3,6 +3,7 @@ gaps, or filled as the user asks; and values too large to read (infinite) or to 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -84,6 +85,11 @@ def lines(positions: np.ndarray) -> str:
     """Several data rows as messages name them: "line(s) 4, 9, ..." or "row(s) 2, 7, ..."."""
     shown = ", ".join(str(line_number(p)) for p in positions[:SHOWN])
     return f"{_PLACES.get()[0]}(s) " + shown + (", ..." if len(positions) > SHOWN else "")
+
+
+def names_lines(message: str) -> bool:
+    """Whether a message names file lines as `line` and `lines` write them ("line 12", "line(s) 4, 9")."""
+    return re.search(r"\bline(?:\(s\))? \d", message) is not None
 
 
 def fill_missing_cells(

@@ -44,6 +44,7 @@ from forecaster.data.missing import (
     check_finite,
     fill_missing_cells,
     line,
+    names_lines,
     rows_of_a_frame,
 )
 from forecaster.data.panels import find_long, long_columns, read_long
@@ -204,11 +205,10 @@ def _parse_dates(
             f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
             for p in bad[:SHOWN]
         )
-        every = bad.size == len(column)  # a form not read, rather than a few bad cells
         one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
-        raise DataError(
+        raise DataError(  # every value unread: a form not read, rather than a few bad cells
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
-            + (DATE_FORMS if every else one)
+            + (DATE_FORMS if bad.size == len(column) else one)
         )
     return pd.DatetimeIndex(parsed, name=date_col)
 
@@ -317,7 +317,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
     try:
         return _read_table(raw, str(path), read, spec, notes)
     except DataError as error:
-        if context is None or "line " not in str(error):  # the mapping of line numbers, where some are named
+        if context is None or not names_lines(str(error)):  # the line numbers' mapping, where some are named
             raise
         raise DataError(f"{error} ({context})") from None
 

@@ -16,6 +16,7 @@ from forecaster.data import TimeSeries, get_spec, season_length
 from forecaster.data.splits import default_split, fitting_input_size
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
+from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.presets import (
     AUTO,
     DEFAULT,
@@ -27,10 +28,9 @@ from forecaster.presets import (
 )
 from forecaster.training.settings import TrainSettings
 
-# `--model auto`'s baselines, which fit nothing and come first: drift, mean, seasonal drift and seasonal mean
-# on a user's file only.
-AUTO_BASELINES = ("naive", "seasonal_naive")
-USER_BASELINES = ("drift", "mean", "seasonal_drift", "seasonal_mean")
+# `--model auto`'s baselines, the forecasts that fit nothing, first: naive and seasonal naive on every series,
+# the others (drift, mean, seasonal drift, seasonal mean) on a user's file only.
+AUTO_BASELINES, USER_BASELINES = NOTHING_TO_FIT[:2], NOTHING_TO_FIT[2:]
 
 
 def auto_models(dataset: str | None) -> list[str]:
@@ -66,8 +66,7 @@ def _fields(model_name: str) -> set[str]:
 
 def fitting_season(model_name: str, freq: str | None, input_size: int) -> int | None:
     """The season of the data's frequency where a seasonal model can use it with `input_size` steps."""
-    longest = MODELS.get(model_name).config_class.longest_season(input_size)
-    return season_length(freq, longest) if longest >= 1 else None
+    return season_length(freq, MODELS.get(model_name).config_class.longest_season(input_size))
 
 
 def season_fits(model_name: str, freq: str | None, input_size: int) -> bool:
