@@ -98,15 +98,20 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
 
 
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
-    """pandas' parse with one format inferred from the first value, else each value on its own; a value
-    longer than any timestamp is none (dateutil takes quadratic time on a megabyte cell)."""
-    column = column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
+    """pandas' parse with one format inferred from the first value, else each value on its own."""
+    column = timestamp_sized(column)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
         if parsed.isna().sum() > column.isna().sum():
             parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
     return parsed
+
+
+def timestamp_sized(column: pd.Series) -> pd.Series:
+    """The column with every value longer than any timestamp missing: dateutil takes quadratic time on a
+    megabyte cell (a minute and a half for one), and no parse should see one."""
+    return column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
 
 
 def parse_timestamps(column: pd.Series) -> pd.Series:
@@ -132,10 +137,13 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
 def utc_timestamps(column: pd.Series) -> pd.DatetimeIndex | None:
     """The values as UTC timestamps (pandas reads mixed zones no other way), or None unless every value is
     one."""
+    sized = timestamp_sized(column)
+    if sized.isna().any():
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        parsed = pd.DatetimeIndex(pd.to_datetime(column, utc=True, format="mixed", errors="coerce"))
-    return None if column.isna().any() or parsed.isna().any() else parsed.rename(column.name)
+        parsed = pd.DatetimeIndex(pd.to_datetime(sized, utc=True, format="mixed", errors="coerce"))
+    return None if parsed.isna().any() else parsed.rename(column.name)
 
 
 def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
-from forecaster.data.dates import year_numbers
+from forecaster.data.dates import MAX_TIMESTAMP_CHARS, year_numbers
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
@@ -186,7 +186,10 @@ def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
 
 
 def _timestamp(text: str) -> bool:
-    """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not)."""
+    """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not; a line longer than any date
+    is not, unparsed)."""
+    if len(text) > MAX_TIMESTAMP_CHARS:
+        return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return pd.notna(pd.to_datetime(text, errors="coerce"))
