@@ -148,6 +148,10 @@ def test_the_earlier_validation_period_is_the_last_rows_of_train_before_it():
     assert moved == {"train": (0, 579), "val": (543, 676), "test": borders["test"]}
     assert window_counts(moved, 36, 60)["val"] == window_counts(borders, 36, 60)["val"] == 38
     assert earlier_period(split_borders(100, 60, horizon=10), 60, 10) is None  # 60 train rows: no window
+    # a forecast that fits nothing needs no train window, only the rows its validation windows read
+    untrained = earlier_period(split_borders(100, 60, horizon=10), 60, 10, trained=False)
+    assert untrained == {"train": (0, 60), "val": (0, 70), "test": (20, 100)}
+    assert earlier_period(split_borders(100, 60, horizon=10), 61, 10, trained=False) is None
 
 
 def test_holdout_keeps_the_last_horizon_to_test_and_the_one_before_to_validate():

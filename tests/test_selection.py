@@ -329,3 +329,24 @@ def test_the_default_model_gives_way_to_seasonal_drift_on_a_season_that_grows() 
         plan(TrainSettings(horizon=3, model_name="seasonal_mean", input_size=10), short)
     with pytest.raises(ConfigError, match="'season' must be less than input_size"):  # as the config says it
         Forecaster(model="seasonal_drift", horizon=3, season=12, input_size=12).fit(frame.iloc[:60])
+
+
+def test_a_seasonal_forecast_that_fits_nothing_reads_the_seasons_it_needs_on_a_short_file() -> None:
+    """Five years of monthly rows at horizon 12 leave a trained model an input of 12 steps; seasonal drift
+    (13) and seasonal mean (24) take theirs, are planned and scored on the earlier validation period too, and
+    seasonal drift is the bundle where the season rides a trend (the drift forecast it beats: ten times its
+    test MSE)."""
+    from forecaster.api import Forecaster
+
+    months = np.arange(60)
+    noise = np.random.default_rng(1).normal(0, 1.5, months.size)
+    values = 100 + 0.8 * months + 10 * np.sin(2 * np.pi * months / 12) + noise
+    frame = pd.DataFrame({"month": pd.date_range("2019-01-01", periods=60, freq="MS"), "sales": values})
+    series = TimeSeries(frame.set_index("month"), "MS", "sales.csv", date_col="month")
+    inputs = {c.label: c.input_size for c in plan(TrainSettings(horizon=12, model_name="auto"), series)}
+    assert (inputs["seasonal_drift"], inputs["seasonal_mean"], inputs["nlinear"]) == (13, 24, 12)
+    model = Forecaster(horizon=12, max_epochs=1).fit(frame)
+    bundle = model.bundle
+    assert (bundle.model_name, bundle.data.input_size) == ("seasonal_drift", 13)
+    assert "earlier_validation" in bundle.training and "seasonal_mean" in bundle.training["selection"]
+    assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 10

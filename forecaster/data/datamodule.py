@@ -23,9 +23,11 @@ def window_sets(
     scaler: Scaler | None = None,
     strides: dict[str, int] | None = None,
     earlier: bool = False,
+    trained: bool = True,
 ) -> tuple[Scaler, dict[str, Windows]]:
     """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given);
-    `earlier`: the split's `earlier_period` (DataError where it has none).
+    `earlier`: the split's `earlier_period` (DataError where it has none), whose train rows may hold no window
+    for a model that is not `trained`.
 
     Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
@@ -35,7 +37,7 @@ def window_sets(
         borders = split_borders(n_rows, input_size, split, series.freq, horizon=horizon, source=source)
         if not earlier:
             return borders
-        moved = earlier_period(borders, input_size, horizon)
+        moved = earlier_period(borders, input_size, horizon, trained)
         if moved is None:
             raise DataError(f"{source}: {n_rows} rows leave no train window before an earlier validation")
         return moved
@@ -49,7 +51,8 @@ def window_sets(
         future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
         return scaler, {
             name: WindowDataset(
-                scaled[a:b], input_size, horizon, strides.get(name, 1), targets=targets, future=future
+                scaled[a:b], input_size, horizon, strides.get(name, 1), targets=targets, future=future,
+                allow_empty=name == "train" and not trained,
             )
             for name, (a, b) in borders.items()
         }
@@ -65,7 +68,9 @@ def window_sets(
         scales.append(own.scale)
         scaled = own.transform(values).astype(np.float32)
         for which, (a, b) in borders.items():
-            parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1)))
+            empty = which == "train" and not trained
+            parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1),
+                                              allow_empty=empty))  # fmt: skip
     pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}
     return Scaler(np.concatenate(means), np.concatenate(scales)), pooled
 
@@ -75,7 +80,8 @@ class ForecastDataModule(L.LightningDataModule):
 
     `stride` thins the train windows; val/test windows use `eval_stride` (default 1) so that test
     metrics cover every window as in the literature. Evaluation loaders never drop the last batch.
-    `earlier`: the split's earlier validation period (`splits.earlier_period`) instead.
+    `earlier`: the split's earlier validation period (`splits.earlier_period`) instead, for a model that is
+    `trained` or fits nothing.
     """
 
     def __init__(
@@ -89,6 +95,7 @@ class ForecastDataModule(L.LightningDataModule):
         num_workers: int = 0,
         eval_stride: int = 1,
         earlier: bool = False,
+        trained: bool = True,
     ) -> None:
         super().__init__()
         self.series = series
@@ -99,7 +106,7 @@ class ForecastDataModule(L.LightningDataModule):
         self.stride = stride
         self.eval_stride = eval_stride
         self.num_workers = num_workers
-        self.earlier = earlier
+        self.earlier, self.trained = earlier, trained
         self.scaler: Scaler | None = None
 
     def setup(self, stage: str | None = None) -> None:
@@ -108,7 +115,8 @@ class ForecastDataModule(L.LightningDataModule):
             return
         strides = {"train": self.stride, "val": self.eval_stride, "test": self.eval_stride}
         self.scaler, sets = window_sets(
-            self.series, self.input_size, self.horizon, self.split, strides=strides, earlier=self.earlier
+            self.series, self.input_size, self.horizon, self.split, strides=strides, earlier=self.earlier,
+            trained=self.trained,
         )
         self.train_set, self.val_set, self.test_set = sets["train"], sets["val"], sets["test"]
 

@@ -163,12 +163,13 @@ def split_borders(
     return borders
 
 
-def earlier_period(borders: Borders, input_size: int, horizon: int) -> Borders | None:
+def earlier_period(borders: Borders, input_size: int, horizon: int, trained: bool = True) -> Borders | None:
     """The split with its validation period moved back by its own length: train ends that many rows
     sooner and its last rows become the validation rows (test stays: nothing reads it there). None when the
-    shortened train split would hold no window."""
+    shortened train split would hold no window, or (`trained` False: a model that fits nothing needs none)
+    fewer rows than the validation windows' input."""
     train_end = borders["train"][1]
     start = train_end - (borders["val"][1] - train_end)
-    if window_count(0, start, input_size, horizon) < 1:
+    if start < max(input_size, 1) or (trained and window_count(0, start, input_size, horizon) < 1):
         return None
     return {"train": (0, start), "val": (start - input_size, train_end), "test": borders["test"]}

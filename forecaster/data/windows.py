@@ -27,7 +27,9 @@ class WindowDataset(Dataset):
         *,
         targets: int | None = None,
         future: list[int] | tuple[int, ...] = (),
+        allow_empty: bool = False,
     ) -> None:
+        """`allow_empty`: no window is no error (the train rows of a model that fits nothing)."""
         array = np.asarray(values)
         if array.ndim != 2:
             raise DataError(f"windows need a (rows, channels) array, got shape {array.shape}")
@@ -41,7 +43,7 @@ class WindowDataset(Dataset):
         self.known = torch.zeros(array.shape[1], dtype=torch.float32)  # 1 for the columns known ahead
         self.known[list(future)] = 1.0
         self._length = window_count(0, array.shape[0], input_size, horizon, stride)
-        if self._length == 0:
+        if self._length == 0 and not allow_empty:
             raise DataError(
                 f"{array.shape[0]} rows hold no window of input_size {input_size} + horizon {horizon}; "
                 f"expected at least {input_size + horizon} rows"

@@ -31,6 +31,7 @@ from forecaster.data.missing import check_magnitudes
 from forecaster.errors import DataError, ForecasterError
 from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
+from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.ensemble import Ensemble
 from forecaster.training.members import member_seeds, train_member
 from forecaster.training.planning import Candidate, split_for
@@ -113,12 +114,14 @@ class Built(NamedTuple):
 
 
 def _windows(
-    series: TimeSeries, settings: TrainSettings, input_size: int, earlier: bool
+    series: TimeSeries, settings: TrainSettings, input_size: int, earlier: bool, trained: bool = True
 ) -> ForecastDataModule:
-    """The split's windows of `input_size` steps, set up for fitting."""
+    """The split's windows of `input_size` steps, set up for fitting (`trained` False: a forecast that fits
+    nothing, whose earlier period needs no train window)."""
     split = split_for(series, settings)
     datamodule = ForecastDataModule(
-        series, input_size, settings.horizon, split=split, batch_size=settings.batch_size, earlier=earlier
+        series, input_size, settings.horizon, split=split, batch_size=settings.batch_size, earlier=earlier,
+        trained=trained,
     )
     datamodule.setup("fit")
     return datamodule
@@ -128,7 +131,8 @@ def build_candidate(
     series: TimeSeries, settings: TrainSettings, candidate: Candidate, earlier: bool = False
 ) -> Built:
     """The windows and the untrained model of `candidate`, as `fit_candidate` trains them (seed first)."""
-    datamodule = _windows(series, settings, candidate.input_size, earlier)
+    trained = candidate.model_name not in NOTHING_TO_FIT
+    datamodule = _windows(series, settings, candidate.input_size, earlier, trained)
     split = datamodule.split
     data = DataConfig(
         source=series.source,

@@ -13,7 +13,7 @@ from typing import Any
 
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
-from forecaster.data.splits import default_split, fitting_input_size
+from forecaster.data.splits import default_split, fitting_input_size, min_rows
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -81,11 +81,32 @@ def _no_season(model_name: str, freq: str | None, input_size: int) -> str:
     if season is None:
         return (f"{model_name}: the data's frequency {freq!r} has no season to repeat (yearly, irregular or "
                 "unknown); give --season N, the steps of one season")  # fmt: skip
-    needed = next(size for size in range(1, 3 * season + 2) if longest(size) >= season)
+    needed = season_input(model_name, season)
     other = f" or --season N (N <= {longest(input_size)})" if longest(input_size) >= 1 else ""
     return (f"{model_name}: the data's season of {season} steps needs an input of {needed} steps, and the "
             f"input is {input_size}; give --input-size {needed} (the file needs the rows for it)"
             f"{other}")  # fmt: skip
+
+
+def season_input(model_name: str, season: int) -> int:
+    """The shortest input with which a seasonal model can use a season of `season` steps."""
+    longest = MODELS.get(model_name).config_class.longest_season
+    return next(size for size in range(1, 3 * season + 2) if longest(size) >= season)
+
+
+def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings, input_size: int) -> int:
+    """A seasonal forecast that fits nothing takes the input its season needs where the default is shorter
+    and every split still holds a window (it needs no train windows to learn from): seasonal drift on five
+    years of monthly rows reads two seasons although a trained model gets one. An --input-size or --season
+    given holds, and a registered dataset's input size (the protocol's)."""
+    season = season_length(series.freq)
+    given = settings.input_size or "season" in settings.model_options or series.dataset
+    fits = season is None or season_fits(model_name, series.freq, input_size)
+    if model_name not in NOTHING_TO_FIT or given or fits:
+        return input_size
+    needed = season_input(model_name, season)
+    enough = min_rows(needed, settings.horizon, split_for(series, settings), series.freq)
+    return needed if enough is not None and enough <= len(series) else input_size
 
 
 def _smallest_input(model_name: str) -> int:
@@ -132,7 +153,9 @@ def _candidate(
             raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
         options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
     preset_size = training_preset.get("input_size")
-    input_size = settings.input_size or preset_size or default_input_size(series, settings)
+    input_size = settings.input_size or preset_size or baseline_input(
+        model_name, series, settings, default_input_size(series, settings)
+    )
     smallest = _smallest_input(model_name)
     if input_size < smallest:  # a short file: the rows before the validation and test horizons are too few
         if settings.model_name == AUTO:

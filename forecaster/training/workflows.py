@@ -46,7 +46,14 @@ from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, ensemble_of
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
-from forecaster.training.planning import USER_BASELINES, Candidate, plan, season_fits, split_for
+from forecaster.training.planning import (
+    USER_BASELINES,
+    Candidate,
+    baseline_input,
+    plan,
+    season_fits,
+    split_for,
+)
 from forecaster.training.scoring import (
     Score,
     baseline_metrics,
@@ -277,11 +284,12 @@ def _with_references(
         return fitted
     better = []
     for name in REFERENCES:
-        if not season_fits(name, series.freq, model.data.input_size):
+        input_size = baseline_input(name, series, settings, model.data.input_size)
+        if not season_fits(name, series.freq, input_size):
             continue
         baseline = dataclasses.replace(
             settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
-            input_size=model.data.input_size,
+            input_size=input_size,
         )
         [candidate] = plan(baseline, series)
         reference = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
