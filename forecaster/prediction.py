@@ -113,6 +113,13 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
     DataError names any missing column."""
     path, data = Path(path), bundle.data
+    asked = options.get("periods")
+    if asked and data.periods and asked != data.periods:
+        raise DataError(
+            f"{path}: --periods {asked} asks for another block than the {data.periods} one model "
+            f"{bundle.name!r} was trained on, and a model forecasts the frequency it learned; expected no "
+            f"--periods (the {data.periods} block is read)"
+        )
     read = history_options(bundle, **options)
     try:
         return read_csv(path, **read, targets=data.columns)

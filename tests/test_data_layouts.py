@@ -138,6 +138,8 @@ def test_ons_blocks_are_chosen_by_periods_and_a_bundle_reads_its_block_again(tmp
     assert main(["predict", "--model", str(out), "--csv", str(following), "--output", str(forecast)]) == 0
     capsys.readouterr()
     assert pd.read_csv(forecast)["period"].tolist() == ["2024 Q3", "2024 Q4"]
+    assert main(["predict", "--model", str(out), "--csv", str(following), "--periods", "monthly"]) == 2
+    assert "--periods monthly asks for another block than the quarterly one" in capsys.readouterr().err
     with pytest.warns(DataQualityWarning):  # the API: the block read from the file, its frame given
         history = read_csv(following, periods="quarterly").frame
     ahead = Forecaster.load(out).predict(history)
