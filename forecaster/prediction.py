@@ -28,7 +28,7 @@ from forecaster.data.frames import as_frame
 from forecaster.data.labels import write_labels
 from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.scaling import Scaler
+from forecaster.data.scaling import Scaler, count_floor, original_units
 from forecaster.data.series import INDEPENDENT
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 from forecaster.inference import Inference, eager_outputs
@@ -314,24 +314,17 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | 
 def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:
     """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
     with np.errstate(over="ignore"):
-        return original_units(_target_scaler(bundle), predict_outputs(bundle, windows, inference)[..., 0])
+        outputs = predict_outputs(bundle, windows, inference)[..., 0]
+        return original_units(_target_scaler(bundle), outputs, _floor(bundle, windows))
+
+
+def _floor(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
+    """The forecasts' lower bound per target column of each (..., rows, C_in) window: 0 for counts."""
+    return count_floor(windows[..., : bundle.data.input_size, : len(bundle.data.columns)])
 
 
 def _target_scaler(bundle: Bundle) -> Scaler:
     return bundle.scaler.first(len(bundle.data.columns))
-
-
-def original_units(scaler: Scaler, standardized: np.ndarray) -> np.ndarray:
-    """(..., C) standardized forecasts in original units, rounded to the digits float32 arithmetic can give
-    them: an ulp of the standardized value, times the column's scale (a naive forecast of 740 read
-    740.0000069931347 unrounded)."""
-    values = scaler.inverse(standardized)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
-        places = -np.ceil(np.log10(noise * np.abs(scaler.scale)))
-        places = np.where(np.isfinite(places), places, 15).clip(max=15)
-        power = 10.0 ** np.abs(places)
-        return np.where(places >= 0, np.round(values * power) / power, np.round(values / power) * power)
 
 
 def check_forecast(forecast: np.ndarray) -> np.ndarray:
@@ -358,16 +351,18 @@ def check_interval_levels(bundle: Bundle, levels: Sequence[int] | None) -> list[
         raise HistoryError(str(error), part="level") from None
 
 
-def interval_columns(bundle: Bundle, outputs: np.ndarray, levels: Sequence[int]) -> dict[str, np.ndarray]:
+def interval_columns(
+    bundle: Bundle, outputs: np.ndarray, levels: Sequence[int], window: np.ndarray
+) -> dict[str, np.ndarray]:
     """The forecast's columns in Nixtla's naming, in original units: `<col>`, then `<col>-lo-<level>` and
     `<col>-hi-<level>` for each level, from the model's standardized (steps, C, 1 + 2K) outputs
-    (`predict_outputs`) and the bundle's calibration."""
-    scaler = _target_scaler(bundle)
-    point = check_forecast(original_units(scaler, outputs[..., 0]))
+    (`predict_outputs`) of `window` (`check_history`'s) and the bundle's calibration."""
+    scaler, floor = _target_scaler(bundle), _floor(bundle, window)
+    point = check_forecast(original_units(scaler, outputs[..., 0], floor))
     levels = check_interval_levels(bundle, levels)
     intervals = bundle.calibration.intervals(levels, outputs) if levels else {}
     original = {
-        level: (check_forecast(original_units(scaler, lo)), check_forecast(original_units(scaler, hi)))
+        level: tuple(check_forecast(original_units(scaler, bound, floor)) for bound in (lo, hi))
         for level, (lo, hi) in intervals.items()
     }
     columns = {}
@@ -431,7 +426,7 @@ def _forecast(
         ahead = None if future is None else future.frame
         prepared = check_history(bundle, series.index, series.inputs, horizon=horizon, ahead=ahead)
         outputs = predict_outputs(bundle, prepared.window[None])[0, : prepared.horizon]
-        columns = interval_columns(bundle, outputs, levels)
+        columns = interval_columns(bundle, outputs, levels, prepared.window)
     except HistoryError as error:
         if error.part == "level":  # the request is at fault, not the file
             raise ConfigError(str(error)) from None

@@ -239,7 +239,7 @@ async def forecast_histories(
     answers = []
     for item, output, asked, field in zip(prepared, outputs, levels, fields, strict=True):
         try:
-            answers.append(interval_columns(served.bundle, output[: item.horizon], asked))
+            answers.append(interval_columns(served.bundle, output[: item.horizon], asked, item.window))
         except HistoryError as error:
             raise ApiError(422, str(error), field=field) from None
     return answers

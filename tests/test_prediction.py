@@ -84,3 +84,23 @@ def test_forecast_names_the_file_line_and_refuses_overflowing_values(bundle):
         forecast(bundle, TimeSeries(shifted, "h", "recent.csv", date_col="when"))
     with pytest.raises(DataError, match="recent.csv: the forecast is not finite"):
         forecast(bundle, TimeSeries(frame + 1e308, "h", "recent.csv", date_col="when"))
+
+
+def test_counts_are_never_forecast_below_zero_and_measurements_may_be() -> None:
+    """Drift extends a falling line below zero: for counts (whole numbers, none negative, in the rows the
+    model reads) the forecast and every interval bound stop at 0, and none prints as -0; the same series
+    measured in tenths goes below zero, as a measurement may."""
+    from forecaster.api import Forecaster
+    from forecaster.data.scaling import count_floor
+
+    falling = 40 - 3 * np.arange(14) + np.tile([1, -1], 7)
+    counts = pd.DataFrame({"year": np.arange(2000, 2014), "cases": falling})
+    ahead = Forecaster(model="drift", horizon=4, level=[80]).fit(counts).predict()
+    assert (ahead.to_numpy() >= 0).all() and not np.signbit(ahead.to_numpy()).any()
+    measured = counts.assign(cases=counts["cases"] + 0.1)  # drift and its margins move with the series
+    below = Forecaster(model="drift", horizon=4, level=[80]).fit(measured).predict()
+    assert (below.to_numpy() < 0).all()
+    np.testing.assert_allclose(ahead.to_numpy(), np.maximum(below.to_numpy() - 0.1, 0), atol=1e-9)
+    # per column of each window: counts get 0, a column with a negative or a fraction none
+    windows = np.array([[[0, 1, -1.0], [2, 0.5, 3]], [[1, 1, 1], [2, 2, 2]]])
+    np.testing.assert_array_equal(count_floor(windows), [[[0, -np.inf, -np.inf]], [[0, 0, 0]]])

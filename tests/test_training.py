@@ -12,9 +12,10 @@ import torch
 
 from forecaster.artifacts import load_bundle, work_dir_for
 from forecaster.data import Scaler, read_csv, split_borders
+from forecaster.data.scaling import original_units
 from forecaster.errors import BundleError, ForecasterError
 from forecaster.metrics import ErrorSums, mae, mse
-from forecaster.prediction import original_units, predict_windows
+from forecaster.prediction import predict_windows
 from forecaster.training.module import ForecastModule
 from forecaster.training.settings import TrainerOptions, TrainSettings
 from forecaster.training.workflows import evaluate_bundle, train_forecaster

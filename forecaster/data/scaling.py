@@ -85,3 +85,28 @@ class Scaler:
         if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
             raise DataError("the scaler must hold finite means and positive finite scales")
         return cls(mean, scale)
+
+
+def original_units(
+    scaler: Scaler, standardized: np.ndarray, floor: np.ndarray | float = -np.inf
+) -> np.ndarray:
+    """(..., C) standardized forecasts in original units, rounded to the digits float32 arithmetic can give
+    them: an ulp of the standardized value, times the column's scale (a naive forecast of 740 read
+    740.0000069931347 unrounded); none below `floor` (per column, `count_floor`), and no -0."""
+    values = scaler.inverse(standardized)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
+        places = -np.ceil(np.log10(noise * np.abs(scaler.scale)))
+        places = np.where(np.isfinite(places), places, 15).clip(max=15)
+        power = 10.0 ** np.abs(places)
+        rounded = np.where(places >= 0, np.round(values * power) / power, np.round(values / power) * power)
+    return np.maximum(rounded, floor) + 0.0
+
+
+def count_floor(windows: np.ndarray) -> np.ndarray:
+    """(..., 1, C) 0 for each column of the (..., L, C) rows a model reads that holds counts (whole numbers,
+    none negative), else -inf: a count is never forecast below zero (weekly cases of mean 0.6 were forecast
+    -0, their 95% bounds -3)."""
+    values = np.asarray(windows, dtype=np.float64)
+    counts = np.all((values >= 0) & (values == np.round(values)), axis=-2, keepdims=True)
+    return np.where(counts, 0.0, -np.inf)

@@ -95,18 +95,18 @@ def season_input(model_name: str, season: int) -> int:
 
 
 def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings, input_size: int) -> int:
-    """A seasonal forecast that fits nothing takes the input its season needs where the default is shorter
-    and every split still holds a window (it needs no train windows to learn from): seasonal drift on five
-    years of monthly rows reads two seasons although a trained model gets one. An --input-size or --season
-    given holds, and a registered dataset's input size (the protocol's)."""
-    season = season_length(series.freq)
+    """A forecast that fits nothing takes the input it needs (drift 2 steps, a season's model its seasons)
+    where the default is shorter and every split still holds a window (it needs no train windows to learn
+    from): seasonal drift on five years of monthly rows reads two seasons although a trained model gets one.
+    An --input-size or --season given holds, and a registered dataset's input size (the protocol's)."""
     given = settings.input_size or "season" in settings.model_options or series.dataset
-    fits = season is None or season_fits(model_name, series.freq, input_size)
-    if model_name not in NOTHING_TO_FIT or given or fits:
+    if model_name not in NOTHING_TO_FIT or given:
         return input_size
-    needed = season_input(model_name, season)
+    needed, season = _smallest_input(model_name), season_length(series.freq)
+    if season is not None and not season_fits(model_name, series.freq, input_size):
+        needed = max(needed, season_input(model_name, season))
     enough = min_rows(needed, settings.horizon, split_for(series, settings), series.freq)
-    return needed if enough is not None and enough <= len(series) else input_size
+    return needed if needed > input_size and enough is not None and enough <= len(series) else input_size
 
 
 def _smallest_input(model_name: str) -> int:
