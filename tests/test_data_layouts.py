@@ -152,13 +152,13 @@ def test_ons_blocks_are_chosen_by_periods_and_a_bundle_reads_its_block_again(tmp
 
 def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
     """Destatis-like: title lines padded with separators, decimal commas with '.' and space thousands
-    separators (a column of whole thousands too, which pandas alone reads as 83.166), a source line after
-    an empty one."""
+    separators (a column of whole thousands too, which pandas alone reads as 83.166), a rule and a source line
+    after an empty one."""
     rows = ["2020-Q1;9.990,25;1 234,5;83.166", "2020-Q2;10.001,5;1 240,75;83.155",
             "2020-Q3;987,5;999,25;83.161", "2020-Q4;10.250,75;1 250;83.155", "2021-Q1;10.100;1 251,5;83.129",
             "2021-Q2;10.300,25;1\u00a0260,5;83.138"]  # fmt: skip
     text = "Volkswirtschaftliche Gesamtrechnungen;;;\nBruttoinlandsprodukt, Konsum: Deutschland;;;\n"
-    text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows) + "\n;;;\nQuelle: Statistisches Bundesamt;;;\n"
+    text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows) + "\n;;;\n__________\nQuelle: Statistisches Bundesamt;;;\n"
     path = write(tmp_path, "81000-0002.csv", text)
     frame, freq, note = read_noted(path)
     assert list(frame.columns) == ["BIP", "Konsum", "Einwohner"] and freq == "QS-JAN"
@@ -168,7 +168,7 @@ def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
     np.testing.assert_array_equal(frame["Einwohner"], [83166, 83155, 83161, 83155, 83129, 83138])
     assert note == (
         f"{path}: note: read values separated by semicolons; read decimal commas; skipped 2 metadata line(s) "
-        "before the data and 1 after; read 16 number(s) written with thousands separators"
+        "before the data and 2 after; read 16 number(s) written with thousands separators"
     )
 
 

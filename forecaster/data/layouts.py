@@ -39,6 +39,7 @@ _ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Z
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
 _WORD = re.compile(r"[^\W\d_]{3}")
+_RULE = re.compile(r"[-_=*~ ]{3,}")
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
 
 
@@ -196,7 +197,10 @@ def _timestamp(text: str) -> bool:
 
 
 def _footnote(text: str) -> bool:
-    """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), not a period."""
+    """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), or a rule drawn
+    above them ("__________", Destatis'), not a period."""
+    if _RULE.fullmatch(text):
+        return True
     return bool(re.match(r"[^\W\d_]{3}[^:]*:", text)) or (bool(_WORD.search(text)) and not _timestamp(text))
 
 
