@@ -158,7 +158,8 @@ def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
             "2020-Q3;987,5;999,25;83.161", "2020-Q4;10.250,75;1 250;83.155", "2021-Q1;10.100;1 251,5;83.129",
             "2021-Q2;10.300,25;1\u00a0260,5;83.138"]  # fmt: skip
     text = "Volkswirtschaftliche Gesamtrechnungen;;;\nBruttoinlandsprodukt, Konsum: Deutschland;;;\n"
-    text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows) + "\n;;;\n__________\nQuelle: Statistisches Bundesamt;;;\n"
+    text += "Quartal;BIP;Konsum;Einwohner\n" + "\n".join(rows)
+    text += "\n;;;\n__________\nQuelle: Statistisches Bundesamt;;;\n"
     path = write(tmp_path, "81000-0002.csv", text)
     frame, freq, note = read_noted(path)
     assert list(frame.columns) == ["BIP", "Konsum", "Einwohner"] and freq == "QS-JAN"
