@@ -253,6 +253,9 @@ def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_
     )
     series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value
     assert series.frame["y"].iloc[-1] == 30**2
+    # beside a series that goes on, the option that keeps each series' span is named first, not a fill
+    assert "--channels independent" not in _refusal(frame)
+    assert "(or give channels='independent' / --channels independent" in _refusal(frame.assign(z=1.0))
 
 
 def test_a_bundle_trained_on_a_gappy_file_predicts(tmp_path, capsys):

@@ -197,7 +197,8 @@ def _fill_short_gaps(
         _refuse(path, frame, missing, added, freq, reason)
     if (missing & ~inside).any():
         _refuse(path, frame, missing & ~inside, added, freq,
-                "before a column's first value or after its last, where no line runs between two values")
+                "before a column's first value or after its last, where no line runs between two values",
+                spans_differ=frame.shape[1] > 1)
     steps, cells = int(added.sum()), int((gaps & ~added[:, None]).sum())
     filled = [f"{steps} missing time step(s)" if steps else "", f"{cells} empty cell(s)" if cells else ""]
     notes.append(f"filled {' and '.join(filter(None, filled))} by linear interpolation"
@@ -219,8 +220,10 @@ def _refuse(
     added: np.ndarray,
     freq: str | None,
     reason: str | None = None,
+    spans_differ: bool = False,
 ) -> None:
-    """One line naming the missing time steps (else the missing cells at their file lines) and the option."""
+    """One line naming the missing time steps (else the missing cells at their file lines) and the option:
+    where series start or end at different times (`spans_differ`), first the one that keeps their spans."""
     why = f" ({reason}, so not filled by default)" if reason else ""
     if added.any() and missing[added].any():
         raise DataError(
@@ -239,7 +242,9 @@ def _refuse(
     raise DataError(
         f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}{why}; "
         "expected a number in every cell"
-        + advice(" (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)")
+        + advice(" (or give channels='independent' / --channels independent: one model shared by series of "
+                 "their own spans; fill_missing / --fill-missing would invent the values)" if spans_differ
+                 else " (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)")
     )
 
 
