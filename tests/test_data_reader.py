@@ -318,7 +318,7 @@ def test_independent_series_keep_their_own_spans_and_gaps_inside_them_are_named(
     np.testing.assert_array_equal(b[2:7], [30.0, 40.0, 50.0, 60.0, 70.0])
 
 
-def test_utf16_and_utf32_files_with_a_byte_order_mark_read_like_utf8(tmp_path):
+def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
     text = "date,Température,b\n" + "".join(f"{d},{i},{i / 2}\n" for i, d in enumerate(HOURS))
     expected = read_csv(_write(tmp_path, "utf8.csv", text)).frame
     assert list(expected.columns) == ["Température", "b"]
@@ -328,6 +328,11 @@ def test_utf16_and_utf32_files_with_a_byte_order_mark_read_like_utf8(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no note: nothing was replaced or guessed
             pd.testing.assert_frame_equal(read_csv(path).frame, expected)
+    # no mark and not UTF-8 (Excel's CSV on a Western European Windows): Windows-1252, said
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(text.encode("cp1252"))
+    with pytest.warns(DataQualityWarning, match="note: read as Windows-1252 text: its bytes are not UTF-8"):
+        pd.testing.assert_frame_equal(read_csv(latin).frame, expected)
 
 
 def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):

@@ -50,7 +50,7 @@ from forecaster.data.missing import (
 from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
-from forecaster.data.textfile import read_options
+from forecaster.data.textfile import WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingColumnsError, MissingDateColumnsError
@@ -73,6 +73,8 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
         notes.extend([note] if note else [])
     try:
         opened = read_options(path) if source is path else {}
+        windows = opened.get("encoding") == WINDOWS_TEXT
+        notes.extend(["read as Windows-1252 text: its bytes are not UTF-8"] if windows else [])
         layout = sniff(source, **opened)
         raw = pd.read_csv(source, encoding_errors="replace", **opened, **layout.read_options())
     except DataError:  # a ValueError, said in full
@@ -343,10 +345,8 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
 def _read_table(
     raw: pd.DataFrame, source: str, read: ReadOptions, spec: DatasetSpec | None, notes: list[str]
 ) -> TimeSeries:
-    replaced = [column for column in raw.columns if "\ufffd" in column]
-    if replaced:
-        names = ", ".join(map(repr, replaced))
-        notes.append(f"header name(s) {names} contain U+FFFD (bytes that were not UTF-8)")
+    if replaced := [column for column in raw.columns if "\ufffd" in column]:
+        notes.append(f"header name(s) {', '.join(map(repr, replaced))} contain U+FFFD (bytes not text)")
     if len(set(raw.columns)) != len(raw.columns):
         repeated = sorted({column for column in raw.columns if list(raw.columns).count(column) > 1})
         names = ", ".join(map(repr, repeated))

@@ -1,6 +1,7 @@
-"""What a file's first bytes say about reading it: compressed (gzip, bz2, xz) whatever its name, text in
-UTF-16 or UTF-32 (spreadsheets' "Unicode text" exports carry a byte-order mark), or not text at all, which
-is refused in one line rather than parsed into a misleading complaint about its columns.
+"""What a file's bytes say about reading it: compressed (gzip, bz2, xz) whatever its name, text in
+UTF-16 or UTF-32 (spreadsheets' "Unicode text" exports carry a byte-order mark), in Windows-1252 where it is
+not UTF-8 (Excel's "CSV" export on a Western European Windows), or not text at all, which is refused in one
+line rather than parsed into a misleading complaint about its columns.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ _PACKED = {GZIP_MAGIC: "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 _MARKS = {codecs.BOM_UTF32_LE: "utf-32", codecs.BOM_UTF32_BE: "utf-32",
           codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}  # fmt: skip
 _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
+WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
 
 
 def compression(head: bytes) -> str | None:
@@ -44,4 +46,17 @@ def read_options(path: Path) -> dict[str, Any]:
             f"{path}: {what}, not a CSV text file; expected text (UTF-8, or UTF-16 with a byte-order mark), "
             "or such a file compressed by gzip, bz2 or xz"
         )
-    return {"compression": None}
+    return {"compression": None, **({} if _utf8(path) else {"encoding": WINDOWS_TEXT})}
+
+
+def _utf8(path: Path) -> bool:
+    """Whether the file's bytes are UTF-8 (ASCII is), read a megabyte at a time up to the first that is not:
+    a Latin-1 'Veränderung' read as UTF-8 is 'Ver\ufffdnderung', and a 'März' label no month."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return False
+    return True
