@@ -29,7 +29,7 @@ from forecaster.data.labels import write_labels
 from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, count_floor, original_units
-from forecaster.data.series import INDEPENDENT
+from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 from forecaster.inference import Inference, eager_outputs
 
@@ -78,11 +78,11 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     """Recent rows in a DataFrame, read the way the bundle's training rows were."""
     from forecaster.data import read_frame
 
+    read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
     try:
-        read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
         return read_frame(as_frame(frame), **read, targets=bundle.data.columns)
     except MissingColumnsError as error:
-        raise _missing(bundle, "DataFrame", error) from None
+        return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error))
 
 
 def forecast_name(bundle: Bundle) -> str:
@@ -96,8 +96,8 @@ def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
     data = bundle.data
     if data.id_col is None:
         return table
-    time_col = data.date_col or DEFAULT_TIME_COL
-    return melt_forecast(table, data.columns, data.id_col, time_col, forecast_name(bundle))
+    time_col, present = data.date_col or DEFAULT_TIME_COL, [name for name in data.columns if name in table]
+    return melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle))
 
 
 def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
@@ -124,7 +124,18 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     try:
         return read_csv(path, **read, targets=data.columns)
     except MissingColumnsError as error:
-        raise _missing(bundle, str(path), error) from None
+        return read_csv(path, **read, targets=_some_series(bundle, str(path), error))
+
+
+def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> list[str]:
+    """The series the rows hold, a model of independent series forecasting them alone (one published late)."""
+    present = [name for name in bundle.data.columns if name not in error.missing]
+    if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
+        raise _missing(bundle, source, error) from None
+    note = f"no rows of series {', '.join(map(repr, error.missing))} that model {bundle.name!r} learned"
+    warnings.warn(f"{source}: note: {note}: forecast the {len(present)} others", DataQualityWarning,
+                  stacklevel=2)
+    return present
 
 
 def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:
@@ -398,11 +409,12 @@ def forecast(
 
     DataError names the file and line at fault, counting the header as line 1.
     """
-    recent = series.values[-bundle.data.input_size :]
-    if bundle.data.channels != INDEPENDENT or np.isfinite(recent).all():
+    recent, whole = series.values[-bundle.data.input_size :], series.columns == bundle.data.columns
+    if bundle.data.channels != INDEPENDENT or (whole and np.isfinite(recent).all()):
         return _forecast(bundle, series, horizon, levels, future)
     tables = []
-    for index, name in enumerate(bundle.data.columns):
+    for name in series.columns:  # a model shared by independent series: those given, each its own span
+        index = bundle.data.columns.index(name)
         values = series.frame[name].to_numpy()
         valid = np.flatnonzero(np.isfinite(values))
         first, last = (valid[0], valid[-1]) if valid.size else (0, len(values) - 1)

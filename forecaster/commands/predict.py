@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
     if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
-        print(f"plot written to {plot_forecast(series, wide, plot, history_rows, bundle.data.columns)}")
+        print(f"plot written to {plot_forecast(series, wide, plot, history_rows, series.columns)}")
     return 0
 
 
