@@ -63,7 +63,11 @@ BROKEN = {
     ),  # fmt: skip
     "irregular_steps": (
         _rows(HOURS[:6] + ["2020-01-01 05:30"] + HOURS[6:11], _ints(12)),
-        ["irregular time steps", "line 8 is 2020-01-01 05:30:00 but one h step after line 7", "constant"],
+        ["irregular time steps", "line 8 is 2020-01-01 05:30:00, off the h grid of line 2", "constant"],
+    ),
+    "off_grid_among_gaps": (  # the date off the grid is named, not the missing steps before it
+        _rows(HOURS[:2] + HOURS[4:8] + ["2020-01-01 08:20"] + HOURS[9:], _ints(10)),
+        ["line 8 is 2020-01-01 08:20:00, off the h grid of line 2 (2020-01-01 00:00:00) (1 irregular step"],
     ),
     "missing_date_column": (
         "a,b\n" + "".join(f"{i},{i * 2}\n" for i in range(12)),

@@ -26,6 +26,10 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
     if freq is None:
         values, counts = np.unique(steps[steps > 0], return_counts=True)
         freq = to_offset(pd.Timedelta(int(values[np.argmax(counts)]), unit=index.unit)).freqstr
+    off = _off_grid(index, freq)
+    if off.size:  # a date off the grid, not the gaps of missing steps around it, is what breaks the series
+        p = off[0]
+        return off.size, f"{line(p)} is {index[p]}, off the {freq} grid of {line(0)} ({index[0]})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
         expected = index[:-1] + to_offset(freq)
@@ -37,6 +41,15 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         f"{line(p + 1)} is {index[p + 1]} but one {freq} step after {line(p)} "
         f"({index[p]}) is {expected[p]}"
     )
+
+
+def _off_grid(index: pd.DatetimeIndex, freq: str) -> np.ndarray:
+    """Positions of the timestamps off the grid `freq` draws through the first: not a whole number of steps
+    after it (an hourly or 7-day step), or not on an anchored offset (a Monday among W-SUN weeks)."""
+    offset = to_offset(freq)
+    if isinstance(offset, pd.offsets.Tick):
+        return np.flatnonzero(((index - index[0]) % pd.Timedelta(offset)).asi8 != 0)
+    return np.flatnonzero([not offset.is_on_offset(stamp) for stamp in index])
 
 
 def check_time_order(
