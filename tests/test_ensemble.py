@@ -72,6 +72,13 @@ def test_the_forecast_is_the_weighted_sum_of_members_reading_their_own_window_le
     with pytest.raises(ValueError, match=r"ensemble expects input \(batch, 24, channels\)"):
         ensemble(x[:, -12:])
     assert "ensemble" not in model_names()  # made by --model auto, not trained by name
+    # weights per channel: each column its own mix (one-hot: the member that fits it), nested ones kept
+    per_channel = Ensemble.of(members[:2], [[1.0, 0.25], [0.0, 0.75]]).eval()
+    with torch.inference_mode():
+        mixed = torch.stack([naive[..., 0], 0.25 * naive[..., 1] + 0.75 * nlinear[..., 1]], dim=-1)
+        torch.testing.assert_close(per_channel(x[:, -12:]), mixed, rtol=1e-6, atol=1e-6)
+        nested = Ensemble.of([("ensemble", per_channel), members[2]], [0.5, 0.5]).eval()
+        torch.testing.assert_close(nested(x), 0.5 * mixed + 0.5 * s3, rtol=1e-6, atol=1e-6)
 
 
 def _save(root: Path, model: torch.nn.Module) -> Path:
@@ -111,6 +118,8 @@ def test_an_ensemble_bundle_round_trips_bit_for_bit_and_is_served(tmp_path: Path
          "other than ensembles"),
         (lambda c: c.__setitem__("weights", [0.5, 0.5, 0.5]), "summing to 1"),
         (lambda c: c.__setitem__("weights", [1.2, -0.1, -0.1]), "non-negative"),
+        (lambda c: c.__setitem__("weights", [[1, 0], [0, 0.5], [0, 0.4]]), "summing to 1"),
+        (lambda c: c.__setitem__("weights", [[1, 0], 0.0, [0, 1]]), "one per member and channel"),
         (lambda c: c["members"][2]["config"].__setitem__("input_size", 48), "at most the ensemble's"),
         (lambda c: c["members"][1]["config"].__setitem__("horizon", 7), "horizon 6"),
         (lambda c: c.__setitem__("members", c["members"] * (MAX_MEMBERS // 3 + 1)),

@@ -3,6 +3,9 @@ forecasts the validation split clearly better than any one of them.
 
     forecast = sum_k w_k * member_k(last L_k steps of the window),   w_k >= 0, sum_k w_k = 1
 
+A weight may also be one per channel (w_kc, summing to 1 over k for each channel c): one-hot, it gives each
+column of a file the forecast that fits it (`combine.per_column_of`).
+
 Members keep their own input lengths (the ensemble reads the longest). The weights come from greedy
 ensemble selection (Caruana, Niculescu-Mizil, Crew and Ksikes 2004, "Ensemble Selection from Libraries of
 Models", ICML; what AutoGluon-TimeSeries' WeightedEnsemble does): `ROUNDS` times, add with replacement the
@@ -41,7 +44,8 @@ class EnsembleConfig(ModelConfig):
     horizon: int = setting(help="forecast length H", minimum=1, maximum=MAX_HORIZON, cli=False)
     n_channels: int = setting(help="series forecast together", minimum=1, maximum=MAX_CHANNELS, cli=False)
     members: list = setting([], "each member's registered name and config", cli=False)
-    weights: list = setting([], "each member's weight (non-negative, summing to 1)", cli=False)
+    weights: list = setting([], "each member's weight, or one per channel (non-negative, summing to 1)",
+                            cli=False)
 
     def validate(self) -> None:
         self.require(
@@ -54,11 +58,12 @@ class EnsembleConfig(ModelConfig):
                 for member in self.members),
             "members", 'objects {"name": a registered forecaster, "config": its config}',
         )
+        rows = [weight if isinstance(weight, list) else [weight] * self.n_channels for weight in self.weights]
         self.require(
             isinstance(self.weights, list) and len(self.weights) == len(self.members)
-            and all(is_number(weight) and weight >= 0 for weight in self.weights)
-            and math.isclose(sum(self.weights), 1.0, abs_tol=1e-6),
-            "weights", "one non-negative number per member, summing to 1",
+            and len({isinstance(weight, list) for weight in self.weights}) == 1
+            and _sum_to_one(rows, self.n_channels),
+            "weights", "one non-negative number per member, or one per member and channel, summing to 1",
         )
         for member in self.members:
             config = member["config"]
@@ -80,6 +85,13 @@ class EnsembleConfig(ModelConfig):
         return list(levels.pop()) if len(levels) == 1 else []
 
 
+def _sum_to_one(rows: list, channels: int) -> bool:
+    """Whether `rows` are `channels` non-negative numbers each, whose columns sum to 1."""
+    if not all(len(row) == channels and all(is_number(w) and w >= 0 for w in row) for row in rows):
+        return False
+    return all(math.isclose(sum(column), 1.0, abs_tol=1e-6) for column in zip(*rows, strict=True))
+
+
 @MODELS.register("ensemble")
 class Ensemble(nn.Module):
     """The weighted average of `members`' forecasts, each member reading its own last L_k steps."""
@@ -95,7 +107,8 @@ class Ensemble(nn.Module):
         if members is None:
             members = [get_model(member["name"], **member["config"]) for member in config.members]
         self.members = nn.ModuleList(members)
-        self.register_buffer("weights", torch.tensor(config.weights, dtype=torch.float32), persistent=False)
+        weights = torch.tensor(config.weights, dtype=torch.float32)  # (K,) or (K, C), for (B, H, C) forecasts
+        self.register_buffer("weights", weights.reshape(len(weights), 1, 1, -1), persistent=False)
 
     @classmethod
     def of(cls, members: list[tuple[str, nn.Module]], weights: list[float]) -> Ensemble:
@@ -104,15 +117,16 @@ class Ensemble(nn.Module):
         flat = []
         for (name, model), weight in zip(members, weights, strict=True):
             if isinstance(model, Ensemble):
-                flat += [(inner["name"], module, weight * share) for inner, module, share in
+                flat += [(inner["name"], module, np.multiply(weight, share)) for inner, module, share in
                          zip(model.config.members, model.members, model.config.weights, strict=True)]
             else:
                 flat.append((name, model, weight))
         members, weights = [(name, model) for name, model, _ in flat], [weight for *_, weight in flat]
+        shape = max((np.shape(weight) for weight in weights), key=len)  # per channel where any member is
         first = members[0][1].config
         config = EnsembleConfig(
             members=[{"name": name, "config": model.config.to_dict()} for name, model in members],
-            weights=[float(weight) for weight in weights],
+            weights=[np.broadcast_to(np.asarray(weight, dtype=float), shape).tolist() for weight in weights],
             input_size=max(model.config.input_size for _, model in members),
             horizon=first.horizon,
             n_channels=first.n_channels,
@@ -139,7 +153,7 @@ class Ensemble(nn.Module):
         self._check(x)
         outputs = [forecast_outputs(member, x[:, x.shape[1] - member.config.input_size :])
                    for member in self.members]  # fmt: skip
-        weights = self.weights.to(x.dtype)
+        weights = self.weights.to(x.dtype).unsqueeze(-1)  # over the (B, H, C, 1 + 2Q) outputs
         averaged = sum(weight * output for weight, output in zip(weights, outputs, strict=True))
         count = (averaged.shape[-1] - 1) // 2
         return averaged[..., 0], averaged[..., 1 : 1 + count], averaged[..., 1 + count :]

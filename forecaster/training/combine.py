@@ -1,5 +1,6 @@
-"""`--model auto`'s combination of its fitted candidates: the greedy-selection ensemble (`models.ensemble`)
-of their forecasts on the validation split, offered to the choice beside the candidates themselves.
+"""`--model auto`'s combinations of its fitted candidates, offered to the choice beside the candidates
+themselves: the greedy-selection ensemble (`models.ensemble`) of their forecasts on the validation split, and,
+on a file of several columns, the forecasts that fit nothing column by column (`per_column_of`).
 
 The ensemble is one more candidate, the most complex: `scoring.simplest_within_evidence` keeps it only when
 it beats the simplest adequate candidate on validation by clear evidence, as any other. In the benchmark
@@ -16,12 +17,14 @@ import torch
 from torch import nn
 
 from forecaster.data import TimeSeries
+from forecaster.data.series import INDEPENDENT
 from forecaster.models.ensemble import Ensemble, member_forecasts, select_weights
 from forecaster.training.fit import Fitted, training_record
 from forecaster.training.planning import Candidate
-from forecaster.training.scoring import forecast_batches, split_windows, window_errors
+from forecaster.training.scoring import Score, forecast_batches, split_windows, window_errors
 
 ENSEMBLE = "ensemble"
+PER_COLUMN = "per-column"
 
 
 def _moments(
@@ -78,3 +81,56 @@ def ensemble_of(fitted: list[Fitted], series: TimeSeries) -> Fitted | None:
         members={fitted[index].candidate.label: float(weights[index]) for index in kept},
     )
     return Fitted(candidate, model, data, scaler, window_errors(model, windows), training)
+
+
+def with_combinations(fitted: list[Fitted], series: TimeSeries) -> list[Fitted]:
+    """`fitted` (the forecasts that fit nothing first) with their per-column combination after the last of
+    those, itself one, and the ensemble of all last."""
+    baselines = next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
+    combined = per_column_of(fitted[:baselines], series)
+    fitted = [*fitted[:baselines], *([combined] if combined else []), *fitted[baselines:]]
+    ensemble = ensemble_of(fitted, series)
+    return fitted if ensemble is None else [*fitted, ensemble]
+
+
+def per_column_of(baselines: list[Fitted], series: TimeSeries) -> Fitted | None:
+    """The forecasts that fit nothing (simplest first) combined column by column, each column taking the
+    one that fits it: a later one replaces the simpler where its validation MSE on that column is lower on
+    every period scored, as `scoring.fits_nothing_reference` does for the whole file (a monthly file of
+    employment, seasonal, beside a rate that is not: one forecast for both was naive's, test MSE 0.737;
+    seasonal drift and naive, column by column, 0.258). None for one column, independent series, covariates, a
+    registered dataset (its committed `auto` rows were chosen without it), or where every column takes the
+    same forecast."""
+    if len(baselines) < 2 or any(len(b.val_errors) != len(baselines[0].val_errors) for b in baselines):
+        return None
+    if series.dataset is not None:
+        return None
+    data = baselines[0].data
+    columns = len(data.columns)
+    if columns < 2 or data.channels == INDEPENDENT or data.input_columns != data.columns:
+        return None
+    scores = [np.stack([b.val_errors.mean(axis=0) for b in baselines])]  # (K, C) per period
+    if all(b.earlier is not None for b in baselines):
+        scores.append(np.stack([b.earlier.blocks.reshape(-1, columns).mean(axis=0) for b in baselines]))
+    choice = np.zeros(columns, dtype=int)
+    for k in range(1, len(baselines)):
+        lower = np.all([period[k] < period[choice, np.arange(columns)] for period in scores], axis=0)
+        choice = np.where(lower, k, choice)
+    used = sorted(set(choice.tolist()))
+    if len(used) < 2:
+        return None
+    members = [baselines[k] for k in used]
+    weights = [(choice == k).astype(float).tolist() for k in used]
+    model = Ensemble.of([(b.candidate.model_name, b.model) for b in members], weights).eval()
+    longest = max(members, key=lambda result: result.data.input_size)
+    windows = split_windows(longest.data, longest.scaler, series, "val")
+    earlier = None
+    if len(scores) > 1:  # each column's block means from the forecast it takes
+        stacked = np.stack([b.earlier.blocks.reshape(-1, columns) for b in baselines])  # (K, blocks, C)
+        blocks = stacked[choice, :, np.arange(columns)].T  # (blocks, C)
+        earlier = Score(float(blocks.mean()), blocks.reshape(-1))
+    candidate = Candidate(PER_COLUMN, ENSEMBLE, {}, lr=0.0, input_size=longest.data.input_size)
+    chosen = {data.columns[c]: baselines[k].candidate.label for c, k in enumerate(choice)}
+    training = training_record(PER_COLUMN, None, longest.training["windows"], 0, columns=chosen)
+    errors = window_errors(model, windows)
+    return Fitted(candidate, model, longest.data, longest.scaler, errors, training, earlier)

@@ -42,18 +42,16 @@ from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
-from forecaster.presets import AUTO, DEFAULT
-from forecaster.training.combine import ENSEMBLE, ensemble_of
+from forecaster.presets import AUTO
+from forecaster.training.combine import ENSEMBLE, with_combinations
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.planning import (
-    USER_BASELINES,
     Candidate,
-    baseline_input,
     plan,
-    season_fits,
     split_for,
 )
+from forecaster.training.references import with_references
 from forecaster.training.scoring import (
     Score,
     baseline_metrics,
@@ -225,8 +223,7 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
     validation period where they were scored on one (`scoring.simplest_consistent`; for `--model auto` and
     `--preset auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE."""
     if AUTO in (settings.model_name, settings.preset):
-        ensemble = ensemble_of(fitted, series)
-        fitted = fitted if ensemble is None else [*fitted, ensemble]
+        fitted = with_combinations(fitted, series)
     periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
     if all(result.earlier is not None for result in fitted):
         periods.append([result.earlier for result in fitted])
@@ -261,51 +258,6 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
                  " on each period" if len(periods) > 1 else "")  # fmt: skip
 
 
-# The forecasts that fit nothing the default model is held against on a user's file, beside its naive start.
-REFERENCES = ("seasonal_naive", *USER_BASELINES)
-
-
-def _with_references(
-    fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, work_dir: Path
-) -> list[Fitted]:
-    """The product's default model (S3Attention, default preset) with the baselines before it where
-    they forecast validation better on every period scored: references the model must clearly beat, as
-    `--model auto` holds its candidates (the better of two is the reference, `simplest_consistent`). The model
-    starts as the naive forecast and leaves it on the evidence of its windows, which a strong season or trend
-    seen in few windows does not give (UKgas, quarterly, 108 rows: it kept its start, test MSE 9.14 against
-    seasonal naive's 0.29). Not on the registered benchmark datasets, whose rows measure the model named, nor
-    for other models and presets (what they are asked for). Not planned as candidates beside the model:
-    candidates train on one device, and where naive is the better baseline the model's own start already
-    holds it against naive (`members`: trained weights replace it only on clear evidence)."""
-    if len(fitted) != 1 or series.dataset is not None:
-        return fitted
-    model = fitted[0]
-    if (settings.model_name, settings.preset) != ("s3attention", DEFAULT) or not model.training["parameters"]:
-        return fitted
-    better = []
-    for name in REFERENCES:
-        input_size = baseline_input(name, series, settings, model.data.input_size)
-        if not season_fits(name, series.freq, input_size):
-            continue
-        baseline = dataclasses.replace(
-            settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
-            input_size=input_size,
-        )
-        [candidate] = plan(baseline, series)
-        reference = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
-        if reference is None:
-            continue
-        periods = [(reference.val_mse, model.val_mse)]
-        if reference.earlier is not None and model.earlier is not None:  # both or neither: one short split
-            periods.append((reference.earlier.mse, model.earlier.mse))
-        if all(ours < theirs for ours, theirs in periods):
-            log.info("%s forecasts validation better than %s (%.4f against %.4f): it is a reference %s must "
-                     "clearly beat", name, model.candidate.label, reference.val_mse, model.val_mse,
-                     model.candidate.label)  # fmt: skip
-            better.append(reference)
-    return [*better, model]
-
-
 def train_forecaster(
     series: TimeSeries, out: str | Path, settings: TrainSettings, record: dict[str, Any] | None = None
 ) -> TrainOutcome | None:
@@ -325,7 +277,7 @@ def train_forecaster(
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
             return None
-        fitted = _with_references(fitted, series, settings, work_dir_for(out))
+        fitted = with_references(fitted, series, settings, work_dir_for(out))
         return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
 
 
