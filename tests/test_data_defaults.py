@@ -114,6 +114,8 @@ def test_misaligned_panel_series_point_to_independent_channels():
     panel = _panel(12).drop(index=[12, 13]).reset_index(drop=True)  # UK starts two quarters late
     message = _refusal(panel)
     assert "series 'UK' lacks 2 of its times" in message and "--channels independent" in message
+    both = _refusal(_panel(12).drop(index=[12, 13, 33, 34, 35]).reset_index(drop=True))  # JP ends early too
+    assert "series 'UK' lacks 2 of its times; series 'JP' lacks 3 of its times; the series" in both
     assert "read as a long panel keyed by column 'country', since dates repeat in column 'quarter'" in message
     series, _ = _read(panel, channels="independent")
     assert series.columns == ["US", "UK", "JP"] and np.isnan(series.frame["UK"].iloc[[0, 1]]).all()

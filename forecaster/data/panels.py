@@ -231,18 +231,21 @@ def _labels(column: pd.Series) -> bool:
 
 
 def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
+    """DataError naming the series (up to _SHOWN, and how many more) whose times differ from the first's."""
     times = {name: set(group) for name, group in keys.groupby("id", sort=False)["time"]}
-    reference = times[order[0]]
-    for name in order[1:]:
-        if times[name] != reference:
-            extra, lacking = len(times[name] - reference), len(reference - times[name])
-            differences = [f"has {extra} time(s) that series {order[0]!r} lacks" if extra else "",
-                           f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
-            raise DataError(
-                f"{source}: series {name!r} {' and '.join(filter(None, differences))}; the series of one "
-                "multivariate model must share their timestamps" + advice(" (align them, or give channels="
-                "'independent' / --channels independent for one model shared by series of their own spans)")
-            )
+    reference, said = times[order[0]], []
+    for name in (name for name in order[1:] if times[name] != reference):
+        extra, lacking = len(times[name] - reference), len(reference - times[name])
+        differences = [f"has {extra} time(s) that series {order[0]!r} lacks" if extra else "",
+                       f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
+        said.append(f"series {name!r} {' and '.join(filter(None, differences))}")
+    if said:
+        more = f"; {len(said) - _SHOWN} more series differ" if len(said) > _SHOWN else ""
+        raise DataError(
+            f"{source}: {'; '.join(said[:_SHOWN])}{more}; the series of one multivariate model must share "
+            "their timestamps" + advice(" (align them, or give channels='independent' / --channels "
+                                        "independent for one model shared by series of their own spans)")
+        )
 
 
 def melt_forecast(
