@@ -370,6 +370,9 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
     metrics["intervals"]["80"]["coverage"] = 0.7  # within sampling noise of overlapping windows
     print_metrics(metrics)
     assert "note:" not in capsys.readouterr().out
+    print_metrics({**metrics, "windows": 1})  # one test window: its coverage says little either way
+    printed = capsys.readouterr().out
+    assert "note: coverage measured on 1 test window(s) says little" in printed and "far less" not in printed
 
 
 def test_predict_writes_the_levels_a_calibration_answers_and_warns_of_the_others(tmp_path, capsys) -> None:

@@ -147,6 +147,8 @@ COVERAGE_SLACK = 0.15
 
 
 def print_metrics(metrics: dict[str, Any]) -> None:
+    from forecaster.calibration import FEW_WINDOWS
+
     naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
     if "mse_original" in metrics:  # not for independent series: each has its own units
@@ -162,7 +164,10 @@ def print_metrics(metrics: dict[str, Any]) -> None:
         )
     short = [f"{level}% {scores['coverage']:.2f}" for level, scores in intervals.items()
              if scores["coverage"] < int(level) / 100 - COVERAGE_SLACK]  # fmt: skip
-    if short:
+    if intervals and metrics["windows"] < FEW_WINDOWS:  # a few overlapping windows: a handful of outcomes
+        print(f"note: coverage measured on {metrics['windows']} test window(s) says little; `forecaster "
+              "evaluate` on later rows measures it again")
+    elif short:
         print(f"note: the intervals covered far less of the test split than asked ({', '.join(short)}): the "
               "series moved after the windows that calibrated them; `forecaster calibrate --model M --csv "
               "RECENT.csv --on all` recalibrates on recent rows")  # fmt: skip
