@@ -399,7 +399,7 @@ def _read_table(
     if read.id_col is not None and read.targets is not None and others:  # a long panel's series not asked for
         more = f" and {len(others) - SHOWN} more" if len(others) > SHOWN else ""
         notes.append(f"left out series {', '.join(map(repr, others[:SHOWN]))}{more}: not among the targets "
-                     f"{', '.join(map(repr, columns))}")  # fmt: skip
+                     f"{', '.join(map(repr, columns))} (a model's: those long enough to train)")  # fmt: skip
     if covariates:
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
