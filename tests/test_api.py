@@ -130,7 +130,7 @@ def test_long_file_through_the_cli_matches_the_api(long, tmp_path):
 def test_long_format_refusals_are_one_line(long):
     model = Forecaster("naive", horizon=12, input_size=24)
     with pytest.raises(DataError, match="series 'OT' lacks 1 of its times"):
-        model.fit(long.iloc[:-1])
+        model.fit(long.iloc[:-1], channels="multivariate")
     with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
         model.fit(pd.concat([long, long.iloc[:1]]))
     with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'.*; "
@@ -237,7 +237,10 @@ def test_independent_long_file_through_the_cli(ragged, tmp_path):
 
 def test_multivariate_refusal_points_to_independent(ragged):
     with pytest.raises(DataError, match="--channels independent"):
-        Forecaster("naive", horizon=12, input_size=48).fit(ragged)
+        Forecaster("naive", horizon=12, input_size=48).fit(ragged, channels="multivariate")
+    with pytest.warns(DataQualityWarning, match="read the series as independent"):  # by default, said
+        shared = Forecaster("naive", horizon=12, input_size=48).fit(ragged)
+    assert shared.bundle.data.channels == "independent"
 
 
 def test_service_answers_an_independent_model_as_the_api_does(etth1, tmp_path):

@@ -51,10 +51,10 @@ def _read(path_or_frame, **options):
     return series, notes[0] if notes else ""
 
 
-def _refusal(frame: pd.DataFrame) -> str:
+def _refusal(frame: pd.DataFrame, **options) -> str:
     """The one-line DataError reading `frame` raises."""
     with pytest.raises(DataError) as caught:
-        read_frame(frame)
+        read_frame(frame, **options)
     return str(caught.value)
 
 
@@ -110,13 +110,20 @@ def test_a_value_column_taken_by_its_name_names_the_numeric_columns_left_out():
     assert "its values from column 'value' (left out numeric column(s) 'invest': targets / --targets" in note
 
 
-def test_misaligned_panel_series_point_to_independent_channels():
+def test_misaligned_panel_series_are_independent_unless_multivariate_is_asked():
+    """A country published from a later quarter: its series keeps its own span in one model shared by the
+    series (said); asked for one multivariate model, the series that differ are named, each."""
     panel = _panel(12).drop(index=[12, 13]).reset_index(drop=True)  # UK starts two quarters late
-    message = _refusal(panel)
+    series, note = _read(panel)
+    assert series.options.channels == "independent" and np.isnan(series.frame["UK"].iloc[[0, 1]]).all()
+    assert "read the series as independent, one model shared by series of their own spans (series 'UK" in note
+    message = _refusal(panel, channels="multivariate")
     assert "series 'UK' lacks 2 of its times" in message and "--channels independent" in message
-    both = _refusal(_panel(12).drop(index=[12, 13, 33, 34, 35]).reset_index(drop=True))  # JP ends early too
+    late_and_early = _panel(12).drop(index=[12, 13, 33, 34, 35]).reset_index(drop=True)  # JP ends early too
+    both = _refusal(late_and_early, channels="multivariate")
     assert "series 'UK' lacks 2 of its times; series 'JP' lacks 3 of its times; the series" in both
     assert "read as a long panel keyed by column 'country', since dates repeat in column 'quarter'" in message
+    assert _read(_panel(12))[0].options.channels == "multivariate"  # aligned: one model of all, as before
     series, _ = _read(panel, channels="independent")
     assert series.columns == ["US", "UK", "JP"] and np.isnan(series.frame["UK"].iloc[[0, 1]]).all()
     np.testing.assert_allclose(series.frame["UK"].iloc[2:], 7.0 + np.arange(2, 12) / 10)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.missing import advice, line
-from forecaster.data.series import INDEPENDENT, ReadOptions
+from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
@@ -110,12 +110,34 @@ def long_columns(
     return dataclasses.replace(read, date_col=date_col, target_col=target_col)
 
 
+class MisalignedError(DataError):
+    """The series of a long table asked to share their times do not (`differ` says how, series by series)."""
+
+    def __init__(self, message: str, differ: list[str]) -> None:
+        super().__init__(message)
+        self.differ = differ
+
+
 def read_long(
-    raw: pd.DataFrame, read: ReadOptions, source: str, parse_dates: Callable[..., pd.DatetimeIndex]
-) -> tuple[pd.DataFrame, str | None]:
-    """A long table as the reader's wide table, and its date column (None with `no_date`): aligned series
-    in the file's row order, independent series (`channels`) on the union of their times, sorted by the
-    times `parse_dates(source, raw, column)` reads."""
+    raw: pd.DataFrame,
+    read: ReadOptions,
+    source: str,
+    parse_dates: Callable[..., pd.DatetimeIndex],
+    notes: list[str],
+) -> tuple[pd.DataFrame, str | None, ReadOptions]:
+    """A long table as the reader's wide table, its date column (None with `no_date`) and `read` with its
+    `channels`: aligned series in the file's row order, independent series on the union of their times,
+    sorted by the times `parse_dates(source, raw, column)` reads. Channels not given: multivariate where the
+    series share their times, else independent (a country published from a later year), said in `notes`."""
+    if read.channels is None:
+        try:
+            shared = dataclasses.replace(read, channels=MULTIVARIATE)
+            return read_long(raw, shared, source, parse_dates, notes)
+        except MisalignedError as error:
+            notes.append(f"read the series as independent, one model shared by series of their own spans "
+                         f"({'; '.join(error.differ)}; channels='multivariate' / --channels multivariate "
+                         "refuses)")  # fmt: skip
+            read = dataclasses.replace(read, channels=INDEPENDENT)
     time_col = read.date_col or DEFAULT_TIME_COL
     independent, times = read.channels == INDEPENDENT, None
     if independent and time_col in raw.columns:
@@ -130,11 +152,11 @@ def read_long(
         consecutive = len(steps) and np.isfinite(steps).all() and (np.diff(steps) == 1).all()
         if consecutive and steps[0] == int(steps[0]):
             wide.index = pd.RangeIndex(int(steps[0]), int(steps[0]) + len(steps))
-        return wide, None
+        return wide, None, read
     if times is not None:  # each time written back as the file wrote it ("2010 Q1"), for the reader to parse
         written = pd.Series(raw[time_col].astype(str).str.strip().to_numpy(), index=times)
         wide[time_col] = wide[time_col].map(written[~written.index.duplicated()])
-    return wide, time_col
+    return wide, time_col, read
 
 
 def find_long(
@@ -177,7 +199,7 @@ def find_long(
         )
     long = dataclasses.replace(read, id_col=id_col, target_col=values[0], date_col=date_col, targets=None)
     try:
-        wide, _ = read_long(raw, long, source, parse_dates)
+        wide, _, long = read_long(raw, long, source, parse_dates, notes)
     except DataError as error:
         raise DataError(f"{error} ({found})") from None
     series = [column for column in wide.columns if column != date_col]
@@ -241,10 +263,11 @@ def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
         said.append(f"series {name!r} {' and '.join(filter(None, differences))}")
     if said:
         more = f"; {len(said) - _SHOWN} more series differ" if len(said) > _SHOWN else ""
-        raise DataError(
+        raise MisalignedError(
             f"{source}: {'; '.join(said[:_SHOWN])}{more}; the series of one multivariate model must share "
             "their timestamps" + advice(" (align them, or give channels='independent' / --channels "
-                                        "independent for one model shared by series of their own spans)")
+                                        "independent for one model shared by series of their own spans)"),
+            said[:_SHOWN] + ([more[2:]] if more else []),
         )
 
 

@@ -49,7 +49,7 @@ from forecaster.data.missing import (
 )
 from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
-from forecaster.data.series import INDEPENDENT, DataQualityWarning, ReadOptions, TimeSeries
+from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
@@ -356,7 +356,7 @@ def _read_table(
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     if read.id_col is not None:
         read = long_columns(raw, read, source, _find_dates_of_long_rows)
-        raw, date_col = read_long(raw, read, source, _parse_dates)
+        raw, date_col, read = read_long(raw, read, source, _parse_dates, notes)
     if not read.no_date and date_col is None and date_from is None:
         date_col = _find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
@@ -426,9 +426,8 @@ def _read_table(
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
-    effective = dataclasses.replace(
-        read, date_col=date_col, date_from=date_from, targets=columns, fill_missing=asked
-    )
+    effective = dataclasses.replace(read, date_col=date_col, date_from=date_from, targets=columns,
+                                    fill_missing=asked, channels=read.channels or MULTIVARIATE)  # fmt: skip
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
         options=effective, date_style=date_style,

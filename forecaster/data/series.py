@@ -19,8 +19,7 @@ from forecaster.data.missing import AUTO, MAX_GAP_SHARE, MAX_GAP_STEPS, MAX_MISS
 from forecaster.errors import DataError
 
 FILL_METHODS = (AUTO, NO_FILL, "interpolate", "ffill")
-CHANNEL_MODES = ("multivariate", "independent")
-INDEPENDENT = "independent"
+CHANNEL_MODES = MULTIVARIATE, INDEPENDENT = ("multivariate", "independent")
 
 
 class DataQualityWarning(UserWarning):
@@ -51,10 +50,11 @@ class ReadOptions:
         "model whose channels are the series (they must share their timestamps)",
     )
     target_col: str | None = setting(None, "long format: the column of values (default y)")
-    channels: str = setting(
-        "multivariate", "multivariate: the series are the channels of one model and must share their "
-        "timestamps; independent: one model shared by every series, each standardized on its own train rows "
-        "and split on its own (series may start and end at different times)", choices=CHANNEL_MODES,
+    channels: str | None = setting(
+        None, "multivariate: the series are the channels of one model and must share their timestamps; "
+        "independent: one model shared by every series, each standardized on its own train rows and split on "
+        "its own (series may start and end at different times); default: multivariate, or independent for "
+        "the series of a long table whose times differ", choices=CHANNEL_MODES,
     )
     fill_missing: str | None = setting(
         None, "missing cells and missing time steps (gaps) of a regular series: auto (the default) fills "
