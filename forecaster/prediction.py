@@ -111,7 +111,7 @@ def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
 def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
     """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
     (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
-    DataError names any missing column."""
+    DataError names any missing column (a model of independent series reads those present, `_some_series`)."""
     path, data = Path(path), bundle.data
     asked = options.get("periods")
     if asked and data.periods and asked != data.periods:

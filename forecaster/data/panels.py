@@ -253,7 +253,7 @@ def _labels(column: pd.Series) -> bool:
 
 
 def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
-    """DataError naming the series (up to _SHOWN, and how many more) whose times differ from the first's."""
+    """MisalignedError naming the series (up to _SHOWN, and how many more) whose times differ."""
     times = {name: set(group) for name, group in keys.groupby("id", sort=False)["time"]}
     reference, said = times[order[0]], []
     for name in (name for name in order[1:] if times[name] != reference):

@@ -101,9 +101,9 @@ def per_column_of(baselines: list[Fitted], series: TimeSeries) -> Fitted | None:
     seasonal drift and naive, column by column, 0.258). None for one column, independent series, covariates, a
     registered dataset (its committed `auto` rows were chosen without it), or where every column takes the
     same forecast."""
-    if len(baselines) < 2 or any(len(b.val_errors) != len(baselines[0].val_errors) for b in baselines):
+    if len(baselines) < 2 or series.dataset is not None:
         return None
-    if series.dataset is not None:
+    if any(len(b.val_errors) != len(baselines[0].val_errors) for b in baselines):
         return None
     data = baselines[0].data
     columns = len(data.columns)
@@ -125,7 +125,7 @@ def per_column_of(baselines: list[Fitted], series: TimeSeries) -> Fitted | None:
     longest = max(members, key=lambda result: result.data.input_size)
     windows = split_windows(longest.data, longest.scaler, series, "val")
     earlier = None
-    if len(scores) > 1:  # each column's block means from the forecast it takes
+    if len(scores) > 1:  # each column's block means from the forecast it takes; their mean stands for the MSE
         stacked = np.stack([b.earlier.blocks.reshape(-1, columns) for b in baselines])  # (K, blocks, C)
         blocks = stacked[choice, :, np.arange(columns)].T  # (blocks, C)
         earlier = Score(float(blocks.mean()), blocks.reshape(-1))
