@@ -32,6 +32,7 @@ def window_sets(
     Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
     strides = strides or {}
+    empty_allowed = {"train": not trained}  # the train rows of a model that fits nothing may hold no window
 
     def borders_of(n_rows: int, source: str) -> Borders:
         borders = split_borders(n_rows, input_size, split, series.freq, horizon=horizon, source=source)
@@ -52,7 +53,7 @@ def window_sets(
         return scaler, {
             name: WindowDataset(
                 scaled[a:b], input_size, horizon, strides.get(name, 1), targets=targets, future=future,
-                allow_empty=name == "train" and not trained,
+                allow_empty=empty_allowed.get(name, False),
             )
             for name, (a, b) in borders.items()
         }
@@ -68,9 +69,8 @@ def window_sets(
         scales.append(own.scale)
         scaled = own.transform(values).astype(np.float32)
         for which, (a, b) in borders.items():
-            empty = which == "train" and not trained
             parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1),
-                                              allow_empty=empty))  # fmt: skip
+                                              allow_empty=empty_allowed.get(which, False)))  # fmt: skip
     pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}
     return Scaler(np.concatenate(means), np.concatenate(scales)), pooled
 

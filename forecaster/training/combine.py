@@ -86,11 +86,16 @@ def ensemble_of(fitted: list[Fitted], series: TimeSeries) -> Fitted | None:
 def with_combinations(fitted: list[Fitted], series: TimeSeries) -> list[Fitted]:
     """`fitted` (the forecasts that fit nothing first) with their per-column combination after the last of
     those, itself one, and the ensemble of all last."""
-    baselines = next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
+    baselines = fits_nothing_count(fitted)
     combined = per_column_of(fitted[:baselines], series)
     fitted = [*fitted[:baselines], *([combined] if combined else []), *fitted[baselines:]]
     ensemble = ensemble_of(fitted, series)
     return fitted if ensemble is None else [*fitted, ensemble]
+
+
+def fits_nothing_count(fitted: list[Fitted]) -> int:
+    """How many of `fitted` (simplest first) fit nothing: those before the first with parameters."""
+    return next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
 
 
 def per_column_of(baselines: list[Fitted], series: TimeSeries) -> Fitted | None:

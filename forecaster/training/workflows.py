@@ -43,7 +43,7 @@ from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO
-from forecaster.training.combine import ENSEMBLE, with_combinations
+from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combinations
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.planning import (
@@ -227,7 +227,7 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
     periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
     if all(result.earlier is not None for result in fitted):
         periods.append([result.earlier for result in fitted])
-    baselines = next((k for k, result in enumerate(fitted) if result.training["parameters"]), len(fitted))
+    baselines = fits_nothing_count(fitted)
     chosen = simplest_consistent(periods, max(baselines, 1))
     if len(fitted) > 1:
         _say_why(fitted, chosen, periods, baselines)
