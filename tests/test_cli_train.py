@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -368,26 +369,38 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
     assert forecast["year"].astype(str).str[:4].tolist() == [str(year) for year in range(2024, 2030)]
 
 
-def test_too_few_rows_for_a_two_step_input_is_one_line_and_auto_keeps_what_fits(tmp_path, capsys):
+def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is_one_line(tmp_path, capsys):
     """25 yearly rows, horizon 8: holdout leaves 9 train rows, so an input of 1 step, which S3Attention
-    (input >= 2) cannot read; --model auto chooses among the candidates that can."""
+    (input >= 2) cannot read: with no model named, the run chooses as --model auto does among the candidates
+    that can, with a note; a model named that cannot read it (drift: 2 steps) is refused in one line."""
     csv = tmp_path / "yearly.csv"
     frame = pd.DataFrame({"year": np.arange(1999, 2024), "value": np.linspace(10, 30, 25).round(2)})
     frame.to_csv(csv, index=False)
     argv = ["train", "--csv", csv, "--horizon", 8, *TINY, "--max-epochs", 1, "--no-progress"]
-    code, _, err = run_cli([*argv, "--out", tmp_path / "s3"], capsys)
+    drift = ["train", "--csv", csv, "--horizon", 8, "--model", "drift", "--out", tmp_path / "drift"]
+    code, _, err = run_cli(drift, capsys)
     assert code == 2 and err.strip() == (
-        f"forecaster: error: {csv}: 25 rows leave s3attention an input of 1 step(s) before the validation "
+        f"forecaster: error: {csv}: 25 rows leave drift an input of 1 step(s) before the validation "
         "and test horizons of 8; it needs at least 2: expected more rows or a shorter --horizon (--model "
         "naive forecasts from 1 step)")
-    code, printed, err = run_cli([*argv, "--model", "auto", "--out", tmp_path / "auto"], capsys)
-    assert code == 0, err
-    assert "s3attention" not in printed.split("chose ")[1].splitlines()[0]  # not among the candidates
-    assert load_bundle(tmp_path / "auto").data.input_size == 1
-    # one line per candidate as it starts, so a long choice is not silent
-    progress = [line for line in err.splitlines() if "training candidate" in line]
-    assert progress == [f"forecaster: training candidate {k} of 3: {name}" for k, name in
-                        enumerate(["naive", "nlinear", "dlinear"], start=1)]  # fmt: skip
+    assert not (tmp_path / "drift").exists()
+    note = (r"note: 25 rows leave s3attention an input of 1 step\(s\) before the validation and test "
+            r"horizons of 8; it needs at least 2: chose as --model auto does, among the models that fit$")
+    chosen = {}
+    for model in ("auto", None):
+        out, named = tmp_path / str(model), ["--model", model] if model else []
+        with pytest.warns(DataQualityWarning, match=note) if model is None else contextlib.nullcontext():
+            code, printed, err = run_cli([*argv, *named, "--out", out], capsys)
+        assert code == 0, err
+        chosen[model] = printed.split("chose ")[1].splitlines()[0]
+        assert "s3attention" not in chosen[model]  # not among the candidates
+        assert load_bundle(out).data.input_size == 1
+        # one line per candidate as it starts, so a long choice is not silent
+        progress = [line for line in err.splitlines() if "training candidate" in line]
+        assert progress == [f"forecaster: training candidate {k} of 3: {name}" for k, name in
+                            enumerate(["naive", "nlinear", "dlinear"], start=1)]  # fmt: skip
+    assert chosen["auto"] == chosen[None]
+    assert load_bundle(tmp_path / "None").training["model"] == "auto"
 
 
 def test_a_series_too_short_for_a_panel_of_independent_series_is_left_out_with_a_note(tmp_path, capsys):

@@ -8,11 +8,13 @@ of `--model auto` and refused with what to change when named.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
+from forecaster.data.series import DataQualityWarning
 from forecaster.data.splits import default_split, fitting_input_size, min_rows
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
@@ -129,6 +131,15 @@ def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
     return fitting_input_size(len(series), settings.horizon, split, series.freq)
 
 
+class InputTooShort(DataError):
+    """A file too short for a model's input before its validation and test horizons (`why` says so)."""
+
+    def __init__(self, why: str, source: str) -> None:
+        super().__init__(f"{source}: {why}: expected more rows or a shorter --horizon (--model naive "
+                         "forecasts from 1 step)")  # fmt: skip
+        self.why = why
+
+
 def _candidate(
     label: str, model_name: str, preset_name: str, settings: TrainSettings, series: TimeSeries
 ) -> Candidate | None:
@@ -160,10 +171,9 @@ def _candidate(
     if input_size < smallest:  # a short file: the rows before the validation and test horizons are too few
         if settings.model_name == AUTO:
             return None
-        raise DataError(
-            f"{series.source}: {len(series)} rows leave {model_name} an input of {input_size} step(s) before "
-            f"the validation and test horizons of {settings.horizon}; it needs at least {smallest}: expected "
-            "more rows or a shorter --horizon (--model naive forecasts from 1 step)"
+        raise InputTooShort(
+            f"{len(series)} rows leave {model_name} an input of {input_size} step(s) before the validation "
+            f"and test horizons of {settings.horizon}; it needs at least {smallest}", series.source
         )
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)
@@ -216,3 +226,19 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
             )
             distinct.setdefault(key, candidate)
     return list(distinct.values())
+
+
+def plan_fitting(settings: TrainSettings, series: TimeSeries) -> tuple[TrainSettings, list[Candidate]]:
+    """`plan`, and where the product's default model cannot read an input from a user's file (20 yearly rows
+    at horizon 6 leave it 1 step), the choice `--model auto` makes among the models that fit, with a note:
+    a user who named no model gets a forecast, as from any mature tool, not a refusal. The settings the
+    candidates were planned under come back with them."""
+    try:
+        return settings, plan(settings, series)
+    except InputTooShort as short:
+        if (settings.model_name, settings.preset) != ("s3attention", DEFAULT) or series.dataset is not None:
+            raise
+        warnings.warn(f"{series.source}: note: {short.why}: chose as --model auto does, among the models "
+                      "that fit", DataQualityWarning, stacklevel=2)  # fmt: skip
+        auto = dataclasses.replace(settings, model_name=AUTO)
+        return auto, plan(auto, series)

@@ -48,7 +48,7 @@ from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.planning import (
     Candidate,
-    plan,
+    plan_fitting,
     split_for,
 )
 from forecaster.training.references import with_references
@@ -272,7 +272,7 @@ def train_forecaster(
     check_devices(options.accelerator, options.devices, options.strategy)
     use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)  # early
     with lightning_quiet(not options.verbose):
-        candidates = plan(settings, series)
+        settings, candidates = plan_fitting(settings, series)
         series = without_short_series(series, settings, candidates)
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
