@@ -370,20 +370,20 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
 
 
 def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is_one_line(tmp_path, capsys):
-    """25 yearly rows, horizon 8: holdout leaves 9 train rows, so an input of 1 step, which S3Attention
-    (input >= 2) cannot read: with no model named, the run chooses as --model auto does among the candidates
-    that can, with a note; a model named that cannot read it (drift: 2 steps) is refused in one line."""
+    """25 yearly rows on a line, horizon 8: holdout leaves 9 train rows, so an input of 1 step, which
+    S3Attention (input >= 2) cannot read: with no model named, the run chooses as --model auto does among the
+    candidates that can (drift and mean read 2 steps from no train window), with a note; a model named with
+    settings of its own that cannot read it is refused in one line."""
     csv = tmp_path / "yearly.csv"
     frame = pd.DataFrame({"year": np.arange(1999, 2024), "value": np.linspace(10, 30, 25).round(2)})
     frame.to_csv(csv, index=False)
     argv = ["train", "--csv", csv, "--horizon", 8, *TINY, "--max-epochs", 1, "--no-progress"]
-    drift = ["train", "--csv", csv, "--horizon", 8, "--model", "drift", "--out", tmp_path / "drift"]
-    code, _, err = run_cli(drift, capsys)
+    code, _, err = run_cli([*argv, "--preset", "reference", "--out", tmp_path / "reference"], capsys)
     assert code == 2 and err.strip() == (
-        f"forecaster: error: {csv}: 25 rows leave drift an input of 1 step(s) before the validation "
+        f"forecaster: error: {csv}: 25 rows leave s3attention an input of 1 step(s) before the validation "
         "and test horizons of 8; it needs at least 2: expected more rows or a shorter --horizon (--model "
         "naive forecasts from 1 step)")
-    assert not (tmp_path / "drift").exists()
+    assert not (tmp_path / "reference").exists()
     note = (r"note: 25 rows leave s3attention an input of 1 step\(s\) before the validation and test "
             r"horizons of 8; it needs at least 2: chose as --model auto does, among the models that fit$")
     chosen = {}
@@ -394,11 +394,12 @@ def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is
         assert code == 0, err
         chosen[model] = printed.split("chose ")[1].splitlines()[0]
         assert "s3attention" not in chosen[model]  # not among the candidates
-        assert load_bundle(out).data.input_size == 1
+        bundle = load_bundle(out)
+        assert (bundle.model_name, bundle.data.input_size) == ("drift", 2)  # a line's own forecast
         # one line per candidate as it starts, so a long choice is not silent
         progress = [line for line in err.splitlines() if "training candidate" in line]
-        assert progress == [f"forecaster: training candidate {k} of 3: {name}" for k, name in
-                            enumerate(["naive", "nlinear", "dlinear"], start=1)]  # fmt: skip
+        assert progress == [f"forecaster: training candidate {k} of 5: {name}" for k, name in
+                            enumerate(["naive", "drift", "mean", "nlinear", "dlinear"], start=1)]  # fmt: skip
     assert chosen["auto"] == chosen[None]
     assert load_bundle(tmp_path / "None").training["model"] == "auto"
 

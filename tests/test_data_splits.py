@@ -206,6 +206,27 @@ def test_min_rows_is_the_first_row_count_every_split_can_use():
     assert _usable(needed, 96, 10**9, "7:1:2") and not _usable(needed - 1, 96, 10**9, "7:1:2")
 
 
+def test_a_forecast_that_fits_nothing_needs_no_train_window_only_train_rows():
+    """trained=False: validation and test hold a window and train a row to fit the scaler on; holdout's
+    closed form is input + 2 horizons (31 yearly rows at horizon 10 take drift's 2-step input, 0 train
+    windows; a trained model needs 32); under 7:1:2, validation and test rows each hold a horizon and the
+    train rows an input, as the reference code rounds them."""
+    for input_size in (1, 2, 24, 96):
+        for horizon in (1, 2, 3, 7, 24, 720):
+            assert min_rows(input_size, horizon, "holdout", trained=False) == input_size + 2 * horizon
+            needed = min_rows(input_size, horizon, trained=False)
+            for n_rows, usable in ((needed, True), (needed - 1, False)):
+                n_train, n_test = int(n_rows * 0.7), int(n_rows * 0.2)  # the reference code's rounding
+                val_rows, test_rows = n_rows - n_test - n_train, n_test
+                held = n_train >= input_size and min(val_rows, test_rows) >= horizon and n_train >= 1
+                assert held == usable
+            assert needed <= min_rows(input_size, horizon)
+    borders = split_borders(31, 2, "holdout", horizon=10, trained=False)
+    assert window_counts(borders, 2, 10) == {"train": 0, "val": 1, "test": 1}
+    with pytest.raises(DataError, match="31 rows are too few .* needs at least 32 rows"):
+        split_borders(31, 2, "holdout", horizon=10)
+
+
 def test_describe_names_date_parts_and_describes_a_file_too_short_for_the_default_horizon(tmp_path, capsys):
     years = np.repeat(np.arange(1990, 2000), 4)
     quarters = pd.DataFrame({"year": years, "quarter": np.tile([1, 2, 3, 4], 10), "gdp": np.arange(40.0)})

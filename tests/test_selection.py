@@ -366,3 +366,24 @@ def test_a_seasonal_forecast_that_fits_nothing_reads_the_seasons_it_needs_on_a_s
     assert (bundle.model_name, bundle.data.input_size) == ("seasonal_drift", 13)
     assert "earlier_validation" in bundle.training and "seasonal_mean" in bundle.training["selection"]
     assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 10
+
+
+def test_drift_forecasts_a_short_yearly_file_from_no_train_window() -> None:
+    """31 yearly rows at horizon 10: holdout leaves 11 train rows, no window of drift's 2-step input and
+    10-step horizon to learn from, which a forecast that fits nothing does not need; with no model named
+    (S3Attention cannot read 1 step) the run chooses as --model auto does, and keeps drift, whose test error
+    is the closed form's: the last value plus h times the last step."""
+    from forecaster.api import Forecaster
+    from forecaster.data import DataQualityWarning
+
+    years = np.arange(1990, 2021)
+    values = 100 + 2.0 * (years - 1990) + np.random.default_rng(0).normal(0, 0.1, years.size)
+    frame = pd.DataFrame({"year": years.astype(str), "gdp": values})
+    with pytest.warns(DataQualityWarning, match="leave s3attention an input of 1 step"):
+        bundle = Forecaster(horizon=10, max_epochs=1).fit(frame).bundle
+    assert (bundle.model_name, bundle.data.input_size) == ("drift", 2)
+    assert bundle.training["windows"] == {"train": 0, "val": 1, "test": 1}
+    last, step = values[-11], values[-11] - values[-12]
+    expected = np.mean((last + step * np.arange(1, 11) - values[-10:]) ** 2)
+    np.testing.assert_allclose(bundle.metrics["mse_original"], expected, rtol=1e-4)
+    assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 100

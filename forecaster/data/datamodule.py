@@ -35,7 +35,9 @@ def window_sets(
     empty_allowed = {"train": not trained}  # the train rows of a model that fits nothing may hold no window
 
     def borders_of(n_rows: int, source: str) -> Borders:
-        borders = split_borders(n_rows, input_size, split, series.freq, horizon=horizon, source=source)
+        borders = split_borders(
+            n_rows, input_size, split, series.freq, horizon=horizon, source=source, trained=trained
+        )
         if not earlier:
             return borders
         moved = earlier_period(borders, input_size, horizon, trained)

@@ -82,26 +82,35 @@ def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, ho
     }
 
 
-def _usable(n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None) -> bool:
+def _usable(
+    n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None, trained: bool = True
+) -> bool:
+    """Whether every split holds a window; `trained` False (a forecast that fits nothing learns from no
+    train window): validation and test do, and train holds rows to fit the scaler on."""
     borders = _raw_borders(n_rows, input_size, scheme, freq, horizon)
-    return borders["test"][1] <= n_rows and borders["val"][0] >= 0 and (
-        min(window_counts(borders, input_size, horizon).values()) >= 1
-    )
+    counts = window_counts(borders, input_size, horizon)
+    if not trained:
+        counts["train"] = borders["train"][1] - borders["train"][0]
+    return borders["test"][1] <= n_rows and borders["val"][0] >= 0 and min(counts.values()) >= 1
 
 
-def min_rows(input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | None = None) -> int | None:
-    """Fewest rows that give every split at least one window (None if no row count can)."""
+def min_rows(
+    input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | None = None, trained: bool = True
+) -> int | None:
+    """Fewest rows that give every split at least one window, train none where not `trained` (None if no row
+    count can)."""
     if scheme == "ett":
         needed = ETT_HOURS[2] * rows_per_hour(freq)
-        return needed if _usable(needed, input_size, horizon, scheme, freq) else None
+        return needed if _usable(needed, input_size, horizon, scheme, freq, trained) else None
     # Start at bounds every split implies (a horizon of 10**9 must not take 10**10 steps): holdout's train
     # rows n - 2h hold a window; under 7:1:2 the validation rows (at most 0.1 n + 2) and the train rows (at
-    # least 0.7 n - 1) hold one
+    # least 0.7 n - 1) hold one (train's bounds only where it needs a window)
     if scheme == HOLDOUT:
-        n_rows = input_size + 3 * horizon
+        n_rows = input_size + (3 if trained else 2) * horizon
     else:
-        n_rows = max(input_size + horizon, 10 * (horizon - 2), int((input_size + horizon) / 0.7) - 1)
-    while not _usable(n_rows, input_size, horizon, scheme, freq):
+        train = int((input_size + horizon) / 0.7) - 1 if trained else 0
+        n_rows = max(input_size + horizon, 10 * (horizon - 2), train)
+    while not _usable(n_rows, input_size, horizon, scheme, freq, trained):
         n_rows += 1
     return n_rows
 
@@ -130,12 +139,14 @@ def split_borders(
     *,
     horizon: int | None = None,
     source: str | None = None,
+    trained: bool = True,
 ) -> Borders:
     """Half-open train/val/test row ranges of `scheme` ("7:1:2", "ett" or "holdout"; ett needs `freq`,
     holdout's validation and test each hold the last `horizon` rows before the next split).
 
-    With `horizon`, also checks that every split holds at least one window and otherwise raises a
-    DataError saying how many rows are needed and how many there are (`source` names the file).
+    With `horizon`, also checks that every split holds at least one window (train none where not `trained`)
+    and otherwise raises a DataError saying how many rows are needed and how many there are (`source` names
+    the file).
     """
     if scheme not in SPLIT_SCHEMES:
         raise DataError(f"unknown split {scheme!r}; expected one of {', '.join(SPLIT_SCHEMES)}")
@@ -144,8 +155,8 @@ def split_borders(
         check_int("horizon", horizon, minimum=1, error=DataError)
     checked_horizon = 1 if horizon is None else horizon
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
-    if not _usable(n_rows, input_size, checked_horizon, scheme, freq):
-        needed = min_rows(input_size, checked_horizon, scheme, freq)
+    if not _usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
+        needed = min_rows(input_size, checked_horizon, scheme, freq, trained)
         what = f"split {scheme} with input_size {input_size}" + (f" and horizon {horizon}" if horizon else "")
         origin = f"{source}: " if source else ""
         if needed is None:
@@ -154,11 +165,11 @@ def split_borders(
                 f"{ETT_HOURS[1] - ETT_HOURS[0]} hours); expected a shorter horizon or the 7:1:2 split"
             )
         shorter = ""
-        if scheme == PROTOCOL_SPLIT and _usable(n_rows, input_size, checked_horizon, HOLDOUT, freq):
+        if scheme == PROTOCOL_SPLIT and _usable(n_rows, input_size, checked_horizon, HOLDOUT, freq, trained):
             shorter = " (or --split holdout: the last horizon tests, the one before validates)"
         raise DataError(
             f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "
-            f"so that train, val and test each hold one window{shorter}"
+            f"so that {'train, val and test' if trained else 'val and test'} each hold one window{shorter}"
         )
     return borders
 

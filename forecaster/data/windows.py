@@ -66,6 +66,10 @@ class WindowDataset(Dataset):
     def stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Every window at once, as views of the data: inputs (N, L, C) and targets (N, H, C)."""
         span = self.input_size + self.horizon
+        if self._length == 0:  # fewer rows than a window (`allow_empty`): unfold cannot take the span
+            rows = span if self.known.any() else self.input_size
+            empty = self.data.new_zeros
+            return empty(0, rows, self.data.shape[1]), empty(0, self.horizon, self.targets)
         unfolded = self.data.unfold(0, span, self.stride)[: self._length].transpose(1, 2)  # (N, L + H, C)
         inputs, ahead = unfolded[:, : self.input_size], unfolded[:, self.input_size :]
         if self.known.any():

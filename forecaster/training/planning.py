@@ -107,7 +107,7 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
     needed, season = _smallest_input(model_name), season_length(series.freq)
     if season is not None and not season_fits(model_name, series.freq, input_size):
         needed = max(needed, season_input(model_name, season))
-    enough = min_rows(needed, settings.horizon, split_for(series, settings), series.freq)
+    enough = min_rows(needed, settings.horizon, split_for(series, settings), series.freq, trained=False)
     return needed if needed > input_size and enough is not None and enough <= len(series) else input_size
 
 

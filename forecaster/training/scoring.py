@@ -62,8 +62,9 @@ def forecast_batches(
 
 
 def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> Windows:
-    """The standardized (input, target) windows of `split` ("train", "val" or "test") under `data`."""
-    return window_sets(series, data.input_size, data.horizon, data.split, scaler)[1][split]
+    """The standardized (input, target) windows of `split` ("train", "val" or "test") under `data`: the train
+    split may hold none (scoring reads it only for a forecast that fits nothing, which learned from none)."""
+    return window_sets(series, data.input_size, data.horizon, data.split, scaler, trained=False)[1][split]
 
 
 def error_scaler(data: DataConfig, scaler: Scaler) -> Scaler | None:
@@ -269,7 +270,8 @@ def calibration_windows(
     windows = {"the validation split": validation}
     fits_nothing = naive_start or not any(parameter.numel() for parameter in model.parameters())
     if fits_nothing and len(validation) < FEW_WINDOWS and series.dataset is None:
-        windows = {"the train split": split_windows(data, scaler, series, "train"), **windows}
+        train = split_windows(data, scaler, series, "train")  # none where the input leaves no train window
+        windows = {"the train split": train, **windows} if len(train) else windows
     return windows
 
 
