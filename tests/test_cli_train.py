@@ -433,3 +433,20 @@ def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv
         "forecaster: warning: gapped.csv: note: filled 3 missing time step(s) by linear interpolation"
         " (--fill-missing to choose the method, --fill-missing none to refuse)"
     ]
+
+
+def test_no_date_on_the_command_line_indexes_rows_by_integer_steps(tmp_path, capsys):
+    """`--no-date` is on when given (a BooleanOptionalAction read the flag's own `--no-` as "off", so the
+    refusal named the flag just given): train, predict and describe read a table with no dates."""
+    csv = tmp_path / "heartrate.csv"
+    pd.DataFrame({"hr": 80 + np.sin(np.arange(150) / 5).round(3)}).to_csv(csv, index=False)
+    out, forecast = tmp_path / "hr", tmp_path / "forecast.csv"
+    argv = ["train", "--csv", csv, "--no-date", "--horizon", 10, "--model", "naive", "--out", out]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert load_bundle(out).data.read_options()["no_date"] is True
+    code, _, err = run_cli(["predict", "--model", out, "--csv", csv, "--output", forecast], capsys)
+    assert code == 0, err
+    assert pd.read_csv(forecast)["step"].tolist() == list(range(150, 160))
+    code, printed, err = run_cli(["data", "describe", "--csv", csv, "--no-date"], capsys)
+    assert code == 0 and "date col   - (integer steps)" in printed, err

@@ -122,8 +122,9 @@ def add_settings(
             default = "" if flag.default is None else f" (default: {'on' if flag.default else 'off'})"
         options: dict[str, Any] = {"dest": flag.name, "default": argparse.SUPPRESS,
                                    "help": (flag.help + default).replace("%", "%%")}
-        if flag.kind is bool:
-            options["action"] = argparse.BooleanOptionalAction
+        if flag.kind is bool:  # a flag named --no-X is on when given (BooleanOptionalAction would set False)
+            negative = flag.flag.startswith("--no-")
+            options["action"] = "store_true" if negative else argparse.BooleanOptionalAction
         else:
             options["type"] = _reader(flag)
             options["metavar"] = flag.name.upper()
