@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from forecaster.data import TimeSeries, load_dataset
-from forecaster.errors import ConfigError
+from forecaster.errors import ConfigError, DataError
 from forecaster.presets import preset, resolve
 from forecaster.training.planning import plan
 from forecaster.training.scoring import (
@@ -387,3 +387,19 @@ def test_drift_forecasts_a_short_yearly_file_from_no_train_window() -> None:
     expected = np.mean((last + step * np.arange(1, 11) - values[-10:]) ** 2)
     np.testing.assert_allclose(bundle.metrics["mse_original"], expected, rtol=1e-4)
     assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 100
+
+
+def test_auto_plans_no_trained_model_where_the_train_split_holds_no_window_to_learn_from(tmp_path) -> None:
+    """25 yearly rows at horizon 10: holdout's 5 train rows hold no window of 1 + 10 steps, so NLinear and
+    DLinear are not planned (they trained and then stopped the run); the forecasts that fit nothing need
+    none; named, a trained model is refused by the split, naming the rows it needs."""
+    years = pd.period_range("1990", periods=25, freq="Y").to_timestamp()
+    frame = pd.DataFrame({"spots": np.abs(np.sin(np.arange(25) / 2)) * 100}, index=years)
+    series = TimeSeries(frame, "YS-JAN", "spots.csv")
+    planned = plan(TrainSettings(horizon=10, model_name="auto"), series)
+    assert [(c.label, c.input_size) for c in planned] == [("naive", 1), ("drift", 2), ("mean", 2)]
+    settings = TrainSettings(horizon=10, model_name="nlinear", trainer=TrainerOptions(max_epochs=1))
+    with pytest.raises(DataError, match="25 rows are too few for split holdout with input_size 1 and horizon "
+                                        "10: needs at least 31 rows so that train, val and test each hold"):
+        train_forecaster(series, tmp_path / "nlinear", settings)
+    assert not (tmp_path / "nlinear").exists()

@@ -175,6 +175,10 @@ def _candidate(
             f"{len(series)} rows leave {model_name} an input of {input_size} step(s) before the validation "
             f"and test horizons of {settings.horizon}; it needs at least {smallest}", series.source
         )
+    trained = model_name not in NOTHING_TO_FIT
+    enough = min_rows(input_size, settings.horizon, split_for(series, settings), series.freq, trained=trained)
+    if settings.model_name == AUTO and (enough is None or enough > len(series)):
+        return None  # no window to learn from (a trained model) or to score on: named, the split says why
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)
         if season is None:
