@@ -37,8 +37,8 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
-# Optional: interval margins (forecaster.calibration); bundles without it forecast points only.
-CALIBRATION_FILE = "calibration.safetensors"
+CALIBRATION_FILE = "calibration.safetensors"  # optional: interval margins; without it, points only
+BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE)
 # Weights and buffers a bundle's config may ask for: over 15 times the largest preset model (Electricity's
 # D = 512 with input and horizon 720: 60 MiB), well below what a serving machine holds for several models.
 MAX_MODEL_BYTES = 2**30
@@ -75,20 +75,20 @@ def bundle_path(path: Any) -> Path:
     return Path(path)
 
 
-def check_out_dir(out: str | Path, overwrite: bool, marker: str = CONFIG_FILE) -> None:
-    """Refuse, before any work is done, an output folder that cannot be written or must not be replaced: a
-    path without a folder name of its own ('.', '..', '/'), a file or a path under one, an existing folder
-    without `overwrite`, and with it a non-empty folder without `marker`: --overwrite replaces forecaster's
-    output only."""
+def check_out_dir(
+    out: str | Path, overwrite: bool, marker: str = CONFIG_FILE, owned: tuple[str, ...] = BUNDLE_OWNED,
+    keys: tuple[str, ...] = ("format_version",),
+) -> None:
+    """Refuse, before any work is done, an output folder that cannot be written or replaced: a path without
+    a folder name of its own ('.', '..', '/'), a file or a path under one, an existing folder without
+    `overwrite`, and with it a folder forecaster did not write (`atomic.check_ours`: `marker`, `owned`)."""
     out = bundle_path(out)
     if out.is_symlink():  # replacing the link would leave its target behind, a dangling one fails late
         raise BundleError(f"output {out} is a symbolic link (to {os.readlink(out)}); give the folder itself")
     atomic.check_folder_path(out)
     if out.exists() and not overwrite:
         raise BundleError(f"output {out} already exists; use --overwrite (overwrite=True) to replace it")
-    if out.is_dir() and any(out.iterdir()) and not (out / marker).is_file():
-        raise BundleError(f"output {out} is a folder forecaster did not write (no {marker} in it); "
-                          "--overwrite replaces only forecaster's own output: choose another folder")
+    atomic.check_ours(out, marker, keys, owned)
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -3,19 +3,22 @@ half-way is swept up (or its previous folder restored) by the next one."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
+import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
 from forecaster.errors import BundleError, ForecasterError
 
 T = TypeVar("T")
+MARKER_BYTES = 64 * 2**20  # a bundle's config.json: its scaler holds two numbers a column
 
 
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
@@ -46,6 +49,28 @@ def check_folder_path(out: Path) -> None:
     blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None:
         raise BundleError(f"output {out} cannot be made: {blocking} is a file; expected folders above it")
+
+
+def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[str]) -> None:
+    """BundleError for a non-empty folder forecaster did not write, which --overwrite would empty: ours holds
+    `marker` as a JSON object with `keys` (a folder holding another program's config.json was emptied) and
+    no entry but `owned` (a user's files beside a bundle were deleted with it)."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    path, content = out / marker, None
+    if path.is_file() and path.stat().st_size <= MARKER_BYTES:  # not a FIFO, nor a file too big to be ours
+        with contextlib.suppress(OSError, ValueError):
+            content = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(content, dict) or not set(keys) <= set(content):
+        why = f"its {marker} is not forecaster's" if path.exists() else f"no {marker} in it"
+        raise BundleError(f"output {out} is a folder forecaster did not write ({why}); --overwrite replaces "
+                          "only forecaster's own output: choose another folder")  # fmt: skip
+    foreign = sorted(entry.name for entry in out.iterdir() if entry.name not in owned)
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        shown = ", ".join(map(repr, foreign[:3])) + more
+        raise BundleError(f"output {out} holds what forecaster did not write ({shown}), which --overwrite "
+                          "would delete: move it out or choose another folder")
 
 
 def _pid_alive(pid: int) -> bool:

@@ -217,6 +217,26 @@ def test_overwrite_never_empties_a_folder_forecaster_did_not_write(tiny, tmp_pat
     assert load_bundle(save(tiny, empty, overwrite=True)).model_name  # an empty folder is fine
 
 
+def test_overwrite_never_empties_another_programs_config_nor_files_beside_a_bundle(tiny, tmp_path):
+    """A config.json that is no bundle's (another program's settings), and a user's file put beside a
+    bundle: both were deleted by --overwrite, which now names them and leaves every file as it was."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "config.json").write_text('{"name": "my app"}')
+    (project / "src" / "main.py").write_text("print(1)")
+    refused = r"project is a folder forecaster did not write \(its config.json is not forecaster's\)"
+    with pytest.raises(BundleError, match=refused):
+        save(tiny, project, overwrite=True)
+    assert (project / "src" / "main.py").read_text() == "print(1)"
+    bundle = save(tiny, tmp_path / "bundle")
+    (bundle / "notes.txt").write_text("keep me")
+    before = snapshot(bundle)
+    refused = r"bundle holds what forecaster did not write \('notes.txt'\), which --overwrite would delete"
+    with pytest.raises(BundleError, match=refused):
+        save(tiny, bundle, overwrite=True)
+    assert snapshot(bundle) == before
+
+
 @pytest.mark.parametrize("previous", [False, True])
 def test_failed_save_leaves_no_bundle_and_keeps_the_previous(tiny, tmp_path, monkeypatch, previous):
     path = tmp_path / "bundle"

@@ -89,6 +89,11 @@ def test_predict_refuses_to_write_over_its_own_input(csv, naive_bundle, tmp_path
     line = refused([*predict, "--output", history], capsys)
     assert "is the file of --csv" in line and history.read_bytes() == csv.read_bytes()
     assert "is empty" in refused([*predict, "--output", ""], capsys)
+    before = {path.name: path.read_bytes() for path in naive_bundle.iterdir()}
+    for flag, name in (("--output", "weights.safetensors"), ("--output", "config.json"), ("--plot", "p.png")):
+        line = refused([*predict, flag, naive_bundle / name], capsys)
+        assert f"is inside the model's folder {naive_bundle}; expected a file outside it" in line
+    assert {path.name: path.read_bytes() for path in naive_bundle.iterdir()} == before
     code, _, err = run_cli([*predict, "--plot-history", 0], capsys)
     assert code == 2 and "expected a whole number >= 1, got '0'" in err
 

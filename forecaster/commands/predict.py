@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     output = None if args.output is None else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
-    _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot})
+    _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot},
+                    args.model)
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
@@ -94,15 +95,20 @@ def _answered(bundle: Bundle, levels: list[int] | None) -> list[int] | None:
     return answered
 
 
-def _check_distinct(paths: dict[str, str | Path | None]) -> None:
-    """Refuse an output that is an input or the other output: it would be replaced by the forecast."""
+def _check_distinct(paths: dict[str, str | Path | None], model: str) -> None:
+    """Refuse an output that is an input or the other output, or lies in the model's folder: it would be
+    replaced by the forecast (a forecast written over weights.safetensors destroyed the bundle)."""
     seen: dict[str, str] = {}
+    folder = os.path.join(os.path.realpath(model), "")
     for flag, path in paths.items():
         if path is None:
             continue
         real = os.path.realpath(path)
         if real in seen:
             raise ConfigError(f"{flag} {path} is the file of {seen[real]}; expected a file of its own")
+        if flag in ("--output", "--plot") and real.startswith(folder):
+            raise ConfigError(f"{flag} {path} is inside the model's folder {model}; expected a file outside "
+                              "it (the bundle is forecaster's alone)")  # fmt: skip
         seen[real] = flag
 
 

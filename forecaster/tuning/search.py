@@ -182,7 +182,7 @@ def tune_forecaster(
     out = Path(out)
     if out.parent.is_dir():
         sweep_stale(out)  # what a killed search left
-    check_out_dir(out, base.overwrite, marker=KEPT_FILE)
+    check_out_dir(out, base.overwrite, KEPT_FILE, (MODEL_DIR, TRIALS_FILE, SPACE_FILE, KEPT_FILE), ("kept",))
     if base.model_name == "auto" or base.preset == "auto":
         raise ConfigError(
             "tune searches one model's settings; give --model NAME (not auto) and a named --preset"
