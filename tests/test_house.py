@@ -103,7 +103,8 @@ def test_flags_are_checked_when_parsed(capsys: pytest.CaptureFixture) -> None:
         ([*base, "--d-model", "0"], "argument --d-model: expected an integer >= 1 and <= 16384, got 0"),
         ([*base, "--dropout", "1.5"], "argument --dropout: expected a finite number >= 0 and < 1, got 1.5"),
         ([*base, "--batch-size", "x"], "argument --batch-size: expected an integer, got 'x'"),
-        ([*base, "--lr", "0"], "argument --lr: expected a finite number > 0, got 0.0"),
+        ([*base, "--lr", "0"], "argument --lr: expected a finite number > 0 and <= 10, got 0.0"),
+        ([*base, "--lr", "1e300"], "argument --lr: expected a finite number > 0 and <= 10, got 1e+300"),
         ([*base, "--norm", "group"], "argument --norm: expected one of batch_time"),
     ):
         with pytest.raises(SystemExit):

@@ -64,8 +64,9 @@ class LRASettings:
     out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
     cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
                                      parse=Path)
-    lr: float | None = setting(None, "AdamW peak learning rate (default: the preset's)", above=0)
-    weight_decay: float | None = setting(None, "AdamW weight decay (default: the preset's)", minimum=0)
+    lr: float | None = setting(None, "AdamW peak learning rate (default: the preset's)", above=0, maximum=10)
+    weight_decay: float | None = setting(None, "AdamW weight decay (default: the preset's)", minimum=0,
+                                         maximum=10)
     warmup_steps: int | None = setting(None, "linear warmup steps (default: the preset's, else 10% of the "
                                        "steps)", minimum=0)
     eval_every: int | None = setting(None, "validate every N steps (default --steps / 4)", minimum=1)

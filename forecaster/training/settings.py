@@ -116,13 +116,15 @@ class TrainSettings:
         "preset or --levels gives a head, else mse)", choices=LOSSES,
     )
     batch_size: int = setting(32, "windows per training step", minimum=1)
-    lr: float | None = setting(None, "AdamW learning rate (default: the preset's, else 1e-4)", above=0)
+    lr: float | None = setting(  # a finite 1e300 overflowed inside AdamW, with Python's traceback
+        None, "AdamW learning rate (default: the preset's, else 1e-4)", above=0, maximum=10
+    )
     toward_naive: bool | None = setting(
         None, "shrink the trained forecast toward the naive one, per horizon step, by least-squares weights "
         "in [0, 1] fitted on the validation split: the forecast continues from the last observation, and no "
         "step is worse than naive on validation (default: the preset's: on, off under reference and paper)",
     )
-    weight_decay: float = setting(0.01, "AdamW weight decay", minimum=0)
+    weight_decay: float = setting(0.01, "AdamW weight decay", minimum=0, maximum=10)
     lr_schedule: str = setting("none", "learning-rate schedule", choices=LR_SCHEDULES)
     seed: int = setting(
         0, "seed of the weights, sampled index sets and shuffling", minimum=0, maximum=MAX_SEED
