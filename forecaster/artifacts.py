@@ -338,7 +338,7 @@ def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:
     return model if config.data is None else assemble(model, config.data, naive_weights=config.naive_weights)
 
 
-def _check_size(model: nn.Module, where: Path) -> None:
+def check_model_size(model: nn.Module, where: Path | str) -> None:
     """Refuse a model (built on the meta device) whose weights and buffers would exceed MAX_MODEL_BYTES."""
     size = sum(tensor.numel() * tensor.element_size() for tensor in [*model.parameters(), *model.buffers()])
     if size > MAX_MODEL_BYTES:
@@ -426,7 +426,7 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
         raise BundleError(
             f"{root / CONFIG_FILE}: model config does not build {config.model_name!r}: {error}"
         ) from None
-    _check_size(sized, root / CONFIG_FILE)
+    check_model_size(sized, root / CONFIG_FILE)
     model = _build(model_class, config)
     try:
         tensors = load_file(root / WEIGHTS_FILE)

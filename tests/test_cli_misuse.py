@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -58,6 +59,16 @@ def test_training_options_are_refused_before_any_work(csv, tmp_path, capsys, opt
     line = refused(_train(csv, out, "--model", "nlinear", *options), capsys)
     assert message in line
     assert not out.exists() and not (tmp_path / ".model.work").exists()
+
+
+def test_a_model_larger_than_a_bundle_may_hold_is_refused_before_it_is_built(csv, tmp_path, capsys):
+    """Flags each within its range (D 16384, 64 layers) asked for 576 GiB of weights, and the run was
+    OOM-killed after minutes: sized on the meta device, it is refused in one line as loading would."""
+    out = tmp_path / "model"
+    line = refused(_train(csv, out, "--d-model", 16384, "--n-heads", 1, "--e-layers", 64), capsys)
+    assert re.search(r"model 's3attention': the model config asks for \d+\.\d GiB of weights and buffers; "
+                     r"expected at most 1 GiB$", line), line
+    assert not out.exists()
 
 
 def test_a_seed_numpy_cannot_take_is_refused_by_the_parser(csv, tmp_path, capsys):

@@ -26,7 +26,7 @@ from lightning.pytorch.loggers import CSVLogger
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
-from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
+from forecaster.artifacts import check_model_size, check_out_dir, save_bundle, work_dir_for
 from forecaster.checks import MAX_SEED, check_fields, setting
 from forecaster.devices import machine_name
 from forecaster.errors import ConfigError
@@ -221,6 +221,8 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     n_train = len(data.splits["train"]["labels"])
     steps = settings.steps or math.ceil(settings.epochs * n_train / batch_size)
     warmup_steps = min(steps, max(1, steps // 10) if settings.warmup_steps is None else settings.warmup_steps)
+    with torch.device("meta"):  # sized first: what loading would refuse is not trained (nor OOM-killed)
+        check_model_size(build_classifier(data, settings.mixer, **model_fields), f"model {settings.mixer!r}")
     model = build_classifier(data, settings.mixer, **model_fields)
     module = LRAModule(model, lr=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, total_steps=steps,
                        cuda_graphs=graphed)  # fmt: skip

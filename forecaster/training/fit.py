@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from forecaster.artifacts import Bundle, DataConfig
+from forecaster.artifacts import Bundle, DataConfig, check_model_size
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries
 from forecaster.data.missing import check_magnitudes
 from forecaster.errors import DataError, ForecasterError
@@ -159,6 +159,8 @@ def build_candidate(
         "n_channels": data.model_channels,
     }
     try:
+        with torch.device("meta"):  # sized first: what loading would refuse is not trained (nor OOM-killed)
+            check_model_size(get_model(candidate.model_name, **config), f"model {candidate.label!r}")
         model = assemble(get_model(candidate.model_name, **config), data, fitting=True)
     except ForecasterError:  # a config field out of its range says so itself
         raise
