@@ -352,6 +352,30 @@ def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):
         pd.testing.assert_frame_equal(read_csv(tmp_path / name).frame, expected)
 
 
+def test_a_compressed_file_unpacking_past_the_bound_is_refused_before_pandas_reads_it(tmp_path, monkeypatch):
+    """2 MB of gzip held a 2 GB line and took 14 GB of memory: what a compressed file unpacks to is counted
+    first, against MAX_UNPACKED_BYTES (1 GiB; 1 MiB here), in every compression; a truncated one is named."""
+    from forecaster.data import textfile
+
+    monkeypatch.setattr(textfile, "MAX_UNPACKED_BYTES", 2**20)
+    line = "date,value\n" + "2020-01-01," + "9" * 2**21 + "\n"
+    packed = {"line.csv.gz": gzip.compress(line.encode()), "line.csv.bz2": bz2.compress(line.encode())}
+    with zipfile.ZipFile(tmp_path / "line.csv.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("line.csv", line)
+    for name, content in packed.items():
+        (tmp_path / name).write_bytes(content)
+    for name in [*packed, "line.csv.zip"]:
+        with pytest.raises(DataError, match=f"{name}: unpacks to more than 1 MiB; expected a compressed CSV"):
+            read_csv(tmp_path / name)
+    text = _rows(HOURS, _ints(12))  # under the bound: read as before
+    (tmp_path / "small.csv.gz").write_bytes(gzip.compress(text.encode()))
+    expected = read_csv(_write(tmp_path, "s.csv", text)).frame
+    pd.testing.assert_frame_equal(read_csv(tmp_path / "small.csv.gz").frame, expected)
+    (tmp_path / "cut.csv.gz").write_bytes(gzip.compress(text.encode())[:-20])
+    with pytest.raises(DataError, match="cut.csv.gz: a gzip file that does not unpack"):
+        read_csv(tmp_path / "cut.csv.gz")
+
+
 @pytest.mark.parametrize(
     ("content", "what"),
     [(b"PK\x03\x04" + b"\x14\x00" * 20, "a zip archive (an .xlsx workbook is one: name it .xlsx)"),
