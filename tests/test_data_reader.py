@@ -339,6 +339,22 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
         pd.testing.assert_frame_equal(read_csv(latin).frame, expected)
 
 
+def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_utf8(tmp_path):
+    """A long table in UTF-8 but for some Latin-1 rows was read whole as Windows-1252: 'Türkiye' became
+    two series, 'TÃ¼rkiye' and 'Türkiye'. Refused, naming the first Latin-1 line, wherever it lies."""
+    quarters = [f"{year}Q{q}" for year in range(2000, 2010) for q in range(1, 5)]
+    lines = [f"{country},{quarter},{i}.5\n" for country in ("Türkiye", "Côte d'Ivoire")
+             for i, quarter in enumerate(quarters)]  # fmt: skip
+    for latin_rows, line in (([13, 23], 15), ([0], 2)):
+        content = b"country,quarter,value\n" + b"".join(
+            text.encode("latin-1" if row in latin_rows else "utf-8") for row, text in enumerate(lines)
+        )
+        path = tmp_path / "panel.csv"
+        path.write_bytes(content)
+        with pytest.raises(DataError, match=f"panel.csv: line {line} is not UTF-8 though other lines are"):
+            read_csv(path, id_col="country")
+
+
 def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):
     text = _rows(HOURS, _ints(12))
     expected = read_csv(_write(tmp_path, "plain.csv", text)).frame

@@ -7,6 +7,7 @@ line rather than parsed into a misleading complaint about its columns.
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ _MARKS = {codecs.BOM_UTF32_LE: "utf-32", codecs.BOM_UTF32_BE: "utf-32",
           codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}  # fmt: skip
 _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
 MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 MB unpacked)
+_UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
 
 
@@ -48,7 +50,13 @@ def read_options(path: Path) -> dict[str, Any]:
             f"{path}: {what}, not a CSV text file; expected text (UTF-8, or UTF-16 with a byte-order mark), "
             "or such a file compressed by gzip, bz2 or xz"
         )
-    return {"compression": None, **({} if _utf8(path) else {"encoding": WINDOWS_TEXT})}
+    bad = _first_not_utf8(path)
+    if bad is not None and _holds_utf8_letters(path):
+        raise DataError(
+            f"{path}: line {_line_at(path, bad)} is not UTF-8 though other lines are (two encodings in one "
+            "file read a name two ways, 'Türkiye' and 'TÃ¼rkiye'); expected one encoding: save it as UTF-8"
+        )
+    return {"compression": None, **({} if bad is None else {"encoding": WINDOWS_TEXT})}
 
 
 def _check_unpacked(path: Path, packed: str) -> None:
@@ -83,14 +91,37 @@ def _unpacked_size(handle: Any) -> int:
     return size
 
 
-def _utf8(path: Path) -> bool:
-    """Whether the file's bytes are UTF-8 (ASCII is), read a megabyte at a time up to the first that is not:
-    a Latin-1 'Veränderung' read as UTF-8 is 'Ver\ufffdnderung', and a 'März' label no month."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+def _first_not_utf8(path: Path) -> int | None:
+    """The offset of the file's first byte that is not UTF-8 (ASCII is), read a megabyte at a time; None if
+    none: a Latin-1 'Veränderung' read as UTF-8 is 'Ver\ufffdnderung', and a 'März' label no month."""
+    decoder, offset = codecs.getincrementaldecoder("utf-8")(), 0
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 20):
+            pending = len(decoder.getstate()[0])  # bytes of a character the last chunk cut
             try:
                 decoder.decode(chunk)
-            except UnicodeDecodeError:
-                return False
-    return True
+            except UnicodeDecodeError as error:
+                return offset - pending + error.start
+            offset += len(chunk)
+    return None
+
+
+def _holds_utf8_letters(path: Path) -> bool:
+    """Whether the file holds UTF-8 letters of two or three bytes, which Windows-1252 text almost never does
+    ('ü' in UTF-8 is 'Ã¼' in Windows-1252)."""
+    with path.open("rb") as handle:
+        tail = b""
+        while chunk := handle.read(1 << 20):
+            if _UTF8_LETTER.search(tail + chunk):
+                return True
+            tail = chunk[-2:]
+    return False
+
+
+def _line_at(path: Path, offset: int) -> int:
+    """The line (from 1) that byte `offset` of the file is on."""
+    lines, left = 1, offset
+    with path.open("rb") as handle:
+        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
+            lines, left = lines + chunk.count(b"\n"), left - len(chunk)
+    return lines
