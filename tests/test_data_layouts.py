@@ -253,6 +253,24 @@ def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_pat
     assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message
 
 
+def test_decimal_commas_of_three_digits_are_read_where_a_cell_or_the_delimiter_says_so(tmp_path):
+    """"0,985" groups no thousands, so its column's comma is a decimal one ("1,002" beside it read 1002, the
+    "0,985" 985); and a file split by ";" whose cells are all "1,000"-like writes decimal commas (it was
+    refused as having no numeric columns), as Excel's CSV does where the comma is the decimal mark."""
+    days = [f"2020-01-{d:02d}" for d in range(1, 9)]
+    sales = ["1,002", "0,985", "1,075", "0,910", "1,110", "0,946", "1,008", "0,957"]
+    path = write(tmp_path, "mixed.csv", "date;sales;temp\n" + "".join(
+        f"{day};{value};19.{k}5\n" for k, (day, value) in enumerate(zip(days, sales, strict=True))))
+    frame = read_csv(path).frame
+    np.testing.assert_array_equal(frame["sales"], [float(value.replace(",", ".")) for value in sales])
+    np.testing.assert_array_equal(frame["temp"], [float(f"19.{k}5") for k in range(8)])
+    path = write(tmp_path, "semicolons.csv", "date;sales;temp\n" + "".join(
+        f"{day};1{k},025;19,640\n" for k, day in enumerate(days)))
+    frame = read_csv(path).frame
+    np.testing.assert_array_equal(frame["sales"], [float(f"1{k}.025") for k in range(8)])
+    np.testing.assert_array_equal(frame["temp"], [19.64] * 8)
+
+
 def test_a_first_row_of_text_is_not_taken_for_metadata(tmp_path):
     path = write(tmp_path, "text.csv", "date,a\n2020-01-01,n.a\n2020-01-02,5\n2020-01-03,6\n")
     message = one_line_error(path)

@@ -22,7 +22,7 @@ MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)
 _SPACES = "[ \u00a0\u202f]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
 _SHAPES = {
-    "ambiguous": r"\d{1,3}[.,]\d{3}",
+    "ambiguous": r"[1-9]\d{0,2}[.,]\d{3}",  # "0,985" groups no thousands: its comma is a decimal one
     "integer": rf"\d+|\d{{1,3}}(?:{_SPACES}\d{{3}})+",
     "dot": rf"(?:\d{{1,3}}(?:[,]\d{{3}})+|\d{{1,3}}(?:{_SPACES}\d{{3}})+|\d+)?\.\d+(?:[eE][+-]?\d+)?"
     r"|\d+\.?[eE][+-]?\d+|\d+\.|\d{1,3}(?:,\d{3}){2,}",
