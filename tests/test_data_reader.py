@@ -428,3 +428,20 @@ def test_exact_duplicate_rows_are_dropped_with_a_note(tmp_path):
     with pytest.raises(DataError, match=r"missing time step\(s\)") as caught:  # a gap: no line is named
         read_csv(_write(tmp_path, "gap.csv", twice.replace(f"{HOURS[9]},9,4.5\n", "")), fill_missing="none")
     assert "line numbers count" not in str(caught.value)
+
+
+def test_a_series_name_with_control_characters_is_refused_a_line_break_in_a_header_is_not(tmp_path):
+    """describe and predict print series names as they are: an escape sequence in a header (or a long
+    table's series column) retitled the terminal and cleared the screen. Excel's line break in a header
+    cell stays a name."""
+    rows = "".join(f"{day},{k}.5\n" for k, day in enumerate(HOURS))
+    (tmp_path / "escape.csv").write_text("date,sales\x1b]0;pwned\x07\x1b[2J\n" + rows)
+    with pytest.raises(DataError, match=r"escape.csv: series name 'sales\\x1b\]0;pwned\\x07\\x1b\[2J' holds "
+                                         "control characters; expected printable text"):
+        read_csv(tmp_path / "escape.csv")
+    long = "".join(f"{name},{day},{k}\n" for name in ("DE", "F\x9bR") for k, day in enumerate(HOURS))
+    (tmp_path / "long.csv").write_text("country,date,value\n" + long)
+    with pytest.raises(DataError, match=r"series name 'F\\x9bR' holds control characters"):
+        read_csv(tmp_path / "long.csv", id_col="country")
+    (tmp_path / "excel.csv").write_text('date,"Sales\n(EUR)"\n' + rows)
+    assert read_csv(tmp_path / "excel.csv").columns == ["Sales\n(EUR)"]

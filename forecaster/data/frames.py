@@ -1,9 +1,12 @@
 """A DataFrame's index as the reader's columns: pandas users keep dates (DatetimeIndex, PeriodIndex) and
-panel keys (a `unique_id, ds` MultiIndex) in the index, where a file keeps them in columns."""
+panel keys (a `unique_id, ds` MultiIndex) in the index, where a file keeps them in columns; and the names a
+table's series may have."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -53,3 +56,14 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
             raise DataError(f"{source}: the index and a column are both named {clash[0]!r}; rename one")
         return frame.set_axis(index, axis=0).reset_index(), read
     return frame.reset_index(drop=True), read
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tabs and line breaks of Excel headers pass
+
+
+def check_names(source: str, names: Iterable[str]) -> None:
+    """DataError for a series name holding control characters: printed as it is by describe and predict,
+    an escape sequence in a header retitled the user's terminal and cleared the screen."""
+    bad = next((name for name in names if _CONTROL.search(name)), None)
+    if bad is not None:
+        raise DataError(f"{source}: series name {bad!r} holds control characters; expected printable text")

@@ -33,7 +33,7 @@ from forecaster.data.dates import (
     year_numbers,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
-from forecaster.data.frames import as_frame, index_as_columns
+from forecaster.data.frames import as_frame, check_names, index_as_columns
 from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
@@ -394,6 +394,7 @@ def _read_table(
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
     columns, matrix = _numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
+    check_names(source, [*columns, *covariates])
     used = {*used_for_dates, *columns, *covariates}  # built once: per name, 50,000 columns took minutes
     others = [str(name) for name in raw.columns if name not in used]
     if read.id_col is not None and read.targets is not None and others:  # a long panel's series not asked for
