@@ -153,6 +153,18 @@ async def csv_query_parameters(request: Request) -> None:
                            field="query")  # fmt: skip
 
 
+def _one_file_part(form: Any) -> None:
+    """422 for a form part the CSV route does not read: `-F horizon=3` answered all the model's steps, and
+    a second file went unread."""
+    names = [name for name, _ in form.multi_items()]
+    other = next((name for name in names if name != "file"), None)
+    if other is not None:
+        raise ApiError(422, f"form field {other[:50]!r} is not read; expected one 'file' part (horizon and "
+                       "level are query parameters: ?horizon=3&level=80)", field="form")  # fmt: skip
+    if names.count("file") > 1:
+        raise ApiError(422, "several 'file' parts; expected one CSV per request", field="file")
+
+
 def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     """A dependency answering 415 unless the request's Content-Type is one of `expected` (async: FastAPI
     would run a plain function in a worker thread, a thread hop per request)."""
@@ -337,6 +349,7 @@ async def forecast_csv(
     ] = None,
 ) -> Response:
     """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
+    _one_file_part(await request.form())
     served = registry.get(name)
     levels = checked_levels(served, level, "level")
     content = await file.read()

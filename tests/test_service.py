@@ -506,6 +506,31 @@ def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) ->
     assert_error(too_far, 422, "horizon", f"<= {HORIZON}")
     not_int = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": "soon"})
     assert_error(not_int, 422, "horizon", "integer")
+    # a part the route does not read is refused, not ignored (`-F horizon=3` answered every step)
+    as_form = client.post("/v1/models/hourly/forecast.csv", files=upload, data={"horizon": "3"})
+    assert_error(as_form, 422, "form", "form field 'horizon' is not read; expected one 'file' part")
+    two = client.post("/v1/models/hourly/forecast.csv", files=[("file", ("a.csv", _csv_of(history()))),
+                                                               ("file", ("b.csv", _csv_of(history())))])
+    assert_error(two, 422, "file", "several 'file' parts; expected one CSV per request")
+
+
+def test_an_error_answer_is_bounded_whatever_the_request_held(client: Client) -> None:
+    """300,000 unknown columns were listed in a 6.4 MB message, a 1 MB name echoed twice; a NaN in a flat
+    v2 tensor or a records row is one line saying so, not every member of a union."""
+    body = {"timestamps": [], "values": {f"c{k}": [] for k in range(4_000)}}  # within this client's limit
+    answer = client.post("/v1/models/hourly/forecast", json=body)
+    assert answer.status_code == 422 and len(answer.content) < 8_000, len(answer.content)
+    assert "characters in all)" in answer.json()["message"]
+    body = {"timestamps": [], "values": {"x" * 50_000: []}}
+    answer = client.post("/v1/models/hourly/forecast", json=body)
+    assert answer.status_code == 422 and len(answer.content) < 8_000, len(answer.content)
+    records = [{"timestamp": str(stamp), **row} for stamp, row in zip(
+        history().index, history().to_dict("records"), strict=True)]  # fmt: skip
+    raw = json.dumps({"data": records}).replace(json.dumps(records[2][COLUMNS[0]]), "NaN", 1)
+    json_type = {"content-type": "application/json"}
+    answer = client.post("/v1/models/hourly/forecast", content=raw, headers=json_type)
+    assert_error(answer, 422, f"data[2].{COLUMNS[0]}", "expected a finite number (no NaN or Infinity)")
+    assert len(answer.json()["details"]) == 1
 
 
 # ---- fuzzing: no body, however malformed, gets a 5xx or takes the service down -----------------------------

@@ -168,3 +168,16 @@ def test_the_binary_tensor_extension_is_refused_by_name(client):
         headers={"content-type": "application/json", "inference-header-content-length": str(len(header))},
     )
     assert answer.status_code == 415 and "binary tensor data extension" in answer.json()["message"]
+
+
+def test_a_nan_or_text_in_a_flat_tensor_is_one_detail_at_its_index(client):
+    """The data union (flat or nested lists) reported 841 details for one NaN, most "expected a list" from
+    the nested member: the closest member's error alone, at the value's index."""
+    body = tensor([float32_history(0)])
+    raw = json.dumps({"inputs": [body]}).replace(json.dumps(body["data"][3]), "NaN", 1)
+    answer = client.post("/v2/models/hourly/infer", content=raw, headers={"content-type": "application/json"})
+    assert answer.status_code == 422 and answer.json()["details"] == [
+        {"field": "inputs[0].data[3]", "message": "expected a finite number (no NaN or Infinity)"}]
+    body["data"][5] = "1.0"
+    answer = client.post("/v2/models/hourly/infer", json={"inputs": [body]})
+    assert answer.status_code == 422 and answer.json()["message"] == "inputs[0].data[5]: expected a number"
