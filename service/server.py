@@ -7,8 +7,8 @@ enough of them exhaust the open-file limit (accept fails, tracebacks flood the l
 into both of uvicorn's HTTP protocols (httptools, the default, and h11), therefore closes a connection that
 has not sent a request's head within `header_timeout_s` of opening or of its last response, and closes
 connections past `limit_concurrency` with a 503 as they are accepted. `open_file_limit` makes room for those
-connections, the accept backlog and a reserve under RLIMIT_NOFILE. The body's own deadline is
-`BodyLimitMiddleware`'s (service.limits).
+connections, the accept backlog and a reserve under RLIMIT_NOFILE; a head past MAX_HEAD_BYTES is answered
+431 and closed. The body's own deadline is `BodyLimitMiddleware`'s (service.limits).
 """
 
 from __future__ import annotations
@@ -34,6 +34,13 @@ _REFUSED = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"content-length: 19\r\nconnection: close\r\n\r\nService Unavailable"
 )
+# A request head (line and headers) larger than this is answered 431 and closed: httptools keeps a header
+# until its end, and one 1.5 GB header line took 2 GB of the worker's memory (h11 stops at 16 KiB).
+MAX_HEAD_BYTES = 64 * 1024
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 46\r\nconnection: close\r\n\r\nrequest head larger than 64 KiB; expected less"
+)
 
 
 @functools.cache
@@ -58,6 +65,7 @@ class HeadDeadline:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         self._header_timeout_s = _header_timeout_s()
         self._deadline: asyncio.TimerHandle | None = None
+        self._head_bytes = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -71,9 +79,16 @@ class HeadDeadline:
         super().data_received(data)  # type: ignore[misc]
         if self._busy():
             self._disarm()
+            self._head_bytes = 0
+        elif not self.transport.is_closing():  # still no whole head: counted against MAX_HEAD_BYTES
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self.transport.write(_HEAD_TOO_LARGE)
+                self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
+        self._head_bytes = 0
         if not self.transport.is_closing():
             self._arm()
 

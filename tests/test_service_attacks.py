@@ -42,6 +42,7 @@ class Server:
     port: int
     temp: Path  # the server's TMPDIR
     log: Path
+    http: str  # uvicorn's HTTP protocol: httptools or h11
 
 
 @pytest.fixture(scope="module", params=["httptools", "h11"])
@@ -61,7 +62,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             wait_until_ready(f"http://127.0.0.1:{port}", timeout_s=120, process=process)
-            yield Server(f"http://127.0.0.1:{port}", port, root / "tmp", root / "server.log")
+            yield Server(f"http://127.0.0.1:{port}", port, root / "tmp", root / "server.log", request.param)
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -270,6 +271,27 @@ def test_slow_connections_are_closed_and_the_service_keeps_answering(server: Ser
     assert sum(seconds < HEADER_S for seconds in closed.values()) >= count - CAP  # over the cap: at once
     assert during and during[0] != "ReadTimeout"
     assert _forecast(server)[0] == 200
+    _assert_quiet_log(server)
+
+
+def test_a_head_past_64_kib_is_refused_and_the_service_keeps_answering(server: Server) -> None:
+    """httptools kept a header until its end (a 1.5 GB header line took 2 GB of the worker's memory):
+    past MAX_HEAD_BYTES the connection is answered 431 and closed (h11 answers its own 400 past 16 KiB),
+    while an 8 KiB header is served."""
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        try:
+            sock.sendall(b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            for _ in range(64):  # 4 MiB, never ended
+                sock.sendall(b"a" * 65536)
+        except OSError:  # closed by the server part way
+            pass
+        while chunk := sock.recv(65536):
+            received += chunk
+    expected = {"httptools": b"HTTP/1.1 431 ", "h11": b"HTTP/1.1 400 "}[server.http]
+    assert received.startswith(expected), received[:200]
+    answer = httpx.get(f"{server.url}/health/live", headers={"X-Big": "a" * 8192}, timeout=10)
+    assert answer.status_code == 200
     _assert_quiet_log(server)
 
 
