@@ -28,7 +28,7 @@ from forecaster.data.frames import as_frame
 from forecaster.data.labels import write_labels
 from forecaster.data.missing import NO_FILL
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.scaling import Scaler, count_floor, original_units
+from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 from forecaster.inference import Inference, eager_outputs
@@ -93,8 +93,7 @@ def forecast_name(bundle: Bundle) -> str:
 def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
     """A wide forecast table in the shape of the training data: long rows `unique_id, ds, <model>, ...` for
     a long-format model, else the table itself."""
-    data = bundle.data
-    if data.id_col is None:
+    if (data := bundle.data).id_col is None:
         return table
     time_col, present = data.date_col or DEFAULT_TIME_COL, [name for name in data.columns if name in table]
     return melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle))
@@ -330,8 +329,9 @@ def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | 
 
 
 def _floor(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
-    """The forecasts' lower bound per target column of each (..., rows, C_in) window: 0 for counts."""
-    return count_floor(windows[..., : bundle.data.input_size, : len(bundle.data.columns)])
+    """The forecasts' lower bound per target column of each (..., rows, C_in) window (`value_floor`)."""
+    targets = windows[..., : bundle.data.input_size, : len(bundle.data.columns)]
+    return value_floor(targets, bundle.data.columns, (bundle.training or {}).get("nonnegative"))
 
 
 def _target_scaler(bundle: Bundle) -> Scaler:

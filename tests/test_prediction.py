@@ -86,21 +86,37 @@ def test_forecast_names_the_file_line_and_refuses_overflowing_values(bundle):
         forecast(bundle, TimeSeries(frame + 1e308, "h", "recent.csv", date_col="when"))
 
 
-def test_counts_are_never_forecast_below_zero_and_measurements_may_be() -> None:
+def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measurements_may_be() -> None:
     """Drift extends a falling line below zero: for counts (whole numbers, none negative, in the rows the
-    model reads) the forecast and every interval bound stop at 0, and none prints as -0; the same series
-    measured in tenths goes below zero, as a measurement may."""
+    model reads) and for a column never below 0 in the training file (ten yearly sunspot numbers falling to
+    2.9 were forecast -1.7, -6.3, -10.9) the forecast and every interval bound stop at 0, and none prints as
+    -0; a measurement that went below zero in its file may go there again."""
     from forecaster.api import Forecaster
-    from forecaster.data.scaling import count_floor
+    from forecaster.data.scaling import value_floor
+    from forecaster.errors import BundleError
 
     falling = 40 - 3 * np.arange(14) + np.tile([1, -1], 7)
     counts = pd.DataFrame({"year": np.arange(2000, 2014), "cases": falling})
     ahead = Forecaster(model="drift", horizon=4, level=[80]).fit(counts).predict()
     assert (ahead.to_numpy() >= 0).all() and not np.signbit(ahead.to_numpy()).any()
-    measured = counts.assign(cases=counts["cases"] + 0.1)  # drift and its margins move with the series
-    below = Forecaster(model="drift", horizon=4, level=[80]).fit(measured).predict()
+    tenths = counts.assign(cases=counts["cases"] + 0.1)
+    measured = Forecaster(model="drift", horizon=4, level=[80]).fit(tenths)
+    assert measured.bundle.training["nonnegative"] == ["cases"]
+    floored = measured.predict()
+    measured.bundle.training["nonnegative"] = []  # as a file with a value below 0 leaves it
+    below = measured.predict()  # drift and its margins move with the series
     assert (below.to_numpy() < 0).all()
+    np.testing.assert_allclose(floored.to_numpy(), np.maximum(below.to_numpy(), 0), atol=1e-9)
     np.testing.assert_allclose(ahead.to_numpy(), np.maximum(below.to_numpy() - 0.1, 0), atol=1e-9)
-    # per column of each window: counts get 0, a column with a negative or a fraction none
-    windows = np.array([[[0, 1, -1.0], [2, 0.5, 3]], [[1, 1, 1], [2, 2, 2]]])
-    np.testing.assert_array_equal(count_floor(windows), [[[0, -np.inf, -np.inf]], [[0, 0, 0]]])
+    signed = tenths.copy()
+    signed.loc[0, "cases"] = -0.5
+    model = Forecaster(model="drift", horizon=4).fit(signed)
+    assert model.bundle.training["nonnegative"] == [] and (model.predict().to_numpy() < 0).all()
+    # per column of each window: counts get 0, a column never negative in the file too, others none
+    windows = np.array([[[0, 1, -1.0], [2, 0.5, 3]], [[1, 1, 1], [2, 2, 2]], [[1, 0.5, 0.5], [2, 2, 2]]])
+    np.testing.assert_array_equal(value_floor(windows), [[[0, -np.inf, -np.inf]], [[0, 0, 0]],
+                                                         [[0, -np.inf, -np.inf]]])  # fmt: skip
+    floors = value_floor(windows, ["a", "b", "c"], ["b", "c"])
+    np.testing.assert_array_equal(floors, [[[0, 0, -np.inf]], [[0, 0, 0]], [[0, 0, 0]]])
+    with pytest.raises(BundleError, match="training 'nonnegative' must be a list of column names"):
+        value_floor(windows, ["a", "b", "c"], "b")

@@ -7,13 +7,14 @@ StandardScaler (population std; a constant channel gets scale 1), applied in flo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from forecaster.errors import DataError
+from forecaster.errors import BundleError, DataError
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,7 +93,7 @@ def original_units(
 ) -> np.ndarray:
     """(..., C) standardized forecasts in original units, rounded to the digits float32 arithmetic can give
     them: an ulp of the standardized value, times the column's scale (a naive forecast of 740 read
-    740.0000069931347 unrounded); none below `floor` (per column, `count_floor`), and no -0."""
+    740.0000069931347 unrounded); none below `floor` (per column, `value_floor`), and no -0."""
     values = scaler.inverse(standardized)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
@@ -103,10 +104,22 @@ def original_units(
     return np.maximum(rounded, floor) + 0.0
 
 
-def count_floor(windows: np.ndarray) -> np.ndarray:
-    """(..., 1, C) 0 for each column of the (..., L, C) rows a model reads that holds counts (whole numbers,
-    none negative), else -inf: a count is never forecast below zero (weekly cases of mean 0.6 were forecast
-    -0, their 95% bounds -3)."""
+def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: Any = None) -> np.ndarray:
+    """(..., 1, C) 0 for each column of the (..., L, C) rows a model reads that holds no negative value there
+    and either counts (whole numbers) or is among `nonnegative`, the columns never below 0 in the file the
+    model was trained on (a bundle's training record), else -inf: weekly cases of mean 0.6 were forecast -0,
+    their 95% bounds -3; ten yearly sunspot numbers falling to 2.9 were forecast -1.7, -6.3, -10.9."""
+    if nonnegative is not None and not (
+        isinstance(nonnegative, list) and all(isinstance(name, str) for name in nonnegative)
+    ):
+        raise BundleError("config.json: training 'nonnegative' must be a list of column names")
     values = np.asarray(windows, dtype=np.float64)
-    counts = np.all((values >= 0) & (values == np.round(values)), axis=-2, keepdims=True)
-    return np.where(counts, 0.0, -np.inf)
+    whole = np.all(values == np.round(values), axis=-2, keepdims=True)
+    known = np.isin(np.asarray(list(columns), dtype=object), nonnegative or []) if len(columns) else False
+    above = np.all(values >= 0, axis=-2, keepdims=True)
+    return np.where(above & (whole | known), 0.0, -np.inf)
+
+
+def nonnegative_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of a training table with no value below 0 (missing cells aside), for `value_floor`."""
+    return [str(name) for name in frame.columns if not (frame[name] < 0).any()]

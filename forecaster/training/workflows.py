@@ -36,6 +36,7 @@ from forecaster.data import (
     season_length,
 )
 from forecaster.data.config import DataConfig
+from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import split_borders
 from forecaster.errors import BundleError, ConfigError, DataError
@@ -327,6 +328,7 @@ def save_kept(
         "gradient_clip_val": options.gradient_clip_val,
         "resumed": settings.resume,
         "versions": _versions(),
+        "nonnegative": nonnegative_columns(series.frame[series.columns]),  # forecasts floored at 0 there
         **(record or {}),
     }
     path = save_bundle(
