@@ -280,3 +280,14 @@ def test_one_bad_label_among_period_labels_is_the_one_named(labels, said) -> Non
     frame = pd.DataFrame({"period": labels, "value": np.arange(len(labels), dtype=float)})
     with pytest.raises(DataError, match=re.escape(said) + "; expected one form of label in every row"):
         read_frame(frame)
+
+
+def test_a_date_column_switching_from_iso_to_day_first_dates_reads_each_kind_its_own_way():
+    """A file written as 2020-07-18 and then as 19/07/2020: read per cell, 01/08/2020 was 8 January and the
+    file "not sorted"; ISO dates read as ISO, the others day first where only that is regular."""
+    days = pd.date_range("2020-01-01", periods=400, freq="D")
+    written = [f"{day:%Y-%m-%d}" if k < 200 else f"{day:%d/%m/%Y}" for k, day in enumerate(days)]
+    frame = pd.DataFrame({"date": written, "sales": np.arange(400.0)})
+    series = read_frame(frame)
+    assert series.freq == "D"
+    pd.testing.assert_index_equal(series.index, days.rename(series.index.name), check_names=False)

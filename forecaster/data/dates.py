@@ -118,12 +118,16 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     """Timestamps (NaT where a value is none), reading dates written day or month before the year the way
     their file means them: dotted ones day first (31.01.2020, the European convention); slashed or dashed
     ones month first as pandas does, unless day first reads more rows (a monthly 01/02/2020 ... 01/01/2021
-    has no 13th month) or, both reading every row, only day first gives a regular series. pandas alone takes
-    month first and switches per value, mixing the two readings in one column.
+    has no 13th month) or, both reading every row, only day first gives a regular series, also where other
+    rows are ISO dates. pandas alone takes month first and switches per value, mixing the two readings.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
     separators = column.dropna().astype(str).str.strip().str.extract(_NUMERIC_DATE)["sep"]
-    if separators.empty or separators.isna().any():
+    if separators.isna().all():
         return _timestamps(column, dayfirst=False)
+    if separators.isna().any():  # a file switching from 2020-07-18 to 19/07/2020: each kind read its own way
+        numeric = separators.notna().reindex(column.index, fill_value=False)
+        others = _timestamps(column.where(~numeric), dayfirst=False)
+        return others.fillna(parse_timestamps(column.where(numeric)))
     day_first = _timestamps(column, dayfirst=True)
     if (separators == ".").all():
         return day_first
