@@ -29,7 +29,7 @@ from forecaster import atomic
 from forecaster.calibration import METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
-from forecaster.data.scaling import Scaler
+from forecaster.data.scaling import Scaler, nonnegative_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError
 
 FORMAT_VERSION = 2
@@ -284,8 +284,8 @@ def _validate_config(raw: Any, where: Path) -> _Config:
     except ForecasterError as error:
         raise BundleError(f"{where}: {error}") from None
     training = raw.get("training")
-    if not isinstance(training, dict):
-        raise BundleError(f"{where}: field 'training' must be an object")
+    if not isinstance(training, dict) or not nonnegative_ok(training.get("nonnegative")):
+        raise BundleError(f"{where}: field 'training' must be an object, its 'nonnegative' a list of names")
     if model_class.task != FORECAST:
         if raw.get("data") is not None or raw.get("scaler") is not None:
             raise BundleError(f"{where}: a {model['name']} bundle has no 'data' or 'scaler'; expected null")

@@ -169,3 +169,11 @@ def test_an_error_listing_many_tensors_stays_one_short_line(bundle):
 def test_deeply_nested_json_is_refused_in_one_line(bundle, name):
     (bundle / name).write_text("[" * 100_000 + "]" * 100_000)
     refused(bundle, f"{name}: cannot read JSON", "recursion")
+
+
+@pytest.mark.parametrize("value", [5, "cases", [1, 2], {"cases": True}])
+def test_a_training_record_naming_never_negative_columns_otherwise_than_by_a_list_is_refused(bundle, value):
+    """The columns forecast at 0 or above (`training.nonnegative`) are read at every forecast: a tampered
+    value is refused as the bundle loads, not in the middle of a request."""
+    edit_config(bundle, lambda c: c["training"].update(nonnegative=value))
+    refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' a list of names")

@@ -109,9 +109,7 @@ def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: A
     and either counts (whole numbers) or is among `nonnegative`, the columns never below 0 in the file the
     model was trained on (a bundle's training record), else -inf: weekly cases of mean 0.6 were forecast -0,
     their 95% bounds -3; ten yearly sunspot numbers falling to 2.9 were forecast -1.7, -6.3, -10.9."""
-    if nonnegative is not None and not (
-        isinstance(nonnegative, list) and all(isinstance(name, str) for name in nonnegative)
-    ):
+    if not nonnegative_ok(nonnegative):
         raise BundleError("config.json: training 'nonnegative' must be a list of column names")
     values = np.asarray(windows, dtype=np.float64)
     whole = np.all(values == np.round(values), axis=-2, keepdims=True)
@@ -123,3 +121,8 @@ def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: A
 def nonnegative_columns(frame: pd.DataFrame) -> list[str]:
     """The columns of a training table with no value below 0 (missing cells aside), for `value_floor`."""
     return [str(name) for name in frame.columns if not (frame[name] < 0).any()]
+
+
+def nonnegative_ok(value: Any) -> bool:
+    """Whether a bundle's training record names its never-negative columns as `value_floor` reads them."""
+    return value is None or (isinstance(value, list) and all(isinstance(name, str) for name in value))
