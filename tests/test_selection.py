@@ -403,3 +403,15 @@ def test_auto_plans_no_trained_model_where_the_train_split_holds_no_window_to_le
                                         "10: needs at least 31 rows so that train, val and test each hold"):
         train_forecaster(series, tmp_path / "nlinear", settings)
     assert not (tmp_path / "nlinear").exists()
+
+
+def test_no_ensemble_is_weighted_on_a_validation_split_too_short_to_judge_on() -> None:
+    """25 yearly rows at horizon 10: one validation window and no earlier period fit; the ensemble's weights
+    fitted there were scored there too, in sample, and kept (naive 0.24, mean 0.76). Not offered."""
+    from forecaster.api import Forecaster
+
+    cycle = pd.DataFrame({"year": np.arange(1980, 2005).astype(str),
+                          "spots": 80 + 70 * np.sin(2 * np.pi * np.arange(25) / 11)})  # fmt: skip
+    bundle = Forecaster("auto", horizon=10, max_epochs=1).fit(cycle).bundle
+    assert bundle.training["windows"]["val"] == 1 and "earlier_validation" not in bundle.training
+    assert "ensemble" not in bundle.training["selection"] and bundle.model_name != "ensemble"

@@ -12,6 +12,8 @@ kept.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch import nn
@@ -19,7 +21,7 @@ from torch import nn
 from forecaster.data import TimeSeries
 from forecaster.data.series import INDEPENDENT
 from forecaster.models.ensemble import Ensemble, member_forecasts, select_weights
-from forecaster.training.fit import Fitted, training_record
+from forecaster.training.fit import MIN_VALIDATION_BLOCKS, Fitted, training_record
 from forecaster.training.planning import Candidate
 from forecaster.training.scoring import Score, forecast_batches, split_windows, window_errors
 
@@ -49,9 +51,12 @@ def ensemble_of(fitted: list[Fitted], series: TimeSeries) -> Fitted | None:
     """The ensemble of `fitted` with greedy-selection weights on their validation windows, as one more
     fitted candidate; None where it would be a single candidate, where the candidates read covariates
     (their inputs are not one window of the targets) or differ in validation windows, or where the
-    validation split is too short to judge on alone (candidates scored on an earlier period too,
-    `fit.MIN_VALIDATION_BLOCKS`): weights fitted to a few horizons would follow their noise."""
+    validation split is too short to judge on alone (`fit.MIN_VALIDATION_BLOCKS`, whether or not the rows
+    allowed an earlier period: 25 yearly rows weighted naive and mean on one window and kept that, in
+    sample): weights fitted to a few horizons would follow their noise."""
     if len(fitted) < 2 or any(result.earlier is not None for result in fitted):
+        return None
+    if math.ceil(len(fitted[0].val_errors) / fitted[0].data.horizon) < MIN_VALIDATION_BLOCKS:
         return None
     longest = max(fitted, key=lambda result: result.data.input_size)
     data, scaler = longest.data, longest.scaler
