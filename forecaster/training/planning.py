@@ -1,8 +1,9 @@
 """Planning a run: the candidates `forecaster train` fits (one model with its preset, a model's preset
 variants, or `--model auto`'s baselines and models), each with its options, learning rate and input size.
 
-A baseline that cannot apply to the data (a season longer than the input, an input too short) is left out
-of `--model auto` and refused with what to change when named.
+A baseline that cannot apply to the data (a season longer than the input, an input too short), and a trained
+model whose train split would hold no window, is left out of `--model auto` and refused with what to change
+when named; where the default model cannot read a user's file, `plan_fitting` chooses as `--model auto` does.
 """
 
 from __future__ import annotations
@@ -107,8 +108,15 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
     needed, season = _smallest_input(model_name), season_length(series.freq)
     if season is not None and not season_fits(model_name, series.freq, input_size):
         needed = max(needed, season_input(model_name, season))
-    enough = min_rows(needed, settings.horizon, split_for(series, settings), series.freq, trained=False)
-    return needed if needed > input_size and enough is not None and enough <= len(series) else input_size
+    held = needed > input_size and _rows_hold(needed, series, settings, trained=False)
+    return needed if held else input_size
+
+
+def _rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
+    """Whether the file's rows give each split the windows a model of `input_size` steps needs (the train
+    split none where the model is not `trained`: a forecast that fits nothing learns from none)."""
+    enough = min_rows(input_size, settings.horizon, split_for(series, settings), series.freq, trained=trained)
+    return enough is not None and enough <= len(series)
 
 
 def _smallest_input(model_name: str) -> int:
@@ -176,8 +184,7 @@ def _candidate(
             f"and test horizons of {settings.horizon}; it needs at least {smallest}", series.source
         )
     trained = model_name not in NOTHING_TO_FIT
-    enough = min_rows(input_size, settings.horizon, split_for(series, settings), series.freq, trained=trained)
-    if settings.model_name == AUTO and (enough is None or enough > len(series)):
+    if settings.model_name == AUTO and not _rows_hold(input_size, series, settings, trained):
         return None  # no window to learn from (a trained model) or to score on: named, the split says why
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)
