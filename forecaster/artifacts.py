@@ -137,7 +137,8 @@ def save_bundle(
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
-        _save_tensors(tensors, staged / WEIGHTS_FILE, {"format_version": str(FORMAT_VERSION)})
+        saved_with = {"format_version": str(FORMAT_VERSION), "metrics_sha256": _sha256(staged / METRICS_FILE)}
+        _save_tensors(tensors, staged / WEIGHTS_FILE, saved_with)
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
         atomic.move_into_place(staged, target, replace=overwrite)
@@ -156,6 +157,10 @@ def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[s
     config = path.parent / CONFIG_FILE
     if config.is_file():
         os.chmod(path, config.stat().st_mode & 0o666)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _model_digest(folder: Path) -> str:
@@ -392,8 +397,7 @@ def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration:
 
 
 def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors import SafetensorError, safe_open
 
     from forecaster.models import MODELS
     from forecaster.models.assembly import stored
@@ -429,22 +433,18 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     check_model_size(sized, root / CONFIG_FILE)
     model = _build(model_class, config)
     try:
-        tensors = load_file(root / WEIGHTS_FILE)
+        with safe_open(root / WEIGHTS_FILE, framework="pt") as handle:
+            saved_with = (handle.metadata() or {}).get("metrics_sha256")
+            tensors = handle.get_tensors()
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
+    if saved_with not in (None, _sha256(root / METRICS_FILE)):  # absent from bundles saved before it was kept
+        raise BundleError(f"{root / METRICS_FILE}: not the metrics saved with {WEIGHTS_FILE} (another "
+                          "bundle's?); expected the bundle's own")  # fmt: skip
     _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
     stored(model).load_state_dict(tensors, strict=True)
     model.eval()
-    return Bundle(
-        path=root,
-        name=root.name,
-        model_name=config.model_name,
-        model=model,
-        metrics=metrics,
-        training=config.training,
-        data=config.data,
-        scaler=config.scaler,
-        calibration=(
-            _load_calibration(root / CALIBRATION_FILE, config.data) if calibration and config.data else None
-        ),
-    )
+    calibrated = (_load_calibration(root / CALIBRATION_FILE, config.data)
+                  if calibration and config.data else None)  # fmt: skip
+    return Bundle(path=root, name=root.name, model_name=config.model_name, model=model, metrics=metrics,
+                  training=config.training, data=config.data, scaler=config.scaler, calibration=calibrated)

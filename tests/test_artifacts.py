@@ -176,8 +176,9 @@ def test_a_bundle_rewritten_in_place_is_a_new_version_and_a_stale_calibration_is
 
     path = save(tiny, tmp_path / "bundle")
     before = folder_version(path)
-    with open(path / "metrics.json", "w") as handle:  # in place, as cp does
-        handle.write('{"mse": 0.5}\n')
+    saved = (path / "metrics.json").read_text()
+    with open(path / "metrics.json", "w") as handle:  # in place, as cp does (the same bytes: its weights
+        handle.write(saved)  # name the metrics saved with them)
     assert folder_version(path) != before
     calibration = Calibration.from_scores(np.ones((30, 4, 3), np.float32), [], "recent rows", "conformal")
     with pytest.raises(BundleError, match="was replaced while it was calibrated .*nothing written"):

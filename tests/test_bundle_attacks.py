@@ -177,3 +177,13 @@ def test_a_training_record_naming_never_negative_columns_otherwise_than_by_a_lis
     value is refused as the bundle loads, not in the middle of a request."""
     edit_config(bundle, lambda c: c["training"].update(nonnegative=value))
     refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' a list of names")
+
+
+def test_metrics_not_saved_with_the_weights_are_refused_and_older_bundles_load(bundle):
+    """A metrics.json copied from another bundle loaded and was served as this model's: the weights file
+    names the sha256 of the metrics saved with it. A bundle saved before that (no such metadata) loads."""
+    assert load_bundle(bundle).metrics == {}
+    (bundle / "metrics.json").write_text(json.dumps({"mse": 0.1234}))
+    refused(bundle, "metrics.json: not the metrics saved with weights.safetensors (another bundle's?)")
+    edit_weights(bundle, lambda tensors: None)  # written again without metadata, as older versions did
+    assert load_bundle(bundle).metrics == {"mse": 0.1234}
