@@ -167,11 +167,12 @@ class Calibration:
                 if self.method == "conformal" and self.windows < FEW_WINDOWS:
                     needed = min(max(int(np.ceil(needed / self.horizon)), 2), FEW_WINDOWS)
                 answered = self.available_levels()
-                lower = f"ask a level up to {max(answered)}, " if answered else "no level is answered; "
+                lower = f"ask a level up to {max(answered)}, or" if answered else "it answers no level:"
                 raise ConfigError(
                     f"interval level {level} needs at least {needed} calibration windows; the model was "
-                    f"calibrated on {self.source}: {lower}or recalibrate on more rows (`forecaster calibrate "
-                    "--model MODEL --csv FILE --on all` takes every window of the file)"
+                    f"calibrated on {self.source}: {lower} recalibrate on more rows (`forecaster calibrate "
+                    "--model MODEL --csv FILE --on all` takes every window of the file); the point forecast "
+                    "needs no level"
                 )
         return checked
 
