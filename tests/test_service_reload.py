@@ -59,9 +59,12 @@ def test_the_service_follows_its_models_folder(tmp_path: Path) -> None:
 
         os.replace(root / "hourly" / "config.json.ok", root / "hourly" / "config.json")  # mended
         _eventually(lambda: client.get("/health/ready").json()["stale"] == {})
-        with open(root / "hourly" / "metrics.json", "w") as handle:  # rewritten in place, as cp does
-            handle.write('{"test": {"mse": 0.125}}\n')
-        _eventually(lambda: client.get("/v1/models/hourly").json()["metrics"] == {"test": {"mse": 0.125}})
+        copy = shutil.copytree(root / "hourly", tmp_path / "copy")  # its calibration made again elsewhere
+        write_calibration(copy, Calibration.from_scores(scores, [], "later rows", "conformal"))
+        with open(root / "hourly" / "calibration.safetensors", "wb") as handle:  # in place, as cp does
+            handle.write((copy / "calibration.safetensors").read_bytes())
+        _eventually(lambda: (client.get("/v1/models/hourly").json()["intervals"] or {}).get("calibrated_on")
+                    == "later rows")  # fmt: skip
 
 
 def test_zero_keeps_the_bundles_of_startup(tmp_path: Path) -> None:
