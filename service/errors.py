@@ -165,18 +165,19 @@ def _validation_details(errors: Sequence[dict[str, Any]]) -> list[ErrorDetail]:
     """One detail per error, the errors of one value against the members of a scalar union merged (a NaN,
     which only a number could have been, said as such), of a union of lists the closest member's."""
     merged: dict[Any, ErrorDetail | list[str]] = {}  # in order: an error's detail, or a value's members
+    not_finite = set()  # the values a number member refused as NaN or infinite: said as that alone
     for number, error in enumerate(_closest_members(errors)):
         loc = tuple(error.get("loc", ()))
         if loc and isinstance(loc[-1], str) and loc[-1] in _MEMBERS:
             kinds = merged.setdefault(loc[:-1], [])
             assert isinstance(kinds, list)
-            finite = error.get("type") == "finite_number"
-            kinds.append(_FRIENDLY["finite_number"] if finite else _MEMBERS[loc[-1]])
+            kinds.append(_MEMBERS[loc[-1]])
+            if error.get("type") == "finite_number":
+                not_finite.add(loc[:-1])
         else:
             merged[number] = _validation_detail(error)
-    finite = _FRIENDLY["finite_number"]
-    return [item if isinstance(item, ErrorDetail) else ErrorDetail(
-                field=format_location(key), message=finite if finite in item else f"expected {_either(item)}")
+    return [item if isinstance(item, ErrorDetail) else ErrorDetail(field=format_location(key), message=(
+                _FRIENDLY["finite_number"] if key in not_finite else f"expected {_either(item)}"))
             for key, item in merged.items()]  # fmt: skip
 
 
