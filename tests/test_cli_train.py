@@ -420,6 +420,38 @@ def test_a_series_too_short_for_a_panel_of_independent_series_is_left_out_with_a
     assert load_bundle(tmp_path / "panel").data.columns == ["US", "DE", "FR"]
 
 
+def test_a_panel_series_too_short_for_7_1_2_is_split_holdout_not_left_out(tmp_path, capsys):
+    """Two 46-quarter series and one of 40 at horizon 5: under 7:1:2 the short one has 4 validation rows and
+    was left out (so never forecast); split auto gives it holdout and the others 7:1:2, and the window counts
+    are those of each series under its own scheme."""
+    from forecaster.data.splits import split_borders, window_counts
+
+    rng, rows, lengths = np.random.default_rng(0), [], {"A": 46, "B": 40, "C": 46}
+    for name, length in lengths.items():
+        quarters = pd.period_range(end="2020Q4", periods=length, freq="Q").astype(str)
+        values = 100 + rng.normal(size=length).cumsum()
+        rows += [(name, quarter, value) for quarter, value in zip(quarters, values, strict=True)]
+    csv = tmp_path / "panel.csv"
+    pd.DataFrame(rows, columns=["country", "quarter", "value"]).to_csv(csv, index=False)
+    argv = ["train", "--csv", csv, "--horizon", 5, "--input-size", 8, *TINY, "--max-epochs", 1, "--seeds", 1,
+            "--no-progress", "--out", tmp_path / "panel"]  # fmt: skip
+    with pytest.warns(DataQualityWarning, match=r"1 series split holdout, 'B' \(40 rows\)$"):
+        code, printed, err = run_cli(argv, capsys)
+    assert code == 0, err
+    bundle = load_bundle(tmp_path / "panel")
+    assert (bundle.data.columns, bundle.data.split) == (["A", "B", "C"], "auto")
+    expected = {"train": 0, "val": 0, "test": 0}
+    for length in lengths.values():
+        scheme = "holdout" if length == 40 else "7:1:2"
+        counts = window_counts(split_borders(length, 8, scheme, horizon=5), 8, 5)
+        expected = {name: expected[name] + counts[name] for name in expected}
+    assert bundle.training["windows"] == expected == {"train": 58, "val": 3, "test": 11}
+    assert "split auto (7:1:2 or holdout, series by series), input 8 steps" in printed
+    code, forecast, err = run_cli(["predict", "--model", tmp_path / "panel", "--csv", csv], capsys)
+    assert code == 0, err
+    assert [line.split()[0] for line in forecast.splitlines()[1:]] == ["A"] * 5 + ["B"] * 5 + ["C"] * 5
+
+
 def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv, tmp_path):
     """Three missing hours filled while reading: the project's note, not Python's file:line and source."""
     gapped = tmp_path / "gapped.csv"

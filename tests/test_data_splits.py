@@ -192,9 +192,23 @@ def _usable(n_rows: int, input_size: int, horizon: int, scheme: str) -> bool:
     return True
 
 
+def test_the_auto_split_is_the_default_split_of_the_rows_split():
+    """auto resolves by the rows it splits (a panel's series each by their own), and its errors name the
+    scheme it resolved to."""
+    from forecaster.data.splits import default_split
+
+    for n_rows, horizon in ((46, 5), (40, 5), (1000, 24), (30, 6)):
+        assert split_borders(n_rows, 4, "auto", horizon=horizon) == split_borders(
+            n_rows, 4, default_split(n_rows, horizon), horizon=horizon
+        )
+    assert default_split(40, 5) == "holdout" and default_split(46, 5) == "7:1:2"
+    with pytest.raises(DataError, match="14 rows are too few for split holdout with input_size 4"):
+        split_borders(14, 4, "auto", horizon=5)
+
+
 def test_min_rows_is_the_first_row_count_every_split_can_use():
     """Against a scan from input + horizon (the oracle), and for a horizon of 10**9 without that scan."""
-    for scheme in ("7:1:2", "holdout"):
+    for scheme in ("7:1:2", "holdout", "auto"):
         for input_size in (1, 2, 24, 96, 336):
             for horizon in (1, 2, 3, 7, 24, 720):
                 n_rows = input_size + horizon

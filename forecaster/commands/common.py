@@ -61,7 +61,8 @@ def add_split_argument(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--split", choices=SPLIT_SCHEMES,
-        help="split scheme (default 7:1:2, or holdout on a file too short for it)",
+        help="split scheme (default 7:1:2, or holdout on a file too short for it; auto: that choice series "
+        "by series)",
     )
 
 

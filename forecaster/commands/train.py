@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.artifacts import check_out_dir, work_dir_for
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.checks import default_of
+    from forecaster.data.splits import AUTO_SPLIT
     from forecaster.training.settings import TrainerOptions, TrainSettings
 
     fields = given(args, TrainSettings)
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     )
     data = bundle.data
     print(
-        f"split {data.split}, input {data.input_size} steps, horizon {data.horizon}"
+        f"split {data.split}{' (7:1:2 or holdout, series by series)' if data.split == AUTO_SPLIT else ''}, "
+        f"input {data.input_size} steps, horizon {data.horizon}"
         + (f": windows {counts}" if counts else "")
     )
     print_training(bundle.training, bundle.metrics)

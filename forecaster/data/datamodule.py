@@ -61,10 +61,9 @@ def window_sets(
         }
     parts: dict[str, list[WindowDataset]] = {"train": [], "val": [], "test": []}
     means, scales = [], []
-    for j, name in enumerate(series.columns):
-        column = series.values[:, j]
-        valid = np.flatnonzero(np.isfinite(column))
-        values = column[valid[0] : valid[-1] + 1, None]
+    matrix = series.values
+    for j, (name, rows) in enumerate(zip(series.columns, series.own_rows(), strict=True)):
+        values = matrix[rows, j, None]
         borders = borders_of(len(values), f"{series.source}: series {name!r}")
         own = Scaler.fit(values[slice(*borders["train"])]) if scaler is None else scaler.channel(j)
         means.append(own.mean)

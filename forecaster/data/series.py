@@ -157,5 +157,14 @@ class TimeSeries:
     def index(self) -> pd.Index:
         return self.frame.index
 
+    def own_rows(self) -> list[slice]:
+        """Each target's rows from its first value to its last: what an independent series is split on (the
+        series of a long panel start and end apart)."""
+        spans = []
+        for column in self.values.T:
+            valid = np.flatnonzero(np.isfinite(column))
+            spans.append(slice(int(valid[0]), int(valid[-1]) + 1))
+        return spans
+
     def __len__(self) -> int:
         return len(self.frame)

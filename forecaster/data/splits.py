@@ -12,9 +12,11 @@ from pandas.tseries.frequencies import to_offset
 from forecaster.checks import check_int
 from forecaster.errors import DataError
 
-PROTOCOL_SPLIT, HOLDOUT = "7:1:2", "holdout"
+PROTOCOL_SPLIT, HOLDOUT, AUTO_SPLIT = "7:1:2", "holdout", "auto"
 DEFAULT_INPUT_SIZE = 96  # the protocol's input length, and a user file's unless it is too short for it
-SPLIT_SCHEMES = (PROTOCOL_SPLIT, "ett", HOLDOUT)
+# auto: `default_split` of the rows split, so each independent series of a panel gets its own (a 40-row series
+# beside 46-row ones at horizon 5 has 4 validation rows under 7:1:2 and is split holdout, not left out)
+SPLIT_SCHEMES = (PROTOCOL_SPLIT, "ett", HOLDOUT, AUTO_SPLIT)
 SPLIT_NAMES = ("train", "val", "test")
 ETT_HOURS = (12 * 30 * 24, 16 * 30 * 24, 20 * 30 * 24)
 _HOUR = pd.Timedelta(hours=1)
@@ -60,6 +62,8 @@ def _ratio_rows(n_rows: int) -> tuple[int, int, int]:
 
 
 def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, horizon: int) -> Borders:
+    if scheme == AUTO_SPLIT:
+        scheme = default_split(n_rows, horizon)
     if scheme == HOLDOUT:
         return {
             "train": (0, n_rows - 2 * horizon),
@@ -105,7 +109,7 @@ def min_rows(
     # Start at bounds every split implies (a horizon of 10**9 must not take 10**10 steps): holdout's train
     # rows n - 2h hold a window; under 7:1:2 the validation rows (at most 0.1 n + 2) and the train rows (at
     # least 0.7 n - 1) hold one (train's bounds only where it needs a window)
-    if scheme == HOLDOUT:
+    if scheme in (HOLDOUT, AUTO_SPLIT):  # holdout's bound is below 7:1:2's (auto is one of the two)
         n_rows = input_size + (3 if trained else 2) * horizon
     else:
         train = int((input_size + horizon) / 0.7) - 1 if trained else 0
@@ -141,8 +145,9 @@ def split_borders(
     source: str | None = None,
     trained: bool = True,
 ) -> Borders:
-    """Half-open train/val/test row ranges of `scheme` ("7:1:2", "ett" or "holdout"; ett needs `freq`,
-    holdout's validation and test each hold the last `horizon` rows before the next split).
+    """Half-open train/val/test row ranges of `scheme` ("7:1:2", "ett", "holdout" or "auto"; ett needs `freq`,
+    holdout's validation and test each hold the last `horizon` rows before the next split, auto is
+    `default_split` of `n_rows`).
 
     With `horizon`, also checks that every split holds at least one window (train none where not `trained`)
     and otherwise raises a DataError saying how many rows are needed and how many there are (`source` names
@@ -154,6 +159,8 @@ def split_borders(
     if horizon is not None:
         check_int("horizon", horizon, minimum=1, error=DataError)
     checked_horizon = 1 if horizon is None else horizon
+    if scheme == AUTO_SPLIT:  # named as resolved in the messages below
+        scheme = default_split(n_rows, checked_horizon)
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
     if not _usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)

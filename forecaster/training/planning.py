@@ -15,8 +15,8 @@ from typing import Any
 
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
-from forecaster.data.series import DataQualityWarning
-from forecaster.data.splits import default_split, fitting_input_size, min_rows
+from forecaster.data.series import INDEPENDENT, DataQualityWarning
+from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -126,8 +126,14 @@ def _smallest_input(model_name: str) -> int:
 
 
 def split_for(series: TimeSeries, settings: TrainSettings) -> str:
-    """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`)."""
-    return settings.split or default_split(len(series), settings.horizon)
+    """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`);
+    independent series each by their own rows: auto where that differs between them."""
+    if settings.split:
+        return settings.split
+    if series.options.channels != INDEPENDENT:
+        return default_split(len(series), settings.horizon)
+    own = {default_split(rows.stop - rows.start, settings.horizon) for rows in series.own_rows()}
+    return own.pop() if len(own) == 1 else AUTO_SPLIT
 
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:

@@ -88,7 +88,8 @@ class TrainSettings:
     split: str | None = setting(
         None,
         "split scheme (default: 7:1:2, or holdout where 7:1:2 would leave validation or test fewer rows than "
-        "the horizon: then the last H rows test and the H rows before them validate)",
+        "the horizon: then the last H rows test and the H rows before them validate; auto: that choice for "
+        "each independent series by its own rows, the default where they differ)",
         choices=SPLIT_SCHEMES,
     )
     model_name: str = setting(

@@ -36,9 +36,10 @@ from forecaster.data import (
     season_length,
 )
 from forecaster.data.config import DataConfig
+from forecaster.data.missing import SHOWN
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import split_borders
+from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, default_split, split_borders
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
@@ -179,23 +180,35 @@ def without_short_series(
 ) -> TimeSeries:
     """Independent series: the ones too short to give every split a window (a 3-year series in a panel of
     40-year ones) are left out with one note, since the others still train one shared model (AutoGluon drops
-    them alike); a panel where every series is too short is refused as before."""
+    them alike); a panel where every series is too short is refused as before. Split auto (`split_for`)
+    notes the series split holdout."""
     if series.options.channels != INDEPENDENT or len(series.columns) < 2:
         return series
     input_size, split = max(c.input_size for c in candidates), split_for(series, settings)
+    own = zip(series.columns, series.own_rows(), strict=True)
+    lengths = {name: rows.stop - rows.start for name, rows in own}
     short = []
-    for name in series.columns:
-        valid = np.flatnonzero(np.isfinite(series.frame[name].to_numpy(dtype=np.float64)))
+    for name, length in lengths.items():
         try:
-            split_borders(int(valid[-1] - valid[0] + 1), input_size, split, series.freq,
-                          horizon=settings.horizon)  # fmt: skip
+            split_borders(length, input_size, split, series.freq, horizon=settings.horizon)
         except DataError:
             short.append(name)
     if not short or len(short) == len(series.columns):
+        if split == AUTO_SPLIT:
+            held = [f"{name!r} ({length} rows)" for name, length in lengths.items()
+                    if default_split(length, settings.horizon) == HOLDOUT]  # fmt: skip
+            warnings.warn(
+                f"{series.source}: note: each series is split 7:1:2 where its validation and test rows hold "
+                f"the horizon, else holdout (its last {settings.horizon} rows test, the {settings.horizon} "
+                f"before validate): {len(held)} series split holdout, {', '.join(held[:SHOWN])}"
+                + (", ..." if len(held) > SHOWN else ""),
+                DataQualityWarning, stacklevel=2,
+            )  # fmt: skip
         return series
+    shown = "holdout" if split == AUTO_SPLIT else split
     warnings.warn(
         f"{series.source}: note: left out {len(short)} of {len(series.columns)} series too short for split "
-        f"{split} with input_size {input_size} and horizon {settings.horizon}: {', '.join(map(repr, short))}",
+        f"{shown} with input_size {input_size} and horizon {settings.horizon}: {', '.join(map(repr, short))}",
         DataQualityWarning, stacklevel=2,
     )  # fmt: skip
     return dataclasses.replace(series, frame=series.frame.drop(columns=short))
