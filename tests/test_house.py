@@ -96,6 +96,20 @@ def test_train_flags_are_the_model_config_fields() -> None:
         model_options(parser.parse_args([*base, "--model", "tnn", "--ffn", "--norm", "layer"]), "tnn")
 
 
+def test_a_flag_states_one_default() -> None:
+    """A default the help explains itself (a season from the data's frequency, a progress bar only at a
+    terminal) is not followed by the field's own value ("... (default: from the data's frequency) (default 1)"
+    said two things)."""
+    parser = build_parser(["train"])
+    train = next(action for action in parser._subparsers._group_actions[0].choices.values()
+                 if action.prog.endswith("train"))
+    helps = {action.dest: action.help for action in train._actions if action.help}
+    assert not [text for text in helps.values() if re.search(r"\(default[^)]*\) \(default[^)]*\)$", text)]
+    assert helps["season"] == "season length in steps (default: from the data's frequency)"
+    assert helps["progress_bar"].endswith("(default: train only at a terminal, tune off, the Python API on)")
+    assert helps["batch_size"].endswith("(default 32)")  # a plain default is still shown
+
+
 def test_flags_are_checked_when_parsed(capsys: pytest.CaptureFixture) -> None:
     parser = build_parser(["train"])
     base = ["train", "--dataset", "ETTm2", "--horizon", "24", "--out", "x"]

@@ -120,6 +120,8 @@ def add_settings(
         default = "" if flag.required or flag.default is None else f" (default {_shown(flag.default)})"
         if flag.kind is bool:
             default = "" if flag.default is None else f" (default: {'on' if flag.default else 'off'})"
+        if "(default" in flag.help:  # a default the help explains (one from the data) is not contradicted
+            default = ""
         options: dict[str, Any] = {"dest": flag.name, "default": argparse.SUPPRESS,
                                    "help": (flag.help + default).replace("%", "%%")}
         if flag.kind is bool:  # a flag named --no-X is on when given (BooleanOptionalAction would set False)

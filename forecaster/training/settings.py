@@ -61,7 +61,8 @@ class TrainerOptions:
     deterministic: bool = setting(False, "use deterministic algorithms only")
     limit_train_batches: Any = setting(None, "batches per epoch: a count, or a fraction", parse=batches_value)
     progress_bar: bool = setting(
-        True, "show a progress bar (train: by default only on a terminal)", flag="--progress"
+        True, "show a progress bar (default: train only at a terminal, tune off, the Python API on)",
+        flag="--progress",
     )
     verbose: bool = setting(False, "also show Lightning's own messages: devices, tips, warnings")
 
