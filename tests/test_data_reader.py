@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import lzma
 import shutil
 import subprocess
 import sys
@@ -337,6 +338,17 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
     latin.write_bytes(text.encode("cp1252"))
     with pytest.warns(DataQualityWarning, match="note: read as Windows-1252 text: its bytes are not UTF-8"):
         pd.testing.assert_frame_equal(read_csv(latin).frame, expected)
+    # compressed, by what they unpack to (a gzip of UTF-16 was refused as having no numeric columns, a gzip of
+    # Windows-1252 read 'Temp\ufffdrature')
+    for encoding in ("utf-16", "utf-32", "cp1252"):
+        packed = tmp_path / f"{encoding}.csv.gz"
+        packed.write_bytes(gzip.compress(text.encode(encoding)))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            pd.testing.assert_frame_equal(read_csv(packed).frame, expected)
+        notes = [str(warning.message) for warning in said]
+        assert notes == ([f"{packed}: note: read as Windows-1252 text: its bytes are not UTF-8"]
+                         if encoding == "cp1252" else [])  # fmt: skip
 
 
 def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_utf8(tmp_path):
@@ -353,6 +365,9 @@ def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_ut
         path.write_bytes(content)
         with pytest.raises(DataError, match=f"panel.csv: line {line} is not UTF-8 though other lines are"):
             read_csv(path, id_col="country")
+        path.with_suffix(".csv.xz").write_bytes(lzma.compress(content))
+        with pytest.raises(DataError, match=f"panel.csv.xz: line {line} is not UTF-8 though other lines"):
+            read_csv(path.with_suffix(".csv.xz"), id_col="country")
 
 
 def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):

@@ -6,8 +6,16 @@ line rather than parsed into a misleading complaint about its columns.
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import contextlib
+import gzip
+import io
+import lzma
 import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +39,21 @@ def compression(head: bytes) -> str | None:
 
 
 def read_options(path: Path) -> dict[str, Any]:
-    """pandas.read_csv's `compression` and `encoding` for the file's content; DataError for a zip archive not
-    named .zip (pandas opens one of a single file by its name) or binary content."""
+    """pandas.read_csv's `compression` and `encoding` for the file's content (a compressed file's by what it
+    unpacks to: a gzip of UTF-16 or Windows-1252 text is read as such); DataError for a zip archive not named
+    .zip (pandas opens one of a single file by its name), binary content, or a compressed file unpacking to
+    more than MAX_UNPACKED_BYTES."""
     with path.open("rb") as handle:
         head = handle.read(_HEAD)
     zipped = head.startswith(ZIP_MAGIC)
     packed = compression(head) or ("zip" if zipped and path.suffix.lower() == ".zip" else None)
+    scan = None
     if packed is not None:
-        _check_unpacked(path, packed)
-        return {"compression": packed}
+        scan = _scan_unpacked(path, packed)
+        head, zipped = scan.head, False
     encoding = next((name for mark, name in _MARKS.items() if head.startswith(mark)), None)
     if encoding is not None:
-        return {"compression": None, "encoding": encoding}
+        return {"compression": packed, "encoding": encoding}
     if zipped or b"\x00" in head:
         what = ("a zip archive (an .xlsx workbook is one: name it .xlsx)" if zipped
                 else "binary data (NUL bytes)")  # fmt: skip
@@ -50,78 +61,85 @@ def read_options(path: Path) -> dict[str, Any]:
             f"{path}: {what}, not a CSV text file; expected text (UTF-8, or UTF-16 with a byte-order mark), "
             "or such a file compressed by gzip, bz2 or xz"
         )
-    bad = _first_not_utf8(path)
-    if bad is not None and _holds_utf8_letters(path):
+    if scan is None:
+        with path.open("rb") as handle:
+            scan = _scan(handle, limit=None)
+    if scan.not_utf8 is not None and scan.utf8_letters:
+        with _opened(path, packed) as handle:
+            line = _line_at(handle, scan.not_utf8)
         raise DataError(
-            f"{path}: line {_line_at(path, bad)} is not UTF-8 though other lines are (two encodings in one "
+            f"{path}: line {line} is not UTF-8 though other lines are (two encodings in one "
             "file read a name two ways, 'Türkiye' and 'TÃ¼rkiye'); expected one encoding: save it as UTF-8"
         )
-    return {"compression": None, **({} if bad is None else {"encoding": WINDOWS_TEXT})}
+    return {"compression": packed, **({} if scan.not_utf8 is None else {"encoding": WINDOWS_TEXT})}
 
 
-def _check_unpacked(path: Path, packed: str) -> None:
-    """DataError for a compressed file that unpacks to more than MAX_UNPACKED_BYTES, counted a megabyte at a
-    time before pandas reads it: 2 MB of gzip held a 2 GB line and took 14 GB of memory to refuse."""
-    import bz2
-    import gzip
-    import lzma
-    import zipfile
+@dataclass
+class _Scan:
+    """What one pass over a file's (unpacked) bytes found."""
 
-    try:
-        if packed == "zip":
-            with zipfile.ZipFile(path) as archive:
-                members = archive.infolist()  # pandas refuses several members itself
-                size = 0 if len(members) != 1 else _unpacked_size(archive.open(members[0]))
-        else:
-            with {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[packed](path) as handle:
-                size = _unpacked_size(handle)
-    except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as error:
-        raise DataError(f"{path}: a {packed} file that does not unpack ({error}); expected a whole "
-                        "file") from None  # fmt: skip
-    if size > MAX_UNPACKED_BYTES:
-        raise DataError(f"{path}: unpacks to more than {MAX_UNPACKED_BYTES >> 20:,} MiB; expected a "
-                        "compressed CSV of at most that (unpack a larger one yourself to read it)")
+    head: bytes  # the first _HEAD bytes
+    size: int  # bytes read: all, or just past the limit
+    not_utf8: int | None  # the offset of the first byte that is not UTF-8 (ASCII is), None if none
+    utf8_letters: bool  # UTF-8 letters of two or three bytes, which Windows-1252 text almost never holds
 
 
-def _unpacked_size(handle: Any) -> int:
-    """Bytes a stream holds, read a megabyte at a time and stopped past MAX_UNPACKED_BYTES."""
-    size = 0
-    while size <= MAX_UNPACKED_BYTES and (chunk := handle.read(1 << 20)):
-        size += len(chunk)
-    return size
-
-
-def _first_not_utf8(path: Path) -> int | None:
-    """The offset of the file's first byte that is not UTF-8 (ASCII is), read a megabyte at a time; None if
-    none: a Latin-1 'Veränderung' read as UTF-8 is 'Ver\ufffdnderung', and a 'März' label no month."""
-    decoder, offset = codecs.getincrementaldecoder("utf-8")(), 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
+def _scan(handle: Any, limit: int | None) -> _Scan:
+    """One pass a megabyte at a time, stopped past `limit` bytes (a compressed file's bound) or, with no
+    limit, once both a byte that is not UTF-8 and a UTF-8 letter are found: a Latin-1 'Veränderung' read as
+    UTF-8 is 'Ver\ufffdnderung', and 'ü' in UTF-8 is 'Ã¼' in Windows-1252."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    head, size, bad, letters, tail = b"", 0, None, False, b""
+    while (limit is None or size <= limit) and (chunk := handle.read(1 << 20)):
+        head = head or chunk[:_HEAD]
+        if bad is None:
             pending = len(decoder.getstate()[0])  # bytes of a character the last chunk cut
             try:
                 decoder.decode(chunk)
             except UnicodeDecodeError as error:
-                return offset - pending + error.start
-            offset += len(chunk)
-    return None
+                bad = size - pending + error.start
+        letters = letters or _UTF8_LETTER.search(tail + chunk) is not None
+        tail, size = chunk[-2:], size + len(chunk)
+        if limit is None and bad is not None and letters:
+            break
+    return _Scan(head, size, bad, letters)
 
 
-def _holds_utf8_letters(path: Path) -> bool:
-    """Whether the file holds UTF-8 letters of two or three bytes, which Windows-1252 text almost never does
-    ('ü' in UTF-8 is 'Ã¼' in Windows-1252)."""
-    with path.open("rb") as handle:
-        tail = b""
-        while chunk := handle.read(1 << 20):
-            if _UTF8_LETTER.search(tail + chunk):
-                return True
-            tail = chunk[-2:]
-    return False
+@contextlib.contextmanager
+def _opened(path: Path, packed: str | None) -> Iterator[Any]:
+    """The file's bytes as pandas reads them: unpacked (a zip archive's one member; several, which pandas
+    refuses itself, as no bytes)."""
+    if packed is None:
+        with path.open("rb") as handle:
+            yield handle
+    elif packed == "zip":
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            with archive.open(members[0]) if len(members) == 1 else io.BytesIO() as handle:
+                yield handle
+    else:
+        with {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[packed](path) as handle:
+            yield handle
 
 
-def _line_at(path: Path, offset: int) -> int:
-    """The line (from 1) that byte `offset` of the file is on."""
+def _scan_unpacked(path: Path, packed: str) -> _Scan:
+    """The scan of what a compressed file unpacks to; DataError past MAX_UNPACKED_BYTES, counted before pandas
+    reads it (2 MB of gzip held a 2 GB line and took 14 GB of memory to refuse), or if it does not unpack."""
+    try:
+        with _opened(path, packed) as handle:
+            scan = _scan(handle, limit=MAX_UNPACKED_BYTES)
+    except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as error:
+        raise DataError(f"{path}: a {packed} file that does not unpack ({error}); expected a whole "
+                        "file") from None  # fmt: skip
+    if scan.size > MAX_UNPACKED_BYTES:
+        raise DataError(f"{path}: unpacks to more than {MAX_UNPACKED_BYTES >> 20:,} MiB; expected a "
+                        "compressed CSV of at most that (unpack a larger one yourself to read it)")
+    return scan
+
+
+def _line_at(handle: Any, offset: int) -> int:
+    """The line (from 1) that byte `offset` of a stream is on."""
     lines, left = 1, offset
-    with path.open("rb") as handle:
-        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
-            lines, left = lines + chunk.count(b"\n"), left - len(chunk)
+    while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
+        lines, left = lines + chunk.count(b"\n"), left - len(chunk)
     return lines
