@@ -203,7 +203,7 @@ def test_the_longest_gap_filled_by_default(drop, filled):
         return
     message = _refusal(frame)
     assert message.startswith("DataFrame: 6 missing time step(s) in column 'week' of a W-SUN series")
-    assert "gap of 6 steps from 2020-10-11 00:00:00, more than 5, so not filled by default" in message
+    assert "gap of 6 steps from 2020-10-11, more than 5, so not filled by default" in message
     assert "--fill-missing" in message and "\n" not in message
 
 

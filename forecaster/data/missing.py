@@ -81,6 +81,11 @@ def line(position: int) -> str:
     return f"{_PLACES.get()[0]} {line_number(position)}"
 
 
+def when(stamp: pd.Timestamp) -> str:
+    """A timestamp as a message names it: its date alone at midnight (weekly rows, 2015-03-15)."""
+    return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
+
+
 def lines(positions: np.ndarray) -> str:
     """Several data rows as messages name them: "line(s) 4, 9, ..." or "row(s) 2, 7, ..."."""
     shown = ", ".join(str(line_number(p)) for p in positions[:SHOWN])
@@ -190,7 +195,7 @@ def _fill_short_gaps(
                       f"than {MAX_MISSING_SHARE:.0%}")  # fmt: skip
         elif lengths[longest] > limit:
             where = frame.index[starts[longest]]
-            where = where if isinstance(frame.index, pd.DatetimeIndex) else line(where)
+            where = when(where) if isinstance(frame.index, pd.DatetimeIndex) else line(where)
             reason = f"column {name!r} has a gap of {lengths[longest]} steps from {where}, more than {limit}"
         else:
             continue
@@ -228,7 +233,7 @@ def _refuse(
     if added.any() and missing[added].any():
         raise DataError(
             f"{path}: {int(added.sum())} missing time step(s) in column {frame.index.name!r} of a {freq} "
-            f"series, the first {frame.index[added][0]}{why}; expected one row per step"
+            f"series, the first {when(frame.index[added][0])}{why}; expected one row per step"
             + advice(" (or pass fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing "
                      "rows)")
         )
@@ -271,10 +276,10 @@ def _refuse_value(
     cells = np.argwhere(bad)
     if cells.size:
         row, column = cells[0]
-        when = f" ({frame.index[row]})" if isinstance(frame.index, pd.DatetimeIndex) else ""
+        dated = f" ({when(frame.index[row])})" if isinstance(frame.index, pd.DatetimeIndex) else ""
         name = str(frame.columns[column])
         count = f" ({len(cells)} cell(s) in total)" if len(cells) > 1 else ""
         raise DataError(
-            f"{path}: {line(row)}{when}: value {values[row, column]:g} in column {name!r} {problem}"
+            f"{path}: {line(row)}{dated}: value {values[row, column]:g} in column {name!r} {problem}"
             f"{count}; expected {expected}"
         )
