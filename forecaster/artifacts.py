@@ -36,6 +36,7 @@ FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
+MAX_JSON_BYTES = 64 << 20  # config.json of a panel of 100,000 series holds a few MB
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 CALIBRATION_FILE = "calibration.safetensors"  # optional: interval margins; without it, points only
 BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE)
@@ -137,7 +138,8 @@ def save_bundle(
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
-        saved_with = {"format_version": str(FORMAT_VERSION), "metrics_sha256": _sha256(staged / METRICS_FILE)}
+        digest = hashlib.sha256((staged / METRICS_FILE).read_bytes()).hexdigest()
+        saved_with = {"format_version": str(FORMAT_VERSION), "metrics_sha256": digest}
         _save_tensors(tensors, staged / WEIGHTS_FILE, saved_with)
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
@@ -157,10 +159,6 @@ def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[s
     config = path.parent / CONFIG_FILE
     if config.is_file():
         os.chmod(path, config.stat().st_mode & 0o666)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _model_digest(folder: Path) -> str:
@@ -276,14 +274,11 @@ def _validate_config(raw: Any, where: Path) -> _Config:
             "retrain the model with this version of forecaster"
         )
     model = raw.get("model")
-    if (
-        not isinstance(model, dict)
-        or not isinstance(model.get("name"), str)
-        or not isinstance(model.get("config"), dict)
+    if not isinstance(model, dict) or not isinstance(model.get("name"), str) or not isinstance(
+        model.get("config"), dict
     ):
-        raise BundleError(
-            f"{where}: field 'model' must be an object with a string 'name' and an object 'config'"
-        )
+        raise BundleError(f"{where}: field 'model' must be an object with a string 'name' and an object "
+                          "'config'")  # fmt: skip
     try:
         model_class = MODELS.get(model["name"])
     except ForecasterError as error:
@@ -314,10 +309,8 @@ def _checked_naive_weights(weights: Any, horizon: int, where: Path) -> list[floa
     """The optional per-step weights toward the naive forecast: `horizon` numbers in [0, 1]."""
     if weights is None:
         return None
-    if (
-        not isinstance(weights, list)
-        or len(weights) != horizon
-        or not all(is_number(weight) and 0 <= weight <= 1 for weight in weights)
+    if not isinstance(weights, list) or len(weights) != horizon or not all(
+        is_number(weight) and 0 <= weight <= 1 for weight in weights
     ):
         raise BundleError(
             f"{where}: field 'naive_weights' must be a list of {horizon} numbers between 0 and 1 (one per "
@@ -326,9 +319,16 @@ def _checked_naive_weights(weights: Any, horizon: int, where: Path) -> list[floa
     return [float(weight) for weight in weights]
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> tuple[Any, bytes]:
+    """A bundle's JSON file, and the bytes it was read from (what its digest is of), read at most
+    MAX_JSON_BYTES: a 1 GB config.json is refused, not held in memory."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as handle:
+            content = handle.read(MAX_JSON_BYTES + 1)
+        if len(content) > MAX_JSON_BYTES:
+            raise BundleError(f"{path}: more than {MAX_JSON_BYTES >> 20} MiB; expected the bundle's own "
+                              f"{path.name}, which holds kilobytes")  # fmt: skip
+        return json.loads(content.decode("utf-8")), content
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise BundleError(f"{path}: cannot read JSON ({error})") from None
     except ValueError:  # an integer of more digits than Python converts
@@ -413,14 +413,14 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     if odd:
         raise BundleError(f"bundle {root}: {', '.join(odd)} not a regular file (a folder, a device, a pipe "
                           "or a broken link); expected the files forecaster wrote")  # fmt: skip
-    config = _validate_config(_read_json(root / CONFIG_FILE), root / CONFIG_FILE)
+    config = _validate_config(_read_json(root / CONFIG_FILE)[0], root / CONFIG_FILE)
     model_class = MODELS.get(config.model_name)
     if task is not None and model_class.task != task:
         raise BundleError(
             f"bundle {root} holds a {config.model_name} model (task {model_class.task!r}); "
             f"expected a {task!r} model"
         )
-    metrics = _read_json(root / METRICS_FILE)
+    metrics, metrics_bytes = _read_json(root / METRICS_FILE)
     if not isinstance(metrics, dict):
         raise BundleError(f"{root / METRICS_FILE}: expected a JSON object")
     try:
@@ -438,7 +438,7 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
             tensors = handle.get_tensors()
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
-    if saved_with not in (None, _sha256(root / METRICS_FILE)):  # absent from bundles saved before it was kept
+    if saved_with not in (None, hashlib.sha256(metrics_bytes).hexdigest()):  # absent from older bundles
         raise BundleError(f"{root / METRICS_FILE}: not the metrics saved with {WEIGHTS_FILE} (another "
                           "bundle's?); expected the bundle's own")  # fmt: skip
     _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)

@@ -171,6 +171,19 @@ def test_deeply_nested_json_is_refused_in_one_line(bundle, name):
     refused(bundle, f"{name}: cannot read JSON", "recursion")
 
 
+@pytest.mark.parametrize("name", ["config.json", "metrics.json"])
+def test_a_json_file_past_the_bound_is_refused_without_being_read_whole(bundle, name, monkeypatch):
+    """A bundle's JSON files hold kilobytes; a 1 GB one was read whole (3 GB of memory) before it was
+    refused: read to MAX_JSON_BYTES (1 MiB here) and no further (a sparse 256 MB file)."""
+    from forecaster import artifacts
+
+    with (bundle / name).open("r+b") as handle:
+        handle.seek(256 << 20)
+        handle.write(b" ")
+    monkeypatch.setattr(artifacts, "MAX_JSON_BYTES", 1 << 20)
+    refused_fast_and_small(bundle, f"{name}: more than 1 MiB; expected the bundle's own {name}, which holds")
+
+
 @pytest.mark.parametrize("value", [5, "cases", [1, 2], {"cases": True}])
 def test_a_training_record_naming_never_negative_columns_otherwise_than_by_a_list_is_refused(bundle, value):
     """The columns forecast at 0 or above (`training.nonnegative`) are read at every forecast: a tampered
