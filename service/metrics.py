@@ -1,21 +1,24 @@
 """Prometheus metrics of one app instance: requests, latencies and errors per model, batch sizes.
 
-Each app gets its own CollectorRegistry so that several apps (tests, workers) never share counters.
-With `--workers N` every worker process exposes its own numbers.
+Each app gets its own CollectorRegistry so that several apps (tests) never share counters. With `--workers N`
+the workers write their numbers to files in one folder (prometheus_client's multiprocess mode, switched on by
+MULTIPROCESS_ENV before they start) and /metrics sums them, whichever worker answers it.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.batching import BatchObserver
 from service.errors import CLIENT_CLOSED_REQUEST
 
 BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class ServiceMetrics:
@@ -70,7 +73,12 @@ class ServiceMetrics:
         self.latency.labels(model, route).observe(elapsed)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        """The numbers of this app, or of every worker where they share a multiprocess folder."""
+        if not os.environ.get(MULTIPROCESS_ENV):
+            return generate_latest(self.registry)
+        workers = CollectorRegistry()
+        multiprocess.MultiProcessCollector(workers)
+        return generate_latest(workers)
 
 
 class MetricsMiddleware:

@@ -9,6 +9,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -103,6 +104,44 @@ def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pyt
     said = (tmp_path / "server.log").read_text()
     assert "Traceback" not in said
     assert f"INFO:     loaded model hourly (s3attention) from {bundle_dir}, forecasts" in said
+
+
+@pytest.mark.slow
+def test_metrics_of_several_workers_count_every_request(tmp_path: Path) -> None:
+    """With --workers 2, /metrics answered for whichever worker took it (each counted its own requests):
+    the workers count into one folder, so every scrape sees all 20 forecasts; the folder goes at shutdown."""
+    import tempfile
+
+    models = tmp_path / "models"
+    make_bundle(models)
+    frame = history(rows=30, seed=11)
+    body = {"timestamps": [str(t) for t in frame.index], "values": {c: frame[c].tolist() for c in COLUMNS}}
+    folders = set(Path(tempfile.gettempdir()).glob("forecaster-metrics-*"))
+    port, log_path = _free_port(), tmp_path / "server.log"
+    url = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(models), "--port",
+               str(port), "--workers", "2", "--reload-interval-s", "0"]  # fmt: skip
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_ready(url, timeout_s=120, process=server)
+        for _ in range(600):  # both workers loaded: each logs its model
+            if log_path.read_text().count("loaded model hourly") == 2:
+                break
+            time.sleep(0.2)
+        for _ in range(20):  # a connection each: the kernel hands them to either worker
+            with httpx.Client(base_url=url, timeout=30) as client:
+                assert client.post("/v1/models/hourly/forecast", json=body).status_code == 200
+        counted = 'forecaster_requests_total{model="hourly",route="/v1/models/{name}/forecast",status="200"}'
+        for _ in range(6):
+            with httpx.Client(base_url=url, timeout=30) as client:
+                scraped = client.get("/metrics").text
+            assert f"{counted} 20.0" in scraped, [line for line in scraped.splitlines() if "hourly" in line]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert "Traceback" not in log_path.read_text()
+    assert set(Path(tempfile.gettempdir()).glob("forecaster-metrics-*")) == folders
 
 
 def test_service_never_imports_lightning_or_training(tmp_path: Path) -> None:

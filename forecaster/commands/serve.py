@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from forecaster.commands.options import add_settings, flags, given
@@ -65,8 +68,26 @@ def run(args: argparse.Namespace) -> int:
     settings = settings.model_copy(update={"models_dir": settings.models_dir.resolve()})
     open_file_limit(settings)
     os.environ.update(settings.environment())  # each uvicorn worker rebuilds the settings from these
-    uvicorn.run(
-        "service.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-        **uvicorn_options(settings, args.log_level),
-    )  # fmt: skip
+    with _shared_metrics(args.workers):
+        uvicorn.run(
+            "service.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+            **uvicorn_options(settings, args.log_level),
+        )  # fmt: skip
     return 0
+
+
+@contextlib.contextmanager
+def _shared_metrics(workers: int) -> Iterator[None]:
+    """Several workers count into one fresh folder (removed after), so /metrics answers for all of them;
+    a folder the environment already names is the operator's and is used as it is."""
+    from service.metrics import MULTIPROCESS_ENV
+
+    if workers == 1 or os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="forecaster-metrics-") as folder:
+        os.environ[MULTIPROCESS_ENV] = folder
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_ENV]
