@@ -262,9 +262,19 @@ def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_
     )
     series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value
     assert series.frame["y"].iloc[-1] == 30**2
-    # beside a series that goes on, the option that keeps each series' span is named first, not a fill
+    # beside a series that goes on, each keeps its own span, as independent series (a long table's are read
+    # so); asked to be one multivariate model, the option that keeps each series' span is named, not a fill
     assert "--channels independent" not in _refusal(frame)
-    assert "(or give channels='independent' / --channels independent" in _refusal(frame.assign(z=1.0))
+    series, note = _read(frame.assign(z=1.0))
+    assert series.options.channels == "independent" and [rows.stop for rows in series.own_rows()] == [31, 40]
+    assert note.endswith("note: read the series as independent, one model shared by series of their own "
+                         "spans ('y' from 2020-01-05 to 2020-08-02; channels='multivariate' / --channels "
+                         "multivariate refuses)")  # fmt: skip
+    refusal = _refusal(frame.assign(z=1.0), channels="multivariate")
+    assert "(or give channels='independent' / --channels independent" in refusal
+    # a fill asked for, or covariates (inputs of one multivariate model): multivariate, filled or refused
+    assert _read(frame.assign(z=1.0), fill_missing="interpolate")[0].options.channels == "multivariate"
+    assert "(or give channels='independent'" in _refusal(frame.assign(z=1.0), past_covariates=["z"])
 
 
 def test_a_bundle_trained_on_a_gappy_file_predicts(tmp_path, capsys):

@@ -195,7 +195,7 @@ def _usable(n_rows: int, input_size: int, horizon: int, scheme: str) -> bool:
 def test_the_auto_split_is_the_default_split_of_the_rows_split():
     """auto resolves by the rows it splits (a panel's series each by their own), and its errors name the
     scheme it resolved to."""
-    from forecaster.data.splits import default_split
+    from forecaster.data.splits import default_split, resolve_split
 
     for n_rows, horizon in ((46, 5), (40, 5), (1000, 24), (30, 6)):
         assert split_borders(n_rows, 4, "auto", horizon=horizon) == split_borders(
@@ -204,6 +204,11 @@ def test_the_auto_split_is_the_default_split_of_the_rows_split():
     assert default_split(40, 5) == "holdout" and default_split(46, 5) == "7:1:2"
     with pytest.raises(DataError, match="14 rows are too few for split holdout with input_size 4"):
         split_borders(14, 4, "auto", horizon=5)
+    # and holdout where 7:1:2 would leave a split no window for the input: 116 quarters read by 86 steps
+    # (an input chosen for the 256 quarters of the panel's longest series) have 81 train rows under 7:1:2
+    assert default_split(116, 8) == "7:1:2" and resolve_split("auto", 116, 86, 8) == "holdout"
+    assert split_borders(116, 86, "auto", horizon=8) == split_borders(116, 86, "holdout", horizon=8)
+    assert resolve_split("auto", 256, 86, 8) == "7:1:2" and resolve_split("ett", 10, 1, 1) == "ett"
 
 
 def test_min_rows_is_the_first_row_count_every_split_can_use():

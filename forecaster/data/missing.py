@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -81,6 +82,11 @@ def line(position: int) -> str:
     return f"{_PLACES.get()[0]} {line_number(position)}"
 
 
+def some(items: list[str]) -> str:
+    """The first SHOWN of a list for a message, and how many more: 'US', 'DE' and 3 more."""
+    return ", ".join(items[:SHOWN]) + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
+
+
 def when(stamp: pd.Timestamp) -> str:
     """A timestamp as a message names it: its date alone at midnight (weekly rows, 2015-03-15)."""
     return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
@@ -150,16 +156,48 @@ def fill_missing_cells(
     return frame
 
 
+def _shared_rows(frame: pd.DataFrame) -> tuple[int, int] | None:
+    """The first and last row where every column has a value, where that drops at most MAX_EDGE_SHARE of the
+    rows before or after; None where it drops more, or a column has no value."""
+    finite = np.isfinite(frame.to_numpy())
+    if not finite.any(axis=0).all():
+        return None
+    first = int(finite.argmax(axis=0).max())
+    last = len(frame) - 1 - int(finite[::-1].argmax(axis=0).max())
+    if last < first or first + len(frame) - 1 - last > MAX_EDGE_SHARE * len(frame):
+        return None
+    return first, last
+
+
+def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
+    """Whether a wide table's series start or end too far apart to share their rows (`_shared_rows`), one
+    published from 1995 beside others from 1960: then read as independent series, as a long table's are,
+    said in `notes` naming each series' span that differs."""
+    finite = np.isfinite(frame.to_numpy())
+    if frame.shape[1] < 2 or not finite.any(axis=0).all() or _shared_rows(frame) is not None:
+        return False
+    spans = [(int(rows[0]), int(rows[-1])) for rows in map(np.flatnonzero, finite.T)]
+    longest = max(spans, key=lambda span: span[1] - span[0])
+    apart = [f"{frame.columns[j]!r} from {_at(frame.index[a])} to {_at(frame.index[b])}"
+             for j, (a, b) in enumerate(spans) if (a, b) != longest]  # fmt: skip
+    notes.append(f"read the series as independent, one model shared by series of their own spans "
+                 f"({some(apart)}; channels='multivariate' / --channels multivariate refuses)")  # fmt: skip
+    return True
+
+
+def _at(label: Any) -> str:
+    return when(label) if isinstance(label, pd.Timestamp) else str(label)
+
+
 def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows from the first where every column has a value to the last, where that drops at most
     MAX_EDGE_SHARE of them (else all rows, for the refusal to name the cells)."""
-    finite = np.isfinite(frame.to_numpy())
-    if not finite.any(axis=0).all():
+    shared = _shared_rows(frame)
+    if shared is None:
         return frame, added
-    first = int(finite.argmax(axis=0).max())
-    last = len(frame) - 1 - int(finite[::-1].argmax(axis=0).max())
+    first, last = shared
     before, after = first, len(frame) - 1 - last
-    if not before + after or last < first or before + after > MAX_EDGE_SHARE * len(frame):
+    if not before + after:
         return frame, added
     where = [f"the first {before}" if before else "", f"the last {after}" if after else ""]
     if frame.shape[1] == 1:

@@ -46,6 +46,8 @@ from forecaster.data.missing import (
     line,
     names_lines,
     rows_of_a_frame,
+    some,
+    spans_apart,
 )
 from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
@@ -398,8 +400,7 @@ def _read_table(
     used = {*used_for_dates, *columns, *covariates}  # built once: per name, 50,000 columns took minutes
     others = [str(name) for name in raw.columns if name not in used]
     if read.id_col is not None and read.targets is not None and others:  # a long panel's series not asked for
-        more = f" and {len(others) - SHOWN} more" if len(others) > SHOWN else ""
-        notes.append(f"left out series {', '.join(map(repr, others[:SHOWN]))}{more}: not among the targets "
+        notes.append(f"left out series {some(list(map(repr, others)))}: not among the targets "
                      f"{', '.join(map(repr, columns))} (a model's: those long enough to train)")  # fmt: skip
     if covariates:
         _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
@@ -411,24 +412,23 @@ def _read_table(
     if empty and len(empty) < len(columns):  # a World Bank table's countries without data
         frame = frame.drop(columns=empty)
         columns = [name for name, none in zip(columns, nothing, strict=False) if not none]
-        more = f" and {len(empty) - SHOWN} more" if len(empty) > SHOWN else ""
-        notes.append(f"left out column(s) {', '.join(map(repr, empty[:SHOWN]))}{more}: no values at all")
+        notes.append(f"left out column(s) {some(list(map(repr, empty)))}: no values at all")
     added = None if grid is None else ~grid.isin(frame.index)
     frame = frame if grid is None else frame.reindex(grid)
     asked = read.fill_missing or AUTO
     fill = NO_FILL if spec is not None and read.fill_missing is None else asked  # benchmarks as published
-    spans = read.channels == INDEPENDENT
-    frame = fill_missing_cells(source, frame, fill, notes, spans=spans, added=added, freq=freq)
+    plain = spec is None and read.fill_missing is None and not covariates and not read.calendar
+    mode = read.channels or (INDEPENDENT if plain and spans_apart(frame, notes) else MULTIVARIATE)
+    frame = fill_missing_cells(source, frame, fill, notes, spans=mode == INDEPENDENT, added=added, freq=freq)
     if read.calendar:
         frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
-    fills = int((matrix == FILL_VALUE).sum())
-    if fills:
+    if fills := int((matrix == FILL_VALUE).sum()):
         notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
     effective = dataclasses.replace(read, date_col=date_col, date_from=date_from, targets=columns,
-                                    fill_missing=asked, channels=read.channels or MULTIVARIATE)  # fmt: skip
+                                    fill_missing=asked, channels=mode)  # fmt: skip
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
         options=effective, date_style=date_style,

@@ -14,7 +14,7 @@ from forecaster.errors import DataError
 
 PROTOCOL_SPLIT, HOLDOUT, AUTO_SPLIT = "7:1:2", "holdout", "auto"
 DEFAULT_INPUT_SIZE = 96  # the protocol's input length, and a user file's unless it is too short for it
-# auto: `default_split` of the rows split, so each independent series of a panel gets its own (a 40-row series
+# auto: `resolve_split` of the rows split, so each independent series of a panel gets its own (a 40-row series
 # beside 46-row ones at horizon 5 has 4 validation rows under 7:1:2 and is split holdout, not left out)
 SPLIT_SCHEMES = (PROTOCOL_SPLIT, "ett", HOLDOUT, AUTO_SPLIT)
 SPLIT_NAMES = ("train", "val", "test")
@@ -86,11 +86,24 @@ def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, ho
     }
 
 
+def resolve_split(
+    scheme: str, n_rows: int, input_size: int, horizon: int, freq: str | None = None, trained: bool = True
+) -> str:
+    """`scheme`, or for auto: `default_split` of the rows, holdout where 7:1:2 would leave a split without a
+    window for this input (a 116-quarter series beside 256-quarter ones read by 86 steps)."""
+    if scheme != AUTO_SPLIT:
+        return scheme
+    chosen = default_split(n_rows, horizon)
+    held = chosen == HOLDOUT or _usable(n_rows, input_size, horizon, chosen, freq, trained)
+    return chosen if held else HOLDOUT
+
+
 def _usable(
     n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None, trained: bool = True
 ) -> bool:
     """Whether every split holds a window; `trained` False (a forecast that fits nothing learns from no
     train window): validation and test do, and train holds rows to fit the scaler on."""
+    scheme = resolve_split(scheme, n_rows, input_size, horizon, freq, trained)
     borders = _raw_borders(n_rows, input_size, scheme, freq, horizon)
     counts = window_counts(borders, input_size, horizon)
     if not trained:
@@ -159,8 +172,7 @@ def split_borders(
     if horizon is not None:
         check_int("horizon", horizon, minimum=1, error=DataError)
     checked_horizon = 1 if horizon is None else horizon
-    if scheme == AUTO_SPLIT:  # named as resolved in the messages below
-        scheme = default_split(n_rows, checked_horizon)
+    scheme = resolve_split(scheme, n_rows, input_size, checked_horizon, freq, trained)  # named so below
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
     if not _usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)

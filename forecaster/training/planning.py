@@ -127,13 +127,12 @@ def _smallest_input(model_name: str) -> int:
 
 def split_for(series: TimeSeries, settings: TrainSettings) -> str:
     """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`);
-    independent series each by their own rows: auto where that differs between them."""
+    several independent series each by their own rows (auto)."""
     if settings.split:
         return settings.split
-    if series.options.channels != INDEPENDENT:
-        return default_split(len(series), settings.horizon)
-    own = {default_split(rows.stop - rows.start, settings.horizon) for rows in series.own_rows()}
-    return own.pop() if len(own) == 1 else AUTO_SPLIT
+    if series.options.channels == INDEPENDENT and len(series.columns) > 1:
+        return AUTO_SPLIT
+    return default_split(len(series), settings.horizon)
 
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:

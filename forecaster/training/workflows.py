@@ -36,10 +36,10 @@ from forecaster.data import (
     season_length,
 )
 from forecaster.data.config import DataConfig
-from forecaster.data.missing import SHOWN
+from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, default_split, split_borders
+from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, split_borders
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
@@ -193,17 +193,17 @@ def without_short_series(
             split_borders(length, input_size, split, series.freq, horizon=settings.horizon)
         except DataError:
             short.append(name)
-    if not short or len(short) == len(series.columns):
-        if split == AUTO_SPLIT:
-            held = [f"{name!r} ({length} rows)" for name, length in lengths.items()
-                    if default_split(length, settings.horizon) == HOLDOUT]  # fmt: skip
-            warnings.warn(
-                f"{series.source}: note: each series is split 7:1:2 where its validation and test rows hold "
-                f"the horizon, else holdout (its last {settings.horizon} rows test, the {settings.horizon} "
-                f"before validate): {len(held)} series split holdout, {', '.join(held[:SHOWN])}"
-                + (", ..." if len(held) > SHOWN else ""),
-                DataQualityWarning, stacklevel=2,
-            )  # fmt: skip
+    if len(short) == len(series.columns):
+        return series
+    held = [f"{name!r} ({length} rows)" for name, length in lengths.items() if name not in short
+            and resolve_split(split, length, input_size, settings.horizon, series.freq) == HOLDOUT]
+    if split == AUTO_SPLIT and held:
+        warnings.warn(
+            f"{series.source}: note: each series is split 7:1:2 where that gives every split a window, else "
+            f"holdout (its last {settings.horizon} rows test, the {settings.horizon} before validate): "
+            f"{len(held)} series split holdout, {some(held)}", DataQualityWarning, stacklevel=2,
+        )  # fmt: skip
+    if not short:
         return series
     shown = "holdout" if split == AUTO_SPLIT else split
     warnings.warn(
