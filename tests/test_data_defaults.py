@@ -268,7 +268,7 @@ def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_
     series, note = _read(frame.assign(z=1.0))
     assert series.options.channels == "independent" and [rows.stop for rows in series.own_rows()] == [31, 40]
     assert note.endswith("note: read the series as independent, one model shared by series of their own "
-                         "spans ('y' from 2020-01-05 to 2020-08-02; channels='multivariate' / --channels "
+                         "spans ('y' to 2020-08-02; channels='multivariate' / --channels "
                          "multivariate refuses)")  # fmt: skip
     refusal = _refusal(frame.assign(z=1.0), channels="multivariate")
     assert "(or give channels='independent' / --channels independent" in refusal

@@ -337,6 +337,47 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
     assert forecast["period"].str[:4].tolist() == ["2021", "2022"]
 
 
+def _wdi_bulk(tmp_path: Path) -> Path:
+    """The World Bank's bulk CSV (API_NY.GDP.MKTP.KD_DS2_en_csv_v2.csv): a byte-order mark, four lines
+    before the header, every line ending with a comma, empty cells before a country's first year: 8
+    countries from 1960, 3 from 2000, one from 2019."""
+    years, rng = list(range(1960, 2024)), np.random.default_rng(0)
+    header = ["Country Name", "Country Code", "Indicator Name", "Indicator Code", *map(str, years)]
+    lines = ['\ufeff"Data Source","World Development Indicators",', "", '"Last Updated Date","2024-06-28",',
+             "", ",".join(f'"{cell}"' for cell in header) + ","]  # fmt: skip
+    for k, start in enumerate([1960] * 8 + [2000] * 3 + [2019]):
+        values = 100 * np.exp(np.cumsum(rng.normal(0.02, 0.03, len(years))))
+        cells = ["" if year < start else f"{value:.3f}" for year, value in zip(years, values, strict=True)]
+        row = [f"Country {k}", f"C{k:02d}", "GDP", "NY.GDP", *cells]
+        lines.append(",".join(f'"{cell}"' for cell in row) + ",")
+    return write(tmp_path, "API_NY.GDP.MKTP.KD_DS2_en_csv_v2.csv", "\n".join(lines) + "\n")
+
+
+def test_the_world_bank_bulk_csv_trains_one_model_of_its_countries_from_their_own_first_year(tmp_path):
+    """Its header ends with an empty cell, so the years were not seen as periods and the file was refused
+    as having no date column; then, its countries starting in different years, as multivariate. It is read
+    as independent series; the default input lets 90% of the countries that any input trains keep their
+    windows (24 years beside 64: the 24-year ones, under holdout, set it), the 5-year one is left out."""
+    from forecaster.data.splits import fitting_input_size
+    from forecaster.training.planning import default_input_size
+    from forecaster.training.settings import TrainSettings
+
+    path = _wdi_bulk(tmp_path)
+    with pytest.warns(DataQualityWarning, match=r"independent, .*\('Country 8' from 2000-01-01, 'Country 9'"):
+        series = read_csv(path)
+    assert series.columns == [f"Country {k}" for k in range(12)] and series.options.channels == "independent"
+    expected = fitting_input_size(24, 5, "holdout", None)
+    assert default_input_size(series, TrainSettings(horizon=5)) == expected == 5
+    out = tmp_path / "wdi"
+    tiny = "--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2 --max-epochs 1"
+    argv = ["train", "--csv", str(path), "--horizon", "5", *tiny.split(), "--seeds", "1", "--no-progress"]
+    with pytest.warns(DataQualityWarning, match=r"left out 1 of 12 series too short .*: 'Country 11'$"):
+        assert main([*argv, "--out", str(out)]) == 0
+    forecast = tmp_path / "f.csv"
+    assert main(["predict", "--model", str(out), "--csv", str(path), "--output", str(forecast)]) == 0
+    assert list(pd.read_csv(forecast).columns) == ["period", *[f"Country {k}" for k in range(11)]]
+
+
 def test_a_header_of_several_lines_takes_the_line_that_tells_columns_apart(tmp_path):
     lines = ["Table 2.1: Unemployment", "Country,Germany,France", "Unit,%,%", "Seasonal adjustment,SA,SA"]
     lines += [f"{year}Q{q},{year - 2000 + q / 10},{10 + q}" for year in (2020, 2021) for q in range(1, 5)]

@@ -177,9 +177,10 @@ def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
     if frame.shape[1] < 2 or not finite.any(axis=0).all() or _shared_rows(frame) is not None:
         return False
     spans = [(int(rows[0]), int(rows[-1])) for rows in map(np.flatnonzero, finite.T)]
-    longest = max(spans, key=lambda span: span[1] - span[0])
-    apart = [f"{frame.columns[j]!r} from {_at(frame.index[a])} to {_at(frame.index[b])}"
-             for j, (a, b) in enumerate(spans) if (a, b) != longest]  # fmt: skip
+    first, last = max(spans, key=lambda span: span[1] - span[0])
+    apart = [f"{frame.columns[j]!r}" + (f" from {_at(frame.index[a])}" if a != first else "")
+             + (f" to {_at(frame.index[b])}" if b != last else "")
+             for j, (a, b) in enumerate(spans) if (a, b) != (first, last)]  # fmt: skip
     notes.append(f"read the series as independent, one model shared by series of their own spans "
                  f"({some(apart)}; channels='multivariate' / --channels multivariate refuses)")  # fmt: skip
     return True

@@ -62,8 +62,7 @@ def _ratio_rows(n_rows: int) -> tuple[int, int, int]:
 
 
 def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, horizon: int) -> Borders:
-    if scheme == AUTO_SPLIT:
-        scheme = default_split(n_rows, horizon)
+    scheme = resolve_split(scheme, n_rows, horizon)
     if scheme == HOLDOUT:
         return {
             "train": (0, n_rows - 2 * horizon),
@@ -86,16 +85,10 @@ def _raw_borders(n_rows: int, input_size: int, scheme: str, freq: str | None, ho
     }
 
 
-def resolve_split(
-    scheme: str, n_rows: int, input_size: int, horizon: int, freq: str | None = None, trained: bool = True
-) -> str:
-    """`scheme`, or for auto: `default_split` of the rows, holdout where 7:1:2 would leave a split without a
-    window for this input (a 116-quarter series beside 256-quarter ones read by 86 steps)."""
-    if scheme != AUTO_SPLIT:
-        return scheme
-    chosen = default_split(n_rows, horizon)
-    held = chosen == HOLDOUT or _usable(n_rows, input_size, horizon, chosen, freq, trained)
-    return chosen if held else HOLDOUT
+def resolve_split(scheme: str, n_rows: int, horizon: int) -> str:
+    """`scheme`, or for auto `default_split` of the rows: by rows and horizon only, so that every model of
+    one choice, whatever its input, is scored on the same validation windows."""
+    return default_split(n_rows, horizon) if scheme == AUTO_SPLIT else scheme
 
 
 def _usable(
@@ -103,7 +96,6 @@ def _usable(
 ) -> bool:
     """Whether every split holds a window; `trained` False (a forecast that fits nothing learns from no
     train window): validation and test do, and train holds rows to fit the scaler on."""
-    scheme = resolve_split(scheme, n_rows, input_size, horizon, freq, trained)
     borders = _raw_borders(n_rows, input_size, scheme, freq, horizon)
     counts = window_counts(borders, input_size, horizon)
     if not trained:
@@ -172,7 +164,7 @@ def split_borders(
     if horizon is not None:
         check_int("horizon", horizon, minimum=1, error=DataError)
     checked_horizon = 1 if horizon is None else horizon
-    scheme = resolve_split(scheme, n_rows, input_size, checked_horizon, freq, trained)  # named so below
+    scheme = resolve_split(scheme, n_rows, checked_horizon)  # named as resolved in the messages below
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
     if not _usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)

@@ -36,10 +36,18 @@ def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
 
 
+def _named(header: Sequence[str]) -> list[str]:
+    """The header without its trailing empty cells (WDI's CSV ends every line with a comma)."""
+    cells = [str(cell) for cell in header]
+    while cells and not cells[-1].strip():
+        cells.pop()
+    return cells
+
+
 def period_count(header: Sequence[str]) -> int:
     """How many of the last header cells are periods (the identifying columns come first)."""
     count = 0
-    for label in reversed(list(header)):
+    for label in reversed(_named(header)):
         if period_dates([label]) is None:
             break
         count += 1
@@ -49,7 +57,7 @@ def period_count(header: Sequence[str]) -> int:
 def looks_wide(header: Sequence[str]) -> bool:
     """Most header cells, at least MIN_PERIODS, are periods."""
     count = period_count(header)
-    return count >= MIN_PERIODS and 2 * count > len(header)
+    return count >= MIN_PERIODS and 2 * count > len(_named(header))
 
 
 def _distinct(parts: list[pd.Series]) -> int:

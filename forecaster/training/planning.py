@@ -31,6 +31,9 @@ from forecaster.presets import (
 )
 from forecaster.training.settings import TrainSettings
 
+# A panel's default input lets this share of its series train (the shortest few may be left out rather than
+# shorten every series' input to theirs).
+KEPT_SERIES = 0.9
 # `--model auto`'s baselines, the forecasts that fit nothing, first: naive and seasonal naive on every series,
 # the others (drift, mean, seasonal drift, seasonal mean) on a user's file only.
 AUTO_BASELINES, USER_BASELINES = NOTHING_TO_FIT[:2], NOTHING_TO_FIT[2:]
@@ -137,11 +140,17 @@ def split_for(series: TimeSeries, settings: TrainSettings) -> str:
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
     """A registered dataset's input size; else 96, shortened on a short file so that training keeps as many
-    windows as input steps (`fitting_input_size`)."""
+    windows as input steps (`fitting_input_size`); for a panel of independent series, as for one of the
+    shortest that any input trains (the KEPT_SERIES share of them keeps its windows: 24-year series beside
+    64-year ones were left out by the 64-year input of 20 steps)."""
     if series.dataset:
         return get_spec(series.dataset).input_size
-    split = split_for(series, settings)
-    return fitting_input_size(len(series), settings.horizon, split, series.freq)
+    split, rows = split_for(series, settings), len(series)
+    if split == AUTO_SPLIT:
+        fewest = min_rows(1, settings.horizon, split)
+        spans = sorted(n for n in (r.stop - r.start for r in series.own_rows()) if fewest and n >= fewest)
+        rows = spans[int((1 - KEPT_SERIES) * len(spans))] if spans else rows
+    return fitting_input_size(rows, settings.horizon, split, series.freq)
 
 
 class InputTooShort(DataError):

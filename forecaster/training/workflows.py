@@ -196,16 +196,16 @@ def without_short_series(
     if len(short) == len(series.columns):
         return series
     held = [f"{name!r} ({length} rows)" for name, length in lengths.items() if name not in short
-            and resolve_split(split, length, input_size, settings.horizon, series.freq) == HOLDOUT]
+            and resolve_split(split, length, settings.horizon) == HOLDOUT]
     if split == AUTO_SPLIT and held:
         warnings.warn(
-            f"{series.source}: note: each series is split 7:1:2 where that gives every split a window, else "
-            f"holdout (its last {settings.horizon} rows test, the {settings.horizon} before validate): "
-            f"{len(held)} series split holdout, {some(held)}", DataQualityWarning, stacklevel=2,
+            f"{series.source}: note: each series is split 7:1:2 where its validation and test rows hold the "
+            f"horizon, else holdout (its last {settings.horizon} rows test, the {settings.horizon} before "
+            f"validate): {len(held)} series split holdout, {some(held)}", DataQualityWarning, stacklevel=2,
         )  # fmt: skip
     if not short:
         return series
-    shown = "holdout" if split == AUTO_SPLIT else split
+    shown = f"{split} (7:1:2, or holdout on few rows)" if split == AUTO_SPLIT else split
     warnings.warn(
         f"{series.source}: note: left out {len(short)} of {len(series.columns)} series too short for split "
         f"{shown} with input_size {input_size} and horizon {settings.horizon}: {', '.join(map(repr, short))}",
