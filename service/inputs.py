@@ -21,6 +21,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import DataQualityWarning
 from forecaster.data.calendar import calendar_features
+from forecaster.data.dates import across_offsets
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
@@ -66,21 +67,23 @@ def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     plain = _plain_timestamps(raw)
     if plain is not None:
         return plain
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return pd.DatetimeIndex(pd.to_datetime(raw, format="ISO8601"))
-    except _DATE_ERRORS:
-        pass
-    for position, text in enumerate(raw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
         try:
-            pd.to_datetime([text], format="ISO8601")
+            return pd.DatetimeIndex(pd.to_datetime(raw, format="ISO8601"))
         except _DATE_ERRORS:
-            shown = text if len(text) <= 40 else text[:40] + "..."
-            raise _invalid(
-                f"{field}[{position}]",
-                f"{shown!r} is not an ISO 8601 timestamp (expected e.g. '2018-06-26 17:00:00')",
-            ) from None
+            pass
+        texts = pd.Series(raw, dtype=object)
+        shifted = across_offsets(texts)  # a zone's daylight saving time, read as a CSV upload's dates are
+        if shifted is not None:
+            return shifted[0]
+        parsed = pd.to_datetime(texts, format="ISO8601", utc=True, errors="coerce")  # any bad one, at once
+    if parsed.isna().any():
+        position = int(parsed.isna().to_numpy().argmax())
+        text = str(raw[position])
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        expected = "expected e.g. '2018-06-26 17:00:00'"
+        raise _invalid(f"{field}[{position}]", f"{shown!r} is not an ISO 8601 timestamp ({expected})")
     raise _invalid(field, "timestamps mix time zones or formats; expected one ISO 8601 format and time zone")
 
 
@@ -129,7 +132,9 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
             raise _invalid(
                 timestamps_field, f"has {len(request.timestamps)} entries; expected {rows}, one per row"
             )
-        index = _parse_timestamps(request.timestamps, timestamps_field) if rows else pd.DatetimeIndex([])
+        # more rows than max_rows: check_history refuses them before it reads the index, so none is parsed
+        parsed = 0 < rows <= max_rows
+        index = _parse_timestamps(request.timestamps, timestamps_field) if parsed else pd.RangeIndex(rows)
     values = (
         np.array([request.values[column] for column in sent], dtype=np.float64).reshape(len(sent), rows).T
     )
