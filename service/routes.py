@@ -61,7 +61,10 @@ class OrjsonRequest(Request):
             body = await self.body()
             try:
                 self._json = orjson.loads(body)
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as error:
+                if "surrogate" in str(error):  # "\ud800" alone: json.loads keeps it, pandas gave a 500
+                    raise ApiError(400, f"an unpaired UTF-16 surrogate escape at offset {error.pos}; "
+                                   "expected text of valid Unicode", field="body") from None  # fmt: skip
                 self._json = _json_module_loads(body)
         return self._json
 

@@ -409,6 +409,11 @@ BAD_JSON = [
     ("not utf-8", {"content": b'{"values": {"\xff": [1]}}', "headers": {"content-type": "application/json"}},
      400, "body", "byte 0xff at offset 13 is not UTF-8"),
     ("nested too deeply", _raw("[" * 20_000 + "]" * 20_000), 400, "body", "nested too deeply"),
+    # json.loads keeps a lone surrogate, which pandas could not encode: a 500 for records
+    ("unpaired surrogate in records", _raw('{"data": [{"\\ud800": 1, "date": "2021-03-01"}]}'), 400, "body",
+     "an unpaired UTF-16 surrogate escape at offset 12; expected text of valid Unicode"),
+    ("unpaired surrogate in a value", _raw('{"data": [{"OT": "\\udfff"}]}'), 400, "body",
+     "an unpaired UTF-16 surrogate escape"),
     ("number of 5,000 digits", _raw('{"values": {"OT": [1' + "0" * 5000 + "]}}"), 400, "body",
      "a number of more than 4300 digits"),
     ("compressed body", {"content": gzip.compress(_BODY_TEXT.encode()),
