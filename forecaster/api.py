@@ -134,6 +134,9 @@ class Forecaster:
             if outcome is None:  # a non-zero rank of a distributed run
                 return self
             self.bundle = load_bundle(outcome.bundle_path)
+        left_out = [name for name in series.columns if name not in self.bundle.data.columns]
+        if left_out:  # independent series too short to train (a note named them): not forecast by predict()
+            series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
         self.metrics, self.history = outcome.metrics, series
         return self
 

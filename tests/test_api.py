@@ -229,6 +229,22 @@ def test_independent_series_of_their_own_spans(ragged, long, tmp_path):
         whole.predict(long[long.unique_id != "OT"])
 
 
+def test_predict_after_fit_forecasts_the_series_a_panel_trained(tmp_path):
+    """A 12-day series beside 150- and 120-day ones is left out of training (a note names it); predict()
+    of the training rows raised "ValueError: 'C' is not in list" and now forecasts the two, as predict(df)."""
+    rng = np.random.default_rng(1)
+    spans = [("A", "2019-01-01", 150, 100), ("B", "2019-03-15", 120, 5), ("C", "2019-06-01", 12, -20)]
+    long = pd.concat([pd.DataFrame({"unique_id": name, "ds": pd.date_range(start, periods=rows, freq="D"),
+                                    "y": level + rng.normal(0, 1, rows).cumsum()})
+                      for name, start, rows, level in spans])  # fmt: skip
+    with pytest.warns(DataQualityWarning, match=r"left out 1 of 3 series too short .*: 'C'"):
+        model = Forecaster("naive", horizon=7).fit(long)
+    assert model.bundle.data.columns == ["A", "B"]
+    pd.testing.assert_frame_equal(model.predict(), model.predict(long[long.unique_id != "C"]))
+    lasts = [long[long.unique_id == name]["y"].iloc[-1] for name in ("A", "B")]  # naive: each one's own last
+    np.testing.assert_allclose(model.predict().groupby("unique_id")["naive"].first(), lasts, rtol=1e-6)
+
+
 def test_independent_long_file_through_the_cli(ragged, tmp_path):
     written = _cli_train_and_predict(ragged, tmp_path, "--id-col", "unique_id", "--channels", "independent")
     api = Forecaster.load(tmp_path / "bundle").predict(ragged, level=[80])
