@@ -23,6 +23,7 @@ from forecaster.checks import check_int
 from forecaster.data import ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
+from forecaster.data.timeindex import is_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
 from forecaster.training.settings import TrainerOptions, TrainSettings
@@ -113,10 +114,10 @@ class Forecaster:
         elif time_col is not None:
             read["date_col"] = time_col
         series = read_frame(df, **read)
-        if self.freq is not None and series.freq != self.freq:
+        if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):
             raise DataError(
-                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for; resample "
-                "it, or leave freq out"
+                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for; expected "
+                "rows at that frequency, or no freq"
             )
         return series
 

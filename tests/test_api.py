@@ -153,6 +153,22 @@ def test_settings_and_state_are_checked(etth1):
         Forecaster("naive", horizon=12, input_size=24, freq="D").fit(etth1)
 
 
+@pytest.mark.parametrize(("dates", "asked", "same"), [
+    ("W-SUN", "W", True), ("MS", "M", True), ("QS", "Q", True), ("YS", "Y", True), ("h", "60min", True),
+    ("W-SUN", "W-MON", False), ("MS", "ME", False), ("MS", "Q", False), ("D", "W", False),
+])  # fmt: skip
+def test_freq_is_checked_as_the_frequency_it_names_not_as_text(dates, asked, same):
+    """freq='W' on Sunday weeks was refused: "the data's frequency is 'W-SUN', not the freq='W' asked for";
+    pandas 3 takes 'M', 'Q', 'Y' as periods only, which month, quarter and year starts step through."""
+    frame = pd.DataFrame({"date": pd.date_range("2020-01-05", periods=40, freq=dates), "y": np.arange(40.0)})
+    model = Forecaster("naive", horizon=2, freq=asked)
+    if same:
+        assert model.fit(frame).bundle.data.freq == pd.tseries.frequencies.to_offset(dates).rule_code
+    else:
+        with pytest.raises(DataError, match=f"not the freq={asked!r} asked for; expected rows at that"):
+            model.fit(frame)
+
+
 def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
     """Python's own TypeError used to leak (slicing by 2.5, iterating 80); numpy integers are integers."""
     model = Forecaster("naive", horizon=12, input_size=24, level=80).fit(etth1)

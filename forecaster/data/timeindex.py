@@ -112,3 +112,18 @@ def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Ind
         start = int(index[-1]) + step
         return pd.RangeIndex(start, start + step * horizon, step, name=index.name)
     raise DataError(f"cannot continue an index of dtype {index.dtype}; expected timestamps or integer steps")
+
+
+def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
+    """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
+    period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes
+    them as offsets)."""
+    try:
+        return freq is not None and to_offset(asked) == to_offset(freq)
+    except ValueError:
+        pass
+    try:
+        periods = pd.DatetimeIndex(index).to_period(asked)
+    except (ValueError, TypeError):
+        return False
+    return bool(periods.is_unique and (pd.Series(periods.asi8).diff().iloc[1:] == 1).all())
