@@ -245,9 +245,17 @@ def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_pat
         tmp_path, "quoted.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234.5"\n' for d in range(1, 8))
     )
     assert read_noted(quoted)[0]["a"].tolist() == [1234.5 + 1000 * d for d in range(7)]
-    # "1,234" alone could be a thousand and some or one and a bit: not guessed
+    # "1,234" alone, quoted in a file split by commas, groups thousands, as US agencies write whole numbers
+    # (Census, BLS, BEA: the file was refused as having no numeric columns)
+    thousands = write(
+        tmp_path, "thousands.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234"\n' for d in range(1, 8))
+    )
+    frame, _, note = read_noted(thousands)
+    assert frame["a"].tolist() == [1234.0 + 1000 * d for d in range(7)]
+    assert note.endswith("note: read 7 number(s) written with thousands separators")
+    # split by tabs, "1,234" alone could be a thousand and some or one and a bit: not guessed
     ambiguous = write(
-        tmp_path, "ambiguous.csv", "date,a\n" + "".join(f'2020-01-0{d},"{d},234"\n' for d in range(1, 8))
+        tmp_path, "ambiguous.csv", "date\ta\n" + "".join(f"2020-01-0{d}\t{d},234\n" for d in range(1, 8))
     )
     message = one_line_error(ambiguous, targets=["a"])
     assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message

@@ -2,7 +2,8 @@
 "1,234.5"), missing-value markers ("..", ":", ".", "-") and value flags ("12.3 p", ": c", "12.3(P)", "12.3*").
 
 A text column becomes numbers only when every cell is one of these; its decimal mark comes from its own
-unambiguous cells ("12,5" / "12.25"), else from the file's, so "1,234" alone is never guessed.
+unambiguous cells ("12,5" / "12.25"), else from the file's (its delimiter's: `layouts.sniff`), so "1,234"
+alone is never guessed.
 """
 
 from __future__ import annotations

@@ -162,6 +162,8 @@ def sniff(source: Any, **options: Any) -> Layout:
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     if decimal is None and delimiter == ";" and mark["ambiguous"]:  # "1,000;19,640": fields split by ";"
         decimal = ","  # because "," marks their decimals (Excel's CSV where the comma is the decimal mark)
+    elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
+        decimal = "."  # whose numbers quote their commas: thousands, as US agencies write them
     header = [cell.strip() for cell in rows[first]]
     names = above = None
     if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
