@@ -62,7 +62,7 @@ class OrjsonRequest(Request):
             try:
                 self._json = orjson.loads(body)
             except orjson.JSONDecodeError as error:
-                if "surrogate" in str(error):  # "\ud800" alone: json.loads keeps it, pandas gave a 500
+                if "surrogate in string" in str(error):  # "\ud800" alone: json.loads keeps it, pandas: 500
                     raise ApiError(400, f"an unpaired UTF-16 surrogate escape at offset {error.pos}; "
                                    "expected text of valid Unicode", field="body") from None  # fmt: skip
                 self._json = _json_module_loads(body)
