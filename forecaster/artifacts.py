@@ -36,7 +36,6 @@ FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
-MAX_JSON_BYTES = 64 << 20  # config.json of a panel of 100,000 series holds a few MB
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 CALIBRATION_FILE = "calibration.safetensors"  # optional: interval margins; without it, points only
 BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE)
@@ -319,22 +318,6 @@ def _checked_naive_weights(weights: Any, horizon: int, where: Path) -> list[floa
     return [float(weight) for weight in weights]
 
 
-def _read_json(path: Path) -> tuple[Any, bytes]:
-    """A bundle's JSON file, and the bytes it was read from (what its digest is of), read at most
-    MAX_JSON_BYTES: a 1 GB config.json is refused, not held in memory."""
-    try:
-        with path.open("rb") as handle:
-            content = handle.read(MAX_JSON_BYTES + 1)
-        if len(content) > MAX_JSON_BYTES:
-            raise BundleError(f"{path}: more than {MAX_JSON_BYTES >> 20} MiB; expected the bundle's own "
-                              f"{path.name}, which holds kilobytes")  # fmt: skip
-        return json.loads(content.decode("utf-8")), content
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise BundleError(f"{path}: cannot read JSON ({error})") from None
-    except ValueError:  # an integer of more digits than Python converts
-        raise BundleError(f"{path}: cannot read JSON (a number too long to be a setting)") from None
-
-
 def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:
     """The model a bundle's config describes, assembled for its data as when it was trained."""
     from forecaster.models.assembly import assemble
@@ -413,14 +396,18 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     if odd:
         raise BundleError(f"bundle {root}: {', '.join(odd)} not a regular file (a folder, a device, a pipe "
                           "or a broken link); expected the files forecaster wrote")  # fmt: skip
-    config = _validate_config(_read_json(root / CONFIG_FILE)[0], root / CONFIG_FILE)
+    away = [name for name in BUNDLE_OWNED if (root / name).resolve().parent != root.resolve()]
+    if away:  # a metrics.json linked to a credentials file was served by /v1/models
+        raise BundleError(f"bundle {root}: {', '.join(away)} a link out of the bundle's folder; expected the "
+                          "files forecaster wrote")  # fmt: skip
+    config = _validate_config(atomic.read_json(root / CONFIG_FILE)[0], root / CONFIG_FILE)
     model_class = MODELS.get(config.model_name)
     if task is not None and model_class.task != task:
         raise BundleError(
             f"bundle {root} holds a {config.model_name} model (task {model_class.task!r}); "
             f"expected a {task!r} model"
         )
-    metrics, metrics_bytes = _read_json(root / METRICS_FILE)
+    metrics, metrics_bytes = atomic.read_json(root / METRICS_FILE)
     if not isinstance(metrics, dict):
         raise BundleError(f"{root / METRICS_FILE}: expected a JSON object")
     try:

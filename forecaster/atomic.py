@@ -18,7 +18,34 @@ from typing import Any, TypeVar
 from forecaster.errors import BundleError, ForecasterError
 
 T = TypeVar("T")
-MARKER_BYTES = 64 * 2**20  # a bundle's config.json: its scaler holds two numbers a column
+MAX_JSON_BYTES = 64 * 2**20  # a bundle's config.json: its scaler holds two numbers a column
+MAX_JSON_DEPTH = 32  # a bundle's files nest 5 deep; orjson writes at most 255 (/v1/models gave a 500 past it)
+
+
+def read_json(path: Path) -> tuple[Any, bytes]:
+    """A JSON file forecaster wrote (a bundle's config or metrics, a run's marker) and the bytes it was read
+    from (what its digest is of), read to MAX_JSON_BYTES and nested MAX_JSON_DEPTH deep at most; BundleError
+    naming the file otherwise (a 1 GB config.json was held whole before it was refused)."""
+    try:
+        with path.open("rb") as handle:
+            content = handle.read(MAX_JSON_BYTES + 1)
+        if len(content) > MAX_JSON_BYTES:
+            raise BundleError(f"{path}: more than {MAX_JSON_BYTES >> 20} MiB; expected the bundle's own "
+                              f"{path.name}, which holds kilobytes")  # fmt: skip
+        value = json.loads(content.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise BundleError(f"{path}: cannot read JSON ({error})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise BundleError(f"{path}: cannot read JSON (a number too long to be a setting)") from None
+    nested = [(value, 1)]
+    while nested:
+        item, depth = nested.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise BundleError(f"{path}: nested more than {MAX_JSON_DEPTH} deep; expected the bundle's own "
+                              f"{path.name}")  # fmt: skip
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        nested.extend((child, depth + 1) for child in children)
+    return value, content
 
 
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
@@ -58,9 +85,9 @@ def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[
     if not out.is_dir() or not any(out.iterdir()):
         return
     path, content = out / marker, None
-    if path.is_file() and path.stat().st_size <= MARKER_BYTES:  # not a FIFO, nor a file too big to be ours
-        with contextlib.suppress(OSError, ValueError):
-            content = json.loads(path.read_text(encoding="utf-8"))
+    if path.is_file():  # not a FIFO
+        with contextlib.suppress(BundleError):
+            content = read_json(path)[0]
     if not isinstance(content, dict) or not set(keys) <= set(content):
         why = f"its {marker} is not forecaster's" if path.exists() else f"no {marker} in it"
         raise BundleError(f"output {out} is a folder forecaster did not write ({why}); --overwrite replaces "

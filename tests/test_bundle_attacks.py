@@ -175,13 +175,39 @@ def test_deeply_nested_json_is_refused_in_one_line(bundle, name):
 def test_a_json_file_past_the_bound_is_refused_without_being_read_whole(bundle, name, monkeypatch):
     """A bundle's JSON files hold kilobytes; a 1 GB one was read whole (3 GB of memory) before it was
     refused: read to MAX_JSON_BYTES (1 MiB here) and no further (a sparse 256 MB file)."""
-    from forecaster import artifacts
+    from forecaster import atomic
 
     with (bundle / name).open("r+b") as handle:
         handle.seek(256 << 20)
         handle.write(b" ")
-    monkeypatch.setattr(artifacts, "MAX_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(atomic, "MAX_JSON_BYTES", 1 << 20)
     refused_fast_and_small(bundle, f"{name}: more than 1 MiB; expected the bundle's own {name}, which holds")
+
+
+@pytest.mark.parametrize("name", ["config.json", "metrics.json"])
+def test_json_nested_past_the_bound_is_refused_as_the_bundle_loads(bundle, name):
+    """A 600-byte metrics.json nested 300 deep loaded, and GET /v1/models answered 500 for every model
+    (orjson writes at most 255 levels): refused at load, past MAX_JSON_DEPTH (32)."""
+    (bundle / name).write_text('{"a": ' * 33 + "1" + "}" * 33)
+    refused(bundle, f"{name}: nested more than 32 deep; expected the bundle's own {name}")
+
+
+def test_a_bundle_file_linked_out_of_its_folder_is_refused(bundle, tmp_path):
+    """metrics.json linked to a JSON file elsewhere (credentials) loaded where the weights predate the
+    metrics' digest, and /v1/models served its content; a link within the folder, or a linked folder,
+    loads."""
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"aws_secret_access_key": "s3cr3t"}))
+    edit_weights(bundle, lambda tensors: None)  # saved without the metrics' digest, as older versions did
+    kept = bundle / "kept.json"
+    (bundle / "metrics.json").rename(kept)
+    (bundle / "metrics.json").symlink_to(secret)
+    refused(bundle, "metrics.json a link out of the bundle's folder; expected the files forecaster wrote")
+    (bundle / "metrics.json").unlink()
+    (bundle / "metrics.json").symlink_to("kept.json")
+    assert load_bundle(bundle).metrics == {}
+    (tmp_path / "linked").symlink_to(bundle)
+    assert load_bundle(tmp_path / "linked").metrics == {}
 
 
 @pytest.mark.parametrize("value", [5, "cases", [1, 2], {"cases": True}])
