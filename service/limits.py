@@ -30,17 +30,23 @@ class BodyLimitMiddleware:
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: str) -> None:
         message = f"request body is {size}; the limit is {self.max_body_bytes} bytes"
-        await error_response(413, "payload_too_large", message)(scope, receive, send)
+        refusal = error_response(413, "payload_too_large", message)
+        refusal.headers["connection"] = "close"  # the body's unread rest would be read as the next request
+        await refusal(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        encoding = headers.get(b"content-encoding", b"identity").decode("latin-1").strip().lower()
-        if encoding != "identity":
+        encodings = [value.decode("latin-1").strip().lower() for name, value in scope.get("headers") or []
+                     if name == b"content-encoding"]  # every one: "gzip" then "identity" is gzip  # fmt: skip
+        encoding = next((value for value in encodings if value != "identity"), None)
+        if encoding is not None:
             message = f"expected an uncompressed body, got {encoding[:50]!r}"
-            await api_error_response(ApiError(415, message, field="content-encoding"))(scope, receive, send)
+            refusal = api_error_response(ApiError(415, message, field="content-encoding"))
+            refusal.headers["connection"] = "close"
+            await refusal(scope, receive, send)
             return
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
