@@ -12,9 +12,11 @@ one line. Bundles of format 1 (scaler inside `data`) are read by moving the scal
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -143,8 +145,11 @@ def save_bundle(
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
         atomic.move_into_place(staged, target, replace=overwrite)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staged, ignore_errors=True)
+        if isinstance(error, OSError):  # a full disk: one line, not safetensors' or json's traceback
+            raise BundleError(f"cannot write bundle {target}: {error.strerror or error}; nothing of it was "
+                              "written (an earlier bundle there is as it was)") from None  # fmt: skip
         raise
     return target
 
@@ -152,9 +157,14 @@ def save_bundle(
 def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
     """safetensors' file, readable as the config.json beside it is: safetensors makes it owner-only, which
     a service running as another user (the Docker image's) could not load."""
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
-    save_file(tensors, path, metadata=metadata)
+    try:
+        save_file(tensors, path, metadata=metadata)
+    except SafetensorError as error:  # an I/O error with its errno in its text: "... (os error 28)"
+        code = int(found[1]) if (found := re.search(r"os error (\d+)", str(error))) else errno.EIO
+        raise OSError(code, os.strerror(code), str(path)) from None
     config = path.parent / CONFIG_FILE
     if config.is_file():
         os.chmod(path, config.stat().st_mode & 0o666)
@@ -192,6 +202,9 @@ def write_calibration(bundle: str | Path, calibration: Calibration, read_as: ato
     try:
         _save_calibration(calibration, staged)
         os.replace(staged, path)
+    except OSError as error:
+        why = error.strerror or error
+        raise BundleError(f"cannot write {path}: {why}; the calibration is as it was") from None
     finally:
         staged.unlink(missing_ok=True)
     return path

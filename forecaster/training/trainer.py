@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -96,11 +97,12 @@ class AtomicCheckpointIO(TorchCheckpointIO):
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, path)
-        except OSError as error:
-            failure = "disk full" if error.errno == errno.ENOSPC else "cannot write"
+        except (OSError, RuntimeError) as error:  # torch's zip writer on a full disk: "unexpected pos 64"
+            full = getattr(error, "errno", None) == errno.ENOSPC or shutil.disk_usage(path.parent).free < 1e6
+            why = error.strerror if isinstance(error, OSError) and error.strerror else reason(error)
             raise ForecasterError(
-                f"{failure} while writing checkpoint {path}: {error.strerror or error}; the previous "
-                "checkpoint, if any, is intact (free space, then run again; --resume continues from it)"
+                f"{'disk full' if full else 'cannot write'} while writing checkpoint {path}: {why}; the "
+                "previous checkpoint, if any, is intact (free space, then run again; --resume continues)"
             ) from None
         finally:
             temporary.unlink(missing_ok=True)
