@@ -62,7 +62,8 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
         raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     finally:
         if not in_place:
-            staged.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a read-only folder: its error named the temp file
+                staged.unlink(missing_ok=True)
     return path
 
 

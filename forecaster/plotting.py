@@ -14,13 +14,14 @@ from forecaster.errors import ConfigError
 
 def plot_path(path: str | Path) -> Path:
     """Where a plot is written: `path` in a format matplotlib writes (by its suffix), `.png` added to a name
-    without one; ConfigError for another suffix, before any work."""
+    without one (not to a device or a pipe: /dev/full.png was created); ConfigError for another suffix,
+    before any work."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     path = Path(path)
     formats = FigureCanvasBase.get_supported_filetypes()
     if not path.suffix:
-        return path.with_name(f"{path.name}.png")
+        return path if path.exists() and not path.is_file() else path.with_name(f"{path.name}.png")
     if path.suffix[1:].lower() not in formats:
         raise ConfigError(f"plot {path}: '{path.suffix}' is not an image format; expected one of "
                           f"{', '.join(f'.{name}' for name in sorted(formats))}")
@@ -60,5 +61,6 @@ def plot_forecast(
     axes[0].legend(loc="best")
     axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=path.suffix[1:].lower()))
+    kind = path.suffix[1:].lower() or "png"  # a device or a pipe has no suffix
+    write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=kind))
     return path

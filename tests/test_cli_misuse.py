@@ -109,6 +109,24 @@ def test_predict_refuses_to_write_over_its_own_input(csv, naive_bundle, tmp_path
     assert code == 2 and "expected a whole number >= 1, got '0'" in err
 
 
+def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive_bundle, tmp_path, capsys,
+                                                                       monkeypatch):
+    """--plot into a read-only folder failed after --output was written, naming its hidden temp file; a
+    device as --plot had '.png' added (/dev/null.png was created, as root)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    writable = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and writable(path, mode))
+    output = tmp_path / "forecast.csv"
+    predict = ["predict", "--model", naive_bundle, "--csv", csv, "--output", output]
+    line = refused([*predict, "--plot", locked / "x.png"], capsys)
+    expected = f"--plot {locked / 'x.png'}: folder {locked} is not writable; expected a file in one that is"
+    assert line == f"forecaster: error: {expected}"
+    assert not output.exists()
+    code, out, err = run_cli(["predict", "--model", naive_bundle, "--csv", csv, "--plot", os.devnull], capsys)
+    assert code == 0 and f"plot written to {os.devnull}\n" in out and not Path(f"{os.devnull}.png").exists()
+
+
 def test_a_symbolic_link_as_output_is_refused_and_its_target_kept(csv, naive_bundle, tmp_path, capsys):
     link = tmp_path / "link"
     link.symlink_to(naive_bundle)

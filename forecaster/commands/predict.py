@@ -118,4 +118,7 @@ def checked_output(path: str, flag: str) -> Path:
         raise ConfigError(f"{flag} is empty; expected a file name")
     if Path(path).is_dir() or path.endswith(("/", os.sep)):
         raise ConfigError(f"{flag} {path} is a folder; expected a file name")
+    folder = next(parent for parent in Path(path).absolute().parents if parent.exists())  # made if missing
+    if not (Path(path).exists() and not Path(path).is_file()) and not os.access(folder, os.W_OK):
+        raise ConfigError(f"{flag} {path}: folder {folder} is not writable; expected a file in one that is")
     return Path(path)
