@@ -18,6 +18,9 @@ EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_FORMATS = (".xls", ".ods", ".xlsb")
 # A workbook is a zip of XML that expands many times over in memory; larger tables belong in a CSV.
 MAX_WORKBOOK_BYTES = 50 * 2**20
+# Its XML, unpacked: about 15 bytes and 16 us a cell to read, so some 2 million cells in 30 s (245 KB of zip
+# holding 90 MB of XML took 97 s before it failed).
+MAX_WORKBOOK_XML_BYTES = 32 * 2**20
 
 
 def is_workbook(path: Path) -> bool:
@@ -52,6 +55,14 @@ def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
         )
     if not zipfile.is_zipfile(path):
         raise DataError(f"{path}: not an .xlsx workbook (a zip archive of sheets); expected .xlsx or CSV")
+    try:  # the sizes its members declare bound what unpacking them yields
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(member.file_size for member in archive.infolist())
+    except (OSError, zipfile.BadZipFile) as error:
+        raise DataError(f"{path}: cannot be read as an .xlsx workbook: {error}") from None
+    if unpacked > MAX_WORKBOOK_XML_BYTES:
+        raise DataError(f"{path}: its sheets unpack to {unpacked / 2**20:.0f} MiB of XML, more than the "
+                        f"{MAX_WORKBOOK_XML_BYTES // 2**20} MiB read; expected the sheet saved as CSV")
     try:
         sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object, engine="openpyxl")
     except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
