@@ -23,7 +23,7 @@ from forecaster.checks import check_int
 from forecaster.data import ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.timeindex import is_frequency
+from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
 from forecaster.training.settings import TrainerOptions, TrainSettings
@@ -81,6 +81,7 @@ class Forecaster:
         self.bundle: Bundle | None = None
         self.metrics: dict[str, Any] = {}
         self.history: TimeSeries | None = None
+        self.history_index: pd.Index | None = None  # the fitted frame's: periods or a zone answered in
 
     @classmethod
     def from_settings(cls, settings: TrainSettings, *, level: Sequence[int] | None = None) -> Forecaster:
@@ -139,6 +140,7 @@ class Forecaster:
         if left_out:  # independent series too short to train (a note named them): not forecast by predict()
             series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
         self.metrics, self.history = outcome.metrics, series
+        self.history_index = getattr(df, "index", None)
         return self
 
     def _fitted(self) -> Bundle:
@@ -177,11 +179,11 @@ class Forecaster:
             else read_future(bundle, future_df)
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
-        given = getattr(df, "index", None)
+        given = getattr(df, "index", None) if df is not None else self.history_index
         if isinstance(given, pd.PeriodIndex) and isinstance(table.index, pd.DatetimeIndex):
             table.index = table.index.to_period(given.freq).rename(given.name)  # periods in, periods out
-        elif getattr(given, "tz", None) is not None and getattr(table.index, "tz", None) is not None:
-            table.index = table.index.tz_convert(given.tz)  # its zone (it was read back as an offset)
+        elif getattr(given, "tz", None) is not None and isinstance(table.index, pd.DatetimeIndex):
+            table.index = in_zone(table.index, given.tz, bundle.data.freq)  # read back as an offset
         return shaped(bundle, table)
 
     def cross_validation(

@@ -349,3 +349,33 @@ def test_an_unsaved_model_is_named_as_asked_for_and_a_removed_calibration_is_sai
     (saved / "calibration.safetensors").unlink()
     with pytest.raises(ConfigError, match=r"no interval calibration \(no calibration.safetensors in its"):
         Forecaster.load(saved).predict(frame, level=[80])
+
+
+@pytest.mark.parametrize(("start", "end", "freq", "expected"), [
+    # days: local midnights across the change (2021-03-28 and 10-31), at +01:00 or +02:00 as Berlin's are
+    ("2021-01-01", "2021-03-26", "D", ["2021-03-27 00:00:00+01:00", "2021-03-28 00:00:00+01:00",
+                                      "2021-03-29 00:00:00+02:00", "2021-03-30 00:00:00+02:00"]),
+    ("2021-08-01", "2021-10-29", "D", ["2021-10-30 00:00:00+02:00", "2021-10-31 00:00:00+02:00",
+                                      "2021-11-01 00:00:00+01:00", "2021-11-02 00:00:00+01:00"]),
+    ("2021-01-01", "2021-06-30", "D", ["2021-07-01 00:00:00+02:00", "2021-07-02 00:00:00+02:00",
+                                      "2021-07-03 00:00:00+02:00", "2021-07-04 00:00:00+02:00"]),
+    # hours: elapsed time, the clock skipping 02:00 on 2021-03-28
+    ("2021-03-20 00:00", "2021-03-28 00:00", "h", ["2021-03-28 01:00:00+01:00", "2021-03-28 03:00:00+02:00",
+                                                   "2021-03-28 04:00:00+02:00", "2021-03-28 05:00:00+02:00"]),
+])  # fmt: skip
+def test_a_frame_in_a_time_zone_is_forecast_in_its_zone(start, end, freq, expected):
+    """A daily Berlin frame was read back at a fixed offset: its forecast ran 24 hours a step, '2021-10-31
+    23:00+01:00' for 1 November (and predict() of the fitted frame answered at that offset, or zone-less)."""
+    index = pd.date_range(start, end, freq=freq, tz="Europe/Berlin")
+    frame = pd.DataFrame({"a": np.linspace(1, 2, len(index))}, index=index)
+    model = Forecaster("naive", horizon=4).fit(frame)
+    for answer in (model.predict(), model.predict(frame)):
+        assert str(answer.index.tz) == "Europe/Berlin" and answer.index.astype(str).tolist() == expected
+
+
+def test_predict_of_the_fitted_frame_answers_periods_for_periods():
+    quarters = pd.period_range("2000Q1", periods=60, freq="Q")
+    frame = pd.DataFrame({"gdp": np.linspace(1, 2, 60)}, index=quarters)
+    model = Forecaster("naive", horizon=2).fit(frame)
+    for answer in (model.predict(), model.predict(frame)):
+        assert answer.index.tolist() == [pd.Period("2015Q1", "Q-DEC"), pd.Period("2015Q2", "Q-DEC")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
@@ -84,6 +85,17 @@ def check_frequency(freq: str) -> pd.DateOffset:
             "h, D"
         )
     return offset
+
+
+def in_zone(index: pd.DatetimeIndex, zone: Any, freq: str | None) -> pd.DatetimeIndex:
+    """Timestamps read back at a fixed UTC offset or as local clock times, in the time zone they came in:
+    steps of a day or longer keep their clock time (local midnights, 23 or 25 hours apart across DST),
+    shorter ones their instant."""
+    step = check_frequency(freq) if freq else None
+    short = step is None or (isinstance(step, pd.offsets.Tick) and pd.Timedelta(step) < pd.Timedelta("1D"))
+    if short and index.tz is not None:
+        return index.tz_convert(zone)
+    return index.tz_localize(None).tz_localize(zone, nonexistent="shift_forward", ambiguous=False)
 
 
 def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Index:
