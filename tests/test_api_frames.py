@@ -133,6 +133,13 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     assert table.columns.tolist() == ["volume"] and table.index[0] == pd.Period("1971", "Y")
     by_year = pd.DataFrame({"volume": volumes}, index=np.arange(1871, 1971))  # an unnamed index of years
     assert naive().fit(by_year).predict(by_year).index[0] == pd.Timestamp("1971-01-01")
+    # as a RangeIndex, which pandas 3's set_index("year") makes of consecutive years (it was dropped as row
+    # numbers: "no date column found"), named or not; row numbers 0, 1, 2, ... are still dropped
+    for index in (pd.RangeIndex(1871, 1971, name="year"), pd.RangeIndex(1871, 1971)):
+        ranged = by_year.set_axis(index, axis=0)
+        assert naive().fit(ranged).predict().index[0] == pd.Timestamp("1971-01-01")
+    with pytest.raises(DataError, match="no date column found"):
+        naive().fit(by_year.reset_index(drop=True))
     years, seasons = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
     quarters = pd.DataFrame({"year": years, "quarter": seasons, "rate": np.linspace(1, 2, 80), "other": 1.0})
     model = naive().fit(quarters, date_from="year,quarter", targets="rate")

@@ -30,8 +30,9 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
     asked for when the frame has no such column), a MultiIndex (`unique_id, ds`), a named or a text index
-    its own columns, an index of whole years the `year` column of a frame of numbers only (else it may be row
-    numbers left by a filter); another unnamed numeric index is dropped."""
+    its own columns (a RangeIndex too, but for row numbers 0, 1, 2, ...), an index of whole years the `year`
+    column of a frame of numbers only (else it may be row numbers left by a filter); another unnamed numeric
+    index is dropped."""
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
@@ -44,13 +45,15 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
         raw = frame.set_axis(index, axis=0).reset_index(names=name)
         raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
         return raw, dataclasses.replace(read, date_col=name)
+    # row numbers 0, 1, 2, ...; pandas 3 makes consecutive whole numbers a RangeIndex too (years 1871-1970)
+    numbered = isinstance(index, pd.RangeIndex) and (index.start, index.step, index.name) == (0, 1, None)
     undated = frame.select_dtypes(exclude="number").empty and not read.no_date  # no column holds dates
-    if undated and not isinstance(index, (pd.RangeIndex, pd.MultiIndex)) and index.name is None:
+    if undated and not numbered and not isinstance(index, pd.MultiIndex) and index.name is None:
         years = year_numbers(pd.Series(index)) if pd.api.types.is_integer_dtype(index) else None
         index = index if years is None else index.rename("year")  # 1871, 1872, ...: yearly data
     names = [name for name in index.names if name is not None]
     text = index.dtype == object or isinstance(index.dtype, pd.StringDtype)  # such as dates kept as text
-    if isinstance(index, pd.MultiIndex) or (not isinstance(index, pd.RangeIndex) and (names or text)):
+    if isinstance(index, pd.MultiIndex) or (not numbered and (names or text)):
         clash = sorted(set(map(str, names)) & set(map(str, frame.columns)))
         if clash:
             raise DataError(f"{source}: the index and a column are both named {clash[0]!r}; rename one")
