@@ -286,14 +286,15 @@ def test_weather_is_kept_as_published_with_one_quirk_warning(data_dir):
     assert "benchmark file Weather kept as published" in message
     assert "duplicate timestamp 2020-05-12 06:00:00 in column 'date' at line 19045 and line 19046" in message
     assert "line 21516 is 2020-05-29 11:10:00 but one 10min step after line 21515" in message
-    assert "81 cell(s) equal -9999" in message
+    assert "81 cell(s) of -9999 (a common sensor fill value), used as numbers" in message
     assert "U+FFFD" in message
     assert len(series) == 52696 and series.freq == "10min"
     assert (series.values == -9999).sum() == 81
 
 
 def test_weather_under_another_name_is_validated_as_a_user_file(data_dir, tmp_path):
-    """Its repeated row is an exact copy, dropped, and its 100-minute gap is 9 missing steps, filled."""
+    """Its repeated row is an exact copy, dropped, its 100-minute gap is 9 missing steps, filled, and its 81
+    cells of -9999 (wind speeds otherwise from 0) a missing-value code, filled too."""
     copy = tmp_path / "my_weather.csv.gz"
     shutil.copy(data_dir / "weather.csv.gz", copy)
     with pytest.warns(DataQualityWarning) as caught:
@@ -303,8 +304,31 @@ def test_weather_under_another_name_is_validated_as_a_user_file(data_dir, tmp_pa
         f"{copy}: note: dropped 1 exact duplicate row(s) (date and values as on an earlier line): "
         "line(s) 19046;"
     )
-    assert "filled 9 missing time step(s) by linear interpolation" in message
+    assert "read 81 cell(s) of -9999 as missing (a code far below its column's other values)" in message
+    assert "filled 9 missing time step(s) and 81 empty cell(s) by linear interpolation" in message
     assert series.dataset is None and len(series) == 52696 - 1 + 9 and series.freq == "10min"
+    assert series.values.min() > -9999
+
+
+@pytest.mark.parametrize(("values", "read_as"), [
+    ([380.1, -999.99, 381.0, 381.5, -999.99, 382.0], [380.1, None, 381.0, 381.5, None, 382.0]),
+    ([-3.2, 1.5, -99.9, 2.0, -1.0, 0.5], [-3.2, 1.5, None, 2.0, -1.0, 0.5]),
+    ([-1500.0, -999.0, -800.0, -1200.0, -999.0, -700.0], [-1500.0, -999.0, -800.0, -1200.0, -999.0, -700.0]),
+])  # fmt: skip
+def test_a_missing_value_code_far_below_its_column_is_read_as_missing(tmp_path, values, read_as):
+    """NOAA's weekly CO2 writes -999.99 for a missing week; read as a number, every standardized error was
+    0.0000. A code far below its column's other values (all above a tenth of it) is missing, said in a note;
+    one among values of its size (net flows around -1,000) is a number."""
+    days = pd.date_range("2020-01-05", periods=6, freq="W-SUN").strftime("%Y-%m-%d")
+    rows = "".join(f"{day},{value}\n" for day, value in zip(days, values, strict=True))
+    path = _write(tmp_path, "co2.csv", "date,ppm\n" + rows)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        series = read_csv(path, fill_missing="none" if None not in read_as else "interpolate")
+    expected = pd.Series(read_as, dtype=float).interpolate().to_numpy()
+    np.testing.assert_allclose(series.values[:, 0], expected)
+    notes = " ".join(str(warning.message) for warning in said)
+    assert ("as missing (a code far below its column's other values)" in notes) == (None in read_as)
 
 
 def test_independent_series_keep_their_own_spans_and_gaps_inside_them_are_named():

@@ -103,6 +103,30 @@ def names_lines(message: str) -> bool:
     return re.search(r"\bline(?:\(s\))? \d", message) is not None
 
 
+# What offices and sensors write for a missing value: NOAA's -999.99, weather stations' -9999, ...
+MISSING_CODES = (-99999.0, -9999.99, -9999.0, -999.99, -999.9, -999.0, -99.99, -99.9, -99.0)
+
+
+def missing_codes(frame: pd.DataFrame, notes: list[str], published: bool = False) -> pd.DataFrame:
+    """Cells of a missing-value code (MISSING_CODES) in a column whose other values all lie above a tenth of
+    it (-999.99 beside CO2 readings of 300-420 ppm: as numbers, every standardized error read 0.0000) as
+    missing, said in `notes`; a benchmark file's (`published`) kept as numbers, said too."""
+    values = frame.to_numpy(dtype=np.float64, copy=True)
+    said = []
+    for code in MISSING_CODES:
+        coded = values == code
+        others = np.where(coded | np.isnan(values), np.inf, values).min(axis=0)
+        coded &= coded.any(axis=0) & (others > code / 10)
+        if coded.any():
+            said.append(f"{int(coded.sum())} cell(s) of {code:g}")
+            values[coded] = code if published else np.nan
+    if said and published:
+        notes.append(f"{', '.join(said)} (a common sensor fill value), used as numbers")
+    elif said:
+        notes.append(f"read {', '.join(said)} as missing (a code far below its column's other values)")
+    return frame if not said or published else pd.DataFrame(values, index=frame.index, columns=frame.columns)
+
+
 def fill_missing_cells(
     path: Path | str,
     frame: pd.DataFrame,

@@ -44,6 +44,7 @@ from forecaster.data.missing import (
     check_finite,
     fill_missing_cells,
     line,
+    missing_codes,
     names_lines,
     rows_of_a_frame,
     some,
@@ -61,7 +62,6 @@ DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_per
               "observation_date", "datum", "fecha")  # fmt: skip
 PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
-FILL_VALUE = -9999
 
 
 def _is_text(column: pd.Series) -> bool:
@@ -407,6 +407,7 @@ def _read_table(
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
     check_finite(source, frame)
+    frame = missing_codes(frame, notes, published=spec is not None)
     nothing = frame.isna().all().to_numpy() if read.targets is None else []  # vectorized: one pass for all
     empty = [name for name, none in zip(columns, nothing, strict=False) if none]
     if empty and len(empty) < len(columns):  # a World Bank table's countries without data
@@ -422,8 +423,6 @@ def _read_table(
     frame = fill_missing_cells(source, frame, fill, notes, spans=mode == INDEPENDENT, added=added, freq=freq)
     if read.calendar:
         frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
-    if fills := int((matrix == FILL_VALUE).sum()):
-        notes.append(f"{fills} cell(s) equal {FILL_VALUE} (a common sensor fill value), used as numbers")
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
