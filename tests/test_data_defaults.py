@@ -434,3 +434,16 @@ def test_an_id_column_alone_finds_the_dates_and_the_one_varying_value_column(tmp
     path.write_text(pd.DataFrame(rows, columns=["country", "continent", "year", "value", "pop", "iso_num"])
                     .drop(columns="pop").to_csv(index=False))  # fmt: skip
     assert read_csv(path, id_col="country").options.target_col == "value"
+
+
+def test_a_column_of_a_coarser_frequency_is_named_as_such():
+    """FRED's download of monthly UNRATE beside quarterly GDPC1 ('.' in two of every three months) was refused
+    as missing 404 of 607 values, and the advice was to interpolate them: the column's frequency is named,
+    and --targets."""
+    months = pd.date_range("2000-01-01", periods=60, freq="MS")
+    frame = pd.DataFrame({"date": months.strftime("%Y-%m-%d"), "rate": np.linspace(4, 6, 60),
+                          "gdp": [100.0 + k if k % 3 == 0 else np.nan for k in range(60)]})  # fmt: skip
+    message = _refusal(frame)
+    assert ("(column 'gdp' has a value every 3 rows, a coarser frequency than the other columns' (targets / "
+            "--targets naming the others leaves it out), so not filled by default)") in message
+    assert _read(frame, targets=["rate"])[0].columns == ["rate"]

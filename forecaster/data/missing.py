@@ -253,7 +253,12 @@ def _fill_short_gaps(
         longest = int(lengths.argmax())
         limit = max(MAX_GAP_STEPS, int(MAX_GAP_SHARE * span[j]))
         name = str(frame.columns[j])
-        if gaps[:, j].sum() > MAX_MISSING_SHARE * span[j]:
+        present = np.flatnonzero(inside[:, j] & ~gaps[:, j])
+        every = np.unique(np.diff(present))
+        if len(every) == 1 and every[0] > 1 and frame.shape[1] > 1:  # quarterly GDP among monthly rates
+            reason = (f"column {name!r} has a value every {every[0]} rows, a coarser frequency than the "
+                      "other columns'" + advice(" (targets / --targets naming the others leaves it out)"))
+        elif gaps[:, j].sum() > MAX_MISSING_SHARE * span[j]:
             reason = (f"column {name!r} misses {int(gaps[:, j].sum())} of its {int(span[j])} values, more "
                       f"than {MAX_MISSING_SHARE:.0%}")  # fmt: skip
         elif lengths[longest] > limit:
