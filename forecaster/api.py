@@ -82,6 +82,7 @@ class Forecaster:
         self.metrics: dict[str, Any] = {}
         self.history: TimeSeries | None = None
         self.history_index: pd.Index | None = None  # the fitted frame's: periods or a zone answered in
+        self.labels: dict[str, Any] = {}  # the fitted frame's series names that are not text, by their text
 
     @classmethod
     def from_settings(cls, settings: TrainSettings, *, level: Sequence[int] | None = None) -> Forecaster:
@@ -141,6 +142,7 @@ class Forecaster:
             series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
         self.metrics, self.history = outcome.metrics, series
         self.history_index = getattr(df, "index", None)
+        self.labels = _labels(df, self.bundle.data.id_col)
         return self
 
     def _fitted(self) -> Bundle:
@@ -184,7 +186,8 @@ class Forecaster:
             table.index = table.index.to_period(given.freq).rename(given.name)  # periods in, periods out
         elif getattr(given, "tz", None) is not None and isinstance(table.index, pd.DatetimeIndex):
             table.index = in_zone(table.index, given.tz, bundle.data.freq)  # read back as an offset
-        return shaped(bundle, table)
+        labels = _labels(df, bundle.data.id_col) if df is not None else self.labels
+        return _relabelled(shaped(bundle, table), labels, bundle.data.id_col)
 
     def cross_validation(
         self,
@@ -248,3 +251,20 @@ class Forecaster:
         )  # fmt: skip
         forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
         return forecaster
+
+
+def _labels(df: Any, id_col: str | None) -> dict[str, Any]:
+    """A frame's series names that are not text (ids 1, 2; columns 0, 1), by the text they are read as."""
+    names = getattr(df, "columns", [])
+    if id_col is not None and id_col in names:
+        names = df[id_col].unique()
+    return {str(name): name for name in names if not isinstance(name, str)}
+
+
+def _relabelled(table: pd.DataFrame, labels: dict[str, Any], id_col: str | None) -> pd.DataFrame:
+    """A forecast's series named as the frame named them (a neuralforecast user filters `unique_id == 1`)."""
+    if not labels:
+        return table
+    if id_col is not None and id_col in table.columns:
+        return table.assign(**{id_col: table[id_col].map(lambda name: labels.get(name, name))})
+    return table.rename(columns=lambda name: labels.get(name, name))

@@ -159,3 +159,19 @@ def test_the_seasonal_naive_forecast_is_scored_beside_naive_as_a_baseline():
     assert metrics["naive"]["mse"] > 0.5
     short = Forecaster("naive", horizon=3, input_size=5).fit(weekly).metrics
     assert "seasonal_naive" not in short and "naive" in short
+
+
+def test_series_named_by_numbers_are_answered_by_the_same_numbers():
+    """Integer ids 1, 2 came back as '1', '2' (`p[p.unique_id == 1]` was empty), integer columns 0, 1 as '0',
+    '1' (`p[0]` a KeyError): a neuralforecast or darts user gets their own names back."""
+    weeks = pd.date_range("2021-01-03", periods=60, freq="W-SUN")
+    long = pd.concat([pd.DataFrame({"unique_id": uid, "ds": weeks, "y": np.arange(60.0) + 10 * uid})
+                      for uid in (1, 2)])  # fmt: skip
+    model = naive().fit(long)
+    for answer in (model.predict(), model.predict(long)):
+        assert answer["unique_id"].tolist() == [1] * HORIZON + [2] * HORIZON
+        assert answer[answer.unique_id == 2]["naive"].tolist() == [79.0] * HORIZON
+    wide = pd.DataFrame({0: np.arange(60.0), 1: 100 + np.arange(60.0)}, index=weeks)
+    answer = naive().fit(wide).predict(level=[80])
+    assert list(answer.columns) == [0, "0-lo-80", "0-hi-80", 1, "1-lo-80", "1-hi-80"]
+    assert answer[1].tolist() == [159.0] * HORIZON
