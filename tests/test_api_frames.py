@@ -175,3 +175,14 @@ def test_series_named_by_numbers_are_answered_by_the_same_numbers():
     answer = naive().fit(wide).predict(level=[80])
     assert list(answer.columns) == [0, "0-lo-80", "0-hi-80", 1, "1-lo-80", "1-hi-80"]
     assert answer[1].tolist() == [159.0] * HORIZON
+
+
+def test_columns_of_several_levels_are_refused_saying_how_to_join_them():
+    """A MultiIndex of columns was refused as lacking a date column, its index become "('date', '')"."""
+    columns = pd.MultiIndex.from_tuples([("sales", "eu"), ("sales", "us")])
+    days = pd.date_range("2021-01-01", periods=60, freq="D")
+    frame = pd.DataFrame(np.c_[np.arange(60.0), np.arange(60.0)], index=days, columns=columns)
+    with pytest.raises(DataError, match=r"DataFrame: its columns have 2 levels of names; expected one \("):
+        naive().fit(frame)
+    frame.columns = [" ".join(map(str, names)) for names in frame.columns]
+    assert naive().fit(frame).bundle.data.columns == ["sales eu", "sales us"]

@@ -23,6 +23,9 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
         return data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"{source}: expected a pandas DataFrame or Series, got {type(data).__name__}")
+    if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
+        raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
+                        "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
     return data
 
 
