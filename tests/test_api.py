@@ -132,7 +132,7 @@ def test_long_format_refusals_are_one_line(long):
     with pytest.raises(DataError, match="series 'OT' lacks 1 of its times"):
         model.fit(long.iloc[:-1], channels="multivariate")
     with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
-        model.fit(pd.concat([long, long.iloc[:1]]))
+        model.fit(pd.concat([long, long.iloc[:1].assign(y=-1.0)]))  # an exact copy is dropped, with a note
     with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'.*; "
                        "target_col / --target-col the values$"):  # fmt: skip
         model.fit(long, target_col="value")

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from forecaster import Forecaster
-from forecaster.data import read_frame
+from forecaster.data import DataQualityWarning, read_frame
 from forecaster.errors import BundleError, ConfigError, DataError
 
 HORIZON, INPUT = 6, 24
@@ -186,3 +186,25 @@ def test_columns_of_several_levels_are_refused_saying_how_to_join_them():
         naive().fit(frame)
     frame.columns = [" ".join(map(str, names)) for names in frame.columns]
     assert naive().fit(frame).bundle.data.columns == ["sales eu", "sales us"]
+
+
+def test_a_frame_in_any_row_order_is_read_in_time_order_and_exact_copies_dropped():
+    """Frames come out of merges and samples in any order (neuralforecast sorts them itself): a shuffled
+    wide or long frame, or one with an exact copy of a row, was refused ("sort the file by 'date'",
+    "duplicate timestamp"), as a file written so still is. Read sorted, the copy dropped, each said."""
+    days = pd.date_range("2021-01-01", periods=60, freq="D")
+    frame = pd.DataFrame({"y": np.arange(60.0)}, index=days)
+    expected = naive().fit(frame).predict()
+    shuffled, copied = frame.sample(frac=1, random_state=0), pd.concat([frame, frame.iloc[[30]]]).sort_index()
+    for changed, said in ((shuffled, "sorted the rows by the time of their index"),
+                          (copied, "dropped 1 exact duplicate row(s)")):  # fmt: skip
+        with pytest.warns(DataQualityWarning, match=re.escape(said)):
+            pd.testing.assert_frame_equal(naive().fit(changed).predict(), expected)
+    long = pd.concat([pd.DataFrame({"unique_id": uid, "ds": days, "y": np.arange(60.0) + k})
+                      for k, uid in enumerate("ab")])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # each series in time order: not resorted, nothing said
+        expected = naive().fit(long).predict()
+    with pytest.warns(DataQualityWarning, match="sorted the rows by 'ds' within each 'unique_id'"):
+        shuffled = naive().fit(long.sample(frac=1, random_state=0)).predict()
+    pd.testing.assert_frame_equal(shuffled, expected)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.dates import year_numbers
@@ -27,6 +28,31 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
     return data
+
+
+def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame, list[str]]:
+    """A frame's rows sorted by their time (its DatetimeIndex or PeriodIndex, else its date column of
+    timestamps), stably, and without exact duplicate rows, with notes saying so: pandas users' frames come
+    out of merges and samples in any order (neuralforecast sorts them itself); a file is read as written."""
+    notes, index = [], frame.index
+    column = read.date_col if read.date_col in frame.columns else None
+    if isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) and not index.is_monotonic_increasing:
+        frame = frame.sort_index(kind="stable")
+        notes.append("sorted the rows by the time of their index")
+    elif column is not None and pd.api.types.is_datetime64_any_dtype(frame[column]):
+        ids = read.id_col if read.id_col in frame.columns else None
+        times = frame.groupby(ids, sort=False)[column] if ids else frame[column]
+        if not (times.is_monotonic_increasing.all() if ids else times.is_monotonic_increasing):
+            rank = frame[ids].map({name: k for k, name in enumerate(pd.unique(frame[ids]))}) if ids else 0
+            frame = frame.iloc[np.lexsort((frame[column].to_numpy(), np.broadcast_to(rank, len(frame))))]
+            notes.append(f"sorted the rows by {column!r}" + (f" within each {ids!r}" if ids else ""))
+    numbered = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None  # no time in it
+    keyed = frame if numbered else frame.reset_index()
+    repeated = np.zeros(len(frame), bool) if read.no_date else keyed.duplicated().to_numpy()  # steps repeat
+    if repeated.any():
+        frame = frame[~repeated]
+        notes.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (time and values of an earlier)")
+    return frame, notes
 
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:

@@ -33,7 +33,7 @@ from forecaster.data.dates import (
     year_numbers,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
-from forecaster.data.frames import as_frame, check_names, index_as_columns
+from forecaster.data.frames import as_frame, check_names, in_time_order, index_as_columns
 from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
@@ -336,12 +336,13 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
             "read_csv reads it from its path (read_csv(path, periods=...).frame is a DataFrame to fit); a "
             "DataFrame holds one frequency: expected no periods"
         )
-    raw, read = index_as_columns(as_frame(frame, source), read, source)
+    frame, notes = in_time_order(as_frame(frame, source), read)
+    raw, read = index_as_columns(frame, read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
     with rows_of_a_frame():
-        return _read_table(raw, source, read, None, [])
+        return _read_table(raw, source, read, None, notes)
 
 
 def _read_table(
