@@ -342,7 +342,26 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
     assert main(["predict", "--model", str(out), "--csv", str(path), "--output", str(forecast_csv)]) == 0
     forecast = pd.read_csv(forecast_csv)
     assert list(forecast.columns) == ["period", "Germany", "France"]
-    assert forecast["period"].str[:4].tolist() == ["2021", "2022"]
+    assert forecast["period"].tolist() == [2021, 2022]  # as the header wrote its years ('1990 [YR1990]')
+
+
+@pytest.mark.parametrize(("header", "first"), [(["1994-Q1", "1994-Q2"], "2024-Q1"),
+                                               (["2004M01", "2004M02"], "2006M07")])  # fmt: skip
+def test_a_wide_files_forecast_is_labelled_as_its_header_labels_periods(tmp_path, capsys, header, first):
+    """Eurostat's '1994-Q1' and PX-Web's '2004M01' period columns: the forecast was dated '2024-01-01' where
+    a long file's is '2024-Q1'; labelled as the header writes them now."""
+    steps = 120 if "Q" in header[0] else 30
+    periods = (pd.period_range("1994Q1", periods=steps, freq="Q").strftime("%Y-Q%q") if "Q" in header[0]
+               else pd.period_range("2004-01", periods=steps, freq="M").strftime("%YM%m"))  # fmt: skip
+    assert list(periods[:2]) == header
+    rows = ["geo," + ",".join(periods), "AT," + ",".join(str(100 + k) for k in range(steps)),
+            "BE," + ",".join(str(200 + k % 7) for k in range(steps))]  # fmt: skip
+    path = write(tmp_path, "wide.csv", "\n".join(rows) + "\n")
+    out = tmp_path / "model"
+    assert main(["train", "--csv", str(path), "--horizon", "2", "--model", "naive", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out), "--csv", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[0] == first
 
 
 def _wdi_bulk(tmp_path: Path) -> Path:

@@ -108,7 +108,8 @@ def _numbers(
 
 
 def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
-    """(one row per period with a DATE_COLUMN of ISO dates and one column per series, a note saying so)."""
+    """(one row per period with a DATE_COLUMN of its header label and one column per series, a note saying
+    so)."""
     count = period_count(raw.columns)
     labels = list(raw.columns[-count:])
     dates = period_dates(labels)
@@ -129,9 +130,10 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     names = _series_names(raw.iloc[:, : len(raw.columns) - count])
     values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
     frame = pd.DataFrame(np.vstack(values), columns=names)
-    frame.insert(
-        0, DATE_COLUMN, dates.strftime("%Y-%m-%d"), allow_duplicates=True
-    )  # the reader names a clash
+    # the periods as the header writes them ("1994-Q1", "2004M01", "1990" of "1990 [YR1990]"): the reader
+    # parses them to these dates and writes the forecast's periods like them
+    written = [_CODE.sub("", str(labels[position]).strip()) for position in order]
+    frame.insert(0, DATE_COLUMN, written, allow_duplicates=True)  # the reader names a clash
     note = (
         f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "
         f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
