@@ -111,7 +111,7 @@ class ModelRegistry:
             if not MODEL_NAME_PATTERN.match(entry.name):
                 if entry.name not in self.skipped:
                     self.skipped[entry.name] = INVALID_NAME
-                    log.warning("skipping bundle %s: %s", entry, INVALID_NAME)
+                    log.warning("skipping bundle %r: %s", str(entry), INVALID_NAME)  # quoted: its line breaks
                 continue
             found[entry.name] = (entry, folder_version(entry))
         return found

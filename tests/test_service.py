@@ -634,3 +634,16 @@ def test_fuzzed_raw_requests_never_get_a_5xx(client: Client, raw: bytes, content
     assert 400 <= response.status_code < 500, response.text
     assert response.json()["message"]
     assert client.get("/health/ready").status_code == 200
+
+
+def test_a_folder_name_with_a_line_break_logs_one_quoted_line(tmp_path: Path, caplog) -> None:
+    """A models subfolder named 'x\\nINFO:     fake' wrote a forged log line: its name is logged quoted."""
+    import logging
+
+    from service.registry import ModelRegistry
+
+    (tmp_path / "x\nINFO:     fake").mkdir()
+    with caplog.at_level(logging.WARNING, logger="service.registry"):
+        assert ModelRegistry(root=tmp_path).bundles() == {}
+    [record] = [record for record in caplog.records if "skipping bundle" in record.getMessage()]
+    assert "\n" not in record.getMessage() and "\\nINFO:     fake" in record.getMessage()
