@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from forecaster.data import DataQualityWarning, read_csv, read_frame
+from forecaster.data.dates import parse_period_labels
 from forecaster.errors import DataError
 
 
@@ -291,3 +292,25 @@ def test_a_date_column_switching_from_iso_to_day_first_dates_reads_each_kind_its
     series = read_frame(frame)
     assert series.freq == "D"
     pd.testing.assert_index_equal(series.index, days.rename(series.index.name), check_names=False)
+
+
+def test_months_by_name_in_the_languages_offices_write_them(tmp_path):
+    """Destatis' GENESIS export: 'Jahr;Monat' columns of 'Januar', 'März' (it was read as a long panel keyed
+    by 'Monat'), and 'Zeitraum' labels '2012 Januar' (refused as no date column; the last row, '2023
+    Dezember', was then dropped as a summary row), each in Windows-1252 with decimal commas."""
+    german = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+              "November", "Dezember"]  # fmt: skip
+    rows = [f"{year};{month};{100 + 12 * (year - 2020) + k},5" for year in (2020, 2021) for k, month
+            in enumerate(german)]  # fmt: skip
+    parts = tmp_path / "genesis.csv"
+    parts.write_bytes(("Jahr;Monat;Index\n" + "\n".join(rows) + "\n").encode("cp1252"))
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(("Zeitraum;Index\n" + "\n".join(f"{row.split(';')[0]} {row.split(';', 1)[1]}"
+                                                      for row in rows) + "\n").encode("cp1252"))  # fmt: skip
+    for path in (parts, labels):
+        series = read_csv(path)
+        assert list(series.index) == list(pd.date_range("2020-01-01", periods=24, freq="MS"))
+        np.testing.assert_array_equal(series.values[:, 0], 100.5 + np.arange(24))
+    french = parse_period_labels(pd.Series(["janvier 2020", "mars 2020", "déc. 2020"]))
+    assert list(french) == list(pd.to_datetime(["2020-01-01", "2020-03-01", "2020-12-01"]))
+    assert parse_period_labels(pd.Series(["Total 2020"])) is None  # a word, no month

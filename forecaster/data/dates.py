@@ -24,6 +24,24 @@ from forecaster.errors import DataError, MissingDateColumnsError
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
               ("year", "week"): "week"}  # fmt: skip
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53)}
+# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS), case ignored.
+_PART_NAMES = {
+    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar"), "year"),
+    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal"), "quarter"),
+    **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand"), "month"),
+    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana"), "week"),
+}
+# Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch).
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december",
+    "januar februar märz april mai juni juli august september oktober november dezember",
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+    "januari februari maart april mei juni juli augustus september oktober november december",
+)
+MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
+                 for cut in (3, None)}  # fmt: skip
 PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1")
     (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QT](?P<quarter>[1-4])$", re.I), "quarter"),
@@ -37,6 +55,9 @@ PERIOD_LABELS = (
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
     (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
+    # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
+    (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
+    (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
 )
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
@@ -90,6 +111,9 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
     """The parts `pattern` finds in each text, and which texts are labels of its kind (a fiscal year's
     second year follows its first)."""
     found = texts.str.extract(pattern)
+    if part == "month":  # a name (MONTH_NUMBERS) as its number; another word is no month
+        named = found["month"].str.lower().map(MONTH_NUMBERS).astype("string")
+        found["month"] = found["month"].where(found["month"].str.isdigit() != False, named)  # noqa: E712
     fits = found.notna().all(axis=1).to_numpy().copy()
     if part == "span" and fits.any():
         first, second = (pd.to_numeric(found[key], errors="coerce").to_numpy() for key in ("year", "next"))
@@ -220,14 +244,15 @@ def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
 
 
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
-    """The part each column holds, by its name (case ignored), if they make one of DATE_PARTS."""
-    kinds = tuple(str(column).strip().lower() for column in columns)
+    """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
+    kinds = tuple(_PART_NAMES.get(str(column).strip().lower(), "") for column in columns)
     return kinds if kinds in DATE_PARTS else None
 
 
 def find_date_parts(columns: Sequence[str]) -> list[str] | None:
-    """Columns named year and quarter, month or week (case ignored), finest part first found; else None."""
-    by_kind = {str(column).strip().lower(): column for column in columns}
+    """Columns named year and quarter, month or week (case ignored, _PART_NAMES), finest part first found;
+    else None."""
+    by_kind = {_PART_NAMES.get(str(column).strip().lower()): column for column in columns}
     for kinds in sorted(DATE_PARTS, key=len, reverse=True):
         if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
             return [by_kind[kind] for kind in kinds]
@@ -253,7 +278,10 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
         )
     numbers = {}
     for kind, name in zip(kinds, columns, strict=True):
+        named = raw[name].astype(str).str.strip().str.lower().map(MONTH_NUMBERS) if kind == "month" else None
         column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
+        if named is not None:  # "Januar", "März": GENESIS writes its months by name
+            column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
         low, high = _RANGES[kind]
         whole = np.isfinite(column) & (column == np.round(column))
         bad = np.flatnonzero(~whole | (column < low) | (column > high))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
-from forecaster.data.dates import MAX_TIMESTAMP_CHARS, year_numbers
+from forecaster.data.dates import MAX_TIMESTAMP_CHARS, parse_period_labels, year_numbers
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
@@ -213,7 +213,10 @@ def _footnote(text: str) -> bool:
     above them ("__________", Destatis'), not a period."""
     if _RULE.fullmatch(text):
         return True
-    return bool(re.match(r"[^\W\d_]{3}[^:]*:", text)) or (bool(_WORD.search(text)) and not _timestamp(text))
+    if re.match(r"[^\W\d_]{3}[^:]*:", text):
+        return True
+    worded = bool(_WORD.search(text))  # "2023 Dezember" is a period pandas does not read
+    return worded and not _timestamp(text) and parse_period_labels(pd.Series([text])) is None
 
 
 def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, str]]]:
