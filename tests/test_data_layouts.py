@@ -367,11 +367,13 @@ def test_a_wide_files_forecast_is_labelled_as_its_header_labels_periods(tmp_path
 def _wdi_bulk(tmp_path: Path) -> Path:
     """The World Bank's bulk CSV (API_NY.GDP.MKTP.KD_DS2_en_csv_v2.csv): a byte-order mark, four lines
     before the header, every line ending with a comma, empty cells before a country's first year: 8
-    countries from 1960, 3 from 2000, one from 2019."""
+    countries from 1960, 3 from 2000, one from 2019, and first one without values (its row was taken for the
+    header)."""
     years, rng = list(range(1960, 2024)), np.random.default_rng(0)
     header = ["Country Name", "Country Code", "Indicator Name", "Indicator Code", *map(str, years)]
+    aruba = ["Aruba", "ABW", "GDP", "NY.GDP", *[""] * len(years)]
     lines = ['\ufeff"Data Source","World Development Indicators",', "", '"Last Updated Date","2024-06-28",',
-             "", ",".join(f'"{cell}"' for cell in header) + ","]  # fmt: skip
+             "", *(",".join(f'"{cell}"' for cell in row) + "," for row in (header, aruba))]  # fmt: skip
     for k, start in enumerate([1960] * 8 + [2000] * 3 + [2019]):
         values = 100 * np.exp(np.cumsum(rng.normal(0.02, 0.03, len(years))))
         cells = ["" if year < start else f"{value:.3f}" for year, value in zip(years, values, strict=True)]

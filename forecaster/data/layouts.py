@@ -165,6 +165,8 @@ def sniff(source: Any, **options: Any) -> Layout:
         first = next((row for row, cells in enumerate(rows) if len(cells) == width and _data_row(cells)), 0)
         if any(_datum(cells[0]) for cells in rows[:first] if len(cells) == width):
             first = 1  # "metadata" that looks like data is data: the first line is the header
+        periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells)]
+        first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
     mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
