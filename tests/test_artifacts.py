@@ -271,7 +271,7 @@ def test_failed_final_rename_restores_the_previous_bundle(tiny, tmp_path, monkey
         return real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(OSError, match="rename failed"):
+    with pytest.raises(BundleError, match="cannot write bundle .*: rename failed; nothing of it was written"):
         save(tiny_model(), path, overwrite=True)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
