@@ -3,6 +3,7 @@ value flags, metadata lines, periods as columns, and ONS blocks of several frequ
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import warnings
 from pathlib import Path
@@ -397,6 +398,9 @@ def test_the_world_bank_bulk_csv_trains_one_model_of_its_countries_from_their_ow
     assert series.columns == [f"Country {k}" for k in range(12)] and series.options.channels == "independent"
     expected = fitting_input_size(24, 5, "holdout", None)
     assert default_input_size(series, TrainSettings(horizon=5)) == expected == 5
+    # where the whole table's input leaves no series out, it is kept (a panel of 64-year series: 20 steps)
+    long_ones = dataclasses.replace(series, frame=series.frame[[f"Country {k}" for k in range(8)]])
+    assert default_input_size(long_ones, TrainSettings(horizon=5)) == fitting_input_size(64, 5, "7:1:2", None)
     out = tmp_path / "wdi"
     tiny = "--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2 --max-epochs 1"
     argv = ["train", "--csv", str(path), "--horizon", "5", *tiny.split(), "--seeds", "1", "--no-progress"]

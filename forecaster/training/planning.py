@@ -16,7 +16,7 @@ from typing import Any
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows
+from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows, split_borders
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -140,17 +140,29 @@ def split_for(series: TimeSeries, settings: TrainSettings) -> str:
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
     """A registered dataset's input size; else 96, shortened on a short file so that training keeps as many
-    windows as input steps (`fitting_input_size`); for a panel of independent series, as for one of the
-    shortest that any input trains (the KEPT_SERIES share of them keeps its windows: 24-year series beside
-    64-year ones were left out by the 64-year input of 20 steps)."""
+    windows as input steps (`fitting_input_size`); for a panel of independent series whose shorter series
+    that input would leave out, as for one of the shortest that any input trains (the KEPT_SERIES share of
+    them keeps its windows: 24-year series beside 64-year ones were left out by the 64-year input of 20)."""
     if series.dataset:
         return get_spec(series.dataset).input_size
-    split, rows = split_for(series, settings), len(series)
-    if split == AUTO_SPLIT:
-        fewest = min_rows(1, settings.horizon, split)
-        spans = sorted(n for n in (r.stop - r.start for r in series.own_rows()) if fewest and n >= fewest)
-        rows = spans[int((1 - KEPT_SERIES) * len(spans))] if spans else rows
-    return fitting_input_size(rows, settings.horizon, split, series.freq)
+    split, horizon = split_for(series, settings), settings.horizon
+    whole = fitting_input_size(len(series), horizon, split, series.freq)
+    if split != AUTO_SPLIT:
+        return whole
+    fewest = min_rows(1, horizon, split)
+    spans = sorted(n for n in (r.stop - r.start for r in series.own_rows()) if fewest and n >= fewest)
+    if not spans or all(_splits(n, whole, horizon, series.freq) for n in spans):
+        return whole
+    return fitting_input_size(spans[int((1 - KEPT_SERIES) * len(spans))], horizon, split, series.freq)
+
+
+def _splits(rows: int, input_size: int, horizon: int, freq: str | None) -> bool:
+    """Whether a series of `rows` gives every split of the auto scheme a window of `input_size` steps."""
+    try:
+        split_borders(rows, input_size, AUTO_SPLIT, freq, horizon=horizon)
+    except DataError:
+        return False
+    return True
 
 
 class InputTooShort(DataError):
