@@ -398,8 +398,12 @@ def test_the_world_bank_bulk_csv_trains_one_model_of_its_countries_from_their_ow
     assert series.columns == [f"Country {k}" for k in range(12)] and series.options.channels == "independent"
     expected = fitting_input_size(24, 5, "holdout", None)
     assert default_input_size(series, TrainSettings(horizon=5)) == expected == 5
-    # where the whole table's input leaves no series out, it is kept (a panel of 64-year series: 20 steps)
-    long_ones = dataclasses.replace(series, frame=series.frame[[f"Country {k}" for k in range(8)]])
+    # where the whole table's input leaves no series out, it is kept: 64-year series and one of 60 (20 steps,
+    # not the 60-year one's 19)
+    frame = series.frame[[f"Country {k}" for k in range(8)]].copy()
+    frame.iloc[:4, 0] = np.nan
+    assert fitting_input_size(60, 5, "7:1:2", None) == 19
+    long_ones = dataclasses.replace(series, frame=frame)
     assert default_input_size(long_ones, TrainSettings(horizon=5)) == fitting_input_size(64, 5, "7:1:2", None)
     out = tmp_path / "wdi"
     tiny = "--d-model 8 --n-heads 2 --fold 2 --e-layers 1 --left-rank 4 --right-rank 2 --max-epochs 1"
