@@ -108,23 +108,26 @@ MISSING_CODES = (-99999.0, -9999.99, -9999.0, -999.99, -999.9, -999.0, -99.99, -
 
 
 def missing_codes(frame: pd.DataFrame, notes: list[str], published: bool = False) -> pd.DataFrame:
-    """Cells of a missing-value code (MISSING_CODES) in a column whose other values all lie above a tenth of
-    it (-999.99 beside CO2 readings of 300-420 ppm: as numbers, every standardized error read 0.0000) as
-    missing, said in `notes`; a benchmark file's (`published`) kept as numbers, said too."""
-    values = frame.to_numpy(dtype=np.float64, copy=True)
-    said = []
-    for code in MISSING_CODES:
-        coded = values == code
-        others = np.where(coded | np.isnan(values), np.inf, values).min(axis=0)
-        coded &= coded.any(axis=0) & (others > code / 10)
-        if coded.any():
-            said.append(f"{int(coded.sum())} cell(s) of {code:g}")
-            values[coded] = code if published else np.nan
+    """Cells of a missing-value code (MISSING_CODES) that is its column's lowest value, all its other values
+    above a tenth of it (-999.99 beside CO2 readings of 300-420 ppm: as numbers, every standardized error read
+    0.0000), as missing, said in `notes`; a benchmark file's (`published`) kept as numbers, said too. One pass
+    over the table: only columns whose lowest value is a code are looked at again."""
+    values = frame.to_numpy(dtype=np.float64)
+    lowest = np.fmin.reduce(values, axis=0) if len(values) else np.array([])  # NaN ignored
+    counts: dict[float, int] = {}
+    coded = np.zeros(values.shape, dtype=bool)
+    for j in np.flatnonzero(np.isin(lowest, MISSING_CODES)):
+        column = values[:, j]
+        cells = column == lowest[j]
+        if np.fmin.reduce(np.where(cells, np.nan, column)) > lowest[j] / 10 or cells.all():
+            coded[:, j] = cells
+            counts[lowest[j]] = counts.get(lowest[j], 0) + int(cells.sum())
+    said = ", ".join(f"{count} cell(s) of {code:g}" for code, count in sorted(counts.items()))
     if said and published:
-        notes.append(f"{', '.join(said)} (a common sensor fill value), used as numbers")
+        notes.append(f"{said} (a common sensor fill value), used as numbers")
     elif said:
-        notes.append(f"read {', '.join(said)} as missing (a code far below its column's other values)")
-    return frame if not said or published else pd.DataFrame(values, index=frame.index, columns=frame.columns)
+        notes.append(f"read {said} as missing (a code far below its column's other values)")
+    return frame if not said or published else frame.mask(coded)
 
 
 def fill_missing_cells(
