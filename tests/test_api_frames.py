@@ -208,3 +208,12 @@ def test_a_frame_in_any_row_order_is_read_in_time_order_and_exact_copies_dropped
     with pytest.warns(DataQualityWarning, match="sorted the rows by 'ds' within each 'unique_id'"):
         shuffled = naive().fit(long.sample(frac=1, random_state=0)).predict()
     pd.testing.assert_frame_equal(shuffled, expected)
+
+
+def test_a_frame_of_steps_from_100_is_forecast_from_its_last_step():
+    """With no_date, a RangeIndex from 100 was renumbered from 0: the forecast's steps were 80, 81, 82 after
+    rows 100-179; now 180, 181, 182 (and a frame numbered from 0 goes on from its length, as before)."""
+    frame = pd.DataFrame({"a": np.arange(80.0)}, index=pd.RangeIndex(100, 180))
+    assert naive().fit(frame, no_date=True).predict().index.tolist() == list(range(180, 180 + HORIZON))
+    numbered = frame.reset_index(drop=True)
+    assert naive().fit(numbered, no_date=True).predict().index.tolist() == list(range(80, 80 + HORIZON))

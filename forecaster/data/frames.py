@@ -87,6 +87,8 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
         if clash:
             raise DataError(f"{source}: the index and a column are both named {clash[0]!r}; rename one")
         return frame.set_axis(index, axis=0).reset_index(), read
+    if read.no_date and isinstance(index, pd.RangeIndex) and index.step == 1:  # steps 100, 101, ... go on
+        return frame.set_axis(pd.RangeIndex(index.start, index.stop), axis=0), read
     return frame.reset_index(drop=True), read
 
 

@@ -327,8 +327,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
 
 
 def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
-    """`read_csv` for a DataFrame (or a Series) already in memory: its columns, and its index where that
-    holds data (`frames.index_as_columns`)."""
+    """`read_csv` for a DataFrame (or a Series): its columns, its index where it holds data (`frames`)."""
     read = ReadOptions(**options)
     if read.periods is not None:
         raise DataError(
@@ -368,7 +367,8 @@ def _read_table(
         if date_col is None and date_from is None:
             raw, read = _indexed_by_steps(raw, read, source, notes)
     if read.no_date:
-        index: pd.Index = raw.index if read.id_col is not None else pd.RangeIndex(len(raw))
+        steps = read.id_col is not None or isinstance(raw.index, pd.RangeIndex)  # a frame's 100, 101, ... too
+        index: pd.Index = raw.index if steps else pd.RangeIndex(len(raw))
     else:
         if date_col is not None and date_col not in raw.columns:
             raise MissingDateColumnsError(
