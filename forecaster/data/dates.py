@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from forecaster.data.timeindex import infer_frequency
+from forecaster.data.timeindex import infer_frequency, sub_daily
 from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
@@ -187,8 +187,7 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
         return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
     local = pd.DatetimeIndex([pd.Timestamp(value).tz_localize(None) for value in column], name=column.name)
     freq = infer_frequency(local)
-    tick = freq is not None and isinstance(to_offset(freq), pd.offsets.Tick)
-    if freq is not None and not (tick and pd.Timedelta(to_offset(freq)) < pd.Timedelta(days=1)):
+    if freq is not None and not sub_daily(freq):
         return local, "read the dates, whose UTC offsets change (daylight saving time), as local clock times"
     return None
 

@@ -46,13 +46,18 @@ def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame,
             rank = frame[ids].map({name: k for k, name in enumerate(pd.unique(frame[ids]))}) if ids else 0
             frame = frame.iloc[np.lexsort((frame[column].to_numpy(), np.broadcast_to(rank, len(frame))))]
             notes.append(f"sorted the rows by {column!r}" + (f" within each {ids!r}" if ids else ""))
-    numbered = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None  # no time in it
-    keyed = frame if numbered else frame.reset_index()
+    keyed = frame if _row_numbers(frame.index) else frame.reset_index()  # an index holding time is compared
     repeated = np.zeros(len(frame), bool) if read.no_date else keyed.duplicated().to_numpy()  # steps repeat
     if repeated.any():
         frame = frame[~repeated]
         notes.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (time and values of an earlier)")
     return frame, notes
+
+
+def _row_numbers(index: pd.Index) -> bool:
+    """Whether an index is row numbers 0, 1, 2, ... (pandas 3 makes other consecutive whole numbers, years
+    1871-1970, a RangeIndex too)."""
+    return isinstance(index, pd.RangeIndex) and (index.start, index.step, index.name) == (0, 1, None)
 
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
@@ -74,8 +79,7 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
         raw = frame.set_axis(index, axis=0).reset_index(names=name)
         raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
         return raw, dataclasses.replace(read, date_col=name)
-    # row numbers 0, 1, 2, ...; pandas 3 makes consecutive whole numbers a RangeIndex too (years 1871-1970)
-    numbered = isinstance(index, pd.RangeIndex) and (index.start, index.step, index.name) == (0, 1, None)
+    numbered = _row_numbers(index)
     undated = frame.select_dtypes(exclude="number").empty and not read.no_date  # no column holds dates
     if undated and not numbered and not isinstance(index, pd.MultiIndex) and index.name is None:
         years = year_numbers(pd.Series(index)) if pd.api.types.is_integer_dtype(index) else None

@@ -183,15 +183,19 @@ def fill_missing_cells(
     return frame
 
 
-def _shared_rows(frame: pd.DataFrame) -> tuple[int, int] | None:
-    """The first and last row where every column has a value, where that drops at most MAX_EDGE_SHARE of the
-    rows before or after; None where it drops more, or a column has no value."""
-    finite = np.isfinite(frame.to_numpy())
+def value_spans(finite: np.ndarray) -> list[tuple[int, int]]:
+    """Each column's first and last row holding a value (`finite`: which do; each column holds one)."""
+    return [(int(rows[0]), int(rows[-1])) for rows in map(np.flatnonzero, finite.T)]
+
+
+def _shared_rows(finite: np.ndarray) -> tuple[int, int] | None:
+    """The first and last row where every column has a value (`finite`), where that drops at most
+    MAX_EDGE_SHARE of the rows before or after; None where it drops more, or a column has no value."""
     if not finite.any(axis=0).all():
         return None
     first = int(finite.argmax(axis=0).max())
-    last = len(frame) - 1 - int(finite[::-1].argmax(axis=0).max())
-    if last < first or first + len(frame) - 1 - last > MAX_EDGE_SHARE * len(frame):
+    last = len(finite) - 1 - int(finite[::-1].argmax(axis=0).max())
+    if last < first or first + len(finite) - 1 - last > MAX_EDGE_SHARE * len(finite):
         return None
     return first, last
 
@@ -201,9 +205,9 @@ def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
     published from 1995 beside others from 1960: then read as independent series, as a long table's are,
     said in `notes` naming each series' span that differs."""
     finite = np.isfinite(frame.to_numpy())
-    if frame.shape[1] < 2 or not finite.any(axis=0).all() or _shared_rows(frame) is not None:
+    if frame.shape[1] < 2 or not finite.any(axis=0).all() or _shared_rows(finite) is not None:
         return False
-    spans = [(int(rows[0]), int(rows[-1])) for rows in map(np.flatnonzero, finite.T)]
+    spans = value_spans(finite)
     first, last = max(spans, key=lambda span: span[1] - span[0])
     apart = [f"{frame.columns[j]!r}" + (f" from {_at(frame.index[a])}" if a != first else "")
              + (f" to {_at(frame.index[b])}" if b != last else "")
@@ -220,7 +224,7 @@ def _at(label: Any) -> str:
 def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows from the first where every column has a value to the last, where that drops at most
     MAX_EDGE_SHARE of them (else all rows, for the refusal to name the cells)."""
-    shared = _shared_rows(frame)
+    shared = _shared_rows(np.isfinite(frame.to_numpy()))
     if shared is None:
         return frame, added
     first, last = shared

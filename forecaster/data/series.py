@@ -15,7 +15,14 @@ import pandas as pd
 from forecaster.checks import check_fields, parse_names, setting
 from forecaster.data.calendar import calendar_columns
 from forecaster.data.dates import DATE_PARTS, date_part_kinds
-from forecaster.data.missing import AUTO, MAX_GAP_SHARE, MAX_GAP_STEPS, MAX_MISSING_SHARE, NO_FILL
+from forecaster.data.missing import (
+    AUTO,
+    MAX_GAP_SHARE,
+    MAX_GAP_STEPS,
+    MAX_MISSING_SHARE,
+    NO_FILL,
+    value_spans,
+)
 from forecaster.errors import DataError
 
 FILL_METHODS = (AUTO, NO_FILL, "interpolate", "ffill")
@@ -160,11 +167,7 @@ class TimeSeries:
     def own_rows(self) -> list[slice]:
         """Each target's rows from its first value to its last: what an independent series is split on (the
         series of a long panel start and end apart)."""
-        spans = []
-        for column in self.values.T:
-            valid = np.flatnonzero(np.isfinite(column))
-            spans.append(slice(int(valid[0]), int(valid[-1]) + 1))
-        return spans
+        return [slice(first, last + 1) for first, last in value_spans(np.isfinite(self.values))]
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -91,7 +91,7 @@ def resolve_split(scheme: str, n_rows: int, horizon: int) -> str:
     return default_split(n_rows, horizon) if scheme == AUTO_SPLIT else scheme
 
 
-def _usable(
+def usable(
     n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None, trained: bool = True
 ) -> bool:
     """Whether every split holds a window; `trained` False (a forecast that fits nothing learns from no
@@ -110,7 +110,7 @@ def min_rows(
     count can)."""
     if scheme == "ett":
         needed = ETT_HOURS[2] * rows_per_hour(freq)
-        return needed if _usable(needed, input_size, horizon, scheme, freq, trained) else None
+        return needed if usable(needed, input_size, horizon, scheme, freq, trained) else None
     # Start at bounds every split implies (a horizon of 10**9 must not take 10**10 steps): holdout's train
     # rows n - 2h hold a window; under 7:1:2 the validation rows (at most 0.1 n + 2) and the train rows (at
     # least 0.7 n - 1) hold one (train's bounds only where it needs a window)
@@ -119,7 +119,7 @@ def min_rows(
     else:
         train = int((input_size + horizon) / 0.7) - 1 if trained else 0
         n_rows = max(input_size + horizon, 10 * (horizon - 2), train)
-    while not _usable(n_rows, input_size, horizon, scheme, freq, trained):
+    while not usable(n_rows, input_size, horizon, scheme, freq, trained):
         n_rows += 1
     return n_rows
 
@@ -166,7 +166,7 @@ def split_borders(
     checked_horizon = 1 if horizon is None else horizon
     scheme = resolve_split(scheme, n_rows, checked_horizon)  # named as resolved in the messages below
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
-    if not _usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
+    if not usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)
         what = f"split {scheme} with input_size {input_size}" + (f" and horizon {horizon}" if horizon else "")
         origin = f"{source}: " if source else ""
@@ -176,7 +176,7 @@ def split_borders(
                 f"{ETT_HOURS[1] - ETT_HOURS[0]} hours); expected a shorter horizon or the 7:1:2 split"
             )
         shorter = ""
-        if scheme == PROTOCOL_SPLIT and _usable(n_rows, input_size, checked_horizon, HOLDOUT, freq, trained):
+        if scheme == PROTOCOL_SPLIT and usable(n_rows, input_size, checked_horizon, HOLDOUT, freq, trained):
             shorter = " (or --split holdout: the last horizon tests, the one before validates)"
         raise DataError(
             f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "

@@ -6,6 +6,7 @@ import warnings
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
@@ -87,13 +88,18 @@ def check_frequency(freq: str) -> pd.DateOffset:
     return offset
 
 
+def sub_daily(freq: str) -> bool:
+    """Whether steps of `freq` are shorter than a day (counted in elapsed time; a day or longer is counted
+    on a zone's clock, 23 or 25 hours across a change of daylight saving time)."""
+    step = to_offset(freq)
+    return isinstance(step, pd.offsets.Tick) and pd.Timedelta(step) < pd.Timedelta(days=1)
+
+
 def in_zone(index: pd.DatetimeIndex, zone: Any, freq: str | None) -> pd.DatetimeIndex:
     """Timestamps read back at a fixed UTC offset or as local clock times, in the time zone they came in:
-    steps of a day or longer keep their clock time (local midnights, 23 or 25 hours apart across DST),
-    shorter ones their instant."""
-    step = check_frequency(freq) if freq else None
-    short = step is None or (isinstance(step, pd.offsets.Tick) and pd.Timedelta(step) < pd.Timedelta("1D"))
-    if short and index.tz is not None:
+    steps of a day or longer keep their clock time (local midnights across DST), shorter ones their
+    instant."""
+    if (freq is None or sub_daily(freq)) and index.tz is not None:
         return index.tz_convert(zone)
     return index.tz_localize(None).tz_localize(zone, nonexistent="shift_forward", ambiguous=False)
 
@@ -138,4 +144,4 @@ def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
         periods = pd.DatetimeIndex(index).to_period(asked)
     except (ValueError, TypeError):
         return False
-    return bool(periods.is_unique and (pd.Series(periods.asi8).diff().iloc[1:] == 1).all())
+    return bool((np.diff(periods.asi8) == 1).all())

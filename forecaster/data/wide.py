@@ -23,10 +23,15 @@ MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "
                "October", "November", "December")  # fmt: skip
 
 
+def _period_text(label: object) -> str:
+    """A header's period as written, without WDI's code ("1990" of "1990 [YR1990]")."""
+    return _CODE.sub("", str(label).strip())
+
+
 def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
     """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
     2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31), else None."""
-    texts = pd.Series([_CODE.sub("", str(label).strip()) for label in labels], dtype=object)
+    texts = pd.Series([_period_text(label) for label in labels], dtype=object)
     if texts.str.fullmatch(r"\d{4}").all():
         return year_numbers(texts)
     found = parse_period_labels(texts)
@@ -132,7 +137,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     frame = pd.DataFrame(np.vstack(values), columns=names)
     # the periods as the header writes them ("1994-Q1", "2004M01", "1990" of "1990 [YR1990]"): the reader
     # parses them to these dates and writes the forecast's periods like them
-    written = [_CODE.sub("", str(labels[position]).strip()) for position in order]
+    written = [_period_text(labels[position]) for position in order]
     frame.insert(0, DATE_COLUMN, written, allow_duplicates=True)  # the reader names a clash
     note = (
         f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "

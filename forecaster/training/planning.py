@@ -16,7 +16,7 @@ from typing import Any
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows, split_borders
+from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows, usable
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -151,18 +151,9 @@ def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
         return whole
     fewest = min_rows(1, horizon, split)
     spans = sorted(n for n in (r.stop - r.start for r in series.own_rows()) if fewest and n >= fewest)
-    if not spans or all(_splits(n, whole, horizon, series.freq) for n in spans):
+    if not spans or all(usable(n, whole, horizon, split, series.freq) for n in spans):
         return whole
     return fitting_input_size(spans[int((1 - KEPT_SERIES) * len(spans))], horizon, split, series.freq)
-
-
-def _splits(rows: int, input_size: int, horizon: int, freq: str | None) -> bool:
-    """Whether a series of `rows` gives every split of the auto scheme a window of `input_size` steps."""
-    try:
-        split_borders(rows, input_size, AUTO_SPLIT, freq, horizon=horizon)
-    except DataError:
-        return False
-    return True
 
 
 class InputTooShort(DataError):

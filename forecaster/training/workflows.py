@@ -39,7 +39,7 @@ from forecaster.data.config import DataConfig
 from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, split_borders
+from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, usable
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
@@ -187,12 +187,8 @@ def without_short_series(
     input_size, split = max(c.input_size for c in candidates), split_for(series, settings)
     own = zip(series.columns, series.own_rows(), strict=True)
     lengths = {name: rows.stop - rows.start for name, rows in own}
-    short = []
-    for name, length in lengths.items():
-        try:
-            split_borders(length, input_size, split, series.freq, horizon=settings.horizon)
-        except DataError:
-            short.append(name)
+    short = [name for name, length in lengths.items()
+             if not usable(length, input_size, settings.horizon, split, series.freq)]  # fmt: skip
     if len(short) == len(series.columns):
         return series
     held = [f"{name!r} ({length} rows)" for name, length in lengths.items() if name not in short
