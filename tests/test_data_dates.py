@@ -67,6 +67,26 @@ def test_year_and_quarter_columns_make_the_dates_found_or_named(tmp_path) -> Non
         read_csv(path, date_from=["year", "day"])
 
 
+def test_year_month_day_hour_columns_are_the_dates_and_a_no_column_counting_rows_is_no_series(tmp_path):
+    hours = pd.date_range("2010-01-01", periods=60, freq="h")  # UCI's Beijing air quality file, its shape
+    frame = pd.DataFrame({"No": np.arange(1, 61), "year": hours.year, "month": hours.month, "day": hours.day,
+                          "hour": hours.hour, "pm2.5": np.sin(np.arange(60.0)),
+                          "TEMP": np.arange(60.0)})  # fmt: skip
+    frame.to_csv(path := tmp_path / "prsa.csv", index=False)
+    with pytest.warns(DataQualityWarning, match=r"skipped column\(s\) 'No': row numbers"):
+        series = read_csv(path)
+    assert series.freq == "h" and list(series.index) == list(hours) and series.columns == ["pm2.5", "TEMP"]
+    assert series.options.date_from == ["year", "month", "day", "hour"]
+    assert read_csv(path, targets=["No", "TEMP"]).columns == ["No", "TEMP"]  # asked for, it is kept
+    days = frame.drop(columns=["No", "hour"]).iloc[:24].assign(day=np.arange(1, 25), month=2)  # 1-24 Feb
+    days.to_csv(path := tmp_path / "daily.csv", index=False)
+    assert read_csv(path).freq == "D" and read_csv(path).index[-1] == pd.Timestamp("2010-02-24")
+    days.loc[5, "day"] = 30
+    days.to_csv(path, index=False)
+    with pytest.raises(DataError, match="daily.csv: line 7: 2010-02-30 is no calendar day; expected a real"):
+        read_csv(path)
+
+
 def _weekly_with_gaps() -> pd.DataFrame:
     index = pd.date_range("2021-01-03", periods=40, freq="W-SUN").delete([5, 6, 30])
     return pd.DataFrame({"sales": np.arange(37, dtype=float)}, index=index)

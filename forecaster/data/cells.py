@@ -142,3 +142,9 @@ def not_a_number_cell(value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return True
     return not (value is None or isinstance(value, (str, numbers.Real, Decimal)) or pd.isna(value))
+
+
+def counts_rows(column: pd.Series) -> bool:
+    """Whether `column` counts the rows, from 1 or 0: an index written out, no data."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    return len(values) > 2 and any(np.array_equal(values, np.arange(len(values)) + first) for first in (0, 1))

@@ -1,9 +1,10 @@
 """Time indexes from what tables hold besides timestamps, and the grid of an index with missing steps.
 
 Official statistics often publish periods as labels ("2020 Q1", "Q1 2020", "2020-T1", "2020M01",
-"2020-W05"), as year numbers, or as separate year / quarter / month / week columns; each becomes the
-period's first day (ISO weeks: their Monday). An index with missing steps (a weekly series with gaps)
-lies on a regular grid that `regular_grid` recovers, so the missing rows can be filled.
+"2020-W05"), as year numbers, or as separate year / quarter / month / week columns (weather records: year,
+month, day and hour); each becomes the period's first day (ISO weeks: their Monday). An index with missing
+steps (a weekly series with gaps) lies on a regular grid that `regular_grid` recovers, so the missing rows
+can be filled.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
-              ("year", "week"): "week"}  # fmt: skip
-_RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53)}
+              ("year", "week"): "week", ("year", "month", "day"): "day",
+              ("year", "month", "day", "hour"): "hour"}  # fmt: skip
+_RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
+           "hour": (0, 23)}  # fmt: skip
 # The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS), case ignored.
 _PART_NAMES = {
     **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar"), "year"),
     **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal"), "quarter"),
     **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand"), "month"),
     **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana"), "week"),
+    **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag"), "day"),
+    **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur"), "hour"),
 }
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch).
 _MONTH_NAMES = (
@@ -249,8 +254,8 @@ def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def find_date_parts(columns: Sequence[str]) -> list[str] | None:
-    """Columns named year and quarter, month or week (case ignored, _PART_NAMES), finest part first found;
-    else None."""
+    """Columns named year and quarter, month, week or month and day (and hour) (case ignored, _PART_NAMES),
+    the most parts first found; else None."""
     by_kind = {_PART_NAMES.get(str(column).strip().lower()): column for column in columns}
     for kinds in sorted(DATE_PARTS, key=len, reverse=True):
         if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
@@ -291,6 +296,14 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
             )
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
+    name = "+".join(map(str, columns))
+    if part in ("day", "hour"):  # NOAA, UCI's Beijing air: a calendar date in three or four columns
+        days = pd.to_datetime(pd.DataFrame(numbers), errors="coerce")
+        if days.isna().any():
+            row = int(np.flatnonzero(days.isna().to_numpy())[0])
+            date = "-".join(f"{numbers[kind][row]:02d}" for kind in ("year", "month", "day"))
+            raise DataError(f"{source}: line {row + 2}: {date} is no calendar day; expected a real date")
+        return pd.DatetimeIndex(days, name=name)
     days = []
     for row, year in enumerate(numbers["year"]):
         value = int(numbers[part][row]) if part != "year" else 1
@@ -300,7 +313,7 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
             raise DataError(
                 f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
             ) from None
-    return pd.DatetimeIndex(days, name="+".join(map(str, columns)))
+    return pd.DatetimeIndex(days, name=name)
 
 
 _PERIODS = (("M", "months"), ("Q", "quarters"), ("Y", "years"))

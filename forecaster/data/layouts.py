@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MONTHS, Tally, number_kind, numbers_in_text_columns
+from forecaster.data.cells import MONTHS, Tally, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dates import MAX_TIMESTAMP_CHARS, parse_period_labels, year_numbers
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
@@ -309,12 +309,6 @@ def _ons_block(
     return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows", kind
 
 
-def _row_numbers(column: pd.Series) -> bool:
-    """Whether `column` counts the rows, from 1 or 0: an index written out, no data."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    return len(values) > 2 and any(np.array_equal(values, np.arange(len(values)) + first) for first in (0, 1))
-
-
 def arrange(
     source: str,
     raw: pd.DataFrame,
@@ -337,7 +331,7 @@ def arrange(
         said.append("read decimal commas")
     unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
     empty = [k for k in unnamed if raw.iloc[:, k].isna().all()]
-    numbered = [k for k in unnamed if _row_numbers(raw.iloc[:, k])]
+    numbered = [k for k in unnamed if counts_rows(raw.iloc[:, k])]
     # a bundle trained on such a file re-reads new rows with the column named "year" here
     dated = not read.no_date and read.date_col in (None, "year") and "year" not in raw.columns
     years = dated and 0 in unnamed and 0 not in empty + numbered and year_numbers(raw.iloc[:, 0]) is not None

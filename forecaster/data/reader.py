@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 import zipfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.calendar import calendar_features
-from forecaster.data.cells import not_a_number_cell
+from forecaster.data.cells import counts_rows
+from forecaster.data.columns import is_text, numeric_columns
 from forecaster.data.dates import (
     across_offsets,
     dates_from_parts,
@@ -56,16 +56,12 @@ from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning
 from forecaster.data.textfile import WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
-from forecaster.errors import DataError, MissingColumnsError, MissingDateColumnsError
+from forecaster.errors import DataError, MissingDateColumnsError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
               "observation_date", "datum", "fecha")  # fmt: skip
 PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
-
-
-def _is_text(column: pd.Series) -> bool:
-    return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
 
 
 def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
@@ -114,11 +110,11 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     period first) whose values, a sample spread over the rows, are period labels or timestamps of years
     1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1)."""
     for column in raw.columns:
-        if column.lower() in DATE_NAMES and (_is_text(raw[column]) or number_dates(raw[column]) is not None):
+        if column.lower() in DATE_NAMES and (is_text(raw[column]) or number_dates(raw[column]) is not None):
             return column
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
-        if not _is_text(raw[column]) or values.empty:
+        if not is_text(raw[column]) or values.empty:
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
         if parse_period_labels(sample) is not None:
@@ -139,15 +135,15 @@ def _indexed_by_steps(
     `time` 1, 2, 3, ...): indexed by steps, as no_date=True does, that column left out. Else the error that
     no date column was found."""
     for column in (name for name in raw.columns if name.lower() in DATE_NAMES):
-        steps = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
-        if len(steps) > 1 and steps[0] in (0, 1) and (np.diff(steps) == 1).all():
-            notes.append(f"column {column!r} counts the rows ({steps[0]:.0f} to {steps[-1]:.0f}), no dates: "
-                         "rows indexed by steps")  # fmt: skip
+        if counts_rows(raw[column]):
+            first, last = pd.to_numeric(raw[column]).iloc[[0, -1]]
+            notes.append(f"column {column!r} counts the rows ({first:.0f} to {last:.0f}), no dates: rows "
+                         "indexed by steps")  # fmt: skip
             return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
         _parse_dates(source, raw, column)  # refused with what the column named like a date holds
     raise DataError(
         f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
-        "numbers, year with quarter / month / week columns, or a column of timestamps); "
+        "numbers, year with quarter / month / week (/ day / hour) columns, or a column of timestamps); "
         "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
         "no_date=True (--no-date) to index rows by integer steps"
     )
@@ -165,7 +161,7 @@ def _parse_dates(
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
     column = raw[date_col]
-    if not _is_text(column):
+    if not is_text(column):
         numbers = number_dates(column)
         if numbers is not None:
             return numbers.rename(date_col)
@@ -215,76 +211,6 @@ def _parse_dates(
             + (DATE_FORMS if bad.size == len(column) else one)
         )
     return pd.DatetimeIndex(parsed, name=date_col)
-
-
-def _numeric_columns(
-    path: str,
-    raw: pd.DataFrame,
-    date_cols: list[str],
-    targets: Sequence[str] | None,
-    notes: list[str],
-    what: str = "target",
-) -> tuple[list[str], np.ndarray]:
-    explicit = targets is not None
-    if explicit:
-        chosen = list(targets)
-        unknown = [name for name in chosen if name not in raw.columns]
-        if unknown:
-            raise MissingColumnsError(
-                f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}; "
-                f"columns are {', '.join(map(repr, raw.columns))}",
-                unknown,
-                list(raw.columns),
-            )
-        dated = [name for name in chosen if name in date_cols]
-        if dated:
-            raise DataError(
-                f"{path}: the date column {dated[0]!r} cannot be a {what}; expected numeric columns"
-            )
-        if len(set(chosen)) != len(chosen):
-            raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
-    else:
-        chosen = [column for column in raw.columns if column not in date_cols]
-    kept: list[str] = []
-    arrays: list[np.ndarray] = []
-    skipped: list[str] = []
-    for name in chosen:
-        column = raw[name]
-        if column.dtype.kind in "cmM":  # complex, durations, dates: no real number to forecast
-            if not explicit:
-                skipped.append(name)
-                continue
-            raise DataError(f"{path}: column {name!r} holds {column.dtype} values; expected real numbers")
-        if _is_text(column):
-            try:
-                numbers = pd.to_numeric(column, errors="coerce")
-            except OverflowError:  # integers beyond uint64, which pandas keeps as Python ints: as text, ±inf
-                numbers = pd.to_numeric(column.astype(str), errors="coerce")
-            mixed = pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")  # a file's: text
-            odd = column.map(not_a_number_cell).to_numpy(dtype=bool) if mixed else np.zeros(len(column), bool)
-            bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
-            if bad.size:
-                parsed = int(numbers.notna().sum())
-                if not explicit and parsed < bad.size:
-                    skipped.append(name)
-                    continue
-                shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
-                raise DataError(
-                    f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
-                    f"expected: {shown} "
-                    f"({bad.size} cell(s) in total); expected a number in every cell"
-                )
-            column = numbers
-        kept.append(name)
-        arrays.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
-    if skipped:
-        notes.append(f"skipped non-numeric column(s) {', '.join(map(repr, skipped))}")
-    if not kept:
-        raise DataError(
-            f"{path}: no numeric columns to forecast among {', '.join(map(repr, raw.columns))}; "
-            "expected at least one column of numbers besides the date"
-        )
-    return kept, np.column_stack(arrays)
 
 
 def read_csv(path: str | Path, **options: Any) -> TimeSeries:
@@ -396,7 +322,7 @@ def _read_table(
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
-    columns, matrix = _numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
+    columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
     check_names(source, [*columns, *covariates])
     used = {*used_for_dates, *columns, *covariates}  # built once: per name, 50,000 columns took minutes
     others = [str(name) for name in raw.columns if name not in used]
@@ -404,7 +330,7 @@ def _read_table(
         notes.append(f"left out series {some(list(map(repr, others)))}: not among the targets "
                      f"{', '.join(map(repr, columns))} (a model's: those long enough to train)")  # fmt: skip
     if covariates:
-        _, inputs = _numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
+        _, inputs = numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
     frame = pd.DataFrame(matrix, index=index, columns=columns + covariates)
     check_finite(source, frame)

@@ -1,0 +1,102 @@
+"""Which of a table's columns are its series: numbers, or text that reads as numbers, besides the dates and
+the rows counted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from forecaster.data.cells import counts_rows, not_a_number_cell
+from forecaster.data.missing import SHOWN, line
+from forecaster.errors import DataError, MissingColumnsError
+
+# What a column counting the rows is called when a table is written with its index (UCI's Beijing air: "No").
+_ROW_COUNTER_NAMES = frozenset({"no", "no.", "nr", "nr.", "index", "row", "rownum", "#", "unnamed: 0"})
+
+
+def is_text(column: pd.Series) -> bool:
+    return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+
+
+def numeric_columns(
+    path: str,
+    raw: pd.DataFrame,
+    date_cols: list[str],
+    targets: Sequence[str] | None,
+    notes: list[str],
+    what: str = "target",
+) -> tuple[list[str], np.ndarray]:
+    explicit = targets is not None
+    if explicit:
+        chosen = list(targets)
+        unknown = [name for name in chosen if name not in raw.columns]
+        if unknown:
+            raise MissingColumnsError(
+                f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}; "
+                f"columns are {', '.join(map(repr, raw.columns))}",
+                unknown,
+                list(raw.columns),
+            )
+        dated = [name for name in chosen if name in date_cols]
+        if dated:
+            raise DataError(
+                f"{path}: the date column {dated[0]!r} cannot be a {what}; expected numeric columns"
+            )
+        if len(set(chosen)) != len(chosen):
+            raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
+    else:  # a dated table's row numbers ("No") are its index written out
+        chosen = [column for column in raw.columns if column not in date_cols]
+        chosen = _without_row_counters(raw, chosen, notes) if date_cols else chosen
+    kept: list[str] = []
+    arrays: list[np.ndarray] = []
+    skipped: list[str] = []
+    for name in chosen:
+        column = raw[name]
+        if column.dtype.kind in "cmM":  # complex, durations, dates: no real number to forecast
+            if not explicit:
+                skipped.append(name)
+                continue
+            raise DataError(f"{path}: column {name!r} holds {column.dtype} values; expected real numbers")
+        if is_text(column):
+            try:
+                numbers = pd.to_numeric(column, errors="coerce")
+            except OverflowError:  # integers beyond uint64, which pandas keeps as Python ints: as text, ±inf
+                numbers = pd.to_numeric(column.astype(str), errors="coerce")
+            mixed = pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")  # a file's: text
+            odd = column.map(not_a_number_cell).to_numpy(dtype=bool) if mixed else np.zeros(len(column), bool)
+            bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
+            if bad.size:
+                parsed = int(numbers.notna().sum())
+                if not explicit and parsed < bad.size:
+                    skipped.append(name)
+                    continue
+                shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
+                raise DataError(
+                    f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
+                    f"expected: {shown} "
+                    f"({bad.size} cell(s) in total); expected a number in every cell"
+                )
+            column = numbers
+        kept.append(name)
+        arrays.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+    if skipped:
+        notes.append(f"skipped non-numeric column(s) {', '.join(map(repr, skipped))}")
+    if not kept:
+        raise DataError(
+            f"{path}: no numeric columns to forecast among {', '.join(map(repr, raw.columns))}; "
+            "expected at least one column of numbers besides the date"
+        )
+    return kept, np.column_stack(arrays)
+
+
+def _without_row_counters(raw: pd.DataFrame, columns: list[str], notes: list[str]) -> list[str]:
+    """`columns` less those named as row counters that count the rows 0 or 1, 2, ...: of a dated table, that
+    is its index written out, no series to forecast (kept where it is the only column)."""
+    counters = [name for name in columns
+                if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
+    if not counters or len(counters) == len(columns):
+        return columns
+    notes.append(f"skipped column(s) {', '.join(map(repr, counters))}: row numbers (targets keep them)")
+    return [name for name in columns if name not in counters]
