@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from layout_checks import read_noted, write
+from layout_checks import one_line_error, read_noted, write
 
 from forecaster.data import read_csv
 
@@ -113,3 +113,42 @@ def test_a_bundesbank_export_is_named_by_its_series_code_and_reads_the_next_rele
     again = read_csv(following, date_col="period", targets=[code])
     assert len(again.frame) == 61 and again.frame.index[-1] == pd.Timestamp("2020-01-01")
     np.testing.assert_array_equal(again.frame[code].iloc[:60], frame[code])
+
+
+def test_silso_sunspots_without_a_header_read_every_row_with_year_and_month_found(tmp_path):
+    """SILSO's monthly sunspot file: no header, semicolons, year;month;decimal year;number;sd;obs;flag."""
+    rows = [f"{1749 + k // 12};{k % 12 + 1:02d};{1749 + (k % 12 + 0.5) / 12:8.3f};{50 + k:6.1f};-1.0;-1;1"
+            for k in range(30)]  # fmt: skip
+    path = write(tmp_path, "SN_m_tot_V2.0.csv", "\n".join(rows) + "\n")
+    frame, freq, note = read_noted(path, targets=["column 4"])
+    assert freq == "MS" and frame.index[0] == pd.Timestamp("1749-01-01") and len(frame) == 30  # row 1 kept
+    np.testing.assert_allclose(frame["column 4"], 50.0 + np.arange(30))
+    assert "no header line: named the columns 'year', 'month', 'column 3', 'column 4'," in note
+    bad = write(tmp_path, "bad.csv", "\n".join([*rows[:9], rows[9].replace(";-1;", ";abc;"), *rows[10:]]))
+    said = "line 11 'abc' (1 cell(s) in total); expected a number in every cell (the file has no header: "
+    assert one_line_error(bad).endswith(said + "line N above is file line N - 1)")
+
+
+@pytest.mark.parametrize("header", ["#          decimal     monthly\n#  date  average", "# year month co2"])
+def test_a_noaa_text_table_of_columns_lined_up_by_spaces_under_comment_lines(tmp_path, header):
+    """NOAA GML's co2_mm_mlo.txt: '#' lines of notes, then year, month and values lined up by spaces; a
+    comment naming every column names them."""
+    rows = [f"  {1980 + k // 12}   {k % 12 + 1:2d}   {340 + k / 10:7.2f}" for k in range(40)]
+    path = write(tmp_path, "co2_mm_mlo.txt", "# USE OF NOAA GML DATA\n#\n" + header + "\n" + "\n".join(rows))
+    frame, freq, note = read_noted(path)
+    name = "co2" if header.endswith("co2") else "value"
+    assert freq == "MS" and list(frame.columns) == [name] and frame.index[0] == pd.Timestamp("1980-01-01")
+    np.testing.assert_allclose(frame[name], 340 + np.arange(40) / 10)
+    assert note.startswith(f"{path}: note: read values separated by spaces") and "metadata line(s)" in note
+
+
+def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):
+    dates = pd.date_range("2020-01-01", periods=20)
+    path = write(tmp_path, "saved.csv", "".join(f"{day.date()},{k}.5\n" for k, day in enumerate(dates)))
+    frame, freq, note = read_noted(path)
+    assert freq == "D" and frame.index.equals(pd.DatetimeIndex(dates, name="date"))
+    np.testing.assert_allclose(frame["value"], np.arange(20) + 0.5)
+    years = write(tmp_path, "years.csv", "".join(f"{1950 + k},{k}\n" for k in range(20)))
+    assert read_noted(years)[1] == "YS-JAN"
+    numbered = read_csv(write(tmp_path, "numbered.csv", "0,1\n5,6\n7,8\n9,10\n"), no_date=True)
+    assert numbered.columns == ["0", "1"] and len(numbered.frame) == 3  # pandas' column numbers: a header

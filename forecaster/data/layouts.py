@@ -14,7 +14,6 @@ import dataclasses
 import io
 import os
 import re
-import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,9 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, counts_rows, number_kind, numbers_in_text_columns
-from forecaster.data.dates import MAX_TIMESTAMP_CHARS, parse_period_labels, year_numbers
+from forecaster.data.dates import year_numbers
+from forecaster.data.headerless import commented_names, is_data, is_date, is_timestamp
+from forecaster.data.headerless import names as headerless_names
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
@@ -35,7 +36,7 @@ PREFIX_LINES = 200
 # Columns a table may have: Traffic has 862; reading one of 1,000,000 (10 MB) took 131 s and 4.4 GB before
 # it failed, of 100,000 30 s (a table of that many series is a long one: a row per series and time).
 MAX_COLUMNS = 50_000
-DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters"}
+DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters", " ": "spaces"}
 # ONS period labels: "1990", "1990 Q1", "1990 JAN"; the block kept is the one asked for (`periods`), else
 # the most frequent of at least ENOUGH_PERIODS rows (else the longest).
 _ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Za-z]{3}))?")
@@ -60,12 +61,13 @@ class Layout:
     # in full, as pandas would otherwise take the first column for the row index
     names: tuple[str, ...] | None = None
     unnamed: tuple[int, ...] = ()  # the columns whose header cell is empty (Excel's trailing ",,,")
+    headerless: bool = False  # the first line after `skip` is data: `names` come from what columns hold
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
         options: dict[str, Any] = {}
         if self.delimiter != ",":
-            options["sep"] = self.delimiter
+            options["sep"] = r"\s+" if self.delimiter == " " else self.delimiter
             if self.decimal == ",":
                 options["decimal"] = ","
         if self.skip:
@@ -73,7 +75,7 @@ class Layout:
         if self.ons is not None:
             options.update(header=None, dtype=str)
         elif self.names is not None:
-            options.update(header=0, names=list(self.names))
+            options.update(header=None if self.headerless else 0, names=list(self.names))
         return options
 
 
@@ -93,6 +95,8 @@ def _prefix(source: Any, **options: Any) -> list[str]:
 
 def _records(lines: list[str], delimiter: str) -> list[tuple[int, list[str]]]:
     """(first file line, 0-based, and cells) of each record that is not blank."""
+    if delimiter == " ":  # a text table: values in columns lined up by spaces
+        return [(row, line.split()) for row, line in enumerate(lines) if line.strip()]
     reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter)
     records, start = [], 0
     try:
@@ -148,7 +152,8 @@ def sniff(source: Any, **options: Any) -> Layout:
         widths = Counter(len(cells) for _, cells in records if len(cells) > 1)
         if widths:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
-            if best is None or (rows, width) > best[0]:
+            spaced = delimiter == " " and 2 * rows <= len(records)  # a text table's rows are most lines
+            if not spaced and (best is None or (rows, width) > best[0]):
                 best = ((rows, width), delimiter, records, width)
     if best is None:
         return Layout()
@@ -174,6 +179,11 @@ def sniff(source: Any, **options: Any) -> Layout:
         decimal = ","  # because "," marks their decimals (Excel's CSV where the comma is the decimal mark)
     elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
         decimal = "."  # whose numbers quote their commas: thousands, as US agencies write them
+    commented = commented_names(rows[first], width) if ons is None else None
+    if ons is None and (commented or is_data(rows[first]) or rows[first][0].startswith("#")):
+        start = first + (not is_data(rows[first]))  # under a comment line: the data's first row
+        names = commented or headerless_names(rows[start:], width)
+        return Layout(delimiter, records[start][0], start, decimal, None, names, headerless=True)
     header = [cell.strip() for cell in rows[first]]
     names = above = None
     if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
@@ -200,16 +210,6 @@ def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
     return None
 
 
-def _timestamp(text: str) -> bool:
-    """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not; a line longer than any date
-    is not, unparsed)."""
-    if len(text) > MAX_TIMESTAMP_CHARS:
-        return False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return pd.notna(pd.to_datetime(text, errors="coerce"))
-
-
 def _footnote(text: str) -> bool:
     """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), or a rule drawn
     above them ("__________", Destatis'), not a period."""
@@ -218,7 +218,7 @@ def _footnote(text: str) -> bool:
     if re.match(r"[^\W\d_]{3}[^:]*:", text):
         return True
     worded = bool(_WORD.search(text))  # "2023 Dezember" is a period pandas does not read
-    return worded and not _timestamp(text) and parse_period_labels(pd.Series([text])) is None
+    return worded and not is_date(text)
 
 
 def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, str]]]:
@@ -242,7 +242,7 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
         end -= 1
     if summaries:
         text = str(first.iloc[end - 1]).strip() if end else ""
-        if len(summaries) > MAX_SUMMARY_ROWS or not (_datum(text) or _timestamp(text)):
+        if len(summaries) > MAX_SUMMARY_ROWS or not (_datum(text) or is_timestamp(text)):
             (end, notes), summaries = kept, []
     return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
 
@@ -252,13 +252,13 @@ def _description_rows(raw: pd.DataFrame) -> int:
     spreadsheet's Unit, Series Type, ..., Series ID rows): at most MAX_DESCRIPTION_ROWS whose first cell is
     text and no date, above rows whose first cells, a sample spread over them, all are dates; else 0."""
     first = raw.iloc[:, 0].fillna("").astype(str).str.strip()
-    dated = (_datum(text) or _timestamp(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
+    dated = (_datum(text) or is_timestamp(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
     rest = first.iloc[start:]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
-    return start if all(_datum(text) or _timestamp(text) for text in sample) else 0
+    return start if all(_datum(text) or is_timestamp(text) for text in sample) else 0
 
 
 def _ons_block(
@@ -329,6 +329,8 @@ def arrange(
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
     if layout.decimal == ",":
         said.append("read decimal commas")
+    if layout.headerless:
+        said.append(f"no header line: named the columns {', '.join(map(repr, raw.columns))} by their values")
     unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
     empty = [k for k in unnamed if raw.iloc[:, k].isna().all()]
     numbered = [k for k in unnamed if counts_rows(raw.iloc[:, k])]
@@ -380,6 +382,9 @@ def arrange(
         if layout.skip or kept
         else None
     )
+    if layout.headerless:  # line 2 is the first data row, which is file line skip + 1
+        shift = f" {'+-'[layout.skip < 1]} {abs(layout.skip - 1)}" * (layout.skip != 1)
+        context = f"the file has no header: line N above is file line N{shift}{', of rows kept' * bool(kept)}"
     tally = Tally()
     # a bundle trained on a wide file re-reads new rows with the date column the transform names
     automatic = read.date_col in (None, DATE_COLUMN) and read.date_from is None and not read.no_date

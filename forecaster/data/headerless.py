@@ -1,0 +1,73 @@
+"""Files without a header line (SILSO's sunspot numbers, NOAA's text tables, a column of dates and one of
+values saved without names): their first line is data, not names, and their columns are named by what they
+hold so that the reader finds the dates: year, month and day numbers, a date column, values.
+
+A first line is data when its first cell is a date or a year of four digits and every other cell a number or
+a missing-value marker: a header of names ("date,value") or of numbers only ("0,1,2", pandas' column
+numbers) is kept as one.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pandas as pd
+
+from forecaster.data.cells import number_kind
+from forecaster.data.dates import MAX_TIMESTAMP_CHARS, parse_period_labels
+
+_YEAR = re.compile(r"[12]\d{3}")
+_PARTS = (("year", 1000, 2999), ("month", 1, 12), ("day", 1, 31))  # number columns, in this order
+_VALUES = ("integer", "ambiguous", "dot", "comma", "marker")
+
+
+def is_timestamp(text: str) -> bool:
+    """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not; a line longer than any date
+    is not, unparsed)."""
+    if len(text) > MAX_TIMESTAMP_CHARS:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pd.notna(pd.to_datetime(text, errors="coerce"))
+
+
+def is_date(text: str) -> bool:
+    """A timestamp or a period label pandas does not read ("2020 Q1", "2023 Dezember")."""
+    return is_timestamp(text) or parse_period_labels(pd.Series([text])) is not None
+
+
+def is_data(cells: list[str]) -> bool:
+    """Whether a first line is a row of values: a date or a year first, numbers or markers after it."""
+    first = cells[0].strip()
+    dated = bool(_YEAR.fullmatch(first)) or (number_kind(first) is None and is_date(first))
+    return dated and all(number_kind(cell.strip()) in _VALUES for cell in cells[1:] if cell.strip())
+
+
+def names(rows: list[list[str]], width: int) -> tuple[str, ...]:
+    """Names for the columns of data rows: leading whole numbers in the ranges of a year, a month and a day
+    (in that order) are "year", "month", "day"; else a first column of dates is "date"; one column left is
+    "value", more "column 2", "column 3", ... by their place in the file."""
+    columns = list(zip(*(cells for cells in rows if len(cells) == width), strict=True))
+    named: list[str] = []
+    for (part, low, high), cells in zip(_PARTS, columns, strict=False):
+        numbers = pd.to_numeric(pd.Series(cells), errors="coerce")
+        if numbers.isna().any() or (numbers % 1).any() or not numbers.between(low, high).all():
+            break
+        named.append(part)
+    if named == ["year"] and not (pd.to_numeric(pd.Series(columns[0])).diff().iloc[1:] == 1).all():
+        named = []  # years repeated over rows of something not named: no yearly index
+    if not named and is_date(columns[0][0].strip()):
+        named = ["date"]
+    rest = [f"column {k + 1}" for k in range(len(named), width)]
+    return (*named, *(["value"] if len(rest) == 1 else rest))
+
+
+def commented_names(cells: list[str], width: int) -> tuple[str, ...] | None:
+    """The names of a header written as a comment ("# year month value" above a text table), where there is
+    one name for each column; else None."""
+    if not cells[0].startswith("#"):
+        return None
+    head = cells[0].lstrip("#").strip()
+    words = [head] * bool(head) + [cell.strip() for cell in cells[1:]]  # "#" alone: a text table's
+    return tuple(words) if len(words) == width and all(words) else None
