@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ import pandas as pd
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
 from forecaster.checks import check_int
-from forecaster.data import ReadOptions, TimeSeries, read_frame
+from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame
+from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
@@ -127,6 +129,7 @@ class Forecaster:
         """Train on `df` (the 7:1:2 split, or holdout on a short frame: train, validation for early stopping,
         model choice and interval calibration, test for the reported metrics); with `out`, the bundle is also
         saved there."""
+        from forecaster.training.fit import training_notes
         from forecaster.training.workflows import train_forecaster
 
         series = self.read(df, **read)
@@ -137,6 +140,8 @@ class Forecaster:
             if outcome is None:  # a non-zero rank of a distributed run
                 return self
             self.bundle = load_bundle(outcome.bundle_path)
+        for note in training_notes(self.bundle.training, self.bundle.metrics):  # it is the naive forecast
+            warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         left_out = [name for name in series.columns if name not in self.bundle.data.columns]
         if left_out:  # independent series too short to train (a note named them): not forecast by predict()
             series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
@@ -144,6 +149,16 @@ class Forecaster:
         self.history_index = getattr(df, "index", None)
         self.labels = _labels(df, self.bundle.data.id_col)
         return self
+
+    def __repr__(self) -> str:
+        asked = f"Forecaster({self.settings.model_name!r}, horizon={self.settings.horizon})"
+        if self.bundle is None:
+            return f"{asked}, not fitted"
+        metrics, columns = self.bundle.metrics, self.bundle.data.columns
+        tested = ""
+        if metrics.get("mse") is not None:  # a frame too short to test has no test metrics
+            tested = f", test MSE {metrics['mse']:.4g} (naive {metrics['naive']['mse']:.4g})"
+        return f"{asked}, fitted: {self.bundle.training['candidate']} on {some(list(columns))}{tested}"
 
     def _fitted(self) -> Bundle:
         if self.bundle is None:

@@ -208,6 +208,23 @@ def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
         loaded.predict()
 
 
+def test_a_model_that_is_the_naive_forecast_is_said_so_and_shown_in_its_repr():
+    """A random walk: its best forecast is the last value, so nothing learned beats the naive forecast on
+    validation; fit() warns so as the command line prints it, and the repr names what was kept."""
+    walk = np.random.default_rng(0).normal(size=300).cumsum()
+    frame = pd.DataFrame({"walk": walk}, index=pd.date_range("2020-01-01", periods=300, freq="D"))
+    model = Forecaster("nlinear", horizon=7, max_epochs=1, seed=0)
+    assert repr(model) == "Forecaster('nlinear', horizon=7), not fitted"
+    with pytest.warns(DataQualityWarning, match="DataFrame: note: the naive forecast .* is at least as good"):
+        model.fit(frame)
+    mse, naive = model.metrics["mse"], model.metrics["naive"]["mse"]
+    assert repr(model) == f"Forecaster('nlinear', horizon=7), fitted: nlinear on walk, test MSE {mse:.4g} " \
+        f"(naive {naive:.4g})"  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a baseline has nothing to say of itself
+        Forecaster("naive", horizon=7).fit(frame)
+
+
 @pytest.fixture(scope="module")
 def ragged(long: pd.DataFrame) -> pd.DataFrame:
     """ETTh1 in long format with HUFL starting 500 hours late and OT ending 700 hours early."""

@@ -89,11 +89,6 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
             "validation clearly says it is better: two standard errors, on an earlier period too where "
             f"validation is short) among {len(selection)}: {ranked}"
         )
-    initial = (
-        " (the initial weights, the naive forecast: training did not clearly improve on them)"
-        if training["kept_initial_weights"]
-        else ""
-    )
     if "members" in training:
         weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
         print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")
@@ -114,7 +109,7 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         else:
             print(
                 f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
-                f"best epoch {training['best_epoch']}{initial}"
+                f"best epoch {training['best_epoch']}"
             )
     print(f"validation MSE {metrics['best_val_mse']:.4f}  ({_baselines(metrics, 'val_mse')})")
     shrunk = metrics.get("toward_naive")
@@ -122,18 +117,6 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         print(
             f"shrunk toward the naive forecast: weight {shrunk['weight_step1']:.2f} at step 1, "
             f"{shrunk['weight_mean']:.2f} on average; validation MSE {shrunk['val_mse']:.4f}"
-        )
-    naive = metrics["naive"]["val_mse"]
-    seasonal = metrics.get("seasonal_naive", {}).get("val_mse", float("inf"))
-    if naive <= metrics["best_val_mse"] and not training["kept_initial_weights"] and training["parameters"]:
-        print(
-            "note: the naive forecast (the last value repeated) is at least as good as this model on "
-            "validation; `--model auto` keeps the best of the model and the baselines"
-        )
-    elif seasonal < metrics["best_val_mse"] and training["parameters"]:
-        print(
-            "note: the seasonal naive forecast (the last season repeated) is better than this model on "
-            "validation; `--model auto` keeps the best of the model and the baselines"
         )
 
 

@@ -80,6 +80,25 @@ def training_record(
             "parameters": parameters, **done}  # fmt: skip
 
 
+def training_notes(training: dict[str, Any], metrics: dict[str, Any]) -> list[str]:
+    """What a user of a trained model should know of it: it is the naive forecast (training kept its initial
+    weights), or a baseline forecasts validation at least as well; the command line prints these, `fit`
+    warns."""
+    if not training["parameters"]:
+        return []
+    if training["kept_initial_weights"]:
+        return [f"{training['candidate']} keeps its initial weights, the naive forecast: training did not "
+                "clearly improve on them"]  # fmt: skip
+    naive = metrics["naive"]["val_mse"]
+    seasonal = metrics.get("seasonal_naive", {}).get("val_mse", float("inf"))
+    auto = "validation; the model 'auto' (`--model auto`) keeps the best of it and the baselines"
+    if naive <= metrics["best_val_mse"]:
+        return [f"the naive forecast (the last value repeated) is at least as good as this model on {auto}"]
+    if seasonal < metrics["best_val_mse"]:
+        return [f"the seasonal naive forecast (the last season repeated) is better than this model on {auto}"]
+    return []
+
+
 def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted:
     """A candidate fitted earlier, from its bundle: the model as training left it (before `finish` shrank
     it), with its validation errors on `series` recomputed."""
