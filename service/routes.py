@@ -7,6 +7,7 @@ import csv
 import difflib
 import io
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -141,6 +142,9 @@ async def no_query_parameters(request: Request) -> None:
                        field="query")  # fmt: skip
 
 
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
 async def csv_query_parameters(request: Request) -> None:
     """The CSV route's `horizon` once, levels repeated, and no near miss of its parameters (`?levels=80`
     would answer without intervals, `?horizon=2&horizon=3` with one of the two); other parameters, a proxy's
@@ -150,6 +154,11 @@ async def csv_query_parameters(request: Request) -> None:
     if any("," in level for level in request.query_params.getlist("level")):
         raise ApiError(422, "level: expected one level per parameter, repeated for several: "
                        "?level=80&level=95", field="query")  # fmt: skip
+    for name, example in (("horizon", 24), ("level", 80)):  # int() reads "3_0", " 3" and "3.0" as well
+        odd = next((text for text in request.query_params.getlist(name) if not _DIGITS.fullmatch(text)), None)
+        if odd is not None:
+            raise ApiError(422, f"{name}: {odd[:20]!r} is not a whole number in digits; expected such as "
+                           f"?{name}={example}", field="query")  # fmt: skip
     for name in dict.fromkeys(request.query_params.keys()):
         meant = _meant(name)
         if meant and name != meant:

@@ -450,7 +450,10 @@ def test_the_csv_routes_near_misses_and_a_repeated_horizon_are_refused_not_ignor
                           ("Horizon=2", "did you mean 'horizon'?"), ("lv=80", "did you mean 'level'?"),
                           ("h=3", "did you mean 'horizon'?"), ("confidence=80", "did you mean 'level'?"),
                           ("level=80,95", "repeated for several: ?level=80&level=95"),
-                          ("horizon=2&horizon=3", "'horizon' given more than once")):  # fmt: skip
+                          ("horizon=2&horizon=3", "'horizon' given more than once"),
+                          ("horizon=3_0", "horizon: '3_0' is not a whole number in digits; expected such as"),
+                          ("horizon=%203", "horizon: ' 3' is not"), ("level=80.0", "level: '80.0' is not"),
+                          ("level=%D9%A3", "level: '\u0663' is not")):  # fmt: skip
         response = client.post(f"/v1/models/hourly/forecast.csv?{query}", files=upload)
         assert_error(response, 422, "query", needle)
     assert client.post("/v1/models/hourly/forecast.csv?_=17&horizon=2", files=upload).status_code == 200
