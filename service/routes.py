@@ -158,7 +158,7 @@ async def csv_query_parameters(request: Request) -> None:
         odd = next((text for text in request.query_params.getlist(name) if not _DIGITS.fullmatch(text)), None)
         if odd is not None:
             raise ApiError(422, f"{name}: {odd[:20]!r} is not a whole number in digits; expected such as "
-                           f"?{name}={example}", field="query")  # fmt: skip
+                           f"?{name}={example}", field=name)  # fmt: skip
     for name in dict.fromkeys(request.query_params.keys()):
         meant = _meant(name)
         if meant and name != meant:
