@@ -129,17 +129,20 @@ def test_silso_sunspots_without_a_header_read_every_row_with_year_and_month_foun
     assert one_line_error(bad).endswith(said + "line N above is file line N - 1)")
 
 
-@pytest.mark.parametrize("header", ["#          decimal     monthly\n#  date  average", "# year month co2"])
+@pytest.mark.parametrize("header", ["#    decimal  monthly\n#  date  average", "# year month date co2"])
 def test_a_noaa_text_table_of_columns_lined_up_by_spaces_under_comment_lines(tmp_path, header):
-    """NOAA GML's co2_mm_mlo.txt: '#' lines of notes, then year, month and values lined up by spaces; a
-    comment naming every column names them."""
-    rows = [f"  {1980 + k // 12}   {k % 12 + 1:2d}   {340 + k / 10:7.2f}" for k in range(40)]
+    """NOAA GML's co2_mm_mlo.txt: '#' lines of notes, then year, month, the date as a decimal year (mid-month)
+    and values lined up by spaces; a comment naming every column names them."""
+    rows = [f"  {1980 + k // 12}   {k % 12 + 1:2d}   {1980 + (k + 0.5) / 12:9.4f}   {340 + k / 10:7.2f}"
+            for k in range(40)]  # fmt: skip
     path = write(tmp_path, "co2_mm_mlo.txt", "# USE OF NOAA GML DATA\n#\n" + header + "\n" + "\n".join(rows))
     frame, freq, note = read_noted(path)
-    name = "co2" if header.endswith("co2") else "value"
+    date, name = ("date", "co2") if header.endswith("co2") else ("column 3", "column 4")
     assert freq == "MS" and list(frame.columns) == [name] and frame.index[0] == pd.Timestamp("1980-01-01")
     np.testing.assert_allclose(frame[name], 340 + np.arange(40) / 10)
     assert note.startswith(f"{path}: note: read values separated by spaces") and "metadata line(s)" in note
+    assert f"skipped column(s) '{date}': the dates as decimal years (targets keep them)" in note
+    assert read_csv(path, targets=[date]).columns == [date]
 
 
 def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):

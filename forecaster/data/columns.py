@@ -26,8 +26,11 @@ def numeric_columns(
     date_cols: list[str],
     targets: Sequence[str] | None,
     notes: list[str],
+    index: pd.Index | None = None,
     what: str = "target",
 ) -> tuple[list[str], np.ndarray]:
+    """The columns to forecast (or read as covariates: `what`) and their values; `index`, the rows' dates,
+    to leave out the columns that restate them."""
     explicit = targets is not None
     if explicit:
         chosen = list(targets)
@@ -46,9 +49,9 @@ def numeric_columns(
             )
         if len(set(chosen)) != len(chosen):
             raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
-    else:  # a dated table's row numbers ("No") are its index written out
+    else:
         chosen = [column for column in raw.columns if column not in date_cols]
-        chosen = _without_row_counters(raw, chosen, notes) if date_cols else chosen
+        chosen = _not_series(raw, chosen, index, notes) if date_cols else chosen
     kept: list[str] = []
     arrays: list[np.ndarray] = []
     skipped: list[str] = []
@@ -91,12 +94,26 @@ def numeric_columns(
     return kept, np.column_stack(arrays)
 
 
-def _without_row_counters(raw: pd.DataFrame, columns: list[str], notes: list[str]) -> list[str]:
-    """`columns` less those named as row counters that count the rows 0 or 1, 2, ...: of a dated table, that
-    is its index written out, no series to forecast (kept where it is the only column)."""
+def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
+    """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
+    (its index written out), or the dates as decimal years (NOAA's "decimal date", SILSO's third column);
+    none of them a series to forecast (kept where nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
-    if not counters or len(counters) == len(columns):
+    decimal = [name for name in columns if name not in counters and _decimal_years(raw[name], index)]
+    if not counters + decimal or len(counters + decimal) == len(columns):
         return columns
-    notes.append(f"skipped column(s) {', '.join(map(repr, counters))}: row numbers (targets keep them)")
-    return [name for name in columns if name not in counters]
+    for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years")):
+        if names:
+            notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
+    return [name for name in columns if name not in counters + decimal]
+
+
+def _decimal_years(column: pd.Series, index: pd.Index) -> bool:
+    """Whether `column` rises with the dates of `index`, each within a month of its date as a decimal year
+    (1958.2027 for March 1958: NOAA writes mid-month)."""
+    if not isinstance(index, pd.DatetimeIndex) or len(index) < 3 or not pd.api.types.is_numeric_dtype(column):
+        return False
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    years = (index.year + (index.day_of_year - 1) / (365 + index.is_leap_year)).to_numpy()
+    return bool((np.abs(values - years) <= 1 / 12).all() and (np.diff(values) > 0).all())

@@ -322,7 +322,7 @@ def _read_table(
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
-    columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes)
+    columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index)
     check_names(source, [*columns, *covariates])
     used = {*used_for_dates, *columns, *covariates}  # built once: per name, 50,000 columns took minutes
     others = [str(name) for name in raw.columns if name not in used]
