@@ -239,17 +239,24 @@ def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path
     assert "--fill-missing {auto,none,interpolate,ffill}" in capsys.readouterr().out
 
 
-def test_rows_before_every_column_starts_or_after_one_ends_are_dropped_by_default():
-    """A panel whose series start and end a few periods apart (World Bank '..' for early years, a latest
-    period not yet published everywhere): the rows every column covers, up to MAX_EDGE_SHARE dropped."""
+def test_rows_before_every_column_starts_are_dropped_and_a_late_latest_period_reads_independent():
+    """A panel whose series start a few periods apart (World Bank '..' for early years): the rows every column
+    covers, up to MAX_EDGE_SHARE dropped. A latest period not yet published everywhere: dropping it would
+    forecast every series from before its latest value, so each keeps its own span (independent series)."""
     frame = pd.DataFrame({"date": pd.date_range("2000-01-01", periods=40, freq="YS").astype(str),
                           "a": np.arange(40.0), "b": 100 + np.arange(40.0)})  # fmt: skip
     frame.loc[:2, "a"] = np.nan  # a starts in 2003
+    series, said = _read(frame)
+    assert series.index[0] == pd.Timestamp("2003-01-01") and series.index[-1] == pd.Timestamp("2039-01-01")
+    np.testing.assert_array_equal(series.values, np.column_stack([np.arange(3.0, 40), 103 + np.arange(37.0)]))
+    assert "dropped the first 3 row(s), where not every column has a value" in said
+    assert series.options.channels == "multivariate"
     frame.loc[39, "b"] = np.nan  # b's 2039 not published yet
     series, said = _read(frame)
-    assert series.index[0] == pd.Timestamp("2003-01-01") and series.index[-1] == pd.Timestamp("2038-01-01")
-    np.testing.assert_array_equal(series.values, np.column_stack([np.arange(3.0, 39), 103 + np.arange(36.0)]))
-    assert "dropped the first 3 and the last 1 row(s), where not every column has a value" in said
+    assert series.options.channels == "independent" and [rows.stop for rows in series.own_rows()] == [40, 39]
+    assert "read the series as independent, one model shared by series of their own spans ('a' from " \
+        "2003-01-01 to 2039-01-01;" in said  # named beside the longest span, b's  # fmt: skip
+    assert _read(frame, channels="multivariate")[0].index[-1] == pd.Timestamp("2038-01-01")  # asked: trimmed
 
 
 def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_default():

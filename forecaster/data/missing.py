@@ -202,10 +202,14 @@ def _shared_rows(finite: np.ndarray) -> tuple[int, int] | None:
 
 def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
     """Whether a wide table's series start or end too far apart to share their rows (`_shared_rows`), one
-    published from 1995 beside others from 1960: then read as independent series, as a long table's are,
-    said in `notes` naming each series' span that differs."""
+    published from 1995 beside others from 1960, or one ends before the last row (a country publishing
+    late: shared rows would forecast every series from before the latest period): then read as independent
+    series, as a long table's are, said in `notes` naming each series' span that differs."""
     finite = np.isfinite(frame.to_numpy())
-    if frame.shape[1] < 2 or not finite.any(axis=0).all() or _shared_rows(finite) is not None:
+    if frame.shape[1] < 2 or not finite.any(axis=0).all():
+        return False
+    shared = _shared_rows(finite)
+    if shared is not None and shared[1] == len(finite) - 1:
         return False
     spans = value_spans(finite)
     first, last = max(spans, key=lambda span: span[1] - span[0])
