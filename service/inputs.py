@@ -74,10 +74,10 @@ def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
         except _DATE_ERRORS:
             pass
         texts = pd.Series(raw, dtype=object)
-        shifted = across_offsets(texts)  # a zone's daylight saving time, read as a CSV upload's dates are
-        if shifted is not None:
-            return shifted[0]
         parsed = pd.to_datetime(texts, format="ISO8601", utc=True, errors="coerce")  # any bad one, at once
+        shifted = None if parsed.isna().any() else across_offsets(texts)  # a zone's daylight saving time
+        if shifted is not None:  # read as a CSV upload's dates are
+            return shifted[0]
     if parsed.isna().any():
         position = int(parsed.isna().to_numpy().argmax())
         text = str(raw[position])

@@ -198,6 +198,19 @@ def test_mixed_time_zones_are_named_as_such(tmp_path) -> None:
         assert "utc=True" not in str(caught.value) and "00:00:00+09:00" in str(caught.value)
 
 
+def test_an_offset_after_a_zone_name_is_the_offset_people_mean_and_naive_beside_zoned_is_refused():
+    """dateutil reads "UTC+5" as UTC-5 (POSIX zone strings count west); people writing it mean +05:00. Naive
+    timestamps beside ones with an offset were read as UTC, as if the offsets changed for daylight saving."""
+    clock = [str(stamp) for stamp in pd.date_range("2016-08-11", periods=30, freq="h")]
+    for suffix, offset in ((" UTC+5", "+05:00"), (" GMT-3", "-03:00"), (" UTC+05:30", "+05:30")):
+        series = read_frame(pd.DataFrame({"date": [stamp + suffix for stamp in clock], "y": np.arange(30.0)}))
+        assert series.index[0] == pd.Timestamp("2016-08-11 00:00:00" + offset)
+    zoned = [stamp + "+00:00" for stamp in clock[15:]]
+    mixed = pd.DataFrame({"date": clock[:15] + zoned, "y": np.arange(30.0)})
+    with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets"):
+        read_frame(mixed)
+
+
 @pytest.mark.parametrize(("freq", "clock", "first"), [("h", "in UTC", "2020-02-29 23:00:00+00:00"),
                                                         ("D", "as local clock times", "2020-01-01 00:00:00")])
 def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_path, freq, clock, first):

@@ -269,6 +269,22 @@ def test_json_timestamps_across_daylight_saving_time_are_read_as_uploaded_ones(c
     assert np.array_equal(values, forecast_array(answered.json()))
 
 
+def test_json_timestamps_are_iso_8601_in_one_zone_not_whatever_dateutil_reads(client: Client) -> None:
+    """dateutil read "UTC+5" as UTC-5 (a POSIX zone string), a wrong weekday or a trailing NUL as nothing,
+    and naive timestamps beside ones with an offset as UTC: each was answered 200."""
+    frame = history(rows=30, start="2021-03-27 12:00")
+    plain = [stamp.isoformat() for stamp in frame.index]
+    values = {name: frame[name].tolist() for name in COLUMNS}
+    for bad, shown in ((plain[-1] + " UTC+5", "UTC+5"), ("Monday " + plain[-1], "Monday "),
+                       (plain[-1] + "\x00", "\\x00"), (plain[-1] + " UTC", " UTC")):  # fmt: skip
+        body = {"timestamps": plain[:-1] + [bad], "values": values}
+        assert_error(client.post("/v1/models/hourly/forecast", json=body), 422, "timestamps[29]", shown,
+                     "is not an ISO 8601 timestamp")  # fmt: skip
+    mixed = plain[:15] + [stamp + "+00:00" for stamp in plain[15:]]
+    body = {"timestamps": mixed, "values": values}
+    assert_error(client.post("/v1/models/hourly/forecast", json=body), 422, "timestamps", "mix time zones")
+
+
 def test_timestamps_of_a_history_over_max_rows_are_not_read(client: Client) -> None:
     """Two UTC offsets alternating are read as text one by one; a history over --max-rows is refused by its
     length before any is read (200,000 of them held the event loop 9-21 s)."""

@@ -64,6 +64,9 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
 )
+_NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
+                           re.IGNORECASE)  # fmt: skip
+_OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
 _NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T])")
@@ -128,7 +131,7 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
 
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
     """pandas' parse with one format inferred from the first value, else each value on its own."""
-    column = timestamp_sized(column)
+    column = timestamp_texts(column)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
@@ -137,10 +140,19 @@ def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
     return parsed
 
 
-def timestamp_sized(column: pd.Series) -> pd.Series:
-    """The column with every value longer than any timestamp missing: dateutil takes quadratic time on a
-    megabyte cell (a minute and a half for one), and no parse should see one."""
-    return column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
+def timestamp_texts(column: pd.Series) -> pd.Series:
+    """The column as dateutil is to read it: every value longer than any timestamp missing (dateutil takes
+    quadratic time on a megabyte cell, a minute and a half for one), and an offset written after a zone's
+    name ("UTC+5", "GMT-03:00") as the offset people mean by it, +05:00 (dateutil reads "UTC+5" as UTC-5, as
+    POSIX zone strings mean it)."""
+    sized = column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
+    text = sized.map(lambda value: isinstance(value, str)).astype(bool)
+    if not text.any():
+        return sized
+    def iso(found: re.Match) -> str:
+        return f"{found['sign']}{int(found['hours']):02d}:{found['minutes'] or '00'}"
+
+    return sized.where(~text, sized[text].str.replace(_NAMED_OFFSET, iso, regex=True))
 
 
 def parse_timestamps(column: pd.Series) -> pd.Series:
@@ -170,7 +182,7 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
 def utc_timestamps(column: pd.Series) -> pd.DatetimeIndex | None:
     """The values as UTC timestamps (pandas reads mixed zones no other way), or None unless every value is
     one."""
-    sized = timestamp_sized(column)
+    sized = timestamp_texts(column)
     if sized.isna().any():
         return None
     with warnings.catch_warnings():
@@ -184,7 +196,10 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     series, and a note saying how: in UTC where that is regular (hourly data, whose local clock skips and
     repeats an hour), else as the local clock times without their offsets where those are (daily and longer
     data at local midnight, whose days are 23 or 25 hours long in UTC). None when neither is regular or the
-    values are not all timestamps."""
+    values are not all timestamps with an offset after their time (none read as UTC beside others that have
+    one; "GMT+5", which dateutil reads as UTC-5 as POSIX zones mean it, no offset)."""
+    if not timestamp_texts(column).astype(str).str.contains(_OFFSET_AFTER_TIME).all():
+        return None
     utc = utc_timestamps(column)
     if utc is None:
         return None
