@@ -191,6 +191,11 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
         Forecaster("naive", horizon=12).fit(etth1, bogus=1)
     with pytest.raises(DataError, match="column 'OT' holds complex128 values; expected real numbers"):
         Forecaster("naive", horizon=12).fit(etth1.assign(OT=etth1["OT"].astype(complex)), targets=["OT"])
+    flags = etth1.assign(OT=etth1["OT"] > 30)  # a flag (CSV cells TRUE / FALSE) is no quantity to forecast
+    with pytest.raises(DataError, match="column 'OT' holds true/false values; expected real numbers"):
+        Forecaster("naive", horizon=12).fit(flags, targets=["OT"])
+    with pytest.raises(DataError, match="column 'OT' holds true/false values; expected real numbers"):
+        model.predict(flags)
     # a huge horizon is refused at once, not after 2 * 10**9 steps of counting (naive needs no train window)
     assert min_rows(24, 10**9, "holdout", trained=False) == 24 + 2 * 10**9
     with pytest.raises(DataError, match="needs at least 2000000024 rows so that val and test each hold one"):

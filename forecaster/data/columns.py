@@ -57,11 +57,14 @@ def numeric_columns(
     skipped: list[str] = []
     for name in chosen:
         column = raw[name]
-        if column.dtype.kind in "cmM":  # complex, durations, dates: no real number to forecast
+        # complex, durations, dates: no real number to forecast; true/false ("TRUE" cells a CSV reader
+        # turns into booleans) a flag, which a covariate may be, not a quantity to forecast
+        if column.dtype.kind in "cmM" or (column.dtype.kind == "b" and what == "target"):
             if not explicit:
                 skipped.append(name)
                 continue
-            raise DataError(f"{path}: column {name!r} holds {column.dtype} values; expected real numbers")
+            held = "true/false" if column.dtype.kind == "b" else str(column.dtype)
+            raise DataError(f"{path}: column {name!r} holds {held} values; expected real numbers")
         if is_text(column):
             try:
                 numbers = pd.to_numeric(column, errors="coerce")
