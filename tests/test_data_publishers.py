@@ -155,3 +155,20 @@ def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):
     assert read_noted(years)[1] == "YS-JAN"
     numbered = read_csv(write(tmp_path, "numbered.csv", "0,1\n5,6\n7,8\n9,10\n"), no_date=True)
     assert numbered.columns == ["0", "1"] and len(numbered.frame) == 3  # pandas' column numbers: a header
+
+
+def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
+    """Investing.com's history: quoted cells, newest first, "Mar 15, 2024" dates, volumes "201.65K" and
+    "2.47M" (read as flags before: 201.65 beside 2.47, thousands beside millions) and changes "-1.77%"."""
+    days = pd.bdate_range("2024-01-01", periods=30)[::-1]
+    volumes = ["201.65K", "2.47M", "1.2B"] * 10
+    rows = [f'"{day:%b %d, %Y}","{80 + k / 10:.2f}","{volume}","{k / 100 - 0.1:.2f}%"'
+            for k, (day, volume) in enumerate(zip(days, volumes, strict=True))]  # fmt: skip
+    path = write(tmp_path, "Brent Oil Futures Historical Data.csv",
+                 '\ufeff"Date","Price","Vol.","Change %"\n' + "\n".join(rows) + "\n")  # fmt: skip
+    frame, freq, note = read_noted(path)
+    assert freq == "B" and frame.index[-1] == days[0] and list(frame.columns) == ["Price", "Vol.", "Change %"]
+    np.testing.assert_allclose(frame["Vol."].iloc[::-1], [201.65e3, 2.47e6, 1.2e9] * 10)
+    np.testing.assert_allclose(frame["Change %"].iloc[::-1], np.arange(30) / 100 - 0.1, atol=1e-12)
+    assert "read 30 number(s) ending in K, M or B as thousands, millions or billions; read 30 number(s) " \
+        "written with % in percent" in note  # fmt: skip

@@ -31,6 +31,10 @@ _SHAPES = {
     r"|\d{1,3}(?:\.\d{3}){2,}",
 }
 _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
+# Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B" (a flag is lower case or set apart),
+# and rates written with their unit, "0.40%", "5.2 %" (read in percent)
+_SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KMB]| ?%)")
+_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
 _FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[A-Za-z]{1,3}|\*)")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_SPACES}", True: f"[.]|{_SPACES}"}
@@ -45,6 +49,7 @@ class Tally:
     markers: Counter = field(default_factory=Counter)
     flags: Counter = field(default_factory=Counter)
     grouped: int = 0  # numbers written with thousands separators
+    scaled: Counter = field(default_factory=Counter)  # numbers written with K, M, B or % after them
 
     def notes(self) -> list[str]:
         said = []
@@ -56,6 +61,10 @@ class Tally:
             said.append(f"stripped value flags ({shown}) from {sum(self.flags.values())} cell(s)")
         if self.grouped:
             said.append(f"read {self.grouped} number(s) written with thousands separators")
+        if magnitudes := sum(count for suffix, count in self.scaled.items() if "%" not in suffix):
+            said.append(f"read {magnitudes} number(s) ending in K, M or B as thousands, millions or billions")
+        if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
+            said.append(f"read {percents} number(s) written with % in percent")
         return said
 
 
@@ -76,7 +85,8 @@ def number_kind(text: str, *, flags: bool = True) -> str | None:
     """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
     text = text.strip().replace("\u2212", "-")
     if flags:
-        text = _unflagged(text)[0]
+        scaled = _SCALED.fullmatch(text)
+        text = _unflagged(scaled["value"] if scaled else text)[0]
     if text.lower() in MARKERS:
         return "marker"
     return next((kind for kind, pattern in _PATTERNS.items() if pattern.fullmatch(text)), None)
@@ -92,8 +102,13 @@ def to_numbers(
         return None
     cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
     kinds = np.column_stack([cells.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
-    values, flags = cells.to_numpy(dtype=object), Counter()
-    for position in np.flatnonzero(~kinds.any(axis=1)):  # markers and flagged cells
+    values, flags, suffixes = cells.to_numpy(dtype=object), Counter(), Counter()
+    scales = np.ones(len(cells))
+    for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged and scaled cells
+        scaled = _SCALED.fullmatch(values[position])
+        if scaled is not None and number_kind(scaled["value"], flags=False) not in (None, "marker"):
+            values[position], scales[position] = scaled["value"], _SCALES[scaled["suffix"]]
+            suffixes.update([scaled["suffix"]])
         value, flag = _unflagged(values[position])
         kind = number_kind(value, flags=False)
         if kind is None:
@@ -114,7 +129,7 @@ def to_numbers(
     written = written[~marked]
     digits = written.str.replace(groups, "", regex=True).str.replace(",", ".", regex=False)
     try:
-        parsed = pd.to_numeric(digits).to_numpy(np.float64)
+        parsed = pd.to_numeric(digits).to_numpy(np.float64) * scales[~marked]
     except (ValueError, OverflowError):  # e.g. an integer of more digits than Python converts: not a value
         return None
     numbers = np.full(len(column), np.nan)
@@ -122,6 +137,7 @@ def to_numbers(
     tally.markers.update(values[marked])
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())
+    tally.scaled.update(suffixes)
     return pd.Series(numbers, index=column.index, name=column.name)
 
 
