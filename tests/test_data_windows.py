@@ -19,6 +19,7 @@ from forecaster.data import (
     load_dataset,
     split_borders,
 )
+from forecaster.data.scaling import original_units
 from forecaster.errors import DataError
 
 SHARED = ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Exchange", "Weather", "ILI"]
@@ -63,14 +64,26 @@ def test_scaler_round_trips_through_json_and_matches_sklearn():
     assert all(isinstance(v, float) for v in state["mean"] + state["scale"])
     rebuilt = Scaler.from_dict(state, n_channels=2)
     oracle = StandardScaler().fit(values)
-    np.testing.assert_array_equal(rebuilt.transform(values), oracle.transform(values))
-    np.testing.assert_array_equal(scaler.transform(values), oracle.transform(values))
+    np.testing.assert_allclose(rebuilt.transform(values), oracle.transform(values), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(scaler.transform(values), oracle.transform(values), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(rebuilt.inverse(rebuilt.transform(values)), values, rtol=1e-12)
 
 
 def test_constant_channel_gets_unit_scale():
     scaler = Scaler.fit(np.column_stack([np.full(10, 7.0), np.arange(10.0)]))
     assert scaler.to_dict()["scale"][0] == 1.0
+    assert Scaler.fit(1e10 + np.array([[0.0], [1e-6], [0.0]])).scale[0] == 1.0  # below float64's rounding
+
+
+@pytest.mark.parametrize("unit", [1e-15, 1e-17, 1e-200])
+def test_a_series_of_tiny_values_is_standardized_and_forecast_to_its_own_digits(unit):
+    """scikit-learn's StandardScaler takes any std below 2.2e-15 for a constant channel: a series in units of
+    1e-17 was left unscaled (a naive forecast of 4.03e-17 answered 0) and rounded to 15 decimal places."""
+    values = unit * (30 + np.sin(np.arange(50.0)))[:, None]
+    scaler = Scaler.fit(values)
+    np.testing.assert_allclose(scaler.scale, (values / unit).std() * unit, rtol=1e-12)
+    standardized = scaler.transform(values[-1:]).astype(np.float32)  # a naive forecast, through float32
+    np.testing.assert_allclose(original_units(scaler, standardized), values[-1:], rtol=1e-6)
 
 
 @pytest.mark.parametrize(

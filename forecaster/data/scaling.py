@@ -1,8 +1,9 @@
 """The one scaler: per-channel standardization fit on the train rows only, stored as plain numbers.
 
-The data module, bundles, metrics and the service all use `Scaler`: fit with scikit-learn's
-StandardScaler (population std; a constant channel gets scale 1), applied in float64 as
-(x - mean) / scale, undone as x * scale + mean, and written to a bundle as JSON numbers (no pickle).
+The data module, bundles, metrics and the service all use `Scaler`: the mean and population std of each
+channel (a constant one gets scale 1), applied in float64 as (x - mean) / scale, undone as x * scale + mean,
+and written to a bundle as JSON numbers (no pickle). Not scikit-learn's StandardScaler: it takes any std
+below 2.2e-15 for a constant channel, so a series in units of 1e-17 was left unscaled and forecast 0.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ class Scaler:
 
     @classmethod
     def fit(cls, train_values: np.ndarray) -> Scaler:
-        """Fit on the (N, C) train rows; DataError for an empty or non-finite array."""
-        from sklearn.preprocessing import StandardScaler
-
+        """Fit on the (N, C) train rows; DataError for an empty or non-finite array. A channel is constant
+        where its std is 0 or below float64 rounding of its mean (1e10 + 1e-7 noise)."""
         values = np.asarray(train_values, dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 1:
             raise DataError(
@@ -36,8 +36,11 @@ class Scaler:
             )
         if not np.isfinite(values).all():
             raise DataError("the scaler's train rows contain missing or non-finite values; expected numbers")
-        fitted = StandardScaler().fit(values)
-        return cls(np.asarray(fitted.mean_, dtype=np.float64), np.asarray(fitted.scale_, dtype=np.float64))
+        size = np.abs(values).max(axis=0)  # squares of 1e-200 underflow to 0: the std is taken at unit size
+        size = np.where(size > 0, size, 1.0)
+        mean, std = values.mean(axis=0), (values / size).std(axis=0) * size
+        constant = std <= 10 * np.finfo(np.float64).eps * np.abs(mean)
+        return cls(mean, np.where(constant | (std == 0), 1.0, std))
 
     @property
     def n_channels(self) -> int:
@@ -98,9 +101,12 @@ def original_units(
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
         places = -np.ceil(np.log10(noise * np.abs(scaler.scale)))
-        places = np.where(np.isfinite(places), places, 15).clip(max=15)
+        # beyond 300 places (a scale of 1e-300) 10 ** places overflows: such values are left as they are
+        kept = ~np.isfinite(places) | (places > 300)
+        places = np.where(kept, 0, places)
         power = 10.0 ** np.abs(places)
         rounded = np.where(places >= 0, np.round(values * power) / power, np.round(values / power) * power)
+        rounded = np.where(kept, values, rounded)
     return np.maximum(rounded, floor) + 0.0
 
 
