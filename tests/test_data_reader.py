@@ -80,6 +80,10 @@ BROKEN = {
         "date,a,b\n2020-01-01 00:00,1,2\n2020-01-01 01:00,1,2,3\n",
         ["not a well-formed CSV file", "Expected 3 fields in line 3, saw 4"],
     ),
+    "repeated_column_name": (  # pandas renamed the second 'a' 'a.1'; a bundle re-reading 'a' took the first
+        "date,a,b,a\n" + "".join(f"{hour},1,2,3\n" for hour in HOURS),
+        ["column name(s) 'a' repeated; expected each column name once"],
+    ),
     "bad_timestamp": (
         _rows(HOURS[:3] + ["yesterday"] + HOURS[4:], _ints(12)),
         ["date column 'date' has 1 value(s) that are not timestamps: line 5 'yesterday'"],

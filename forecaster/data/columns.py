@@ -16,6 +16,14 @@ from forecaster.errors import DataError, MissingColumnsError
 _ROW_COUNTER_NAMES = frozenset({"no", "no.", "nr", "nr.", "index", "row", "rownum", "#", "unnamed: 0"})
 
 
+def check_names_once(source: str, repeated: Sequence[str]) -> None:
+    """DataError naming the column names a table repeats: which of them a series is, is anyone's guess (a
+    bundle re-reading 'OT' took the first of two)."""
+    if repeated:
+        names = ", ".join(map(repr, repeated))
+        raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
+
+
 def is_text(column: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
 

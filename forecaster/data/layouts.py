@@ -62,6 +62,7 @@ class Layout:
     names: tuple[str, ...] | None = None
     unnamed: tuple[int, ...] = ()  # the columns whose header cell is empty (Excel's trailing ",,,")
     headerless: bool = False  # the first line after `skip` is data: `names` come from what columns hold
+    repeated: tuple[str, ...] = ()  # names the header gives more than one column (pandas renames: "OT.1")
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -195,7 +196,9 @@ def sniff(source: Any, **options: Any) -> Layout:
         names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
     named = ons is not None or above is not None  # by the line above: its columns all have a name
     unnamed = () if named else tuple(k for k, cell in enumerate(header) if not cell)
-    return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed)
+    given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
+    repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
+    return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated)
 
 
 def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pandas as pd
 
 from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import counts_rows
-from forecaster.data.columns import is_text, numeric_columns
+from forecaster.data.columns import check_names_once, is_text, numeric_columns
 from forecaster.data.dates import (
     across_offsets,
     dates_from_parts,
@@ -89,6 +90,7 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{path}: has a header but no data rows; expected one row per time step")
+    check_names_once(str(path), layout.repeated)  # pandas renamed the second 'OT' 'OT.1'
     return raw, layout
 
 
@@ -275,10 +277,8 @@ def _read_table(
 ) -> TimeSeries:
     if replaced := [column for column in raw.columns if "\ufffd" in column]:
         notes.append(f"header name(s) {', '.join(map(repr, replaced))} contain U+FFFD (bytes not text)")
-    if len(set(raw.columns)) != len(raw.columns):
-        repeated = sorted({column for column in raw.columns if list(raw.columns).count(column) > 1})
-        names = ", ".join(map(repr, repeated))
-        raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
+    counts = Counter(raw.columns)  # built once: per name, 50,000 columns took minutes
+    check_names_once(source, sorted(name for name, count in counts.items() if count > 1))
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
