@@ -31,6 +31,9 @@ from forecaster.errors import DataError
         (["FY2019", "FY2020", "FY 2021"], "2019-01-01", "YS-JAN"),
         (["2019:4", "2020:1", "2020:2"], "2019-10-01", "QS-JAN"),  # EViews: quarters after a colon
         (["2019:12", "2020:01", "2020:02"], "2019-12-01", "MS"),  # and months of two digits
+        (["2023 september", "2023 oktober*", "2023 november**"], "2023-09-01", "MS"),  # CBS: * provisional
+        (["2023-Q2", "2023-Q3", "2023-Q4*"], "2023-04-01", "QS-JAN"),
+        (["2023-09-01", "2023-10-01*", "2023-11-01*"], "2023-09-01", "MS"),
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

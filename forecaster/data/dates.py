@@ -66,6 +66,7 @@ PERIOD_LABELS = (
 )
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
+_PROVISIONAL = re.compile(r"\s*\*+$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
@@ -89,7 +90,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     """Quarter, month, ISO-week, half-year and fiscal-year labels pandas does not parse itself, as the first
     day of each period (a fiscal year "2019/20": January 1 of its first year); None unless every value is
     such a label, all of one kind."""
-    texts = values.astype(str).str.strip()
+    texts = _label_texts(values)
     for pattern, part in PERIOD_LABELS:
         found, fits = _labels_of(texts, pattern, part)
         if not fits.all():
@@ -107,12 +108,17 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
 def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
     """Where most values, not all, are period labels of one kind ("1998/99", "1999/01"; "2015:1" ...
     "2015:5"): the kind ("fiscal year", "quarter", ...) and the positions of the values that are not."""
-    texts = values.astype(str).str.strip()
+    texts = _label_texts(values)
     for pattern, part in PERIOD_LABELS:
         fits = _labels_of(texts, pattern, part)[1]
         if 2 * fits.sum() > len(fits) and not fits.all():
             return {"span": "fiscal year"}.get(part, part), np.flatnonzero(~fits)
     return None
+
+
+def _label_texts(values: pd.Series) -> pd.Series:
+    """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis)."""
+    return values.astype(str).str.strip().str.replace(_PROVISIONAL, "", regex=True)
 
 
 def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -152,7 +158,8 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
     def iso(found: re.Match) -> str:
         return f"{found['sign']}{int(found['hours']):02d}:{found['minutes'] or '00'}"
 
-    return sized.where(~text, sized[text].str.replace(_NAMED_OFFSET, iso, regex=True))
+    texts = sized[text].str.replace(_PROVISIONAL, "", regex=True)  # "2023-10*": a provisional period
+    return sized.where(~text, texts.str.replace(_NAMED_OFFSET, iso, regex=True))
 
 
 def parse_timestamps(column: pd.Series) -> pd.Series:
