@@ -474,6 +474,28 @@ def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
     )
 
 
+@pytest.mark.parametrize("publisher", ["swiss", "gistemp"])
+def test_year_by_month_tables_in_other_languages_with_their_summaries_and_markers(tmp_path, publisher):
+    """The Swiss FSO's CPI (Jahr, Januar ... Dezember, Jahresdurchschnitt; a title above, a source below, so
+    the years are text) and NASA's GISTEMP (Year, Jan ... Dec, J-D, D-N, DJF ... SON; '***' for months to
+    come): each one monthly series, not a yearly panel of twelve or eighteen series."""
+    german = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+              "November", "Dezember"]  # fmt: skip
+    months = german if publisher == "swiss" else [month.title() for month in MONTHS]
+    summaries = ["Jahresdurchschnitt"] if publisher == "swiss" else ["J-D", "D-N", "DJF", "MAM", "JJA", "SON"]
+    rows = ["Landesindex der Konsumentenpreise" if publisher == "swiss" else "Land-Ocean: Global Means",
+            ",".join(["Jahr" if publisher == "swiss" else "Year", *months, *summaries])]  # fmt: skip
+    for year in range(2020, 2024):
+        cells = [f"{12 * (year - 2020) + month}" for month in range(12)]
+        cells = cells[:3] + ["***"] * 9 if year == 2023 else cells
+        rows.append(",".join([str(year), *cells, *["1"] * len(summaries)]))
+    rows += ["Quelle: BFS"] if publisher == "swiss" else []
+    frame, freq, note = read_noted(write(tmp_path, f"{publisher}.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and frame.columns.tolist() == ["value"] and frame.index[-1] == pd.Timestamp("2023-03")
+    np.testing.assert_array_equal(frame["value"].to_numpy(), np.arange(39.0))
+    assert f"x 12 month columns, dropping the summary column(s) {', '.join(map(repr, summaries))}" in note
+
+
 def test_a_year_by_quarter_table_is_one_quarterly_series_and_other_columns_keep_the_table(tmp_path):
     quarters = write(tmp_path, "q.csv", "year,Q1,Q2,Q3,Q4\n2020,1,2,3,4\n2021,5,6,7,8\n2022,9,10,11,12\n")
     frame, freq, _ = read_noted(quarters)

@@ -172,3 +172,42 @@ def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     np.testing.assert_allclose(frame["Change %"].iloc[::-1], np.arange(30) / 100 - 0.1, atol=1e-12)
     assert "read 30 number(s) ending in K, M or B as thousands, millions or billions; read 30 number(s) " \
         "written with % in percent" in note  # fmt: skip
+
+
+def test_a_met_office_station_file_of_text_columns_units_flags_and_provisional_rows(tmp_path):
+    """The Met Office's historic station data: notes, then 'yyyy mm tmax ...' over a units line, values lined
+    up by spaces, '*' for estimated and '#' for an automatic sensor after values, '---' for missing, and
+    'Provisional' after the latest rows."""
+    lines = ["Oxford", "Location: 450900E 207200N, Lat 51.761 Lon -1.262, 63 metres amsl",
+             "Estimated data is marked with a * after the value.",
+             "Missing data (more than 2 days missing in month) is marked by  ---.",
+             "   yyyy  mm   tmax    tmin      af    rain     sun",
+             "              degC    degC    days      mm   hours"]
+    for k in range(36):
+        year, month = 2021 + k // 12, k % 12 + 1
+        sun = "---" if k == 5 else f"{50 + k}.0#"
+        values = f"{10 + k / 10:.1f}*   {k / 10:.1f}   {k % 3:5d}   {40 + k:.1f}   {sun}"
+        lines.append(f"   {year}  {month:2d}   {values}" + ("  Provisional" if k > 32 else ""))
+    frame, freq, note = read_noted(write(tmp_path, "oxforddata.txt", "\n".join(lines) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["tmax", "tmin", "af", "rain", "sun"] and len(frame) == 36
+    assert frame.index[0] == pd.Timestamp("2021-01-01") and frame.index[-1] == pd.Timestamp("2023-12-01")
+    np.testing.assert_allclose(frame["tmax"], 10 + np.arange(36) / 10)
+    assert frame["sun"].iloc[5] == 55.0  # '---' missing, filled between 54 and 56
+    assert "read 1 cell(s) marked '---' as missing; stripped value flags (*, #) from 71 cell(s)" in note
+
+
+def test_google_trends_below_one_and_the_feds_nd_cells(tmp_path):
+    """Google Trends writes '<1' for under 1% of the peak (read as half the limit, with a note); the Fed's
+    Data Download Program 'ND' for no data (missing, filled)."""
+    weeks = pd.date_range("2023-01-01", periods=30, freq="W-SUN")
+    cells = ["<1" if k % 7 == 3 else str(k) for k in range(30)]
+    trends = "Category: All categories\n\nWeek,cobol: (Worldwide)\n" + "".join(
+        f"{week.date()},{cell}\n" for week, cell in zip(weeks, cells, strict=True))
+    frame, freq, note = read_noted(write(tmp_path, "multiTimeline.csv", trends))
+    assert freq == "W-SUN" and frame["cobol: (Worldwide)"].iloc[3] == 0.5 and frame.iloc[4, 0] == 4.0
+    assert "read 4 cell(s) below a limit ('<1') as half the limit" in note
+    days = pd.bdate_range("2024-01-01", periods=20)
+    fed = "Series Description,Federal funds effective rate\n" + "".join(
+        f"{day.date()},{'ND' if k == 4 else 5 + k / 100}\n" for k, day in enumerate(days))
+    frame, _, note = read_noted(write(tmp_path, "FRB_H15.csv", fed))
+    assert frame.iloc[4, 0] == pytest.approx(5.04) and "read 1 cell(s) marked 'ND' as missing" in note

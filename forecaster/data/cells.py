@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# World Bank "..", Eurostat ":", FRED ".", and what other offices print for "not available".
-MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na"})
+# World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data), and
+# what other offices print for "not available".
+MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na", "***", "---", "nd"})
 _SPACES = "[ \u00a0\u202f]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
 _SHAPES = {
@@ -35,7 +36,10 @@ _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.i
 # and rates written with their unit, "0.40%", "5.2 %" (read in percent)
 _SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KMB]| ?%)")
 _SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
-_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[A-Za-z]{1,3}|\*)")
+# A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
+# censored values are commonly read
+_BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
+_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[A-Za-z]{1,3}|\*|#)")  # Met Office *
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_SPACES}", True: f"[.]|{_SPACES}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
@@ -61,7 +65,9 @@ class Tally:
             said.append(f"stripped value flags ({shown}) from {sum(self.flags.values())} cell(s)")
         if self.grouped:
             said.append(f"read {self.grouped} number(s) written with thousands separators")
-        if magnitudes := sum(count for suffix, count in self.scaled.items() if "%" not in suffix):
+        if below := self.scaled["<"]:
+            said.append(f"read {below} cell(s) below a limit ('<1') as half the limit")
+        if magnitudes := sum(self.scaled[suffix] for suffix in "KMB"):
             said.append(f"read {magnitudes} number(s) ending in K, M or B as thousands, millions or billions")
         if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
             said.append(f"read {percents} number(s) written with % in percent")
@@ -85,7 +91,7 @@ def number_kind(text: str, *, flags: bool = True) -> str | None:
     """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
     text = text.strip().replace("\u2212", "-")
     if flags:
-        scaled = _SCALED.fullmatch(text)
+        scaled = _SCALED.fullmatch(text) or _BELOW.fullmatch(text)
         text = _unflagged(scaled["value"] if scaled else text)[0]
     if text.lower() in MARKERS:
         return "marker"
@@ -109,6 +115,9 @@ def to_numbers(
         if scaled is not None and number_kind(scaled["value"], flags=False) not in (None, "marker"):
             values[position], scales[position] = scaled["value"], _SCALES[scaled["suffix"]]
             suffixes.update([scaled["suffix"]])
+        elif (below := _BELOW.fullmatch(values[position])) and number_kind(below["value"], flags=False):
+            values[position], scales[position] = below["value"], 0.5
+            suffixes.update(["<"])
         value, flag = _unflagged(values[position])
         kind = number_kind(value, flags=False)
         if kind is None:

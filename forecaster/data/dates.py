@@ -27,14 +27,15 @@ DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month
               ("year", "month", "day", "hour"): "hour"}  # fmt: skip
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
            "hour": (0, 23)}  # fmt: skip
-# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS), case ignored.
+# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS; the Met Office's
+# "yyyy mm"), case ignored.
 _PART_NAMES = {
-    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar"), "year"),
-    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal"), "quarter"),
-    **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand"), "month"),
-    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana"), "week"),
-    **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag"), "day"),
-    **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur"), "hour"),
+    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr"), "year"),
+    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr"), "quarter"),
+    **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand", "mm", "mo", "mon"), "month"),
+    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk"), "week"),
+    **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),
+    **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur", "hh", "hr"), "hour"),
 }
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch).
 _MONTH_NAMES = (
@@ -234,7 +235,10 @@ def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
 
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    try:
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    except OverflowError:  # integers beyond float, kept by pandas as Python ints: no years
+        return None
     if not np.isfinite(values).all() or (values != np.round(values)).any():
         return None
     if values.min() < 1000 or values.max() > 2999:

@@ -77,6 +77,8 @@ class Layout:
             options.update(header=None, dtype=str)
         elif self.names is not None:
             options.update(header=None if self.headerless else 0, names=list(self.names))
+            if self.delimiter == " ":  # a text table's notes after the values ("Provisional"): not read
+                options["usecols"] = range(len(self.names))
         return options
 
 
@@ -191,9 +193,13 @@ def sniff(source: Any, **options: Any) -> Layout:
         names = above = _names_above(rows[:first], width)
         if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
             names = above = (DATE_COLUMN, *names[1:])
-    if ons is None and len(header) < width:
+    if ons is None and len(header) < width:  # above a units line ("degC degC days"), the line naming all
+        names = above = _names_above(rows[:first], width)
         header += [""] * (width - len(header))
-        names = tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
+        names = names or tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
+    if delimiter == " " and ons is None:  # named, so that notes after a row's values are left out
+        fits = len(header) == width  # else a name of two words ("decimal date") split in two
+        names = names or (tuple(header) if fits else headerless_names(rows[first + 1 :], width))
     named = ons is not None or above is not None  # by the line above: its columns all have a name
     unnamed = () if named else tuple(k for k, cell in enumerate(header) if not cell)
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
@@ -400,7 +406,7 @@ def arrange(
         raw, note = period_labels(raw, *codes)
         said.append(note)
         context = "line numbers count the rows kept"
-    elif automatic and find_date(raw) is None and (by := year_by_season(source, raw, layout.decimal, tally)):
+    elif automatic and (by := year_by_season(source, raw, layout.decimal, tally)):  # its years: no date
         raw, note = by
         said.append(note)
         context = "in this year-by-season table line 2 means the first year's first season, line 3 its second"

@@ -11,16 +11,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MONTHS, Tally, number_kind, to_numbers
-from forecaster.data.dates import parse_period_labels, regular_grid, year_numbers
+from forecaster.data.cells import Tally, number_kind, to_numbers
+from forecaster.data.dates import MONTH_NUMBERS, parse_period_labels, regular_grid, year_numbers
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
 MIN_PERIODS = 3
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-               "October", "November", "December")  # fmt: skip
 
 
 def _period_text(label: object) -> str:
@@ -146,16 +144,19 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     return frame, note
 
 
-# A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2").
-_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|half ?[12]|h[12]", re.IGNORECASE)
+# A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2"; GISTEMP:
+# "J-D", "D-N" and the seasons "DJF" ... "SON"; the Swiss FSO: "Jahresdurchschnitt").
+_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
+                              r"jahres\w*|durchschnitt|moyenne.*|promedio|media|gemiddelde",
+                              re.IGNORECASE)  # fmt: skip
 
 
 def _season_of(name: str) -> tuple[str, int] | None:
-    """("month", 1-12) for a month's name (JAN, January), ("quarter", 1-4) for Q1 / QTR1, else None."""
+    """("month", 1-12) for a month's name (JAN, January, Januar, janvier: MONTH_NUMBERS), ("quarter", 1-4)
+    for Q1 / QTR1, else None."""
     text = str(name).strip().upper()
-    for number, month in enumerate(MONTHS, start=1):
-        if text in (month, MONTH_NAMES[number - 1].upper()):
-            return "month", number
+    if (number := MONTH_NUMBERS.get(text.lower().rstrip("."))) is not None:
+        return "month", number
     found = re.fullmatch(r"(?:Q|QTR ?)([1-4])", text)
     return ("quarter", int(found.group(1))) if found else None
 
@@ -167,10 +168,12 @@ def year_by_season(
     BLS and many statistics offices print one series, as that series: one row per month or quarter with a
     DATE_COLUMN, and a note; its summary columns (Annual, HALF1) dropped. None for other tables."""
     columns = [str(name) for name in raw.columns]
-    years = [name for name in columns if year_numbers(raw[name]) is not None]
     seasons = {name: _season_of(name) for name in columns}
     kinds = {season[0] for season in seasons.values() if season is not None}
-    if len(years) != 1 or len(kinds) != 1:
+    if len(kinds) != 1:  # names first: no column's values are read for other tables
+        return None
+    years = [name for name in columns if seasons[name] is None and year_numbers(raw[name]) is not None]
+    if len(years) != 1:
         return None
     kind = kinds.pop()
     order = [name for name in columns if seasons[name] is not None]
