@@ -23,7 +23,13 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
 from service.registry import ServedModel
-from service.routes import OrjsonRoute, checked_levels, forecast_histories, require_media_type
+from service.routes import (
+    OrjsonRoute,
+    checked_levels,
+    forecast_histories,
+    no_query_parameters,
+    require_media_type,
+)
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
 INPUT, OUTPUT = "history", "forecast"
@@ -148,9 +154,14 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
             f"expected {math.prod(tensor.shape)} numbers for shape {tensor.shape}",
             field="inputs[0].data",
         )
-    if tensor.datatype == "FP32":  # beyond float32 is inf, refused below as not finite
-        with np.errstate(over="ignore"):
-            values = values.astype(np.float32).astype(np.float64)
+    if tensor.datatype == "FP32":
+        largest = np.finfo(np.float32).max
+        beyond = np.flatnonzero(np.abs(values) > largest)  # inf as FP32: named for what it is
+        if beyond.size:
+            raise ApiError(422, f"value {values.flat[beyond[0]]:g} at flat index {beyond[0]} is beyond "
+                           f"FP32's range (+-{largest:.4g}); expected FP32 numbers, or datatype FP64",
+                           field="inputs[0].data")  # fmt: skip
+        values = values.astype(np.float32).astype(np.float64)
     histories = []
     for position, window in enumerate(values.reshape(tensor.shape)):
         try:
@@ -175,6 +186,12 @@ _PROTOCOL_PARAMETERS = (
 )
 
 
+# An input tensor's parameters the protocol and its extensions define (KServe's binary data, Triton's shared
+# memory): accepted and left alone, as the request's are.
+_INPUT_PARAMETERS = ("binary_data", "binary_data_size", "content_type", "shared_memory_region",
+                     "shared_memory_byte_size", "shared_memory_offset")  # fmt: skip
+
+
 def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]:
     """`parameters.level` (free-form in the protocol, so its type is checked here), then as v1 checks it."""
     unknown = sorted(set(parameters or {}) - {"level", *_PROTOCOL_PARAMETERS})
@@ -192,12 +209,19 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
 @router.post(
     "/models/{name}/infer",
     response_model=InferResponse,
-    dependencies=[Depends(require_media_type("application/json"))],
+    dependencies=[Depends(require_media_type("application/json")),
+                  Depends(no_query_parameters('levels from "parameters": {"level": [...]} in its JSON body; '
+                                              "the horizon is the model's"))],  # fmt: skip
 )
 async def infer(name: str, body: InferRequest, registry: Registry, settings: Settings) -> InferResponse:
     """Forecasts for a [B, input_size, C] `history` tensor, as [B, horizon, C] `forecast`."""
     served = registry.get(name)
     levels = _levels(served, body.parameters)
+    misplaced = sorted(set(body.inputs[0].parameters or {}) - set(_INPUT_PARAMETERS))
+    if misplaced:  # "level" here was ignored: the request's parameters hold it
+        raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in the "
+                       'request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
+                       field="inputs[0].parameters")  # fmt: skip
     histories = _histories(served, body.inputs[0], settings.max_inputs)
     count = len(histories)
     answers = await forecast_histories(served, histories, [levels] * count, ["inputs[0].data"] * count)
@@ -216,10 +240,9 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
     if unknown:
         raise ApiError(422, f"unknown output {unknown[0]!r}; this request answers {', '.join(names)} "
                        '(intervals need "parameters": {"level": [...]})', field="outputs")  # fmt: skip
-    outputs = []
-    for tensor_name, tensor_keys in zip(names, keys, strict=True):
-        if tensor_name not in asked:
-            continue
+    outputs, keyed = [], dict(zip(names, keys, strict=True))
+    for tensor_name in asked:  # in the order asked, as the protocol answers
+        tensor_keys = keyed[tensor_name]
         stacked = np.stack([np.column_stack([answer[key] for key in tensor_keys]) for answer in answers])
         outputs.append(
             OutputTensor(

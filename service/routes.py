@@ -131,15 +131,18 @@ def _meant(name: str) -> str | None:
     return _ALIASES.get(lowered) or (close[0] if close else None)
 
 
-async def no_query_parameters(request: Request) -> None:
-    """The JSON route reads horizon and level from its body: the CSV route's `?horizon=` (or a near miss)
-    sent here would be ignored without a word (other query parameters, a proxy's or a cache-buster's, are
-    left alone)."""
-    misplaced = next((name for name in request.query_params if _meant(name)), None)
-    if misplaced is not None:
-        raise ApiError(422, f"unexpected query parameter {misplaced[:50]!r}; this route reads horizon, level "
-                       "and the history from its JSON body (query parameters are for /forecast.csv)",
-                       field="query")  # fmt: skip
+def no_query_parameters(reads: str) -> Callable[[Request], Awaitable[None]]:
+    """A check for a JSON route, which reads horizon and level (`reads`) from its body: the CSV route's
+    `?horizon=` (or a near miss) sent there would be ignored without a word (other query parameters, a
+    proxy's or a cache-buster's, are left alone)."""
+
+    async def refuse_misplaced(request: Request) -> None:
+        misplaced = next((name for name in request.query_params if _meant(name)), None)
+        if misplaced is not None:
+            raise ApiError(422, f"unexpected query parameter {misplaced[:50]!r}; this route reads {reads} "
+                           "(query parameters are for /forecast.csv)", field="query")  # fmt: skip
+
+    return refuse_misplaced
 
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
@@ -275,7 +278,10 @@ async def forecast_histories(
     response_model=ForecastResponse | BatchForecastResponse | RecordsResponse,
     tags=["forecast"],
     responses=_ERRORS,
-    dependencies=[Depends(require_media_type("application/json")), Depends(no_query_parameters)],
+    dependencies=[
+        Depends(require_media_type("application/json")),
+        Depends(no_query_parameters("horizon, level and the history from its JSON body")),
+    ],
 )
 async def forecast(
     name: str,

@@ -137,7 +137,10 @@ def test_non_finite_values_and_bad_levels_are_named(client):
     big = tensor([float32_history(0)])
     big["data"][-3] = 1e39  # beyond FP32: infinite once read as FP32
     answer = client.post("/v2/models/hourly/infer", json={"inputs": [big]})
-    assert answer.status_code == 422 and "non-finite" in answer.text
+    assert answer.status_code == 422 and "value 1e+39 at flat index" in answer.text  # finite, not FP32
+    assert "beyond FP32's range (+-3.403e+38); expected FP32 numbers, or datatype FP64" in answer.text
+    as_fp64 = client.post("/v2/models/hourly/infer", json={"inputs": [{**big, "datatype": "FP64"}]})
+    assert as_fp64.status_code == 422 and "beyond FP32" not in as_fp64.text  # the model's answer is named
     body = {"inputs": [tensor([float32_history(0)])], "parameters": {"level": ["80"]}}
     answer = client.post("/v2/models/hourly/infer", json=body)
     assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "parameters.level"
@@ -148,11 +151,18 @@ def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are
     body = {"inputs": inputs, "parameters": {"level": [80]}, "outputs": [{"name": "hi-80"}]}
     answer = client.post("/v2/models/hourly/infer", json=body)
     assert answer.status_code == 200 and [output["name"] for output in answer.json()["outputs"]] == ["hi-80"]
+    body["outputs"] = [{"name": "hi-80"}, {"name": "forecast"}]  # answered in the order asked
+    answer = client.post("/v2/models/hourly/infer", json=body)
+    assert [output["name"] for output in answer.json()["outputs"]] == ["hi-80", "forecast"]
+    answer = client.post("/v2/models/hourly/infer?level=80", json={"inputs": inputs})
+    assert answer.status_code == 422 and "unexpected query parameter 'level'" in answer.json()["message"]
     for extra, field, needle in (
         ({"outputs": [{"name": "lo-80"}]}, "outputs", "unknown output 'lo-80'; this request answers"),
         ({"outputs": [{"name": "forecast"}] * 2}, "outputs", "output 'forecast' asked twice"),
         ({"outputs": []}, "outputs", "no output asked"),
         ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
+        ({"inputs": [{**inputs[0], "parameters": {"level": [80]}}]}, "inputs[0].parameters",
+         "unknown input parameter 'level'; expected interval levels in the request's \"parameters\""),
     ):
         answer = client.post("/v2/models/hourly/infer", json={"inputs": inputs, **extra})
         assert answer.status_code == 422 and answer.json()["details"][0]["field"] == field
