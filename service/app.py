@@ -16,6 +16,7 @@ from fastapi_offline import FastAPIOffline
 from forecaster import __version__
 from service.config import ServiceSettings
 from service.errors import install_error_handlers
+from service.framing import FramingMiddleware
 from service.head import HeadAsGetMiddleware
 from service.limits import BodyLimitMiddleware
 from service.metrics import MetricsMiddleware, ServiceMetrics
@@ -90,7 +91,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     # /docs and /redoc with their scripts and styles served from the fastapi-offline package, not a CDN:
     # they work offline (its Swagger UI 5 renders FastAPI's OpenAPI 3.1; swagger-ui-bundle's 4.x cannot).
-    app = FastAPIOffline(title="forecaster", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    # no redirect of "/v1/models/x/" to "/v1/models/x": it echoed the client's Host header in its Location
+    app = FastAPIOffline(title="forecaster", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                         redirect_slashes=False)  # fmt: skip
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.registry = ModelRegistry()
@@ -108,4 +111,5 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models
     )
     app.add_middleware(HeadAsGetMiddleware)
+    app.add_middleware(FramingMiddleware)  # outermost: before anything reads the request
     return app

@@ -36,6 +36,7 @@ _HTTP_ERROR_CODES = {
     408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    501: "not_implemented",
     422: "invalid_input",
     503: "unavailable",
 }

@@ -72,8 +72,8 @@ class OrjsonRequest(Request):
 
 def _json_module_loads(body: bytes) -> Any:
     """json.loads, its failures other than invalid JSON (which FastAPI answers itself) as one line each."""
-    try:
-        return json.loads(body)
+    try:  # UTF-8 only, as RFC 8259 asks (json.loads also reads UTF-16 and UTF-32 bytes); its BOM tolerated
+        return json.loads(body.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
         byte = error.object[error.start]
         raise ApiError(400, f"byte {byte:#04x} at offset {error.start} is not UTF-8; expected JSON text",

@@ -371,6 +371,7 @@ _HALF_HOURLY = [str(stamp) for stamp in pd.date_range("2021", periods=20, freq="
 _GAP = [*_ROWS[:10], *(str(pd.Timestamp(stamp) + pd.Timedelta(hours=1)) for stamp in _ROWS[10:])]
 # Nanosecond timestamps end one hour before pandas' last representable instant: the forecast cannot be dated.
 _AT_THE_END = [str(stamp) for stamp in pd.date_range("2262-04-11 04:00:00.000000001", periods=20, freq="h")]
+_BY_9999 = [str(stamp) for stamp in pd.date_range("9999-12-31 04:00", periods=20, freq="h", unit="s")]
 _BODY_TEXT = json.dumps(body_of(history()))
 BAD_JSON = [
     ("invalid json", _raw('{"values": '), 422, "body", "expected valid JSON"),
@@ -403,6 +404,7 @@ BAD_JSON = [
     ("wrong frequency", {"json": _timestamps(_HALF_HOURLY)}, 422, "timestamps[1]", "frequency 'h'"),
     ("gap in time", {"json": _timestamps(_GAP)}, 422, "timestamps[10]", "frequency 'h'"),
     ("forecast past pandas dates", {"json": _timestamps(_AT_THE_END)}, 422, "timestamps[19]", "past"),
+    ("forecast past the year 9999", {"json": _timestamps(_BY_9999)}, 422, None, "runs past the year 9999"),
     ("horizon above model's", {"json": body_of(history(), horizon=HORIZON + 1)}, 422, "horizon",
      f"<= {HORIZON}"),
     ("horizon zero", {"json": body_of(history(), horizon=0)}, 422, "horizon", "greater than or equal to 1"),
@@ -424,6 +426,8 @@ BAD_JSON = [
     ("no content type", {"content": _BODY_TEXT}, 415, "content-type", "none"),
     ("not utf-8", {"content": b'{"values": {"\xff": [1]}}', "headers": {"content-type": "application/json"}},
      400, "body", "byte 0xff at offset 13 is not UTF-8"),
+    ("utf-16", {"content": _BODY_TEXT.encode("utf-16"), "headers": {"content-type": "application/json"}},
+     400, "body", "byte 0xff at offset 0 is not UTF-8"),  # json.loads read UTF-16 and UTF-32 bytes
     ("nested too deeply", _raw("[" * 20_000 + "]" * 20_000), 400, "body", "nested too deeply"),
     # json.loads keeps a lone surrogate, which pandas could not encode: a 500 for records
     ("unpaired surrogate in records", _raw('{"data": [{"\\ud800": 1, "date": "2021-03-01"}]}'), 400, "body",

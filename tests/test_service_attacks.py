@@ -317,6 +317,32 @@ def test_a_body_refused_unread_closes_its_connection(server: Server, refused: st
     _assert_quiet_log(server)
 
 
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        ("Host: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked", 501),  # its body was read as if not encoded
+        ("Host: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked", 400),  # smuggling's ground
+        ("Host: 127.0.0.1\r\nHost: other.example", 400),
+        ("X-No-Host: 1", 400),
+    ],
+)
+def test_a_request_framed_ambiguously_is_refused_and_its_connection_closed(server, head, status) -> None:
+    """A proxy in front may frame these otherwise than the service did (each was answered 200; h11 refuses a
+    coding other than chunked itself, 400)."""
+    status = 400 if server.http == "h11" and "gzip" in head else status
+    body = b"4\r\n{}  \r\n0\r\n\r\n" if "chunked" in head else b""
+    request = f"POST /v1/models/hourly/forecast HTTP/1.1\r\n{head}\r\nContent-Type: application/json\r\n\r\n"
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(request.encode() + body + b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        while chunk := sock.recv(65536):
+            received += chunk
+    assert re.findall(rb"HTTP/1.1 \d{3}", received) == [f"HTTP/1.1 {status}".encode()], received[:500]
+    answer = httpx.get(f"{server.url}/v1/models/hourly/", timeout=10)  # no redirect echoing the Host
+    assert answer.status_code == 404 and answer.headers["x-content-type-options"] == "nosniff"
+
+
 def test_trickled_body_is_answered_408(server: Server) -> None:
     head = (b"POST /v1/models/hourly/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")  # fmt: skip

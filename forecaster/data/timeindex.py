@@ -124,7 +124,11 @@ def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Ind
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
             first = index[-1] + offset
-        return pd.date_range(first, periods=horizon, freq=offset, name=index.name)
+        future = pd.date_range(first, periods=horizon, freq=offset, name=index.name)
+        if future[-1].year > 9999:  # ISO 8601 and every reader of the answer stop at 9999-12-31
+            raise DataError(f"a forecast {horizon} steps after {index[-1]} runs past the year 9999; expected "
+                            "a horizon that ends by 9999-12-31")  # fmt: skip
+        return future
     if pd.api.types.is_integer_dtype(index.dtype):
         step = index.step if isinstance(index, pd.RangeIndex) else 1
         start = int(index[-1]) + step
