@@ -20,7 +20,7 @@ from test_cli_train import run_cli
 
 from forecaster.artifacts import CONFIG_FILE, WEIGHTS_FILE, load_bundle
 from forecaster.cli import main
-from forecaster.errors import BundleError
+from forecaster.errors import BundleError, warning_line
 
 FORECASTER = Path(sys.executable).with_name("forecaster")
 
@@ -226,3 +226,14 @@ def test_a_benchmark_output_that_cannot_be_a_folder_and_a_bad_horizon_are_one_li
     assert refused([*grid, afile / "sub"], capsys).endswith(f"{afile} is a file; expected folders above it")
     code, _, err = run_cli([*grid[:3], "--horizons", 0, "--out", tmp_path / "grid"], capsys)
     assert code == 2 and "expected 'paper' or comma-separated positive integers like 96,192" in err
+
+
+def test_a_warning_of_several_notes_keeps_each_note_whole_and_cuts_only_an_echo():
+    """A reader's notes joined past 500 characters were cut mid-word ("channels='multi ... (5 characters
+    cut) ... e refuses)"); each note is kept whole, and only a note echoing a huge name is cut."""
+    notes = [f"note {k}: " + "word " * 60 for k in range(4)]  # about 1,250 characters in all
+    line = warning_line("; ".join(notes))
+    assert line == "forecaster: warning: " + "; ".join(notes) and "characters cut" not in line
+    echoed = warning_line("; ".join([notes[0], "left out column 'x" + "y" * 10**6 + "'"]))
+    assert echoed.startswith("forecaster: warning: " + notes[0] + "; left out column 'xyyy")
+    assert "characters cut" in echoed and len(echoed) < 1200
