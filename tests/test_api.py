@@ -133,6 +133,11 @@ def test_long_format_refusals_are_one_line(long):
         model.fit(long.iloc[:-1], channels="multivariate")
     with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
         model.fit(pd.concat([long, long.iloc[:1].assign(y=-1.0)]))  # an exact copy is dropped, with a note
+    stores = pd.concat([long.assign(store="A"), long.assign(store="B")], ignore_index=True)
+    at = len(long)  # the second store's first row, named by its position as a frame's rows are
+    with pytest.raises(DataError, match=f"'HUFL' has time '2016-07-01 00:00:00' more than once \\(at row 0, "
+                       f"row {at}\\) \\(they differ in column 'store': a second key"):  # fmt: skip
+        model.fit(stores)
     with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'.*; "
                        "target_col / --target-col the values$"):  # fmt: skip
         model.fit(long, target_col="value")

@@ -62,11 +62,15 @@ def pivot_long(
     keys = pd.DataFrame({"id": ids, "time": raw[time_col].astype(str).str.strip()})
     repeated = keys.duplicated(keep=False).to_numpy()
     if repeated.any():
-        rows = [int(row) + 2 for row in repeated.nonzero()[0][:_SHOWN]]
         first = keys[repeated].iloc[0]
+        same = np.flatnonzero(((keys["id"] == first["id"]) & (keys["time"] == first["time"])).to_numpy())
+        others = [name for name in raw.columns if name not in (id_col, time_col, target_col)
+                  and raw[name].iloc[same].astype(str).nunique() > 1]  # fmt: skip
+        hint = (f" (they differ in column {others[0]!r}: a second key, such as a store beside an item; join "
+                f"the two into one id column)" if others else "")  # fmt: skip
         raise DataError(
-            f"{source}: series {first['id']!r} has time {first['time']!r} more than once (lines "
-            f"{', '.join(map(str, rows))}); expected one row per series and time"
+            f"{source}: series {first['id']!r} has time {first['time']!r} more than once (at "
+            f"{', '.join(line(row) for row in same[:_SHOWN])}){hint}; expected one row per series and time"
         )
     order = list(dict.fromkeys(ids))
     if aligned:
