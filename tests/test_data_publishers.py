@@ -211,3 +211,17 @@ def test_google_trends_below_one_and_the_feds_nd_cells(tmp_path):
         f"{day.date()},{'ND' if k == 4 else 5 + k / 100}\n" for k, day in enumerate(days))
     frame, _, note = read_noted(write(tmp_path, "FRB_H15.csv", fed))
     assert frame.iloc[4, 0] == pytest.approx(5.04) and "read 1 cell(s) marked 'ND' as missing" in note
+
+
+def test_undata_with_its_footnote_table_below_the_data(tmp_path):
+    """UNdata's download: a long table, newest year first, a 'Value Footnotes' column, and below a blank line
+    a second table of footnotes ("footnoteSeqID","Footnote"), which left no column of years."""
+    rows = ['"Country or Area","Year","Item","Value","Value Footnotes"']
+    for country, base in (("France", 100.0), ("Germany", 200.0)):
+        rows += [f'"{country}","{year}","GDP","{base + year - 2000}","{1 if year == 2021 else ""}"'
+                 for year in range(2021, 1999, -1)]  # fmt: skip
+    rows += ["", '"footnoteSeqID","Footnote"', '"1","Data refer to provisional estimates."']
+    frame, freq, note = read_noted(write(tmp_path, "UNdata_Export.csv", "\n".join(rows) + "\n"))
+    assert freq == "YS-JAN" and list(frame.columns) == ["France", "Germany"] and len(frame) == 22
+    np.testing.assert_allclose(frame["Germany"], 200.0 + np.arange(22))
+    assert "skipped 2 metadata line(s) after the data" in note

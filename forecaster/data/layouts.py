@@ -236,7 +236,8 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
     there were, and the summary rows' positions and labels."""
     first = raw.iloc[:, 0]
     alone = raw.iloc[:, 1:].isna().all(axis=1).to_numpy()
-    end, notes, summaries = len(raw), 0, []
+    end, notes, summaries = _second_table(raw), 0, []
+    notes = len(raw) - end
     kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
@@ -254,6 +255,22 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
         if len(summaries) > MAX_SUMMARY_ROWS or not (_datum(text) or is_timestamp(text)):
             (end, notes), summaries = kept, []
     return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
+
+
+def _second_table(raw: pd.DataFrame) -> int:
+    """Where a second, narrower table starts below the data (UNdata's footnotes: a header "footnoteSeqID",
+    "Footnote" over numbered notes), else the row count: the first of the last rows that fill fewer cells
+    than the data's rows mostly do, when it holds names only."""
+    filled = raw.notna().sum(axis=1).to_numpy()
+    if len(filled) < 3:
+        return len(raw)
+    usual = int(np.bincount(filled).argmax())
+    start = len(raw)
+    while start > 0 and len(raw) - start < MAX_DESCRIPTION_ROWS and filled[start - 1] < usual:
+        start -= 1
+    cells = [str(cell).strip() for cell in raw.iloc[start].dropna()] if start < len(raw) else []
+    names = len(cells) > 1 and all(_WORD.search(cell) and not _datum(cell) for cell in cells)
+    return start if names and start > 0 else len(raw)
 
 
 def _description_rows(raw: pd.DataFrame) -> int:
