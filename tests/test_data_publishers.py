@@ -225,3 +225,19 @@ def test_undata_with_its_footnote_table_below_the_data(tmp_path):
     assert freq == "YS-JAN" and list(frame.columns) == ["France", "Germany"] and len(frame) == 22
     np.testing.assert_allclose(frame["Germany"], 200.0 + np.arange(22))
     assert "skipped 2 metadata line(s) after the data" in note
+
+
+def test_jhu_covid_wide_file_with_slashed_dates_in_the_header(tmp_path):
+    """JHU CSSE's time_series_covid19_confirmed_global.csv: Province/State, Country/Region, Lat, Long, then
+    one column per day written 1/22/20 (month first): one daily series per row ('no date column' before)."""
+    days = pd.date_range("2020-01-22", periods=40)
+    header = ["Province/State", "Country/Region", "Lat", "Long", *[f"{d.month}/{d.day}/{d:%y}" for d in days]]
+    rows = [",".join(header)]
+    for place, lat in (("Afghanistan", 33.9), ("Australia", -35.5), ("Germany", 51.2)):
+        province = "Australian Capital Territory" if place == "Australia" else ""
+        rows.append(",".join([province, place, str(lat), "10.0", *[str(k * 2) for k in range(40)]]))
+    frame, freq, note = read_noted(write(tmp_path, "time_series_covid19.csv", "\n".join(rows)))
+    assert freq == "D" and frame.index.equals(pd.DatetimeIndex(days, name="period"))
+    assert list(frame.columns) == ["Afghanistan", "Australian Capital Territory / Australia", "Germany"]
+    assert "read the wide layout: 3 row(s) as series over the 40 period columns of the header ('1/22/20'" \
+        in note  # fmt: skip

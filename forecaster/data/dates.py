@@ -71,7 +71,7 @@ _PROVISIONAL = re.compile(r"\s*\*+$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
-_NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T])")
+NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
 
 
 def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
@@ -170,7 +170,7 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     has no 13th month) or, both reading every row, only day first gives a regular series, also where other
     rows are ISO dates. pandas alone takes month first and switches per value, mixing the two readings.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
-    separators = column.dropna().astype(str).str.strip().str.extract(_NUMERIC_DATE)["sep"]
+    separators = column.dropna().astype(str).str.strip().str.extract(NUMERIC_DATE)["sep"]
     if separators.isna().all():
         return _timestamps(column, dayfirst=False)
     if separators.isna().any():  # a file switching from 2020-07-18 to 19/07/2020: each kind read its own way

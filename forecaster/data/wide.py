@@ -12,7 +12,14 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import Tally, number_kind, to_numbers
-from forecaster.data.dates import MONTH_NUMBERS, parse_period_labels, regular_grid, year_numbers
+from forecaster.data.dates import (
+    MONTH_NUMBERS,
+    NUMERIC_DATE,
+    parse_period_labels,
+    parse_timestamps,
+    regular_grid,
+    year_numbers,
+)
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
@@ -28,10 +35,13 @@ def _period_text(label: object) -> str:
 
 def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
     """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
-    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31), else None."""
+    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31, 1/22/20), else None."""
     texts = pd.Series([_period_text(label) for label in labels], dtype=object)
     if texts.str.fullmatch(r"\d{4}").all():
         return year_numbers(texts)
+    if texts.str.fullmatch(NUMERIC_DATE).all():  # JHU's "1/22/20", "31.01.2020": read as a date column is
+        parsed = parse_timestamps(texts)
+        return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
     found = parse_period_labels(texts)
     if found is not None or not texts.str.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?").all():
         return found
@@ -69,7 +79,8 @@ def _distinct(parts: list[pd.Series]) -> int:
 
 def _series_names(ids: pd.DataFrame) -> list[str]:
     """Each row's identifying cells that tell it apart from the others, joined by " / " (a cell that only
-    repeats what an earlier one says, a country code beside its name, is left out)."""
+    repeats what an earlier one says, a country code beside its name, is left out, and so is an empty one,
+    JHU's Province/State of a whole country, where the names stay distinct)."""
     parts = []
     for name, column in ids.items():
         values = column.fillna("").astype(str).str.strip()
@@ -84,7 +95,9 @@ def _series_names(ids: pd.DataFrame) -> list[str]:
             kept.append(part)
     if not parts:
         return ["value"] if len(ids) == 1 else [f"row {row}" for row in range(1, len(ids) + 1)]
-    return [" / ".join(cells) for cells in zip(*(kept or parts), strict=True)]
+    rows = list(zip(*(kept or parts), strict=True))
+    names = [" / ".join(cell for cell in cells if cell) for cells in rows]
+    return names if len(set(names)) == len(names) else [" / ".join(cells) for cells in rows]
 
 
 def _numbers(
