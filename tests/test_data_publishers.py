@@ -241,3 +241,16 @@ def test_jhu_covid_wide_file_with_slashed_dates_in_the_header(tmp_path):
     assert list(frame.columns) == ["Afghanistan", "Australian Capital Territory / Australia", "Germany"]
     assert "read the wide layout: 3 row(s) as series over the 40 period columns of the header ('1/22/20'" \
         in note  # fmt: skip
+
+
+def test_dwd_daily_climate_file_with_its_yyyymmdd_dates_station_id_and_end_of_record(tmp_path):
+    """DWD's produkt_klima_tag_*.txt: ';' apart, padded, STATIONS_ID (one value), MESS_DATUM as YYYYMMDD
+    numbers under a name no date is known by, -999 for missing, 'eor' ending each row."""
+    days = pd.date_range("2019-01-01", periods=40)
+    rows = ["STATIONS_ID;MESS_DATUM;QN_4; RSK; TMK;eor"] + [
+        f"     1048;{day:%Y%m%d};    3;{-999 if k == 7 else k / 10:5.1f};{k % 5 - 2:5.1f};eor"
+        for k, day in enumerate(days)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "produkt_klima_tag_01048.txt", "\n".join(rows)))
+    assert freq == "D" and frame.index.equals(pd.DatetimeIndex(days, name="MESS_DATUM"))
+    assert list(frame.columns) == ["QN_4", "RSK", "TMK"] and frame["RSK"].iloc[7] == pytest.approx(0.7)
+    assert "skipped column(s) 'STATIONS_ID': an identifier, one value throughout (targets keep them)" in note

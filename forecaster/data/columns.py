@@ -3,6 +3,7 @@ the rows counted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,6 +23,9 @@ def check_names_once(source: str, repeated: Sequence[str]) -> None:
     if repeated:
         names = ", ".join(map(repr, repeated))
         raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
+
+
+_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|code|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
 
 
 def is_text(column: pd.Series) -> bool:
@@ -107,17 +111,21 @@ def numeric_columns(
 
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
     """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
-    (its index written out), or the dates as decimal years (NOAA's "decimal date", SILSO's third column);
-    none of them a series to forecast (kept where nothing else is left)."""
+    (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), or an
+    identifier of one value throughout (DWD's STATIONS_ID); none of them a series to forecast (kept where
+    nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     decimal = [name for name in columns if name not in counters and _decimal_years(raw[name], index)]
-    if not counters + decimal or len(counters + decimal) == len(columns):
+    ids = [name for name in columns if _ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1]
+    restating = counters + decimal + ids
+    if not restating or len(restating) == len(columns):
         return columns
-    for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years")):
+    for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
+                        (ids, "an identifier, one value throughout")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
-    return [name for name in columns if name not in counters + decimal]
+    return [name for name in columns if name not in restating]
 
 
 def _decimal_years(column: pd.Series, index: pd.Index) -> bool:

@@ -23,6 +23,7 @@ from forecaster.data.cells import counts_rows
 from forecaster.data.columns import check_names_once, is_text, numeric_columns
 from forecaster.data.dates import (
     across_offsets,
+    compact_dates,
     dates_from_parts,
     find_date_parts,
     number_dates,
@@ -110,7 +111,8 @@ def _find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
 def _find_date_column(raw: pd.DataFrame) -> str | None:
     """A text column (or one of YYYYMMDD numbers) named like a date, else the first text column (named like a
     period first) whose values, a sample spread over the rows, are period labels or timestamps of years
-    1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1)."""
+    1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a column of YYYYMMDD or YYYYMM
+    whole numbers."""
     for column in raw.columns:
         if column.lower() in DATE_NAMES and (is_text(raw[column]) or number_dates(raw[column]) is not None):
             return column
@@ -127,7 +129,8 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
             continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
-    return None
+    whole = (column for column in raw.columns if pd.api.types.is_integer_dtype(raw[column]))
+    return next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
 
 
 def _indexed_by_steps(
