@@ -117,7 +117,8 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     decimal = [name for name in columns if name not in counters and _decimal_years(raw[name], index)]
-    ids = [name for name in columns if _ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1]
+    ids = [name for name in columns if _ID_NAME.fullmatch(str(name).strip()) and not is_text(raw[name])
+           and raw[name].nunique() == 1]  # fmt: skip
     restating = counters + decimal + ids
     if not restating or len(restating) == len(columns):
         return columns
