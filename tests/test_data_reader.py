@@ -53,6 +53,11 @@ BROKEN = {
         _rows(HOURS[:5] + [HOURS[4]] + HOURS[5:11], _ints(12)),
         ["duplicate timestamp 2020-01-01 04:00:00 in column 'date' at line 6 and line 7", "one row per time"],
     ),
+    "clock_turned_back": (  # local hours of 2023-10-29 in Berlin: 02:00 twice; not a long table's series
+        _rows([f"2023-10-29 {h:02d}:00" for h in (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10)], _ints(12)),
+        ["duplicate timestamp 2023-10-29 02:00:00 in column 'date' at line 4 and line 5",
+         "turned back at the end of daylight saving time: give the times with their UTC offset"],
+    ),  # fmt: skip
     "shuffled_dates": (
         _rows([HOURS[i] for i in (0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11)], _ints(12)),
         ["not sorted: line 6 (2020-01-01 03:00:00) comes after line 5 (2020-01-01 07:00:00)", "sort the"],

@@ -52,6 +52,16 @@ def _off_grid(index: pd.DatetimeIndex, freq: str) -> np.ndarray:
     return np.flatnonzero([not offset.is_on_offset(stamp) for stamp in index])
 
 
+def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
+    """The hint for repeats that are one hour of a night in spring or autumn, a local clock turned back at
+    the end of daylight saving time (not a long table's series), else ""."""
+    within = repeated.max() - repeated.min() < pd.Timedelta(hours=1)
+    if not (within and repeated.month[0] in (3, 4, 9, 10, 11) and repeated.hour[0] <= 3):
+        return ""
+    return (" (the hour repeated when a local clock is turned back at the end of daylight saving time: give "
+            "the times with their UTC offset, +02:00 then +01:00, or in UTC)")  # fmt: skip
+
+
 def check_time_order(
     path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
 ) -> tuple[str | None, pd.DatetimeIndex | None]:
@@ -77,7 +87,8 @@ def check_time_order(
             f"({repeats.size} repeated row(s) in total)"
         )
         if spec is None:
-            raise DataError(f"{path}: {message}; expected one row per time step{long}")
+            hint = _clock_turned_back(index[repeats]) or long
+            raise DataError(f"{path}: {message}; expected one row per time step{hint}")
         notes.append(message)
     freq = infer_frequency(index)
     if freq is None and len(index) >= 3:
