@@ -34,6 +34,8 @@ from forecaster.errors import DataError
         (["2023 september", "2023 oktober*", "2023 november**"], "2023-09-01", "MS"),  # CBS: * provisional
         (["2023-Q2", "2023-Q3", "2023-Q4*"], "2023-04-01", "QS-JAN"),
         (["2023-09-01", "2023-10-01*", "2023-11-01*"], "2023-09-01", "MS"),
+        (["13.03.2023 00:00 - 13.03.2023 00:15", "13.03.2023 00:15 - 13.03.2023 00:30",
+          "13.03.2023 00:30 - 13.03.2023 00:45"], "2023-03-13", "15min"),  # ENTSO-E: intervals, their start
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

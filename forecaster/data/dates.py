@@ -68,6 +68,8 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
+# An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
+_INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
@@ -151,7 +153,7 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
     """The column as dateutil is to read it: every value longer than any timestamp missing (dateutil takes
     quadratic time on a megabyte cell, a minute and a half for one), and an offset written after a zone's
     name ("UTC+5", "GMT-03:00") as the offset people mean by it, +05:00 (dateutil reads "UTC+5" as UTC-5, as
-    POSIX zone strings mean it)."""
+    POSIX zone strings mean it), a period marked provisional as the period, an interval as its start."""
     sized = column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
     text = sized.map(lambda value: isinstance(value, str)).astype(bool)
     if not text.any():
@@ -160,6 +162,7 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
         return f"{found['sign']}{int(found['hours']):02d}:{found['minutes'] or '00'}"
 
     texts = sized[text].str.replace(_PROVISIONAL, "", regex=True)  # "2023-10*": a provisional period
+    texts = texts.str.replace(_INTERVAL, r"\g<start>", regex=True)  # ENTSO-E: "... 00:00 - ... 00:15"
     return sized.where(~text, texts.str.replace(_NAMED_OFFSET, iso, regex=True))
 
 
