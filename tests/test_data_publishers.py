@@ -253,4 +253,18 @@ def test_dwd_daily_climate_file_with_its_yyyymmdd_dates_station_id_and_end_of_re
     frame, freq, note = read_noted(write(tmp_path, "produkt_klima_tag_01048.txt", "\n".join(rows)))
     assert freq == "D" and frame.index.equals(pd.DatetimeIndex(days, name="MESS_DATUM"))
     assert list(frame.columns) == ["QN_4", "RSK", "TMK"] and frame["RSK"].iloc[7] == pytest.approx(0.7)
-    assert "skipped column(s) 'STATIONS_ID': an identifier, one value throughout (targets keep them)" in note
+    assert "skipped column(s) 'STATIONS_ID': codes or an identifier of one value (targets keep them)" in note
+
+
+def test_an_e_stat_table_with_japanese_month_labels_and_code_columns(tmp_path):
+    """e-Stat's CSV (saved as UTF-8): key/value lines, code columns beside their labels ("時間軸（月次）
+    コード" holding 2015000101), months written "2015年1月", '***' for no value."""
+    months = pd.date_range("2015-01-01", periods=30, freq="MS")
+    rows = ['"統計名：","消費者物価指数"', '"注記：","***は数値が得られないもの"', "",
+            '"表章項目 コード","表章項目","時間軸（月次） コード","時間軸（月次）","0001 総合"']  # fmt: skip
+    rows += [f'"01","指数","{m.year}00{m.month:02d}{m.month:02d}","{m.year}年{m.month}月","{95 + k / 10:.1f}"'
+             for k, m in enumerate(months)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "FEH_00200573.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="時間軸（月次）"))
+    assert list(frame.columns) == ["0001 総合"] and frame.iloc[-1, 0] == pytest.approx(97.9)
+    assert "skipped column(s) '表章項目 コード', '時間軸（月次） コード': codes or an identifier" in note

@@ -25,7 +25,8 @@ def check_names_once(source: str, repeated: Sequence[str]) -> None:
         raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
 
 
-_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|code|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
+_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
+_CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"
 
 
 def is_text(column: pd.Series) -> bool:
@@ -111,19 +112,19 @@ def numeric_columns(
 
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
     """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
-    (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), or an
-    identifier of one value throughout (DWD's STATIONS_ID); none of them a series to forecast (kept where
-    nothing else is left)."""
+    (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), codes
+    (e-Stat's "コード" columns) or an identifier of one value throughout (DWD's STATIONS_ID); none of them a
+    series to forecast (kept where nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     decimal = [name for name in columns if name not in counters and _decimal_years(raw[name], index)]
-    ids = [name for name in columns if _ID_NAME.fullmatch(str(name).strip()) and not is_text(raw[name])
-           and raw[name].nunique() == 1]  # fmt: skip
+    ids = [name for name in columns if not is_text(raw[name]) and (_CODE_NAME.search(str(name).strip())
+           or (_ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1))]  # fmt: skip
     restating = counters + decimal + ids
     if not restating or len(restating) == len(columns):
         return columns
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
-                        (ids, "an identifier, one value throughout")):  # fmt: skip
+                        (ids, "codes or an identifier of one value")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in columns if name not in restating]

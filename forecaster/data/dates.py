@@ -61,6 +61,10 @@ PERIOD_LABELS = (
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
     (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
+    # Japanese and Chinese offices (e-Stat, the NBS): "2015年1月", "2015年第1四半期", "2015年"
+    (re.compile(r"^(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月$"), "month"),
+    (re.compile(r"^(?P<year>\d{4})\s*年\s*第?\s*(?P<quarter>[1-4])\s*(?:四半期|季度)$"), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\s*年(?:度)?$"), "year"),
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
