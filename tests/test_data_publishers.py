@@ -268,3 +268,21 @@ def test_an_e_stat_table_with_japanese_month_labels_and_code_columns(tmp_path):
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="時間軸（月次）"))
     assert list(frame.columns) == ["0001 総合"] and frame.iloc[-1, 0] == pytest.approx(97.9)
     assert "skipped column(s) '表章項目 コード', '時間軸（月次） コード': codes or an identifier" in note
+
+
+def test_cbs_statline_months_with_each_years_row_among_them_and_provisional_stars(tmp_path):
+    """CBS StatLine: a title, ';' apart, decimal commas, "2012 januari" ... "2012 december", then "2012" (the
+    year's average), the latest months starred provisional, "Bron: CBS" below."""
+    months = ["januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september",
+              "oktober", "november", "december"]  # fmt: skip
+    rows = ['"Consumentenprijzen; prijsindex 2015=100"', '"Perioden";"CPI (2015=100)"']
+    for year in (2021, 2022, 2023):
+        star = "*" if year == 2023 else ""
+        rows += [f'"{year} {month}{star if k > 8 else ""}";"{year - 2000},{k:02d}"'
+                 for k, month in enumerate(months)]  # fmt: skip
+        rows.append(f'"{year}{star}";"{year - 2000},50"')
+    rows.append('"Bron: CBS"')
+    frame, freq, note = read_noted(write(tmp_path, "Consumentenprijzen.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and len(frame) == 36 and frame.index[-1] == pd.Timestamp("2023-12-01")
+    np.testing.assert_allclose(frame.iloc[:12, 0], 21 + np.arange(12) / 100)
+    assert "dropped 3 row(s) of whole years ('2021', '2022', '2023') among the month rows" in note

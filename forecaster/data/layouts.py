@@ -27,7 +27,7 @@ from forecaster.data.dates import year_numbers
 from forecaster.data.headerless import commented_names, is_data, is_date, is_timestamp
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.missing import line_number, lines
-from forecaster.data.periods import find_period_codes, period_labels
+from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
 from forecaster.errors import DataError
@@ -134,6 +134,8 @@ def _ons_name(records: list[tuple[int, list[str]]], width: int) -> str | None:
         return None
     keys = {cells[0].strip().upper(): cells[1].strip() for _, cells in records if len(cells) == 2}
     labels = [_ONS_LABEL.fullmatch(cells[0].strip()) for _, cells in records]
+    if any(found and found["month"] and found["month"].upper() not in MONTHS for found in labels):
+        return None  # "2021 mei": CBS's Dutch months beside its years, not ONS's "1990 JAN"
     kinds = {_ons_kind(found) for found in labels if found}
     if "CDID" not in keys and len(kinds) < 2:
         return None
@@ -375,6 +377,10 @@ def arrange(
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
+    yearly = years_among_periods(raw) if read.date_from is None and not read.no_date else None
+    if yearly is not None:
+        raw, note = yearly
+        said.append(note)
     # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
     # column's name where the file gives it one (INSEE's "Libellé")
     named_first = read.date_col is not None and read.date_col == raw.columns[0]
@@ -402,7 +408,7 @@ def arrange(
         said.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (date and values as on an earlier "
                     f"line): {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
         raw = raw[~repeated].reset_index(drop=True)
-    kept = "the rows kept, " if repeated.any() or described else ""
+    kept = "the rows kept, " if repeated.any() or described or yearly else ""
     context = (
         f"line numbers count {kept}from the header, which is file line {layout.skip + 1}"
         if layout.skip or kept

@@ -1,12 +1,15 @@
 """Year and period-code columns as the US Bureau of Labor Statistics publishes them (year 2020, period M01;
 quarters Q01-Q04, half-years S01-S02, years A01), made one column of period labels. The M13, Q05 and S03
 rows are annual or semiannual averages of the same data, not further steps, so they are dropped; where a
-file mixes kinds, the finest is kept.
+file mixes kinds, the finest is kept. So are a year's rows among its months or quarters in one column of
+labels (CBS StatLine: "2012" after "2012 december").
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from forecaster.data.dates import period_label_misfits
 
 _CODE = r"(?P<kind>[MQSA])(?P<number>\d{2})"
 _AVERAGE = {"M": 13, "Q": 5, "S": 3}  # the code of each kind's average over the year
@@ -46,3 +49,21 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
     dropped = int((~keep).sum())
     skipped = f"; dropped {dropped} row(s) of averages or other periods" if dropped else ""
     return table, f"read columns {year!r} and {period!r} as {_KINDS[kind]} period codes (BLS){skipped}"
+
+
+def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
+    """`raw` without the rows of whole years among the month or quarter labels of its first column (a year's
+    total or average, not a further step), and a note naming them; None for other tables."""
+    labels = raw.iloc[:, 0]
+    sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
+    if pd.api.types.is_numeric_dtype(labels) or period_label_misfits(sample) is None:
+        return None
+    if (misfits := period_label_misfits(labels)) is None:
+        return None
+    kind, rows = misfits
+    years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
+    if kind not in ("month", "quarter") or not years.str.fullmatch(r"\d{4}").all():
+        return None
+    shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
+    note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
+    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
