@@ -153,6 +153,8 @@ def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):
     np.testing.assert_allclose(frame["value"], np.arange(20) + 0.5)
     years = write(tmp_path, "years.csv", "".join(f"{1950 + k},{k}\n" for k in range(20)))
     assert read_noted(years)[1] == "YS-JAN"
+    stamps = write(tmp_path, "stamps.csv", "date\n" + "".join(f"{day} 00:00:00\n" for day in dates))
+    assert "no numeric columns to forecast among 'date';" in one_line_error(stamps)  # its time no column
     numbered = read_csv(write(tmp_path, "numbered.csv", "0,1\n5,6\n7,8\n9,10\n"), no_date=True)
     assert numbered.columns == ["0", "1"] and len(numbered.frame) == 3  # pandas' column numbers: a header
 
