@@ -236,15 +236,17 @@ def prepare_csv(
         path = Path(folder) / shown
         path.write_bytes(content)
         try:
-            with warnings.catch_warnings(), without_reading_advice():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as said, without_reading_advice():
+                warnings.simplefilter("always", DataQualityWarning)
                 series = read_history(bundle, path)
         except DataError as error:
             raise _invalid("file", str(error).replace(str(path), shown)) from None
     try:
         return check_history(bundle, series.index, series.inputs, horizon=horizon, max_rows=max_rows)
     except HistoryError as error:
-        raise _file_error(error) from None
+        refusal = _file_error(error)
+        refusal.detail += _as_read(_notes(said, str(path))).replace(str(path), shown)
+        raise refusal from None
 
 
 def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_extra_columns: int) -> None:
@@ -282,13 +284,23 @@ def forecast_records(
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")
         field = "horizon" if "horizon" in message else "future" if "future" in message else "data"
-        raise _invalid(field, message) from None
+        raise _invalid(field, message + _as_read(_notes(said))) from None
     if served.bundle.data.id_col is None:
         table = table.reset_index()
     stamps = table.columns[table.dtypes.map(lambda dtype: pd.api.types.is_datetime64_any_dtype(dtype))]
     for column in stamps:
         table[column] = table[column].map(lambda stamp: stamp.isoformat())
     # what reading changed (cells filled, rows dropped): the client has no console to see the notes on
-    notes = [str(item.message).removeprefix("DataFrame: ") for item in said
-             if issubclass(item.category, DataQualityWarning)]  # fmt: skip
-    return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"), notes=notes)
+    return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"), notes=_notes(said))
+
+
+def _notes(said: list[warnings.WarningMessage], source: str = "DataFrame") -> list[str]:
+    """What reading the rows changed (cells filled, rows dropped), as the client is told it."""
+    return [str(item.message).removeprefix(f"{source}: ") for item in said
+            if issubclass(item.category, DataQualityWarning)]  # fmt: skip
+
+
+def _as_read(notes: list[str]) -> str:
+    """The notes appended to a refusal that they explain (a row with a missing value dropped: one row too
+    few)."""
+    return f" (as read: {'; '.join(notes)})" if notes else ""

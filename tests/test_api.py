@@ -340,6 +340,11 @@ def test_service_answers_long_records_as_the_api_does(long, tmp_path):
         wide = client.post("/v1/models/long/forecast", json={"data": keyed})
         gap = recent[recent["ds"] != recent["ds"].iloc[30]]  # one hour missing mid-series, in every series
         filled = client.post("/v1/models/long/forecast", json={"data": gap.to_dict(orient="records")})
+        short = long.groupby("unique_id").tail(48).to_dict(orient="records")
+        short[-1]["y"] = None  # OT's last value missing: its row dropped, one row too few
+        dropped = client.post("/v1/models/long/forecast", json={"data": short}).json()["message"]
+    assert "expected at least 48 rows" in dropped and "(as read: " in dropped
+    assert "dropped the last 1 row(s)" in dropped
     assert answer.status_code == 200, answer.text
     expected = model.predict(recent, level=[80])
     got = pd.DataFrame(answer.json()["forecast"])
