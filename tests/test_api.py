@@ -196,9 +196,6 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
         Forecaster("naive", horizon=12).fit(etth1, bogus=1)
     with pytest.raises(DataError, match="column 'OT' holds complex128 values; expected real numbers"):
         Forecaster("naive", horizon=12).fit(etth1.assign(OT=etth1["OT"].astype(complex)), targets=["OT"])
-    bound = etth1.assign(**{"OT-lo-80": etth1["OT"]})  # refused when read, not at the first predict(level=80)
-    with pytest.raises(DataError, match="series name 'OT-lo-80' is the name forecasts give the 80% interval"):
-        Forecaster("naive", horizon=12).fit(bound)
     flags = etth1.assign(OT=etth1["OT"] > 30)  # a flag (CSV cells TRUE / FALSE) is no quantity to forecast
     with pytest.raises(DataError, match="column 'OT' holds true/false values; expected real numbers"):
         Forecaster("naive", horizon=12).fit(flags, targets=["OT"])

@@ -96,21 +96,12 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     return frame.reset_index(drop=True), read
 
 
-_BOUND = re.compile(r"(?P<series>.+)-(?:lo|hi)-(?P<level>\d{1,2})")  # a forecast's interval column
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tabs and line breaks of Excel headers pass
 
 
 def check_names(source: str, names: Iterable[str]) -> None:
-    """DataError for a series name holding control characters (printed as it is by describe and predict, an
-    escape sequence in a header retitled the user's terminal and cleared the screen), or that a forecast
-    names another series' interval bound ("OT-lo-80" beside "OT")."""
-    names = list(names)
+    """DataError for a series name holding control characters: printed as it is by describe and predict,
+    an escape sequence in a header retitled the user's terminal and cleared the screen."""
     bad = next((name for name in names if _CONTROL.search(name)), None)
     if bad is not None:
         raise DataError(f"{source}: series name {bad!r} holds control characters; expected printable text")
-    known = set(names)
-    for name in names:  # found at training, not by the first predict asking for intervals
-        if (bound := _BOUND.fullmatch(name)) and bound["series"] in known:
-            level, series = bound["level"], bound["series"]
-            raise DataError(f"{source}: series name {name!r} is the name forecasts give the {level}% "
-                            f"interval bound of series {series!r}; expected another name")  # fmt: skip
