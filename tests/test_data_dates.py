@@ -355,3 +355,11 @@ def test_months_by_name_in_the_languages_offices_write_them(tmp_path):
     french = parse_period_labels(pd.Series(["janvier 2020", "mars 2020", "déc. 2020"]))
     assert list(french) == list(pd.to_datetime(["2020-01-01", "2020-03-01", "2020-12-01"]))
     assert parse_period_labels(pd.Series(["Total 2020"])) is None  # a word, no month
+
+
+def test_a_number_among_date_texts_is_named_as_no_timestamp():
+    """JSON records with 12345 for a date: pandas read it as 12345 ns past 1970, refused as unsorted."""
+    dates: list[object] = [str(day.date()) for day in pd.date_range("2020-01-01", periods=30)]
+    dates[5] = 12345
+    with pytest.raises(DataError, match="value\\(s\\) that are not timestamps: row 5 '12345'; expected a"):
+        read_frame(pd.DataFrame({"date": dates, "y": np.arange(30.0)}))

@@ -12,6 +12,7 @@ import dataclasses
 import warnings
 import zipfile
 from collections import Counter
+from numbers import Number
 from pathlib import Path
 from typing import Any
 
@@ -183,24 +184,26 @@ def _parse_dates(
         f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on "
         f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
     )
+    number = column.map(lambda value: isinstance(value, Number) and pd.notna(value)).astype(bool)
+    texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
     try:
-        parsed = parse_timestamps(column)
+        parsed = parse_timestamps(texts)
     except (ValueError, TypeError, OverflowError) as error:
-        shifted = across_offsets(column)
+        shifted = across_offsets(texts)
         if shifted is not None:
             (notes if notes is not None else []).append(shifted[1])
             return shifted[0]
-        if utc_timestamps(column) is not None:
+        if utc_timestamps(texts) is not None:
             raise DataError(mixed) from None
         raise DataError(
             f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
             "expected one format and one time zone"
         ) from None
     bad = np.flatnonzero(parsed.isna().to_numpy())
-    if bad.size and (shifted := across_offsets(column)) is not None:  # pandas reads one offset only
+    if bad.size and (shifted := across_offsets(texts)) is not None:  # pandas reads one offset only
         (notes if notes is not None else []).append(shifted[1])
         return shifted[0]
-    if bad.size and utc_timestamps(column) is not None:  # each a timestamp, read only where all share a zone
+    if bad.size and utc_timestamps(texts) is not None:  # each a timestamp, read only where all share a zone
         raise DataError(mixed)
     if bad.size:
         misfits = period_label_misfits(column)  # most rows labels of one kind: the others are the bad ones
