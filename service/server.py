@@ -76,15 +76,18 @@ class HeadDeadline:
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if not self._busy() and not self.transport.is_closing():  # the read that ends a head counts too
+            end = data.find(b"\r\n\r\n")
+            if self._head_bytes + (len(data) if end < 0 else end + 4) > MAX_HEAD_BYTES:
+                self.transport.write(_HEAD_TOO_LARGE)
+                self.transport.close()
+                return
         super().data_received(data)  # type: ignore[misc]
         if self._busy():
             self._disarm()
             self._head_bytes = 0
         elif not self.transport.is_closing():  # still no whole head: counted against MAX_HEAD_BYTES
             self._head_bytes += len(data)
-            if self._head_bytes > MAX_HEAD_BYTES:
-                self.transport.write(_HEAD_TOO_LARGE)
-                self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]

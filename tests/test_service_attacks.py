@@ -289,8 +289,12 @@ def test_a_head_past_64_kib_is_refused_and_the_service_keeps_answering(server: S
             pass
         while chunk := sock.recv(65536):
             received += chunk
-    expected = {"httptools": b"HTTP/1.1 431 ", "h11": b"HTTP/1.1 400 "}[server.http]
-    assert received.startswith(expected), received[:200]
+    expected = (b"HTTP/1.1 431 ", b"HTTP/1.1 400 ") if server.http == "h11" else (b"HTTP/1.1 431 ",)
+    assert received.startswith(expected), received[:200]  # h11 may answer its own 400 past 16 KiB first
+    whole = b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:  # one read, head ended
+        sock.sendall(whole)  # it was passed whole: the read that ended it was not counted
+        assert sock.recv(65536).startswith(b"HTTP/1.1 431 ")  # counted before either parser reads it
     answer = httpx.get(f"{server.url}/health/live", headers={"X-Big": "a" * 8192}, timeout=10)
     assert answer.status_code == 200
     _assert_quiet_log(server)
