@@ -79,6 +79,11 @@ def test_the_forecast_is_the_weighted_sum_of_members_reading_their_own_window_le
         torch.testing.assert_close(per_channel(x[:, -12:]), mixed, rtol=1e-6, atol=1e-6)
         nested = Ensemble.of([("ensemble", per_channel), members[2]], [0.5, 0.5]).eval()
         torch.testing.assert_close(nested(x), 0.5 * mixed + 0.5 * s3, rtol=1e-6, atol=1e-6)
+    # kept members reading 12 steps, scored on the 24-step windows of a candidate not kept: it reads those
+    # (--model auto raised "ensemble expects input (batch, 96, channels), got (61, 192, 1)")
+    wider = Ensemble.of(members[:2], [[1.0, 0.25], [0.0, 0.75]], input_size=24).eval()
+    with torch.inference_mode():
+        torch.testing.assert_close(wider(x), mixed, rtol=1e-6, atol=1e-6)
 
 
 def _save(root: Path, model: torch.nn.Module) -> Path:

@@ -111,9 +111,11 @@ class Ensemble(nn.Module):
         self.register_buffer("weights", weights.reshape(len(weights), 1, 1, -1), persistent=False)
 
     @classmethod
-    def of(cls, members: list[tuple[str, nn.Module]], weights: list[float]) -> Ensemble:
+    def of(cls, members: list[tuple[str, nn.Module]], weights: list[float], input_size: int = 1) -> Ensemble:
         """An ensemble of built models, given as (registered name, model), holding those very modules; a
-        member that is itself an ensemble (a bagged candidate) gives its members, their weights scaled."""
+        member that is itself an ensemble (a bagged candidate) gives its members, their weights scaled. It
+        reads the longest member's input, or `input_size` where longer (the windows its weights were chosen
+        on, when the candidate that read the longest is not among the members kept)."""
         flat = []
         for (name, model), weight in zip(members, weights, strict=True):
             if isinstance(model, Ensemble):
@@ -127,7 +129,7 @@ class Ensemble(nn.Module):
         config = EnsembleConfig(
             members=[{"name": name, "config": model.config.to_dict()} for name, model in members],
             weights=[np.broadcast_to(np.asarray(weight, dtype=float), shape).tolist() for weight in weights],
-            input_size=max(model.config.input_size for _, model in members),
+            input_size=max(input_size, *(model.config.input_size for _, model in members)),
             horizon=first.horizon,
             n_channels=first.n_channels,
         )

@@ -74,6 +74,7 @@ def ensemble_of(fitted: list[Fitted], series: TimeSeries) -> Fitted | None:
     model = Ensemble.of(
         [(result.candidate.model_name, result.model) for result in members],
         [weights[index] for index in kept],
+        input_size=data.input_size,  # the windows it is scored on: the longest candidate's, kept or not
     ).eval()
     candidate = Candidate(ENSEMBLE, ENSEMBLE, {}, lr=0.0, input_size=data.input_size)
     training = training_record(
