@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 import forecaster
-from forecaster.errors import ForecasterError, warning_line
+from forecaster.errors import ForecasterError, one_line, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
@@ -136,6 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"forecaster: error: {where}{error.strerror or error}", file=sys.stderr)
         return 1
+    except Exception as error:  # a fault of ours, not of the input: one line, the traceback with --verbose
+        if "--verbose" in argv:
+            raise
+        print(f"forecaster: internal error: {type(error).__name__}: {one_line(error)} (a fault of "
+              "forecaster, not of your input: --verbose shows the traceback to report)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

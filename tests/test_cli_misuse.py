@@ -237,3 +237,22 @@ def test_a_warning_of_several_notes_keeps_each_note_whole_and_cuts_only_an_echo(
     echoed = warning_line("; ".join([notes[0], "left out column 'x" + "y" * 10**6 + "'"]))
     assert echoed.startswith("forecaster: warning: " + notes[0] + "; left out column 'xyyy")
     assert "characters cut" in echoed and len(echoed) < 1200
+
+
+def test_a_fault_of_ours_is_one_line_and_its_traceback_shown_with_verbose(tmp_path, capsys, monkeypatch):
+    """A bug (a ValueError from deep inside training) printed a traceback after minutes of work; it is one
+    line naming it as forecaster's fault, exit status 3, and --verbose shows the traceback to report."""
+    import forecaster.commands.train as train
+
+    def broken(args):
+        raise ValueError("ensemble expects input (batch, 96, channels), got (61, 192, 1)")
+
+    monkeypatch.setattr(train, "run", broken)
+    argv = ["train", "--dataset", "ETTh1", "--horizon", "4", "--out", str(tmp_path / "m")]
+    assert main(argv) == 3
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["forecaster: internal error: ValueError: ensemble expects input (batch, 96, channels), "
+                    "got (61, 192, 1) (a fault of forecaster, not of your input: --verbose shows the "
+                    "traceback to report)"]  # fmt: skip
+    with pytest.raises(ValueError, match="ensemble expects input"):
+        main([*argv, "--verbose"])
