@@ -153,6 +153,10 @@ def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):
     np.testing.assert_allclose(frame["value"], np.arange(20) + 0.5)
     years = write(tmp_path, "years.csv", "".join(f"{1950 + k},{k}\n" for k in range(20)))
     assert read_noted(years)[1] == "YS-JAN"
+    rows = "".join(f"{2020 + k // 12},{k % 12 + 1},{k % 9 + 1}\n" for k in range(30))
+    counts = write(tmp_path, "counts.csv", rows)
+    frame, freq, _ = read_noted(counts)  # one row per month: its small whole numbers are counts, not days
+    assert freq == "MS" and list(frame.columns) == ["value"] and frame["value"].iloc[9] == 1.0
     stamps = write(tmp_path, "stamps.csv", "date\n" + "".join(f"{day} 00:00:00\n" for day in dates))
     assert "no numeric columns to forecast among 'date';" in one_line_error(stamps)  # its time no column
     numbered = read_csv(write(tmp_path, "numbered.csv", "0,1\n5,6\n7,8\n9,10\n"), no_date=True)

@@ -57,6 +57,8 @@ def names(rows: list[list[str]], width: int) -> tuple[str, ...]:
         named.append(part)
     if named == ["year"] and not (pd.to_numeric(pd.Series(columns[0])).diff().iloc[1:] == 1).all():
         named = []  # years repeated over rows of something not named: no yearly index
+    if named[2:] and len(set(zip(columns[0], columns[1], strict=True))) == len(columns[0]):
+        named = named[:2]  # one row per month: a third column of small whole numbers is a count, no day
     if not named and is_date(columns[0][0].strip()):
         named = ["date"]
     rest = [f"column {k + 1}" for k in range(len(named), width)]

@@ -158,8 +158,8 @@ def sniff(source: Any, **options: Any) -> Layout:
         if widths:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
             # a text table's rows are most lines, and most of them values (a date's time is no column)
-            numbers = sum(len(cells) == width and _data_row(cells) for _, cells in records)
-            spaced = delimiter == " " and (2 * rows <= len(records) or 2 * numbers <= rows)
+            values = (len(cells) == width and _data_row(cells) for _, cells in records)  # read for " " only
+            spaced = delimiter == " " and (2 * rows <= len(records) or 2 * sum(values) <= rows)
             if not spaced and (best is None or (rows, width) > best[0]):
                 best = ((rows, width), delimiter, records, width)
     if best is None:
