@@ -117,10 +117,11 @@ class TestOnARunningRay:
 
 
     def test_each_row_is_recorded_when_its_task_finishes(self, data_dir: Path, tmp_path: Path) -> None:
-        """A quick cell is recorded while a slow one still trains, not when the whole grid is done."""
+        """A quick cell is recorded while a slow one still trains, not when the whole grid is done (the slow
+        one trains 30 epochs: at 3, on a worker warm from the test before, it beat naive's cold worker)."""
         config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "naive"],
-                                 repeats=1, max_epochs=3, data_dir=data_dir, out_dir=tmp_path, progress=False,
-                                 jobs=2)
+                                 repeats=1, max_epochs=30, patience=30, data_dir=data_dir, out_dir=tmp_path,
+                                 progress=False, jobs=2)  # fmt: skip
         slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
         recorded: list[tuple[Cell, float]] = []
         with GridProgress(2, 0, enabled=False) as progress:
