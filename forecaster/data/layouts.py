@@ -157,11 +157,13 @@ def sniff(source: Any, **options: Any) -> Layout:
         widths = Counter(len(cells) for _, cells in records if len(cells) > 1)
         if widths:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
+            if best is not None and (rows, width) <= best[0]:
+                continue
             # a text table's rows are most lines, and most of them values (a date's time is no column)
-            values = (len(cells) == width and _data_row(cells) for _, cells in records)  # read for " " only
-            spaced = delimiter == " " and (2 * rows <= len(records) or 2 * sum(values) <= rows)
-            if not spaced and (best is None or (rows, width) > best[0]):
-                best = ((rows, width), delimiter, records, width)
+            values = (len(cells) == width and _data_row(cells) for _, cells in records)
+            if delimiter == " " and (2 * rows <= len(records) or 2 * sum(values) <= rows):
+                continue
+            best = ((rows, width), delimiter, records, width)
     if best is None:
         return Layout()
     _, delimiter, records, width = best
