@@ -22,7 +22,7 @@ def one_line(message: object, limit: int = MESSAGE_LIMIT) -> str:
 def warning_line(message: object) -> str:
     """How the CLI shows one of the project's warnings (a data-quality note): one line of its own, each of
     its notes ("; " apart) kept whole up to MESSAGE_LIMIT (a reader's several notes were cut mid-word)."""
-    notes = one_line(message, limit=len(str(message)) + 1).split("; ")
+    notes = " ".join(str(message).splitlines()).split("; ")  # one line, as one_line makes it
     return "forecaster: warning: " + one_line("; ".join(one_line(note) for note in notes), 8 * MESSAGE_LIMIT)
 
 

@@ -174,7 +174,7 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
         texts = texts.str.replace(_PROVISIONAL, "", regex=True)
     if " -" in joined or "–" in joined:  # ENTSO-E: "... 00:00 - ... 00:15"
         texts = texts.str.replace(_INTERVAL, r"\g<start>", regex=True)
-    if "UTC" in joined.upper() or "GMT" in joined.upper():
+    if "UTC" in (upper := joined.upper()) or "GMT" in upper:
         texts = texts.str.replace(_NAMED_OFFSET, iso, regex=True)
     return sized.where(~text, texts)
 
