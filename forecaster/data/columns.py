@@ -117,7 +117,9 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     series to forecast (kept where nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
-    decimal = [name for name in columns if name not in counters and _decimal_years(raw[name], index)]
+    years = _decimal_years(index)  # once, not per column: Traffic has 862
+    decimal = [name for name in columns if name not in counters and years is not None
+               and pd.api.types.is_numeric_dtype(raw[name]) and _restates(raw[name], years)]  # fmt: skip
     ids = [name for name in columns if not is_text(raw[name]) and (_CODE_NAME.search(str(name).strip())
            or (_ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1))]  # fmt: skip
     restating = counters + decimal + ids
@@ -130,11 +132,15 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     return [name for name in columns if name not in restating]
 
 
-def _decimal_years(column: pd.Series, index: pd.Index) -> bool:
-    """Whether `column` rises with the dates of `index`, each within a month of its date as a decimal year
-    (1958.2027 for March 1958: NOAA writes mid-month)."""
-    if not isinstance(index, pd.DatetimeIndex) or len(index) < 3 or not pd.api.types.is_numeric_dtype(column):
-        return False
+def _decimal_years(index: pd.Index) -> np.ndarray | None:
+    """The dates of `index` as decimal years (2024.0 for its January 1), None for no dates or fewer than 3."""
+    if not isinstance(index, pd.DatetimeIndex) or len(index) < 3:
+        return None
+    return (index.year + (index.day_of_year - 1) / (365 + index.is_leap_year)).to_numpy()
+
+
+def _restates(column: pd.Series, years: np.ndarray) -> bool:
+    """Whether `column` rises with the dates, each within a month of its date as a decimal year (1958.2027
+    for March 1958: NOAA writes mid-month)."""
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
-    years = (index.year + (index.day_of_year - 1) / (365 + index.is_leap_year)).to_numpy()
     return bool((np.abs(values - years) <= 1 / 12).all() and (np.diff(values) > 0).all())
