@@ -210,18 +210,23 @@ def test_the_auto_split_is_the_default_split_of_the_rows_split():
         assert window_counts(split_borders(116, input_size, "auto", horizon=8), input_size, 8)["val"] == 5
 
 
-def test_min_rows_is_the_first_row_count_every_split_can_use():
-    """Against a scan from input + horizon (the oracle), and for a horizon of 10**9 without that scan."""
+def test_min_rows_is_the_count_from_which_every_split_can_use_every_row_count():
+    """Against a scan down from twice the largest count that fails upward from input + horizon (the oracle),
+    and for a horizon of 10**9 without that scan. Under 7:1:2 the first count that works can be followed by
+    one that does not: at input 48 and horizon 13, 114 rows work and 115, 116 and 120 do not."""
     for scheme in ("7:1:2", "holdout", "auto"):
         for input_size in (1, 2, 24, 96, 336):
-            for horizon in (1, 2, 3, 7, 24, 720):
-                n_rows = input_size + horizon
-                while not _usable(n_rows, input_size, horizon, scheme):
-                    n_rows += 1
-                assert min_rows(input_size, horizon, scheme) == n_rows
+            for horizon in (1, 2, 3, 7, 13, 24, 720):
+                counts = range(input_size + horizon, 12 * (input_size + horizon) + 40)
+                failing = [n for n in counts if not _usable(n, input_size, horizon, scheme)]
+                assert min_rows(input_size, horizon, scheme) == failing[-1] + 1
+    assert [n for n in range(114, 125) if not _usable(n, 48, 13, "7:1:2")] == [115, 116, 120]
+    with pytest.raises(DataError, match="116 rows are too few .* needs at least 121 rows"):
+        split_borders(116, 48, "7:1:2", horizon=13)
     assert min_rows(96, 10**9, "holdout") == 96 + 3 * 10**9
     needed = min_rows(96, 10**9)
-    assert _usable(needed, 96, 10**9, "7:1:2") and not _usable(needed - 1, 96, 10**9, "7:1:2")
+    assert all(_usable(n, 96, 10**9, "7:1:2") for n in range(needed, needed + 30))
+    assert not _usable(needed - 1, 96, 10**9, "7:1:2")
 
 
 def test_a_forecast_that_fits_nothing_needs_no_train_window_only_train_rows():

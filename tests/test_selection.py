@@ -172,6 +172,20 @@ def test_plans_name_each_candidate_once_simplest_first(data_dir: Path) -> None:
         plan(TrainSettings(horizon=12, model_name="naive", model_options={"d_model": 8}), _series())
 
 
+def test_auto_plans_by_whether_the_file_s_own_row_count_splits_and_refuses_a_file_none_fits() -> None:
+    """68 quarterly rows at horizon 8 split 7:1:2 with a window in each split, though 69 would not (its
+    rows are floors of fractions): every baseline is planned. 12 rows leave no model an input: the split's
+    line, not an internal error from an empty plan."""
+    quarters = pd.date_range("1990-01-01", periods=68, freq="QS", name="date")
+    values = np.tile([1.0, 3.0, 2.0, 5.0], 17) + np.random.default_rng(0).normal(0, 0.3, 68)
+    series = TimeSeries(pd.DataFrame({"y": values}, index=quarters), "QS", "q.csv", date_col="date")
+    labels = [c.label for c in plan(TrainSettings(horizon=8, model_name="auto"), series)]
+    assert labels[:6] == ["naive", "seasonal_naive", "drift", "mean", "seasonal_drift", "seasonal_mean"]
+    short = TimeSeries(series.frame.iloc[:12], "QS", "q.csv", date_col="date")
+    with pytest.raises(DataError, match=r"q.csv: 12 rows are too few for split holdout .* needs at least 17"):
+        plan(TrainSettings(horizon=8, model_name="auto"), short)
+
+
 def _auto(series: TimeSeries, out: Path):
     trainer = TrainerOptions(max_epochs=2, limit_train_batches=3, accelerator="cpu", progress_bar=False)
     settings = TrainSettings(horizon=12, input_size=48, model_name="auto", seeds=1, trainer=trainer)

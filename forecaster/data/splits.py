@@ -6,6 +6,8 @@ so that their first window forecasts the first row after the previous split (REF
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
@@ -106,21 +108,26 @@ def usable(
 def min_rows(
     input_size: int, horizon: int, scheme: str = "7:1:2", freq: str | None = None, trained: bool = True
 ) -> int | None:
-    """Fewest rows that give every split at least one window, train none where not `trained` (None if no row
-    count can)."""
+    """Fewest rows from which every row count gives every split at least one window, train none where not
+    `trained` (None if no row count can). Under 7:1:2 a count that does can be followed by one that does
+    not (its rows are floors of fractions: at horizon 13, 114 rows leave validation 13 rows, 116 rows 12),
+    and "at least" must hold for every count above."""
     if scheme == "ett":
         needed = ETT_HOURS[2] * rows_per_hour(freq)
         return needed if usable(needed, input_size, horizon, scheme, freq, trained) else None
-    # Start at bounds every split implies (a horizon of 10**9 must not take 10**10 steps): holdout's train
-    # rows n - 2h hold a window; under 7:1:2 the validation rows (at most 0.1 n + 2) and the train rows (at
-    # least 0.7 n - 1) hold one (train's bounds only where it needs a window)
     if scheme in (HOLDOUT, AUTO_SPLIT):  # holdout's bound is below 7:1:2's (auto is one of the two)
+        # From holdout's bound (a horizon of 10**9 must not take 10**10 steps): its train rows n - 2h hold
+        # a window.
         n_rows = input_size + (3 if trained else 2) * horizon
-    else:
-        train = int((input_size + horizon) / 0.7) - 1 if trained else 0
-        n_rows = max(input_size + horizon, 10 * (horizon - 2), train)
-    while not usable(n_rows, input_size, horizon, scheme, freq, trained):
-        n_rows += 1
+        while not usable(n_rows, input_size, horizon, scheme, freq, trained):
+            n_rows += 1
+        return n_rows
+    # From a count every larger one works at (validation rows at least 0.1 n, test and train rows at least
+    # 0.2 n - 2 and 0.7 n - 2, floats floored) down to the first of the counts that all work: a few steps.
+    train = input_size + (horizon if trained else 0)
+    n_rows = max(10 * horizon, 5 * (horizon + 2), math.ceil((train + 2) / 0.7))
+    while n_rows > 1 and usable(n_rows - 1, input_size, horizon, scheme, freq, trained):
+        n_rows -= 1
     return n_rows
 
 

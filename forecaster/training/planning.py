@@ -16,7 +16,14 @@ from typing import Any
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, default_split, fitting_input_size, min_rows, usable
+from forecaster.data.splits import (
+    AUTO_SPLIT,
+    default_split,
+    fitting_input_size,
+    min_rows,
+    split_borders,
+    usable,
+)
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -118,8 +125,8 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
 def _rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
     """Whether the file's rows give each split the windows a model of `input_size` steps needs (the train
     split none where the model is not `trained`: a forecast that fits nothing learns from none)."""
-    enough = min_rows(input_size, settings.horizon, split_for(series, settings), series.freq, trained=trained)
-    return enough is not None and enough <= len(series)
+    split = split_for(series, settings)
+    return usable(len(series), input_size, settings.horizon, split, series.freq, trained)
 
 
 def _smallest_input(model_name: str) -> int:
@@ -253,6 +260,11 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
                 candidate.seeds,
             )
             distinct.setdefault(key, candidate)
+    if not distinct:  # --model auto on a file too short for any: the split says what the rows lack
+        split_borders(len(series), 1, split_for(series, settings), series.freq, horizon=settings.horizon,
+                      source=series.source, trained=False)  # fmt: skip
+        raise DataError(f"{series.source}: {len(series)} rows leave no model an input before the validation "
+                        f"and test horizons of {settings.horizon}: expected more rows or a shorter --horizon")
     return list(distinct.values())
 
 
