@@ -24,7 +24,13 @@ from forecaster.checks import check_int
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame
 from forecaster.data.missing import some
-from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
+from forecaster.data.panels import (
+    DEFAULT_ID_COL,
+    DEFAULT_TARGET_COL,
+    DEFAULT_TIME_COL,
+    key_columns,
+    melt_forecast,
+)
 from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
@@ -111,7 +117,7 @@ class Forecaster:
         if unknown:
             known = sorted(_names(ReadOptions) | {"time_col"})
             raise ConfigError(f"unknown reading option {unknown[0]!r}; expected one of {', '.join(known)}")
-        if id_col in df.columns:  # with no_date, the time column (`ds`) holds integer steps
+        if key_columns(df.columns, id_col):  # with no_date, the time column (`ds`) holds integer steps
             read.update(id_col=id_col, target_col=target_col)
             if not read.get("no_date") or time_col is not None:
                 read["date_col"] = time_col or DEFAULT_TIME_COL
@@ -242,7 +248,7 @@ class Forecaster:
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
             actual = ahead.frame[data.columns]
             long = melt_forecast(table, data.columns, id_col, time_col, name)
-            long.insert(2, "cutoff", series.index[stop - 1])
+            long.insert(list(long.columns).index(time_col) + 1, "cutoff", series.index[stop - 1])
             long[DEFAULT_TARGET_COL] = actual.to_numpy().T.reshape(-1)
             parts.append(long)
         return pd.concat(parts, ignore_index=True)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.dates import year_numbers
+from forecaster.data.panels import key_columns
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 
@@ -40,12 +41,12 @@ def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame,
         frame = frame.sort_index(kind="stable")
         notes.append("sorted the rows by the time of their index")
     elif column is not None and pd.api.types.is_datetime64_any_dtype(frame[column]):
-        ids = read.id_col if read.id_col in frame.columns else None
+        ids = key_columns(frame.columns, read.id_col) if read.id_col else None
         times = frame.groupby(ids, sort=False)[column] if ids else frame[column]
         if not (times.is_monotonic_increasing.all() if ids else times.is_monotonic_increasing):
-            rank = frame[ids].map({name: k for k, name in enumerate(pd.unique(frame[ids]))}) if ids else 0
+            rank = frame.groupby(ids, sort=False).ngroup().to_numpy() if ids else 0  # first seen, first
             frame = frame.iloc[np.lexsort((frame[column].to_numpy(), np.broadcast_to(rank, len(frame))))]
-            notes.append(f"sorted the rows by {column!r}" + (f" within each {ids!r}" if ids else ""))
+            notes.append(f"sorted the rows by {column!r}" + (f" within each {read.id_col!r}" if ids else ""))
     keyed = frame if _row_numbers(frame.index) else frame.reset_index()  # an index holding time is compared
     repeated = np.zeros(len(frame), bool) if read.no_date else keyed.duplicated().to_numpy()  # steps repeat
     if repeated.any():

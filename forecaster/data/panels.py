@@ -26,6 +26,39 @@ DEFAULT_TARGET_COL = "y"
 VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
 _SHOWN = 3
 _INTERVAL = re.compile(r"-(lo|hi)-\d+")
+# Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ".
+KEY_SEPARATOR = "/"
+
+
+def key_columns(columns: pd.Index | list[str], id_col: str) -> list[str] | None:
+    """The columns `id_col` names: itself, or its comma-separated columns whose values together name a series
+    (`geo,na_item`: an official long export's country and item); None where it names no column."""
+    if id_col in columns:
+        return [id_col]
+    parts = [part.strip() for part in id_col.split(",")]
+    return parts if len(parts) > 1 and all(part in columns for part in parts) else None
+
+
+def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
+    """`raw` with an id of several columns joined into one column named `id_col` (KEY_SEPARATOR between
+    the values), in place of them; unchanged where `id_col` is a column or names none."""
+    parts = [part.strip() for part in id_col.split(",")]
+    if id_col in raw.columns or len(parts) < 2:
+        return raw
+    if missing := [part for part in parts if part not in raw.columns]:
+        raise DataError(
+            f"{source}: id column(s) {', '.join(map(repr, missing))} not found (id_col {id_col!r} joins "
+            f"columns by commas); columns are {', '.join(map(repr, raw.columns))}"
+        )
+    for part in parts:
+        if raw[part].isna().any():
+            row = int(raw[part].isna().to_numpy().argmax())
+            raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
+    joined = raw[parts].astype(str).apply(lambda column: column.str.strip()).agg(KEY_SEPARATOR.join, axis=1)
+    at = list(raw.columns).index(parts[0])
+    keyed = raw.drop(columns=parts)
+    keyed.insert(min(at, len(keyed.columns)), id_col, joined.to_numpy())
+    return keyed
 
 
 def pivot_long(
@@ -66,8 +99,8 @@ def pivot_long(
         same = np.flatnonzero(((keys["id"] == first["id"]) & (keys["time"] == first["time"])).to_numpy())
         others = [name for name in raw.columns if name not in (id_col, time_col, target_col)
                   and raw[name].iloc[same].astype(str).nunique() > 1]  # fmt: skip
-        hint = (f" (they differ in column {others[0]!r}: a second key, such as a store beside an item; join "
-                f"the two into one id column)" if others else "")  # fmt: skip
+        hint = (f" (they differ in column {others[0]!r}: a second key, such as a store beside an item; name "
+                f"both, id_col / --id-col '{id_col},{others[0]}')" if others else "")  # fmt: skip
         raise DataError(
             f"{source}: series {first['id']!r} has time {first['time']!r} more than once (at "
             f"{', '.join(line(row) for row in same[:_SHOWN])}){hint}; expected one row per series and time"
@@ -185,9 +218,14 @@ def find_long(
     text = {column: _labels(raw[column]) for column in others}
     labels = _distinct_labels(raw, [column for column in others if text[column]], date_col)
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
+    if id_col is None and len(labels) > 1:  # series told apart by several columns together
+        key = [column for column in labels  # less what another determines (a unit by its item)
+               if not any(_determines(raw, other, column) for other in labels if other != column)]
+        id_col = ",".join(key) if len(key) > 1 and not raw.duplicated([*key, date_col]).any() else None
+        raw = raw if id_col is None else with_key(raw, id_col, source)
     if id_col is None or raw.duplicated([id_col, date_col]).any():
         return raw, read
-    numeric = [column for column in others if column != id_col and not text[column]]
+    numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]]
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
         values = [column for column in values if raw[column].nunique() > 1] or values  # not a unit code
@@ -195,7 +233,9 @@ def find_long(
         values = named if len(named) == 1 else values
     if not values:
         return raw, read
-    found = f"read as a long panel keyed by column {id_col!r}, since dates repeat in column {date_col!r}"
+    parts = id_col.split(",") if id_col not in others else [id_col]
+    keyed = f"column {id_col!r}" if len(parts) == 1 else f"columns {' and '.join(map(repr, parts))}"
+    found = f"read as a long panel keyed by {keyed}, since dates repeat in column {date_col!r}"
     if len(values) > 1:
         raise DataError(
             f"{source}: {found}, but {len(values)} columns could hold its values "
@@ -216,7 +256,7 @@ def find_long(
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
                     + advice(": targets / --targets names the values") + ")")  # fmt: skip
     notes.append(
-        f"read as a long panel of {len(series)} series ({shown}) keyed by column {id_col!r}, its values "
+        f"read as a long panel of {len(series)} series ({shown}) keyed by {keyed}, its values "
         f"from column {values[0]!r}{ignored}"
     )
     return wide, long
@@ -290,4 +330,15 @@ def melt_forecast(
         for suffix in suffixes:
             part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
         parts.append(part.dropna(subset=[name]))  # independent series end at their own times
-    return pd.concat(parts, ignore_index=True)
+    return _split_key(pd.concat(parts, ignore_index=True), id_col)
+
+
+def _split_key(long: pd.DataFrame, id_col: str) -> pd.DataFrame:
+    """Long rows whose id joins several columns (`with_key`) with those columns again, in its place."""
+    names = [part.strip() for part in id_col.split(",")]
+    values = long[id_col].astype(str).str.split(KEY_SEPARATOR, regex=False)
+    if len(names) < 2 or not values.map(len).eq(len(names)).all():
+        return long
+    at = list(long.columns).index(id_col)
+    split = pd.DataFrame(values.tolist(), columns=names, index=long.index)
+    return pd.concat([long.iloc[:, :at], split, long.iloc[:, at + 1 :]], axis=1)

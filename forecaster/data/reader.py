@@ -53,7 +53,7 @@ from forecaster.data.missing import (
     some,
     spans_apart,
 )
-from forecaster.data.panels import find_long, long_columns, read_long
+from forecaster.data.panels import find_long, long_columns, read_long, with_key
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import WINDOWS_TEXT, read_options
@@ -289,6 +289,7 @@ def _read_table(
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     if read.id_col is not None:
+        raw = with_key(raw, read.id_col, source)
         read = long_columns(raw, read, source, _find_dates_of_long_rows)
         raw, date_col, read = read_long(raw, read, source, _parse_dates, notes)
     if not read.no_date and date_col is None and date_from is None:

@@ -53,8 +53,9 @@ class ReadOptions:
         None, "comma-separated columns to forecast (default: every numeric column)", parse=parse_names
     )
     id_col: str | None = setting(
-        None, "long format: the column naming each series (e.g. unique_id); rows id, time, value become one "
-        "model whose channels are the series (they must share their timestamps)",
+        None, "long format: the column naming each series (e.g. unique_id), or several joined by commas "
+        "(geo,na_item: a series per pair); rows id, time, value become one model whose channels are the "
+        "series",
     )
     target_col: str | None = setting(None, "long format: the column of values (default y)")
     channels: str | None = setting(

@@ -1,0 +1,118 @@
+"""Long tables whose series are told apart by several columns together (a country and an item in an official
+export, a store and an item in sales): found without options or named `--id-col geo,na_item`, forecast back
+in those columns."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.api import Forecaster
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, read_csv
+from forecaster.errors import DataError
+
+QUARTERS = [f"{2005 + k // 4}-Q{k % 4 + 1}" for k in range(40)]
+ITEMS = {"B1GQ": ("CLV10_MEUR", 100.0), "P3": ("CLV10_MEUR", 60.0), "PRC": ("PC", 2.0)}
+
+
+def _export(path: Path) -> Path:
+    """Eurostat's SDMX-CSV of two countries and three items: value k of (item, country c) is base + 10 c + k;
+    the unit goes with the item, the dataflow and flag columns describe every row alike."""
+    rows = [("ESTAT:NAMQ_10_GDP(1.0)", "Q", unit, item, geo, quarter, base + 10 * c + k, "")
+            for item, (unit, base) in ITEMS.items() for c, geo in enumerate(("DE", "FR"))
+            for k, quarter in enumerate(QUARTERS)]  # fmt: skip
+    columns = ["DATAFLOW", "freq", "unit", "na_item", "geo", "TIME_PERIOD", "OBS_VALUE", "OBS_FLAG"]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    return path
+
+
+def test_an_export_keyed_by_two_columns_is_read_as_a_panel_of_their_pairs(tmp_path):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        series = read_csv(_export(tmp_path / "namq.csv"))
+    names = [f"{item}/{geo}" for item in ITEMS for geo in ("DE", "FR")]
+    assert series.columns == names and series.freq.startswith("QS") and len(series) == 40
+    expected = [ITEMS[name.split("/")[0]][1] + 10 * ("FR" in name) + np.arange(40.0) for name in names]
+    np.testing.assert_array_equal(series.values, np.column_stack(expected))
+    assert series.options.id_col == "na_item,geo"
+    assert str(said[-1].message).endswith(
+        "read as a long panel of 6 series ('B1GQ/DE', 'B1GQ/FR', 'P3/DE', ...) keyed by columns 'na_item' "
+        "and 'geo', its values from column 'OBS_VALUE' (ignored column(s) alike in every row or empty in "
+        "most: 'DATAFLOW', 'freq', 'OBS_FLAG')"
+    )  # the unit goes with the item: no third key
+
+
+def test_named_key_columns_train_and_forecast_back_in_those_columns(tmp_path):
+    """`--id-col geo,na_item` through the command line; the forecast's rows name the country and the item
+    in their own columns, as the file did, and agree with the API's."""
+    path = _export(tmp_path / "namq.csv")
+    bundle, out = tmp_path / "model", tmp_path / "forecast.csv"
+    train = ["train", "--csv", str(path), "--id-col", "geo,na_item", "--model", "naive", "--horizon", "4",
+             "--input-size", "8", "--no-progress", "--out", str(bundle)]  # fmt: skip
+    assert main(train) == 0
+    assert main(["predict", "--model", str(bundle), "--csv", str(path), "--output", str(out)]) == 0
+    written = pd.read_csv(out)
+    assert list(written.columns) == ["geo", "na_item", "TIME_PERIOD", "naive"]
+    assert written[["geo", "na_item"]].drop_duplicates().values.tolist() == [
+        [geo, item] for item in ITEMS for geo in ("DE", "FR")  # as the file's rows first name them
+    ]
+    last = {(geo, item): base + 10 * c + 39 for item, (_, base) in ITEMS.items()
+            for c, geo in enumerate(("DE", "FR"))}  # fmt: skip
+    assert written["naive"].tolist() == [last[geo, item] for geo, item in written[["geo", "na_item"]].values]
+    api = Forecaster.load(bundle).predict(pd.read_csv(path))
+    assert list(api.columns) == list(written.columns)
+    np.testing.assert_array_equal(api["naive"].to_numpy(), written["naive"].to_numpy())
+
+
+def test_a_frame_keyed_by_store_and_item_fits_and_predicts_with_both():
+    days = pd.date_range("2024-01-01", periods=60, freq="D")
+    frame = pd.DataFrame([(store, item, day, 10.0 * s + i + k % 7)
+                          for s, store in enumerate(("north", "south"))
+                          for i, item in enumerate(("tea", "rice"))
+                          for k, day in enumerate(days)], columns=["store", "item", "ds", "y"])  # fmt: skip
+    model = Forecaster("seasonal_naive", horizon=7, input_size=14).fit(frame, id_col="store,item")
+    assert model.bundle.data.columns == ["north/tea", "north/rice", "south/tea", "south/rice"]
+    forecast = model.predict(frame)
+    assert list(forecast.columns[:3]) == ["store", "item", "ds"]
+    rows = forecast[(forecast["store"] == "south") & (forecast["item"] == "rice")]
+    np.testing.assert_array_equal(rows["seasonal_naive"].to_numpy(), 11.0 + np.arange(60, 67) % 7)
+
+
+def test_key_columns_that_are_missing_or_empty_are_named(tmp_path):
+    path = _export(tmp_path / "namq.csv")
+    missing = r"namq.csv: id column\(s\) 'item' not found \(id_col 'geo,item' joins columns by commas\)"
+    with pytest.raises(DataError, match=missing + "; columns are 'DATAFLOW', "):
+        read_csv(path, id_col="geo,item")
+    table = pd.read_csv(path)
+    table.loc[5, "geo"] = None
+    table.to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"namq.csv: line 7: empty series id in column 'geo'"):
+        read_csv(path, id_col="geo,na_item")
+    stores = pd.DataFrame({"unique_id": ["a"] * 4, "store": ["x", "x", "y", "y"], "ds": [1, 2, 1, 2],
+                           "y": [1.0, 2.0, 3.0, 4.0]})  # fmt: skip
+    with pytest.raises(DataError, match=r"a second key, such as a store beside an item; name both, id_col / "
+                       r"--id-col 'unique_id,store'\)"):  # fmt: skip
+        Forecaster("naive", horizon=1, input_size=1).fit(stores, no_date=True)
+
+
+def test_the_service_answers_a_two_column_key_in_those_columns(tmp_path):
+    """Records of the export posted to a served bundle: each forecast record names its country and item."""
+    from test_service import serving
+
+    path = _export(tmp_path / "namq.csv")
+    models = tmp_path / "models"
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
+             "--no-progress", "--out", str(models / "namq")]  # fmt: skip
+    assert main(train) == 0
+    records = pd.read_csv(path).fillna("").to_dict(orient="records")
+    with serving(models) as client:
+        answer = client.post("/v1/models/namq/forecast", json={"data": records})
+    assert answer.status_code == 200, answer.text
+    forecast = answer.json()["forecast"]
+    assert forecast[0] == {"na_item": "B1GQ", "geo": "DE", "TIME_PERIOD": "2015-Q1", "naive": 139.0}
+    assert {(row["na_item"], row["geo"]) for row in forecast} == {(i, g) for i in ITEMS for g in ("DE", "FR")}
