@@ -260,17 +260,19 @@ def test_the_choice_says_what_it_rests_on_beyond_the_validation_mse(caplog) -> N
     from forecaster.training.workflows import _say_why
 
     labels = ("naive", "seasonal_naive", "nlinear")
-    fitted = [SimpleNamespace(candidate=SimpleNamespace(label=label)) for label in labels]
+    histories = [np.array([[1.0], [1.2]]), np.array([[1.5], [1.3]]), None]  # on the train split
+    fitted = [SimpleNamespace(candidate=SimpleNamespace(label=label), history=history)
+              for label, history in zip(labels, histories, strict=True)]  # fmt: skip
     periods = [_scores([0.69], [0.61], [0.64]), _scores([1.05], [1.42], [0.91])]
     with caplog.at_level("INFO", logger="forecaster.training.workflows"):
         _say_why(fitted, simplest_consistent(periods, baselines=2), periods, baselines=2)
     said = [record.getMessage() for record in caplog.records]
     assert said[0] == ("earlier validation period (trained on the rows before it): nlinear 0.9100, naive "
                        "1.0500, seasonal_naive 1.4200")
-    assert said[1].startswith("kept naive though seasonal_naive scored lower on validation: of the "
-                              "forecasts that fit nothing, a later one is kept only where it is lower on "
-                              "every validation period (0.6100 against 0.6900, 1.4200 against "
-                              "1.0500)")  # fmt: skip
+    assert said[1] == ("kept naive though seasonal_naive scored lower on validation: of the forecasts that "
+                       "fit nothing, a later one is kept only where it is lower on every validation period "
+                       "and on the train split's windows (0.6100 against 0.6900, 1.4200 against 1.0500, "
+                       "train split 1.4000 against 1.1000)")  # fmt: skip
     caplog.clear()
     one = [_scores([0.69, 0.7], [0.9, 0.8], [0.3, 0.9])]
     with caplog.at_level("INFO", logger="forecaster.training.workflows"):

@@ -39,6 +39,7 @@ from forecaster.training.scoring import (
     Score,
     simplest_consistent,
     split_windows,
+    train_split_history,
     window_errors,
 )
 from forecaster.training.settings import LONGER_INPUT, TrainSettings
@@ -64,6 +65,7 @@ class Fitted:
     training: dict[str, Any]
     earlier: Score | None = None  # on the earlier validation period, trained on the rows before it
     start_errors: np.ndarray | None = None  # of its initial weights, where they forecast as naive
+    history: np.ndarray | None = None  # fitting nothing: its train split errors, `train_split_history`
 
     @property
     def val_mse(self) -> float:
@@ -218,7 +220,8 @@ def fit_candidate(
     scored_before = None if before is None else Score.of(before.val_errors, settings.horizon)
     if not any(parameter.requires_grad for parameter in model.parameters()):
         scaler = datamodule.scaler
-        return Fitted(candidate, model.eval(), data, scaler, initial, training, scored_before, start)
+        history = train_split_history(model, data, scaler, series)
+        return Fitted(candidate, model.eval(), data, scaler, initial, training, scored_before, start, history)
 
     initial_state = copy.deepcopy(model.state_dict())
     seeds = member_seeds(candidate.seeds, settings, first)

@@ -9,11 +9,14 @@ import dataclasses
 import logging
 from pathlib import Path
 
+import numpy as np
+
 from forecaster.data import TimeSeries
 from forecaster.presets import DEFAULT
 from forecaster.training.combine import per_column_of
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.planning import USER_BASELINES, baseline_input, plan, season_fits
+from forecaster.training.scoring import history_allows
 from forecaster.training.settings import TrainSettings
 
 log = logging.getLogger(__name__)
@@ -52,17 +55,22 @@ def with_references(
         reference = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
         references += [] if reference is None else [reference]
     combined = per_column_of(references, series)
+    naive = references[0].history if references else None
     better = [reference for reference in [*references, *([combined] if combined else [])]
-              if _better(reference, model)]  # fmt: skip
+              if _better(reference, model, naive)]  # fmt: skip
     return [*better, model]
 
 
-def _better(reference: Fitted, model: Fitted) -> bool:
-    """Whether `reference` forecasts validation better than `model` on every period scored (said if so)."""
+def _better(reference: Fitted, model: Fitted, naive: np.ndarray | None) -> bool:
+    """Whether `reference` forecasts validation better than `model` on every period scored, and the train
+    split's windows better than naive does (`naive`: its history; the model starts as naive, and trained
+    has no history out of sample), said if so."""
     periods = [(reference.val_mse, model.val_mse)]
     if reference.earlier is not None and model.earlier is not None:  # both or neither: one short split
         periods.append((reference.earlier.mse, model.earlier.mse))
     if not all(ours < theirs for ours, theirs in periods):
+        return False
+    if reference.history is not naive and not history_allows(reference.history, naive):
         return False
     name, label = reference.candidate.label, model.candidate.label
     log.info("%s forecasts validation better than %s (%.4f against %.4f): it is a reference %s must clearly "

@@ -61,6 +61,7 @@ from forecaster.training.scoring import (
     calibrate,
     calibration_windows,
     evaluate_model,
+    history_means,
     interval_method,
     interval_report,
     simplest_consistent,
@@ -238,7 +239,8 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
     if all(result.earlier is not None for result in fitted):
         periods.append([result.earlier for result in fitted])
     baselines = fits_nothing_count(fitted)
-    chosen = simplest_consistent(periods, max(baselines, 1))
+    histories = [result.history for result in fitted[:baselines]]
+    chosen = simplest_consistent(periods, max(baselines, 1), histories)
     if len(fitted) > 1:
         _say_why(fitted, chosen, periods, baselines)
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
@@ -256,10 +258,12 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
     if lowest == chosen:
         return
     if max(lowest, chosen) < baselines:  # two forecasts that fit nothing: the simpler unless lower on each
+        said = [f"{scores[lowest].mse:.4f} against {scores[chosen].mse:.4f}" for scores in periods]
+        if means := history_means(fitted[lowest].history, fitted[chosen].history):
+            said.append(f"train split {means[0].mean():.4f} against {means[1].mean():.4f}")
         log.info("kept %s though %s scored lower on validation: of the forecasts that fit nothing, a later "
-                 "one is kept only where it is lower on every validation period (%s)", labels[chosen],
-                 labels[lowest], ", ".join(f"{scores[lowest].mse:.4f} against {scores[chosen].mse:.4f}"
-                                           for scores in periods))  # fmt: skip
+                 "one is kept only where it is lower on every validation period and on the train split's "
+                 "windows (%s)", labels[chosen], labels[lowest], ", ".join(said))  # fmt: skip
     else:
         blocks = len(periods[0][chosen].blocks)
         log.info("kept %s though %s scored lower on validation: not clearly lower (two standard errors of "

@@ -1,0 +1,122 @@
+"""The forecasts that fit nothing are also chosen on the train split's windows, out of sample for them: a
+validation split of a horizon or two does not choose among them alone."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.data import TimeSeries
+from forecaster.data.datamodule import window_sets
+from forecaster.data.series import ReadOptions
+from forecaster.data.splits import split_borders
+from forecaster.models import get_model
+from forecaster.training.combine import per_column_of
+from forecaster.training.fit import Fitted, fit_candidate
+from forecaster.training.planning import plan
+from forecaster.training.scoring import Score, fits_nothing_reference, history_means, train_split_history
+from forecaster.training.settings import TrainSettings
+from forecaster.training.workflows import keep_best
+
+HORIZON, INPUT = 13, 48
+
+
+def _weekly(seed: int) -> np.ndarray:
+    """Three years of weekly demand: a yearly wave, a slow trend and a random walk (as a shop's)."""
+    rng = np.random.default_rng(seed)
+    weeks = np.arange(156)
+    wave = 25 * np.sin(2 * np.pi * weeks / 52)
+    return 200 + 0.3 * weeks + wave + np.cumsum(rng.normal(0, 2, 156)) + rng.normal(0, 6, 156)
+
+
+def _series(columns: dict[str, np.ndarray], **options) -> TimeSeries:
+    index = pd.date_range("2021-01-04", periods=156, freq="W-MON", name="week")
+    frame = pd.DataFrame(columns, index=index)
+    return TimeSeries(frame, "W-MON", "weekly.csv", date_col="week", options=ReadOptions(**options))
+
+
+def _fitted(series: TimeSeries, names: tuple[str, ...], tmp_path: Path) -> tuple[list[Fitted], TrainSettings]:
+    settings = TrainSettings(horizon=HORIZON, input_size=INPUT, model_name="auto")
+    fitted = []
+    for name in names:
+        [candidate] = plan(dataclasses.replace(settings, model_name=name), series)
+        fitted.append(fit_candidate(series, settings, candidate, tmp_path / name))
+    return fitted, settings
+
+
+def test_the_train_split_errors_line_up_by_the_row_their_targets_start_at() -> None:
+    """Oracle: each window's MSE computed directly on the standardized rows; rows before an input fits are
+    NaN, and independent series are laid out one after the other, each by its own rows."""
+    values = _weekly(0)
+    series = _series({"a": values, "b": values[::-1].copy()})
+    [candidate] = plan(TrainSettings(horizon=HORIZON, input_size=INPUT, model_name="naive"), series)
+    settings = TrainSettings(horizon=HORIZON, input_size=INPUT)
+    fitted = fit_candidate(series, settings, candidate, Path("unused"))
+    history = fitted.history
+    train_end = 109  # 7:1:2 of 156 rows
+    scaled = fitted.scaler.transform(series.values)
+    assert history.shape == (train_end - HORIZON + 1, 2)
+    assert np.isnan(history[:INPUT]).all() and not np.isnan(history[INPUT:]).any()
+    for start in (INPUT, 70, train_end - HORIZON):
+        expected = ((scaled[start : start + HORIZON] - scaled[start - 1]) ** 2).mean(axis=0)
+        np.testing.assert_allclose(history[start], expected, rtol=1e-5)
+
+    short = values.copy()
+    short[:39] = np.nan  # the second series starts 39 weeks later: its own split, its own rows
+    pooled = _series({"a": values, "b": short}, channels="independent")
+    scaler = window_sets(pooled, INPUT, HORIZON, "7:1:2")[0]
+    model = get_model("naive", input_size=INPUT, horizon=HORIZON, n_channels=1)
+    rows = train_split_history(model, fitted.data, scaler, pooled)
+    second_end = split_borders(117, INPUT, "7:1:2")["train"][1]
+    first_rows = train_end - HORIZON + 1
+    assert rows.shape == (first_rows + second_end - HORIZON + 1, 1)
+    assert np.isnan(rows[first_rows : first_rows + INPUT]).all()
+    assert not np.isnan(rows[first_rows + INPUT :]).any()
+    scaled = scaler.channel(1).transform(short[39:, None])
+    expected = ((scaled[INPUT : INPUT + HORIZON] - scaled[INPUT - 1]) ** 2).mean()
+    np.testing.assert_allclose(rows[first_rows + INPUT, 0], expected, rtol=1e-5)
+
+
+def test_a_baseline_lower_on_validation_but_not_on_the_train_split_is_no_reference(tmp_path: Path) -> None:
+    """Drift beats naive on the four validation windows of a weekly file with a yearly wave (one horizon of
+    13 weeks) and loses on its train split's 49 windows and on test: naive stays the reference. Without the
+    train split, drift was kept."""
+    series = _series({"demand": _weekly(15)})
+    fitted, settings = _fitted(series, ("naive", "drift"), tmp_path)
+    naive, drift = fitted
+    assert drift.val_mse < naive.val_mse  # the premise: validation alone prefers drift
+    means = history_means(drift.history, naive.history)
+    assert means is not None and means[0].mean() > means[1].mean()
+    kept, _ = keep_best(fitted, series, settings)
+    assert kept.candidate.label == "naive"
+    blind = [dataclasses.replace(result, history=None) for result in fitted]
+    assert keep_best(blind, series, settings)[0].candidate.label == "drift"
+
+
+def test_each_column_takes_a_baseline_only_where_the_train_split_agrees(tmp_path: Path) -> None:
+    """A wave that drift forecasts better on validation only, beside a steady trend drift forecasts better
+    everywhere: the first column keeps naive, the second takes drift."""
+    trend = 50 + 3.0 * np.arange(156) + np.random.default_rng(2).normal(0, 1, 156)
+    series = _series({"wave": _weekly(15), "trend": trend})
+    fitted, _ = _fitted(series, ("naive", "drift"), tmp_path)
+    combined = per_column_of(fitted, series)
+    assert combined.training["columns"] == {"wave": "naive", "trend": "drift"}
+    np.testing.assert_array_equal(combined.history[:, 0], fitted[0].history[:, 0], strict=True)
+    np.testing.assert_array_equal(combined.history[:, 1], fitted[1].history[:, 1], strict=True)
+    blind = [dataclasses.replace(result, history=None) for result in fitted]
+    assert per_column_of(blind, series) is None  # drift for both: one forecast, nothing to combine
+
+
+@pytest.mark.parametrize(("history_lower", "reference"), [(True, 1), (False, 0), (None, 1)])
+def test_the_train_split_decides_only_on_the_windows_both_forecasts_read(history_lower, reference) -> None:
+    """Lower on validation; on the train split the second forecast (a longer input: its first rows NaN) is
+    lower or higher on the rows both read, whatever the rows only the first reads say; None: no history."""
+    periods = [[Score(1.0, np.array([1.0])), Score(0.8, np.array([0.8]))]]
+    first = np.array([[100.0], [1.0], [1.0], [1.0]])  # its first row is beyond the second's input
+    second = np.array([[np.nan], [0.5 if history_lower else 2.0], [0.5], [0.5 if history_lower else 2.0]])
+    histories = None if history_lower is None else [first, second]
+    assert fits_nothing_reference(periods, 2, histories) == reference
