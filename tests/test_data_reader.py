@@ -384,6 +384,30 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
                          if encoding == "cp1252" else [])  # fmt: skip
 
 
+def test_a_shift_jis_download_reads_like_its_utf8_twin_and_latin_text_stays_windows_1252(tmp_path):
+    """e-Stat's default CSV download is Shift-JIS (cp932): it was refused as two encodings in one file (some
+    of its byte pairs look like UTF-8 letters). Read as its UTF-8 twin, said; Windows-1252 text, whose
+    letters also decode as cp932 (as kanji, never as kana or Japanese punctuation), is not taken for it."""
+    text = ('"統計名：","消費者物価指数"\n"注記：","***は数値が得られないもの"\n\n'
+            '"時間軸（月次）","0001 総合","0161 生鮮食品"\n'
+            + "".join(f'"{2015 + k // 12}年{k % 12 + 1}月","{95 + k / 10:.1f}","{90 + k / 5:.1f}"\n'
+                      for k in range(36)))  # fmt: skip
+    expected = read_csv(_write(tmp_path, "utf8.csv", text)).frame
+    assert list(expected.columns) == ["0001 総合", "0161 生鮮食品"] and len(expected) == 36
+    shift_jis = text.encode("cp932")
+    for name, content in (("sjis.csv", shift_jis), ("sjis.csv.gz", gzip.compress(shift_jis))):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.warns(DataQualityWarning, match=r"read as Shift-JIS \(cp932\) text: its bytes are not"):
+            pd.testing.assert_frame_equal(read_csv(path).frame, expected)
+    latin = "Datum,Veränderung,Größe\n" + "".join(f"{d},{i},{i / 2}\n" for i, d in enumerate(HOURS))
+    latin.encode("cp1252").decode("cp932")  # the premise: it decodes as cp932 too
+    path = tmp_path / "latin.csv"
+    path.write_bytes(latin.encode("cp1252"))
+    with pytest.warns(DataQualityWarning, match="read as Windows-1252 text"):
+        assert list(read_csv(path).frame.columns) == ["Veränderung", "Größe"]
+
+
 def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_utf8(tmp_path):
     """A long table in UTF-8 but for some Latin-1 rows was read whole as Windows-1252: 'Türkiye' became
     two series, 'TÃ¼rkiye' and 'Türkiye'. Refused, naming the first Latin-1 line, wherever it lies."""

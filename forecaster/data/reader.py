@@ -56,7 +56,7 @@ from forecaster.data.missing import (
 from forecaster.data.panels import find_long, long_columns, read_long, with_key
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
-from forecaster.data.textfile import WINDOWS_TEXT, read_options
+from forecaster.data.textfile import SHIFT_JIS, WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
@@ -74,8 +74,8 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
         notes.extend([note] if note else [])
     try:
         opened = read_options(path) if source is path else {}
-        windows = opened.get("encoding") == WINDOWS_TEXT
-        notes.extend(["read as Windows-1252 text: its bytes are not UTF-8"] if windows else [])
+        named = {WINDOWS_TEXT: "Windows-1252", SHIFT_JIS: "Shift-JIS (cp932)"}.get(opened.get("encoding"))
+        notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
         raw = pd.read_csv(source, encoding_errors="replace", **opened, **layout.read_options())
     except DataError:  # a ValueError, said in full

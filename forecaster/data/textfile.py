@@ -1,6 +1,7 @@
 """What a file's bytes say about reading it: compressed (gzip, bz2, xz) whatever its name, text in
 UTF-16 or UTF-32 (spreadsheets' "Unicode text" exports carry a byte-order mark), in Windows-1252 where it is
-not UTF-8 (Excel's "CSV" export on a Western European Windows), or not text at all, which is refused in one
+not UTF-8 (Excel's "CSV" export on a Western European Windows), in Shift-JIS where it reads as Japanese so
+(Japanese offices' downloads), or not text at all, which is refused in one
 line rather than parsed into a misleading complaint about its columns.
 """
 
@@ -31,6 +32,12 @@ _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
 MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 MB unpacked)
 _UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
+SHIFT_JIS = "cp932"  # Windows' Shift-JIS: Japanese offices' CSV downloads (e-Stat's default)
+# Kana, Japanese punctuation and full-width forms: Shift-JIS lead bytes 0x81-0x83, of which Windows-1252 text
+# holds next to none (0x81 is none of its characters); half-width katakana are what UTF-8 or Latin letters
+# read as cp932 mostly become.
+_JAPANESE = re.compile("[\u3000-\u30ff\uff01-\uff5e]")
+_HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]")
 
 
 def compression(head: bytes) -> str | None:
@@ -64,6 +71,10 @@ def read_options(path: Path) -> dict[str, Any]:
     if scan is None:
         with path.open("rb") as handle:
             scan = _scan(handle, limit=None)
+    if scan.not_utf8 is not None:
+        with _opened(path, packed) as handle:
+            if _shift_jis(handle):
+                return {"compression": packed, "encoding": SHIFT_JIS}
     if scan.not_utf8 is not None and scan.utf8_letters:
         with _opened(path, packed) as handle:
             line = _line_at(handle, scan.not_utf8)
@@ -103,6 +114,21 @@ def _scan(handle: Any, limit: int | None) -> _Scan:
         if limit is None and bad is not None and letters:
             break
     return _Scan(head, size, bad, letters)
+
+
+def _shift_jis(handle: Any) -> bool:
+    """Whether bytes that are not UTF-8 are Japanese text in Shift-JIS: they all decode as cp932, with kana or
+    Japanese punctuation among them (`_JAPANESE`) and half-width katakana at most a tenth as many."""
+    decoder = codecs.getincrementaldecoder(SHIFT_JIS)()
+    marks = narrow = 0
+    try:
+        while chunk := handle.read(1 << 20):
+            text = decoder.decode(chunk)
+            marks, narrow = marks + len(_JAPANESE.findall(text)), narrow + len(_HALF_WIDTH_KANA.findall(text))
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return marks > 0 and 10 * narrow <= marks
 
 
 @contextlib.contextmanager
