@@ -376,6 +376,23 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
     assert "note: coverage measured on 1 test window(s) says little" in printed and "far less" not in printed
 
 
+def test_the_test_scores_print_naive_beside_the_model_in_original_units_too(capsys) -> None:
+    """A user reads errors in their units: naive's and seasonal naive's MSE are on that line too (they were
+    only standardized), and left out where a baseline was not scored in original units."""
+    from forecaster.commands.common import print_metrics
+
+    naive = {"mse": 0.9, "mse_original": 123456.0, "mse_step1": 0.2}
+    seasonal = {"mse": 0.4, "mse_original": 54321.0, "mse_step1": 0.3}
+    metrics = {"mse": 0.5, "mae": 0.5, "mse_original": 61234.5, "mae_original": 201.0, "mse_step1": 0.1,
+               "windows": 40, "naive": naive, "seasonal_naive": seasonal}  # fmt: skip
+    print_metrics(metrics)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("test MSE 6.123e+04  MAE 201  (original units)  (naive 1.235e+05, seasonal naive "
+                        "5.432e+04)")
+    print_metrics({**metrics, "naive": {"mse": 0.9, "mse_step1": 0.2}, "seasonal_naive": {"mse": 0.4}})
+    assert capsys.readouterr().out.splitlines()[1] == "test MSE 6.123e+04  MAE 201  (original units)"
+
+
 def test_predict_writes_the_levels_a_calibration_answers_and_warns_of_the_others(tmp_path, capsys) -> None:
     """A calibration of 10 one-step windows answers 80% but not 95% (19 needed): `--level 80,95` writes the
     80% interval with one warning line for 95%; `--level 95` alone is refused."""

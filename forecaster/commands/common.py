@@ -120,10 +120,11 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         )
 
 
-def _baselines(metrics: dict[str, Any], key: str) -> str:
+def _baselines(metrics: dict[str, Any], key: str, style: str = ".4f") -> str:
     """The naive and seasonal naive forecasts' `key` score, as the kept model's is printed beside them."""
     names = (("naive", "naive"), ("seasonal_naive", "seasonal naive"))
-    return ", ".join(f"{shown} {metrics[name][key]:.4f}" for name, shown in names if name in metrics)
+    return ", ".join(f"{shown} {metrics[name][key]:{style}}" for name, shown in names
+                     if key in metrics.get(name, {}))  # fmt: skip
 
 
 # Test coverage this far below an interval's level is no sampling noise of overlapping windows: say so.
@@ -136,7 +137,9 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
     if "mse_original" in metrics:  # not for independent series: each has its own units
-        print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)")
+        naive = _baselines(metrics, "mse_original", ".4g")
+        print(f"test MSE {metrics['mse_original']:.4g}  MAE {metrics['mae_original']:.4g}  (original units)"
+              + (f"  ({naive})" if naive else ""))  # fmt: skip
     step1 = f"  (naive {metrics['naive']['mse_step1']:.4f})" if "naive" in metrics else ""
     print(f"test MSE at step 1 {metrics['mse_step1']:.4f}{step1}")
     print(f"test windows {metrics['windows']}")
