@@ -147,7 +147,7 @@ def per_column_of(baselines: list[Fitted], series: TimeSeries) -> Fitted | None:
     chosen = {data.columns[c]: baselines[k].candidate.label for c, k in enumerate(choice)}
     training = training_record(PER_COLUMN, None, longest.training["windows"], 0, columns=chosen)
     errors = window_errors(model, windows)
-    history = None
-    if all(b.history is not None for b in baselines):  # each column's from the forecast it takes
+    history, shapes = None, {None if b.history is None else b.history.shape for b in baselines}
+    if len(shapes) == 1 and None not in shapes:  # each column's from the forecast it takes
         history = np.stack([b.history for b in baselines])[choice, :, np.arange(columns)].T
     return Fitted(candidate, model, longest.data, longest.scaler, errors, training, earlier, history=history)

@@ -136,9 +136,9 @@ def train_split_history(
     if not len(windows):
         return None
     errors = window_errors(model, windows)
-    laid_out, start = [], 0
+    laid_out, start = [], 0  # float32: a file of Traffic's 862 columns holds 85 MB of float64 per forecast
     for part in getattr(windows, "parts", [windows]):
-        rows = np.full((max(len(part.data) - part.horizon + 1, 0), errors.shape[1]), np.nan)
+        rows = np.full((max(len(part.data) - part.horizon + 1, 0), errors.shape[1]), np.nan, np.float32)
         rows[part.input_size : part.input_size + len(part)] = errors[start : start + len(part)]
         laid_out.append(rows)
         start += len(part)
@@ -155,7 +155,7 @@ def history_means(
     both = ~(np.isnan(first) | np.isnan(second)).any(axis=1)
     if not both.any():
         return None
-    return first[both].mean(axis=0), second[both].mean(axis=0)
+    return first[both].mean(axis=0, dtype=np.float64), second[both].mean(axis=0, dtype=np.float64)
 
 
 def history_allows(lower: np.ndarray | None, reference: np.ndarray | None) -> bool:
