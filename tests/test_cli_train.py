@@ -74,9 +74,14 @@ def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, capsys):
     code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json"], capsys)
     assert code == 0
     result = json.loads(out)
-    assert set(result) == {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
+    scores = {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
+    assert set(result) == {*scores, "naive", "seasonal_naive"}  # on the same windows, as train scored them
     saved = json.loads((bundle_dir / "metrics.json").read_text())
-    assert result == {key: saved[key] for key in result}
+    assert {key: result[key] for key in scores} == {key: saved[key] for key in scores}
+    for baseline in ("naive", "seasonal_naive"):
+        assert result[baseline] == {key: saved[baseline][key] for key in scores}
+    code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv], capsys)
+    assert f"(standardized)  (naive {saved['naive']['mse']:.4f}, seasonal naive " in out
 
 
 def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path, capsys):
@@ -312,7 +317,10 @@ def test_ettm2_train_then_evaluate_json(data_dir, tmp_path):
     # 7:1:2 of 69680 rows: the test split is the last 13936 rows plus 96 of history -> 14032 - 96 - 96 + 1.
     assert metrics["windows"] == 13841
     saved = json.loads((tmp_path / "runs" / "x" / "metrics.json").read_text())
-    assert metrics == {key: saved[key] for key in metrics}
+    scores = {key: value for key, value in metrics.items() if not isinstance(value, dict)}
+    assert scores == {key: saved[key] for key in scores}
+    for baseline in ("naive", "seasonal_naive"):  # the same windows' forecasts, as training scored them
+        assert metrics[baseline] == {key: saved[baseline][key] for key in scores}
     config = json.loads((tmp_path / "runs" / "x" / "config.json").read_text())
     assert config["data"]["input_size"] == 96 and config["model"]["config"]["d_model"] == 8
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]

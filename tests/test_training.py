@@ -137,8 +137,11 @@ def test_test_metrics_cover_every_window_and_match_evaluate(trained):
     assert outcome.metrics["mse_step1"] == pytest.approx(mse(pred[:, :1], y[:, :1]), rel=1e-5)
 
     again = evaluate_bundle(bundle, series, accelerator="cpu", progress_bar=False)
-    assert again == {key: outcome.metrics[key] for key in again}
-    assert set(again) == {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
+    scores = {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
+    assert {key: again[key] for key in scores} == {key: outcome.metrics[key] for key in scores}
+    assert set(again) == {*scores, "naive", "seasonal_naive"}
+    for baseline in ("naive", "seasonal_naive"):  # the same windows' forecasts, as training scored them
+        assert again[baseline] == {key: outcome.metrics[baseline][key] for key in scores}
 
 
 def test_best_checkpoint_weights_are_restored(trained):

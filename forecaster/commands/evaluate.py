@@ -33,7 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "interval score",
     )
     parser.add_argument(
-        "--json", action="store_true", help="one JSON object: mse, mae, mse_original, mae_original, windows"
+        "--json", action="store_true",
+        help="one JSON object: mse, mae, mse_original, mae_original, windows, and naive's and seasonal "
+        "naive's scores of the same windows",
     )
     parser.set_defaults(handler=run)
 

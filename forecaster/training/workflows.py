@@ -111,20 +111,30 @@ def evaluate_bundle(
     accelerator: str = "auto",
     progress_bar: bool = True,
 ) -> dict[str, Any]:
-    """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's; with
-    `levels`, also its intervals' coverage, width and interval score per level (under "intervals")."""
+    """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's, beside the
+    naive and seasonal naive forecasts of the same windows (under their names); with `levels`, also its
+    intervals' coverage, width and interval score per level (under "intervals")."""
     _check_series(bundle, series)
     check_devices(accelerator, devices=1)
     if levels and bundle.calibration is None:
         raise BundleError(uncalibrated(bundle.name))
     checked = bundle.calibration.check(levels) if levels else []
+    data, scaler = bundle.data, bundle.scaler
     metrics = evaluate_model(
-        bundle.model, bundle.data, bundle.scaler, series, accelerator=accelerator, progress_bar=progress_bar
+        bundle.model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar
     )
+    metrics.update(baseline_metrics(data, scaler, series, "test", reference_seasons(data)))
     if checked:
         windows = split_windows(bundle.data, bundle.scaler, series, "test")
         metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
     return metrics
+
+
+def reference_seasons(data: DataConfig) -> dict[str, int]:
+    """The baselines every model is compared with, by the season they repeat: naive, and seasonal naive where
+    the data's season fits the input."""
+    season = season_length(data.freq, data.input_size)
+    return {"naive": 1, **({} if season is None else {"seasonal_naive": season})}
 
 
 def _check_series(bundle: Bundle, series: TimeSeries) -> None:
@@ -400,9 +410,7 @@ def finish(
     metrics = evaluate_model(model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
-    seasons = {"naive": 1}  # the baselines every model is compared with, where a season fits the input
-    if (season := season_length(data.freq, data.input_size)) is not None:
-        seasons["seasonal_naive"] = season
+    seasons = reference_seasons(data)
     on_validation = baseline_metrics(data, scaler, series, "val", seasons)
     for name, scores in baseline_metrics(data, scaler, series, "test", seasons).items():
         metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
