@@ -116,3 +116,17 @@ def test_the_service_answers_a_two_column_key_in_those_columns(tmp_path):
     forecast = answer.json()["forecast"]
     assert forecast[0] == {"na_item": "B1GQ", "geo": "DE", "TIME_PERIOD": "2015-Q1", "naive": 139.0}
     assert {(row["na_item"], row["geo"]) for row in forecast} == {(i, g) for i in ITEMS for g in ("DE", "FR")}
+
+
+def test_a_status_of_each_observation_is_no_key(tmp_path):
+    """OECD's OBS_STATUS: 'A' for normal values, 'P' for the provisional latest quarters. With the item and
+    the country it told the rows apart (the latest quarters became series of their own, left out as too
+    short); the status goes with each observation, as the country and item and date determine it."""
+    path = _export(tmp_path / "oecd.csv")
+    table = pd.read_csv(path)
+    latest = np.where(table["geo"] == "DE", table["TIME_PERIOD"] == QUARTERS[-1],
+                      table["TIME_PERIOD"].isin(QUARTERS[-2:]))  # not the date's alone: France's lag longer
+    table["OBS_STATUS"] = np.where(latest, "P", "A")
+    table.to_csv(path, index=False)
+    series = read_csv(path)
+    assert series.options.id_col == "na_item,geo" and len(series.columns) == 6 and len(series) == 40

@@ -219,9 +219,13 @@ def find_long(
     labels = _distinct_labels(raw, [column for column in others if text[column]], date_col)
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None and len(labels) > 1:  # series told apart by several columns together
-        key = [column for column in labels  # less what another determines (a unit by its item)
+        # less what another determines (a unit by its item), and what the others and the date determine: a
+        # status of each observation (OECD's OBS_STATUS: provisional values of the latest months) is no key
+        key = [column for column in labels
                if not any(_determines(raw, other, column) for other in labels if other != column)]
-        id_col = ",".join(key) if len(key) > 1 and not raw.duplicated([*key, date_col]).any() else None
+        key = [column for column in key
+               if not _determines(raw, [*(other for other in key if other != column), date_col], column)]
+        id_col = ",".join(key) if key and not raw.duplicated([*key, date_col]).any() else None
         raw = raw if id_col is None else with_key(raw, id_col, source)
     if id_col is None or raw.duplicated([id_col, date_col]).any():
         return raw, read
@@ -262,8 +266,8 @@ def find_long(
     return wide, long
 
 
-def _determines(raw: pd.DataFrame, key: str, other: str) -> bool:
-    """Whether each value of column `key` comes with one value of `other`."""
+def _determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
+    """Whether each value of column `key` (of columns `key` together) comes with one value of `other`."""
     return bool((raw.groupby(key, sort=False, dropna=False)[other].nunique(dropna=False) <= 1).all())
 
 
