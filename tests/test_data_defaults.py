@@ -129,6 +129,22 @@ def test_misaligned_panel_series_are_independent_unless_multivariate_is_asked():
     np.testing.assert_allclose(series.frame["UK"].iloc[2:], 7.0 + np.arange(2, 12) / 10)
 
 
+def test_a_long_series_whose_latest_values_are_blank_is_read_as_lacking_those_rows(tmp_path):
+    """The SNB's cube of two series writes the newest months of one with empty values: as rows it lacks,
+    not rows that every series shares (they were dropped for both, and the other was forecast from before
+    its latest two values). A gap inside a series stays a gap of one shared table."""
+    panel = _panel(12)
+    latest = panel["quarter"].isin(panel["quarter"].unique()[-2:]) & (panel["country"] == "JP")
+    blank = panel.assign(unemployment=panel["unemployment"].where(~latest))
+    series, note = _read(_write(tmp_path, blank))
+    assert series.options.channels == "independent" and len(series) == 12
+    assert "(series 'JP' has no value in 2 of its first or last rows; channels='multivariate'" in note
+    np.testing.assert_allclose(series.frame["US"].iloc[-2:], 5.0 + np.arange(10, 12) / 10)
+    inner = panel.assign(unemployment=panel["unemployment"].where(panel.index != 30))  # JP's 7th quarter
+    series, note = _read(_write(tmp_path, inner))
+    assert series.options.channels == "multivariate" and "filled 1 empty cell(s)" in note
+
+
 def test_repeated_dates_without_a_column_of_labels_say_to_give_id_col():
     panel = _panel(12).assign(country=lambda frame: frame["country"].map({"US": 1, "UK": 2, "JP": 3}))
     with pytest.raises(DataError, match=r"not sorted: .* name the column telling them apart with id_col"):

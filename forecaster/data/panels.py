@@ -147,6 +147,21 @@ def long_columns(
     return dataclasses.replace(read, date_col=date_col, target_col=target_col)
 
 
+def _blank_ends(raw: pd.DataFrame, id_col: str, target_col: str) -> list[str]:
+    """How each series of a long table with no value in its first or last rows (in the file's order) lacks
+    them, as a wide table's column lacking the latest rows: the SNB's cube of two series leaves the newest
+    months of one blank, and sharing the rows forecast the other from before its latest two. A series with
+    no value at all is not named here (the reader names it)."""
+    values = raw[target_col]
+    present = pd.Series(values.notna().to_numpy() & (values.astype(str).str.strip() != "").to_numpy())
+    ids = pd.Series(raw[id_col].astype(str).str.strip().to_numpy())
+    started = present.groupby(ids).cummax()
+    unfinished = present[::-1].groupby(ids[::-1]).cummax()[::-1]
+    blank = ~(started & unfinished) & present.groupby(ids).transform("any")
+    return [f"series {name!r} has no value in {count} of its first or last rows"
+            for name, count in blank.groupby(ids, sort=False).sum().items() if count]  # fmt: skip
+
+
 class MisalignedError(DataError):
     """The series of a long table asked to share their times do not (`differ` says how, series by series)."""
 
@@ -165,16 +180,20 @@ def read_long(
     """A long table as the reader's wide table, its date column (None with `no_date`) and `read` with its
     `channels`: aligned series in the file's row order, independent series on the union of their times,
     sorted by the times `parse_dates(source, raw, column)` reads. Channels not given: multivariate where the
-    series share their times, else independent (a country published from a later year), said in `notes`."""
+    series share their times and values at their ends, else independent (a country published from a later
+    year, `_blank_ends`), said in `notes`."""
     if read.channels is None:
         try:
             shared = dataclasses.replace(read, channels=MULTIVARIATE)
-            return read_long(raw, shared, source, parse_dates, notes)
+            wide = read_long(raw, shared, source, parse_dates, notes)
+            if not (differ := _blank_ends(raw, read.id_col, read.target_col or DEFAULT_TARGET_COL)):
+                return wide
         except MisalignedError as error:
-            notes.append(f"read the series as independent, one model shared by series of their own spans "
-                         f"({'; '.join(error.differ)}; channels='multivariate' / --channels multivariate "
-                         "refuses)")  # fmt: skip
-            read = dataclasses.replace(read, channels=INDEPENDENT)
+            differ = error.differ
+        notes.append(f"read the series as independent, one model shared by series of their own spans "
+                     f"({'; '.join(differ)}; channels='multivariate' / --channels multivariate "
+                     "refuses)")  # fmt: skip
+        read = dataclasses.replace(read, channels=INDEPENDENT)
     time_col = read.date_col or DEFAULT_TIME_COL
     independent, times = read.channels == INDEPENDENT, None
     if independent and time_col in raw.columns:
