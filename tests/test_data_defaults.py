@@ -17,6 +17,8 @@ from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv, read_frame
 from forecaster.data.missing import MAX_EDGE_SHARE, MAX_GAP_SHARE, MAX_GAP_STEPS, MAX_MISSING_SHARE
 from forecaster.errors import DataError
+from forecaster.training.planning import default_input_size, split_for
+from forecaster.training.settings import TrainSettings
 
 COUNTRIES = {"US": 5.0, "UK": 7.0, "JP": 3.0}
 TINY = shlex.split(
@@ -277,17 +279,14 @@ def test_rows_before_every_column_starts_are_dropped_and_a_late_latest_period_re
 
 def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_default():
     frame = _weekly(40)
-    frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE to drop
+    frame.loc[31:, "y"] = np.nan  # the last 9 of 40 rows: more than MAX_EDGE_SHARE, but rows of no value
     assert MAX_EDGE_SHARE * 40 < 9
-    assert (
-        "column 'y' at row(s) 31, 32, 33, 34, 35, ... (before a column's first value or after its last"
-        in _refusal(frame)
-    )
+    series, note = _read(frame)
+    assert len(series) == 31 and "dropped the last 9 row(s), empty before the series starts or after" in note
     series, _ = _read(frame, fill_missing="interpolate")  # asked for: the nearest value
     assert series.frame["y"].iloc[-1] == 30**2
     # beside a series that goes on, each keeps its own span, as independent series (a long table's are read
     # so); asked to be one multivariate model, the option that keeps each series' span is named, not a fill
-    assert "--channels independent" not in _refusal(frame)
     series, note = _read(frame.assign(z=1.0))
     assert series.options.channels == "independent" and [rows.stop for rows in series.own_rows()] == [31, 40]
     assert note.endswith("note: read the series as independent, one model shared by series of their own "
@@ -333,6 +332,30 @@ def test_a_bundle_trained_on_a_gappy_file_predicts(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "4 missing time step(s)" in err and "--fill-missing" in err and "\n" not in err
     assert "line numbers count" not in err  # it names no line
+
+
+def test_rows_where_no_series_has_a_value_are_dropped_however_many(tmp_path):
+    """The World Bank's file of one country writes its GDP under every year from 1960, empty to 2000: those
+    rows lose nothing, and the series is its 22 years (it was refused as 42 missing values, and
+    --fill-missing ffill, which the refusal suggested, invented 41 years). Rows where some series has a value
+    still count: three series empty to 2000 beside one from 1960 read as series of their own spans."""
+    years = [str(year) for year in range(1960, 2024)]
+    gdp = [""] * 41 + [f"{3.0e12 + 1e11 * k:.2f}" for k in range(22)] + [""]
+    header = ",".join(f'"{name}"' for name in ["Country Name", "Country Code", *years]) + ",\n"
+    path = tmp_path / "API_NY.GDP.MKTP.CD_DEU.csv"
+    path.write_text('"Data Source","World Development Indicators",\n\n' + header
+                    + ",".join(f'"{value}"' for value in ["Germany", "DEU", *gdp]) + ",\n")  # fmt: skip
+    series, note = _read(path)
+    assert len(series) == 22 and series.index[0] == pd.Timestamp("2001-01-01")
+    assert not series.frame.isna().any().any()
+    assert "dropped the first 41 and the last 1 row(s), empty before the series starts or after it" in note
+    alone, settings = read_csv(path, channels="independent"), TrainSettings(horizon=3)
+    assert len(alone) == 64 and split_for(alone, settings) == "auto"  # by its own 22 rows, not the table's
+    assert default_input_size(alone, settings) == default_input_size(series, settings)
+    frame = pd.DataFrame({"year": range(1960, 2024), "DE": np.r_[np.full(41, np.nan), np.arange(23.0)]})
+    frame = frame.assign(FR=frame["DE"] * 2, IT=frame["DE"] * 3, US=np.arange(64.0))
+    series, note = _read(frame)
+    assert series.options.channels == "independent" and "'DE' from 2001-01-01" in note
 
 
 def test_a_bundle_trained_on_a_found_panel_forecasts_long_rows(tmp_path, capsys):

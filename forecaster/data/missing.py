@@ -190,12 +190,15 @@ def value_spans(finite: np.ndarray) -> list[tuple[int, int]]:
 
 def _shared_rows(finite: np.ndarray) -> tuple[int, int] | None:
     """The first and last row where every column has a value (`finite`), where that drops at most
-    MAX_EDGE_SHARE of the rows before or after; None where it drops more, or a column has no value."""
+    MAX_EDGE_SHARE of the rows holding a value before or after (rows of no value drop nothing: the World
+    Bank writes one country's GDP from 1960, empty to 2000); None where it drops more, or a column has no
+    value."""
     if not finite.any(axis=0).all():
         return None
     first = int(finite.argmax(axis=0).max())
     last = len(finite) - 1 - int(finite[::-1].argmax(axis=0).max())
-    if last < first or first + len(finite) - 1 - last > MAX_EDGE_SHARE * len(finite):
+    valued = finite.any(axis=1)
+    if last < first or valued[:first].sum() + valued[last + 1 :].sum() > MAX_EDGE_SHARE * valued.sum():
         return None
     return first, last
 

@@ -137,10 +137,10 @@ def _smallest_input(model_name: str) -> int:
 
 def split_for(series: TimeSeries, settings: TrainSettings) -> str:
     """The split scheme asked for, else 7:1:2 or, on a file too short for it, holdout (`default_split`);
-    several independent series each by their own rows (auto)."""
+    independent series each by their own rows (auto: one series of a wide table may span fewer rows)."""
     if settings.split:
         return settings.split
-    if series.options.channels == INDEPENDENT and len(series.columns) > 1:
+    if series.options.channels == INDEPENDENT:
         return AUTO_SPLIT
     return default_split(len(series), settings.horizon)
 
