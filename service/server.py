@@ -17,6 +17,7 @@ import asyncio
 import copy
 import functools
 import resource
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.config import LOGGING_CONFIG
@@ -41,6 +42,53 @@ _HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
     b"content-length: 46\r\nconnection: close\r\n\r\nrequest head larger than 64 KiB; expected less"
 )
+
+# After an answer that closes its connection before the request's body was read (413, 415, a body too
+# slow), the rest is read and dropped for up to LINGER_S or LINGER_BYTES before the socket closes: closing
+# with unread bytes sends a reset, which discards the answer at the client before it reads it (a 415 was
+# 'connection reset by peer' to a client still sending 100 kB); Apache and nginx close so too.
+LINGER_S = 2.0
+LINGER_BYTES = 16 * 2**20
+
+
+class LingeringTransport:
+    """A connection's transport whose `close` half-closes where the request's body is unread (`unread`):
+    the answer is sent, then end of file, and what the client still sends is dropped (`drop`) until it
+    closes too, LINGER_S pass or LINGER_BYTES arrive. Everything else is the transport's own."""
+
+    def __init__(
+        self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, unread: Callable[[], bool]
+    ) -> None:
+        self._transport, self._loop, self._unread = transport, loop, unread
+        self.lingering, self._dropped = False, 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self.is_closing():
+            return
+        if not (self._unread() and self._transport.can_write_eof()):
+            self._transport.close()
+            return
+        self.lingering = True
+        self._transport.write_eof()
+        self._transport.resume_reading()  # uvicorn pauses reading while a body waits to be read
+        self._timer = self._loop.call_later(LINGER_S, self._transport.close)
+
+    def drop(self, data: bytes) -> None:
+        self._dropped += len(data)
+        if self._dropped > LINGER_BYTES:
+            self._transport.close()
+
+    def forget(self) -> None:
+        """The connection is gone: no timer left to close it."""
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 @functools.cache
@@ -73,9 +121,14 @@ class HeadDeadline:
             self.transport.write(_REFUSED)  # silently: a flood of these must not flood the log too
             self.transport.close()
             return
+        unread = lambda: self.cycle is not None and self.cycle.more_body  # noqa: E731
+        self.transport = LingeringTransport(self.transport, self.loop, unread)  # type: ignore[assignment]
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if getattr(self.transport, "lingering", False):  # answered and closing: the rest is not read
+            self.transport.drop(data)  # type: ignore[attr-defined]
+            return
         if not self._busy() and not self.transport.is_closing():  # the read that ends a head counts too
             end = data.find(b"\r\n\r\n")
             if self._head_bytes + (len(data) if end < 0 else end + 4) > MAX_HEAD_BYTES:
@@ -97,6 +150,8 @@ class HeadDeadline:
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if isinstance(self.transport, LingeringTransport):
+            self.transport.forget()
         super().connection_lost(exc)  # type: ignore[misc]
 
     def _busy(self) -> bool:
