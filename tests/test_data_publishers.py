@@ -292,3 +292,24 @@ def test_cbs_statline_months_with_each_years_row_among_them_and_provisional_star
     assert freq == "MS" and len(frame) == 36 and frame.index[-1] == pd.Timestamp("2023-12-01")
     np.testing.assert_allclose(frame.iloc[:12, 0], 21 + np.arange(12) / 100)
     assert "dropped 3 row(s) of whole years ('2021', '2022', '2023') among the month rows" in note
+
+
+@pytest.mark.parametrize("office", ["insee", "genesis"])
+def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_path, office):
+    """INSEE's yearly download heads its years 'Libellé' (newest first); GENESIS leaves them unnamed under
+    its title lines, with '-' where a change has no year before: no date column was found in either."""
+    years = list(range(2005, 2024))
+    if office == "insee":
+        head = ['"Libellé";"Produit intérieur brut total";"Codes"', '"idBank";"010565692";""',
+                '"Dernière mise à jour";"31/05/2023 08:45";""', '"Période";"";""']  # fmt: skip
+        rows = [f'"{year}";"{2000 + 10 * k},5";"A"' for k, year in enumerate(years)][::-1]
+        expected = 2000.5 + 10 * np.arange(len(years))
+    else:
+        head = ["GENESIS-Tabelle: 81000-0001", "VGR des Bundes - Bruttoinlandsprodukt;;", "Deutschland;;",
+                ";Bruttoinlandsprodukt;Bruttoinlandsprodukt", ";Mrd. EUR;Veränderung gegenüber Vorjahr in %"]
+        rows = [f"{year};{2000 + 10 * k},5;{'-' if k == 0 else '0,5'}" for k, year in enumerate(years)]
+        rows += ["__________", "© Statistisches Bundesamt (Destatis), 2024"]
+        expected = 2010.5 + 10 * np.arange(len(years) - 1)  # the first year lacks its change: dropped
+    frame, freq, _ = read_noted(write(tmp_path, f"{office}.csv", "\n".join(head + rows) + "\n"))
+    assert freq == "YS-JAN" and frame.index[-1] == pd.Timestamp("2023-01-01")
+    np.testing.assert_allclose(frame.iloc[:, 0], expected)
