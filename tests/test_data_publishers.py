@@ -313,3 +313,21 @@ def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_p
     frame, freq, _ = read_noted(write(tmp_path, f"{office}.csv", "\n".join(head + rows) + "\n"))
     assert freq == "YS-JAN" and frame.index[-1] == pd.Timestamp("2023-01-01")
     np.testing.assert_allclose(frame.iloc[:, 0], expected)
+
+
+def test_an_insee_download_of_two_series_each_with_its_codes_column(tmp_path):
+    """INSEE writes a 'Codes' column of statuses (A, P) after each series' values: the repeated name was
+    refused; the codes are left out, said. Repeated names of numbers are still refused."""
+    months = [f"{year}-{month:02d}" for year in range(2020, 2024) for month in range(1, 13)]
+    head = ['"Libellé";"Indice des prix - Ensemble";"Codes";"Indice des prix - Alimentation";"Codes"',
+            '"idBank";"001759970";"";"001764288";""', '"Période";"";"";"";""']  # fmt: skip
+    rows = [f'"{month}";"{100 + k / 10:.2f}";"A";"{110 + k / 5:.2f}";"{"P" if k == 47 else "A"}"'
+            for k, month in enumerate(months)][::-1]  # fmt: skip
+    text = "\n".join(head + [row.replace(".", ",") for row in rows]) + "\n"  # decimal commas
+    frame, freq, note = read_noted(write(tmp_path, "insee.csv", text))
+    assert freq == "MS"
+    assert list(frame.columns) == ["Indice des prix - Ensemble", "Indice des prix - Alimentation"]
+    np.testing.assert_allclose(frame.iloc[:, 1], 110 + np.arange(48) / 5)
+    assert "left out the columns named 'Codes' beside each series: codes or flags, not values" in note
+    numbers = write(tmp_path, "twice.csv", "date,OT,OT\n2020-01-01,1,2\n2020-01-02,3,4\n2020-01-03,5,6\n")
+    assert "column name(s) 'OT' repeated" in one_line_error(numbers)

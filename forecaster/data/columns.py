@@ -25,6 +25,34 @@ def check_names_once(source: str, repeated: Sequence[str]) -> None:
         raise DataError(f"{source}: column name(s) {names} repeated; expected each column name once")
 
 
+def without_repeated_codes(
+    raw: pd.DataFrame, repeated: Sequence[str], notes: list[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """`raw` less the columns of a repeated name that hold codes rather than numbers (INSEE writes a 'Codes'
+    column of statuses after each series: the file was refused), said in `notes`, and the repeated names
+    left, which `check_names_once` refuses."""
+    left, dropped = [], []
+    for name in repeated:
+        copies = [column for column in raw.columns
+                  if column == name or re.fullmatch(re.escape(name) + r"\.\d+", column)]  # pandas: "Codes.1"
+        if all(_codes(raw[column]) for column in copies):
+            raw, dropped = raw.drop(columns=copies), [*dropped, name]
+        else:
+            left.append(name)
+    if dropped:
+        notes.append(f"left out the columns named {', '.join(map(repr, dropped))} beside each series: codes "
+                     "or flags, not values")  # fmt: skip
+    return raw, left
+
+
+def _codes(column: pd.Series) -> bool:
+    """Whether fewer than half a column's cells read as numbers (a comma may be their decimal mark)."""
+    cells = column.dropna().astype(str).str.strip()
+    cells = cells[cells != ""]
+    numbers = pd.to_numeric(cells.str.replace(",", ".", regex=False), errors="coerce").notna()
+    return 2 * int(numbers.sum()) < len(cells) or cells.empty
+
+
 _ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
 _CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"
 
