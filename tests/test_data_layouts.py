@@ -113,6 +113,19 @@ def test_ons_file_keeps_its_quarterly_block_when_the_monthly_one_is_short(tmp_pa
     )
 
 
+def test_an_ons_file_of_years_and_quarters_alone_keeps_both_blocks(tmp_path):
+    """A quarterly series (GDP) has no monthly block: its years were dropped as a year's totals among the
+    quarter rows, and --periods yearly was refused as having no yearly rows."""
+    path = _ons(tmp_path, months=0)
+    frame, freq, note = read_noted(path)
+    assert freq == "QS-JAN" and len(frame) == 138
+    assert note.endswith("kept the 138 quarterly rows, skipped 34 yearly (--periods chooses)")
+    with pytest.warns(DataQualityWarning):
+        yearly = read_csv(path, periods="yearly")
+    assert yearly.freq == "YS-JAN" and len(yearly) == 34
+    np.testing.assert_array_equal(yearly.frame["ABMI"], 400000 + np.arange(1990, 2024))
+
+
 def test_ons_file_keeps_the_monthly_block_once_it_has_enough_rows(tmp_path):
     frame, freq, note = read_noted(_ons(tmp_path, months=30))
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 30

@@ -381,7 +381,8 @@ def arrange(
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
-    yearly = years_among_periods(raw) if read.date_from is None and not read.no_date else None
+    among = read.date_from is None and not read.no_date and layout.ons is None  # ONS: a block of years
+    yearly = years_among_periods(raw) if among else None
     if yearly is not None:
         raw, note = yearly
         said.append(note)
