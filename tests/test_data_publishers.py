@@ -49,10 +49,13 @@ def test_an_insee_series_newest_first_with_a_short_header(tmp_path):
     assert "skipped non-numeric column(s) 'column 3'" in note
 
 
-def test_an_abs_time_series_sheet_skips_the_rows_describing_its_columns(tmp_path):
+@pytest.mark.parametrize("unit", ["000", "$ Millions"])
+def test_an_abs_time_series_sheet_skips_the_rows_describing_its_columns(tmp_path, unit):
     """The Australian Bureau of Statistics' time-series spreadsheet as CSV: series names in the header (its
-    first cell empty), then Unit, Series Type, ..., Series ID rows, then one row per quarter ("Mar-2006")."""
-    described = ["Unit,000,000", "Series Type,Seasonally Adjusted,Seasonally Adjusted",
+    first cell empty), then Unit, Series Type, ..., Series ID rows, then one row per quarter ("Mar-2006").
+    Where the units are words, "Collection Month,3,3" was the first row of numbers: the Frequency line above
+    it was read as the header, naming both columns 'Quarter' (refused as a repeated name)."""
+    described = [f"Unit,{unit},{unit}", "Series Type,Seasonally Adjusted,Seasonally Adjusted",
                  "Data Type,STOCK,STOCK", "Frequency,Quarter,Quarter", "Collection Month,3,3",
                  "Series Start,Mar-2006,Mar-2006", "Series End,Dec-2010,Dec-2010", "No. Obs,20,20",
                  "Series ID,A84423043C,A84423041X"]  # fmt: skip

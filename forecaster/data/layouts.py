@@ -24,7 +24,7 @@ import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dates import year_numbers
-from forecaster.data.headerless import commented_names, is_data, is_date, is_timestamp
+from forecaster.data.headerless import commented_names, header_above_labels, is_data, is_date, is_timestamp
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
@@ -177,6 +177,7 @@ def sniff(source: Any, **options: Any) -> Layout:
         first = next((row for row, cells in enumerate(rows) if _ONS_LABEL.fullmatch(cells[0].strip())), 0)
     else:
         first = next((row for row, cells in enumerate(rows) if len(cells) == width and _data_row(cells)), 0)
+        first = header_above_labels(rows, first, width)
         if any(_datum(cells[0]) for cells in rows[:first] if len(cells) == width):
             first = 1  # "metadata" that looks like data is data: the first line is the header
         periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells)]
