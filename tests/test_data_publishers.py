@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from layout_checks import one_line_error, read_noted, write
 
-from forecaster.data import read_csv
+from forecaster.data import DataQualityWarning, read_csv
 
 
 def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
@@ -334,3 +334,33 @@ def test_an_insee_download_of_two_series_each_with_its_codes_column(tmp_path):
     assert "left out the columns named 'Codes' beside each series: codes or flags, not values" in note
     numbers = write(tmp_path, "twice.csv", "date,OT,OT\n2020-01-01,1,2\n2020-01-02,3,4\n2020-01-03,5,6\n")
     assert "column name(s) 'OT' repeated" in one_line_error(numbers)
+
+
+@pytest.mark.parametrize("periods", ["month", "quarter"])
+def test_genesis_tables_of_year_and_month_or_quarter_named_by_the_lines_above_their_units(tmp_path, periods):
+    """Destatis' GENESIS-Online CSV (Windows-1252): title lines, the series' names on a line whose first two
+    cells are empty above a line of units ('in (%)' twice: refused as a repeated name), rows of a year and a
+    month's or quarter's name ('2012;März', '2010;1. Quartal'), '...' where a value is not yet published, and
+    a rule and copyright line after the data."""
+    if periods == "month":
+        labels = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
+                  "Oktober", "November", "Dezember"]  # fmt: skip
+        names = ";;Verbraucherpreisindex;Veränderung zum Vorjahresmonat;Veränderung zum Vormonat"
+        units, freq = ";;2020=100;in (%);in (%)", "MS"
+    else:
+        labels = [f"{q}. Quartal" for q in range(1, 5)]
+        names = ";;Originalwerte;X13 JDemetra+ Kalender- und saisonbereinigt;Veränderung in %"
+        units, freq = ";;Kettenindex (2015=100);Kettenindex (2015=100);in (%)", "QS-JAN"
+    head = ["GENESIS-Tabelle: 61111-0002", "Verbraucherpreisindex: Deutschland,;;;;", "Deutschland;;;;",
+            names, units]  # fmt: skip
+    values = [f"{90 + k / 10:.1f}".replace(".", ",") for k in range(3 * len(labels))]  # decimal commas
+    rows = [f"{2012 + k // len(labels)};{label};{values[k]};{'...' if k < len(labels) else '1,5'};0,2"
+            for k, label in enumerate(labels * 3)]  # fmt: skip
+    path = tmp_path / "genesis.csv"
+    path.write_bytes(("\n".join([*head, *rows, "__________", "© Statistisches Bundesamt (Destatis), 2024"])
+                      + "\n").encode("cp1252"))  # fmt: skip
+    with pytest.warns(DataQualityWarning):
+        series = read_csv(path)
+    assert series.columns == names.split(";")[2:] and series.freq == freq and len(series) == 3 * len(labels)
+    assert series.frame.index[0] == pd.Timestamp("2012-01-01")
+    np.testing.assert_allclose(series.frame.iloc[:, 0], 90 + np.arange(3 * len(labels)) / 10)

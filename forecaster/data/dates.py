@@ -46,6 +46,7 @@ _MONTH_NAMES = (
     "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
     "januari februari maart april mei juni juli augustus september oktober november december",
 )
+QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
                  for cut in (3, None)}  # fmt: skip
 PERIOD_LABELS = (
@@ -324,9 +325,14 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
         )
     numbers = {}
     for kind, name in zip(kinds, columns, strict=True):
-        named = raw[name].astype(str).str.strip().str.lower().map(MONTH_NUMBERS) if kind == "month" else None
+        texts = raw[name].astype(str).str.strip()
+        named = None  # "Januar", "März", "1. Quartal": GENESIS writes its months and quarters by name
+        if kind == "month":
+            named = texts.str.lower().map(MONTH_NUMBERS)
+        elif kind == "quarter":
+            named = pd.to_numeric(texts.str.extract(f"^{QUARTER_WORDS.pattern}$", flags=re.I)["quarter"])
         column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
-        if named is not None:  # "Januar", "März": GENESIS writes its months by name
+        if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
         low, high = _RANGES[kind]
         whole = np.isfinite(column) & (column == np.round(column))

@@ -15,7 +15,7 @@ import warnings
 import pandas as pd
 
 from forecaster.data.cells import number_kind
-from forecaster.data.dates import MAX_TIMESTAMP_CHARS, parse_period_labels
+from forecaster.data.dates import MAX_TIMESTAMP_CHARS, MONTH_NUMBERS, QUARTER_WORDS, parse_period_labels
 
 _YEAR = re.compile(r"[12]\d{3}")
 _PARTS = (("year", 1000, 2999), ("month", 1, 12), ("day", 1, 31))  # number columns, in this order
@@ -84,3 +84,32 @@ def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
         return first
     blank = [row for row in range(first) if len(rows[row]) == width and not rows[row][0].strip()]
     return blank[-1] + 1 if blank else first
+
+
+def names_above(rows: list[list[str]], width: int, data: list[list[str]]) -> tuple[str, ...] | None:
+    """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
+    "Country,Germany,France,Italy") or leaves a column unnamed (the Bundesbank's "Stand vom;06.10.2023;" under
+    ";BBDE1.M.DE...;BBDE1.M.DE..._FLAGS"), the nearest line above of the same width that names every column
+    but the first, or but the first two where the `data` rows hold years and month or quarter names there,
+    named year and month or quarter (GENESIS: ";;Verbraucherpreisindex;Veränderung zum Vormonat" above
+    ";;2020=100;in (%)" above "2012;Januar;89,8;...")."""
+    for cells in reversed(rows):
+        names = [cell.strip() for cell in cells]
+        if len(names) != width:
+            continue
+        if all(names[1:]) and len(set(names[1:])) == width - 1:
+            return tuple(names)
+        labelled = width > 2 and not any(names[:2]) and all(names[2:]) and len(set(names[2:])) == width - 2
+        if labelled and (part := _year_and_part([cells for cells in data if len(cells) == width])):
+            return ("year", part, *names[2:])
+    return None
+
+
+def _year_and_part(rows: list[list[str]]) -> str | None:
+    """"month" or "quarter" where rows begin with a year and a month's name or a quarter's (GENESIS:
+    "2012;Januar;...", "2010;1. Quartal;...")."""
+    if not rows or not all(_YEAR.fullmatch(cells[0].strip()) for cells in rows):
+        return None
+    if all(cells[1].strip().lower() in MONTH_NUMBERS for cells in rows):
+        return "month"
+    return "quarter" if all(QUARTER_WORDS.fullmatch(cells[1].strip()) for cells in rows) else None

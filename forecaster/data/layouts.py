@@ -24,7 +24,14 @@ import pandas as pd
 
 from forecaster.data.cells import MONTHS, Tally, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dates import year_numbers
-from forecaster.data.headerless import commented_names, header_above_labels, is_data, is_date, is_timestamp
+from forecaster.data.headerless import (
+    commented_names,
+    header_above_labels,
+    is_data,
+    is_date,
+    is_timestamp,
+    names_above,
+)
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.missing import line_number, lines
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
@@ -197,11 +204,11 @@ def sniff(source: Any, **options: Any) -> Layout:
     header = [cell.strip() for cell in rows[first]]
     names = above = None
     if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
-        names = above = _names_above(rows[:first], width)
+        names = above = names_above(rows[:first], width, rows[first + 1 :])
         if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
             names = above = (DATE_COLUMN, *names[1:])
     if ons is None and len(header) < width:  # above a units line ("degC degC days"), the line naming all
-        names = above = _names_above(rows[:first], width)
+        names = above = names_above(rows[:first], width, rows[first + 1 :])
         header += [""] * (width - len(header))
         names = names or tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
     if delimiter == " " and ons is None:  # named, so that notes after a row's values are left out
@@ -212,18 +219,6 @@ def sniff(source: Any, **options: Any) -> Layout:
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
     repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
     return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated)
-
-
-def _names_above(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
-    """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
-    "Country,Germany,France,Italy") or leaves a column unnamed (the Bundesbank's "Stand vom;06.10.2023;" under
-    ";BBDE1.M.DE...;BBDE1.M.DE..._FLAGS"), the nearest line above of the same width that names every
-    column."""
-    for cells in reversed(rows):
-        names = [cell.strip() for cell in cells]
-        if len(names) == width and all(names[1:]) and len(set(names[1:])) == width - 1:
-            return tuple(names)
-    return None
 
 
 def _footnote(text: str) -> bool:
