@@ -364,3 +364,22 @@ def test_genesis_tables_of_year_and_month_or_quarter_named_by_the_lines_above_th
     assert series.columns == names.split(";")[2:] and series.freq == freq and len(series) == 3 * len(labels)
     assert series.frame.index[0] == pd.Timestamp("2012-01-01")
     np.testing.assert_allclose(series.frame.iloc[:, 0], 90 + np.arange(3 * len(labels)) / 10)
+
+
+def test_an_abs_sheet_naming_two_series_alike_tells_them_apart_by_their_series_type(tmp_path):
+    """The ABS's national accounts sheet names its seasonally adjusted and trend GDP alike ('Gross domestic
+    product: Chain volume measures ;'): refused as a repeated name, they are named by the first row that
+    describes them apart (Series Type). Names repeated with no such row are still refused."""
+    name = "Gross domestic product: Chain volume measures ;"
+    described = ["Unit,$ Millions,$ Millions", "Series Type,Seasonally Adjusted,Trend",
+                 "Frequency,Quarter,Quarter", "Collection Month,3,3",
+                 "Series ID,A2304402X,A2304080V"]  # fmt: skip
+    quarters = pd.date_range("2010-03-01", periods=12, freq="QS-MAR")
+    rows = [f"{stamp:%b-%Y},{423000 + 100 * k},{421000 + 90 * k}" for k, stamp in enumerate(quarters)]
+    path = write(tmp_path, "5206001.csv", "\n".join([f',"{name}","{name}"', *described, *rows]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == [f"{name} (Seasonally Adjusted)", f"{name} (Trend)"] and freq == "QS-MAR"
+    np.testing.assert_array_equal(frame.iloc[:, 1], 421000 + 90 * np.arange(12))
+    assert f"told the columns of one name apart by the row describing them: '{name} (Seasonally" in note
+    alike = write(tmp_path, "alike.csv", "\n".join([f',"{name}","{name}"', *described[:1], *rows]) + "\n")
+    assert "repeated; expected each column name once" in one_line_error(alike)

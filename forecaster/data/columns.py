@@ -33,8 +33,7 @@ def without_repeated_codes(
     left, which `check_names_once` refuses."""
     left, dropped = [], []
     for name in repeated:
-        copies = [column for column in raw.columns
-                  if column == name or re.fullmatch(re.escape(name) + r"\.\d+", column)]  # pandas: "Codes.1"
+        copies = _copies(raw, name)
         if all(_codes(raw[column]) for column in copies):
             raw, dropped = raw.drop(columns=copies), [*dropped, name]
         else:
@@ -43,6 +42,41 @@ def without_repeated_codes(
         notes.append(f"left out the columns named {', '.join(map(repr, dropped))} beside each series: codes "
                      "or flags, not values")  # fmt: skip
     return raw, left
+
+
+def named_apart(
+    raw: pd.DataFrame, repeated: Sequence[str], notes: list[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """`raw` with the columns of a repeated name told apart by the first row describing the columns (its
+    first cell a label, not a date) where their cells all differ: the ABS names a seasonally adjusted and a
+    trend series alike ('Gross domestic product: Chain volume measures ;') above its Series Type row (the
+    file was refused); and the repeated names left, which `check_names_once` refuses."""
+    from forecaster.data.headerless import is_date
+
+    left, renamed = [], {}
+    described = raw.iloc[:12]
+    labels = described.iloc[:, 0].fillna("").astype(str).str.strip()
+    described = described.iloc[: next((k for k, label in enumerate(labels) if not label or is_date(label)),
+                                      len(described))]  # fmt: skip
+    for name in repeated:
+        copies = _copies(raw, name)
+        cells = described[copies].fillna("").astype(str).apply(lambda column: column.str.strip())
+        distinct = [k for k in range(len(cells)) if cells.iloc[k].nunique() == len(copies)]
+        row = next((cells.iloc[k] for k in distinct if "" not in set(cells.iloc[k])), None)
+        if row is None:
+            left.append(name)
+        else:
+            renamed.update({copy: f"{name} ({cell})" for copy, cell in zip(copies, row, strict=True)})
+    if renamed:
+        told = ", ".join(map(repr, renamed.values()))
+        notes.append(f"told the columns of one name apart by the row describing them: {told}")
+    return raw.rename(columns=renamed), left
+
+
+def _copies(raw: pd.DataFrame, name: str) -> list[str]:
+    """The columns pandas read under a name the header repeats ("Codes", "Codes.1", ...)."""
+    return [column for column in raw.columns
+            if column == name or re.fullmatch(re.escape(name) + r"\.\d+", column)]  # fmt: skip
 
 
 def _codes(column: pd.Series) -> bool:

@@ -21,7 +21,13 @@ import pandas as pd
 
 from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import counts_rows
-from forecaster.data.columns import check_names_once, is_text, numeric_columns, without_repeated_codes
+from forecaster.data.columns import (
+    check_names_once,
+    is_text,
+    named_apart,
+    numeric_columns,
+    without_repeated_codes,
+)
 from forecaster.data.dates import (
     across_offsets,
     compact_dates,
@@ -93,6 +99,7 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
     if raw.empty:
         raise DataError(f"{path}: has a header but no data rows; expected one row per time step")
     raw, repeated = without_repeated_codes(raw, layout.repeated, notes)
+    raw, repeated = named_apart(raw, repeated, notes)
     check_names_once(str(path), repeated)  # pandas renamed the second 'OT' 'OT.1'
     return raw, layout
 
