@@ -383,3 +383,20 @@ def test_an_abs_sheet_naming_two_series_alike_tells_them_apart_by_their_series_t
     assert f"told the columns of one name apart by the row describing them: '{name} (Seasonally" in note
     alike = write(tmp_path, "alike.csv", "\n".join([f',"{name}","{name}"', *described[:1], *rows]) + "\n")
     assert "repeated; expected each column name once" in one_line_error(alike)
+
+
+def test_a_bank_of_japan_download_is_named_by_its_series_codes(tmp_path):
+    """The Bank of Japan's time-series search CSV: Series code, Name, Unit, Frequency, Category and Last
+    update lines above rows of '2012/01'; 'Last update,20240312,...' was the first row of numbers, so the
+    Category line above it named the series ('Money Stock') and the date column."""
+    head = ["Series code,\"MD02'MAM1NAM2M2MO\",\"FM08'FXERM07\"",
+            'Name of time-series,"Money Stock/M2/Average Amounts Outstanding","US Dollar/Yen Spot Rate"',
+            'Unit,"100 million yen","Yen per U.S. Dollar"', 'Frequency,"Monthly","Monthly"',
+            'Category,"Money Stock","Foreign Exchange Rates"',
+            'Last update,"20240312","20240301"']  # fmt: skip
+    rows = [f"{2012 + k // 12}/{k % 12 + 1:02d},{8400000 + 1000 * k},{79 + k / 10:.2f}" for k in range(36)]
+    frame, freq, note = read_noted(write(tmp_path, "boj.csv", "\n".join(head + rows) + "\n"))
+    assert list(frame.columns) == ["MD02'MAM1NAM2M2MO", "FM08'FXERM07"] and freq == "MS"
+    assert frame.index[0] == pd.Timestamp("2012-01-01") and len(frame) == 36
+    np.testing.assert_array_equal(frame.iloc[:, 0], 8400000 + 1000 * np.arange(36))
+    assert "skipped 5 row(s) below the header describing the columns ('Name of time-series', 'Unit'" in note

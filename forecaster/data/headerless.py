@@ -78,12 +78,16 @@ def commented_names(cells: list[str], width: int) -> tuple[str, ...] | None:
 def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
     """The first data row's index, or where that row is labelled (its first cell no date: ABS's "Collection
     Month,3,3,3,3" among Unit, Frequency, ... rows) above rows of dates, the index after the last row of
-    `width` cells above it whose first cell is empty (ABS's line of series names): the labelled rows are no
-    header (the Frequency line named every column 'Quarter') but describe the columns."""
+    `width` cells above it whose first cell is empty (ABS's line of series names), else after the first line
+    where every line above is of `width` cells (the Bank of Japan's "Series code" line above Name, Unit,
+    Frequency, Category and "Last update,20240312,..."): the labelled rows are no header (the Frequency line
+    named every column 'Quarter', the Category line the Bank of Japan's) but describe the columns."""
     if not rows or is_data(rows[first]) or not any(is_data(cells) for cells in rows[first + 1 :]):
         return first
     blank = [row for row in range(first) if len(rows[row]) == width and not rows[row][0].strip()]
-    return blank[-1] + 1 if blank else first
+    if blank:
+        return blank[-1] + 1
+    return 1 if all(len(cells) == width for cells in rows[:first]) else first
 
 
 def names_above(rows: list[list[str]], width: int, data: list[list[str]]) -> tuple[str, ...] | None:
