@@ -166,6 +166,13 @@ def test_month_and_fiscal_labels_that_do_not_follow_stay_unparsed() -> None:
     assert parse_period_labels(pd.Series(["2019/21", "2020/22"])) is None  # not one year to the next
 
 
+def test_eurostat_daily_labels_are_days_and_impossible_ones_no_labels() -> None:
+    """Eurostat's daily exchange rates label their columns 2024M03D28 (refused as no date column)."""
+    days = parse_period_labels(pd.Series(["2024M02D28", "2024M02D29", "2024M03D01"]))
+    assert list(days) == [pd.Timestamp("2024-02-28"), pd.Timestamp("2024-02-29"), pd.Timestamp("2024-03-01")]
+    assert parse_period_labels(pd.Series(["2023M02D28", "2023M02D29"])) is None  # no 29 February in 2023
+
+
 def test_three_irregular_timestamps_are_one_line_not_a_traceback(tmp_path) -> None:
     path = tmp_path / "three.csv"
     path.write_text("date,value\n2020-01-01,1\n2020-01-05,2\n2020-02-01,3\n")

@@ -54,6 +54,7 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QT](?P<quarter>[1-4])$", re.I), "quarter"),
     (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
+    (re.compile(r"^(?P<year>\d{4})M(?P<month>\d{2})D(?P<day>\d{2})$", re.I), "day"),  # Eurostat's days
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
@@ -91,6 +92,8 @@ def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
         return pd.Timestamp(year, 6 * (value - 1) + 1, 1)
     if part == "month":
         return pd.Timestamp(year, value, 1)
+    if part == "day":  # a day's label carries its month too: value is month * 100 + day
+        return pd.Timestamp(year, value // 100, value % 100)
     return pd.Timestamp.fromisocalendar(year, value, 1)
 
 
@@ -108,6 +111,8 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
             continue
         if part == "span":
             return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in found["year"]])
+        if part == "day":
+            found["day"] = pd.to_numeric(found["month"]) * 100 + pd.to_numeric(found["day"])
         try:
             days = [_first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
         except ValueError:
