@@ -54,7 +54,9 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
         if raw[part].isna().any():
             row = int(raw[part].isna().to_numpy().argmax())
             raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
-    joined = raw[parts].astype(str).apply(lambda column: column.str.strip()).agg(KEY_SEPARATOR.join, axis=1)
+    joined = raw[parts[0]].astype(str).str.strip()
+    for part in parts[1:]:  # column by column: a join row by row took seconds on a million rows
+        joined = joined + KEY_SEPARATOR + raw[part].astype(str).str.strip()
     at = list(raw.columns).index(parts[0])
     keyed = raw.drop(columns=parts)
     keyed.insert(min(at, len(keyed.columns)), id_col, joined.to_numpy())
