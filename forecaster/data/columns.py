@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import counts_rows, not_a_number_cell
+from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
 
@@ -51,8 +52,6 @@ def named_apart(
     first cell a label, not a date) where their cells all differ: the ABS names a seasonally adjusted and a
     trend series alike ('Gross domestic product: Chain volume measures ;') above its Series Type row (the
     file was refused); and the repeated names left, which `check_names_once` refuses."""
-    from forecaster.data.headerless import is_date
-
     left, renamed = [], {}
     described = raw.iloc[:12]
     labels = described.iloc[:, 0].fillna("").astype(str).str.strip()
