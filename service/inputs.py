@@ -63,6 +63,17 @@ def _plain_timestamps(raw: list[str]) -> pd.DatetimeIndex | None:
 
 
 def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
+    """ISO 8601 strings -> DatetimeIndex of years 1 to 9999 (pandas keeps years before 1, which neither
+    Python's calendar nor ISO 8601 writes: answered '-001-04-12T00:00:00'); the error names the string."""
+    index = _read_timestamps(raw, field)
+    if len(index) and index.min().year < 1:
+        position = int(np.argmin(index.asi8))
+        raise _invalid(f"{field}[{position}]", f"{raw[position]!r} is before the year 1; expected dates from "
+                       "the year 1 to 9999")  # fmt: skip
+    return index
+
+
+def _read_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     """ISO 8601 strings -> DatetimeIndex; the error names the first string that does not parse."""
     plain = _plain_timestamps(raw)
     if plain is not None:

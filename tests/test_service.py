@@ -372,6 +372,8 @@ _GAP = [*_ROWS[:10], *(str(pd.Timestamp(stamp) + pd.Timedelta(hours=1)) for stam
 # Nanosecond timestamps end one hour before pandas' last representable instant: the forecast cannot be dated.
 _AT_THE_END = [str(stamp) for stamp in pd.date_range("2262-04-11 04:00:00.000000001", periods=20, freq="h")]
 _BY_9999 = [str(stamp) for stamp in pd.date_range("9999-12-31 04:00", periods=20, freq="h", unit="s")]
+# Years before 1: pandas keeps them, Python's calendar does not (a records request was a 500).
+_BEFORE_1 = [f"-0001-04-11 {hour:02d}:00:00" for hour in range(20)]
 _BODY_TEXT = json.dumps(body_of(history()))
 BAD_JSON = [
     ("invalid json", _raw('{"values": '), 422, "body", "expected valid JSON"),
@@ -405,6 +407,9 @@ BAD_JSON = [
     ("gap in time", {"json": _timestamps(_GAP)}, 422, "timestamps[10]", "frequency 'h'"),
     ("forecast past pandas dates", {"json": _timestamps(_AT_THE_END)}, 422, "timestamps[19]", "past"),
     ("forecast past the year 9999", {"json": _timestamps(_BY_9999)}, 422, None, "runs past the year 9999"),
+    ("before the year 1", {"json": _timestamps(_BEFORE_1)}, 422, "timestamps[0]", "is before the year 1"),
+    ("records before the year 1", {"json": {"data": [{"date": stamp, "load": 1.0, "OT": 2.0}
+                                                     for stamp in _BEFORE_1]}}, 422, "data", "before the"),
     ("horizon above model's", {"json": body_of(history(), horizon=HORIZON + 1)}, 422, "horizon",
      f"<= {HORIZON}"),
     ("horizon zero", {"json": body_of(history(), horizon=0)}, 422, "horizon", "greater than or equal to 1"),

@@ -338,8 +338,8 @@ def _read_table(
         if snapped is not None:
             index = snapped[0]
             notes.append(snapped[1])
+        freq, grid = check_time_order(source, index, index.name, spec, notes)  # years before 1 refused first
         date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None
-        freq, grid = check_time_order(source, index, index.name, spec, notes)
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
