@@ -130,3 +130,20 @@ def test_a_status_of_each_observation_is_no_key(tmp_path):
     table.to_csv(path, index=False)
     series = read_csv(path)
     assert series.options.id_col == "na_item,geo" and len(series.columns) == 6 and len(series) == 40
+
+
+def test_a_key_value_holding_the_separator_or_a_column_named_as_the_joined_key_is_refused(tmp_path):
+    """The parts of a key are joined by '/': an item 'B1GQ/SA' beside a country 'DE' would read back as
+    'B1GQ' and 'SA/DE' (a request of the latter was taken as the former). A field named 'na_item,geo' beside
+    the columns it joins overrode them (a request forecast every series from another's rows)."""
+    path = _export(tmp_path / "namq.csv")
+    table = pd.read_csv(path)
+    table.loc[table["na_item"] == "P3", "na_item"] = "P3/SA"
+    table.to_csv(path, index=False)
+    joins = r"'P3/SA' in column 'na_item' holds '/', which joins the columns of id_col 'geo,na_item'"
+    with pytest.raises(DataError, match=rf"line \d+: {joins}; expected ids without it \(or one id column\)"):
+        read_csv(path, id_col="geo,na_item")
+    frame = pd.read_csv(_export(tmp_path / "plain.csv")).assign(**{"geo,na_item": "DE/B1GQ"})
+    with pytest.raises(DataError, match="both a column named 'geo,na_item' and the columns it joins"):
+        Forecaster("naive", horizon=1, input_size=4).fit(frame, id_col="geo,na_item", time_col="TIME_PERIOD",
+                                                         target_col="OBS_VALUE")  # fmt: skip

@@ -43,9 +43,12 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
     """`raw` with an id of several columns joined into one column named `id_col` (KEY_SEPARATOR between
     the values), in place of them; unchanged where `id_col` is a column or names none."""
     parts = [part.strip() for part in id_col.split(",")]
-    if id_col in raw.columns or len(parts) < 2:
+    missing = [part for part in parts if part not in raw.columns]
+    if len(parts) < 2 or (id_col in raw.columns and missing):
         return raw
-    if missing := [part for part in parts if part not in raw.columns]:
+    if id_col in raw.columns:  # which names the series is in doubt (a request's extra field overrode them)
+        raise DataError(f"{source}: both a column named {id_col!r} and the columns it joins; expected one")
+    if missing:
         raise DataError(
             f"{source}: id column(s) {', '.join(map(repr, missing))} not found (id_col {id_col!r} joins "
             f"columns by commas); columns are {', '.join(map(repr, raw.columns))}"
@@ -54,6 +57,13 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
         if raw[part].isna().any():
             row = int(raw[part].isna().to_numpy().argmax())
             raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
+        joining = raw[part].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
+        if joining.any():  # 'B1GQ/SA' and 'DE' would read back as 'B1GQ' and 'SA/DE'
+            row = int(joining.argmax())
+            raise DataError(
+                f"{source}: {line(row)}: {raw[part].iloc[row]!r} in column {part!r} holds {KEY_SEPARATOR!r}, "
+                f"which joins the columns of id_col {id_col!r}; expected ids without it (or one id column)"
+            )
     joined = raw[parts[0]].astype(str).str.strip()
     for part in parts[1:]:  # column by column: a join row by row took seconds on a million rows
         joined = joined + KEY_SEPARATOR + raw[part].astype(str).str.strip()
