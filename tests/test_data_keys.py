@@ -147,3 +147,16 @@ def test_a_key_value_holding_the_separator_or_a_column_named_as_the_joined_key_i
     with pytest.raises(DataError, match="both a column named 'geo,na_item' and the columns it joins"):
         Forecaster("naive", horizon=1, input_size=4).fit(frame, id_col="geo,na_item", time_col="TIME_PERIOD",
                                                          target_col="OBS_VALUE")  # fmt: skip
+
+
+def test_key_codes_are_read_as_written(tmp_path):
+    """Region codes '01', '02', '10' were read as numbers: the series were named 'B1GQ/1', and a request
+    carrying the file's own codes was refused as missing them."""
+    path = _export(tmp_path / "regions.csv")
+    table = pd.read_csv(path, dtype={"geo": str})
+    table["geo"] = table["geo"].map({"DE": "01", "FR": "10"})
+    table.to_csv(path, index=False)
+    series = read_csv(path, id_col="na_item,geo")
+    assert series.columns[:2] == ["B1GQ/01", "B1GQ/10"]
+    table[table["na_item"] == "P3"].to_csv(tmp_path / "one.csv", index=False)  # one key column
+    assert read_csv(tmp_path / "one.csv", id_col="geo").columns == ["01", "10"]

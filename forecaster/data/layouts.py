@@ -438,6 +438,7 @@ def arrange(
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
-    raw = numbers_in_text_columns(raw, layout.decimal, tally)
+    keys = [part.strip() for part in (read.id_col or "").split(",") if part.strip() in raw.columns]  # '01'
+    raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})
     notes.extend(said + tally.notes())
     return raw, context, read

@@ -12,6 +12,7 @@ import dataclasses
 import warnings
 import zipfile
 from collections import Counter
+from collections.abc import Sequence
 from numbers import Number
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,9 @@ PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: 
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 
 
-def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
+def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.DataFrame, Layout]:
+    """The file's table as pandas reads it under its sniffed layout, the `text` columns kept as written (an
+    id code '01' is no number 1)."""
     source: Any = path
     if is_workbook(path):
         source, note = workbook_as_csv(path)
@@ -83,7 +86,8 @@ def _parse(path: Path, notes: list[str]) -> tuple[pd.DataFrame, Layout]:
         named = {WINDOWS_TEXT: "Windows-1252", SHIFT_JIS: "Shift-JIS (cp932)"}.get(opened.get("encoding"))
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
-        raw = pd.read_csv(source, encoding_errors="replace", **opened, **layout.read_options())
+        options = {"dtype": dict.fromkeys(text, str), **layout.read_options()}
+        raw = pd.read_csv(source, encoding_errors="replace", **opened, **options)
     except DataError:  # a ValueError, said in full
         raise
     except pd.errors.EmptyDataError:
@@ -255,7 +259,8 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "not found"
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
-    raw, layout = _parse(path, notes)
+    keys = [] if read.id_col is None else [read.id_col, *(part.strip() for part in read.id_col.split(","))]
+    raw, layout = _parse(path, notes, keys)
     spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
