@@ -172,6 +172,15 @@ def answer_labels(prepared: PreparedHistory) -> list[str] | list[int]:
     return prepared.labels
 
 
+def long_csv(bundle: Bundle, prepared: PreparedHistory, columns: dict[str, np.ndarray]) -> str:
+    """The CSV route's answer for a model trained on a long table: its rows (the id's columns, the time,
+    the forecast and its intervals), as the records route and `forecaster predict` write them (it answered
+    a wide table of joined names)."""
+    time = bundle.data.date_col or "step"
+    table = pd.DataFrame(columns, index=pd.Index(answer_labels(prepared), name=time))
+    return shaped(bundle, table).to_csv(index=False, lineterminator="\n")
+
+
 def _future(data: DataConfig, request: ForecastRequest, field: str) -> np.ndarray | None:
     """The `future` rows of the model's given future covariates, as (steps, F); None when not sent."""
     given = list(data.future_covariates or [])

@@ -28,7 +28,7 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_interval_
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
-from service.inputs import answer_labels, forecast_records, prepare_csv, prepare_json
+from service.inputs import answer_labels, forecast_records, long_csv, prepare_csv, prepare_json
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
@@ -385,6 +385,8 @@ async def forecast_csv(
     async def answer() -> Response:
         prepared = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
         [columns] = await forecast_histories(served, [prepared], [levels], ["file"])
+        if served.bundle.data.id_col is not None:  # long rows, as the records route answers a long model
+            return Response(content=long_csv(served.bundle, prepared, columns), media_type="text/csv")
         text = io.StringIO()
         writer = csv.writer(text, lineterminator="\n")
         writer.writerow([served.bundle.data.date_col or "step", *columns])

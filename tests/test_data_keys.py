@@ -4,6 +4,7 @@ in those columns."""
 
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 
@@ -112,7 +113,12 @@ def test_the_service_answers_a_two_column_key_in_those_columns(tmp_path):
     records = pd.read_csv(path).fillna("").to_dict(orient="records")
     with serving(models) as client:
         answer = client.post("/v1/models/namq/forecast", json={"data": records})
+        upload = client.post("/v1/models/namq/forecast.csv", files={"file": ("namq.csv", path.read_bytes())})
     assert answer.status_code == 200, answer.text
+    assert upload.status_code == 200, upload.text  # long rows too (it answered a wide table of joined names)
+    uploaded = pd.read_csv(io.StringIO(upload.text))
+    assert list(uploaded.columns) == ["na_item", "geo", "TIME_PERIOD", "naive"] and len(uploaded) == 12
+    assert uploaded.iloc[0].tolist() == ["B1GQ", "DE", "2015-01-01T00:00:00", 139.0]
     forecast = answer.json()["forecast"]
     assert forecast[0] == {"na_item": "B1GQ", "geo": "DE", "TIME_PERIOD": "2015-Q1", "naive": 139.0}
     assert {(row["na_item"], row["geo"]) for row in forecast} == {(i, g) for i in ITEMS for g in ("DE", "FR")}
