@@ -149,6 +149,10 @@ def test_a_dataframe_reads_like_the_same_csv(tmp_path) -> None:
         (["01/31/2020", "02/29/2020", "03/31/2020"], ["2020-01-31", "2020-02-29", "2020-03-31"]),
         # both readings regular: month first, as pandas reads it
         (["01/02/2020", "01/03/2020", "01/04/2020"], ["2020-01-02", "2020-01-03", "2020-01-04"]),
+        # business days with a holiday left out, day first: month first reads 13/01 day first by itself, so
+        # both read every row, but only day first keeps them in order (month first was refused as unsorted)
+        (["09/01/2023", "10/01/2023", "12/01/2023", "13/01/2023", "16/01/2023"],
+         ["2023-01-09", "2023-01-10", "2023-01-12", "2023-01-13", "2023-01-16"]),
         # ISO dates are never read day first (pandas' dayfirst would turn 2012-01-05 into May 1)
         (["2012-01-05", "2012-01-06", "2012-01-07"], ["2012-01-05", "2012-01-06", "2012-01-07"]),
     ],

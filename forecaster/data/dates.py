@@ -189,8 +189,9 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     """Timestamps (NaT where a value is none), reading dates written day or month before the year the way
     their file means them: dotted ones day first (31.01.2020, the European convention); slashed or dashed
     ones month first as pandas does, unless day first reads more rows (a monthly 01/02/2020 ... 01/01/2021
-    has no 13th month) or, both reading every row, only day first gives a regular series, also where other
-    rows are ISO dates. pandas alone takes month first and switches per value, mixing the two readings.
+    has no 13th month) or, both reading every row, only day first keeps them in order or gives a regular
+    series, also where other rows are ISO dates. pandas alone takes month first and switches per value,
+    mixing the two readings.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
     separators = column.dropna().astype(str).str.strip().str.extract(NUMERIC_DATE)["sep"]
     if separators.isna().all():
@@ -205,6 +206,12 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     month_first = _timestamps(column, dayfirst=False)
     if day_first.isna().sum() != month_first.isna().sum():
         return day_first if day_first.isna().sum() < month_first.isna().sum() else month_first
+    # pandas' month-first parse reads 13/01/2023 day first by itself: both read every row of daily dates
+    # with holidays left out, but only day first keeps them in order (month first was refused as unsorted)
+    ordered = [parsed.dropna().is_monotonic_increasing or parsed.dropna().is_monotonic_decreasing
+               for parsed in (month_first, day_first)]  # fmt: skip
+    if ordered != [True, True]:
+        return day_first if ordered == [False, True] else month_first
     regular = [infer_frequency(pd.DatetimeIndex(parsed)) is not None for parsed in (month_first, day_first)]
     return day_first if regular == [False, True] else month_first
 
