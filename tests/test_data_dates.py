@@ -374,3 +374,17 @@ def test_a_number_among_date_texts_is_named_as_no_timestamp():
     dates[5] = 12345
     with pytest.raises(DataError, match="value\\(s\\) that are not timestamps: row 5 '12345'; expected a"):
         read_frame(pd.DataFrame({"date": dates, "y": np.arange(30.0)}))
+
+
+def test_zoned_dates_snap_to_their_months_without_pandas_chatter() -> None:
+    """A zoned index went through `to_period`, whose warning that it drops the zone reached the user's
+    terminal (a 10-minute sensor log in UTC with an outage printed it three times)."""
+    from forecaster.data.dates import snap_to_periods
+
+    released = pd.DatetimeIndex(["2024-01-15", "2024-02-14", "2024-03-15", "2024-04-15"], tz="UTC")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        snapped, note = snap_to_periods(released)
+        assert snap_to_periods(pd.date_range("2024-05-01", periods=50, freq="10min", tz="UTC")) is None
+    assert snapped.equals(pd.date_range("2024-01-01", periods=4, freq="MS", tz="UTC"))
+    assert note == "read dates on different days of their months as months (2024-01-15 -> 2024-01)"

@@ -385,11 +385,12 @@ def snap_to_periods(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | N
     period and most follow one period after the last."""
     if len(index) < 3:
         return None
+    local = index.tz_localize(None) if index.tz is not None else index  # periods of the local calendar
     for code, name in _PERIODS:
-        periods = index.to_period(code)
+        periods = local.to_period(code)  # (of a zoned index, pandas warned that it drops the zone)
         steps = np.diff(periods.asi8)
         if (steps >= 1).all() and (steps == 1).mean() >= 0.5:
-            starts = periods.to_timestamp().rename(index.name)
+            starts = periods.to_timestamp().tz_localize(index.tz).rename(index.name)
             if starts.equals(index):
                 return None
             first = f"{index[0].date()} -> {periods[0]}"
