@@ -6,6 +6,7 @@ import bz2
 import codecs
 import gzip
 import lzma
+import re
 import shutil
 import subprocess
 import sys
@@ -406,6 +407,22 @@ def test_a_shift_jis_download_reads_like_its_utf8_twin_and_latin_text_stays_wind
     path.write_bytes(latin.encode("cp1252"))
     with pytest.warns(DataQualityWarning, match="read as Windows-1252 text"):
         assert list(read_csv(path).frame.columns) == ["Veränderung", "Größe"]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "named", "header"),
+    [("gbk", "GBK (GB18030)", "月份,居民消费价格指数,食品烟酒价格指数"),  # China's NBS
+     ("cp949", "EUC-KR (cp949)", "시점,소비자물가지수,식료품 및 비주류음료")],  # Korea's KOSIS
+)
+def test_chinese_and_korean_downloads_read_like_their_utf8_twins(tmp_path, encoding, named, header):
+    """Both were refused as two encodings in one file (some byte pairs look like UTF-8 letters)."""
+    text = header + "\n" + "".join(f"{2020 + k // 12}-{k % 12 + 1:02d},{100 + k / 10:.1f},{99 - k / 10:.1f}\n"
+                                    for k in range(36))  # fmt: skip
+    expected = read_csv(_write(tmp_path, "utf8.csv", text)).frame
+    path = tmp_path / f"{encoding}.csv"
+    path.write_bytes(text.encode(encoding))
+    with pytest.warns(DataQualityWarning, match=rf"read as {re.escape(named)} text: its bytes are not UTF-8"):
+        pd.testing.assert_frame_equal(read_csv(path).frame, expected)
 
 
 def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_utf8(tmp_path):

@@ -63,7 +63,7 @@ from forecaster.data.missing import (
 from forecaster.data.panels import find_long, long_columns, read_long, with_key
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
-from forecaster.data.textfile import SHIFT_JIS, WINDOWS_TEXT, read_options
+from forecaster.data.textfile import EAST_ASIAN, WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
@@ -83,7 +83,7 @@ def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.D
         notes.extend([note] if note else [])
     try:
         opened = read_options(path) if source is path else {}
-        named = {WINDOWS_TEXT: "Windows-1252", SHIFT_JIS: "Shift-JIS (cp932)"}.get(opened.get("encoding"))
+        named = {WINDOWS_TEXT: "Windows-1252", **EAST_ASIAN}.get(opened.get("encoding"))
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
         options = {"dtype": dict.fromkeys(text, str), **layout.read_options()}

@@ -15,6 +15,7 @@ import io
 import lzma
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +33,17 @@ _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
 MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 MB unpacked)
 _UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
-SHIFT_JIS = "cp932"  # Windows' Shift-JIS: Japanese offices' CSV downloads (e-Stat's default)
-# Kana, Japanese punctuation and full-width forms: Shift-JIS lead bytes 0x81-0x83, of which Windows-1252 text
-# holds next to none (0x81 is none of its characters); half-width katakana are what UTF-8 or Latin letters
-# read as cp932 mostly become.
-_JAPANESE = re.compile("[\u3000-\u30ff\uff01-\uff5e]")
-_HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]")
+# The East Asian encodings of offices' downloads (Japan's e-Stat, Korea's KOSIS, China's NBS), by name, tried
+# in this order on a file that is not UTF-8 (`_reads_as`).
+EAST_ASIAN = {"cp932": "Shift-JIS (cp932)", "cp949": "EUC-KR (cp949)", "gb18030": "GBK (GB18030)"}
+_SAMPLE = 8 << 20  # bytes of a file whose text is counted by script
+# Kana, Japanese punctuation and full-width forms are Shift-JIS lead bytes 0x81-0x83, of which Windows-1252
+# text holds next to none (0x81 is none of its characters); half-width katakana ("narrow") are what UTF-8 or
+# Latin letters read as cp932 mostly become; Latin letters read as cp949 or GBK are single syllables or
+# ideographs between ASCII letters, a language's words runs of two or more.
+_SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.compile("[\uff61-\uff9f]"),
+            "hangul": re.compile("[\uac00-\ud7a3]"), "hanzi": re.compile("[\u4e00-\u9fff]"),
+            "runs": re.compile("[\u4e00-\u9fff\uac00-\ud7a3]{2,}")}  # fmt: skip
 
 
 def compression(head: bytes) -> str | None:
@@ -71,10 +77,8 @@ def read_options(path: Path) -> dict[str, Any]:
     if scan is None:
         with path.open("rb") as handle:
             scan = _scan(handle, limit=None)
-    if scan.not_utf8 is not None:
-        with _opened(path, packed) as handle:
-            if _shift_jis(handle):
-                return {"compression": packed, "encoding": SHIFT_JIS}
+    if scan.not_utf8 is not None and (asian := _east_asian(path, packed)) is not None:
+        return {"compression": packed, "encoding": asian}
     if scan.not_utf8 is not None and scan.utf8_letters:
         with _opened(path, packed) as handle:
             line = _line_at(handle, scan.not_utf8)
@@ -116,19 +120,43 @@ def _scan(handle: Any, limit: int | None) -> _Scan:
     return _Scan(head, size, bad, letters)
 
 
-def _shift_jis(handle: Any) -> bool:
-    """Whether bytes that are not UTF-8 are Japanese text in Shift-JIS: they all decode as cp932, with kana or
-    Japanese punctuation among them (`_JAPANESE`) and half-width katakana at most a tenth as many."""
-    decoder = codecs.getincrementaldecoder(SHIFT_JIS)()
-    marks = narrow = 0
+def _east_asian(path: Path, packed: str | None) -> str | None:
+    """The first of EAST_ASIAN whose decoding of the file's bytes reads as its language (`_reads_as`)."""
+    for encoding in EAST_ASIAN:
+        with _opened(path, packed) as handle:
+            counts = _script_counts(handle, encoding)
+        if counts is not None and _reads_as(encoding, counts):
+            return encoding
+    return None
+
+
+def _script_counts(handle: Any, encoding: str) -> Counter | None:
+    """Characters of each of _SCRIPTS in the first _SAMPLE bytes decoded as `encoding` (for "runs", the
+    characters in runs); None where a byte does not decode."""
+    decoder, counts = codecs.getincrementaldecoder(encoding)(), Counter()
     try:
-        while chunk := handle.read(1 << 20):
+        while (chunk := handle.read(1 << 20)) and counts["bytes"] < _SAMPLE:
             text = decoder.decode(chunk)
-            marks, narrow = marks + len(_JAPANESE.findall(text)), narrow + len(_HALF_WIDTH_KANA.findall(text))
-        decoder.decode(b"", final=True)
+            counts["bytes"] += len(chunk)
+            for name, pattern in _SCRIPTS.items():
+                counts[name] += sum(map(len, pattern.findall(text)))
+        if not chunk:
+            decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        return False
-    return marks > 0 and 10 * narrow <= marks
+        return None
+    return counts
+
+
+def _reads_as(encoding: str, counts: Counter) -> bool:
+    """Whether text decoded as `encoding` reads as its language: Japanese with kana or Japanese punctuation
+    and at most a tenth as many half-width katakana; Korean and Chinese with at least half their syllables
+    or ideographs in words of two or more, Korean's at least four fifths syllables (Chinese GBK read as
+    cp949 is half syllables, half hanja)."""
+    if encoding == "cp932":
+        return counts["kana"] > 0 and 10 * counts["narrow"] <= counts["kana"]
+    script = counts["hangul"] + counts["hanzi"]
+    words = script > 0 and 2 * counts["runs"] >= script
+    return words and (encoding != "cp949" or 5 * counts["hangul"] >= 4 * script)
 
 
 @contextlib.contextmanager
