@@ -400,3 +400,23 @@ def test_a_bank_of_japan_download_is_named_by_its_series_codes(tmp_path):
     assert frame.index[0] == pd.Timestamp("2012-01-01") and len(frame) == 36
     np.testing.assert_array_equal(frame.iloc[:, 0], 8400000 + 1000 * np.arange(36))
     assert "skipped 5 row(s) below the header describing the columns ('Name of time-series', 'Unit'" in note
+
+
+@pytest.mark.parametrize(
+    ("cells", "said"),
+    [(["$120,345.67", "$98,001.10", "($1,250.00)"], "12 amount(s) of money without their currency sign, 4"),
+     (["105.510,44 €", "99.001,10 €", "-1.250,00 €"], "12 amount(s) of money without their currency")],
+)
+def test_money_as_spreadsheets_format_it_is_read_as_numbers(tmp_path, cells, said):
+    """A revenue column of '$120,345.67' was skipped as text (silently: only the other column was forecast);
+    accounting's '($1,250.00)' is a negative amount."""
+    months = [f"2023-{month:02d}" for month in range(1, 13)]
+    separator = "," if cells[0].startswith("$") else ";"
+    rows = [f'{month}{separator}"{cells[k % 3]}"{separator}{k}' for k, month in enumerate(months)]
+    header = f"Month{separator}Revenue{separator}Orders"
+    path = write(tmp_path, "revenue.csv", "\n".join([header, *rows]) + "\n")
+    frame, _, note = read_noted(path)
+    assert list(frame.columns) == ["Revenue", "Orders"]
+    expected = [120345.67, 98001.10, -1250.0] if separator == "," else [105510.44, 99001.10, -1250.0]
+    np.testing.assert_allclose(frame["Revenue"].to_numpy()[:3], expected)
+    assert said in note

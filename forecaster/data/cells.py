@@ -36,6 +36,11 @@ _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.i
 # and rates written with their unit, "0.40%", "5.2 %" (read in percent)
 _SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KMB]| ?%)")
 _SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
+# Money as spreadsheets format it: "$120,345.67", "105.510,44 €", "-£3.20", accounting's "($4,845.18)" for a
+# negative amount (a revenue column so written was skipped as text, silently)
+_MONEY = re.compile(r"(?P<open>\()?(?P<sign>[+-]?)\s*[$€£¥]?\s*(?P<value>\d[\d.,\s\u00a0\u202f]*?)\s*[$€£¥]?"
+                    r"(?P<close>\))?")  # fmt: skip
+_CURRENCY = re.compile(r"[$€£¥]")
 # A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
 # censored values are commonly read
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
@@ -71,6 +76,10 @@ class Tally:
             said.append(f"read {magnitudes} number(s) ending in K, M or B as thousands, millions or billions")
         if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
             said.append(f"read {percents} number(s) written with % in percent")
+        if money := self.scaled["money"]:
+            owed = self.scaled["owed"]
+            said.append(f"read {money} amount(s) of money without their currency sign"
+                        + (f", {owed} in parentheses as negative" if owed else ""))  # fmt: skip
         return said
 
 
@@ -87,9 +96,22 @@ def _unflagged(text: str) -> tuple[str, str | None]:
     return found["value"], flag.strip("()").lower()
 
 
+def _unmoneyed(text: str) -> str | None:
+    """A cell of money without its currency sign, accounting's parentheses as a minus ("($4,845.18)" is
+    "-4,845.18"); None for any other cell."""
+    found = _MONEY.fullmatch(text)
+    if found is None or bool(found["open"]) != bool(found["close"]):
+        return None
+    if not (_CURRENCY.search(text) or found["open"]) or (found["open"] and found["sign"]):
+        return None
+    return ("-" if found["open"] else found["sign"]) + found["value"]
+
+
 def number_kind(text: str, *, flags: bool = True) -> str | None:
     """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
     text = text.strip().replace("\u2212", "-")
+    if flags and (money := _unmoneyed(text)) is not None:
+        text = money
     if flags:
         scaled = _SCALED.fullmatch(text) or _BELOW.fullmatch(text)
         text = _unflagged(scaled["value"] if scaled else text)[0]
@@ -110,7 +132,10 @@ def to_numbers(
     kinds = np.column_stack([cells.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
     values, flags, suffixes = cells.to_numpy(dtype=object), Counter(), Counter()
     scales = np.ones(len(cells))
-    for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged and scaled cells
+    for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
+        if (money := _unmoneyed(values[position])) is not None:
+            suffixes.update(["money", *(["owed"] if values[position].startswith("(") else [])])
+            values[position] = money
         scaled = _SCALED.fullmatch(values[position])
         if scaled is not None and number_kind(scaled["value"], flags=False) not in (None, "marker"):
             values[position], scales[position] = scaled["value"], _SCALES[scaled["suffix"]]
