@@ -388,3 +388,19 @@ def test_zoned_dates_snap_to_their_months_without_pandas_chatter() -> None:
         assert snap_to_periods(pd.date_range("2024-05-01", periods=50, freq="10min", tz="UTC")) is None
     assert snapped.equals(pd.date_range("2024-01-01", periods=4, freq="MS", tz="UTC"))
     assert note == "read dates on different days of their months as months (2024-01-15 -> 2024-01)"
+
+
+@pytest.mark.parametrize(("unit", "scale"), [("seconds", 1), ("milliseconds", 1000)])
+def test_a_date_column_of_unix_times_is_read_in_utc(tmp_path, unit, scale) -> None:
+    """Prometheus writes Unix seconds, Grafana milliseconds: refused as numbers that are not dates. Other
+    numbers under a date's name are still refused."""
+    start = int(pd.Timestamp("2024-03-01", tz="UTC").timestamp())
+    rows = "".join(f"{(start + 60 * k) * scale},{40 + k % 7}\n" for k in range(30))
+    path = tmp_path / "metrics.csv"
+    path.write_text("timestamp,cpu\n" + rows)
+    with pytest.warns(DataQualityWarning, match=f"read column 'timestamp' as Unix times in {unit} .UTC."):
+        series = read_csv(path)
+    assert series.freq == "min" and series.index[0] == pd.Timestamp("2024-03-01", tz="UTC")
+    path.write_text("timestamp,cpu\n" + "".join(f"{12345 + k},{k}\n" for k in range(30)))
+    with pytest.raises(DataError, match="date column 'timestamp' holds numbers that are not years or dates"):
+        read_csv(path)

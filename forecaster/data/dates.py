@@ -302,6 +302,19 @@ def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
+def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
+    """A date column of Unix times (Grafana's and Prometheus' exports): whole seconds or milliseconds since
+    1970 within the years 2001-2096, in UTC, and the unit; None for other numbers."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+        return None
+    for unit, low in (("s", 1e9), ("ms", 1e12)):
+        if low <= values.min() and values.max() < 4.1 * low:
+            stamps = pd.to_datetime(values.astype(np.int64), unit=unit, utc=True)
+            return pd.DatetimeIndex(stamps, name=column.name), {"s": "seconds", "ms": "milliseconds"}[unit]
+    return None
+
+
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
     """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
     kinds = tuple(_PART_NAMES.get(str(column).strip().lower(), "") for column in columns)

@@ -39,6 +39,7 @@ from forecaster.data.dates import (
     parse_timestamps,
     period_label_misfits,
     snap_to_periods,
+    unix_times,
     utc_timestamps,
     year_numbers,
 )
@@ -133,7 +134,9 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a column of YYYYMMDD or YYYYMM
     whole numbers."""
     for column in raw.columns:
-        if column.lower() in DATE_NAMES and (is_text(raw[column]) or number_dates(raw[column]) is not None):
+        values = raw[column]
+        if column.lower() in DATE_NAMES and (is_text(values) or number_dates(values) is not None
+                                             or unix_times(values) is not None):  # fmt: skip
             return column
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
@@ -189,6 +192,10 @@ def _parse_dates(
         numbers = number_dates(column)
         if numbers is not None:
             return numbers.rename(date_col)
+        if (unix := unix_times(column)) is not None:
+            said = f"read column {date_col!r} as Unix times in {unix[1]} (UTC)"
+            (notes if notes is not None else []).append(said)
+            return unix[0]
         raise DataError(
             f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
             "YYYYMMDD numbers, or R's decimal years (1949.0833)"
