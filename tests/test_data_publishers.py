@@ -420,3 +420,16 @@ def test_money_as_spreadsheets_format_it_is_read_as_numbers(tmp_path, cells, sai
     expected = [120345.67, 98001.10, -1250.0] if separator == "," else [105510.44, 99001.10, -1250.0]
     np.testing.assert_allclose(frame["Revenue"].to_numpy()[:3], expected)
     assert said in note
+
+
+def test_a_currency_code_after_a_count_is_a_label_not_a_flagged_value(tmp_path):
+    """The Riksbank labels its series '1 EUR': read as the number 1 flagged 'eur', it was forecast beside
+    the rates. Eurostat's lower-case flags and flags in parentheses are still stripped."""
+    days = pd.bdate_range("2022-01-03", periods=30)
+    rows = [f"{day:%Y-%m-%d};1 EUR;{10 + k / 100:.4f}".replace(".", ",") for k, day in enumerate(days)]
+    frame, _, note = read_noted(write(tmp_path, "sekeur.csv", "\n".join(["Date;Series;Value", *rows]) + "\n"))
+    assert list(frame.columns) == ["Value"] and "skipped non-numeric column(s) 'Series'" in note
+    flagged = [f"2022-{month:02d},{100 + month}{' p' if month == 11 else '(P)' if month == 12 else ''}"
+               for month in range(1, 13)]  # fmt: skip
+    frame, _, note = read_noted(write(tmp_path, "flags.csv", "\n".join(["month,index", *flagged]) + "\n"))
+    assert frame["index"].tolist()[-2:] == [111.0, 112.0] and "stripped value flags" in note

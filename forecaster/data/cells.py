@@ -44,7 +44,9 @@ _CURRENCY = re.compile(r"[$€£¥]")
 # A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
 # censored values are commonly read
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
-_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[A-Za-z]{1,3}|\*|#)")  # Met Office *
+# Flags after a value: Eurostat's lower-case letters ("12.3 p"), letters set apart ("12.3(P)"), the Met
+# Office's "*" and "#"; capitals alone are a unit's code ("1 EUR", the Riksbank's series label), no flag
+_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[a-z]{1,3}|\*|#)")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_SPACES}", True: f"[.]|{_SPACES}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
