@@ -404,3 +404,14 @@ def test_a_date_column_of_unix_times_is_read_in_utc(tmp_path, unit, scale) -> No
     path.write_text("timestamp,cpu\n" + "".join(f"{12345 + k},{k}\n" for k in range(30)))
     with pytest.raises(DataError, match="date column 'timestamp' holds numbers that are not years or dates"):
         read_csv(path)
+
+
+def test_a_log_of_readings_at_varying_steps_is_refused_naming_the_median_step(tmp_path) -> None:
+    """A sensor logging every ten minutes, give or take a minute: the refusal named the grid of the first
+    step alone ('the 579s grid'); it says the steps vary and what one step to resample to."""
+    rng = np.random.default_rng(0)
+    stamps = pd.Timestamp("2024-05-01") + pd.to_timedelta(np.cumsum(rng.integers(540, 661, 200)), unit="s")
+    path = tmp_path / "sensor.csv"
+    pd.DataFrame({"timestamp": stamps, "pm25": rng.normal(10, 2, 200)}).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"the steps vary, 10min in the median: resample the file to one"):
+        read_csv(path)

@@ -52,6 +52,17 @@ def _off_grid(index: pd.DatetimeIndex, freq: str) -> np.ndarray:
     return np.flatnonzero([not offset.is_on_offset(stamp) for stamp in index])
 
 
+def _sampled(index: pd.DatetimeIndex) -> str:
+    """Where steps of many lengths follow each other (a sensor logging every ~10 minutes), the median step,
+    to resample to (the first step alone, "a 579s grid", said nothing of it); else ""."""
+    steps = np.diff(index.asi8)
+    if len(steps) < 10 or len(np.unique(steps)) * 10 < len(steps):
+        return ""
+    median = pd.Timedelta(int(np.median(steps)), unit=index.unit)
+    median = to_offset(median.round("min" if median >= pd.Timedelta(minutes=2) else "s")).freqstr  # 605s
+    return f"; the steps vary, {median} in the median: resample the file to one step, such as {median}"
+
+
 def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
     """The hint for repeats that are one hour of a night in spring or autumn, a local clock turned back at
     the end of daylight saving time (not a long table's series), else ""."""
@@ -103,8 +114,8 @@ def check_time_order(
         count, first = _irregular_steps(index)
         if spec is None:
             raise DataError(
-                f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)); "
-                "expected a constant frequency (fill the gaps or resample the file)"
+                f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)"
+                f"{_sampled(index)}); expected a constant frequency (fill the gaps or resample the file)"
             )
         if count:
             notes.append(f"{count} irregular step(s): {first}")
