@@ -415,3 +415,16 @@ def test_a_log_of_readings_at_varying_steps_is_refused_naming_the_median_step(tm
     pd.DataFrame({"timestamp": stamps, "pm25": rng.normal(10, 2, 200)}).to_csv(path, index=False)
     with pytest.raises(DataError, match=r"the steps vary, 10min in the median: resample the file to one"):
         read_csv(path)
+
+
+def test_a_date_column_beside_a_column_of_hours_reads_each_date_at_its_hour(tmp_path) -> None:
+    """UCI's bike sharing writes `dteday` and `hr`: refused as duplicate dates, with advice to name an id
+    column, which none is."""
+    days = np.repeat(pd.date_range("2011-01-01", periods=5).strftime("%Y-%m-%d"), 24)
+    frame = pd.DataFrame({"dteday": days, "hr": np.tile(np.arange(24), 5), "cnt": np.arange(120.0)})
+    path = tmp_path / "hour.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataQualityWarning, match="read column 'hr' as the hour of each date in 'dteday'"):
+        series = read_csv(path)
+    assert series.freq == "h" and series.columns == ["cnt"]
+    assert series.index[25] == pd.Timestamp("2011-01-02 01:00")

@@ -315,6 +315,21 @@ def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     return None
 
 
+def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
+    """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
+    `dteday` and `hr`) as each date at its hour, and that column's name; None for other tables."""
+    if not index.has_duplicates or (index != index.normalize()).any():
+        return None
+    for column in raw.columns:
+        if _PART_NAMES.get(str(column).strip().lower()) != "hour":
+            continue
+        hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
+        if np.isfinite(hours).all() and ((hours >= 0) & (hours <= 23) & (hours == np.round(hours))).all():
+            stamped = index + pd.to_timedelta(hours, unit="h")
+            return (stamped, str(column)) if not stamped.has_duplicates else None
+    return None
+
+
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
     """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
     kinds = tuple(_PART_NAMES.get(str(column).strip().lower(), "") for column in columns)

@@ -41,6 +41,7 @@ from forecaster.data.dates import (
     snap_to_periods,
     unix_times,
     utc_timestamps,
+    with_hours,
     year_numbers,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
@@ -314,6 +315,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
+    hour_col: str | None = None  # a column of each date's hour (`dates.with_hours`)
     if read.id_col is not None:
         raw = with_key(raw, read.id_col, source)
         read = long_columns(raw, read, source, _find_dates_of_long_rows)
@@ -343,6 +345,9 @@ def _read_table(
             index = dates_from_parts(raw, date_from, source)
         else:
             index = _parse_dates(source, raw, date_col, notes)
+        if date_from is None and (hourly := with_hours(raw, index)) is not None:
+            index, hour_col = hourly[0].rename(index.name), hourly[1]
+            notes.append(f"read column {hour_col!r} as the hour of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
             raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
@@ -354,6 +359,7 @@ def _read_table(
         date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
+    used_for_dates += [hour_col] if hour_col is not None else []
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
     columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index)
     check_names(source, [*columns, *covariates])
