@@ -13,6 +13,7 @@ import itertools
 import re
 import tempfile
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from forecaster.data import DataQualityWarning
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets
 from forecaster.data.missing import without_reading_advice
+from forecaster.data.panels import key_columns
 from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import (
@@ -38,7 +40,7 @@ from forecaster.prediction import (
 )
 from service.errors import ApiError
 from service.registry import ServedModel
-from service.schemas import ForecastRequest, RecordsRequest, RecordsResponse
+from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 # Naive ISO 8601 timestamps to the second, as most clients send them: numpy reads them in one call (3.5x
@@ -170,6 +172,22 @@ def answer_labels(prepared: PreparedHistory) -> list[str] | list[int]:
         if (seconds == stamps).all():
             return np.datetime_as_string(seconds).tolist()
     return prepared.labels
+
+
+def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: int) -> None:
+    """--max-rows per series: a long table holds one record per series and time, counted by its id (one
+    series of 40,000 records was read, the total cap being `max_rows` times the model's series)."""
+    limit = max_rows * (len(data.columns) if data.id_col else 1)
+    if len(records) > limit:
+        raise _invalid("data", f"expected at most {limit} records ({max_rows} per series), got "
+                       f"{len(records)}")  # fmt: skip
+    parts = key_columns(list(records[0]), data.id_col) if data.id_col else None
+    if parts:
+        counts = Counter(tuple(str(record.get(part)) for part in parts) for record in records)
+        key, most = counts.most_common(1)[0]
+        if most > max_rows:
+            raise _invalid("data", f"series {'/'.join(key)!r} has {most} records; expected at most "
+                           f"{max_rows} per series")  # fmt: skip
 
 
 def long_csv(bundle: Bundle, prepared: PreparedHistory, columns: dict[str, np.ndarray]) -> str:

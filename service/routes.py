@@ -28,7 +28,14 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_interval_
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import ApiError
-from service.inputs import answer_labels, forecast_records, long_csv, prepare_csv, prepare_json
+from service.inputs import (
+    answer_labels,
+    check_records,
+    forecast_records,
+    long_csv,
+    prepare_csv,
+    prepare_json,
+)
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
@@ -298,13 +305,7 @@ async def forecast(
     """
     served = registry.get(name)
     if isinstance(body, RecordsRequest):
-        data = served.bundle.data  # --max-rows per series: a long table holds one row per series and time
-        limit = settings.max_rows * (len(data.columns) if data.id_col else 1)
-        if len(body.data) > limit:
-            raise ApiError(
-                422, f"expected at most {limit} records ({settings.max_rows} per series), got "
-                f"{len(body.data)}", field="data",
-            )
+        check_records(served.bundle.data, body.data, settings.max_rows)
         levels = checked_levels(served, body.level, "level")
         return await run_in_threadpool(forecast_records, served, body, levels, settings.max_extra_columns)
     single = isinstance(body, ForecastRequest)

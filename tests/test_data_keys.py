@@ -166,3 +166,21 @@ def test_key_codes_are_read_as_written(tmp_path):
     assert series.columns[:2] == ["B1GQ/01", "B1GQ/10"]
     table[table["na_item"] == "P3"].to_csv(tmp_path / "one.csv", index=False)  # one key column
     assert read_csv(tmp_path / "one.csv", id_col="geo").columns == ["01", "10"]
+
+
+def test_the_records_route_caps_each_series_of_a_long_model(tmp_path):
+    """--max-rows is per series: one series of many records beside the others' few was read whole (only
+    the total, max_rows times the model's series, was capped)."""
+    from forecaster.artifacts import load_bundle
+    from service.errors import ApiError
+    from service.inputs import check_records
+
+    path = _export(tmp_path / "namq.csv")
+    assert main(["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
+                 "--no-progress", "--out", str(tmp_path / "namq")]) == 0  # fmt: skip
+    data = load_bundle(tmp_path / "namq").data
+    records = pd.read_csv(path).fillna("").to_dict(orient="records")
+    de = [record for record in records if (record["na_item"], record["geo"]) == ("B1GQ", "DE")]
+    check_records(data, records, 40)  # 40 records of each of the 6 series
+    with pytest.raises(ApiError, match="series 'B1GQ/DE' has 40 records; expected at most 30 per series"):
+        check_records(data, de, 30)  # 40 records in all, below the total cap of 6 x 30
