@@ -433,3 +433,14 @@ def test_a_currency_code_after_a_count_is_a_label_not_a_flagged_value(tmp_path):
                for month in range(1, 13)]  # fmt: skip
     frame, _, note = read_noted(write(tmp_path, "flags.csv", "\n".join(["month,index", *flagged]) + "\n"))
     assert frame["index"].tolist()[-2:] == [111.0, 112.0] and "stripped value flags" in note
+
+
+def test_banxico_and_bea_markers_are_missing_values(tmp_path):
+    """Banxico writes 'N/E' (no existe) and the BEA '(D)' for a withheld figure: refused as text where numbers
+    are expected."""
+    months = [f"2023-{month:02d}" for month in range(1, 13)]
+    rows = [f"{month},{'N/E' if k == 5 else 17 + k / 10},{'(D)' if k == 6 else 300 + k}"
+            for k, month in enumerate(months)]  # fmt: skip
+    frame, _, note = read_noted(write(tmp_path, "fix.csv", "\n".join(["month,fix,income", *rows]) + "\n"))
+    assert frame["fix"].iloc[5] == pytest.approx(17.5) and frame["income"].iloc[6] == pytest.approx(306.0)
+    assert "read 2 cell(s) marked" in note and "filled 2 empty cell(s) by linear interpolation" in note
