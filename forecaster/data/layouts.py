@@ -34,6 +34,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.missing import line_number, lines
+from forecaster.data.panels import key_parts
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
@@ -438,7 +439,7 @@ def arrange(
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
-    keys = [part.strip() for part in (read.id_col or "").split(",") if part.strip() in raw.columns]  # '01'
+    keys = [part for part in key_parts(read.id_col or "") if part in raw.columns]  # read as written: '01'
     raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})
     notes.extend(said + tally.notes())
     return raw, context, read

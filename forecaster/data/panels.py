@@ -30,19 +30,24 @@ _INTERVAL = re.compile(r"-(lo|hi)-\d+")
 KEY_SEPARATOR = "/"
 
 
+def key_parts(id_col: str) -> list[str]:
+    """The column names an id_col gives: itself, or several joined by commas ("geo,na_item")."""
+    return [part.strip() for part in id_col.split(",")]
+
+
 def key_columns(columns: pd.Index | list[str], id_col: str) -> list[str] | None:
     """The columns `id_col` names: itself, or its comma-separated columns whose values together name a series
     (`geo,na_item`: an official long export's country and item); None where it names no column."""
     if id_col in columns:
         return [id_col]
-    parts = [part.strip() for part in id_col.split(",")]
+    parts = key_parts(id_col)
     return parts if len(parts) > 1 and all(part in columns for part in parts) else None
 
 
 def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
     """`raw` with an id of several columns joined into one column named `id_col` (KEY_SEPARATOR between
     the values), in place of them; unchanged where `id_col` is a column or names none."""
-    parts = [part.strip() for part in id_col.split(",")]
+    parts = key_parts(id_col)
     missing = [part for part in parts if part not in raw.columns]
     if len(parts) < 2 or (id_col in raw.columns and missing):
         return raw
@@ -268,7 +273,7 @@ def find_long(
         values = named if len(named) == 1 else values
     if not values:
         return raw, read
-    parts = id_col.split(",") if id_col not in others else [id_col]
+    parts = key_parts(id_col) if id_col not in others else [id_col]
     keyed = f"column {id_col!r}" if len(parts) == 1 else f"columns {' and '.join(map(repr, parts))}"
     found = f"read as a long panel keyed by {keyed}, since dates repeat in column {date_col!r}"
     if len(values) > 1:
@@ -370,7 +375,7 @@ def melt_forecast(
 
 def _split_key(long: pd.DataFrame, id_col: str) -> pd.DataFrame:
     """Long rows whose id joins several columns (`with_key`) with those columns again, in its place."""
-    names = [part.strip() for part in id_col.split(",")]
+    names = key_parts(id_col)
     values = long[id_col].astype(str).str.split(KEY_SEPARATOR, regex=False)
     if len(names) < 2 or not values.map(len).eq(len(names)).all():
         return long

@@ -62,7 +62,7 @@ from forecaster.data.missing import (
     some,
     spans_apart,
 )
-from forecaster.data.panels import find_long, long_columns, read_long, with_key
+from forecaster.data.panels import find_long, key_parts, long_columns, read_long, with_key
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import EAST_ASIAN, WINDOWS_TEXT, read_options
@@ -267,7 +267,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "not found"
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
-    keys = [] if read.id_col is None else [read.id_col, *(part.strip() for part in read.id_col.split(","))]
+    keys = [] if read.id_col is None else [read.id_col, *key_parts(read.id_col)]
     raw, layout = _parse(path, notes, keys)
     spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
