@@ -393,6 +393,13 @@ def interval_columns(
     return columns
 
 
+def each_on_its_own(bundle: Bundle, series: TimeSeries) -> bool:
+    """Whether `series` are some of a model's independent series, or end apart: then each is forecast
+    after its own last value, not in one window of them all."""
+    recent, whole = series.values[-bundle.data.input_size :], series.columns == bundle.data.columns
+    return bundle.data.channels == INDEPENDENT and not (whole and np.isfinite(recent).all())
+
+
 def forecast(
     bundle: Bundle,
     series: TimeSeries,
@@ -409,8 +416,7 @@ def forecast(
 
     DataError names the file and line at fault, counting the header as line 1.
     """
-    recent, whole = series.values[-bundle.data.input_size :], series.columns == bundle.data.columns
-    if bundle.data.channels != INDEPENDENT or (whole and np.isfinite(recent).all()):
+    if not each_on_its_own(bundle, series):
         return _forecast(bundle, series, horizon, levels, future)
     tables = []
     for name in series.columns:  # a model shared by independent series: those given, each its own span

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle, DataConfig
-from forecaster.data import DataQualityWarning
+from forecaster.data import DataQualityWarning, TimeSeries
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets
 from forecaster.data.missing import without_reading_advice
@@ -32,6 +32,7 @@ from forecaster.prediction import (
     PreparedHistory,
     check_history,
     dated_as_history,
+    each_on_its_own,
     forecast,
     read_future,
     read_history,
@@ -260,12 +261,16 @@ def prepare_csv(
     content: bytes,
     filename: str | None,
     horizon: int | None,
+    levels: list[int],
     *,
     max_rows: int,
     max_extra_columns: int,
-) -> PreparedHistory:
+) -> PreparedHistory | str:
     """Check an uploaded CSV's size, then read it with the reader `forecaster predict` uses
-    (`prediction.read_history`) from a temporary file that is removed however the reading ends."""
+    (`prediction.read_history`) from a temporary file that is removed however the reading ends. Series of
+    a model of independent series sent in part or ending apart are forecast here, each after its own last
+    value as `forecaster predict` and the records route do (the answer itself, as CSV text); the others are
+    checked for the micro-batcher."""
     _check_csv_size(bundle, content, max_rows=max_rows, max_extra_columns=max_extra_columns)
     shown = _SAFE_NAME.sub("_", Path(filename or "").name)[:100].lstrip(".") or "upload"
     if not shown.endswith(".csv"):
@@ -277,14 +282,27 @@ def prepare_csv(
             with warnings.catch_warnings(record=True) as said, without_reading_advice():
                 warnings.simplefilter("always", DataQualityWarning)
                 series = read_history(bundle, path)
-        except DataError as error:
-            raise _invalid("file", str(error).replace(str(path), shown)) from None
+            if each_on_its_own(bundle, series):
+                return _forecast_apart(bundle, series, horizon, levels)
+        except ForecasterError as error:
+            message = (str(error) + _as_read(_notes(said, str(path)))).replace(str(path), shown)
+            raise _invalid("horizon" if "horizon" in message else "file", message) from None
     try:
         return check_history(bundle, series.index, series.inputs, horizon=horizon, max_rows=max_rows)
     except HistoryError as error:
         refusal = _file_error(error)
         refusal.detail += _as_read(_notes(said, str(path))).replace(str(path), shown)
         raise refusal from None
+
+
+def _forecast_apart(bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int]) -> str:
+    """The CSV answer for series forecast each after its own last value, timestamps written as the
+    micro-batched answers write them."""
+    table = forecast(bundle, series, horizon=horizon, levels=levels)
+    if isinstance(table.index, pd.DatetimeIndex):
+        table.index = pd.Index([stamp.isoformat() for stamp in table.index], name=table.index.name)
+    wide = bundle.data.id_col is None
+    return shaped(bundle, table).to_csv(index=wide, lineterminator="\n")
 
 
 def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_extra_columns: int) -> None:

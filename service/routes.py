@@ -379,12 +379,14 @@ async def forecast_csv(
     levels = checked_levels(served, level, "level")
     content = await file.read()
     read = partial(
-        prepare_csv, served.bundle, content, file.filename, horizon, max_rows=settings.max_rows,
+        prepare_csv, served.bundle, content, file.filename, horizon, levels, max_rows=settings.max_rows,
         max_extra_columns=settings.max_extra_columns,
     )  # fmt: skip
 
     async def answer() -> Response:
         prepared = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+        if isinstance(prepared, str):  # series forecast each after its own last value
+            return Response(content=prepared, media_type="text/csv")
         [columns] = await forecast_histories(served, [prepared], [levels], ["file"])
         if served.bundle.data.id_col is not None:  # long rows, as the records route answers a long model
             return Response(content=long_csv(served.bundle, prepared, columns), media_type="text/csv")

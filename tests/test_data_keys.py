@@ -184,3 +184,43 @@ def test_the_records_route_caps_each_series_of_a_long_model(tmp_path):
     check_records(data, records, 40)  # 40 records of each of the 6 series
     with pytest.raises(ApiError, match="series 'B1GQ/DE' has 40 records; expected at most 30 per series"):
         check_records(data, de, 30)  # 40 records in all, below the total cap of 6 x 30
+
+
+def _readings(spans: dict[tuple[str, str], tuple[int, int]]) -> pd.DataFrame:
+    """Hourly readings of sensors at sites: reading k of a series is 10 + k % 5 from its first hour."""
+    start = pd.Timestamp("2000-01-01")
+    rows = [(site, sensor, start + pd.Timedelta(hours=k), 10.0 + k % 5)
+            for (site, sensor), (first, count) in spans.items()
+            for k in range(first, first + count)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["site", "sensor", "ts", "value"])
+
+
+def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart(tmp_path):
+    """A model of independent series keyed by site and sensor: an upload of 3 of its 4 series, or of series
+    ending at their own hours, is forecast each after its own last reading, as the records route and
+    `forecaster predict` do (it was refused as 'expected the model's 4 columns' and as a non-finite value
+    on a line of the pivoted table that the file does not have)."""
+    from test_service import serving
+
+    pairs = [(site, sensor) for site in ("north", "south") for sensor in ("temp", "hum")]
+    models = tmp_path / "models"
+    _readings({pair: (0, 200) for pair in pairs}).to_csv(tmp_path / "train.csv", index=False)
+    train = ["train", "--csv", str(tmp_path / "train.csv"), "--id-col", "site,sensor", "--channels",
+             "independent", "--model", "naive", "--horizon", "3", "--input-size", "12", "--no-progress",
+             "--out", str(models / "sensors")]  # fmt: skip
+    assert main(train) == 0
+    three = _readings({pair: (0, 24) for pair in pairs[:3]})
+    apart = _readings(dict(zip(pairs, [(0, 30), (6, 24), (0, 24), (3, 40)], strict=True)))
+    with serving(models) as client:
+        for sent in (three, apart):
+            upload = client.post("/v1/models/sensors/forecast.csv",
+                                 files={"file": ("s.csv", sent.to_csv(index=False))})  # fmt: skip
+            assert upload.status_code == 200, upload.text
+            answer = pd.read_csv(io.StringIO(upload.text))
+            assert list(answer.columns) == ["site", "sensor", "ts", "naive"]
+            for (site, sensor), rows in sent.groupby(["site", "sensor"], sort=False):
+                got = answer[(answer["site"] == site) & (answer["sensor"] == sensor)]
+                last = rows["ts"].iloc[-1]
+                hours = [(last + pd.Timedelta(hours=k)).isoformat() for k in (1, 2, 3)]
+                assert got["ts"].tolist() == hours and got["naive"].tolist() == [rows["value"].iloc[-1]] * 3
+            assert len(answer) == 3 * sent[["site", "sensor"]].drop_duplicates().shape[0]
