@@ -1,5 +1,8 @@
 """User-facing error types: each message names what was wrong and what was expected."""
 
+from collections.abc import Sequence
+from typing import Self
+
 # Longest message an error keeps, whatever the file, bundle or request it echoes: room for the longest
 # message written here (the reader's hints, about 300 characters, plus a file path), not for an echo.
 MESSAGE_LIMIT = 500
@@ -44,6 +47,12 @@ class MissingColumnsError(DataError):
     def __init__(self, message: str, missing: list[str], present: list[str]) -> None:
         super().__init__(message)
         self.missing, self.present = missing, present
+
+    @classmethod
+    def among(cls, head: str, missing: list[str], present: Sequence[object], hint: str = "") -> Self:
+        """`<head>; columns are 'a', 'b'<hint>`: what was asked for and what the table has, said one way."""
+        names = ", ".join(map(repr, present))
+        return cls(f"{head}; columns are {names}{hint}", missing, list(map(str, present)))
 
 
 class MissingDateColumnsError(MissingColumnsError):

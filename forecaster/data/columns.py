@@ -110,11 +110,8 @@ def numeric_columns(
         chosen = list(targets)
         unknown = [name for name in chosen if name not in raw.columns]
         if unknown:
-            raise MissingColumnsError(
-                f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}; "
-                f"columns are {', '.join(map(repr, raw.columns))}",
-                unknown,
-                list(raw.columns),
+            raise MissingColumnsError.among(
+                f"{path}: unknown {what} column(s) {', '.join(map(repr, unknown))}", unknown, raw.columns
             )
         dated = [name for name in chosen if name in date_cols]
         if dated:

@@ -12,31 +12,13 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.timeindex import infer_frequency, sub_daily
-from forecaster.errors import DataError, MissingDateColumnsError
 
-# The column sets that `date_from` accepts, the finer part last.
-DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
-              ("year", "week"): "week", ("year", "month", "day"): "day",
-              ("year", "month", "day", "hour"): "hour"}  # fmt: skip
-_RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
-           "hour": (0, 23)}  # fmt: skip
-# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS; the Met Office's
-# "yyyy mm"), case ignored.
-_PART_NAMES = {
-    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr"), "year"),
-    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr"), "quarter"),
-    **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand", "mm", "mo", "mon"), "month"),
-    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk"), "week"),
-    **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),
-    **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur", "hh", "hr"), "hour"),
-}
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch).
 _MONTH_NAMES = (
     "january february march april may june july august september october november december",
@@ -82,7 +64,7 @@ MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-ou
 NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
 
 
-def _first_day(year: int, part: str, value: int) -> pd.Timestamp:
+def first_day(year: int, part: str, value: int) -> pd.Timestamp:
     """The first day of a period; ValueError for an impossible one (week 53 of a 52-week year)."""
     if part == "year":
         return pd.Timestamp(year, 1, 1)
@@ -114,7 +96,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
         if part == "day":
             found["day"] = pd.to_numeric(found["month"]) * 100 + pd.to_numeric(found["day"])
         try:
-            days = [_first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
+            days = [first_day(int(row["year"]), part, int(row[part])) for _, row in found.iterrows()]
         except ValueError:
             return None
         return pd.DatetimeIndex(days)
@@ -313,95 +295,6 @@ def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
             stamps = pd.to_datetime(values.astype(np.int64), unit=unit, utc=True)
             return pd.DatetimeIndex(stamps, name=column.name), {"s": "seconds", "ms": "milliseconds"}[unit]
     return None
-
-
-def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
-    """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
-    `dteday` and `hr`) as each date at its hour, and that column's name; None for other tables."""
-    if not index.has_duplicates or (index != index.normalize()).any():
-        return None
-    for column in raw.columns:
-        if _PART_NAMES.get(str(column).strip().lower()) != "hour":
-            continue
-        hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
-        if np.isfinite(hours).all() and ((hours >= 0) & (hours <= 23) & (hours == np.round(hours))).all():
-            stamped = index + pd.to_timedelta(hours, unit="h")
-            return (stamped, str(column)) if not stamped.has_duplicates else None
-    return None
-
-
-def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
-    """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
-    kinds = tuple(_PART_NAMES.get(str(column).strip().lower(), "") for column in columns)
-    return kinds if kinds in DATE_PARTS else None
-
-
-def find_date_parts(columns: Sequence[str]) -> list[str] | None:
-    """Columns named year and quarter, month, week or month and day (and hour) (case ignored, _PART_NAMES),
-    the most parts first found; else None."""
-    by_kind = {_PART_NAMES.get(str(column).strip().lower()): column for column in columns}
-    for kinds in sorted(DATE_PARTS, key=len, reverse=True):
-        if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
-            return [by_kind[kind] for kind in kinds]
-    return None
-
-
-def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> pd.DatetimeIndex:
-    """The index built from whole-number columns named year (and quarter, month or ISO week); DataError
-    naming the column and line of a value out of range."""
-    kinds = date_part_kinds(columns)
-    if kinds is None:
-        raise DataError(
-            f"{source}: date_from={list(columns)}: expected columns named "
-            + " | ".join(",".join(key) for key in DATE_PARTS)
-        )
-    missing = [name for name in columns if name not in raw.columns]
-    if missing:
-        raise MissingDateColumnsError(
-            f"{source}: date_from column(s) {', '.join(map(repr, missing))} not found; columns are "
-            f"{', '.join(map(repr, raw.columns))}",
-            missing,
-            list(map(str, raw.columns)),
-        )
-    numbers = {}
-    for kind, name in zip(kinds, columns, strict=True):
-        texts = raw[name].astype(str).str.strip()
-        named = None  # "Januar", "März", "1. Quartal": GENESIS writes its months and quarters by name
-        if kind == "month":
-            named = texts.str.lower().map(MONTH_NUMBERS)
-        elif kind == "quarter":
-            named = pd.to_numeric(texts.str.extract(f"^{QUARTER_WORDS.pattern}$", flags=re.I)["quarter"])
-        column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
-        if named is not None:
-            column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
-        low, high = _RANGES[kind]
-        whole = np.isfinite(column) & (column == np.round(column))
-        bad = np.flatnonzero(~whole | (column < low) | (column > high))
-        if bad.size:
-            raise DataError(
-                f"{source}: column {name!r} line {bad[0] + 2}: {raw[name].iloc[bad[0]]} is not a {kind} "
-                f"number; expected whole numbers {low}-{high}"
-            )
-        numbers[kind] = column.astype(int)
-    part = DATE_PARTS[kinds]
-    name = "+".join(map(str, columns))
-    if part in ("day", "hour"):  # NOAA, UCI's Beijing air: a calendar date in three or four columns
-        days = pd.to_datetime(pd.DataFrame(numbers), errors="coerce")
-        if days.isna().any():
-            row = int(np.flatnonzero(days.isna().to_numpy())[0])
-            date = "-".join(f"{numbers[kind][row]:02d}" for kind in ("year", "month", "day"))
-            raise DataError(f"{source}: line {row + 2}: {date} is no calendar day; expected a real date")
-        return pd.DatetimeIndex(days, name=name)
-    days = []
-    for row, year in enumerate(numbers["year"]):
-        value = int(numbers[part][row]) if part != "year" else 1
-        try:
-            days.append(_first_day(int(year), part, value))
-        except ValueError:
-            raise DataError(
-                f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
-            ) from None
-    return pd.DatetimeIndex(days, name=name)
 
 
 _PERIODS = (("M", "months"), ("Q", "quarters"), ("Y", "years"))

@@ -29,11 +29,10 @@ from forecaster.data.columns import (
     numeric_columns,
     without_repeated_codes,
 )
+from forecaster.data.dateparts import dates_from_parts, find_date_parts, with_hours
 from forecaster.data.dates import (
     across_offsets,
     compact_dates,
-    dates_from_parts,
-    find_date_parts,
     number_dates,
     parse_period_labels,
     parse_timestamps,
@@ -41,7 +40,6 @@ from forecaster.data.dates import (
     snap_to_periods,
     unix_times,
     utc_timestamps,
-    with_hours,
     year_numbers,
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
@@ -315,7 +313,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
-    hour_col: str | None = None  # a column of each date's hour (`dates.with_hours`)
+    hour_col: str | None = None  # a column of each date's hour (`dateparts.with_hours`)
     if read.id_col is not None:
         raw = with_key(raw, read.id_col, source)
         read = long_columns(raw, read, source, _find_dates_of_long_rows)
@@ -332,13 +330,10 @@ def _read_table(
         index: pd.Index = raw.index if steps else pd.RangeIndex(len(raw))
     else:
         if date_col is not None and date_col not in raw.columns:
-            raise MissingDateColumnsError(
-                f"{source}: date column {date_col!r} not found; columns are "
-                f"{', '.join(map(repr, raw.columns))} (pass no_date=True / --no-date for a file without "
-                "timestamps)",
-                [date_col],
-                list(map(str, raw.columns)),
-            )
+            raise MissingDateColumnsError.among(
+                f"{source}: date column {date_col!r} not found", [date_col], raw.columns,
+                " (pass no_date=True / --no-date for a file without timestamps)",
+            )  # fmt: skip
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
         if date_from is not None:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from forecaster.checks import check_fields, parse_names, setting
 from forecaster.data.calendar import calendar_columns
-from forecaster.data.dates import DATE_PARTS, date_part_kinds
+from forecaster.data.dateparts import DATE_PARTS, date_part_kinds
 from forecaster.data.missing import (
     AUTO,
     MAX_GAP_SHARE,
