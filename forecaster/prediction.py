@@ -182,11 +182,8 @@ def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
     backwards = np.flatnonzero(np.diff(index.asi8) <= 0)
     if backwards.size:
         row = int(backwards[0]) + 1
-        raise HistoryError(
-            f"{index[row]} does not come after {index[row - 1]}; expected strictly increasing timestamps",
-            part="timestamps",
-            row=row,
-        )
+        raise HistoryError(f"{index[row]} does not come after {index[row - 1]}; expected strictly increasing "
+                           "timestamps", part="timestamps", row=row)  # fmt: skip
     if freq is None:
         return
     offset = check_frequency(freq)
@@ -197,17 +194,13 @@ def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
             warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
             expected = index[:-1] + offset
     except _DATE_ERRORS:
-        raise HistoryError(
-            "timestamps run past the range pandas can represent", part="timestamps", row=0
-        ) from None
+        past = "timestamps run past the range pandas can represent"
+        raise HistoryError(past, part="timestamps", row=0) from None
     wrong = np.flatnonzero(index[1:] != expected)
     if wrong.size:
         row = int(wrong[0]) + 1
-        raise HistoryError(
-            f"{index[row]} does not follow the model's frequency {freq!r} (expected {expected[row - 1]})",
-            part="timestamps",
-            row=row,
-        )
+        raise HistoryError(f"{index[row]} does not follow the model's frequency {freq!r} (expected "
+                           f"{expected[row - 1]})", part="timestamps", row=row)  # fmt: skip
 
 
 def check_history(
