@@ -41,6 +41,7 @@ class DataConfig:
     future_covariates: list[str] | None = None
     calendar: bool = False
     periods: str | None = None
+    weeks: str | None = None
 
     @property
     def future_columns(self) -> list[str]:

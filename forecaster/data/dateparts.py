@@ -18,6 +18,7 @@ from forecaster.errors import DataError, MissingDateColumnsError
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
               ("year", "week"): "week", ("year", "month", "day"): "day",
               ("year", "month", "day", "hour"): "hour"}  # fmt: skip
+WEEK_COUNTS = ("iso", "mmwr")  # Monday to Sunday; epidemiological weeks, Sunday to Saturday
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
            "hour": (0, 23)}  # fmt: skip
 # The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS; the Met Office's
@@ -63,9 +64,12 @@ def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     return None
 
 
-def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> pd.DatetimeIndex:
-    """The index built from whole-number columns named year (and quarter, month or ISO week); DataError
-    naming the column and line of a value out of range."""
+def dates_from_parts(
+    raw: pd.DataFrame, columns: Sequence[str], source: str, notes: list[str], weeks: str | None = None
+) -> tuple[pd.DatetimeIndex, str | None]:
+    """The index built from whole-number columns named year (and quarter, month or week), and how its weeks
+    count (`WEEK_COUNTS`, `weeks` or as they fit; None without a week column); DataError naming the column
+    and line of a value out of range."""
     kinds = date_part_kinds(columns)
     if kinds is None:
         raise DataError(
@@ -105,7 +109,10 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
             row = int(np.flatnonzero(days.isna().to_numpy())[0])
             date = "-".join(f"{numbers[kind][row]:02d}" for kind in ("year", "month", "day"))
             raise DataError(f"{source}: line {row + 2}: {date} is no calendar day; expected a real date")
-        return pd.DatetimeIndex(days, name=name)
+        return pd.DatetimeIndex(days, name=name), None
+    if part == "week":
+        index, weeks = _weeks(numbers["year"], numbers["week"], source, notes, weeks)
+        return index.rename(name), weeks
     days = []
     for row, year in enumerate(numbers["year"]):
         value = int(numbers[part][row]) if part != "year" else 1
@@ -115,4 +122,42 @@ def dates_from_parts(raw: pd.DataFrame, columns: Sequence[str], source: str) -> 
             raise DataError(
                 f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
             ) from None
-    return pd.DatetimeIndex(days, name=name)
+    return pd.DatetimeIndex(days, name=name), None
+
+
+def _week_starts(years: np.ndarray, weeks: np.ndarray, count: str) -> pd.DatetimeIndex:
+    """Each week's first day, NaT where its year has no such week. ISO weeks (Monday first) and MMWR's
+    epidemiological weeks (the CDC's and Brazil's, Sunday first) both count from the week holding 4 January,
+    and a week belongs to the year holding its fourth day."""
+    january = pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": 1, "day": 4})))
+    into_week = (january.day_of_week + (count == "mmwr")) % 7  # days since the week began
+    starts = january + pd.to_timedelta(7 * (weeks - 1) - into_week, unit="D")
+    return starts.where((starts + pd.Timedelta(days=3)).year == years)
+
+
+def _weeks_left_out(starts: pd.DatetimeIndex) -> int:
+    """How many weeks the rows skip between their first and last."""
+    steps = np.diff(np.unique(starts.to_numpy().astype("datetime64[D]").astype(np.int64))) // 7
+    return int(np.maximum(steps - 1, 0).sum())
+
+
+def _weeks(
+    years: np.ndarray, weeks: np.ndarray, source: str, notes: list[str], count: str | None
+) -> tuple[pd.DatetimeIndex, str]:
+    """The weeks' first days and how they count: as `count` says, else ISO's unless MMWR's fit better (a week
+    53 of a year that has one only so, MMWR's 2014; or fewer weeks left out, ISO's 2015 having a week 53
+    that MMWR's has not)."""
+    starts = {kind: _week_starts(years, weeks, kind) for kind in WEEK_COUNTS}
+    iso, mmwr = starts["iso"], starts["mmwr"]
+    if count is None:
+        fits = not mmwr.hasnans and (iso.hasnans or _weeks_left_out(mmwr) < _weeks_left_out(iso))
+        count = "mmwr" if fits else "iso"
+        if fits:
+            why = (f"year {years[iso.isna()][0]} has a week 53 only so" if iso.hasnans else
+                   f"read as ISO weeks, {_weeks_left_out(iso)} week(s) would be missing")  # fmt: skip
+            notes.append(f"read weeks as epidemiological (MMWR) weeks, Sunday to Saturday: {why}")
+    if starts[count].hasnans:
+        row = int(np.flatnonzero(starts[count].isna())[0])
+        raise DataError(f"{source}: line {row + 2}: year {years[row]} has no week {weeks[row]} as {count} "
+                        f"counts weeks; expected a real week (weeks {'/'.join(WEEK_COUNTS)})")  # fmt: skip
+    return starts[count], count

@@ -337,7 +337,8 @@ def _read_table(
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
         if date_from is not None:
-            index = dates_from_parts(raw, date_from, source)
+            index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
+            read = dataclasses.replace(read, weeks=weeks)
         else:
             index = _parse_dates(source, raw, date_col, notes)
         if date_from is None and (hourly := with_hours(raw, index)) is not None:

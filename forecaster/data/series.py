@@ -14,7 +14,7 @@ import pandas as pd
 
 from forecaster.checks import check_fields, parse_names, setting
 from forecaster.data.calendar import calendar_columns
-from forecaster.data.dateparts import DATE_PARTS, date_part_kinds
+from forecaster.data.dateparts import DATE_PARTS, WEEK_COUNTS, date_part_kinds
 from forecaster.data.missing import (
     AUTO,
     MAX_GAP_SHARE,
@@ -48,6 +48,11 @@ class ReadOptions:
     date_from: list | None = setting(
         None, "build the dates from whole-number columns: year | year,quarter | year,month | year,week",
         parse=parse_names,
+    )
+    weeks: str | None = setting(
+        None, "year and week columns count iso weeks (Monday to Sunday) or mmwr weeks (epidemiological, "
+        "Sunday to Saturday: the CDC's); default: iso unless a week 53 or fewer gaps say mmwr",
+        choices=WEEK_COUNTS,
     )
     targets: list | None = setting(
         None, "comma-separated columns to forecast (default: every numeric column)", parse=parse_names

@@ -172,6 +172,7 @@ def build_candidate(
         future_covariates=series.options.future_covariates,
         calendar=series.options.calendar,
         periods=series.options.periods,
+        weeks=series.options.weeks,
     )
     config = {
         **candidate.model_options,

@@ -1,0 +1,100 @@
+"""Year and week columns: ISO weeks (Monday to Sunday) or the epidemiological weeks the CDC publishes its
+FluView counts in (MMWR weeks, Sunday to Saturday), told apart by the weeks the file holds and kept in the
+bundle so that a model's recent rows are read on its own grid."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, read_csv
+from forecaster.errors import DataError
+
+# The first day of MMWR week 1, as the CDC's MMWR week tables give it (2014, 2020 and 2025 have 53 weeks).
+MMWR_WEEK_ONE = {2014: "2013-12-29", 2015: "2015-01-04", 2016: "2016-01-03", 2017: "2017-01-01",
+                 2018: "2017-12-31", 2019: "2018-12-30", 2020: "2019-12-29", 2021: "2021-01-03",
+                 2022: "2022-01-02", 2023: "2023-01-01", 2024: "2023-12-31", 2025: "2024-12-29",
+                 2026: "2026-01-04"}  # fmt: skip
+
+
+def _mmwr_weeks(first: int, last: int) -> list[tuple[int, int, pd.Timestamp]]:
+    """(year, week, Sunday) of every MMWR week from `first` to `last`, from the table above."""
+    weeks = []
+    for year in range(first, last + 1):
+        start, end = pd.Timestamp(MMWR_WEEK_ONE[year]), pd.Timestamp(MMWR_WEEK_ONE[year + 1])
+        weeks += [(year, k + 1, start + pd.Timedelta(weeks=k)) for k in range((end - start).days // 7)]
+    return weeks
+
+
+def _fluview(path, weeks: list[tuple[int, int, pd.Timestamp]]) -> None:
+    """ILINet's national file: a title line, region columns, YEAR and WEEK, counts and 'X' where not kept."""
+    rows = [("National", "X", year, week, round(2 + np.sin(k / 8), 5), 1000 + k, "X")
+            for k, (year, week, _) in enumerate(weeks)]  # fmt: skip
+    table = pd.DataFrame(rows, columns=["REGION TYPE", "REGION", "YEAR", "WEEK", "% WEIGHTED ILI", "ILITOTAL",
+                                        "AGE 25-64"])  # fmt: skip
+    path.write_text("PERCENTAGE OF VISITS FOR INFLUENZA-LIKE-ILLNESS REPORTED BY ILINET\n"
+                    + table.to_csv(index=False))  # fmt: skip
+
+
+def _read(path, **options):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        series = read_csv(path, **options)
+    return series, " ".join(str(item.message) for item in said)
+
+
+def test_fluview_weeks_with_a_week_53_that_iso_lacks_are_read_as_mmwr_weeks(tmp_path):
+    """2014 has an MMWR week 53 and no ISO one: refused as 'year 2014 has no week 53' before."""
+    weeks = _mmwr_weeks(2014, 2016)[39:]
+    _fluview(tmp_path / "ilinet.csv", weeks)
+    series, said = _read(tmp_path / "ilinet.csv")
+    assert list(series.index) == [sunday for _, _, sunday in weeks] and series.freq == "W-SUN"
+    assert series.columns == ["% WEIGHTED ILI", "ILITOTAL"] and series.options.weeks == "mmwr"
+    assert "as epidemiological (MMWR) weeks, Sunday to Saturday: year 2014 has a week 53 only so" in said
+    with pytest.raises(DataError, match=r"line 15: year 2014 has no week 53 as iso counts weeks; expected a "
+                       r"real week \(weeks iso/mmwr\)"):  # fmt: skip
+        read_csv(tmp_path / "ilinet.csv", weeks="iso")
+
+
+def test_fluview_weeks_from_2015_are_not_given_the_iso_week_53_they_lack(tmp_path):
+    """ISO's 2015 has a week 53; MMWR's has not. Read as ISO weeks, the rows missed a week, which was filled
+    in (a week invented between 2015's week 52 and 2016's week 1)."""
+    weeks = _mmwr_weeks(2015, 2016)
+    _fluview(tmp_path / "ilinet.csv", weeks)
+    series, said = _read(tmp_path / "ilinet.csv")
+    assert len(series) == len(weeks) and series.freq == "W-SUN"
+    np.testing.assert_array_equal(series.frame["ILITOTAL"].to_numpy(), 1000.0 + np.arange(len(weeks)))
+    assert "read as ISO weeks, 1 week(s) would be missing" in said and "filled" not in said
+
+
+def test_iso_weeks_stay_iso_weeks(tmp_path):
+    """A year-and-week file that both counts fit alike, and one with ISO's week 53 of 2020."""
+    stamps = pd.date_range("2019-12-30", periods=60, freq="W-MON")
+    iso = stamps.isocalendar()
+    table = pd.DataFrame({"year": iso["year"].to_numpy(), "week": iso["week"].to_numpy(),
+                          "y": np.arange(60.0)})  # fmt: skip
+    table.to_csv(tmp_path / "weekly.csv", index=False)
+    series, said = _read(tmp_path / "weekly.csv")
+    assert list(series.index) == list(stamps) and series.options.weeks == "iso" and "MMWR" not in said
+
+
+def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, capsys):
+    """Recent rows of 2016 alone fit either count; the bundle's weeks read them as the training rows were
+    (read as ISO weeks they were Mondays, off the model's W-SUN grid)."""
+    weeks = _mmwr_weeks(2014, 2016)[39:]
+    _fluview(tmp_path / "ilinet.csv", weeks)
+    model = tmp_path / "model"
+    train = ["train", "--csv", str(tmp_path / "ilinet.csv"), "--targets", "ILITOTAL", "--model", "naive",
+             "--horizon", "4", "--input-size", "8", "--no-progress", "--out", str(model)]  # fmt: skip
+    assert main(train) == 0
+    _fluview(tmp_path / "recent.csv", weeks[-10:])
+    recent, out = tmp_path / "recent.csv", tmp_path / "forecast.csv"
+    assert main(["predict", "--model", str(model), "--csv", str(recent), "--output", str(out)]) == 0
+    written = pd.read_csv(out, parse_dates=[0])
+    after = weeks[-1][2]
+    assert list(written.iloc[:, 0]) == [after + pd.Timedelta(weeks=k) for k in (1, 2, 3, 4)]
+    assert written["ILITOTAL"].tolist() == [1009.0] * 4  # the last of the recent rows' 1000 + k
