@@ -39,12 +39,29 @@ from forecaster.errors import DataError
         (["2014年", "2015年", "2016年"], "2014-01-01", "YS-JAN"),
         (["13.03.2023 00:00 - 13.03.2023 00:15", "13.03.2023 00:15 - 13.03.2023 00:30",
           "13.03.2023 00:30 - 13.03.2023 00:45"], "2023-03-13", "15min"),  # ENTSO-E: intervals, their start
+        (["2010/03", "2010/04", "2011/01", "2011/02", "2011/03"], "2010-07-01", "QS-JAN"),  # INEGI's quarters
+        (["2010/03", "2010/04", "2010/05", "2010/06", "2010/07"], "2010-03-01", "MS"),  # and its months
+        (["2000/01", "2001/02", "2002/03", "2003/04"], "2000-01-01", "YS-JAN"),  # fiscal years, not quarters
+        (["2015.3/4", "2015.4/4", "2016.1/4", "2016.2/4"], "2015-07-01", "QS-JAN"),  # KOSIS's quarters
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
     series = read_frame(pd.DataFrame({"TIME_PERIOD": labels, "value": np.arange(len(labels), dtype=float)}))
     assert series.index[0] == pd.Timestamp(first) and series.freq == freq and series.columns == ["value"]
     assert series.date_col == "TIME_PERIOD"
+
+
+def test_koreas_dotted_months_read_as_numbers_are_found_as_months(tmp_path) -> None:
+    """KOSIS writes months "2019.01" ... "2019.12" under 시점 ("time point"), quoted; read as numbers,
+    "2019.10" is 2019.1. The column was not found as dates."""
+    months = [f"{2019 + k // 12}.{k % 12 + 1:02d}" for k in range(30)][::-1]  # newest first, as downloaded
+    rows = [f'"{month}","{100 + k / 10:.2f}"' for k, month in enumerate(months)]
+    lines = ['"시점","소비자물가지수(2020=100)"', *rows]
+    (tmp_path / "kosis.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    series = read_csv(tmp_path / "kosis.csv")
+    assert series.date_col == "시점" and series.freq == "MS" and len(series) == 30
+    assert series.index[0] == pd.Timestamp("2019-01-01") and series.index[9] == pd.Timestamp("2019-10-01")
+    assert series.frame.iloc[-1, 0] == 100.0  # the newest, listed first
 
 
 def test_a_year_column_of_numbers_is_a_yearly_index() -> None:

@@ -45,6 +45,10 @@ PERIOD_LABELS = (
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
     (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
+    # INEGI's quarters "2010/01" to "2010/04" (its months, "2010/01" to "2010/12", are no quarters), KOSIS's
+    # "2015.1/4"
+    (re.compile(r"^(?P<year>\d{4})/0(?P<quarter>[1-4])$"), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\.(?P<quarter>[1-4])/4$"), "quarter"),
     # Japanese and Chinese offices (e-Stat, the NBS): "2015年1月", "2015年第1四半期", "2015年"
     (re.compile(r"^(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月$"), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*年\s*第?\s*(?P<quarter>[1-4])\s*(?:四半期|季度)$"), "quarter"),
@@ -276,9 +280,26 @@ def decimal_years(column: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
+def dotted_months(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Months written as a year, a dot and the month, read as numbers (KOSIS: 2019.01, ..., 2019.1 for
+    "2019.10", 2019.12); None unless every value is one, of years 1000-2999, in order, most a month apart."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if len(values) < 2 or not np.isfinite(values).all() or values.min() < 1000 or values.max() >= 3000:
+        return None
+    years = np.floor(values)
+    months = np.round((values - years) * 100)
+    if np.abs((values - years) * 100 - months).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+        return None
+    steps = np.diff(years * 12 + months)  # months apart; newest first as some downloads list them
+    if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:
+        return None
+    return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
+
+
 def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
-    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, or R's decimal years; None for others."""
-    for read in (year_numbers, compact_dates, decimal_years):
+    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, R's decimal years or KOSIS's dotted
+    months; None for others."""
+    for read in (year_numbers, compact_dates, decimal_years, dotted_months):
         if (dates := read(column)) is not None:
             return dates
     return None

@@ -33,6 +33,7 @@ from forecaster.data.dateparts import dates_from_parts, find_date_parts, with_ho
 from forecaster.data.dates import (
     across_offsets,
     compact_dates,
+    dotted_months,
     number_dates,
     parse_period_labels,
     parse_timestamps,
@@ -131,7 +132,7 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
     """A text column (or one of YYYYMMDD numbers) named like a date, else the first text column (named like a
     period first) whose values, a sample spread over the rows, are period labels or timestamps of years
     1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a column of YYYYMMDD or YYYYMM
-    whole numbers."""
+    whole numbers, else one of KOSIS's dotted months (2019.01)."""
     for column in raw.columns:
         values = raw[column]
         if column.lower() in DATE_NAMES and (is_text(values) or number_dates(values) is not None
@@ -151,7 +152,9 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
     whole = (column for column in raw.columns if pd.api.types.is_integer_dtype(raw[column]))
-    return next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
+    found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
+    dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
+    return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
 
 
 def _indexed_by_steps(
