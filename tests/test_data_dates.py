@@ -445,3 +445,35 @@ def test_a_date_column_beside_a_column_of_hours_reads_each_date_at_its_hour(tmp_
         series = read_csv(path)
     assert series.freq == "h" and series.columns == ["cnt"]
     assert series.index[25] == pd.Timestamp("2011-01-02 01:00")
+
+
+def test_columns_that_write_the_dates_parts_out_again_are_no_series(tmp_path) -> None:
+    """Kaggle's feature-engineered tables keep year, month, day, weekday and week beside the date; each was
+    forecast as a series. A column named like a part that does not hold it stays a series."""
+    days = pd.date_range("2020-01-01", periods=100, freq="D")
+    frame = pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "year": days.year, "month": days.month,
+                          "day": days.day, "weekday": (days.day_of_week + 1) % 7,  # Sunday 0, as R's
+                          "week": days.isocalendar()["week"].to_numpy(), "hour": np.arange(100) % 24,
+                          "sales": np.arange(100.0)})  # fmt: skip
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        series = read_csv(tmp_path / "train.csv")
+    assert series.columns == ["hour", "sales"]  # every day at midnight: 'hour' is no hour of these dates
+    note = "skipped column(s) 'year', 'month', 'day', 'weekday', 'week': parts of the dates"
+    assert note in str(said[-1].message)
+
+
+def test_power_bis_year_quarter_month_hierarchy_is_monthly(tmp_path) -> None:
+    """Power BI exports a date hierarchy as Year, Quarter ("Qtr 1") and Month (by name): read as years and
+    quarters, its three months a quarter were refused ("Qtr 1 is not a quarter number", or as repeated
+    quarters where the quarter is a number, which is then no series either)."""
+    months = pd.date_range("2020-01-01", periods=36, freq="MS")
+    frame = pd.DataFrame({"Year": months.year, "Quarter": [f"Qtr {q}" for q in months.quarter],
+                          "Month": months.strftime("%B"), "Sales Amount": np.arange(36.0)})  # fmt: skip
+    frame.to_csv(tmp_path / "named.csv", index=False)
+    frame.assign(Quarter=months.quarter).to_csv(tmp_path / "numbered.csv", index=False)
+    for name in ("named.csv", "numbered.csv"):
+        series = read_csv(tmp_path / name)
+        assert series.freq == "MS" and list(series.index) == list(months)
+        assert series.columns == ["Sales Amount"] and series.options.date_from == ["Year", "Month"]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import counts_rows, not_a_number_cell
+from forecaster.data.dateparts import restates_a_part
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
@@ -171,8 +172,9 @@ def numeric_columns(
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
     """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
     (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), codes
-    (e-Stat's "コード" columns) or an identifier of one value throughout (DWD's STATIONS_ID); none of them a
-    series to forecast (kept where nothing else is left)."""
+    (e-Stat's "コード" columns), an identifier of one value throughout (DWD's STATIONS_ID) or parts of the
+    dates (a year, month or weekday column beside them); none of them a series to forecast (kept where
+    nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     years = _decimal_years(index)  # once, not per column: Traffic has 862
@@ -180,11 +182,15 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
                and pd.api.types.is_numeric_dtype(raw[name]) and _restates(raw[name], years)]  # fmt: skip
     ids = [name for name in columns if not is_text(raw[name]) and (_CODE_NAME.search(str(name).strip())
            or (_ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1))]  # fmt: skip
-    restating = counters + decimal + ids
+    dated = isinstance(index, pd.DatetimeIndex) and len(index) >= 3
+    parts = [name for name in columns if dated and name not in counters + ids
+             and restates_a_part(name, raw[name], index)]  # fmt: skip
+    restating = counters + decimal + ids + parts
     if not restating or len(restating) == len(columns):
         return columns
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
-                        (ids, "codes or an identifier of one value")):  # fmt: skip
+                        (ids, "codes or an identifier of one value"),
+                        (parts, "parts of the dates (year, month, weekday ...)")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in columns if name not in restating]

@@ -56,9 +56,10 @@ def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
 
 def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     """Columns named year and quarter, month, week or month and day (and hour) (case ignored, _PART_NAMES),
-    the most parts first found; else None."""
+    the most parts first found, then the finest (Power BI's Year, Quarter, Month are months); else None."""
     by_kind = {_PART_NAMES.get(str(column).strip().lower()): column for column in columns}
-    for kinds in sorted(DATE_PARTS, key=len, reverse=True):
+    finest = list(_RANGES)  # coarse to fine
+    for kinds in sorted(DATE_PARTS, key=lambda kinds: (len(kinds), finest.index(kinds[-1])), reverse=True):
         if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
             return [by_kind[kind] for kind in kinds]
     return None
@@ -161,3 +162,22 @@ def _weeks(
         raise DataError(f"{source}: line {row + 2}: year {years[row]} has no week {weeks[row]} as {count} "
                         f"counts weeks; expected a real week (weeks {'/'.join(WEEK_COUNTS)})")  # fmt: skip
     return starts[count], count
+
+
+_WEEKDAY_NAMES = frozenset({"weekday", "dayofweek", "day_of_week", "day of week", "dow", "wday"})
+
+
+def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) -> bool:
+    """Whether a column named like a part of a date (year, quarter, month, ISO week, day, hour, weekday from
+    0 or 1, Monday or Sunday first) holds that part of each of `index`'s dates: the dates written out again
+    beside them (Kaggle's `date, year, month, weekday, sales`), no series to forecast."""
+    text = str(name).strip().lower()
+    kind = "weekday" if text in _WEEKDAY_NAMES else _PART_NAMES.get(text)
+    if kind is None or not pd.api.types.is_numeric_dtype(column):
+        return False
+    monday = index.day_of_week.to_numpy()
+    parts = {"year": [index.year], "quarter": [index.quarter], "month": [index.month], "day": [index.day],
+             "week": [index.isocalendar()["week"]], "hour": [index.hour],
+             "weekday": [monday, monday + 1, (monday + 1) % 7, (monday + 1) % 7 + 1]}  # fmt: skip
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return any(np.array_equal(values, np.asarray(part, dtype=np.float64)) for part in parts[kind])
