@@ -10,10 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import re
 import tempfile
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +177,42 @@ def answer_labels(prepared: PreparedHistory) -> list[str] | list[int]:
     return prepared.labels
 
 
+@dataclass(frozen=True)
+class CsvUpload:
+    """An uploaded CSV as read: its series, what reading changed (`notes`), and either the history checked
+    for the micro-batcher (`prepared`) or the answer itself (`answer`: series forecast each after its own
+    last value)."""
+
+    series: TimeSeries
+    notes: list[str]
+    prepared: PreparedHistory | None = None
+    answer: str | None = None
+
+    def answered(self, bundle: Bundle, columns: dict[str, np.ndarray]) -> str:
+        """The answer to a micro-batched upload from the forecast's columns (see `csv_answer`)."""
+        assert self.prepared is not None
+        dated = isinstance(self.prepared.future, pd.DatetimeIndex)
+        name = self.series.date_col or bundle.data.date_col or ("date" if dated else "step")
+        return csv_answer(bundle, self.series, pd.DataFrame(columns, index=self.prepared.future.rename(name)))
+
+
+def csv_answer(bundle: Bundle, series: TimeSeries, table: pd.DataFrame) -> str:
+    """The CSV route's answer as `forecaster predict` writes its file: the time, the forecast and its
+    intervals, dates as the upload wrote its own ("2020-Q1") or in ISO 8601, long rows for a long model (it
+    wrote ISO 8601 timestamps after "2020-Q1" labels)."""
+    table = dated_as_history(table, series)
+    if isinstance(table.index, pd.DatetimeIndex):
+        table.index = pd.Index([stamp.isoformat() for stamp in table.index], name=table.index.name)
+    return shaped(bundle, table).to_csv(index=bundle.data.id_col is None, lineterminator="\n")
+
+
+def notes_header(notes: list[str]) -> dict[str, str]:
+    """What reading an upload changed (series left out, cells filled), for a CSV answer that has no place for
+    it: a `Forecaster-Notes` header of a JSON list in ASCII (a header holds no other text), at most 4 notes
+    of 200 characters (under 5 KB escaped)."""
+    return {"forecaster-notes": json.dumps([note[:200] for note in notes[:4]])} if notes else {}
+
+
 def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: int) -> None:
     """--max-rows per series: a long table holds one record per series and time, counted by its id (one
     series of 40,000 records was read, the total cap being `max_rows` times the model's series)."""
@@ -189,15 +227,6 @@ def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: in
         if most > max_rows:
             raise _invalid("data", f"series {'/'.join(key)!r} has {most} records; expected at most "
                            f"{max_rows} per series")  # fmt: skip
-
-
-def long_csv(bundle: Bundle, prepared: PreparedHistory, columns: dict[str, np.ndarray]) -> str:
-    """The CSV route's answer for a model trained on a long table: its rows (the id's columns, the time,
-    the forecast and its intervals), as the records route and `forecaster predict` write them (it answered
-    a wide table of joined names)."""
-    time = bundle.data.date_col or "step"
-    table = pd.DataFrame(columns, index=pd.Index(answer_labels(prepared), name=time))
-    return shaped(bundle, table).to_csv(index=False, lineterminator="\n")
 
 
 def _future(data: DataConfig, request: ForecastRequest, field: str) -> np.ndarray | None:
@@ -265,12 +294,11 @@ def prepare_csv(
     *,
     max_rows: int,
     max_extra_columns: int,
-) -> PreparedHistory | str:
+) -> CsvUpload:
     """Check an uploaded CSV's size, then read it with the reader `forecaster predict` uses
     (`prediction.read_history`) from a temporary file that is removed however the reading ends. Series of
     a model of independent series sent in part or ending apart are forecast here, each after its own last
-    value as `forecaster predict` and the records route do (the answer itself, as CSV text); the others are
-    checked for the micro-batcher."""
+    value as `forecaster predict` and the records route do; the others are checked for the micro-batcher."""
     _check_csv_size(bundle, content, max_rows=max_rows, max_extra_columns=max_extra_columns)
     shown = _SAFE_NAME.sub("_", Path(filename or "").name)[:100].lstrip(".") or "upload"
     if not shown.endswith(".csv"):
@@ -282,27 +310,34 @@ def prepare_csv(
             with warnings.catch_warnings(record=True) as said, without_reading_advice():
                 warnings.simplefilter("always", DataQualityWarning)
                 series = read_history(bundle, path)
+            notes = [note.replace(str(path), shown) for note in _notes(said, str(path))]
             if each_on_its_own(bundle, series):
-                return _forecast_apart(bundle, series, horizon, levels)
+                answer = _forecast_apart(bundle, series, horizon, levels, max_rows)
+                return CsvUpload(series, notes, answer=answer)
         except ForecasterError as error:
             message = (str(error) + _as_read(_notes(said, str(path)))).replace(str(path), shown)
             raise _invalid("horizon" if "horizon" in message else "file", message) from None
     try:
-        return check_history(bundle, series.index, series.inputs, horizon=horizon, max_rows=max_rows)
+        prepared = check_history(bundle, series.index, series.inputs, horizon=horizon, max_rows=max_rows)
     except HistoryError as error:
         refusal = _file_error(error)
-        refusal.detail += _as_read(_notes(said, str(path))).replace(str(path), shown)
+        refusal.detail += _as_read(notes)
         raise refusal from None
+    return CsvUpload(series, notes, prepared=prepared)
 
 
-def _forecast_apart(bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int]) -> str:
-    """The CSV answer for series forecast each after its own last value, timestamps written as the
-    micro-batched answers write them."""
-    table = forecast(bundle, series, horizon=horizon, levels=levels)
-    if isinstance(table.index, pd.DatetimeIndex):
-        table.index = pd.Index([stamp.isoformat() for stamp in table.index], name=table.index.name)
-    wide = bundle.data.id_col is None
-    return shaped(bundle, table).to_csv(index=wide, lineterminator="\n")
+def _forecast_apart(
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], max_rows: int
+) -> str:
+    """The answer for series forecast each after its own last value, each at most `max_rows` long."""
+    rows = int(np.isfinite(series.values).sum(axis=0).max())
+    if rows > max_rows:
+        raise HistoryError(f"expected at most {max_rows} rows per series, got {rows}", part="values")
+    try:
+        table = forecast(bundle, series, horizon=horizon, levels=levels)
+    except DataError as error:  # a line of the upload or the horizon, said as the micro-batched path says it
+        raise DataError(str(error).removeprefix(f"{series.source}: ")) from None
+    return csv_answer(bundle, series, table)
 
 
 def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_extra_columns: int) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import csv
 import difflib
-import io
 import json
 import re
 import sys
@@ -32,7 +30,7 @@ from service.inputs import (
     answer_labels,
     check_records,
     forecast_records,
-    long_csv,
+    notes_header,
     prepare_csv,
     prepare_json,
 )
@@ -167,7 +165,7 @@ async def csv_query_parameters(request: Request) -> None:
     for name, example in (("horizon", 24), ("level", 80)):  # int() reads "3_0", " 3" and "3.0" as well
         odd = next((text for text in request.query_params.getlist(name) if not _DIGITS.fullmatch(text)), None)
         if odd is not None:
-            raise ApiError(422, f"{name}: {odd[:20]!r} is not a whole number in digits; expected such as "
+            raise ApiError(422, f"{odd[:20]!r} is not a whole number in digits; expected such as "
                            f"?{name}={example}", field=name)  # fmt: skip
     for name in dict.fromkeys(request.query_params.keys()):
         meant = _meant(name)
@@ -384,19 +382,12 @@ async def forecast_csv(
     )  # fmt: skip
 
     async def answer() -> Response:
-        prepared = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
-        if isinstance(prepared, str):  # series forecast each after its own last value
-            return Response(content=prepared, media_type="text/csv")
-        [columns] = await forecast_histories(served, [prepared], [levels], ["file"])
-        if served.bundle.data.id_col is not None:  # long rows, as the records route answers a long model
-            return Response(content=long_csv(served.bundle, prepared, columns), media_type="text/csv")
-        text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow([served.bundle.data.date_col or "step", *columns])
-        rows = np.column_stack(list(columns.values())).tolist()
-        for stamp, row in zip(answer_labels(prepared), rows, strict=True):
-            writer.writerow([stamp, *map(repr, row)])
-        return Response(content=text.getvalue(), media_type="text/csv")
+        upload = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+        text = upload.answer
+        if upload.prepared is not None:
+            [columns] = await forecast_histories(served, [upload.prepared], [levels], ["file"])
+            text = upload.answered(served.bundle, columns)
+        return Response(content=text, media_type="text/csv", headers=notes_header(upload.notes))
 
     return await unless_client_leaves(request, answer)
 

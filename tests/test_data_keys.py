@@ -5,6 +5,7 @@ in those columns."""
 from __future__ import annotations
 
 import io
+import json
 import warnings
 from pathlib import Path
 
@@ -118,7 +119,7 @@ def test_the_service_answers_a_two_column_key_in_those_columns(tmp_path):
     assert upload.status_code == 200, upload.text  # long rows too (it answered a wide table of joined names)
     uploaded = pd.read_csv(io.StringIO(upload.text))
     assert list(uploaded.columns) == ["na_item", "geo", "TIME_PERIOD", "naive"] and len(uploaded) == 12
-    assert uploaded.iloc[0].tolist() == ["B1GQ", "DE", "2015-01-01T00:00:00", 139.0]
+    assert uploaded.iloc[0].tolist() == ["B1GQ", "DE", "2015-Q1", 139.0]  # dated as the records route dates
     forecast = answer.json()["forecast"]
     assert forecast[0] == {"na_item": "B1GQ", "geo": "DE", "TIME_PERIOD": "2015-Q1", "naive": 139.0}
     assert {(row["na_item"], row["geo"]) for row in forecast} == {(i, g) for i in ITEMS for g in ("DE", "FR")}
@@ -211,7 +212,7 @@ def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart
     assert main(train) == 0
     three = _readings({pair: (0, 24) for pair in pairs[:3]})
     apart = _readings(dict(zip(pairs, [(0, 30), (6, 24), (0, 24), (3, 40)], strict=True)))
-    with serving(models) as client:
+    with serving(models) as client:  # --max-rows 400
         for sent in (three, apart):
             upload = client.post("/v1/models/sensors/forecast.csv",
                                  files={"file": ("s.csv", sent.to_csv(index=False))})  # fmt: skip
@@ -224,3 +225,44 @@ def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart
                 hours = [(last + pd.Timedelta(hours=k)).isoformat() for k in (1, 2, 3)]
                 assert got["ts"].tolist() == hours and got["naive"].tolist() == [rows["value"].iloc[-1]] * 3
             assert len(answer) == 3 * sent[["site", "sensor"]].drop_duplicates().shape[0]
+        assert "forecaster-notes" not in upload.headers  # the series ending apart: nothing to say
+
+        def post(rows: pd.DataFrame):
+            upload = {"file": ("s.csv", rows.to_csv(index=False))}
+            return client.post("/v1/models/sensors/forecast.csv", files=upload)
+
+        said = json.loads(post(three).headers["forecaster-notes"])  # told, as the records route tells it
+        assert "no rows of series 'south/hum' that model 'sensors' learned: forecast the 3 others" in said[0]
+        refused = post(_readings({pairs[0]: (0, 401)}))  # --max-rows per series, as the micro-batched path
+        assert refused.status_code == 422 and "expected at most 400 rows per series, got 401" in refused.text
+
+
+def test_series_a_model_lacks_are_left_out_before_the_table_is_pivoted(tmp_path, monkeypatch):
+    """Rows of 3,000 one-row series the model has not learned, each at its own hour, beside its own: pivoted
+    first, they made a table of 3,000 x 3,000 (12,000 such rows took 2.5 GB in the service)."""
+    from forecaster.data import panels
+
+    model = Forecaster("naive", horizon=3, input_size=12).fit(
+        _readings({("north", "temp"): (0, 200)}), id_col="site,sensor", date_col="ts", target_col="value"
+    )
+    pivoted = []
+    monkeypatch.setattr(panels, "pivot_long", lambda raw, *args, pivot=panels.pivot_long, **options: (
+        pivoted.append(raw[args[0]].nunique()) or pivot(raw, *args, **options)))  # fmt: skip
+    strangers = _readings({(f"x{k}", "y"): (k, 1) for k in range(3000)})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        forecast = model.predict(pd.concat([_readings({("north", "temp"): (0, 24)}), strangers]))
+    assert pivoted and max(pivoted) == 1 and forecast["naive"].tolist() == [13.0] * 3
+    note = "left out series 'x0/y', 'x1/y', 'x2/y', 'x3/y', 'x4/y' and 2995 more: not among the targets"
+    assert note in " ".join(str(item.message) for item in said)
+
+
+def test_a_series_named_as_the_time_column_is_refused_in_one_line(tmp_path):
+    """An id 'ds' beside the time column 'ds' was an internal error (pandas: "cannot insert ds, already
+    exists")."""
+    rows = pd.DataFrame({"unique_id": ["A"] * 30 + ["ds"] * 30, "y": 1.0,
+                         "ds": list(pd.date_range("2024-01-01", periods=30, freq="h")) * 2})  # fmt: skip
+    rows.to_csv(tmp_path / "long.csv", index=False)
+    with pytest.raises(DataError, match=r"long.csv: line 32: series id 'ds' is the name of the time column; "
+                       "expected ids other than the time column's name"):  # fmt: skip
+        read_csv(tmp_path / "long.csv", id_col="unique_id")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from forecaster.data.missing import advice, line
+from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.errors import DataError
 
@@ -123,6 +123,10 @@ def pivot_long(
             f"{', '.join(line(row) for row in same[:_SHOWN])}){hint}; expected one row per series and time"
         )
     order = list(dict.fromkeys(ids))
+    if time_col in order:  # the wide table's columns are the ids beside the time column
+        row = int(np.flatnonzero((ids == time_col).to_numpy())[0])
+        raise DataError(f"{source}: {line(row)}: series id {time_col!r} is the name of the time column; "
+                        "expected ids other than the time column's name")  # fmt: skip
     if aligned:
         _check_aligned(keys, order, source)
     key = raw[time_col] if times is None else times
@@ -198,7 +202,17 @@ def read_long(
     `channels`: aligned series in the file's row order, independent series on the union of their times,
     sorted by the times `parse_dates(source, raw, column)` reads. Channels not given: multivariate where the
     series share their times and values at their ends, else independent (a country published from a later
-    year, `_blank_ends`), said in `notes`."""
+    year, `_blank_ends`), said in `notes`. Series not among `read.targets` (a model's) are left out first:
+    pivoted, 12,000 series of one row each at its own time made a table of 12,000 x 12,000."""
+    if read.targets is not None:
+        ids = raw[read.id_col].astype(str).str.strip()
+        asked = ids.isin(read.targets).to_numpy()
+        if not asked.all():
+            others = list(map(repr, dict.fromkeys(ids[~asked])))
+            targets = some(list(map(repr, read.targets)))
+            notes.append(f"left out series {some(others)}: not among the targets {targets} (a model's: those "
+                         "long enough to train)")  # fmt: skip
+            raw = raw[asked]
     if read.channels is None:
         try:
             shared = dataclasses.replace(read, channels=MULTIVARIATE)

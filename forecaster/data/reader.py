@@ -362,11 +362,6 @@ def _read_table(
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
     columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index)
     check_names(source, [*columns, *covariates])
-    used = {*used_for_dates, *columns, *covariates}  # built once: per name, 50,000 columns took minutes
-    others = [str(name) for name in raw.columns if name not in used]
-    if read.id_col is not None and read.targets is not None and others:  # a long panel's series not asked for
-        notes.append(f"left out series {some(list(map(repr, others)))}: not among the targets "
-                     f"{', '.join(map(repr, columns))} (a model's: those long enough to train)")  # fmt: skip
     if covariates:
         _, inputs = numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
