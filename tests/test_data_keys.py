@@ -266,3 +266,16 @@ def test_a_series_named_as_the_time_column_is_refused_in_one_line(tmp_path):
     with pytest.raises(DataError, match=r"long.csv: line 32: series id 'ds' is the name of the time column; "
                        "expected ids other than the time column's name"):  # fmt: skip
         read_csv(tmp_path / "long.csv", id_col="unique_id")
+
+
+def test_a_long_table_whose_wide_table_would_not_fit_is_refused_before_it_is_built(tmp_path, monkeypatch):
+    """Series that share no times make a wide table of series x times cells: refused over the cap, named."""
+    from forecaster.data import panels
+
+    monkeypatch.setattr(panels, "MAX_PIVOT_CELLS", 2_000)
+    _readings({(f"s{k}", "t"): (k, 1) for k in range(50)}).to_csv(tmp_path / "apart.csv", index=False)
+    with pytest.raises(DataError, match=r"apart.csv: 50 series over 50 distinct times would make a table of "
+                       r"2,500 cells; expected at most 2,000"):  # fmt: skip
+        read_csv(tmp_path / "apart.csv", id_col="site,sensor", target_col="value", channels="independent")
+    _readings({(f"s{k}", "t"): (0, 40) for k in range(50)}).to_csv(tmp_path / "shared.csv", index=False)
+    assert len(read_csv(tmp_path / "shared.csv", id_col="site,sensor").columns) == 50  # 2,000 cells

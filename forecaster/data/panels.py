@@ -78,6 +78,9 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
     return keyed
 
 
+MAX_PIVOT_CELLS = 200_000_000  # 1.6 GB of float64; M5's 30,490 series over 1,941 days are 59 million
+
+
 def pivot_long(
     raw: pd.DataFrame,
     id_col: str,
@@ -129,6 +132,11 @@ def pivot_long(
                         "expected ids other than the time column's name")  # fmt: skip
     if aligned:
         _check_aligned(keys, order, source)
+    cells = len(order) * keys["time"].nunique()
+    if cells > MAX_PIVOT_CELLS:  # 12,000 series of one row each at its own time: 144 million cells
+        raise DataError(f"{source}: {len(order):,} series over {cells // len(order):,} distinct times would "
+                        f"make a table of {cells:,} cells; expected at most {MAX_PIVOT_CELLS:,} (series that "
+                        "share their times, or fewer series per file)")  # fmt: skip
     key = raw[time_col] if times is None else times
     wide = (
         pd.DataFrame({"id": ids.to_numpy(), time_col: key, "value": raw[target_col].to_numpy()})
