@@ -276,7 +276,9 @@ class Forecaster:
 
 def _labels(df: Any, id_col: str | None) -> dict[str, Any]:
     """A frame's series names that are not text (ids 1, 2; columns 0, 1), by the text they are read as."""
-    names = getattr(df, "columns", [])
+    if not isinstance(df, pd.DataFrame):  # a TimeSeries' names are text already
+        return {}
+    names = df.columns
     if id_col is not None and id_col in names:
         names = df[id_col].unique()
     return {str(name): name for name in names if not isinstance(name, str)}

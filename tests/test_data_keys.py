@@ -279,3 +279,15 @@ def test_a_long_table_whose_wide_table_would_not_fit_is_refused_before_it_is_bui
         read_csv(tmp_path / "apart.csv", id_col="site,sensor", target_col="value", channels="independent")
     _readings({(f"s{k}", "t"): (0, 40) for k in range(50)}).to_csv(tmp_path / "shared.csv", index=False)
     assert len(read_csv(tmp_path / "shared.csv", id_col="site,sensor").columns) == 50  # 2,000 cells
+
+
+def test_a_series_named_as_its_id_column_trains_from_the_command_line(tmp_path):
+    """A series whose id is its id column's name ('kind' among the kinds): training ended in an internal
+    error after the bundle was written (the series' names were looked up as a DataFrame's column)."""
+    rows = pd.DataFrame({"kind": np.repeat(["kind", "other"], 40), "ds": list(pd.date_range("2024-01-01",
+                         periods=40, freq="D")) * 2, "y": np.tile(np.arange(40.0), 2)})  # fmt: skip
+    rows.to_csv(tmp_path / "long.csv", index=False)
+    train = ["train", "--csv", str(tmp_path / "long.csv"), "--id-col", "kind", "--model", "naive",
+             "--horizon", "2", "--input-size", "4", "--no-progress", "--out", str(tmp_path / "m")]
+    assert main(train) == 0
+    assert Forecaster.load(tmp_path / "m").bundle.data.columns == ["kind", "other"]

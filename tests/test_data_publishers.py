@@ -444,3 +444,23 @@ def test_banxico_and_bea_markers_are_missing_values(tmp_path):
     frame, _, note = read_noted(write(tmp_path, "fix.csv", "\n".join(["month,fix,income", *rows]) + "\n"))
     assert frame["fix"].iloc[5] == pytest.approx(17.5) and frame["income"].iloc[6] == pytest.approx(306.0)
     assert "read 2 cell(s) marked" in note and "filled 2 empty cell(s) by linear interpolation" in note
+
+
+def test_a_noaa_station_file_and_a_crypto_export_forecast_their_measurements_only(tmp_path):
+    """NCEI's GHCN-Daily CSV repeats the station's LATITUDE, LONGITUDE and ELEVATION on every row, and
+    CryptoDataDownload writes each hour's Unix time in milliseconds beside its date: each was forecast as a
+    series. A policy rate unchanged all along stays one."""
+    days = pd.date_range("2023-01-01", periods=40)
+    rows = ['"STATION","NAME","LATITUDE","LONGITUDE","ELEVATION","DATE","PRCP","TMAX","RATE"'] + [
+        f'"USW00094728","NY CITY CENTRAL PARK, NY US","40.77898","-73.96925","42.7","{day:%Y-%m-%d}",'
+        f'"{k % 3 / 10:.2f}","{40 + k % 7}","4.5"' for k, day in enumerate(days)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "ghcn.csv", "\n".join(rows)))
+    assert freq == "D" and list(frame.columns) == ["PRCP", "TMAX", "RATE"]
+    assert "skipped column(s) 'LATITUDE', 'LONGITUDE', 'ELEVATION': one place or format throughout" in note
+    hours = pd.date_range("2024-01-01", periods=48, freq="h")[::-1]  # newest first, as it is published
+    rows = ["https://www.CryptoDataDownload.com", "unix,date,symbol,open,close,Volume BTC"] + [
+        f"{stamp.value // 10**6},{stamp:%Y-%m-%d %H:%M:%S},BTC/USDT,{100 + k},{101 + k},{k % 5}.5"
+        for k, stamp in enumerate(hours)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "Binance_BTCUSDT_1h.csv", "\n".join(rows)))
+    assert freq == "h" and list(frame.columns) == ["open", "close", "Volume BTC"]
+    assert "skipped column(s) 'unix': the dates as Unix times (targets keep them)" in note

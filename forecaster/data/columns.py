@@ -88,6 +88,8 @@ def _codes(column: pd.Series) -> bool:
 
 
 _ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
+_DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
+                                "decimals"})  # NOAA's station files, StatCan's tables
 _CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"
 
 
@@ -172,9 +174,9 @@ def numeric_columns(
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
     """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
     (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), codes
-    (e-Stat's "コード" columns), an identifier of one value throughout (DWD's STATIONS_ID) or parts of the
-    dates (a year, month or weekday column beside them); none of them a series to forecast (kept where
-    nothing else is left)."""
+    (e-Stat's "コード" columns), an identifier of one value throughout (DWD's STATIONS_ID), parts of the
+    dates (a year, month or weekday column beside them) or Unix times, or a station's coordinates; none of
+    them a series to forecast (kept where nothing else is left)."""
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     years = _decimal_years(index)  # once, not per column: Traffic has 862
@@ -185,15 +187,43 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     dated = isinstance(index, pd.DatetimeIndex) and len(index) >= 3
     parts = [name for name in columns if dated and name not in counters + ids
              and restates_a_part(name, raw[name], index)]  # fmt: skip
-    restating = counters + decimal + ids + parts
+    epochs = _epoch_numbers(index) if dated else {}
+    unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
+    constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
+    restating = counters + decimal + ids + parts + unix + constant
     if not restating or len(restating) == len(columns):
         return columns
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
                         (ids, "codes or an identifier of one value"),
-                        (parts, "parts of the dates (year, month, weekday ...)")):  # fmt: skip
+                        (parts, "parts of the dates (year, month, weekday ...)"),
+                        (unix, "the dates as Unix times"),
+                        (constant, "one place or format throughout")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in columns if name not in restating]
+
+
+def _epoch_numbers(index: pd.DatetimeIndex) -> dict[str, np.ndarray]:
+    """The dates of `index` as Unix times in seconds and in milliseconds (naive dates read as UTC)."""
+    seconds = index.as_unit("s").asi8.astype(np.float64)
+    return {"s": seconds, "ms": seconds * 1000}
+
+
+def _is_epoch(column: pd.Series, epochs: dict[str, np.ndarray]) -> bool:
+    """Whether `column` holds the dates as Unix times (a crypto export's `unix` beside its `date`)."""
+    if not epochs or not pd.api.types.is_numeric_dtype(column):
+        return False
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return any(np.array_equal(values, times) for times in epochs.values())
+
+
+def _described(name: str, column: pd.Series) -> bool:
+    """Whether a column named as what places or formats a series (a station's latitude, StatCan's DECIMALS)
+    holds one number throughout: it describes the series; a policy rate unchanged for years is one."""
+    if str(name).strip().lower() not in _DESCRIPTIVE_NAMES or not pd.api.types.is_numeric_dtype(column):
+        return False
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return bool(np.isfinite(values).all() and (values == values[0]).all())
 
 
 def _decimal_years(index: pd.Index) -> np.ndarray | None:
