@@ -262,7 +262,7 @@ def test_dwd_daily_climate_file_with_its_yyyymmdd_dates_station_id_and_end_of_re
     frame, freq, note = read_noted(write(tmp_path, "produkt_klima_tag_01048.txt", "\n".join(rows)))
     assert freq == "D" and frame.index.equals(pd.DatetimeIndex(days, name="MESS_DATUM"))
     assert list(frame.columns) == ["QN_4", "RSK", "TMK"] and frame["RSK"].iloc[7] == pytest.approx(0.7)
-    assert "skipped column(s) 'STATIONS_ID': codes or an identifier of one value (targets keep them)" in note
+    assert "skipped column(s) 'STATIONS_ID': codes or identifiers (targets keep them)" in note
 
 
 def test_an_e_stat_table_with_japanese_month_labels_and_code_columns(tmp_path):
@@ -276,7 +276,7 @@ def test_an_e_stat_table_with_japanese_month_labels_and_code_columns(tmp_path):
     frame, freq, note = read_noted(write(tmp_path, "FEH_00200573.csv", "\n".join(rows) + "\n"))
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="時間軸（月次）"))
     assert list(frame.columns) == ["0001 総合"] and frame.iloc[-1, 0] == pytest.approx(97.9)
-    assert "skipped column(s) '表章項目 コード', '時間軸（月次） コード': codes or an identifier" in note
+    assert "skipped column(s) '表章項目 コード', '時間軸（月次） コード': codes or identifiers" in note
 
 
 def test_cbs_statline_months_with_each_years_row_among_them_and_provisional_stars(tmp_path):
@@ -464,3 +464,30 @@ def test_a_noaa_station_file_and_a_crypto_export_forecast_their_measurements_onl
     frame, freq, note = read_noted(write(tmp_path, "Binance_BTCUSDT_1h.csv", "\n".join(rows)))
     assert freq == "h" and list(frame.columns) == ["open", "close", "Volume BTC"]
     assert "skipped column(s) 'unix': the dates as Unix times (targets keep them)" in note
+
+
+def test_published_tables_of_turkish_portuguese_and_swedish_periods_and_cbs_open_data(tmp_path):
+    """The year written on a table's first row of each year only (Hong Kong's C&SD, TurkStat), Turkish and
+    Portuguese month names under Yıl / Ay and Ano / Mês, Statistics Sweden's quarters "2010K1", and CBS open
+    data's Perioden "2018MM01" after an ID, each year's "2018JJ00" total among the months: each was refused
+    as having no date column (or "nan is not a year number")."""
+    turkish = ("ocak", "şubat", "mart", "nisan", "mayıs", "haziran", "temmuz", "ağustos", "eylül", "ekim",
+               "kasım", "aralık")  # fmt: skip
+    rows = ["Yıl;Ay;Endeks"] + [f"{2018 + k // 12 if k % 12 == 0 else ''};{turkish[k % 12].title()};"
+                                f"{300 + k},5" for k in range(30)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "tufe.csv", "\n".join(rows)))
+    assert freq == "MS" and frame.index[13] == pd.Timestamp("2019-02-01") and frame.iloc[13, 0] == 313.5
+    assert "carried each year in column 'Yıl' down to the rows below it, left blank" in note
+    months = ("janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro",
+              "outubro", "novembro", "dezembro")  # fmt: skip
+    rows = ["Ano,Mês,IPCA"] + [f"{2020 + k // 12},{months[k % 12]},{k / 10}" for k in range(24)]
+    series = read_csv(write(tmp_path, "ipca.csv", "\n".join(rows)))
+    assert series.freq == "MS" and series.index[-1] == pd.Timestamp("2021-12-01")
+    rows = ["quarter,GDP"] + [f"{2010 + k // 4}K{k % 4 + 1},{1000 + k}" for k in range(12)]
+    series = read_csv(write(tmp_path, "scb.csv", "\n".join(rows)))
+    assert series.freq == "QS-JAN" and series.index[5] == pd.Timestamp("2011-04-01")
+    periods = [f"{2018 + k // 13}{'JJ00' if k % 13 == 12 else f'MM{k % 13 + 1:02d}'}" for k in range(39)]
+    rows = ['"ID";"Perioden";"CPI_1"'] + [f'"{k}";"{period}";"{100 + k}"' for k, period in enumerate(periods)]
+    frame, freq, note = read_noted(write(tmp_path, "cbs.csv", "\n".join(rows)))
+    assert freq == "MS" and len(frame) == 36 and list(frame.columns) == ["CPI_1"]
+    assert "dropped 3 row(s) of whole years ('2018JJ00', '2019JJ00', '2020JJ00') among the month rows" in note

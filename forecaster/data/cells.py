@@ -87,6 +87,12 @@ class Tally:
         return said
 
 
+def cell_texts(column: pd.Series) -> pd.Series:
+    """Each cell as its text without surrounding spaces, an empty cell as "" (not "nan"; a column of floats
+    filled with text is deprecated in pandas)."""
+    return column.astype(object).fillna("").astype(str).str.strip()
+
+
 def _unflagged(text: str) -> tuple[str, str | None]:
     """(the cell without a trailing flag, the flag) when what is left is a number or a marker."""
     if number_kind(text, flags=False) is not None:

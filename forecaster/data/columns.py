@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import counts_rows, not_a_number_cell
+from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
 from forecaster.data.dateparts import restates_a_part
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
@@ -55,12 +55,12 @@ def named_apart(
     file was refused); and the repeated names left, which `check_names_once` refuses."""
     left, renamed = [], {}
     described = raw.iloc[:12]
-    labels = described.iloc[:, 0].fillna("").astype(str).str.strip()
+    labels = cell_texts(described.iloc[:, 0])
     described = described.iloc[: next((k for k, label in enumerate(labels) if not label or is_date(label)),
                                       len(described))]  # fmt: skip
     for name in repeated:
         copies = _copies(raw, name)
-        cells = described[copies].fillna("").astype(str).apply(lambda column: column.str.strip())
+        cells = described[copies].apply(cell_texts)
         distinct = [k for k in range(len(cells)) if cells.iloc[k].nunique() == len(copies)]
         row = next((cells.iloc[k] for k in distinct if "" not in set(cells.iloc[k])), None)
         if row is None:
@@ -174,7 +174,7 @@ def numeric_columns(
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
     """`columns` less those that restate a dated table's rows: named as row counters and counting the rows
     (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), codes
-    (e-Stat's "コード" columns), an identifier of one value throughout (DWD's STATIONS_ID), parts of the
+    (e-Stat's "コード" columns), an identifier (`_identifies`), parts of the
     dates (a year, month or weekday column beside them) or Unix times, or a station's coordinates; none of
     them a series to forecast (kept where nothing else is left)."""
     counters = [name for name in columns
@@ -183,7 +183,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     decimal = [name for name in columns if name not in counters and years is not None
                and pd.api.types.is_numeric_dtype(raw[name]) and _restates(raw[name], years)]  # fmt: skip
     ids = [name for name in columns if not is_text(raw[name]) and (_CODE_NAME.search(str(name).strip())
-           or (_ID_NAME.fullmatch(str(name).strip()) and raw[name].nunique() == 1))]  # fmt: skip
+           or (_ID_NAME.fullmatch(str(name).strip()) and _identifies(raw[name])))]  # fmt: skip
     dated = isinstance(index, pd.DatetimeIndex) and len(index) >= 3
     parts = [name for name in columns if dated and name not in counters + ids
              and restates_a_part(name, raw[name], index)]  # fmt: skip
@@ -194,13 +194,21 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     if not restating or len(restating) == len(columns):
         return columns
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
-                        (ids, "codes or an identifier of one value"),
+                        (ids, "codes or identifiers"),
                         (parts, "parts of the dates (year, month, weekday ...)"),
                         (unix, "the dates as Unix times"),
                         (constant, "one place or format throughout")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in columns if name not in restating]
+
+
+def _identifies(column: pd.Series) -> bool:
+    """Whether a column named as an id holds one value throughout (DWD's STATIONS_ID) or record numbers
+    that only rise (CBS open data's ID, its years' rows left out)."""
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    rising = len(values) > 1 and (values % 1 == 0).all() and (np.diff(values) > 0).all()
+    return bool(column.nunique() == 1 or rising)
 
 
 def _epoch_numbers(index: pd.DatetimeIndex) -> dict[str, np.ndarray]:

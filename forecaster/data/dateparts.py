@@ -21,12 +21,14 @@ DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month
 WEEK_COUNTS = ("iso", "mmwr")  # Monday to Sunday; epidemiological weeks, Sunday to Saturday
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
            "hour": (0, 23)}  # fmt: skip
-# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS; the Met Office's
-# "yyyy mm"), case ignored.
+# The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS, IBGE, TurkStat's
+# "Yıl;Ay"; the Met Office's "yyyy mm"), case ignored.
 _PART_NAMES = {
-    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr"), "year"),
-    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr"), "quarter"),
-    **dict.fromkeys(("month", "monat", "mois", "mes", "mese", "maand", "mm", "mo", "mon"), "month"),
+    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr", "yıl"),
+                   "year"),
+    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr", "çeyrek"), "quarter"),
+    **dict.fromkeys(("month", "monat", "mois", "mes", "mês", "mese", "maand", "mm", "mo", "mon", "ay"),
+                   "month"),
     **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk"), "week"),
     **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),
     **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur", "hh", "hr"), "hour"),
@@ -93,6 +95,9 @@ def dates_from_parts(
         column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
+        if kind == "year" and len(column) > 1 and np.isfinite(column[0]) and raw[name].isna().any():
+            column = pd.Series(column).ffill().to_numpy()  # a table's year on its first row only
+            notes.append(f"carried each year in column {name!r} down to the rows below it, left blank")
         low, high = _RANGES[kind]
         whole = np.isfinite(column) & (column == np.round(column))
         bad = np.flatnonzero(~whole | (column < low) | (column > high))

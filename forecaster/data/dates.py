@@ -19,7 +19,8 @@ from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.timeindex import infer_frequency, sub_daily
 
-# Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch).
+# Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
+# Turkish).
 _MONTH_NAMES = (
     "january february march april may june july august september october november december",
     "januar februar märz april mai juni juli august september oktober november dezember",
@@ -27,16 +28,22 @@ _MONTH_NAMES = (
     "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
     "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
     "januari februari maart april mei juni juli augustus september oktober november december",
+    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
 )
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
                  for cut in (3, None)}  # fmt: skip
 PERIOD_LABELS = (
-    # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1")
-    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QT](?P<quarter>[1-4])$", re.I), "quarter"),
+    # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1"), K for kvartal
+    # (Statistics Sweden: "2020K1")
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QTK](?P<quarter>[1-4])$", re.I), "quarter"),
     (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})M(?P<month>\d{2})D(?P<day>\d{2})$", re.I), "day"),  # Eurostat's days
+    # CBS open data's Perioden: "2018MM01", "2018KW01" (its years, "2018JJ00", are dropped among them)
+    (re.compile(r"^(?P<year>\d{4})MM(?P<month>\d{2})$"), "month"),
+    (re.compile(r"^(?P<year>\d{4})KW0(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month

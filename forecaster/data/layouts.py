@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MONTHS, Tally, counts_rows, number_kind, numbers_in_text_columns
+from forecaster.data.cells import MONTHS, Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dates import year_numbers
 from forecaster.data.headerless import (
     commented_names,
@@ -280,7 +280,7 @@ def _description_rows(raw: pd.DataFrame) -> int:
     """How many rows right below the header describe the columns instead of holding data (an ABS time-series
     spreadsheet's Unit, Series Type, ..., Series ID rows): at most MAX_DESCRIPTION_ROWS whose first cell is
     text and no date, above rows whose first cells, a sample spread over them, all are dates; else 0."""
-    first = raw.iloc[:, 0].fillna("").astype(str).str.strip()
+    first = cell_texts(raw.iloc[:, 0])
     dated = (_datum(text) or is_timestamp(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
@@ -295,7 +295,7 @@ def _ons_block(
 ) -> tuple[pd.DataFrame, str, str, str]:
     """The ONS block kept (DATE_COLUMN and the series): the one `asked` for, else the finest that is long
     enough; a note naming the blocks skipped, how its line numbers map to the file, and the block's kind."""
-    labels = raw.iloc[:, 0].fillna("").astype(str).str.strip()
+    labels = cell_texts(raw.iloc[:, 0])
     found = [_ONS_LABEL.fullmatch(label) for label in labels]
     bad = next((row for row, match in enumerate(found) if match is None), None)
     if bad is not None:

@@ -52,17 +52,20 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
 
 
 def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
-    """`raw` without the rows of whole years among the month or quarter labels of its first column (a year's
-    total or average, not a further step), and a note naming them; None for other tables."""
-    labels = raw.iloc[:, 0]
+    """`raw` without the rows of whole years among the month or quarter labels of its first column that is
+    not numbers (CBS open data's Perioden follows an ID) (a year's total or average, not a further step), and
+    a note naming them; None for other tables."""
+    labels = next((raw[name] for name in raw.columns if not pd.api.types.is_numeric_dtype(raw[name])), None)
+    if labels is None:
+        return None
     sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
-    if pd.api.types.is_numeric_dtype(labels) or period_label_misfits(sample) is None:
+    if period_label_misfits(sample) is None:
         return None
     if (misfits := period_label_misfits(labels)) is None:
         return None
     kind, rows = misfits
     years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
-    if kind not in ("month", "quarter") or not years.str.fullmatch(r"\d{4}").all():
+    if kind not in ("month", "quarter") or not years.str.fullmatch(r"\d{4}(?:JJ00)?").all():  # CBS: 2018JJ00
         return None
     shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
     note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"

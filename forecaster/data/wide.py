@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import Tally, number_kind, to_numbers
+from forecaster.data.cells import Tally, cell_texts, number_kind, to_numbers
 from forecaster.data.dates import (
     MONTH_NUMBERS,
     NUMERIC_DATE,
@@ -83,7 +83,7 @@ def _series_names(ids: pd.DataFrame) -> list[str]:
     JHU's Province/State of a whole country, where the names stay distinct)."""
     parts = []
     for name, column in ids.items():
-        values = column.fillna("").astype(str).str.strip()
+        values = cell_texts(column)
         dimensions = str(name).split("\\")[0].split(",")  # Eurostat: "freq,unit,geo\TIME_PERIOD"
         if "\\" in str(name) and len(dimensions) > 1 and (values.str.count(",") == len(dimensions) - 1).all():
             parts.extend(piece for _, piece in values.str.split(",", expand=True).items())
