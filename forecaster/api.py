@@ -23,14 +23,9 @@ from forecaster.calibration import check_levels
 from forecaster.checks import check_int
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame
+from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
-from forecaster.data.panels import (
-    DEFAULT_ID_COL,
-    DEFAULT_TARGET_COL,
-    DEFAULT_TIME_COL,
-    key_columns,
-    melt_forecast,
-)
+from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped

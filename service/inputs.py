@@ -25,8 +25,8 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import DataQualityWarning, TimeSeries
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets
+from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
-from forecaster.data.panels import key_columns
 from forecaster.data.textfile import compression
 from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import (

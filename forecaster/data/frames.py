@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.dates import year_numbers
-from forecaster.data.panels import key_columns
+from forecaster.data.keys import key_columns
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 

@@ -33,8 +33,8 @@ from forecaster.data.headerless import (
     names_above,
 )
 from forecaster.data.headerless import names as headerless_names
+from forecaster.data.keys import key_parts
 from forecaster.data.missing import line_number, lines
-from forecaster.data.panels import key_parts
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season

@@ -45,6 +45,7 @@ from forecaster.data.dates import (
 )
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import as_frame, check_names, in_time_order, index_as_columns
+from forecaster.data.keys import key_parts, with_key
 from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
@@ -61,7 +62,7 @@ from forecaster.data.missing import (
     some,
     spans_apart,
 )
-from forecaster.data.panels import find_long, key_parts, long_columns, read_long, with_key
+from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
 from forecaster.data.textfile import EAST_ASIAN, WINDOWS_TEXT, read_options

@@ -1,0 +1,61 @@
+"""Series ids of several columns (an official export's country and item, a store and an item): joined into
+one series name ("DE/B1GQ") for reading, split back into their columns for forecasts.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from forecaster.data.missing import line
+from forecaster.errors import DataError
+
+# Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ".
+KEY_SEPARATOR = "/"
+
+
+def key_parts(id_col: str) -> list[str]:
+    """The column names an id_col gives: itself, or several joined by commas ("geo,na_item")."""
+    return [part.strip() for part in id_col.split(",")]
+
+
+def key_columns(columns: pd.Index | list[str], id_col: str) -> list[str] | None:
+    """The columns `id_col` names: itself, or its comma-separated columns whose values together name a series
+    (`geo,na_item`: an official long export's country and item); None where it names no column."""
+    if id_col in columns:
+        return [id_col]
+    parts = key_parts(id_col)
+    return parts if len(parts) > 1 and all(part in columns for part in parts) else None
+
+
+def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
+    """`raw` with an id of several columns joined into one column named `id_col` (KEY_SEPARATOR between
+    the values), in place of them; unchanged where `id_col` is a column or names none."""
+    parts = key_parts(id_col)
+    missing = [part for part in parts if part not in raw.columns]
+    if len(parts) < 2 or (id_col in raw.columns and missing):
+        return raw
+    if id_col in raw.columns:  # which names the series is in doubt (a request's extra field overrode them)
+        raise DataError(f"{source}: both a column named {id_col!r} and the columns it joins; expected one")
+    if missing:
+        raise DataError(
+            f"{source}: id column(s) {', '.join(map(repr, missing))} not found (id_col {id_col!r} joins "
+            f"columns by commas); columns are {', '.join(map(repr, raw.columns))}"
+        )
+    for part in parts:
+        if raw[part].isna().any():
+            row = int(raw[part].isna().to_numpy().argmax())
+            raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
+        joining = raw[part].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
+        if joining.any():  # 'B1GQ/SA' and 'DE' would read back as 'B1GQ' and 'SA/DE'
+            row = int(joining.argmax())
+            raise DataError(
+                f"{source}: {line(row)}: {raw[part].iloc[row]!r} in column {part!r} holds {KEY_SEPARATOR!r}, "
+                f"which joins the columns of id_col {id_col!r}; expected ids without it (or one id column)"
+            )
+    joined = raw[parts[0]].astype(str).str.strip()
+    for part in parts[1:]:  # column by column: a join row by row took seconds on a million rows
+        joined = joined + KEY_SEPARATOR + raw[part].astype(str).str.strip()
+    at = list(raw.columns).index(parts[0])
+    keyed = raw.drop(columns=parts)
+    keyed.insert(min(at, len(keyed.columns)), id_col, joined.to_numpy())
+    return keyed
