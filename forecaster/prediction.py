@@ -96,7 +96,7 @@ def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
     if (data := bundle.data).id_col is None:
         return table
     time_col, present = data.date_col or DEFAULT_TIME_COL, [name for name in data.columns if name in table]
-    return melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle))
+    return melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle), data.target_col)
 
 
 def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:

@@ -93,11 +93,16 @@ def test_nixtla_names_pick_the_id_and_y_among_several_numeric_columns():
     assert "keyed by column 'unique_id'" in note
 
 
-def test_several_value_columns_are_refused_in_one_line_unless_one_is_named():
+def test_several_value_columns_are_each_a_variable_of_every_series_unless_one_is_named():
+    """A quarterly macro panel of two measurements per country: each is forecast, as each numeric column of a
+    wide table is (the panel was refused as "2 columns could hold its values")."""
     panel = _panel(12).assign(gdp=lambda frame: 2 * frame["unemployment"])
-    message = _refusal(panel)
-    assert "2 columns could hold its values ('unemployment', 'gdp')" in message and "--target-col" in message
-    assert "\n" not in message
+    series, note = _read(panel)
+    pairs = [f"{country}/{value}" for country in COUNTRIES for value in ("unemployment", "gdp")]
+    assert series.columns == pairs
+    np.testing.assert_allclose(series.frame["JP/gdp"], 2 * (3.0 + np.arange(12) / 10))
+    assert "its values from columns 'unemployment', 'gdp', each a variable of every series" in note
+    assert series.options.target_col == "unemployment,gdp" and series.options.id_col == "country"
     series, note = _read(panel, targets=["gdp"])
     np.testing.assert_allclose(series.frame["JP"], 2 * (3.0 + np.arange(12) / 10))
     assert "its values from column 'gdp' (left out numeric column(s) 'unemployment': targets" in note
@@ -463,7 +468,7 @@ def test_a_target_named_with_a_comma_is_given_in_double_quotes(tmp_path, capsys)
 
 def test_an_id_column_alone_finds_the_dates_and_the_one_varying_value_column(tmp_path):
     """gapminder: --id-col country, the years found as in a wide table; a country's code describes it (one
-    value per country), so the values are among lifeExp and pop, which the user names."""
+    value per country), so the values are lifeExp and pop, each a variable, or the one the user names."""
     countries = [("Chad", "Africa", 148), ("Peru", "Americas", 604)]
     rows = [(country, continent, year, 40 + k + year / 100, 1e6 * (k + 1) + year, code)
             for k, (country, continent, code) in enumerate(countries)
@@ -471,9 +476,9 @@ def test_an_id_column_alone_finds_the_dates_and_the_one_varying_value_column(tmp
     path = tmp_path / "gapminder.csv"
     columns = ["country", "continent", "year", "lifeExp", "pop", "iso_num"]
     pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
-    with pytest.raises(DataError, match=r"2 columns could hold the values of the series keyed by 'country' "
-                                        r"\('lifeExp', 'pop'\); name one with target_col"):  # fmt: skip
-        read_csv(path, id_col="country")
+    both = read_csv(path, id_col="country")  # each a variable of every country
+    assert both.columns == ["Chad/lifeExp", "Chad/pop", "Peru/lifeExp", "Peru/pop"]
+    assert both.options.target_col == "lifeExp,pop" and both.frame["Peru/pop"].iloc[0] == 2e6 + 1952
     series = read_csv(path, id_col="country", target_col="lifeExp")
     assert series.columns == ["Chad", "Peru"] and series.freq == "5YS-JAN" and series.date_col == "year"
     assert series.values[0].tolist() == [40 + 19.52, 41 + 19.52]

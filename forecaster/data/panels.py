@@ -18,6 +18,7 @@ import pandas as pd
 from forecaster.data.keys import KEY_SEPARATOR, key_parts, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
+from forecaster.data.variables import by_variable, melt_variables, value_columns
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
@@ -114,14 +115,8 @@ def long_columns(
         if read.id_col in raw.columns:
             numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
         named = [column for column in numeric if column.lower() in VALUE_NAMES]
-        if len(named) == 1 or len(numeric) == 1:
-            target_col = (named or numeric)[0]
-        elif numeric:
-            shown = ", ".join(map(repr, numeric[:8]))
-            raise DataError(
-                f"{source}: {len(numeric)} columns could hold the values of the series keyed by "
-                f"{read.id_col!r} ({shown}); name one with target_col / --target-col"
-            )
+        if named or numeric:  # several: each a variable of every series
+            target_col = named[0] if len(named) == 1 else ",".join(numeric)
     return dataclasses.replace(read, date_col=date_col, target_col=target_col)
 
 
@@ -160,7 +155,12 @@ def read_long(
     sorted by the times `parse_dates(source, raw, column)` reads. Channels not given: multivariate where the
     series share their times and values at their ends, else independent (a country published from a later
     year, `_blank_ends`), said in `notes`. Series not among `read.targets` (a model's) are left out first:
-    pivoted, 12,000 series of one row each at its own time made a table of 12,000 x 12,000."""
+    pivoted, 12,000 series of one row each at its own time made a table of 12,000 x 12,000. Several value
+    columns (`target_col` "gdp,unemployment") are each a variable of every series (`variables`)."""
+    if value_columns(read.target_col) is not None:
+        melted, inner = melt_variables(raw, read, source)
+        wide, date_col, inner = read_long(melted, inner, source, parse_dates, notes)
+        return wide, date_col, dataclasses.replace(read, channels=inner.channels)
     if read.targets is not None:
         ids = raw[read.id_col].astype(str).str.strip()
         asked = ids.isin(read.targets).to_numpy()
@@ -247,12 +247,8 @@ def find_long(
     parts = key_parts(id_col) if id_col not in others else [id_col]
     keyed = f"column {id_col!r}" if len(parts) == 1 else f"columns {' and '.join(map(repr, parts))}"
     found = f"read as a long panel keyed by {keyed}, since dates repeat in column {date_col!r}"
-    if len(values) > 1:
-        raise DataError(
-            f"{source}: {found}, but {len(values)} columns could hold its values "
-            f"({', '.join(map(repr, values))}); name one with target_col / --target-col and id_col / --id-col"
-        )
-    long = dataclasses.replace(read, id_col=id_col, target_col=values[0], date_col=date_col, targets=None)
+    long = dataclasses.replace(read, id_col=id_col, target_col=",".join(values), date_col=date_col,
+                               targets=None)  # fmt: skip
     try:
         wide, _, long = read_long(raw, long, source, parse_dates, notes)
     except DataError as error:
@@ -262,15 +258,22 @@ def find_long(
     ignored = ""
     if alike:
         ignored = f" (ignored column(s) alike in every row or empty in most: {', '.join(map(repr, alike))})"
-    unused = [column for column in numeric if column != values[0]]
+    unused = [column for column in numeric if column not in values]
     if unused:  # which variable is forecast is the user's choice: say which one was taken
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
                     + advice(": targets / --targets names the values") + ")")  # fmt: skip
     notes.append(
         f"read as a long panel of {len(series)} series ({shown}) keyed by {keyed}, its values "
-        f"from column {values[0]!r}{ignored}"
+        f"from {_values_said(values)}{ignored}"
     )
     return wide, long
+
+
+def _values_said(values: list[str]) -> str:
+    """Where a long panel's values are read from: a column, or columns each a variable of every series."""
+    if len(values) == 1:
+        return f"column {values[0]!r}"
+    return f"columns {', '.join(map(repr, values))}, each a variable of every series"
 
 
 def _determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
@@ -327,10 +330,12 @@ def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
 
 
 def melt_forecast(
-    table: pd.DataFrame, series: list[str], id_col: str, time_col: str, name: str
+    table: pd.DataFrame, series: list[str], id_col: str, time_col: str, name: str,
+    target_col: str | None = None,
 ) -> pd.DataFrame:
     """A wide forecast (`<series>`, `<series>-lo-80`, ... on a time index) -> long rows `id_col, time_col,
-    name, name-lo-80, ...`, series by series."""
+    name, name-lo-80, ...`, series by series; with a column per variable where `target_col` names several
+    (`variables.by_variable`)."""
     first = series[0]
     suffixes = [column[len(first):] for column in table.columns
                 if column.startswith(first) and _INTERVAL.fullmatch(column[len(first):])]  # fmt: skip
@@ -341,7 +346,10 @@ def melt_forecast(
         for suffix in suffixes:
             part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
         parts.append(part.dropna(subset=[name]))  # independent series end at their own times
-    return _split_key(pd.concat(parts, ignore_index=True), id_col)
+    long = pd.concat(parts, ignore_index=True)
+    if (values := value_columns(target_col)) is not None:
+        long = by_variable(long, id_col, time_col, name, values)
+    return _split_key(long, id_col)
 
 
 def _split_key(long: pd.DataFrame, id_col: str) -> pd.DataFrame:

@@ -62,7 +62,10 @@ class ReadOptions:
         "(geo,na_item: a series per pair); rows id, time, value become one model whose channels are the "
         "series",
     )
-    target_col: str | None = setting(None, "long format: the column of values (default y)")
+    target_col: str | None = setting(
+        None, "long format: the column of values (default y, or each numeric column that varies within a "
+        "series), or several joined by commas: each a variable of every series"
+    )
     channels: str | None = setting(
         None, "multivariate: the series are the channels of one model and must share their timestamps; "
         "independent: one model shared by every series, each standardized on its own train rows and split on "

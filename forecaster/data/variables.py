@@ -1,0 +1,71 @@
+"""Long panels of several measurements per series (a quarterly macro panel: country, quarter, gdp_growth,
+unemployment_rate): each value column is a variable of every series, as each numeric column of a wide table
+is a series. Rows are melted to one value per (series, variable, time), so that each pair is a series of its
+own (`DE/gdp_growth`); forecasts come back with a column per variable, in the shape of the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from forecaster.data.keys import KEY_SEPARATOR
+from forecaster.data.series import ReadOptions
+from forecaster.errors import DataError
+
+_VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed where the file has such)
+
+
+def value_columns(target_col: str | None) -> list[str] | None:
+    """The value columns of `target_col` where it names several, joined by commas; else None."""
+    names = [name.strip() for name in (target_col or "").split(",")]
+    return names if len(names) > 1 else None
+
+
+def _free(name: str, taken: pd.Index) -> str:
+    """`name`, or `name_` ... where the table has a column of that name."""
+    while name in taken:
+        name += "_"
+    return name
+
+
+def melt_variables(raw: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
+    """Rows of several value columns as rows of one value each, keyed by the series and the variable joined
+    (`DE/gdp_growth`) in the file's row order, and the options that read them as a long table of one value
+    column."""
+    values = value_columns(read.target_col) or []
+    missing = [name for name in values if name not in raw.columns]
+    if missing:
+        shown = ", ".join(map(repr, raw.columns))
+        raise DataError(f"{source}: value column(s) {', '.join(map(repr, missing))} not found (target_col "
+                        f"{read.target_col!r} names several by commas); columns are {shown}")  # fmt: skip
+    joining = [name for name in values if KEY_SEPARATOR in name]
+    if joining:  # 'gdp/capita' would read back as a variable 'capita' of a series 'DE/gdp'
+        raise DataError(f"{source}: value column {joining[0]!r} holds {KEY_SEPARATOR!r}, which joins a "
+                        "series and its variable; expected value column names without it")  # fmt: skip
+    variable, value = _free(_VARIABLE, raw.columns), _free(_VALUE, raw.columns)
+    others = [name for name in raw.columns if name not in values]
+    long = raw.melt(id_vars=others, value_vars=values, var_name=variable, value_name=value,
+                    ignore_index=False)  # fmt: skip
+    long = long.sort_index(kind="stable").reset_index(drop=True)  # a row's variables together, in file order
+    key, ids = f"{read.id_col},{variable}", long.pop(read.id_col)
+    joined = ids.astype(str).str.strip() + KEY_SEPARATOR + long.pop(variable)
+    long.insert(0, key, joined.where(ids.notna()))  # an empty id stays empty, for the reader to name
+    return long, dataclasses.replace(read, id_col=key, target_col=value)
+
+
+def by_variable(long: pd.DataFrame, id_col: str, time_col: str, name: str, values: list[str]) -> pd.DataFrame:
+    """Long forecast rows of series joined with their variables (`id_col` holding `DE/gdp_growth`; `name`
+    and its interval columns) as rows of `id_col`, `time_col` and a column per variable (`gdp_growth`,
+    `gdp_growth-lo-80`, ...) in the order of `values`, as the file laid them out."""
+    split = long[id_col].astype(str).str.rsplit(KEY_SEPARATOR, n=1, expand=True)
+    keyed = long.assign(**{id_col: split[0].to_numpy(), _VARIABLE: split[1].to_numpy()})
+    forecast = [column for column in long.columns if column not in (id_col, time_col)]  # name, name-lo-80
+    order = {series: k for k, series in enumerate(dict.fromkeys(keyed[id_col]))}  # as the forecast named them
+    wide = keyed.pivot(index=[id_col, time_col], columns=_VARIABLE, values=forecast).reset_index()
+    wide.columns = [f"{variable}{column[len(name):]}" if variable else column
+                    for column, variable in wide.columns]  # fmt: skip
+    wide = wide.iloc[wide[id_col].map(order).argsort(kind="stable")].reset_index(drop=True)
+    named = [f"{variable}{column[len(name):]}" for variable in values for column in forecast]
+    return wide[[id_col, time_col, *(column for column in named if column in wide.columns)]]

@@ -1,0 +1,86 @@
+"""Long panels of several measurements per series (a quarterly macro panel of countries' growth and
+unemployment): each value column a variable of every series, trained as series of their own and forecast
+back with a column per variable, from the command line, the API and the service alike."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.api import Forecaster
+from forecaster.cli import main
+from forecaster.data import read_csv
+from forecaster.errors import DataError
+
+COUNTRIES = {"DE": 1.0, "FR": 2.0, "IT": 3.0}
+QUARTERS = [f"{2010 + k // 4}-Q{k % 4 + 1}" for k in range(40)]
+
+
+def _panel(path):
+    """country, quarter, growth, unemployment: growth of country c in quarter k is c + k / 100, unemployment
+    10 c + k % 4 (a season)."""
+    rows = [(country, quarter, base + k / 100, 10 * base + k % 4) for country, base in COUNTRIES.items()
+            for k, quarter in enumerate(QUARTERS)]  # fmt: skip
+    pd.DataFrame(rows, columns=["country", "quarter", "growth", "unemployment"]).to_csv(path, index=False)
+    return path
+
+
+def test_a_macro_panel_forecasts_each_variable_of_each_country_in_the_files_shape(tmp_path):
+    path, model, out = _panel(tmp_path / "macro.csv"), tmp_path / "model", tmp_path / "forecast.csv"
+    train = ["train", "--csv", str(path), "--model", "seasonal_naive", "--horizon", "4", "--input-size", "8",
+             "--no-progress", "--out", str(model)]  # fmt: skip
+    assert main(train) == 0
+    predict = ["predict", "--model", str(model), "--csv", str(path), "--level", "80", "--output", str(out)]
+    assert main(predict) == 0
+    written = pd.read_csv(out)
+    assert list(written.columns) == ["country", "quarter", "growth", "growth-lo-80", "growth-hi-80",
+                                     "unemployment", "unemployment-lo-80", "unemployment-hi-80"]  # fmt: skip
+    assert written["country"].tolist() == [country for country in COUNTRIES for _ in range(4)]
+    assert written["quarter"].tolist()[:4] == ["2020-Q1", "2020-Q2", "2020-Q3", "2020-Q4"]
+    last_year = np.arange(36, 40)  # seasonal naive repeats the last four quarters
+    expected = {(country, "growth"): base + last_year / 100 for country, base in COUNTRIES.items()}
+    expected |= {(country, "unemployment"): 10 * base + last_year % 4 for country, base in COUNTRIES.items()}
+    for (country, variable), values in expected.items():
+        rows = written[written["country"] == country]
+        np.testing.assert_allclose(rows[variable], values)
+        low, high = rows[f"{variable}-lo-80"], rows[f"{variable}-hi-80"]
+        assert (low <= rows[variable]).all() and (rows[variable] <= high).all()
+    api = Forecaster.load(model).predict(pd.read_csv(path))
+    np.testing.assert_allclose(api["unemployment"], written["unemployment"])
+
+
+def test_the_service_answers_a_macro_panel_with_a_column_per_variable(tmp_path):
+    from test_service import serving
+
+    path = _panel(tmp_path / "macro.csv")
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
+             "--no-progress", "--out", str(tmp_path / "models" / "macro")]  # fmt: skip
+    assert main(train) == 0
+    with serving(tmp_path / "models") as client:
+        rows = pd.read_csv(path).to_dict("records")
+        records = client.post("/v1/models/macro/forecast", json={"data": rows})
+        upload = client.post("/v1/models/macro/forecast.csv", files={"file": ("m.csv", path.read_bytes())})
+    assert records.status_code == 200 and upload.status_code == 200, (records.text, upload.text)
+    assert records.json()["forecast"][0] == {"country": "DE", "quarter": "2020-Q1", "growth": 1.39,
+                                             "unemployment": 13.0}  # fmt: skip
+    answered = pd.read_csv(io.StringIO(upload.text))
+    assert list(answered.columns) == ["country", "quarter", "growth", "unemployment"] and len(answered) == 6
+
+
+def test_value_columns_are_named_or_refused_in_one_line(tmp_path):
+    """--target-col names several by commas; a value column named with the joining '/' is refused."""
+    path = _panel(tmp_path / "macro.csv")
+    table = pd.read_csv(path).assign(extra=1.0)
+    table.to_csv(path, index=False)
+    series = read_csv(path, id_col="country", target_col="unemployment,growth")
+    assert series.columns[:2] == ["DE/unemployment", "DE/growth"] and len(series.columns) == 6
+    table.rename(columns={"growth": "gdp/capita"}).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"macro.csv: value column 'gdp/capita' holds '/', which joins a "
+                       "series and its variable; expected value column names without it"):  # fmt: skip
+        read_csv(path, id_col="country", target_col="gdp/capita,unemployment")
+    with pytest.raises(DataError, match=r"value column\(s\) 'jobs' not found \(target_col "
+                       r"'jobs,unemployment' names several by commas\); columns are 'country', "):
+        read_csv(path, id_col="country", target_col="jobs,unemployment")
