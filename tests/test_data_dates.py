@@ -43,6 +43,8 @@ from forecaster.errors import DataError
         (["2010/03", "2010/04", "2010/05", "2010/06", "2010/07"], "2010-03-01", "MS"),  # and its months
         (["2000/01", "2001/02", "2002/03", "2003/04"], "2000-01-01", "YS-JAN"),  # fiscal years, not quarters
         (["2015.3/4", "2015.4/4", "2016.1/4", "2016.2/4"], "2015-07-01", "QS-JAN"),  # KOSIS's quarters
+        (["03/01/2023 23:00", "03/01/2023 24:00", "03/02/2023 01:00", "03/02/2023 02:00"], "2023-03-01 23:00",
+         "h"),  # ERCOT's hours ending at 24:00, the next day's midnight
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

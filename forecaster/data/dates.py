@@ -67,6 +67,7 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
+_HOUR_24 = re.compile(r"(?P<sep>[ T])24:00(?::00)?$")
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
@@ -146,14 +147,18 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
 
 
 def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
-    """pandas' parse with one format inferred from the first value, else each value on its own."""
+    """pandas' parse with one format inferred from the first value, else each value on its own; an hour
+    ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next day's midnight."""
     column = timestamp_texts(column)
+    ending = column.astype(str).str.extract(_HOUR_24)["sep"].notna().to_numpy()
+    if ending.any():
+        column = column.where(~ending, column.astype(str).str.replace(_HOUR_24, r"\g<sep>00:00", regex=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
         if parsed.isna().sum() > column.isna().sum():
             parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
-    return parsed
+    return parsed.where(~ending, parsed + pd.Timedelta(days=1)) if ending.any() else parsed
 
 
 def timestamp_texts(column: pd.Series) -> pd.Series:
