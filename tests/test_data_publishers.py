@@ -405,8 +405,9 @@ def test_a_bank_of_japan_download_is_named_by_its_series_codes(tmp_path):
 @pytest.mark.parametrize(
     ("cells", "said"),
     [(["$120,345.67", "$98,001.10", "($1,250.00)"], "12 amount(s) of money without their currency sign, 4"),
-     (["105.510,44 €", "99.001,10 €", "-1.250,00 €"], "12 amount(s) of money without their currency")],
-)
+     (["105.510,44 €", "99.001,10 €", "-1.250,00 €"], "12 amount(s) of money without their currency"),
+     (["105.510,44", "99.001,10", "1.250,00-"], "4 number(s) with a minus after them (1.234,56-)")],
+)  # SAP exports negative amounts with the minus after them; such a column was refused
 def test_money_as_spreadsheets_format_it_is_read_as_numbers(tmp_path, cells, said):
     """A revenue column of '$120,345.67' was skipped as text (silently: only the other column was forecast);
     accounting's '($1,250.00)' is a negative amount."""

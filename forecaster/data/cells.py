@@ -43,6 +43,8 @@ _SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
 _MONEY = re.compile(r"(?P<open>\()?(?P<sign>[+-]?)\s*[$€£¥]?\s*(?P<value>\d[\d.,\s\u00a0\u202f]*?)\s*[$€£¥]?"
                     r"(?P<close>\))?")  # fmt: skip
 _CURRENCY = re.compile(r"[$€£¥]")
+# A minus after the number, as SAP and other ERP systems export negative amounts: "1.234,56-", "263-"
+_TRAILING_MINUS = re.compile(r"(?P<value>\d[\d.,\u00a0\u202f]*)-")
 # A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
 # censored values are commonly read
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
@@ -80,6 +82,8 @@ class Tally:
             said.append(f"read {magnitudes} number(s) ending in K, M or B as thousands, millions or billions")
         if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
             said.append(f"read {percents} number(s) written with % in percent")
+        if trailing := self.scaled["-"]:
+            said.append(f"read {trailing} number(s) with a minus after them (1.234,56-) as negative")
         if money := self.scaled["money"]:
             owed = self.scaled["owed"]
             said.append(f"read {money} amount(s) of money without their currency sign"
@@ -107,8 +111,10 @@ def _unflagged(text: str) -> tuple[str, str | None]:
 
 
 def _unmoneyed(text: str) -> str | None:
-    """A cell of money without its currency sign, accounting's parentheses as a minus ("($4,845.18)" is
-    "-4,845.18"); None for any other cell."""
+    """A cell of money without its currency sign, accounting's parentheses or an ERP's trailing minus as a
+    minus ("($4,845.18)" is "-4,845.18", "1.234,56-" is "-1.234,56"); None for any other cell."""
+    if trailing := _TRAILING_MINUS.fullmatch(text):
+        return "-" + trailing["value"]
     found = _MONEY.fullmatch(text)
     if found is None or bool(found["open"]) != bool(found["close"]):
         return None
@@ -144,7 +150,8 @@ def to_numbers(
     scales = np.ones(len(cells))
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
         if (money := _unmoneyed(values[position])) is not None:
-            suffixes.update(["money", *(["owed"] if values[position].startswith("(") else [])])
+            said = ["-"] if values[position].endswith("-") else ["money"]
+            suffixes.update(said + (["owed"] if values[position].startswith("(") else []))
             values[position] = money
         scaled = _SCALED.fullmatch(values[position])
         if scaled is not None and number_kind(scaled["value"], flags=False) not in (None, "marker"):
