@@ -244,6 +244,11 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
     for tensor_name in asked:  # in the order asked, as the protocol answers
         tensor_keys = keyed[tensor_name]
         stacked = np.stack([np.column_stack([answer[key] for key in tensor_keys]) for answer in answers])
+        beyond = np.abs(stacked) > np.finfo(np.float32).max  # as FP32 an infinity, which JSON writes as null
+        if beyond.any():
+            raise ApiError(422, f"output {tensor_name!r} reaches {stacked[beyond][0]:.4g}, beyond FP32's "
+                           "range that this protocol answers in; expected a history whose forecast fits FP32 "
+                           "(the v1 route answers in float64)", field="inputs[0].data")  # fmt: skip
         outputs.append(
             OutputTensor(
                 name=tensor_name, shape=list(stacked.shape), data=stacked.astype(np.float32).ravel().tolist()

@@ -191,3 +191,19 @@ def test_a_nan_or_text_in_a_flat_tensor_is_one_detail_at_its_index(client):
     body["data"][5] = "1.0"
     answer = client.post("/v2/models/hourly/infer", json={"inputs": [body]})
     assert answer.status_code == 422 and answer.json()["message"] == "inputs[0].data[5]: expected a number"
+
+
+def test_a_forecast_beyond_fp32_is_refused_not_answered_as_null(tmp_path):
+    """A naive model repeats an FP64 history's 1e39, which FP32 holds only as infinity: the answer's data was
+    null at a 200; the v1 route answers the same number in float64."""
+    import pandas as pd
+
+    from forecaster.api import Forecaster
+
+    frame = pd.DataFrame({"date": pd.date_range("2024-01-01", periods=60, freq="h"), "a": np.arange(60.0)})
+    Forecaster("naive", horizon=2, input_size=4).fit(frame).save(tmp_path / "naive")
+    body = {"inputs": [{"name": "history", "shape": [1, 4, 1], "datatype": "FP64", "data": [1, 2, 3, 1e39]}]}
+    with serving(tmp_path) as client:
+        answer = client.post("/v2/models/naive/infer", json=body)
+    assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "inputs[0].data"
+    assert "output 'forecast' reaches 1e+39, beyond FP32's range that this protocol answers in" in answer.text
