@@ -549,3 +549,19 @@ def test_a_table_of_more_columns_than_the_bound_is_refused_from_its_first_lines(
         read_csv(path)
     monkeypatch.setattr(layouts, "MAX_COLUMNS", 101)
     assert len(read_csv(path).columns) == 100
+
+
+def test_a_header_line_naming_a_column_twice_is_named_not_left_to_pandas(tmp_path):
+    """AEMO's MMS reports: a C line of report facts above the I line of column names; taken as the header,
+    its repeated names were refused in pandas' words ("Duplicate names are not allowed.")."""
+    facts = ("C,NEMP.WORLD,DISPATCHIS,AEMO,PUBLIC,2024/01/01,00:00:15,0000000412345678,DISPATCHIS,"
+             "0000000412345678")  # fmt: skip
+    names = "I,DISPATCH,PRICE,5,SETTLEMENTDATE,RUNNO,REGIONID,DISPATCHINTERVAL,INTERVENTION,RRP,EEP,ROP,FLAG"
+    rows = [facts, names] + [f'D,DISPATCH,PRICE,5,"2024/01/01 00:{5 * k:02d}:00",1,NSW1,2024010100{k},0,'
+                             f"{80 + k}.5,0,69.9,0" for k in range(1, 10)]  # fmt: skip
+    path = tmp_path / "PUBLIC_DISPATCHIS.CSV"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataError) as refused:
+        read_csv(path)
+    said = "names '0000000412345678', 'DISPATCHIS' more than once; expected a header line naming each column"
+    assert str(refused.value) == f"{path}: the line taken as the header (file line 1) {said} once"

@@ -83,11 +83,13 @@ def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.D
     if is_workbook(path):
         source, note = workbook_as_csv(path)
         notes.extend([note] if note else [])
+    sniffed = False
     try:
         opened = read_options(path) if source is path else {}
         named = {WINDOWS_TEXT: "Windows-1252", **EAST_ASIAN}.get(opened.get("encoding"))
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
+        sniffed = True
         options = {"dtype": dict.fromkeys(text, str), **layout.read_options()}
         raw = pd.read_csv(source, encoding_errors="replace", **opened, **options)
     except DataError:  # a ValueError, said in full
@@ -100,6 +102,11 @@ def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.D
         detail = str(error).strip().splitlines()[-1].replace("Error tokenizing data. C error: ", "")
         raise DataError(f"{path}: not a well-formed CSV file: {detail}") from None
     except (OSError, EOFError, UnicodeError, ValueError, zipfile.BadZipFile) as error:
+        header = list(layout.names or []) if sniffed and "Duplicate names" in str(error) else []
+        if repeated := sorted({name for name in header if header.count(name) > 1}):  # AEMO: C line, I lines
+            raise DataError(f"{path}: the line taken as the header (file line {layout.skip + 1}) names "
+                            f"{some(list(map(repr, repeated)))} more than once; expected a header line "
+                            "naming each column once") from None  # fmt: skip
         raise DataError(f"{path}: cannot be read as CSV: {error}") from None
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
