@@ -492,3 +492,17 @@ def test_published_tables_of_turkish_portuguese_and_swedish_periods_and_cbs_open
     frame, freq, note = read_noted(write(tmp_path, "cbs.csv", "\n".join(rows)))
     assert freq == "MS" and len(frame) == 36 and list(frame.columns) == ["CPI_1"]
     assert "dropped 3 row(s) of whole years ('2018JJ00', '2019JJ00', '2020JJ00') among the month rows" in note
+
+
+def test_the_imf_weo_with_its_column_after_the_years(tmp_path):
+    """The IMF's World Economic Outlook: identifying columns, the years, then "Estimates Start After"; with
+    that column last, no date column was found."""
+    head = ["WEO Country Code", "ISO", "WEO Subject Code", "Country", "Units", *map(str, range(2000, 2024)),
+            "Estimates Start After"]  # fmt: skip
+    rows = [[code, iso, "NGDP_RPCH", country, "Percent change", *(f"{base + k / 10:.3f}" for k in range(24)),
+             2022] for code, iso, country, base in ((134, "DEU", "Germany", 1), (132, "FRA", "France", 2))]
+    text = pd.DataFrame(rows, columns=head).to_csv(index=False)
+    frame, freq, note = read_noted(write(tmp_path, "WEOOct2023all.csv", text))
+    assert freq == "YS-JAN" and len(frame) == 24 and frame.shape[1] == 2
+    np.testing.assert_allclose(frame.iloc[:, 1], 2.0 + np.arange(24) / 10)
+    assert "period columns of the header ('2000' ... '2023'); left out column 'Estimates Start After" in note

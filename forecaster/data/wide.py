@@ -57,20 +57,24 @@ def _named(header: Sequence[str]) -> list[str]:
     return cells
 
 
-def period_count(header: Sequence[str]) -> int:
-    """How many of the last header cells are periods (the identifying columns come first)."""
-    count = 0
-    for label in reversed(_named(header)):
-        if period_dates([label]) is None:
-            break
-        count += 1
-    return count
+def period_span(header: Sequence[str]) -> tuple[int, int]:
+    """(first, end) of the header's run of period cells after the identifying columns: the last cells, or
+    all but one last that is no period (the IMF WEO's "Estimates Start After"); an empty run if neither holds
+    MIN_PERIODS."""
+    cells = _named(header)
+    for end in (len(cells), len(cells) - 1):
+        first = end
+        while first > 0 and period_dates([cells[first - 1]]) is not None:
+            first -= 1
+        if end - first >= MIN_PERIODS:
+            return first, end
+    return len(cells), len(cells)
 
 
 def looks_wide(header: Sequence[str]) -> bool:
     """Most header cells, at least MIN_PERIODS, are periods."""
-    count = period_count(header)
-    return count >= MIN_PERIODS and 2 * count > len(_named(header))
+    first, end = period_span(header)
+    return end - first >= MIN_PERIODS and 2 * (end - first) > len(_named(header))
 
 
 def _distinct(parts: list[pd.Series]) -> int:
@@ -126,8 +130,9 @@ def _numbers(
 def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
     """(one row per period with a DATE_COLUMN of its header label and one column per series, a note saying
     so)."""
-    count = period_count(raw.columns)
-    labels = list(raw.columns[-count:])
+    first, end = period_span(raw.columns)
+    count, labels = end - first, list(raw.columns[first:end])
+    after = [str(name) for name in raw.columns[end:]]
     dates = period_dates(labels)
     if dates is None or dates.has_duplicates:
         problem = "mix kinds of periods" if dates is None else "repeat a period"
@@ -143,7 +148,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
             f"{source}: the period columns of the header are not evenly spaced ({shown}, ...); expected one "
             "column per year, quarter, month, week or day"
         )
-    names = _series_names(raw.iloc[:, : len(raw.columns) - count])
+    names = _series_names(raw.iloc[:, :first])
     values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
     frame = pd.DataFrame(np.vstack(values), columns=names)
     # the periods as the header writes them ("1994-Q1", "2004M01", "1990" of "1990 [YR1990]"): the reader
@@ -154,7 +159,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "
         f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
     )
-    return frame, note
+    named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
+    return frame, note + (f"; left out column {named_after[0]!r} after them" if named_after else "")
 
 
 # A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2"; GISTEMP:
