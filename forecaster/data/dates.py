@@ -67,6 +67,8 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}  # the year before each era's first (元年, year 1)
+_ERA_YEAR = re.compile(r"^(?P<era>令和|平成|昭和)\s*(?P<year>元|\d{1,2})\s*年")
 _HOUR_24 = re.compile(r"(?P<sep>[ T])24:00(?::00)?$")
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
@@ -127,9 +129,17 @@ def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
 
 
 def _label_texts(values: pd.Series) -> pd.Series:
-    """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis)."""
+    """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis), and
+    with Japanese era years as the years they are ("平成31年1月" is 2019's January, "令和元年" 2019)."""
     texts = values.astype(str).str.strip()
+    if texts.str.contains("年", regex=False).any():
+        texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
     return texts.str.replace(_PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
+
+
+def _western_year(found: re.Match) -> str:
+    """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
+    return f"{_ERAS[found['era']] + (1 if found['year'] == '元' else int(found['year']))}年"
 
 
 def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.DataFrame, np.ndarray]:
