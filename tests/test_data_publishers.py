@@ -506,3 +506,19 @@ def test_the_imf_weo_with_its_column_after_the_years(tmp_path):
     assert freq == "YS-JAN" and len(frame) == 24 and frame.shape[1] == 2
     np.testing.assert_allclose(frame.iloc[:, 1], 2.0 + np.arange(24) / 10)
     assert "period columns of the header ('2000' ... '2023'); left out column 'Estimates Start After" in note
+
+
+def test_the_imf_ifs_with_a_status_row_under_each_value_row(tmp_path):
+    """The IMF's IFS bulk CSV: an Attribute column of "Value" rows, each followed by a "Status" row of flags
+    ("P" provisional); the first flag was refused as not a number."""
+    years = [str(year) for year in range(2005, 2023)]
+    rows = []
+    for country, code, base in (("Germany", 134, 80.0), ("France", 132, 90.0)):
+        rows.append([country, code, "PCPI_IX", "Value", *(f"{base + k}" for k in range(18)), ""])
+        rows.append([country, code, "PCPI_IX", "Status", *([""] * 17), "P", ""])
+    head = ["Country Name", "Country Code", "Indicator Code", "Attribute", *years, ""]
+    text = pd.DataFrame(rows, columns=head).to_csv(index=False)
+    frame, freq, note = read_noted(write(tmp_path, "IFS.csv", text))
+    assert freq == "YS-JAN" and list(frame.columns) == ["Germany", "France"]
+    np.testing.assert_array_equal(frame["France"], 90.0 + np.arange(18))
+    assert "left out 2 row(s) of flags only (the IMF's Status rows)" in note

@@ -49,6 +49,9 @@ def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
 
 
+_FLAG = r"[A-Za-z]{1,3}"  # "P", "e", "NA": a flag, no number
+
+
 def _named(header: Sequence[str]) -> list[str]:
     """The header without its trailing empty cells (WDI's CSV ends every line with a comma)."""
     cells = [str(cell) for cell in header]
@@ -148,6 +151,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
             f"{source}: the period columns of the header are not evenly spaced ({shown}, ...); expected one "
             "column per year, quarter, month, week or day"
         )
+    raw, flags = _without_flag_rows(raw, labels)
     names = _series_names(raw.iloc[:, :first])
     values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
     frame = pd.DataFrame(np.vstack(values), columns=names)
@@ -160,7 +164,18 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
     )
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
-    return frame, note + (f"; left out column {named_after[0]!r} after them" if named_after else "")
+    note += f"; left out column {named_after[0]!r} after them" if named_after else ""
+    return frame, note + (f"; left out {flags} row(s) of flags only (the IMF's Status rows)" if flags else "")
+
+
+def _without_flag_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFrame, int]:
+    """`raw` without the rows whose period cells hold flags and no number (the IMF's "Status" row after each
+    "Value" row: "P" for provisional), and how many there were."""
+    cells = raw[periods].apply(cell_texts)
+    flags = cells.apply(lambda column: column.str.fullmatch(_FLAG)).to_numpy()
+    empty = (cells == "").to_numpy()
+    only = flags.any(axis=1) & (flags | empty).all(axis=1)
+    return (raw[~only].reset_index(drop=True), int(only.sum())) if only.any() else (raw, 0)
 
 
 # A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2"; GISTEMP:
