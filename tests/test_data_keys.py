@@ -291,3 +291,16 @@ def test_a_series_named_as_its_id_column_trains_from_the_command_line(tmp_path):
              "--horizon", "2", "--input-size", "4", "--no-progress", "--out", str(tmp_path / "m")]
     assert main(train) == 0
     assert Forecaster.load(tmp_path / "m").bundle.data.columns == ["kind", "other"]
+
+
+@pytest.mark.parametrize(("cell", "said"), [("abc", "is text where numbers are expected"),
+                                             ("inf", "is a value too large for a float")])  # fmt: skip
+def test_a_long_tables_bad_cell_is_named_by_its_file_line_and_series(tmp_path, cell, said):
+    """After pivoting, the line was counted by time ('line 32' for a cell on file line 62)."""
+    rows = _readings({("north", "temp"): (0, 30), ("south", "temp"): (0, 40)})
+    rows["value"] = rows["value"].astype(object)
+    rows.loc[60, "value"] = cell  # the 31st reading of south/temp: file line 62
+    rows.to_csv(tmp_path / "long.csv", index=False)
+    with pytest.raises(DataError, match=rf"long.csv: line 62: '{cell}' of series 'south/temp' in column "
+                       rf"'value' {said} \(1 cell\(s\) in total\)"):  # fmt: skip
+        read_csv(tmp_path / "long.csv", id_col="site,sensor")

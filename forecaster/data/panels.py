@@ -170,6 +170,7 @@ def read_long(
             notes.append(f"left out series {some(others)}: not among the targets {targets} (a model's: those "
                          "long enough to train)")  # fmt: skip
             raw = raw[asked]
+    _check_values(raw, read.id_col, read.target_col or DEFAULT_TARGET_COL, source)
     if read.channels is None:
         try:
             shared = dataclasses.replace(read, channels=MULTIVARIATE)
@@ -201,6 +202,25 @@ def read_long(
         written = pd.Series(raw[time_col].astype(str).str.strip().to_numpy(), index=times)
         wide[time_col] = wide[time_col].map(written[~written.index.duplicated()])
     return wide, time_col, read
+
+
+def _check_values(raw: pd.DataFrame, id_col: str, target_col: str, source: str) -> None:
+    """A long table's cells of text or infinite values, named by their file line and series before the rows
+    are pivoted (after, their lines were counted by time: 'line 32' for a cell on line 62)."""
+    if target_col not in raw.columns:
+        return  # pivot_long names the missing column
+    column = raw[target_col]
+    numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+    numbers = column if numeric else pd.to_numeric(column, errors="coerce")
+    text = (numbers.isna() & column.notna()).to_numpy()
+    infinite = np.isinf(numbers.to_numpy(dtype=np.float64, na_value=np.nan))
+    for bad, problem, expected in ((text, "text where numbers are expected", "a number in every cell"),
+                                   (infinite, "a value too large for a float", "a finite number")):
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{source}: {line(raw.index[first])}: {str(column.iloc[first])!r} of series "
+                            f"{str(raw[id_col].iloc[first])!r} in column {target_col!r} is {problem} "
+                            f"({int(bad.sum())} cell(s) in total); expected {expected}")  # fmt: skip
 
 
 def find_long(

@@ -48,7 +48,7 @@ def melt_variables(raw: pd.DataFrame, read: ReadOptions, source: str) -> tuple[p
     others = [name for name in raw.columns if name not in values]
     long = raw.melt(id_vars=others, value_vars=values, var_name=variable, value_name=value,
                     ignore_index=False)  # fmt: skip
-    long = long.sort_index(kind="stable").reset_index(drop=True)  # a row's variables together, in file order
+    long = long.sort_index(kind="stable")  # a row's variables together, each on its file row (for its line)
     key, ids = f"{read.id_col},{variable}", long.pop(read.id_col)
     joined = ids.astype(str).str.strip() + KEY_SEPARATOR + long.pop(variable)
     long.insert(0, key, joined.where(ids.notna()))  # an empty id stays empty, for the reader to name
