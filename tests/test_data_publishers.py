@@ -522,3 +522,17 @@ def test_the_imf_ifs_with_a_status_row_under_each_value_row(tmp_path):
     assert freq == "YS-JAN" and list(frame.columns) == ["Germany", "France"]
     np.testing.assert_array_equal(frame["France"], 90.0 + np.arange(18))
     assert "left out 2 row(s) of flags only (the IMF's Status rows)" in note
+
+
+def test_bloomberg_blocks_side_by_side_each_with_its_own_dates_are_refused_not_misaligned(tmp_path):
+    """A BDH of two securities side by side: each block its own Date column. The DAX's values were read on
+    the S&P's dates (different holidays), its own dates skipped as text."""
+    spx = pd.bdate_range("2023-01-03", periods=40)
+    dax = spx.delete(20)  # a day the S&P traded and the DAX did not
+    rows = ["SPX Index,,,DAX Index,,", "Date,PX_LAST,,Date,PX_LAST,"] + [
+        f"{a.month}/{a.day}/{a.year},{3800 + k},,"
+        + (f"{dax[k].month}/{dax[k].day}/{dax[k].year},{14000 + k}," if k < len(dax) else ",,")
+        for k, a in enumerate(spx)]  # fmt: skip
+    message = one_line_error(write(tmp_path, "bdh.csv", "\n".join(rows) + "\n"))
+    said = "column 'DAX Index' holds dates too, other than those of 'SPX Index' from line 22 (2023-02-01"
+    assert f"{said} beside 2023-01-31): blocks of columns side by side, each with its own dates" in message

@@ -11,6 +11,7 @@ import pandas as pd
 
 from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
 from forecaster.data.dateparts import restates_a_part
+from forecaster.data.dates import parse_timestamps
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
@@ -162,6 +163,7 @@ def numeric_columns(
         kept.append(name)
         arrays.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
     if skipped:
+        _check_one_time_axis(path, raw, skipped, index)
         notes.append(f"skipped non-numeric column(s) {', '.join(map(repr, skipped))}")
     if not kept:
         raise DataError(
@@ -169,6 +171,28 @@ def numeric_columns(
             "expected at least one column of numbers besides the date"
         )
     return kept, np.column_stack(arrays)
+
+
+def _check_one_time_axis(path: str, raw: pd.DataFrame, text: list[str], index: pd.Index | None) -> None:
+    """Refuse blocks of columns side by side, each with its own dates (Bloomberg's BDH of several securities):
+    a column of dates that agrees with the date column on most rows, not all, puts the values beside it on
+    dates that are not theirs (DAX's on the S&P's trading days)."""
+    if not isinstance(index, pd.DatetimeIndex) or len(index) < 3:
+        return
+    for name in text:
+        if not all(is_date(str(value)) for value in raw[name].dropna().iloc[:5]):
+            continue
+        dates = pd.DatetimeIndex(parse_timestamps(raw[name]))
+        given = dates.notna()  # a shorter block ends in empty cells
+        same = dates == (index.tz_localize(None) if index.tz is not None else index)
+        if given.sum() >= 3 and 2 * same.sum() >= given.sum() and not same[given].all():
+            row = int(np.flatnonzero(given & ~same)[0])
+            raise DataError(
+                f"{path}: column {name!r} holds dates too, other than those of {index.name!r} from "
+                f"{line(row)} ({dates[row].date()} beside {index[row].date()}): blocks of columns side by "
+                "side, each with its own dates (Bloomberg's BDH of several securities); expected one date "
+                "column for every value (a file per block, or the blocks aligned on one date column)"
+            )
 
 
 def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: list[str]) -> list[str]:
