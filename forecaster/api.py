@@ -114,7 +114,7 @@ class Forecaster:
             raise ConfigError(f"unknown reading option {unknown[0]!r}; expected one of {', '.join(known)}")
         if key_columns(df.columns, id_col):  # with no_date, the time column (`ds`) holds integer steps
             read.update(id_col=id_col, target_col=target_col)
-            if not read.get("no_date") or time_col is not None:
+            if not (read.get("no_date") or read.get("date_from")) or time_col is not None:
                 read["date_col"] = time_col or read.get("date_col") or DEFAULT_TIME_COL  # date_col= too
         elif time_col is not None:
             read["date_col"] = time_col

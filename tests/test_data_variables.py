@@ -84,3 +84,25 @@ def test_value_columns_are_named_or_refused_in_one_line(tmp_path):
     with pytest.raises(DataError, match=r"value column\(s\) 'jobs' not found \(target_col "
                        r"'jobs,unemployment' names several by commas\); columns are 'country', "):
         read_csv(path, id_col="country", target_col="jobs,unemployment")
+
+
+def test_a_panel_dated_by_year_and_quarter_columns_is_a_long_table(tmp_path):
+    """country, year, quarter, gdp: the year and quarter repeat for each country. Read as a wide table the
+    dates were refused as unsorted; with --id-col country the quarter became part of the key."""
+    rows = [(country, 2010 + k // 4, k % 4 + 1, base + k / 10) for country, base in COUNTRIES.items()
+            for k in range(40)]  # fmt: skip
+    path = tmp_path / "ycq.csv"
+    pd.DataFrame(rows, columns=["country", "year", "quarter", "gdp"]).to_csv(path, index=False)
+    for options in ({}, {"id_col": "country"}, {"id_col": "country", "date_from": ["year", "quarter"]}):
+        series = read_csv(path, **options)
+        assert series.columns == list(COUNTRIES) and series.freq == "QS-JAN" and len(series) == 40
+        assert series.index[5] == pd.Timestamp("2011-04-01") and series.frame["FR"].iloc[5] == 2.5
+        assert series.options.date_from == ["year", "quarter"] and series.options.id_col == "country"
+    model, out = tmp_path / "model", tmp_path / "forecast.csv"
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
+             "--no-progress", "--out", str(model)]  # fmt: skip
+    assert main(train) == 0
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--output", str(out)]) == 0
+    written = pd.read_csv(out)
+    assert list(written.columns) == ["country", "year+quarter", "naive"]
+    assert written.iloc[:2].values.tolist() == [["DE", "2020-Q1", 4.9], ["DE", "2020-Q2", 4.9]]

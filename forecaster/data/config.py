@@ -69,7 +69,8 @@ class DataConfig:
     def read_options(self) -> dict[str, Any]:
         """The `ReadOptions` that read new rows the way the training rows were read."""
         dated = self.date_col is not None or self.date_from is not None
-        return {"date_col": self.date_col, "no_date": not dated,
+        date_col = None if self.date_from else self.date_col  # a long table's date parts, made one column
+        return {"date_col": date_col, "no_date": not dated,
                 **{name: getattr(self, name) for name in _read_fields()}}  # fmt: skip
 
     @classmethod

@@ -186,3 +186,23 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
              "weekday": [monday, monday + 1, (monday + 1) % 7, (monday + 1) % 7 + 1]}  # fmt: skip
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     return any(np.array_equal(values, np.asarray(part, dtype=np.float64)) for part in parts[kind])
+
+
+_LABELS = {"year": "%Y", "month": "%Y-%m", "week": "%Y-%m-%d", "day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00"}
+
+
+def parts_as_column(
+    raw: pd.DataFrame, parts: Sequence[str], source: str, notes: list[str], weeks: str | None
+) -> tuple[pd.DataFrame, str, str | None]:
+    """`raw` with its date-part columns as one column of period labels ("2010-Q1", "2010-01") named by the
+    parts joined ("year+quarter"), its name, and how the weeks count: a long table takes its times from one
+    column (a panel of countries by year and quarter was refused as unsorted, or keyed by its quarter)."""
+    index, counted = dates_from_parts(raw, parts, source, notes, weeks)
+    part = DATE_PARTS[date_part_kinds(parts) or ()]
+    labels = (index.year.astype(str) + "-Q" + index.quarter.astype(str) if part == "quarter"
+              else index.strftime(_LABELS[part]))  # fmt: skip
+    name = "+".join(map(str, parts))
+    at = list(raw.columns).index(parts[0])
+    dated = raw.drop(columns=list(parts))
+    dated.insert(min(at, len(dated.columns)), name, np.asarray(labels, dtype=object))
+    return dated, name, counted

@@ -29,7 +29,7 @@ from forecaster.data.columns import (
     numeric_columns,
     without_repeated_codes,
 )
-from forecaster.data.dateparts import dates_from_parts, find_date_parts, with_hours
+from forecaster.data.dateparts import dates_from_parts, find_date_parts, parts_as_column, with_hours
 from forecaster.data.dates import (
     across_offsets,
     compact_dates,
@@ -325,13 +325,24 @@ def _read_table(
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
     hour_col: str | None = None  # a column of each date's hour (`dateparts.with_hours`)
+    long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
     if read.id_col is not None:
         raw = with_key(raw, read.id_col, source)
+        long_parts = None if read.date_col or read.no_date else read.date_from or find_date_parts(raw.columns)
+        if long_parts:
+            raw, joined, weeks = parts_as_column(raw, long_parts, source, notes, read.weeks)
+            read = dataclasses.replace(read, date_col=joined, date_from=None, weeks=weeks)
+            date_from = None
         read = long_columns(raw, read, source, _find_dates_of_long_rows)
         raw, date_col, read = read_long(raw, read, source, _parse_dates, notes)
     if not read.no_date and date_col is None and date_from is None:
         date_col = _find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
+        if date_from is not None and spec is None:  # year and quarter repeating: a long table's, maybe
+            dated, joined, weeks = parts_as_column(raw, date_from, source, [], read.weeks)
+            if dated[joined].duplicated().any():
+                raw, date_col, long_parts, date_from = dated, joined, date_from, None
+                read = dataclasses.replace(read, weeks=weeks)
         if date_col is None and date_from is None:
             date_col = _find_year_column(raw)
         if date_col is None and date_from is None:
@@ -394,8 +405,9 @@ def _read_table(
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
         warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
-    effective = dataclasses.replace(read, date_col=date_col, date_from=date_from, targets=columns,
-                                    fill_missing=asked, channels=mode)  # fmt: skip
+    effective = dataclasses.replace(read, date_col=None if long_parts else date_col,
+                                    date_from=long_parts or date_from, targets=columns, fill_missing=asked,
+                                    channels=mode)  # fmt: skip
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
         options=effective, date_style=date_style,

@@ -111,9 +111,6 @@ class ReadOptions:
             )
         if self.target_col is not None and self.id_col is None:
             raise DataError("target_col names the values of long format; give id_col (--id-col) as well")
-        if self.id_col is not None and self.date_from is not None:
-            raise DataError("long format takes its times from one column (date_col, default ds), "
-                            "not from date_from")
         covariates = [*(self.past_covariates or []), *(self.future_covariates or [])]
         overlap = sorted(set(covariates) & set(self.targets or [])) or sorted(
             {name for name in covariates if covariates.count(name) > 1}
