@@ -90,7 +90,7 @@ def _codes(column: pd.Series) -> bool:
 
 _ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
-                                "decimals"})  # NOAA's station files, StatCan's tables
+                                "decimals", "coordinate"})  # NOAA's station files, StatCan's tables
 _CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"
 
 
