@@ -304,3 +304,23 @@ def test_a_long_tables_bad_cell_is_named_by_its_file_line_and_series(tmp_path, c
     with pytest.raises(DataError, match=rf"long.csv: line 62: '{cell}' of series 'south/temp' in column "
                        rf"'value' {said} \(1 cell\(s\) in total\)"):  # fmt: skip
         read_csv(tmp_path / "long.csv", id_col="site,sensor")
+
+
+def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
+    """Kaggle's store-item demand (date, store, item, sales) and Walmart's (Store, Dept, Date, Weekly_Sales,
+    IsHoliday): ids written as numbers were not taken for keys (refused as unsorted dates); a holiday flag
+    the date determines is no value."""
+    days = pd.date_range("2016-01-01", periods=60, freq="D")
+    rows = [(day, store, item, 10 * store + item + k % 7) for store in (1, 2) for item in (1, 2, 3)
+            for k, day in enumerate(days)]  # fmt: skip
+    pd.DataFrame(rows, columns=["date", "store", "item", "sales"]).to_csv(tmp_path / "train.csv", index=False)
+    series = read_csv(tmp_path / "train.csv")
+    assert series.columns == ["1/1", "1/2", "1/3", "2/1", "2/2", "2/3"] and series.freq == "D"
+    np.testing.assert_array_equal(series.frame["2/3"], 23.0 + np.arange(60) % 7)
+    weeks = pd.date_range("2010-02-05", periods=30, freq="W-FRI")
+    rows = [(store, dept, week, 1000.0 * store + dept + k, k % 13 == 0) for store in (1, 2) for dept in (1, 2)
+            for k, week in enumerate(weeks)]  # fmt: skip
+    walmart = pd.DataFrame(rows, columns=["Store", "Dept", "Date", "Weekly_Sales", "IsHoliday"])
+    walmart.to_csv(tmp_path / "walmart.csv", index=False)
+    series = read_csv(tmp_path / "walmart.csv")
+    assert series.columns == ["1/1", "1/2", "2/1", "2/2"] and series.options.target_col == "Weekly_Sales"

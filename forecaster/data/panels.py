@@ -244,6 +244,9 @@ def find_long(
     others = [column for column in raw.columns if column not in (date_col, *alike)]
     text = {column: _labels(raw[column]) for column in others}
     labels = _distinct_labels(raw, [column for column in others if text[column]], date_col)
+    if not labels:  # ids written as whole numbers under an id's name (Kaggle's store and item)
+        labels = _distinct_labels(raw, [column for column in others if _numbered_ids(raw[column])], date_col)
+        text.update(dict.fromkeys(labels, True))
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None and len(labels) > 1:  # series told apart by several columns together
         # less what another determines (a unit by its item), and what the others and the date determine: a
@@ -256,7 +259,8 @@ def find_long(
         raw = raw if id_col is None else with_key(raw, id_col, source)
     if id_col is None or raw.duplicated([id_col, date_col]).any():
         return raw, read
-    numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]]
+    numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]
+               and _measures(raw, column, date_col)]  # fmt: skip
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
         values = [column for column in values if raw[column].nunique() > 1] or values  # not a unit code
@@ -321,6 +325,29 @@ def _alike(column: pd.Series) -> bool:
         return 2 * len(present) < len(column)
     present = present[present.astype(str).str.strip() != ""]
     return 2 * len(present) < len(column) or (len(present) == len(column) and present.nunique() == 1)
+
+
+_ID_WORDS = frozenset({"store", "item", "dept", "department", "shop", "sku", "product", "id", "series",
+                       "region", "customer", "station", "sensor", "site", "family", "category", "location",
+                       "warehouse"})  # fmt: skip
+
+
+def _numbered_ids(column: pd.Series) -> bool:
+    """Whole numbers under a name of ids (`store`, `item_id`, `Dept`): series told apart by numbers."""
+    words = set(re.split(r"[\W_]+", str(column.name).lower()))
+    return pd.api.types.is_integer_dtype(column) and bool(words & _ID_WORDS)
+
+
+def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:
+    """Whether a long table's column holds numbers measured per series: not true/false nor text, and not what
+    the date alone determines (a day of the week, a holiday flag: Rossmann's DayOfWeek, Walmart's
+    IsHoliday)."""
+    values = raw[column]
+    if pd.api.types.is_bool_dtype(values):
+        return False
+    parsed = pd.to_numeric(values, errors="coerce")  # text of numbers only (Rossmann's StateHoliday: 0, a)
+    numbers = pd.api.types.is_numeric_dtype(values) or parsed.notna().sum() == values.notna().sum()
+    return numbers and not _determines(raw, date_col, column)
 
 
 def _labels(column: pd.Series) -> bool:
