@@ -521,7 +521,7 @@ def test_the_imf_ifs_with_a_status_row_under_each_value_row(tmp_path):
     frame, freq, note = read_noted(write(tmp_path, "IFS.csv", text))
     assert freq == "YS-JAN" and list(frame.columns) == ["Germany", "France"]
     np.testing.assert_array_equal(frame["France"], 90.0 + np.arange(18))
-    assert "left out 2 row(s) of flags only (the IMF's Status rows)" in note
+    assert "left out 2 row(s) of text only (flags, units)" in note
 
 
 def test_bloomberg_blocks_side_by_side_each_with_its_own_dates_are_refused_not_misaligned(tmp_path):
@@ -536,3 +536,18 @@ def test_bloomberg_blocks_side_by_side_each_with_its_own_dates_are_refused_not_m
     message = one_line_error(write(tmp_path, "bdh.csv", "\n".join(rows) + "\n"))
     said = "column 'DAX Index' holds dates too, other than those of 'SPX Index' from line 22 (2023-02-01"
     assert f"{said} beside 2023-01-31): blocks of columns side by side, each with its own dates" in message
+
+
+def test_statcan_as_displayed_with_a_row_of_units_under_the_periods(tmp_path):
+    """StatCan's "download as displayed": title lines, then Geography and the product across months, a row of
+    units ("2002=100") under the header; the units were refused as the first cell that is no number."""
+    months = pd.date_range("2022-01-01", periods=24, freq="MS").strftime("%B %Y").tolist()
+    lines = ['"Consumer Price Index, monthly, not seasonally adjusted 1 2"', '"Frequency: Monthly"', '""',
+             ",".join(f'"{name}"' for name in ["Geography", "Products and product groups 3 4", *months]),
+             ",".join(['""', '""'] + ['"2002=100"'] * 24)]  # fmt: skip
+    for place, base in (("Canada", 149.0), ("Ontario 5", 148.0)):
+        lines.append(",".join([f'"{place}"', '"All-items"', *(f'"{base + k / 10:.1f}"' for k in range(24))]))
+    frame, freq, note = read_noted(write(tmp_path, "1810000401.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["Canada", "Ontario 5"] and len(frame) == 24
+    np.testing.assert_allclose(frame["Ontario 5"], 148.0 + np.arange(24) / 10)
+    assert "left out 1 row(s) of text only (flags, units)" in note

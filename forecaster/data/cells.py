@@ -203,6 +203,17 @@ def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally
     return raw.assign(**converted) if converted else raw
 
 
+def number_cells(cells: pd.Series) -> np.ndarray:
+    """Which text cells hold a number, plain or written as `number_kind` reads it (flagged, money, scaled);
+    markers and other text do not. Plain numbers are matched column-wide, the others one by one."""
+    texts = cells.astype(str).str.strip()
+    found = np.column_stack([texts.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
+    found = found.any(axis=1)
+    for position in np.flatnonzero(~found & texts.str.contains(r"\d").to_numpy(bool)):
+        found[position] = number_kind(texts.iloc[position]) not in (None, "marker")
+    return found
+
+
 def not_a_number_cell(value: Any) -> bool:
     """Whether a DataFrame's object cell is neither text, a real number nor empty: pandas reads True as 1,
     b"12" as 12 and 3+4j as 3, which a forecast must not be trained on silently."""

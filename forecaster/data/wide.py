@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import Tally, cell_texts, number_kind, to_numbers
+from forecaster.data.cells import Tally, cell_texts, number_cells, number_kind, to_numbers
 from forecaster.data.dates import (
     MONTH_NUMBERS,
     NUMERIC_DATE,
@@ -47,9 +47,6 @@ def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
         return found
     parsed = pd.to_datetime(texts, format="ISO8601", errors="coerce")
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
-
-
-_FLAG = r"[A-Za-z]{1,3}"  # "P", "e", "NA": a flag, no number
 
 
 def _named(header: Sequence[str]) -> list[str]:
@@ -165,16 +162,17 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     )
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
-    return frame, note + (f"; left out {flags} row(s) of flags only (the IMF's Status rows)" if flags else "")
+    return frame, note + (f"; left out {flags} row(s) of text only (flags, units)" if flags else "")
 
 
 def _without_flag_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFrame, int]:
-    """`raw` without the rows whose period cells hold flags and no number (the IMF's "Status" row after each
-    "Value" row: "P" for provisional), and how many there were."""
+    """`raw` without the rows whose period cells hold text and no number: flags (the IMF's "Status" row after
+    each "Value" row: "P" for provisional) or units (StatCan's "2002=100" under its header), and how many
+    there were."""
     cells = raw[periods].apply(cell_texts)
-    flags = cells.apply(lambda column: column.str.fullmatch(_FLAG)).to_numpy()
+    numbers = np.column_stack([number_cells(cells[name]) for name in periods])
     empty = (cells == "").to_numpy()
-    only = flags.any(axis=1) & (flags | empty).all(axis=1)
+    only = ~(numbers | empty).all(axis=1) & ~numbers.any(axis=1)
     return (raw[~only].reset_index(drop=True), int(only.sum())) if only.any() else (raw, 0)
 
 
