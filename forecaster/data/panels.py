@@ -232,10 +232,11 @@ def find_long(
     notes: list[str],
 ) -> tuple[pd.DataFrame, ReadOptions]:
     """A table whose dates repeat, read (`read_long`) as a long panel when one column tells its series
-    apart: `unique_id`, else its only column of labels besides the dates (`_distinct_labels`), with each
-    (series, date) once. The values are the one numeric column left that varies (among several, the one
-    named y, value or OBS_VALUE, or the one target given); several more are refused, as which to forecast is
-    the user's choice. Anything else is returned unchanged."""
+    apart: `unique_id`, else its only column of labels besides the dates (`_distinct_labels`), or of ids
+    written as numbers (`_numbered_ids`), with each (series, date) once. The values are the numeric columns
+    left that vary and the date alone does not determine (`_measures`): the one named y, value or OBS_VALUE,
+    else each, a variable of every series (`variables`), or the targets given. Anything else is returned
+    unchanged."""
     if not raw[date_col].duplicated().any():
         return raw, read
     # what describes every row alike (an SDMX or OECD export's dataflow, unit and frequency columns, a

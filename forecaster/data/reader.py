@@ -339,10 +339,12 @@ def _read_table(
         date_col = _find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
         if date_from is not None and spec is None:  # year and quarter repeating: a long table's, maybe
-            dated, joined, weeks = parts_as_column(raw, date_from, source, [], read.weeks)
+            said: list[str] = []
+            dated, joined, weeks = parts_as_column(raw, date_from, source, said, read.weeks)
             if dated[joined].duplicated().any():
                 raw, date_col, long_parts, date_from = dated, joined, date_from, None
                 read = dataclasses.replace(read, weeks=weeks)
+                notes.extend(said)
         if date_col is None and date_from is None:
             date_col = _find_year_column(raw)
         if date_col is None and date_from is None:
