@@ -26,7 +26,7 @@ from forecaster.data import TimeSeries, check_frequency, future_timestamps, read
 from forecaster.data.calendar import calendar_features
 from forecaster.data.frames import as_frame
 from forecaster.data.labels import write_labels
-from forecaster.data.missing import NO_FILL
+from forecaster.data.missing import NO_FILL, some
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
@@ -131,7 +131,7 @@ def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> lis
     present = [name for name in bundle.data.columns if name not in error.missing]
     if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
         raise _missing(bundle, source, error) from None
-    note = f"no rows of series {', '.join(map(repr, error.missing))} that model {bundle.name!r} learned"
+    note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
     warnings.warn(f"{source}: note: {note}: forecast the {len(present)} others", DataQualityWarning,
                   stacklevel=2)
     return present

@@ -324,3 +324,17 @@ def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
     walmart.to_csv(tmp_path / "walmart.csv", index=False)
     series = read_csv(tmp_path / "walmart.csv")
     assert series.columns == ["1/1", "1/2", "2/1", "2/2"] and series.options.target_col == "Weekly_Sales"
+
+
+def test_the_note_of_series_not_sent_names_a_few_and_counts_the_rest():
+    """A model of 3,000 independent series sent one: the note listed all 2,999 others (27 KB in an answer)."""
+    model = Forecaster("naive", horizon=2, input_size=4).fit(
+        _readings({(f"s{k}", "t"): (0, 12) for k in range(3000)}), id_col="site,sensor", date_col="ts",
+        target_col="value", channels="independent",
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        model.predict(_readings({("s0", "t"): (0, 12)}))
+    note = " ".join(str(item.message) for item in said)
+    assert "no rows of series 's1/t', 's2/t', 's3/t', 's4/t', 's5/t' and 2994 more that model" in note
+    assert len(note) < 500

@@ -106,3 +106,23 @@ def test_a_panel_dated_by_year_and_quarter_columns_is_a_long_table(tmp_path):
     written = pd.read_csv(out)
     assert list(written.columns) == ["country", "year+quarter", "naive"]
     assert written.iloc[:2].values.tolist() == [["DE", "2020-Q1", 4.9], ["DE", "2020-Q2", 4.9]]
+
+
+def test_a_value_column_named_with_a_comma_reads_alone_and_is_named_among_several(tmp_path):
+    """One value column 'unemp,rate' is that column (it was split into two missing ones); beside another
+    value column the joining comma is refused in one line."""
+    rows = [(country, quarter, base + k / 10) for country, base in COUNTRIES.items()
+            for k, quarter in enumerate(QUARTERS)]  # fmt: skip
+    path = tmp_path / "rates.csv"
+    pd.DataFrame(rows, columns=["country", "quarter", "unemp,rate"]).to_csv(path, index=False)
+    model, out = tmp_path / "model", tmp_path / "forecast.csv"
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
+             "--no-progress", "--out", str(model)]  # fmt: skip
+    assert main(train) == 0
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--output", str(out)]) == 0
+    assert pd.read_csv(out).iloc[0].tolist() == ["DE", "2020-Q1", 4.9]
+    table = pd.read_csv(path).assign(jobs=lambda frame: frame["unemp,rate"] * 2)
+    table.to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"rates.csv: value column 'unemp,rate' holds ',', which joins "
+                       "several value columns; expected names without commas"):  # fmt: skip
+        read_csv(path)

@@ -18,7 +18,7 @@ import pandas as pd
 from forecaster.data.keys import KEY_SEPARATOR, key_parts, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
-from forecaster.data.variables import by_variable, melt_variables, value_columns
+from forecaster.data.variables import by_variable, joined_values, melt_variables, value_columns
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
@@ -116,7 +116,7 @@ def long_columns(
             numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
         named = [column for column in numeric if column.lower() in VALUE_NAMES]
         if named or numeric:  # several: each a variable of every series
-            target_col = named[0] if len(named) == 1 else ",".join(numeric)
+            target_col = named[0] if len(named) == 1 else joined_values(numeric, source)
     return dataclasses.replace(read, date_col=date_col, target_col=target_col)
 
 
@@ -157,7 +157,7 @@ def read_long(
     year, `_blank_ends`), said in `notes`. Series not among `read.targets` (a model's) are left out first:
     pivoted, 12,000 series of one row each at its own time made a table of 12,000 x 12,000. Several value
     columns (`target_col` "gdp,unemployment") are each a variable of every series (`variables`)."""
-    if value_columns(read.target_col) is not None:
+    if value_columns(read.target_col, raw.columns) is not None:
         melted, inner = melt_variables(raw, read, source)
         wide, date_col, inner = read_long(melted, inner, source, parse_dates, notes)
         return wide, date_col, dataclasses.replace(read, channels=inner.channels)
@@ -272,8 +272,8 @@ def find_long(
     parts = key_parts(id_col) if id_col not in others else [id_col]
     keyed = f"column {id_col!r}" if len(parts) == 1 else f"columns {' and '.join(map(repr, parts))}"
     found = f"read as a long panel keyed by {keyed}, since dates repeat in column {date_col!r}"
-    long = dataclasses.replace(read, id_col=id_col, target_col=",".join(values), date_col=date_col,
-                               targets=None)  # fmt: skip
+    joined = joined_values(values, source)
+    long = dataclasses.replace(read, id_col=id_col, target_col=joined, date_col=date_col, targets=None)
     try:
         wide, _, long = read_long(raw, long, source, parse_dates, notes)
     except DataError as error:
@@ -395,7 +395,8 @@ def melt_forecast(
             part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
         parts.append(part.dropna(subset=[name]))  # independent series end at their own times
     long = pd.concat(parts, ignore_index=True)
-    if (values := value_columns(target_col)) is not None:
+    values = value_columns(target_col)
+    if values is not None and all(str(column).rsplit(KEY_SEPARATOR, 1)[-1] in values for column in series):
         long = by_variable(long, id_col, time_col, name, values)
     return _split_key(long, id_col)
 

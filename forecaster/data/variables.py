@@ -7,6 +7,7 @@ own (`DE/gdp_growth`); forecasts come back with a column per variable, in the sh
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -17,10 +18,21 @@ from forecaster.errors import DataError
 _VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed where the file has such)
 
 
-def value_columns(target_col: str | None) -> list[str] | None:
-    """The value columns of `target_col` where it names several, joined by commas; else None."""
+def value_columns(target_col: str | None, columns: Sequence[str] = ()) -> list[str] | None:
+    """The value columns of `target_col` where it names several, joined by commas; else None, as for a
+    column of `columns` whose name holds a comma."""
     names = [name.strip() for name in (target_col or "").split(",")]
-    return names if len(names) > 1 else None
+    return names if len(names) > 1 and target_col not in columns else None
+
+
+def joined_values(values: list[str], source: str) -> str:
+    """Several value columns as one `target_col`; DataError for a name holding the joining comma."""
+    joining = [name for name in values if "," in name] if len(values) > 1 else []
+    if joining:
+        raise DataError(f"{source}: value column {joining[0]!r} holds ',', which joins several value "
+                        "columns; expected names without commas (or target_col / --target-col naming one "
+                        "column)")  # fmt: skip
+    return ",".join(values)
 
 
 def _free(name: str, taken: pd.Index) -> str:
@@ -34,7 +46,7 @@ def melt_variables(raw: pd.DataFrame, read: ReadOptions, source: str) -> tuple[p
     """Rows of several value columns as rows of one value each, keyed by the series and the variable joined
     (`DE/gdp_growth`) in the file's row order, and the options that read them as a long table of one value
     column."""
-    values = value_columns(read.target_col) or []
+    values = value_columns(read.target_col, raw.columns) or []
     missing = [name for name in values if name not in raw.columns]
     if missing:
         shown = ", ".join(map(repr, raw.columns))
