@@ -92,6 +92,10 @@ def test_year_and_quarter_columns_make_the_dates_found_or_named(tmp_path) -> Non
         DataError, match=r"column 'Quarter' line 5: 5 is not a quarter number; expected whole"
     ):
         read_csv(path)
+    frame.loc[3, "Quarter"] = None  # said as what it is, not as 'nan'
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"column 'Quarter' line 5: an empty cell is not a quarter number"):
+        read_csv(path)
     with pytest.raises(DataError, match="date_from=\\['year', 'day'\\]: expected columns named"):
         read_csv(path, date_from=["year", "day"])
 

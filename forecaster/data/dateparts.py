@@ -102,10 +102,10 @@ def dates_from_parts(
         whole = np.isfinite(column) & (column == np.round(column))
         bad = np.flatnonzero(~whole | (column < low) | (column > high))
         if bad.size:
-            raise DataError(
-                f"{source}: column {name!r} line {bad[0] + 2}: {raw[name].iloc[bad[0]]} is not a {kind} "
-                f"number; expected whole numbers {low}-{high}"
-            )
+            cell = raw[name].iloc[bad[0]]
+            shown = "an empty cell" if pd.isna(cell) or not str(cell).strip() else str(cell)
+            raise DataError(f"{source}: column {name!r} line {bad[0] + 2}: {shown} is not a {kind} number; "
+                            f"expected whole numbers {low}-{high}")  # fmt: skip
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
     name = "+".join(map(str, columns))
