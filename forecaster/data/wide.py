@@ -148,7 +148,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
             f"{source}: the period columns of the header are not evenly spaced ({shown}, ...); expected one "
             "column per year, quarter, month, week or day"
         )
-    raw, flags = _without_flag_rows(raw, labels)
+    raw, texts = _without_text_rows(raw, labels)
     names = _series_names(raw.iloc[:, :first])
     values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
     frame = pd.DataFrame(np.vstack(values), columns=names)
@@ -162,10 +162,10 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     )
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
-    return frame, note + (f"; left out {flags} row(s) of text only (flags, units)" if flags else "")
+    return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
 
 
-def _without_flag_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFrame, int]:
+def _without_text_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFrame, int]:
     """`raw` without the rows whose period cells hold text and no number: flags (the IMF's "Status" row after
     each "Value" row: "P" for provisional) or units (StatCan's "2002=100" under its header), and how many
     there were."""
