@@ -198,12 +198,10 @@ class CsvUpload:
 
 def csv_answer(bundle: Bundle, series: TimeSeries, table: pd.DataFrame) -> str:
     """The CSV route's answer as `forecaster predict` writes its file: the time, the forecast and its
-    intervals, dates as the upload wrote its own ("2020-Q1") or in ISO 8601, long rows for a long model (it
-    wrote ISO 8601 timestamps after "2020-Q1" labels)."""
-    table = dated_as_history(table, series)
-    if isinstance(table.index, pd.DatetimeIndex):
-        table.index = pd.Index([stamp.isoformat() for stamp in table.index], name=table.index.name)
-    return shaped(bundle, table).to_csv(index=bundle.data.id_col is None, lineterminator="\n")
+    intervals, dates as the upload wrote its own ("2020-Q1") or as pandas writes timestamps ("2017-05-01"
+    for days), long rows for a long model (it wrote ISO 8601 timestamps with a "T" where predict did not)."""
+    written = shaped(bundle, dated_as_history(table, series))
+    return written.to_csv(index=bundle.data.id_col is None, lineterminator="\n")
 
 
 def notes_header(notes: list[str]) -> dict[str, str]:

@@ -222,9 +222,13 @@ def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart
             for (site, sensor), rows in sent.groupby(["site", "sensor"], sort=False):
                 got = answer[(answer["site"] == site) & (answer["sensor"] == sensor)]
                 last = rows["ts"].iloc[-1]
-                hours = [(last + pd.Timedelta(hours=k)).isoformat() for k in (1, 2, 3)]
+                hours = [str(last + pd.Timedelta(hours=k)) for k in (1, 2, 3)]
                 assert got["ts"].tolist() == hours and got["naive"].tolist() == [rows["value"].iloc[-1]] * 3
             assert len(answer) == 3 * sent[["site", "sensor"]].drop_duplicates().shape[0]
+            sent.to_csv(tmp_path / "sent.csv", index=False)  # as `forecaster predict` writes, byte for byte
+            predict = ["predict", "--model", str(models / "sensors"), "--csv", str(tmp_path / "sent.csv"),
+                       "--output", str(tmp_path / "predicted.csv")]  # fmt: skip
+            assert main(predict) == 0 and (tmp_path / "predicted.csv").read_text() == upload.text
         assert "forecaster-notes" not in upload.headers  # the series ending apart: nothing to say
 
         def post(rows: pd.DataFrame):
