@@ -5,6 +5,7 @@ back with a column per variable, from the command line, the API and the service 
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ import pytest
 
 from forecaster.api import Forecaster
 from forecaster.cli import main
-from forecaster.data import read_csv
+from forecaster.data import DataQualityWarning, read_csv
 from forecaster.errors import DataError
 
 COUNTRIES = {"DE": 1.0, "FR": 2.0, "IT": 3.0}
@@ -126,3 +127,16 @@ def test_a_value_column_named_with_a_comma_reads_alone_and_is_named_among_severa
     with pytest.raises(DataError, match=r"rates.csv: value column 'unemp,rate' holds ',', which joins "
                        "several value columns; expected names without commas"):  # fmt: skip
         read_csv(path)
+
+
+def test_a_value_column_with_text_among_its_numbers_is_named_as_left_out(tmp_path):
+    """'5,1' among '5.6' and 'n/a' keeps a column text: it was left out of the panel's variables unsaid."""
+    rows = [(country, quarter, base + k / 10, "5,1" if (country, k) == ("FR", 5) else f"{5 + k / 10:.1f}")
+            for country, base in COUNTRIES.items() for k, quarter in enumerate(QUARTERS)]  # fmt: skip
+    table = pd.DataFrame(rows, columns=["country", "quarter", "growth", "unemployment"])
+    table.to_csv(tmp_path / "p.csv", index=False)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        series = read_csv(tmp_path / "p.csv")
+    assert series.columns == list(COUNTRIES)
+    assert "(left out column 'unemployment': text among its numbers, line 47 '5,1')" in str(said[-1].message)

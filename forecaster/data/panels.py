@@ -283,6 +283,14 @@ def find_long(
     ignored = ""
     if alike:
         ignored = f" (ignored column(s) alike in every row or empty in most: {', '.join(map(repr, alike))})"
+    partly = [column for column in others if column in raw.columns and column not in (id_col, *numeric)
+              and not text[column] and not pd.api.types.is_numeric_dtype(raw[column])
+              and not pd.api.types.is_bool_dtype(raw[column])]  # mostly numbers, some text  # fmt: skip
+    for column in partly:
+        words = pd.to_numeric(raw[column], errors="coerce").isna() & raw[column].notna()
+        text_at = int(np.flatnonzero(words.to_numpy())[0])
+        ignored += (f" (left out column {column!r}: text among its numbers, {line(raw.index[text_at])} "
+                    f"{str(raw[column].iloc[text_at])!r})")  # fmt: skip
     unused = [column for column in numeric if column not in values]
     if unused:  # which variable is forecast is the user's choice: say which one was taken
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
