@@ -145,7 +145,7 @@ def to_numbers(
     if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE]):
         return None
     cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
-    kinds = np.column_stack([cells.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
+    kinds = _plain_kinds(cells)
     values, flags, suffixes = cells.to_numpy(dtype=object), Counter(), Counter()
     scales = np.ones(len(cells))
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
@@ -203,12 +203,16 @@ def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally
     return raw.assign(**converted) if converted else raw
 
 
+def _plain_kinds(texts: pd.Series) -> np.ndarray:
+    """(N, kinds) whether each text is a plain number of each of _PATTERNS' kinds, matched column-wide."""
+    return np.column_stack([texts.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
+
+
 def number_cells(cells: pd.Series) -> np.ndarray:
     """Which text cells hold a number, plain or written as `number_kind` reads it (flagged, money, scaled);
     markers and other text do not. Plain numbers are matched column-wide, the others one by one."""
     texts = cells.astype(str).str.strip()
-    found = np.column_stack([texts.str.fullmatch(pattern).to_numpy(bool) for pattern in _PATTERNS.values()])
-    found = found.any(axis=1)
+    found = _plain_kinds(texts).any(axis=1)
     for position in np.flatnonzero(~found & texts.str.contains(r"\d").to_numpy(bool)):
         found[position] = number_kind(texts.iloc[position]) not in (None, "marker")
     return found

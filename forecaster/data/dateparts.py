@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, first_day
+from forecaster.data.keys import in_place_of
 from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
@@ -35,13 +36,18 @@ _PART_NAMES = {
 }
 
 
+def _part_of(name: object) -> str | None:
+    """The date part a column's name says it holds (_PART_NAMES, case ignored), or None."""
+    return _PART_NAMES.get(str(name).strip().lower())
+
+
 def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
     """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
     `dteday` and `hr`) as each date at its hour, and that column's name; None for other tables."""
     if not index.has_duplicates or (index != index.normalize()).any():
         return None
     for column in raw.columns:
-        if _PART_NAMES.get(str(column).strip().lower()) != "hour":
+        if _part_of(column) != "hour":
             continue
         hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
         if np.isfinite(hours).all() and ((hours >= 0) & (hours <= 23) & (hours == np.round(hours))).all():
@@ -52,14 +58,14 @@ def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeI
 
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
     """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
-    kinds = tuple(_PART_NAMES.get(str(column).strip().lower(), "") for column in columns)
+    kinds = tuple(_part_of(column) or "" for column in columns)
     return kinds if kinds in DATE_PARTS else None
 
 
 def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     """Columns named year and quarter, month, week or month and day (and hour) (case ignored, _PART_NAMES),
     the most parts first found, then the finest (Power BI's Year, Quarter, Month are months); else None."""
-    by_kind = {_PART_NAMES.get(str(column).strip().lower()): column for column in columns}
+    by_kind = {_part_of(column): column for column in columns}
     finest = list(_RANGES)  # coarse to fine
     for kinds in sorted(DATE_PARTS, key=lambda kinds: (len(kinds), finest.index(kinds[-1])), reverse=True):
         if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
@@ -176,8 +182,7 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
     """Whether a column named like a part of a date (year, quarter, month, ISO week, day, hour, weekday from
     0 or 1, Monday or Sunday first) holds that part of each of `index`'s dates: the dates written out again
     beside them (Kaggle's `date, year, month, weekday, sales`), no series to forecast."""
-    text = str(name).strip().lower()
-    kind = "weekday" if text in _WEEKDAY_NAMES else _PART_NAMES.get(text)
+    kind = "weekday" if str(name).strip().lower() in _WEEKDAY_NAMES else _part_of(name)
     if kind is None or not pd.api.types.is_numeric_dtype(column):
         return False
     monday = index.day_of_week.to_numpy()
@@ -201,8 +206,5 @@ def parts_as_column(
     part = DATE_PARTS[date_part_kinds(parts) or ()]
     labels = (index.year.astype(str) + "-Q" + index.quarter.astype(str) if part == "quarter"
               else index.strftime(_LABELS[part]))  # fmt: skip
-    name = "+".join(map(str, parts))
-    at = list(raw.columns).index(parts[0])
-    dated = raw.drop(columns=list(parts))
-    dated.insert(min(at, len(dated.columns)), name, np.asarray(labels, dtype=object))
-    return dated, name, counted
+    name = str(index.name)  # the parts joined: "year+quarter"
+    return in_place_of(raw, list(parts), name, np.asarray(labels, dtype=object)), name, counted

@@ -69,7 +69,7 @@ _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?
 _PROVISIONAL = re.compile(r"\s*\*+$")
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}  # the year before each era's first (元年, year 1)
 _ERA_YEAR = re.compile(r"^(?P<era>令和|平成|昭和)\s*(?P<year>元|\d{1,2})\s*年")
-_HOUR_24 = re.compile(r"(?P<sep>[ T])24:00(?::00)?$")
+_HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
@@ -160,9 +160,10 @@ def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
     """pandas' parse with one format inferred from the first value, else each value on its own; an hour
     ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next day's midnight."""
     column = timestamp_texts(column)
-    ending = column.astype(str).str.extract(_HOUR_24)["sep"].notna().to_numpy()
+    texts = column.astype(str)
+    ending = texts.str.contains(_HOUR_24).to_numpy(bool)
     if ending.any():
-        column = column.where(~ending, column.astype(str).str.replace(_HOUR_24, r"\g<sep>00:00", regex=True))
+        column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)

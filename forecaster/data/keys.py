@@ -4,6 +4,7 @@ one series name ("DE/B1GQ") for reading, split back into their columns for forec
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.missing import line
@@ -55,7 +56,12 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
     joined = raw[parts[0]].astype(str).str.strip()
     for part in parts[1:]:  # column by column: a join row by row took seconds on a million rows
         joined = joined + KEY_SEPARATOR + raw[part].astype(str).str.strip()
+    return in_place_of(raw, parts, id_col, joined.to_numpy())
+
+
+def in_place_of(raw: pd.DataFrame, parts: list[str], name: str, values: np.ndarray) -> pd.DataFrame:
+    """`raw` with one column `name` of `values` where the columns `parts` were, at the first one's place."""
     at = list(raw.columns).index(parts[0])
-    keyed = raw.drop(columns=parts)
-    keyed.insert(min(at, len(keyed.columns)), id_col, joined.to_numpy())
-    return keyed
+    joined = raw.drop(columns=parts)
+    joined.insert(min(at, len(joined.columns)), name, values)
+    return joined
