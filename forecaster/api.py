@@ -28,7 +28,8 @@ from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
-from forecaster.prediction import forecast, forecast_name, read_future, read_rows, shaped
+from forecaster.history import read_future, read_rows
+from forecaster.prediction import forecast, forecast_name, shaped
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 

@@ -1,6 +1,6 @@
 """Forecasts from a bundle and recent rows: the one path of `forecaster predict`, the service and the API.
 
-`read_history` reads a CSV the bundle's way; `check_history` checks recent rows against the bundle (columns,
+`history` reads recent rows the bundle's way; `check_history` checks them against the bundle (columns,
 length, finite values, timestamps on the model's time grid, horizon) and returns the window the model sees
 with the timestamps of its answer; `predict_windows` is the numerics (train scaler, model, inverse scaler);
 `forecast` chains them for a whole series; `Inference` (from `forecaster.inference`) runs the forward pass on
@@ -13,8 +13,6 @@ import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,15 +20,13 @@ import torch
 
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import uncalibrated
-from forecaster.data import TimeSeries, check_frequency, future_timestamps, read_csv
+from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
-from forecaster.data.frames import as_frame
 from forecaster.data.labels import write_labels
-from forecaster.data.missing import NO_FILL, some
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
-from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
+from forecaster.data.series import INDEPENDENT
+from forecaster.errors import ConfigError, DataError
 from forecaster.inference import Inference, eager_outputs
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
@@ -63,28 +59,6 @@ class PreparedHistory:
         return [int(step) for step in self.future]
 
 
-def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
-    """The bundle's reading options (`DataConfig.read_options`), overridden by those given; a way to find
-    the dates that is given replaces the bundle's."""
-    given = {key: value for key, value in options.items() if value is not None}
-    read = {**bundle.data.read_options(), **given}
-    if options.get("no_date") or options.get("date_col") or options.get("date_from"):
-        read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
-        read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
-    return read
-
-
-def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
-    """Recent rows in a DataFrame, read the way the bundle's training rows were."""
-    from forecaster.data import read_frame
-
-    read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
-    try:
-        return read_frame(as_frame(frame), **read, targets=bundle.data.columns)
-    except MissingColumnsError as error:
-        return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error))
-
-
 def forecast_name(bundle: Bundle) -> str:
     """The name of the forecast column in long output (Nixtla's convention: the model's, as trained)."""
     return str(bundle.training.get("model", bundle.model_name))
@@ -105,76 +79,6 @@ def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
     if series.date_style is None or not isinstance(table.index, pd.DatetimeIndex):
         return table
     return table.set_axis(write_labels(table.index, series.date_style), axis=0)
-
-
-def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
-    """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
-    (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
-    DataError names any missing column (a model of independent series reads those present, `_some_series`)."""
-    path, data = Path(path), bundle.data
-    asked = options.get("periods")
-    if asked and data.periods and asked != data.periods:
-        raise DataError(
-            f"{path}: --periods {asked} asks for another block than the {data.periods} one model "
-            f"{bundle.name!r} was trained on, and a model forecasts the frequency it learned; expected no "
-            f"--periods (the {data.periods} block is read)"
-        )
-    read = history_options(bundle, **options)
-    try:
-        return read_csv(path, **read, targets=data.columns)
-    except MissingColumnsError as error:
-        return read_csv(path, **read, targets=_some_series(bundle, str(path), error))
-
-
-def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> list[str]:
-    """The series the rows hold, a model of independent series forecasting them alone (one published late)."""
-    present = [name for name in bundle.data.columns if name not in error.missing]
-    if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
-        raise _missing(bundle, source, error) from None
-    note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
-    warnings.warn(f"{source}: note: {note}: forecast the {len(present)} others", DataQualityWarning,
-                  stacklevel=2)
-    return present
-
-
-def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:
-    """What the rows lack of the model's: its date columns, columns of a wide table, series of a long one."""
-    data = bundle.data
-    if isinstance(error, MissingDateColumnsError):  # the reader's hints (--no-date) do not apply to a model
-        return DataError(
-            f"{source}: missing date column(s) {', '.join(map(repr, error.missing))} that model "
-            f"{bundle.name!r} reads its dates from, as its training data had them; the rows have "
-            f"{', '.join(map(repr, error.present))}"
-        )
-    what, present = "column(s)", error.present
-    if data.id_col:  # the pivoted table's columns are the series, and its time column
-        what, present = "series", [name for name in present if name != (data.date_col or DEFAULT_TIME_COL)]
-    return DataError(
-        f"{source}: missing {what} {', '.join(map(repr, error.missing))} that model {bundle.name!r} was "
-        f"trained on; expected {what} {', '.join(map(repr, data.columns))}, the rows have "
-        f"{', '.join(map(repr, present))}"
-    )
-
-
-def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
-    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame read with the
-    dates of its training file (a few rows: no frequency is inferred from them)."""
-    from forecaster.data import read_frame
-
-    given = bundle.data.future_covariates
-    if not given:
-        raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
-    options = history_options(bundle)
-    options.update(
-        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None
-    )
-    try:
-        if isinstance(table, pd.DataFrame):
-            return read_frame(table, **options, targets=given)
-        return read_csv(table, **options, targets=given)
-    except MissingDateColumnsError as error:
-        source = "DataFrame" if isinstance(table, pd.DataFrame) else str(table)
-        raise _missing(bundle, source, error) from None
 
 
 def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
@@ -444,6 +348,13 @@ def _forecast(
         where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
         source = future.source if error.part == "future" and future is not None else series.source
         raise DataError(f"{source}: {where}{error}") from None
+    return forecast_table(bundle, series, prepared, columns)
+
+
+def forecast_table(
+    bundle: Bundle, series: TimeSeries, prepared: PreparedHistory, columns: dict[str, np.ndarray]
+) -> pd.DataFrame:
+    """The forecast's columns on the answer's timestamps, named as the history's time column."""
     dated = isinstance(prepared.future, pd.DatetimeIndex)
     index = prepared.future.rename(series.date_col or bundle.data.date_col or ("date" if dated else "step"))
     return pd.DataFrame(columns, index=index)

@@ -28,7 +28,9 @@ from forecaster.data.dates import across_offsets
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.textfile import compression
+from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
+from forecaster.history import read_future, read_history, read_rows
 from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
@@ -36,9 +38,7 @@ from forecaster.prediction import (
     dated_as_history,
     each_on_its_own,
     forecast,
-    read_future,
-    read_history,
-    read_rows,
+    forecast_table,
     shaped,
 )
 from service.errors import ApiError
@@ -71,8 +71,7 @@ def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     """ISO 8601 strings -> DatetimeIndex of years 1 to 9999 (pandas keeps years before 1, which neither
     Python's calendar nor ISO 8601 writes: answered '-001-04-12T00:00:00'); the error names the string."""
     index = _read_timestamps(raw, field)
-    if len(index) and index.min().year < 1:
-        position = int(np.argmin(index.asi8))
+    if (position := before_year_one(index)) is not None:
         raise _invalid(f"{field}[{position}]", f"{raw[position]!r} is before the year 1; expected dates from "
                        "the year 1 to 9999")  # fmt: skip
     return index
@@ -191,9 +190,7 @@ class CsvUpload:
     def answered(self, bundle: Bundle, columns: dict[str, np.ndarray]) -> str:
         """The answer to a micro-batched upload from the forecast's columns (see `csv_answer`)."""
         assert self.prepared is not None
-        dated = isinstance(self.prepared.future, pd.DatetimeIndex)
-        name = self.series.date_col or bundle.data.date_col or ("date" if dated else "step")
-        return csv_answer(bundle, self.series, pd.DataFrame(columns, index=self.prepared.future.rename(name)))
+        return csv_answer(bundle, self.series, forecast_table(bundle, self.series, self.prepared, columns))
 
 
 def csv_answer(bundle: Bundle, series: TimeSeries, table: pd.DataFrame) -> str:
@@ -294,7 +291,7 @@ def prepare_csv(
     max_extra_columns: int,
 ) -> CsvUpload:
     """Check an uploaded CSV's size, then read it with the reader `forecaster predict` uses
-    (`prediction.read_history`) from a temporary file that is removed however the reading ends. Series of
+    (`history.read_history`) from a temporary file that is removed however the reading ends. Series of
     a model of independent series sent in part or ending apart are forecast here, each after its own last
     value as `forecaster predict` and the records route do; the others are checked for the micro-batcher."""
     _check_csv_size(bundle, content, max_rows=max_rows, max_extra_columns=max_extra_columns)

@@ -20,8 +20,9 @@ from safetensors.torch import save_file
 from forecaster.artifacts import load_bundle, save_bundle
 from forecaster.data import Scaler
 from forecaster.data.config import DataConfig
+from forecaster.history import read_history
 from forecaster.models import get_model
-from forecaster.prediction import forecast, read_history
+from forecaster.prediction import forecast
 from forecaster.training.workflows import evaluate_bundle
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"

@@ -22,9 +22,10 @@ from forecaster.artifacts import CALIBRATION_FILE, load_bundle, save_bundle
 from forecaster.calibration import Calibration, nonconformity
 from forecaster.cli import main
 from forecaster.errors import BundleError, ConfigError
+from forecaster.history import read_history
 from forecaster.metrics import IntervalSums
 from forecaster.models import forecast_outputs, get_model
-from forecaster.prediction import forecast, predict_outputs, read_history
+from forecaster.prediction import forecast, predict_outputs
 from forecaster.training.module import pinball_loss
 
 

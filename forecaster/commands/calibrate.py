@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.atomic import folder_version
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.errors import CalibrationFileError
-    from forecaster.prediction import read_history
+    from forecaster.history import read_history
     from forecaster.training.workflows import calibrate_bundle
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one

@@ -42,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from forecaster.artifacts import load_bundle
-    from forecaster.prediction import read_history
+    from forecaster.history import read_history
     from forecaster.training.workflows import evaluate_bundle
 
     bundle = load_bundle(args.model)

@@ -52,8 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from forecaster.api import Forecaster
     from forecaster.atomic import write_atomically
+    from forecaster.history import read_future, read_history
     from forecaster.plotting import plot_forecast, plot_path
-    from forecaster.prediction import dated_as_history, forecast, read_future, read_history, shaped
+    from forecaster.prediction import dated_as_history, forecast, shaped
 
     output = None if args.output is None else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))

@@ -73,14 +73,19 @@ def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
             "the times with their UTC offset, +02:00 then +01:00, or in UTC)")  # fmt: skip
 
 
+def before_year_one(index: pd.DatetimeIndex) -> int | None:
+    """The position of the earliest timestamp where it is before the year 1, which pandas keeps and neither
+    Python's calendar nor ISO 8601 writes; else None."""
+    return int(np.argmin(index.asi8)) if len(index) and index.min().year < 1 else None
+
+
 def check_time_order(
     path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
 ) -> tuple[str | None, pd.DatetimeIndex | None]:
     """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
     unsorted, duplicate and irregular timestamps (benchmark files: note them instead), and years before 1,
     which pandas keeps and neither Python's calendar nor ISO 8601 writes (a request of year 0 was a 500)."""
-    if len(index) and index.min().year < 1:
-        p = int(np.argmin(index.asi8))
+    if (p := before_year_one(index)) is not None:
         raise DataError(f"{path}: {line(p)}: {index[p]} in column {date_col!r} is before the year 1; "
                         "expected dates from the year 1 to 9999")  # fmt: skip
     steps = np.diff(index.asi8)

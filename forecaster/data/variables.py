@@ -13,7 +13,7 @@ import pandas as pd
 
 from forecaster.data.keys import KEY_SEPARATOR
 from forecaster.data.series import ReadOptions
-from forecaster.errors import DataError
+from forecaster.errors import DataError, MissingColumnsError
 
 _VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed where the file has such)
 
@@ -49,9 +49,9 @@ def melt_variables(raw: pd.DataFrame, read: ReadOptions, source: str) -> tuple[p
     values = value_columns(read.target_col, raw.columns) or []
     missing = [name for name in values if name not in raw.columns]
     if missing:
-        shown = ", ".join(map(repr, raw.columns))
-        raise DataError(f"{source}: value column(s) {', '.join(map(repr, missing))} not found (target_col "
-                        f"{read.target_col!r} names several by commas); columns are {shown}")  # fmt: skip
+        head = (f"{source}: value column(s) {', '.join(map(repr, missing))} not found (target_col "
+                f"{read.target_col!r} names several by commas)")  # fmt: skip
+        raise MissingColumnsError.among(head, missing, raw.columns)
     joining = [name for name in values if KEY_SEPARATOR in name]
     if joining:  # 'gdp/capita' would read back as a variable 'capita' of a series 'DE/gdp'
         raise DataError(f"{source}: value column {joining[0]!r} holds {KEY_SEPARATOR!r}, which joins a "

@@ -167,14 +167,17 @@ def history_allows(lower: np.ndarray | None, reference: np.ndarray | None) -> bo
 
 def clearly_lower(first: np.ndarray | None, second: np.ndarray | None, column: int, horizon: int) -> bool:
     """Whether `first`'s errors on `column` are below `second`'s over the train split windows both forecast
-    (`train_split_history`) by more than two standard errors of the difference's `block_means`; False
-    without such history or with fewer than two blocks (a quarterly panel's choice per country rested on one
+    (`train_split_history`) by the evidence a model must show to be kept (`simplest_within_evidence` on their
+    `block_means`); False without such history (a quarterly panel's choice per country rested on one
     validation window, and ended at 1.55x naive's test MSE)."""
     if first is None or second is None or first.shape != second.shape:
         return False
     both = ~(np.isnan(first[:, column]) | np.isnan(second[:, column]))
-    blocks = block_means(first[both, column] - second[both, column], horizon)
-    return len(blocks) > 1 and bool(blocks.mean() + 2 * blocks.std(ddof=1) / np.sqrt(len(blocks)) < 0)
+    if not both.any():
+        return False
+    ours, theirs = first[both, column].astype(np.float64), second[both, column].astype(np.float64)
+    blocks = [block_means(theirs, horizon), block_means(ours, horizon)]
+    return simplest_within_evidence([float(theirs.mean()), float(ours.mean())], blocks) == 1
 
 
 def toward_naive_weights(model: nn.Module, windows: Windows) -> np.ndarray:
