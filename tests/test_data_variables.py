@@ -5,6 +5,7 @@ back with a column per variable, from the command line, the API and the service 
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import numpy as np
@@ -107,6 +108,22 @@ def test_a_panel_dated_by_year_and_quarter_columns_is_a_long_table(tmp_path):
     written = pd.read_csv(out)
     assert list(written.columns) == ["country", "year+quarter", "naive"]
     assert written.iloc[:2].values.tolist() == [["DE", "2020-Q1", 4.9], ["DE", "2020-Q2", 4.9]]
+
+
+def test_a_panel_with_a_row_given_twice_is_refused_naming_its_lines_not_as_unsorted(tmp_path):
+    """A quarterly panel with one (country, quarter) given twice with two values: the repeat hid the key, and
+    the file was refused as one unsorted series. Found as a panel, the repeat is named by its lines; so too
+    where the series are told apart by two columns."""
+    path = tmp_path / "twice.csv"
+    twice = (["A"], "DE", "column 'country'"), (["A", "B"], "DE/A", "columns 'country' and 'sector'")
+    for sectors, name, keyed in twice:
+        rows = [(country, 2010 + k // 4, k % 4 + 1, sector, base + k / 10)
+                for country, base in COUNTRIES.items() for sector in sectors for k in range(40)]  # fmt: skip
+        rows.insert(10, (*rows[9][:4], 99.0))
+        pd.DataFrame(rows, columns=["country", "year", "quarter", "sector", "gdp"]).to_csv(path, index=False)
+        said = f"series '{name}' has time '2012-Q2' more than once (at line 11, line 12)"
+        with pytest.raises(DataError, match=f"{re.escape(said)}.*keyed by {keyed}"):
+            read_csv(path)
 
 
 def test_a_value_column_named_with_a_comma_reads_alone_and_is_named_among_several(tmp_path):

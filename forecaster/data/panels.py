@@ -256,9 +256,9 @@ def find_long(
                if not any(_determines(raw, other, column) for other in labels if other != column)]
         key = [column for column in key
                if not _determines(raw, [*(other for other in key if other != column), date_col], column)]
-        id_col = ",".join(key) if key and not raw.duplicated([*key, date_col]).any() else None
+        id_col = ",".join(key) if key and _few_repeats(raw, [*key, date_col]) else None
         raw = raw if id_col is None else with_key(raw, id_col, source)
-    if id_col is None or raw.duplicated([id_col, date_col]).any():
+    if id_col is None or not _few_repeats(raw, [id_col, date_col]):
         return raw, read
     numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]
                and _measures(raw, column, date_col)]  # fmt: skip
@@ -307,6 +307,13 @@ def _values_said(values: list[str]) -> str:
     if len(values) == 1:
         return f"column {values[0]!r}"
     return f"columns {', '.join(map(repr, values))}, each a variable of every series"
+
+
+def _few_repeats(raw: pd.DataFrame, key: list[str]) -> bool:
+    """Whether each (series, date) of `key` is once but on a row in a hundred at most: so rare a repeat is
+    the file's mistake, which `read_long` names by its lines, not a sign that the key is not found (a
+    quarterly panel with one row twice was refused as unsorted, read as one series)."""
+    return int(raw.duplicated(key).sum()) <= max(1, len(raw) // 100)
 
 
 def _determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
