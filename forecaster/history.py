@@ -42,18 +42,25 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
         return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error))
 
 
+# Reading options a model's rows must keep: what another value would read differs from what it learned.
+_AS_TRAINED = {
+    "periods": "asks for another block than the {trained} one model {model!r} was trained on, and a model "
+    "forecasts the frequency it learned",
+    "weeks": "counts weeks otherwise than the {trained} weeks model {model!r} was trained on, and dates of "
+    "other weekdays are not on its time grid",
+}
+
+
 def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
     """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
     (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
     DataError names any missing column (a model of independent series reads those present, `_some_series`)."""
     path, data = Path(path), bundle.data
-    asked = options.get("periods")
-    if asked and data.periods and asked != data.periods:
-        raise DataError(
-            f"{path}: --periods {asked} asks for another block than the {data.periods} one model "
-            f"{bundle.name!r} was trained on, and a model forecasts the frequency it learned; expected no "
-            f"--periods (the {data.periods} block is read)"
-        )
+    for option, other in _AS_TRAINED.items():  # a model forecasts on the time grid it learned
+        asked, trained = options.get(option), getattr(data, option)
+        if asked and trained and asked != trained:
+            raise DataError(f"{path}: --{option} {asked} {other.format(trained=trained, model=bundle.name)}; "
+                            f"expected no --{option}, or --{option} {trained}")  # fmt: skip
     read = history_options(bundle, **options)
     try:
         return read_csv(path, **read, targets=data.columns)

@@ -84,7 +84,8 @@ def test_iso_weeks_stay_iso_weeks(tmp_path):
 
 def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, capsys):
     """Recent rows of 2016 alone fit either count; the bundle's weeks read them as the training rows were
-    (read as ISO weeks they were Mondays, off the model's W-SUN grid)."""
+    (read as ISO weeks they were Mondays, off the model's W-SUN grid). Asked to count them as ISO weeks,
+    predict says the model's count, not that a Monday is off its grid."""
     weeks = _mmwr_weeks(2014, 2016)[39:]
     _fluview(tmp_path / "ilinet.csv", weeks)
     model = tmp_path / "model"
@@ -98,3 +99,8 @@ def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, ca
     after = weeks[-1][2]
     assert list(written.iloc[:, 0]) == [after + pd.Timedelta(weeks=k) for k in (1, 2, 3, 4)]
     assert written["ILITOTAL"].tolist() == [1009.0] * 4  # the last of the recent rows' 1000 + k
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--csv", str(recent), "--weeks", "iso"]) == 2
+    assert ("--weeks iso counts weeks otherwise than the mmwr weeks model 'model' was trained on, and dates "
+            "of other weekdays are not on its time grid; expected no --weeks, or --weeks mmwr"
+            ) in capsys.readouterr().err  # fmt: skip
