@@ -166,6 +166,23 @@ def test_a_date_and_value_saved_without_names_keep_their_first_row(tmp_path):
     assert numbered.columns == ["0", "1"] and len(numbered.frame) == 3  # pandas' column numbers: a header
 
 
+def test_a_ghcn_by_year_file_without_a_header_keeps_its_first_day(tmp_path):
+    """NOAA's GHCN-Daily by-year file has no header: station, YYYYMMDD date, element, value, three flags and
+    the observation time. Its first line was taken for names: TMAX lost its first day, and the panel was
+    keyed by column 'TMAX' with its values from column '207'. A header of years above labelled rows is
+    still a header."""
+    days = pd.date_range("2023-01-01", periods=30)
+    lines = [f"USW00094728,{day:%Y%m%d},{element},{k * 10 + offset},,,W,2400" for k, day in enumerate(days)
+             for element, offset in (("TMAX", 200), ("TMIN", 50), ("PRCP", 0))]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "2023.csv", "\n".join(lines) + "\n"))
+    assert "no header line" in note and freq == "D" and len(frame) == 30
+    assert sorted(frame.columns) == ["PRCP", "TMAX", "TMIN"] and frame.index[0] == days[0]
+    np.testing.assert_allclose(frame["TMAX"], np.arange(30) * 10 + 200)
+    years = "Country,2019,2020,2021\nGermany,1.5,2.5,3.5\nFrance,1.0,2.0,3.0\nItaly,0.5,1.5,2.5\n"
+    wide, freq, _ = read_noted(write(tmp_path, "years.csv", years))
+    assert list(wide.columns) == ["Germany", "France", "Italy"] and freq == "YS-JAN" and len(wide) == 3
+
+
 def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     """Investing.com's history: quoted cells, newest first, "Mar 15, 2024" dates, volumes "201.65K" and
     "2.47M" (read as flags before: 201.65 beside 2.47, thousands beside millions) and changes "-1.77%"."""

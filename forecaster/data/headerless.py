@@ -44,6 +44,25 @@ def is_data(cells: list[str]) -> bool:
     return dated and all(number_kind(cell.strip()) in _VALUES for cell in cells[1:] if cell.strip())
 
 
+def is_record(rows: list[list[str]], first: int) -> bool:
+    """Whether a first line is a record like the two below it, not names: the same cells hold numbers, text
+    and nothing in all three, numbers and text both, and a text cell is repeated below it (NOAA's GHCN
+    by-year files: station, date, element, value, flags). A header of years above rows of a label and
+    numbers ("Country,1990,1991") repeats no label."""
+    lines = [[cell.strip() for cell in cells] for cells in rows[first : first + 3]]
+    if len(lines) < 3 or len({len(cells) for cells in lines}) > 1:
+        return False
+    kinds = [tuple(_kind(cell) for cell in cells) for cells in lines]
+    first, second = lines[:2]
+    repeated = any(kind == "text" and cell == below
+                   for kind, cell, below in zip(kinds[0], first, second, strict=True))  # fmt: skip
+    return kinds[0] == kinds[1] == kinds[2] and {"text", "number"} <= set(kinds[0]) and repeated
+
+
+def _kind(cell: str) -> str:
+    return "empty" if not cell else "text" if number_kind(cell) is None else "number"
+
+
 def names(rows: list[list[str]], width: int) -> tuple[str, ...]:
     """Names for the columns of data rows: leading whole numbers in the ranges of a year, a month and a day
     (in that order) are "year", "month", "day"; else a first column of dates is "date"; one column left is

@@ -29,6 +29,7 @@ from forecaster.data.headerless import (
     header_above_labels,
     is_data,
     is_date,
+    is_record,
     is_timestamp,
     names_above,
 )
@@ -198,8 +199,9 @@ def sniff(source: Any, **options: Any) -> Layout:
     elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
         decimal = "."  # whose numbers quote their commas: thousands, as US agencies write them
     commented = commented_names(rows[first], width) if ons is None else None
-    if ons is None and (commented or is_data(rows[first]) or rows[first][0].startswith("#")):
-        start = first + (not is_data(rows[first]))  # under a comment line: the data's first row
+    data_first = is_data(rows[first]) or is_record(rows, first)
+    if ons is None and (commented or data_first or rows[first][0].startswith("#")):
+        start = first + (not data_first)  # under a comment line: the data's first row
         names = commented or headerless_names(rows[start:], width)
         return Layout(delimiter, records[start][0], start, decimal, None, names, headerless=True)
     header = [cell.strip() for cell in rows[first]]
