@@ -29,7 +29,7 @@ from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_T
 from forecaster.data.timeindex import in_zone, is_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.history import read_future, read_rows
-from forecaster.prediction import forecast, forecast_name, shaped
+from forecaster.prediction import forecast, forecast_name, given_names, shaped
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 
@@ -149,7 +149,7 @@ class Forecaster:
             series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
         self.metrics, self.history = outcome.metrics, series
         self.history_index = getattr(df, "index", None)
-        self.labels = _labels(df, self.bundle.data.id_col)
+        self.labels = given_names(df, self.bundle.data.id_col)
         return self
 
     def __repr__(self) -> str:
@@ -203,8 +203,7 @@ class Forecaster:
             table.index = table.index.to_period(given.freq).rename(given.name)  # periods in, periods out
         elif getattr(given, "tz", None) is not None and isinstance(table.index, pd.DatetimeIndex):
             table.index = in_zone(table.index, given.tz, bundle.data.freq)  # read back as an offset
-        labels = _labels(df, bundle.data.id_col) if df is not None else self.labels
-        return _relabelled(shaped(bundle, table), labels, bundle.data.id_col)
+        return shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
 
     def cross_validation(
         self,
@@ -268,22 +267,3 @@ class Forecaster:
         )  # fmt: skip
         forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
         return forecaster
-
-
-def _labels(df: Any, id_col: str | None) -> dict[str, Any]:
-    """A frame's series names that are not text (ids 1, 2; columns 0, 1), by the text they are read as."""
-    if not isinstance(df, pd.DataFrame):  # a TimeSeries' names are text already
-        return {}
-    names = df.columns
-    if id_col is not None and id_col in names:
-        names = df[id_col].unique()
-    return {str(name): name for name in names if not isinstance(name, str)}
-
-
-def _relabelled(table: pd.DataFrame, labels: dict[str, Any], id_col: str | None) -> pd.DataFrame:
-    """A forecast's series named as the frame named them (a neuralforecast user filters `unique_id == 1`)."""
-    if not labels:
-        return table
-    if id_col is not None and id_col in table.columns:
-        return table.assign(**{id_col: table[id_col].map(lambda name: labels.get(name, name))})
-    return table.rename(columns=lambda name: labels.get(name, name))

@@ -13,6 +13,7 @@ import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,13 +65,31 @@ def forecast_name(bundle: Bundle) -> str:
     return str(bundle.training.get("model", bundle.model_name))
 
 
-def shaped(bundle: Bundle, table: pd.DataFrame) -> pd.DataFrame:
+def shaped(bundle: Bundle, table: pd.DataFrame, names: dict[str, Any] | None = None) -> pd.DataFrame:
     """A wide forecast table in the shape of the training data: long rows `unique_id, ds, <model>, ...` for
-    a long-format model, else the table itself."""
-    if (data := bundle.data).id_col is None:
+    a long-format model, else the table itself; its series named as the rows sent named them (`given_names`:
+    a neuralforecast user filters `unique_id == 1`)."""
+    if (data := bundle.data).id_col is not None:
+        present = [name for name in data.columns if name in table]
+        time_col = data.date_col or DEFAULT_TIME_COL
+        table = melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle), data.target_col)
+    if not names:
         return table
-    time_col, present = data.date_col or DEFAULT_TIME_COL, [name for name in data.columns if name in table]
-    return melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle), data.target_col)
+    if data.id_col is not None and data.id_col in table.columns:
+        return table.assign(**{data.id_col: table[data.id_col].map(lambda name: names.get(name, name))})
+    return table.rename(columns=lambda name: names.get(name, name))
+
+
+def given_names(df: Any, id_col: str | None) -> dict[str, Any]:
+    """A frame's series names that are not text (ids 1, 2; columns 0, 1) by the text they are read as, as
+    Python's own (numpy's int64 is no JSON number)."""
+    if not isinstance(df, pd.DataFrame):  # a TimeSeries' names are text already
+        return {}
+    names = df.columns
+    if id_col is not None and id_col in names:
+        names = df[id_col].unique()
+    return {str(name): getattr(name, "item", lambda name=name: name)() for name in names
+            if not isinstance(name, str)}  # fmt: skip
 
 
 def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:

@@ -39,6 +39,7 @@ from forecaster.prediction import (
     each_on_its_own,
     forecast,
     forecast_table,
+    given_names,
     shaped,
 )
 from service.errors import ApiError
@@ -359,14 +360,15 @@ def forecast_records(
     try:
         with warnings.catch_warnings(record=True) as said, without_reading_advice():
             warnings.simplefilter("always", DataQualityWarning)
-            history = read_rows(bundle, pd.DataFrame.from_records(request.data))
+            rows = pd.DataFrame.from_records(request.data)
+            history = read_rows(bundle, rows)
             future = (
                 None
                 if request.future is None
                 else read_future(bundle, pd.DataFrame.from_records(request.future))
             )
             wide = forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
-            table = shaped(bundle, dated_as_history(wide, history))
+            table = shaped(bundle, dated_as_history(wide, history), given_names(rows, bundle.data.id_col))
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")
         field = "horizon" if "horizon" in message else "future" if "future" in message else "data"

@@ -411,3 +411,22 @@ def test_predict_of_the_fitted_frame_answers_periods_for_periods():
     model = Forecaster("naive", horizon=2).fit(frame)
     for answer in (model.predict(), model.predict(frame)):
         assert answer.index.tolist() == [pd.Period("2015Q1", "Q-DEC"), pd.Period("2015Q2", "Q-DEC")]
+
+
+def test_service_answers_records_of_whole_number_ids_with_the_same_numbers(tmp_path):
+    """Ids sent as numbers come back as numbers, as `predict` gives them to a DataFrame: the records route
+    answered "1" for 1, which a client matching its series by id does not find."""
+    from test_service import serving
+
+    days = pd.date_range("2021-01-01", periods=40, freq="D")
+    rows = pd.concat([pd.DataFrame({"unique_id": key, "ds": days, "y": np.arange(40.0) * key})
+                      for key in (1, 2)])  # fmt: skip
+    model = Forecaster("naive", horizon=3, input_size=7).fit(rows)
+    model.save(tmp_path / "models" / "ids")
+    body = {"data": rows.astype({"ds": str}).to_dict(orient="records")}
+    with serving(tmp_path / "models") as client:
+        answer = client.post("/v1/models/ids/forecast", json=body)
+    assert answer.status_code == 200, answer.text
+    got = pd.DataFrame(answer.json()["forecast"])
+    assert got["unique_id"].tolist() == [1, 1, 1, 2, 2, 2] == model.predict(rows)["unique_id"].tolist()
+    assert got["naive"].tolist() == [39.0] * 3 + [78.0] * 3
