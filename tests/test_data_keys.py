@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -259,6 +260,33 @@ def test_series_a_model_lacks_are_left_out_before_the_table_is_pivoted(tmp_path,
     assert pivoted and max(pivoted) == 1 and forecast["naive"].tolist() == [13.0] * 3
     note = "left out series 'x0/y', 'x1/y', 'x2/y', 'x3/y', 'x4/y' and 2995 more: not among the targets"
     assert note in " ".join(str(item.message) for item in said)
+
+
+def test_rows_without_the_id_column_or_of_no_series_of_the_model_are_refused_in_one_line(tmp_path):
+    """Rows sent to a model keyed by unique_id that lack the column, or hold none of its series: the
+    service answered 500 (a KeyError, then an empty table's first date), predict an internal error."""
+    from test_service import serving
+
+    hours = pd.date_range("2024-01-01", periods=40, freq="h")
+    rows = pd.concat([pd.DataFrame({"unique_id": key, "ds": hours, "y": np.arange(40.0) + k})
+                      for k, key in enumerate(("A", "B"))])  # fmt: skip
+    Forecaster("naive", horizon=3, input_size=12).fit(rows).save(tmp_path / "models" / "keyed")
+    recent = rows.groupby("unique_id").tail(12).astype({"ds": str})
+    cases = {
+        "long format needs columns 'unique_id', 'ds' and 'y'; missing 'unique_id'":
+            recent.drop(columns="unique_id"),
+        "no rows of the series 'A', 'B' in column 'unique_id', only of 'Z'; expected rows of those series":
+            recent.assign(unique_id="Z"),
+    }  # fmt: skip
+    with serving(tmp_path / "models") as client:
+        for said, sent in cases.items():
+            records = client.post("/v1/models/keyed/forecast", json={"data": sent.to_dict(orient="records")})
+            csv = {"file": ("r.csv", sent.to_csv(index=False))}
+            upload = client.post("/v1/models/keyed/forecast.csv", files=csv)
+            for answer in (records, upload):
+                assert answer.status_code == 422 and said in answer.json()["message"], answer.text
+            with pytest.raises(DataError, match=re.escape(said)):
+                Forecaster.load(tmp_path / "models" / "keyed").predict(sent)
 
 
 def test_a_series_named_as_the_time_column_is_refused_in_one_line(tmp_path):

@@ -161,13 +161,16 @@ def read_long(
         melted, inner = melt_variables(raw, read, source)
         wide, date_col, inner = read_long(melted, inner, source, parse_dates, notes)
         return wide, date_col, dataclasses.replace(read, channels=inner.channels)
-    if read.targets is not None:
+    if read.targets is not None and read.id_col in raw.columns:  # else pivot_long names the missing column
         ids = raw[read.id_col].astype(str).str.strip()
         asked = ids.isin(read.targets).to_numpy()
         if not asked.all():
-            others = list(map(repr, dict.fromkeys(ids[~asked])))
+            others = some(list(map(repr, dict.fromkeys(ids[~asked]))))
             targets = some(list(map(repr, read.targets)))
-            notes.append(f"left out series {some(others)}: not among the targets {targets} (a model's: those "
+            if not asked.any():
+                raise DataError(f"{source}: no rows of the series {targets} in column {read.id_col!r}, only "
+                                f"of {others}; expected rows of those series")  # fmt: skip
+            notes.append(f"left out series {others}: not among the targets {targets} (a model's: those "
                          "long enough to train)")  # fmt: skip
             raw = raw[asked]
     _check_values(raw, read.id_col, read.target_col or DEFAULT_TARGET_COL, source)
@@ -207,7 +210,7 @@ def read_long(
 def _check_values(raw: pd.DataFrame, id_col: str, target_col: str, source: str) -> None:
     """A long table's cells of text or infinite values, named by their file line and series before the rows
     are pivoted (after, their lines were counted by time: 'line 32' for a cell on line 62)."""
-    if target_col not in raw.columns:
+    if target_col not in raw.columns or id_col not in raw.columns:
         return  # pivot_long names the missing column
     column = raw[target_col]
     numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
