@@ -371,6 +371,19 @@ def test_a_date_column_switching_from_iso_to_day_first_dates_reads_each_kind_its
     pd.testing.assert_index_equal(series.index, days.rename(series.index.name), check_names=False)
 
 
+def test_day_first_dates_of_series_one_after_another_are_read_day_first():
+    """A long table of independent series, hourly, written 29/11/2020 07:00: its column steps back where each
+    series begins, so neither reading was in order and month first was taken; 12 days of each month read
+    as months, the series ran to 11 December with 304 hours 'filled', and were forecast from there."""
+    hours = pd.date_range("2020-01-01", periods=2000, freq="h")
+    frame = pd.DataFrame({"unique_id": np.repeat(["A", "B", "C"], len(hours)),
+                          "ds": np.tile(hours.strftime("%d/%m/%Y %H:%M"), 3),
+                          "y": np.arange(3 * len(hours), dtype=float)})  # fmt: skip
+    series = read_frame(frame, id_col="unique_id", channels="independent")
+    pd.testing.assert_index_equal(series.index, hours, check_names=False)
+    np.testing.assert_array_equal(series.frame["C"].to_numpy(), np.arange(4000.0, 6000.0))
+
+
 def test_months_by_name_in_the_languages_offices_write_them(tmp_path):
     """Destatis' GENESIS export: 'Jahr;Monat' columns of 'Januar', 'März' (it was read as a long panel keyed
     by 'Monat'), and 'Zeitraum' labels '2012 Januar' (refused as no date column; the last row, '2023

@@ -216,13 +216,20 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     if day_first.isna().sum() != month_first.isna().sum():
         return day_first if day_first.isna().sum() < month_first.isna().sum() else month_first
     # pandas' month-first parse reads 13/01/2023 day first by itself: both read every row of daily dates
-    # with holidays left out, but only day first keeps them in order (month first was refused as unsorted)
-    ordered = [parsed.dropna().is_monotonic_increasing or parsed.dropna().is_monotonic_decreasing
+    # with holidays left out, but only day first keeps them in order (month first was refused as unsorted);
+    # a long table's series one after another step back where each begins, the wrong reading at every month
+    turns = [_turns(parsed) for parsed in (month_first, day_first)]
+    if turns[0] != turns[1]:
+        return day_first if turns[1] < turns[0] else month_first
+    regular = [infer_frequency(pd.DatetimeIndex(parsed.dropna().unique()).sort_values()) is not None
                for parsed in (month_first, day_first)]  # fmt: skip
-    if ordered != [True, True]:
-        return day_first if ordered == [False, True] else month_first
-    regular = [infer_frequency(pd.DatetimeIndex(parsed)) is not None for parsed in (month_first, day_first)]
     return day_first if regular == [False, True] else month_first
+
+
+def _turns(parsed: pd.Series) -> int:
+    """How often timestamps step against their column's direction (0 where in order, newest first or last)."""
+    steps = np.diff(parsed.dropna().to_numpy().astype("datetime64[ns]").astype(np.int64))
+    return int(min((steps < 0).sum(), (steps > 0).sum()))
 
 
 def utc_timestamps(column: pd.Series) -> pd.DatetimeIndex | None:
