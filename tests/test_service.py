@@ -398,6 +398,9 @@ BAD_JSON = [
      "expected 20"),
     ("unparsable timestamp", {"json": _timestamps([*_ROWS[:2], "yesterday", *_ROWS[3:]])}, 422,
      "timestamps[2]", "ISO 8601"),
+    # pandas reads these as the clock's time or no time: the next row was blamed, or the server's clock shown
+    *((f"{word!r} as a timestamp", {"json": _timestamps([word, *_ROWS[1:]])}, 422, "timestamps[0]",
+       f"{word!r} is not an ISO 8601 timestamp") for word in ("", "NaT", "now", "today")),
     ("timestamp not text", {"json": _timestamps([*_ROWS[:2], 1614556800, *_ROWS[3:]])}, 422,
      "timestamps[2]", "expected a string"),
     ("out of order", {"json": _shuffled_timestamps()}, 422, "timestamps[6]", "strictly increasing"),
@@ -534,6 +537,8 @@ BAD_CSV = [
     ("text cell", _csv_of(history()).replace("\n2021-03-01 03:00:00,", "\n2021-03-01 03:00:00,abc", 1), 422,
      "line 5"),
     ("unsorted", _csv_of(history().iloc[[1, 0, *range(2, 20)]]), 422, "not sorted"),
+    ("now as a date", _csv_of(history()).replace("\n2021-03-01 03:00:00,", "\nnow,", 1), 422,
+     "'now'"),
     ("too few rows", _csv_of(history(INPUT_SIZE - 2)), 422, f"at least {INPUT_SIZE} rows"),
     ("wrong frequency", _csv_of(history().set_axis(pd.date_range("2021", periods=20, freq="D", name="date"))),
      422, "frequency 'h'"),

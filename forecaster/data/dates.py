@@ -191,7 +191,14 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
         texts = texts.str.replace(_INTERVAL, r"\g<start>", regex=True)
     if "UTC" in (upper := joined.upper()) or "GMT" in upper:
         texts = texts.str.replace(_NAMED_OFFSET, iso, regex=True)
+    if "NOW" in upper or "TODAY" in upper:  # no date of the file: pandas reads the clock
+        texts = texts.where(~clock_words(texts))
     return sized.where(~text, texts)
+
+
+def clock_words(texts: pd.Series) -> pd.Series:
+    """Which texts pandas reads as the clock's time, not as a date ("now", "today")."""
+    return texts.astype(str).str.strip().str.lower().isin(("now", "today"))
 
 
 def parse_timestamps(column: pd.Series) -> pd.Series:
