@@ -46,7 +46,8 @@ class ErrorSums:
     """Running error sums for standardized (B, H, C) forecasts, also in original units.
 
     The train-fit `scaler` maps standardized errors back to original units (an error scales by the
-    scaler's per-channel scale), so the original-unit metrics come from the same pass. The squared error of
+    scaler's per-channel scale; a channel in logarithms compares its forecasts through exp), so the
+    original-unit metrics come from the same pass. The squared error of
     the first forecast step is kept apart: a model that jumps away from the last observation shows there.
     `totals` is one float64 tensor [sq, abs, sq_original, abs_original, elements, windows, sq_step1] that a
     distributed run reduces with a sum.
@@ -58,6 +59,8 @@ class ErrorSums:
         self.original = scaler is not None
         scale = scaler.scale if scaler is not None else np.ones(channels or 1)
         self.scale = torch.as_tensor(scale, dtype=torch.float64)
+        # channels in logarithms: their errors in original units are those of the forecasts through exp
+        self.logged = None if scaler is None or scaler.log is None else scaler
         self.totals = torch.zeros(7, dtype=torch.float64)
 
     def reset(self) -> None:
@@ -74,6 +77,11 @@ class ErrorSums:
             self.totals, self.scale = self.totals.to(device), self.scale.to(device)
         error = pred64 - target64
         error_original = error * self.scale
+        if self.logged is not None:
+            back = [torch.as_tensor(self.logged.inverse(values.cpu().numpy()), device=device)
+                    for values in (pred64, target64)]  # fmt: skip
+            logged = torch.as_tensor(self.logged.log, device=device)
+            error_original = torch.where(logged, back[0] - back[1], error_original)
         self.totals += torch.stack(
             [
                 (error**2).sum(),

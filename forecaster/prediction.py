@@ -172,6 +172,15 @@ def check_history(
             part="values",
             row=int(rows - data.input_size + row),
         )
+    below = np.argwhere((window <= 0) & bundle.scaler.logged)
+    if below.size:
+        row, column = below[0]
+        raise HistoryError(
+            f"{window[row, column]:g} in column {columns[column]!r}, which the model forecasts in logarithms "
+            "(trained on positive values: --transform); expected values above 0",
+            part="values",
+            row=int(rows - data.input_size + row),
+        )
     if isinstance(index, pd.DatetimeIndex):
         _check_time_grid(index, data.freq)
     try:

@@ -172,7 +172,7 @@ def _warm_up(bundle: Bundle, inference: Inference) -> None:
     data = bundle.data
     rows = data.input_size + (data.horizon if data.future_columns else 0)  # future covariates' rows ahead
     inference.warm_up((rows, len(data.input_columns)))
-    history = np.tile(bundle.scaler.mean, (1, rows, 1))
+    history = np.tile(bundle.scaler.inverse(np.zeros_like(bundle.scaler.mean)), (1, rows, 1))  # the means
     forecast = predict_windows(bundle, history, inference)[0]
     expected = (bundle.data.horizon, len(bundle.data.columns))
     if forecast.shape != expected or not np.isfinite(forecast).all():

@@ -89,13 +89,13 @@ def test_a_series_of_tiny_values_is_standardized_and_forecast_to_its_own_digits(
 @pytest.mark.parametrize(
     ("state", "expected"),
     [
-        ({"mean": [0.0]}, "exactly the fields 'mean' and 'scale'"),
-        ({"mean": [0.0], "scale": [1.0], "var": [1.0]}, "exactly the fields 'mean' and 'scale'"),
+        ({"mean": [0.0]}, "the fields 'mean' and 'scale' (and 'log')"),
+        ({"mean": [0.0], "scale": [1.0], "var": [1.0]}, "the fields 'mean' and 'scale' (and 'log')"),
         ({"mean": [0.0, 1.0], "scale": [1.0]}, "one number per column"),
         ({"mean": [0.0], "scale": [0.0]}, "positive finite scales"),
         ({"mean": ["a"], "scale": [1.0]}, "list of numbers"),
         ({"mean": [True], "scale": [1.0]}, "list of numbers"),
-        ([0.0, 1.0], "exactly the fields"),
+        ([0.0, 1.0], "the fields 'mean' and 'scale'"),
     ],
 )
 def test_invalid_scaler_state_is_a_data_error(state, expected):

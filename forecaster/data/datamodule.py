@@ -24,10 +24,11 @@ def window_sets(
     strides: dict[str, int] | None = None,
     earlier: bool = False,
     trained: bool = True,
+    log: np.ndarray | None = None,
 ) -> tuple[Scaler, dict[str, Windows]]:
-    """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given);
-    `earlier`: the split's `earlier_period` (DataError where it has none), whose train rows may hold no window
-    for a model that is not `trained`.
+    """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given,
+    the `log` channels in logarithms); `earlier`: the split's `earlier_period` (DataError where it has none),
+    whose train rows may hold no window for a model that is not `trained`.
 
     Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
@@ -48,7 +49,7 @@ def window_sets(
     if series.options.channels != INDEPENDENT:
         values = series.inputs
         borders = borders_of(len(values), series.source)
-        scaler = scaler or Scaler.fit(values[slice(*borders["train"])])
+        scaler = scaler or Scaler.fit(values[slice(*borders["train"])], log)
         scaled = scaler.transform(values).astype(np.float32)
         targets = len(series.columns)
         future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
@@ -60,20 +61,20 @@ def window_sets(
             for name, (a, b) in borders.items()
         }
     parts: dict[str, list[WindowDataset]] = {"train": [], "val": [], "test": []}
-    means, scales = [], []
+    scalers = []
     matrix = series.values
     for j, (name, rows) in enumerate(zip(series.columns, series.own_rows(), strict=True)):
         values = matrix[rows, j, None]
         borders = borders_of(len(values), f"{series.source}: series {name!r}")
-        own = Scaler.fit(values[slice(*borders["train"])]) if scaler is None else scaler.channel(j)
-        means.append(own.mean)
-        scales.append(own.scale)
+        own_log = None if log is None else log[j : j + 1]
+        own = Scaler.fit(values[slice(*borders["train"])], own_log) if scaler is None else scaler.channel(j)
+        scalers.append(own)
         scaled = own.transform(values).astype(np.float32)
         for which, (a, b) in borders.items():
             parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1),
                                               allow_empty=empty_allowed.get(which, False)))  # fmt: skip
     pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}
-    return Scaler(np.concatenate(means), np.concatenate(scales)), pooled
+    return Scaler.joined(scalers), pooled
 
 
 class ForecastDataModule(L.LightningDataModule):
@@ -82,7 +83,7 @@ class ForecastDataModule(L.LightningDataModule):
     `stride` thins the train windows; val/test windows use `eval_stride` (default 1) so that test
     metrics cover every window as in the literature. Evaluation loaders never drop the last batch.
     `earlier`: the split's earlier validation period (`splits.earlier_period`) instead, for a model that is
-    `trained` or fits nothing.
+    `trained` or fits nothing. `log`: the channels standardized in logarithms (`Scaler.log`).
     """
 
     def __init__(
@@ -97,6 +98,7 @@ class ForecastDataModule(L.LightningDataModule):
         eval_stride: int = 1,
         earlier: bool = False,
         trained: bool = True,
+        log: np.ndarray | None = None,
     ) -> None:
         super().__init__()
         self.series = series
@@ -107,7 +109,7 @@ class ForecastDataModule(L.LightningDataModule):
         self.stride = stride
         self.eval_stride = eval_stride
         self.num_workers = num_workers
-        self.earlier, self.trained = earlier, trained
+        self.earlier, self.trained, self.log = earlier, trained, log
         self.scaler: Scaler | None = None
 
     def setup(self, stage: str | None = None) -> None:
@@ -117,7 +119,7 @@ class ForecastDataModule(L.LightningDataModule):
         strides = {"train": self.stride, "val": self.eval_stride, "test": self.eval_stride}
         self.scaler, sets = window_sets(
             self.series, self.input_size, self.horizon, self.split, strides=strides, earlier=self.earlier,
-            trained=self.trained,
+            trained=self.trained, log=self.log,
         )
         self.train_set, self.val_set, self.test_set = sets["train"], sets["val"], sets["test"]
 

@@ -4,6 +4,9 @@ The data module, bundles, metrics and the service all use `Scaler`: the mean and
 channel (a constant one gets scale 1), applied in float64 as (x - mean) / scale, undone as x * scale + mean,
 and written to a bundle as JSON numbers (no pickle). Not scikit-learn's StandardScaler: it takes any std
 below 2.2e-15 for a constant channel, so a series in units of 1e-17 was left unscaled and forecast 0.
+
+A channel may be standardized in logarithms (`log`), where its swings grow with its level (`multiplicative`):
+forecasts and interval bounds come back through exp, so intervals widen with the level they are at.
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ from forecaster.errors import BundleError, DataError
 
 @dataclass(frozen=True, eq=False)
 class Scaler:
-    """Per-channel mean and scale (C,) float64 arrays."""
+    """Per-channel mean and scale (C,) float64 arrays, and which channels are in logarithms (`log`, (C,)
+    bool; None: none)."""
 
     mean: np.ndarray
     scale: np.ndarray
+    log: np.ndarray | None = None
 
     @classmethod
-    def fit(cls, train_values: np.ndarray) -> Scaler:
-        """Fit on the (N, C) train rows; DataError for an empty or non-finite array. A channel is constant
-        where its std is 0 or below float64 rounding of its mean (1e10 + 1e-7 noise)."""
+    def fit(cls, train_values: np.ndarray, log: np.ndarray | None = None) -> Scaler:
+        """Fit on the (N, C) train rows, the `log` channels in logarithms; DataError for an empty or
+        non-finite array. A channel is constant where its std is 0 or below float64 rounding of its mean
+        (1e10 + 1e-7 noise)."""
         values = np.asarray(train_values, dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 1:
             raise DataError(
@@ -36,41 +42,73 @@ class Scaler:
             )
         if not np.isfinite(values).all():
             raise DataError("the scaler's train rows contain missing or non-finite values; expected numbers")
+        log = None if log is None or not np.any(log) else np.asarray(log, dtype=bool)
+        if log is not None:
+            if (values[:, log] <= 0).any():
+                raise DataError("a column forecast in logarithms holds values at or below 0; expected "
+                                "positive values (--transform none)")  # fmt: skip
+            values = np.where(log, np.log(np.where(log, values, 1.0)), values)
         size = np.abs(values).max(axis=0)  # squares of 1e-200 underflow to 0: the std is taken at unit size
         size = np.where(size > 0, size, 1.0)
         mean, std = values.mean(axis=0), (values / size).std(axis=0) * size
         constant = std <= 10 * np.finfo(np.float64).eps * np.abs(mean)
-        return cls(mean, np.where(constant | (std == 0), 1.0, std))
+        return cls(mean, np.where(constant | (std == 0), 1.0, std), log)
 
     @property
     def n_channels(self) -> int:
         return int(self.mean.size)
 
+    @property
+    def logged(self) -> np.ndarray:
+        """(C,) bool: the channels standardized in logarithms."""
+        return np.zeros(self.mean.size, dtype=bool) if self.log is None else self.log
+
     def first(self, count: int) -> Scaler:
         """The scaler of the first `count` channels (the targets, before any covariates)."""
-        return Scaler(self.mean[:count], self.scale[:count])
+        return self._part(slice(count))
 
     def channel(self, index: int) -> Scaler:
         """The scaler of one channel (an independent series)."""
-        return Scaler(self.mean[index : index + 1], self.scale[index : index + 1])
+        return self._part(slice(index, index + 1))
+
+    def _part(self, part: slice) -> Scaler:
+        log = None if self.log is None or not self.log[part].any() else self.log[part]
+        return Scaler(self.mean[part], self.scale[part], log)
+
+    @classmethod
+    def joined(cls, scalers: Sequence[Scaler]) -> Scaler:
+        """One scaler of the channels of several, in order (independent series, each fit on its own)."""
+        mean, scale, log = (np.concatenate([getattr(scaler, part) for scaler in scalers])
+                            for part in ("mean", "scale", "logged"))  # fmt: skip
+        return cls(mean, scale, log if log.any() else None)
 
     def transform(self, values: np.ndarray) -> np.ndarray:
-        """(x - mean) / scale in float64, over the last axis (the channels)."""
-        return (np.asarray(values, dtype=np.float64) - self.mean) / self.scale
+        """(x - mean) / scale in float64, over the last axis (the channels), of log x in the `log` ones (-inf
+        or NaN at or below 0: callers refuse such rows, `prediction.check_history`)."""
+        values = np.asarray(values, dtype=np.float64)
+        if self.log is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = np.where(self.log, np.log(values), values)
+        return (values - self.mean) / self.scale
 
     def inverse(self, values: np.ndarray) -> np.ndarray:
-        """x * scale + mean in float64: back to original units."""
-        return np.asarray(values, dtype=np.float64) * self.scale + self.mean
+        """x * scale + mean in float64, through exp in the `log` channels: back to original units."""
+        values = np.asarray(values, dtype=np.float64) * self.scale + self.mean
+        if self.log is None:
+            return values
+        with np.errstate(over="ignore"):
+            return np.where(self.log, np.exp(values), values)
 
-    def to_dict(self) -> dict[str, list[float]]:
-        """JSON-ready: {"mean": [...], "scale": [...]}."""
-        return {"mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale]}
+    def to_dict(self) -> dict[str, list]:
+        """JSON-ready: {"mean": [...], "scale": [...]}, and "log": [true, false, ...] where any is."""
+        state: dict[str, list] = {"mean": list(map(float, self.mean)), "scale": list(map(float, self.scale))}
+        return state if self.log is None else {**state, "log": [bool(v) for v in self.log]}
 
     @classmethod
     def from_dict(cls, state: Any, n_channels: int | None = None) -> Scaler:
         """Rebuild from `to_dict` output, checking every number (and the channel count when given)."""
-        if not isinstance(state, Mapping) or set(state) != {"mean", "scale"}:
-            raise DataError("the scaler must be an object with exactly the fields 'mean' and 'scale'")
+        if not isinstance(state, Mapping) or not {"mean", "scale"} <= set(state) <= {"mean", "scale", "log"}:
+            raise DataError("the scaler must be an object with the fields 'mean' and 'scale' (and 'log')")
         arrays = []
         for key in ("mean", "scale"):
             values = state[key]
@@ -88,7 +126,42 @@ class Scaler:
             )
         if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
             raise DataError("the scaler must hold finite means and positive finite scales")
-        return cls(mean, scale)
+        log = state.get("log")
+        if log is not None and (not isinstance(log, list) or len(log) != expected
+                                or not all(isinstance(v, bool) for v in log)):  # fmt: skip
+            raise DataError(f"scaler 'log' must be a list of {expected} true/false values, one per column")
+        return cls(mean, scale, None if log is None or not any(log) else np.asarray(log, dtype=bool))
+
+
+# A column is standardized in logarithms (`--transform auto`) where, over whole seasons of its train rows,
+# the coefficient of variation of each season's spread is LOG_EVIDENCE times as large as that of its spread
+# over its mean (Guerrero 1993's criterion, at lambda 1 against 0), on at least LOG_SEASONS seasons whose
+# means span a factor of LOG_LEVELS: there the swings grow with the level. A season's spread is taken about
+# its own straight line, else a growing level's rise within each year reads as swings that grow with it.
+# Held clearly: on a level that barely moves the two readings differ by noise.
+LOG_EVIDENCE, LOG_SEASONS, LOG_LEVELS = 2.0, 4, 1.5
+
+
+def multiplicative(values: np.ndarray, season: int | None) -> bool:
+    """Whether a column's seasonal swings grow with its level, so that it is better forecast in logarithms
+    (positive values, whole seasons of `season` steps, the most recent kept; no season, no evidence)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    count = len(values) // season if season else 0
+    if count < LOG_SEASONS or (values <= 0).any():
+        return False
+    seasons = values[len(values) - count * season :].reshape(count, season)
+    means = seasons.mean(axis=1)
+    if means.max() < LOG_LEVELS * means.min():
+        return False
+    steps = np.arange(season) - (season - 1) / 2
+    residuals = seasons - means[:, None] - np.outer(seasons @ steps / (steps @ steps), steps)
+    spreads = np.sqrt((residuals**2).sum(axis=1) / (season - 2))
+
+    def variation(ratios: np.ndarray) -> float:
+        return float(ratios.std(ddof=1) / ratios.mean()) if ratios.mean() > 0 else np.inf
+
+    return LOG_EVIDENCE * variation(spreads / means) <= variation(spreads)
 
 
 def original_units(
@@ -100,7 +173,8 @@ def original_units(
     values = scaler.inverse(standardized)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
-        places = -np.ceil(np.log10(noise * np.abs(scaler.scale)))
+        unit = np.abs(scaler.scale) * np.where(scaler.logged, np.abs(values), 1.0)  # d exp(x) = exp(x) dx
+        places = -np.ceil(np.log10(noise * unit))
         # beyond 300 places (a scale of 1e-300) 10 ** places overflows: such values are left as they are
         kept = ~np.isfinite(places) | (places > 300)
         places = np.where(kept, 0, places)

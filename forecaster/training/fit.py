@@ -27,14 +27,14 @@ from torch import nn
 
 from forecaster.artifacts import Bundle, DataConfig, check_model_size
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries
-from forecaster.data.missing import check_magnitudes
+from forecaster.data.missing import check_magnitudes, some
 from forecaster.errors import DataError, ForecasterError
 from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
 from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.ensemble import Ensemble
 from forecaster.training.members import member_seeds, train_member
-from forecaster.training.planning import Candidate, split_for
+from forecaster.training.planning import Candidate, logged_channels, split_for
 from forecaster.training.scoring import (
     Score,
     simplest_consistent,
@@ -101,6 +101,16 @@ def training_notes(training: dict[str, Any], metrics: dict[str, Any]) -> list[st
     return []
 
 
+def transform_notes(bundle: Bundle) -> list[str]:
+    """The columns a model forecasts in logarithms (`--transform`), which its user should know of: their
+    forecasts stay positive, their intervals widen with the level, and rows at or below 0 are refused."""
+    logged = [name for name, log in zip(bundle.data.columns, bundle.scaler.logged, strict=False) if log]
+    if not logged:
+        return []
+    return [f"forecast {some(list(map(repr, logged)))} in logarithms (--transform; none keeps the values as "
+            "they are): forecasts stay positive and intervals widen with the level"]  # fmt: skip
+
+
 def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted:
     """A candidate fitted earlier, from its bundle: the model as training left it (before `finish` shrank
     it), with its validation errors on `series` recomputed."""
@@ -142,7 +152,7 @@ def _windows(
     split = split_for(series, settings)
     datamodule = ForecastDataModule(
         series, input_size, settings.horizon, split=split, batch_size=settings.batch_size, earlier=earlier,
-        trained=trained,
+        trained=trained, log=logged_channels(series, settings),
     )
     datamodule.setup("fit")
     return datamodule

@@ -13,8 +13,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from forecaster.calibration import DEFAULT_LEVELS
 from forecaster.data import TimeSeries, get_spec, season_length
+from forecaster.data.missing import some
+from forecaster.data.scaling import multiplicative
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import (
     AUTO_SPLIT,
@@ -143,6 +147,35 @@ def split_for(series: TimeSeries, settings: TrainSettings) -> str:
     if series.options.channels == INDEPENDENT:
         return AUTO_SPLIT
     return default_split(len(series), settings.horizon)
+
+
+# The share of each column's rows its transform is judged on (`logged_channels`): 7:1:2's train rows, the
+# same for every candidate (combinations average their standardized forecasts under one scaler).
+TRANSFORM_ROWS = 0.7
+
+
+def logged_channels(series: TimeSeries, settings: TrainSettings) -> np.ndarray | None:
+    """Which input channels are standardized in logarithms (`Scaler.log`; None: none): every target under
+    --transform log; under auto, the default on a user's file, those whose swings grow with their level
+    (`scaling.multiplicative`); none on a registered dataset, whose papers standardize only."""
+    transform = settings.transform or ("none" if series.dataset else "auto")
+    if transform == "none":
+        return None
+    matrix, season = series.values, season_length(series.freq)
+    rows = series.own_rows() if series.options.channels == INDEPENDENT else [slice(None)] * matrix.shape[1]
+    judged = [column[part][: max(int(TRANSFORM_ROWS * len(column[part])), 1)]
+              for column, part in zip(matrix.T, rows, strict=True)]  # fmt: skip
+    positive = [not (column <= 0).any() for column in matrix.T]  # every row: validation and test too
+    if transform == "log" and not all(positive):
+        below = [name for name, fits in zip(series.columns, positive, strict=True) if not fits]
+        raise DataError(f"{series.source}: --transform log forecasts the logarithm of each target, and "
+                        f"{some(list(map(repr, below)))} hold(s) values at or below 0; expected positive "
+                        "values, or --transform auto or none")  # fmt: skip
+    logged = [fits and (transform == "log" or multiplicative(column, season))
+              for fits, column in zip(positive, judged, strict=True)]  # fmt: skip
+    if series.options.channels != INDEPENDENT:
+        logged += [False] * (series.inputs.shape[1] - len(logged))  # covariates as they are
+    return np.asarray(logged) if any(logged) else None
 
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:

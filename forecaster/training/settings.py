@@ -14,6 +14,7 @@ from forecaster.presets import AUTO, DEFAULT, resolve
 
 LR_SCHEDULES = ("none", "cosine")
 LOSSES = ("mse", "quantile")
+TRANSFORMS = ("auto", "log", "none")
 # Bagging on small data (`members.member_seeds`): where the train split holds fewer than SMALL_TRAIN_WINDOWS
 # windows, a trainable candidate is trained from BAG_SEEDS seeds and their forecasts averaged. There the
 # run-to-run spread is large and each fit takes seconds. ILI (about 600 train windows), S3Attention
@@ -116,6 +117,12 @@ class TrainSettings:
         None, "mse: point forecasts, conformal intervals around them; quantile: also a learned quantile head "
         "at --levels (default 80,95; s3attention), conformally calibrated (default: quantile where the "
         "preset or --levels gives a head, else mse)", choices=LOSSES,
+    )
+    transform: str | None = setting(
+        None, "log: forecast the logarithm of every target column (positive values only), so that forecasts "
+        "stay positive and intervals widen with the level; none: the values as they are; auto (the default "
+        "on your own files; none on the benchmark datasets): log where a column's seasonal swings grow with "
+        "its level", choices=TRANSFORMS,
     )
     batch_size: int = setting(32, "windows per training step", minimum=1)
     lr: float | None = setting(  # a finite 1e300 overflowed inside AdamW, with Python's traceback

@@ -1,0 +1,109 @@
+"""Columns forecast in logarithms (`--transform`): where a series' seasonal swings grow with its level (an
+airline's passengers), forecasts and intervals come back through exp, so intervals widen with the level
+instead of covering a third of the test split at 80%."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.api import Forecaster
+from forecaster.cli import main
+from forecaster.data import DataQualityWarning, Scaler, load_dataset, read_frame
+from forecaster.data.scaling import multiplicative
+from forecaster.errors import DataError
+from forecaster.training.planning import logged_channels
+from forecaster.training.settings import TrainSettings
+
+
+def _monthly(multiplied: bool, months: int = 144, seed: int = 0) -> pd.DataFrame:
+    """A level growing 1.2% a month with a yearly season and noise, multiplied into it (swings grow with the
+    level) or added (swings of a fixed size)."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(months)
+    level = 100 * np.exp(0.012 * steps)
+    season = 0.25 * np.sin(2 * np.pi * steps / 12) + 0.1 * np.cos(4 * np.pi * steps / 12)
+    noise = rng.normal(0, 0.04, months)
+    values = level * (1 + season) * np.exp(noise) if multiplied else level + 25 * season + 4 * noise
+    dates = pd.date_range("1949-01-01", periods=months, freq="MS")
+    return pd.DataFrame({"Month": dates, "Passengers": values.round(1)})
+
+
+def test_a_scaler_in_logarithms_round_trips_and_reloads_as_it_was_saved():
+    values = np.column_stack([np.exp(np.linspace(0, 3, 50)), np.linspace(-5, 5, 50)])
+    scaler = Scaler.fit(values, np.array([True, False]))
+    scaled = scaler.transform(values)
+    np.testing.assert_allclose(scaled.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(scaled[:, 0], (np.linspace(0, 3, 50) - 1.5) / np.linspace(0, 3, 50).std())
+    np.testing.assert_allclose(scaler.inverse(scaled), values, rtol=1e-12)
+    again = Scaler.from_dict(scaler.to_dict(), n_channels=2)
+    np.testing.assert_array_equal(again.logged, [True, False])
+    np.testing.assert_allclose(again.inverse(scaled), values, rtol=1e-12)
+    assert "log" not in Scaler.fit(values).to_dict()  # bundles without logarithms are written as before
+    for tampered in ([1, 0], [True], "true"):
+        with pytest.raises(DataError, match="scaler 'log' must be a list of 2 true/false values"):
+            Scaler.from_dict({**scaler.to_dict(), "log": tampered}, n_channels=2)
+    with pytest.raises(DataError, match="at or below 0"):
+        Scaler.fit(values, np.array([False, True]))
+
+
+def test_swings_that_grow_with_the_level_are_told_from_swings_of_a_fixed_size():
+    """Guerrero's criterion at lambda 0 against 1, held clearly: multiplied swings only."""
+    assert multiplicative(_monthly(True)["Passengers"].to_numpy(), 12)
+    assert not multiplicative(_monthly(False)["Passengers"].to_numpy(), 12)
+    flat = 1000 + _monthly(True)["Passengers"].to_numpy() / 100  # a level that barely moves: no evidence
+    assert not multiplicative(flat, 12)
+    with_zero = _monthly(True)["Passengers"].to_numpy().copy()
+    with_zero[70] = 0
+    assert not multiplicative(with_zero, 12) and not multiplicative(with_zero[:36], 12)  # 3 seasons: too few
+
+
+def test_a_registered_dataset_is_standardized_only_and_log_refuses_values_at_or_below_zero(data_dir):
+    """The papers' datasets keep their protocol (standardized, no logarithms) whatever their swings."""
+    ett = load_dataset("ETTh1")
+    assert ett.dataset == "ETTh1" and logged_channels(ett, TrainSettings(horizon=24)) is None
+    negative = read_frame(_monthly(True).assign(Passengers=lambda frame: frame["Passengers"] - 150))
+    with pytest.raises(DataError, match="'Passengers' hold\\(s\\) values at or below 0; expected positive"):
+        logged_channels(negative, TrainSettings(horizon=12, transform="log"))
+    assert logged_channels(negative, TrainSettings(horizon=12)) is None  # auto: as it is
+    assert logged_channels(read_frame(_monthly(True)), TrainSettings(horizon=12)) is not None
+
+
+def test_an_airline_like_series_is_forecast_in_logarithms_with_honest_intervals(tmp_path, capsys):
+    """Seasonal naive on a multiplied season: its forecasts are the same in logarithms (the test MSE in
+    original units must agree to rounding: the exp path of the metrics), its 80% intervals cover about 80%
+    of the test split instead of a third, and predict refuses a 0 it cannot take the logarithm of."""
+    frame = _monthly(True)
+    runs = {}
+    for transform in ("none", None):
+        with pytest.warns(DataQualityWarning) if transform is None else np.errstate():
+            model = Forecaster("seasonal_naive", horizon=12, transform=transform).fit(frame)
+        runs[transform] = model
+    logged, plain = runs[None], runs["none"]
+    np.testing.assert_array_equal(logged.bundle.scaler.logged, [True])
+    assert plain.bundle.scaler.log is None
+    assert logged.metrics["mse_original"] == pytest.approx(plain.metrics["mse_original"], rel=1e-6)  # float32
+    covered = {name: run.metrics["intervals"]["80"]["coverage"] for name, run in runs.items()}
+    assert covered["none"] < 0.5 and 0.7 <= covered[None] <= 0.95, covered
+    forecast = logged.predict(level=[80])
+    width = forecast["Passengers-hi-80"] - forecast["Passengers-lo-80"]
+    np.testing.assert_allclose(forecast["Passengers"], frame["Passengers"].iloc[-12:].to_numpy(), rtol=1e-6)
+    assert (forecast["Passengers-lo-80"] > 0).all()
+    ratios = width / forecast["Passengers"]  # a step's interval is a multiple of its forecast
+    assert ratios.max() / ratios.min() < 3 and (ratios > 0).all()
+    model, recent = tmp_path / "model", tmp_path / "recent.csv"
+    logged.save(model)
+    frame.assign(Passengers=frame["Passengers"].where(frame.index != 140, 0)).to_csv(recent, index=False)
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--csv", str(recent)]) == 2
+    said = "0 in column 'Passengers', which the model forecasts in logarithms"
+    assert said in capsys.readouterr().err
+    from test_service import serving
+
+    sent = frame.iloc[-48:]
+    values = sent["Passengers"].where(sent.index != 140, 0).tolist()
+    body = {"timestamps": sent["Month"].astype(str).tolist(), "values": {"Passengers": values}}
+    with serving(tmp_path) as client:
+        answer = client.post("/v1/models/model/forecast", json=body)
+    assert answer.status_code == 422 and said in answer.json()["message"], answer.text
