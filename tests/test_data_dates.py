@@ -481,7 +481,7 @@ def test_columns_that_write_the_dates_parts_out_again_are_no_series(tmp_path) ->
         warnings.simplefilter("always", DataQualityWarning)
         series = read_csv(tmp_path / "train.csv")
     assert series.columns == ["hour", "sales"]  # every day at midnight: 'hour' is no hour of these dates
-    note = "skipped column(s) 'year', 'month', 'day', 'weekday', 'week': parts of the dates"
+    note = "skipped column(s) 'year', 'month', 'day', 'weekday', 'week': parts or codes of the dates"
     assert note in str(said[-1].message)
 
 

@@ -341,7 +341,7 @@ def test_a_long_tables_bad_cell_is_named_by_its_file_line_and_series(tmp_path, c
 def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
     """Kaggle's store-item demand (date, store, item, sales) and Walmart's (Store, Dept, Date, Weekly_Sales,
     IsHoliday): ids written as numbers were not taken for keys (refused as unsorted dates); a holiday flag
-    the date determines is no value."""
+    the date determines is no value, nor a column numbering the rows."""
     days = pd.date_range("2016-01-01", periods=60, freq="D")
     rows = [(day, store, item, 10 * store + item + k % 7) for store in (1, 2) for item in (1, 2, 3)
             for k, day in enumerate(days)]  # fmt: skip
@@ -356,6 +356,13 @@ def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
     walmart.to_csv(tmp_path / "walmart.csv", index=False)
     series = read_csv(tmp_path / "walmart.csv")
     assert series.columns == ["1/1", "1/2", "2/1", "2/2"] and series.options.target_col == "Weekly_Sales"
+    # store-sales' train.csv numbers its rows in an `id` column: no variable of every series (it was forecast)
+    rows = [(k, day, 1, family, float(k % 5)) for k, (day, family) in
+            enumerate((day, family) for day in days for family in ("AUTOMOTIVE", "BREAD"))]  # fmt: skip
+    sales = pd.DataFrame(rows, columns=["id", "date", "store_nbr", "family", "sales"])
+    sales.to_csv(tmp_path / "store_sales.csv", index=False)
+    series = read_csv(tmp_path / "store_sales.csv")
+    assert series.columns == ["AUTOMOTIVE", "BREAD"] and series.options.target_col == "sales"
 
 
 def test_the_note_of_series_not_sent_names_a_few_and_counts_the_rest():

@@ -183,6 +183,23 @@ def test_a_ghcn_by_year_file_without_a_header_keeps_its_first_day(tmp_path):
     assert list(wide.columns) == ["Germany", "France", "Italy"] and freq == "YS-JAN" and len(wide) == 3
 
 
+def test_period_codes_beside_the_dates_are_no_series(tmp_path):
+    """The CSO's PxStat writes each quarter twice, as a code (TLIST(Q1): 20141) and a label (2014Q1); the
+    code was forecast as a second series. IBGE's month codes (201901) likewise."""
+    quarters = pd.period_range("2014Q1", periods=12, freq="Q")
+    lines = ['"STATISTIC","Statistic Label","TLIST(Q1)","Quarter","UNIT","VALUE"']
+    lines += [f'"NQQ25","GDP","{q.year}{q.quarter}","{q.year}Q{q.quarter}","Euro Million",{88000 + 100 * k}'
+              for k, q in enumerate(quarters)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "cso.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["VALUE"] and freq == "QS-JAN" and frame["VALUE"].iloc[-1] == 89100
+    assert "skipped column(s) 'TLIST(Q1)': parts or codes of the dates" in note
+    months = pd.period_range("2019-01", periods=12, freq="M")
+    lines = ["Mês,Mês (Código),Brasil"] + [f"{m.strftime('%m/%Y')},{m.year}{m.month:02d},{k / 10}"
+                                          for k, m in enumerate(months)]  # fmt: skip
+    frame, freq, _ = read_noted(write(tmp_path, "ibge.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Brasil"] and freq == "MS"
+
+
 def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     """Investing.com's history: quoted cells, newest first, "Mar 15, 2024" dates, volumes "201.65K" and
     "2.47M" (read as flags before: 201.65 beside 2.47, thousands beside millions) and changes "-1.77%"."""

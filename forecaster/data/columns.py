@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
-from forecaster.data.dateparts import restates_a_part
+from forecaster.data.dateparts import codes_the_dates, restates_a_part
 from forecaster.data.dates import parse_timestamps
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
@@ -210,7 +210,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
            or (_ID_NAME.fullmatch(str(name).strip()) and _identifies(raw[name])))]  # fmt: skip
     dated = isinstance(index, pd.DatetimeIndex) and len(index) >= 3
     parts = [name for name in columns if dated and name not in counters + ids
-             and restates_a_part(name, raw[name], index)]  # fmt: skip
+             and (restates_a_part(name, raw[name], index) or codes_the_dates(raw[name], index))]  # fmt: skip
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
     constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
@@ -219,7 +219,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
         return columns
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
                         (ids, "codes or identifiers"),
-                        (parts, "parts of the dates (year, month, weekday ...)"),
+                        (parts, "parts or codes of the dates (year, month, weekday, 20141 ...)"),
                         (unix, "the dates as Unix times"),
                         (constant, "one place or format throughout")):  # fmt: skip
         if names:

@@ -193,6 +193,19 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
     return any(np.array_equal(values, np.asarray(part, dtype=np.float64)) for part in parts[kind])
 
 
+def codes_the_dates(column: pd.Series, index: pd.DatetimeIndex) -> bool:
+    """Whether a column of numbers writes each of `index`'s dates as a code: 20141 for 2014 Q1 (the CSO's
+    TLIST(Q1) beside its Quarter column: forecast as a series), 201401 for January 2014, 20140101 for its
+    first day."""
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    year = index.year.to_numpy(dtype=np.float64)
+    month = year * 100 + index.month
+    codes = (year * 10 + index.quarter, month, month * 100 + index.day)
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return any(np.array_equal(values, np.asarray(code, dtype=np.float64)) for code in codes)
+
+
 _LABELS = {"year": "%Y", "month": "%Y-%m", "week": "%Y-%m-%d", "day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00"}
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from forecaster.data.cells import counts_rows
 from forecaster.data.keys import KEY_SEPARATOR, key_parts, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
@@ -358,11 +359,12 @@ def _numbered_ids(column: pd.Series) -> bool:
 
 
 def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:
-    """Whether a long table's column holds numbers measured per series: not true/false nor text, and not what
-    the date alone determines (a day of the week, a holiday flag: Rossmann's DayOfWeek, Walmart's
+    """Whether a long table's column holds numbers measured per series: not true/false nor text, not the rows
+    counted (Kaggle's store-sales `id`: its row numbers were forecast as a variable of every series) and not
+    what the date alone determines (a day of the week, a holiday flag: Rossmann's DayOfWeek, Walmart's
     IsHoliday)."""
     values = raw[column]
-    if pd.api.types.is_bool_dtype(values):
+    if pd.api.types.is_bool_dtype(values) or counts_rows(values):
         return False
     parsed = pd.to_numeric(values, errors="coerce")  # text of numbers only (Rossmann's StateHoliday: 0, a)
     numbers = pd.api.types.is_numeric_dtype(values) or parsed.notna().sum() == values.notna().sum()
