@@ -200,6 +200,36 @@ def test_period_codes_beside_the_dates_are_no_series(tmp_path):
     assert list(frame.columns) == ["Brasil"] and freq == "MS"
 
 
+def test_names_on_two_header_lines_are_joined(tmp_path):
+    """A table's groups in merged cells above their columns ("North,,South," above "Month,Food,Non-food,Food,
+    Non-food", months written Jan-19 as Excel shows them), yfinance's fields above its tickers, Stats NZ's
+    adjustments above repeated series names with blank lines among its footnotes: each was refused (names
+    repeated), or its columns named 'Unnamed: 1'."""
+    months = pd.period_range("2019-01", periods=24, freq="M")
+    lines = ["Table 3.1: Retail turnover,,,,", ",North,,South,", "Month,Food,Non-food,Food,Non-food"]
+    lines += [f"{month:%b-%y},{k},{k + 1},{k + 2},{k + 3}" for k, month in enumerate(months)]
+    frame, freq, _ = read_noted(write(tmp_path, "retail.csv", "\n".join([*lines, "Source: office"]) + "\n"))
+    assert list(frame.columns) == ["North Food", "North Non-food", "South Food", "South Non-food"]
+    assert freq == "MS" and frame.index[0] == pd.Timestamp("2019-01-01") and frame["South Food"].iat[-1] == 25
+    days = pd.bdate_range("2023-01-03", periods=30)
+    lines = ["Price,Close,Close,Volume,Volume", "Ticker,AAPL,MSFT,AAPL,MSFT", "Date,,,,"]
+    lines += [f"{day.date()},{100 + k},{200 + k},{1000 * k},{2000 * k}" for k, day in enumerate(days)]
+    frame, freq, _ = read_noted(write(tmp_path, "tickers.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Close AAPL", "Close MSFT", "Volume AAPL", "Volume MSFT"] and freq == "B"
+    assert frame.index.name == "Date" and frame["Volume MSFT"].iloc[2] == 4000
+    quarters = pd.period_range("2012Q1", periods=20, freq="Q")
+    lines = ['"GDP - expenditure measure (Qrtly-Mar/Jun/Sep/Dec)"',
+             '" ","Seasonally adjusted","Seasonally adjusted","Actual"',
+             '" ","Household consumption","Gross fixed capital formation","Household consumption"']
+    lines += [f"{q.year}Q{q.quarter},{30000 + k},{11000 + k},{29000 + k}" for k, q in enumerate(quarters)]
+    lines += ['"Table information:"', '"Units:"', '"   Dollars (millions)"', '" "', '"Source: Stats NZ"']
+    frame, freq, _ = read_noted(write(tmp_path, "infoshare.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Seasonally adjusted Household consumption",
+                                   "Seasonally adjusted Gross fixed capital formation",
+                                   "Actual Household consumption"]  # fmt: skip
+    assert freq == "QS-JAN" and len(frame) == 20
+
+
 def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     """Investing.com's history: quoted cells, newest first, "Mar 15, 2024" dates, volumes "201.65K" and
     "2.47M" (read as flags before: 201.65 beside 2.47, thousands beside millions) and changes "-1.77%"."""

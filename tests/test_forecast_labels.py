@@ -51,6 +51,8 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
         (["2022/23", "2023/24"], _years(2022, 2), "{year}/{next2:02d}", ["2024/25", "2025/26"]),
         (["1998/99", "1999/00"], _years(1998, 2), "{year}/{next2:02d}", ["2000/01", "2001/02"]),
         (["2022-2023", "2023-2024"], _years(2022, 2), "{year}-{next}", ["2024-2025", "2025-2026"]),
+        (["Nov-99", "Dec-99"], pd.date_range("1999-11-01", periods=2, freq="MS"), "{mon}-{yy:02d}",
+         ["Jan-00", "Feb-00"]),  # Excel's mmm-yy
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):

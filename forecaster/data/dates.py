@@ -63,6 +63,8 @@ PERIOD_LABELS = (
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
+    # Excel's "mmm-yy" ("Jan-19": January 2019, its two-digit years from 1930 to 2029, as Excel reads them)
+    (re.compile(r"^(?P<month>[^\W\d_]{3})-(?P<year>\d{2})$"), "month"),
 )
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
@@ -146,6 +148,9 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
     """The parts `pattern` finds in each text, and which texts are labels of its kind (a fiscal year's
     second year follows its first)."""
     found = texts.str.extract(pattern)
+    if found["year"].str.len().eq(2).any():  # Excel's two-digit years
+        short = pd.to_numeric(found["year"], errors="coerce")
+        found["year"] = (short + np.where(short < 30, 2000, 1900)).astype("Int64").astype("string")
     if part == "month":  # a name (MONTH_NUMBERS) as its number; another word is no month
         named = found["month"].str.lower().map(MONTH_NUMBERS).astype("string")
         found["month"] = found["month"].where(found["month"].str.isdigit() != False, named)  # noqa: E712

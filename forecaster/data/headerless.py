@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from itertools import accumulate
 
 import pandas as pd
 
@@ -109,7 +110,9 @@ def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
     return 1 if all(len(cells) == width for cells in rows[:first]) else first
 
 
-def names_above(rows: list[list[str]], width: int, data: list[list[str]]) -> tuple[str, ...] | None:
+def names_above(
+    rows: list[list[str]], width: int, data: list[list[str]], header: list[str] | None = None
+) -> tuple[str, ...] | None:
     """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
     "Country,Germany,France,Italy") or leaves a column unnamed (the Bundesbank's "Stand vom;06.10.2023;" under
     ";BBDE1.M.DE...;BBDE1.M.DE..._FLAGS"), the nearest line above of the same width that names every column
@@ -125,7 +128,32 @@ def names_above(rows: list[list[str]], width: int, data: list[list[str]]) -> tup
         labelled = width > 2 and not any(names[:2]) and all(names[2:]) and len(set(names[2:])) == width - 2
         if labelled and (part := _year_and_part([cells for cells in data if len(cells) == width])):
             return ("year", part, *names[2:])
-    return None
+    return None if header is None else _joined_names(rows, header, width)
+
+
+def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple[str, ...] | None:
+    """Where the header repeats a name or names no column but the first (yfinance's "Date,,,"), names joined
+    from the lines above that name two columns or more, a group's name carried over the blanks its merged
+    cell left ("North,,South," above "Month,Food,Non-food,Food,Non-food": North Food, North Non-food, ...;
+    "Price,Close,Close" above "Ticker,AAPL,MSFT": Close AAPL, Close MSFT); the first column the header's."""
+    header = [cell.strip() for cell in header]
+    named = [cell for cell in header[1:] if cell]
+    if len(header) != width or (named and len(set(named)) == len(named)):  # a blank: an empty column
+        return None
+    block = [header] if named else []
+    for cells in reversed(rows):
+        cells = [cell.strip() for cell in cells]
+        if len(cells) != width or len(set(filter(None, cells[1:]))) < 2:
+            break
+        block.insert(0, cells)
+    if len(block) < 2:
+        return None
+    groups = [list(accumulate(cells[1:], lambda last, cell: cell or last)) for cells in block[:-1]]
+    names = [" ".join(dict.fromkeys(part for part in parts if part))
+             for parts in zip(*groups, block[-1][1:], strict=True)]  # fmt: skip
+    if not all(names) or len(set(names)) < width - 1:
+        return None
+    return (header[0], *names)
 
 
 def _year_and_part(rows: list[list[str]]) -> str | None:

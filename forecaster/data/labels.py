@@ -15,16 +15,17 @@ import pandas as pd
 from forecaster.data.dates import PERIOD_LABELS
 
 _CHECKED = 24  # the history's last labels a style must write back
-# Month labels pandas reads itself, as published with month names or without a day.
+# Month labels pandas reads itself, as published with month names or without a day, and Excel's "Jan-19".
 _MONTH_STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
-                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}")  # fmt: skip
+                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}",
+                 "{mon}-{yy:02d}")  # fmt: skip
 
 
 def _fields(stamp: pd.Timestamp) -> dict[str, object]:
     isoyear, week, _ = stamp.isocalendar()
     return {"year": stamp.year, "quarter": stamp.quarter, "half": (stamp.month - 1) // 6 + 1,
             "month": stamp.month, "day": stamp.day, "week": week, "isoyear": isoyear,
-            "next": stamp.year + 1, "next2": (stamp.year + 1) % 100,
+            "next": stamp.year + 1, "next2": (stamp.year + 1) % 100, "yy": stamp.year % 100,
             "mon": stamp.strftime("%b"), "MON": stamp.strftime("%b").upper(),
             "monthname": stamp.strftime("%B")}  # fmt: skip
 

@@ -207,7 +207,7 @@ def sniff(source: Any, **options: Any) -> Layout:
     header = [cell.strip() for cell in rows[first]]
     names = above = None
     if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
-        names = above = names_above(rows[:first], width, rows[first + 1 :])
+        names = above = names_above(rows[:first], width, rows[first + 1 :], rows[first])
         if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
             names = above = (DATE_COLUMN, *names[1:])
     if ons is None and len(header) < width:  # above a units line ("degC degC days"), the line naming all
@@ -246,7 +246,7 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
     kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
-        if pd.notna(cell) and not _footnote(str(cell).strip()):
+        if pd.notna(cell) and str(cell).strip() and not _footnote(str(cell).strip()):  # " ": Stats NZ's gaps
             break
         if not alone[end - 1]:
             if pd.isna(cell):
