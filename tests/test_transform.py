@@ -57,6 +57,7 @@ def test_swings_that_grow_with_the_level_are_told_from_swings_of_a_fixed_size():
     with_zero = _monthly(True)["Passengers"].to_numpy().copy()
     with_zero[70] = 0
     assert not multiplicative(with_zero, 12) and not multiplicative(with_zero[:36], 12)  # 3 seasons: too few
+    assert not multiplicative(np.arange(1.0, 61.0), 7)  # a straight ramp: weeks on their lines, no swings
 
 
 def test_a_registered_dataset_is_standardized_only_and_log_refuses_values_at_or_below_zero(data_dir):

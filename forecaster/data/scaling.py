@@ -157,6 +157,8 @@ def multiplicative(values: np.ndarray, season: int | None) -> bool:
     steps = np.arange(season) - (season - 1) / 2
     residuals = seasons - means[:, None] - np.outer(seasons @ steps / (steps @ steps), steps)
     spreads = np.sqrt((residuals**2).sum(axis=1) / (season - 2))
+    if not (spreads > 1e-6 * means).all():  # a season on its line (a straight ramp): no swings to judge
+        return False
 
     def variation(ratios: np.ndarray) -> float:
         return float(ratios.std(ddof=1) / ratios.mean()) if ratios.mean() > 0 else np.inf
