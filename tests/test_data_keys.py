@@ -50,16 +50,23 @@ def test_an_export_keyed_by_two_columns_is_read_as_a_panel_of_their_pairs(tmp_pa
     )  # the unit goes with the item: no third key
 
 
+def _trained_and_predicted(path: Path, tmp_path: Path, horizon: int, input_size: int) -> pd.DataFrame:
+    """The forecast file `forecaster predict` writes for the export, after `train --id-col geo,na_item` into
+    tmp_path / "model"."""
+    bundle, out = tmp_path / "model", tmp_path / "forecast.csv"
+    sizes = ["--horizon", str(horizon), "--input-size", str(input_size)]
+    train = ["train", "--csv", str(path), "--id-col", "geo,na_item", "--model", "naive", *sizes,
+             "--no-progress", "--out", str(bundle)]  # fmt: skip
+    assert main(train) == 0
+    assert main(["predict", "--model", str(bundle), "--csv", str(path), "--output", str(out)]) == 0
+    return pd.read_csv(out)
+
+
 def test_named_key_columns_train_and_forecast_back_in_those_columns(tmp_path):
     """`--id-col geo,na_item` through the command line; the forecast's rows name the country and the item
     in their own columns, as the file did, and agree with the API's."""
     path = _export(tmp_path / "namq.csv")
-    bundle, out = tmp_path / "model", tmp_path / "forecast.csv"
-    train = ["train", "--csv", str(path), "--id-col", "geo,na_item", "--model", "naive", "--horizon", "4",
-             "--input-size", "8", "--no-progress", "--out", str(bundle)]  # fmt: skip
-    assert main(train) == 0
-    assert main(["predict", "--model", str(bundle), "--csv", str(path), "--output", str(out)]) == 0
-    written = pd.read_csv(out)
+    written = _trained_and_predicted(path, tmp_path, horizon=4, input_size=8)
     assert list(written.columns) == ["geo", "na_item", "TIME_PERIOD", "naive"]
     assert written[["geo", "na_item"]].drop_duplicates().values.tolist() == [
         [geo, item] for item in ITEMS for geo in ("DE", "FR")  # as the file's rows first name them
@@ -67,7 +74,7 @@ def test_named_key_columns_train_and_forecast_back_in_those_columns(tmp_path):
     last = {(geo, item): base + 10 * c + 39 for item, (_, base) in ITEMS.items()
             for c, geo in enumerate(("DE", "FR"))}  # fmt: skip
     assert written["naive"].tolist() == [last[geo, item] for geo, item in written[["geo", "na_item"]].values]
-    api = Forecaster.load(bundle).predict(pd.read_csv(path))
+    api = Forecaster.load(tmp_path / "model").predict(pd.read_csv(path))
     assert list(api.columns) == list(written.columns)
     np.testing.assert_array_equal(api["naive"].to_numpy(), written["naive"].to_numpy())
 
@@ -140,17 +147,21 @@ def test_a_status_of_each_observation_is_no_key(tmp_path):
     assert series.options.id_col == "na_item,geo" and len(series.columns) == 6 and len(series) == 40
 
 
-def test_a_key_value_holding_the_separator_or_a_column_named_as_the_joined_key_is_refused(tmp_path):
-    """The parts of a key are joined by '/': an item 'B1GQ/SA' beside a country 'DE' would read back as
-    'B1GQ' and 'SA/DE' (a request of the latter was taken as the former). A field named 'na_item,geo' beside
-    the columns it joins overrode them (a request forecast every series from another's rows)."""
+def test_a_key_value_holding_the_separator_forecasts_back_as_written(tmp_path):
+    """The parts of a key are joined by '/': an item 'P3/SA' beside a country was refused (Kaggle store-sales'
+    family 'BREAD/BAKERY' beside its store), since 'DE/P3/SA' could not be split back. Within a value the
+    separator is written as a look-alike; the forecasts carry the item as the file wrote it. A field named
+    'geo,na_item' beside the columns it joins overrode them (a request forecast every series from another's
+    rows)."""
     path = _export(tmp_path / "namq.csv")
     table = pd.read_csv(path)
     table.loc[table["na_item"] == "P3", "na_item"] = "P3/SA"
     table.to_csv(path, index=False)
-    joins = r"'P3/SA' in column 'na_item' holds '/', which joins the columns of id_col 'geo,na_item'"
-    with pytest.raises(DataError, match=rf"line \d+: {joins}; expected ids without it \(or one id column\)"):
-        read_csv(path, id_col="geo,na_item")
+    series = read_csv(path, id_col="geo,na_item")
+    assert "DE/P3\u2215SA" in series.columns and len(series.columns) == 6
+    written = _trained_and_predicted(path, tmp_path, horizon=2, input_size=4)
+    rows = written[(written["geo"] == "FR") & (written["na_item"] == "P3/SA")]
+    assert rows["naive"].tolist() == [60.0 + 10 + 39] * 2  # its last value, base + 10 c + k
     frame = pd.read_csv(_export(tmp_path / "plain.csv")).assign(**{"geo,na_item": "DE/B1GQ"})
     with pytest.raises(DataError, match="both a column named 'geo,na_item' and the columns it joins"):
         Forecaster("naive", horizon=1, input_size=4).fit(frame, id_col="geo,na_item", time_col="TIME_PERIOD",
@@ -356,13 +367,16 @@ def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
     walmart.to_csv(tmp_path / "walmart.csv", index=False)
     series = read_csv(tmp_path / "walmart.csv")
     assert series.columns == ["1/1", "1/2", "2/1", "2/2"] and series.options.target_col == "Weekly_Sales"
-    # store-sales' train.csv numbers its rows in an `id` column: no variable of every series (it was forecast)
-    rows = [(k, day, 1, family, float(k % 5)) for k, (day, family) in
-            enumerate((day, family) for day in days for family in ("AUTOMOTIVE", "BREAD"))]  # fmt: skip
+    # store-sales' train.csv numbers its rows in an `id` column: no variable of every series (it was
+    # forecast), and its series are a numbered store's family ('BREAD/BAKERY'): refused as duplicate dates
+    rows = [(k, day, store, family, float(k % 5)) for k, (day, store, family) in
+            enumerate((day, store, family) for day in days for store in (1, 2)
+                      for family in ("AUTOMOTIVE", "BREAD/BAKERY"))]  # fmt: skip
     sales = pd.DataFrame(rows, columns=["id", "date", "store_nbr", "family", "sales"])
     sales.to_csv(tmp_path / "store_sales.csv", index=False)
     series = read_csv(tmp_path / "store_sales.csv")
-    assert series.columns == ["AUTOMOTIVE", "BREAD"] and series.options.target_col == "sales"
+    assert series.options.id_col == "store_nbr,family" and series.options.target_col == "sales"
+    assert series.columns == ["1/AUTOMOTIVE", "1/BREAD\u2215BAKERY", "2/AUTOMOTIVE", "2/BREAD\u2215BAKERY"]
 
 
 def test_the_note_of_series_not_sent_names_a_few_and_counts_the_rest():

@@ -10,8 +10,19 @@ import pandas as pd
 from forecaster.data.missing import line
 from forecaster.errors import DataError
 
-# Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ".
-KEY_SEPARATOR = "/"
+# Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ". Within a
+# value it is written as a look-alike, so that the name splits back into its columns (Kaggle store-sales'
+# family 'BREAD/BAKERY' beside its store: '1/BREAD∕BAKERY'; such keys were refused).
+KEY_SEPARATOR, _WITHIN_VALUE = "/", "\u2215"
+
+
+def key_values(joined: pd.Series, count: int) -> list[list[str]] | None:
+    """The column values of series names joined from `count` columns (`with_key`); None unless every name
+    holds `count`."""
+    values = joined.astype(str).str.split(KEY_SEPARATOR, regex=False)
+    if not values.map(len).eq(count).all():
+        return None
+    return [[value.replace(_WITHIN_VALUE, KEY_SEPARATOR) for value in row] for row in values]
 
 
 def key_parts(id_col: str) -> list[str]:
@@ -46,16 +57,11 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
         if raw[part].isna().any():
             row = int(raw[part].isna().to_numpy().argmax())
             raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
-        joining = raw[part].astype(str).str.contains(KEY_SEPARATOR, regex=False).to_numpy()
-        if joining.any():  # 'B1GQ/SA' and 'DE' would read back as 'B1GQ' and 'SA/DE'
-            row = int(joining.argmax())
-            raise DataError(
-                f"{source}: {line(row)}: {raw[part].iloc[row]!r} in column {part!r} holds {KEY_SEPARATOR!r}, "
-                f"which joins the columns of id_col {id_col!r}; expected ids without it (or one id column)"
-            )
-    joined = raw[parts[0]].astype(str).str.strip()
-    for part in parts[1:]:  # column by column: a join row by row took seconds on a million rows
-        joined = joined + KEY_SEPARATOR + raw[part].astype(str).str.strip()
+    values = [raw[part].astype(str).str.strip().str.replace(KEY_SEPARATOR, _WITHIN_VALUE, regex=False)
+              for part in parts]  # fmt: skip
+    joined = values[0]
+    for value in values[1:]:  # column by column: a join row by row took seconds on a million rows
+        joined = joined + KEY_SEPARATOR + value
     return in_place_of(raw, parts, id_col, joined.to_numpy())
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import counts_rows
-from forecaster.data.keys import KEY_SEPARATOR, key_parts, with_key
+from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.data.variables import by_variable, joined_values, melt_variables, value_columns
@@ -249,8 +249,11 @@ def find_long(
     others = [column for column in raw.columns if column not in (date_col, *alike)]
     text = {column: _labels(raw[column]) for column in others}
     labels = _distinct_labels(raw, [column for column in others if text[column]], date_col)
-    if not labels:  # ids written as whole numbers under an id's name (Kaggle's store and item)
-        labels = _distinct_labels(raw, [column for column in others if _numbered_ids(raw[column])], date_col)
+    if len(labels) < 2 and not (labels and _few_repeats(raw, [*labels, date_col])):
+        # ids written as whole numbers under an id's name (Kaggle's store and item), with a label or alone
+        # (store-sales' store_nbr beside its family)
+        keys = [column for column in others if column in labels or _numbered_ids(raw[column])]  # file order
+        labels = _distinct_labels(raw, keys, date_col)
         text.update(dict.fromkeys(labels, True))
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
     if id_col is None and len(labels) > 1:  # series told apart by several columns together
@@ -353,9 +356,10 @@ _ID_WORDS = frozenset({"store", "item", "dept", "department", "shop", "sku", "pr
 
 
 def _numbered_ids(column: pd.Series) -> bool:
-    """Whole numbers under a name of ids (`store`, `item_id`, `Dept`): series told apart by numbers."""
+    """Whole numbers under a name of ids (`store`, `item_id`, `Dept`): series told apart by numbers, not rows
+    numbered (store-sales' `id`)."""
     words = set(re.split(r"[\W_]+", str(column.name).lower()))
-    return pd.api.types.is_integer_dtype(column) and bool(words & _ID_WORDS)
+    return pd.api.types.is_integer_dtype(column) and bool(words & _ID_WORDS) and not counts_rows(column)
 
 
 def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:
@@ -424,9 +428,9 @@ def melt_forecast(
 def _split_key(long: pd.DataFrame, id_col: str) -> pd.DataFrame:
     """Long rows whose id joins several columns (`with_key`) with those columns again, in its place."""
     names = key_parts(id_col)
-    values = long[id_col].astype(str).str.split(KEY_SEPARATOR, regex=False)
-    if len(names) < 2 or not values.map(len).eq(len(names)).all():
+    values = key_values(long[id_col], len(names)) if len(names) > 1 else None
+    if values is None:
         return long
     at = list(long.columns).index(id_col)
-    split = pd.DataFrame(values.tolist(), columns=names, index=long.index)
+    split = pd.DataFrame(values, columns=names, index=long.index)
     return pd.concat([long.iloc[:, :at], split, long.iloc[:, at + 1 :]], axis=1)
