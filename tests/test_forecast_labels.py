@@ -53,6 +53,16 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
         (["2022-2023", "2023-2024"], _years(2022, 2), "{year}-{next}", ["2024-2025", "2025-2026"]),
         (["Nov-99", "Dec-99"], pd.date_range("1999-11-01", periods=2, freq="MS"), "{mon}-{yy:02d}",
          ["Jan-00", "Feb-00"]),  # Excel's mmm-yy
+        (["30/01/2015", "31/01/2015"], pd.date_range("2015-01-30", periods=2, freq="D"),
+         "{day:02d}/{month:02d}/{year}", ["01/02/2015", "02/02/2015"]),  # the RBNZ's days
+        (["03/14/2024", "03/15/2024"], pd.date_range("2024-03-14", periods=2, freq="D"),
+         "{month:02d}/{day:02d}/{year}", ["03/16/2024", "03/17/2024"]),  # the EIA's
+        (["5/31/2023", "6/1/2023"], pd.date_range("2023-05-31", periods=2, freq="D"), "{month}/{day}/{year}",
+         ["6/2/2023", "6/3/2023"]),  # Google Sheets'
+        (["08 Jan 2010", "09 Jan 2010"], pd.date_range("2010-01-08", periods=2, freq="D"),
+         "{day:02d} {mon} {year}", ["10 Jan 2010", "11 Jan 2010"]),  # the Bank of England's
+        (["3º trimestre 2016", "4º trimestre 2016"], pd.date_range("2016-07-01", periods=2, freq="QS"),
+         "{quarter}º trimestre {year}", ["1º trimestre 2017", "2º trimestre 2017"]),  # IBGE
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):
