@@ -48,6 +48,7 @@ from forecaster.errors import DataError
         (["03/01/2023 23:00", "03/01/2023 24:00", "03/02/2023 01:00", "03/02/2023 02:00"], "2023-03-01 23:00",
          "h"),  # ERCOT's hours ending at 24:00, the next day's midnight
         (["Nov-99", "Dec-99", "Jan-00", "Feb-00"], "1999-11-01", "MS"),  # Excel's mmm-yy, not November 99th
+        (["3º trimestre 2016", "4º trimestre 2016", "1º trimestre 2017"], "2016-07-01", "QS-JAN"),  # IBGE
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

@@ -230,6 +230,32 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
     assert freq == "QS-JAN" and len(frame) == 20
 
 
+def test_a_competitions_table_of_a_series_per_row_is_refused_saying_so(tmp_path):
+    """M5's sales (id, item_id, ..., d_1 ... d_200) and M4's (V1, V2, ...): told to pass --no-date, a user
+    got each step forecast as a series and a refusal of 3 rows too few."""
+    steps = [f"d_{k}" for k in range(1, 31)]
+    lines = [",".join(["id", "item_id", *steps])]
+    lines += [",".join([f"HOBBIES_1_00{n}_CA_1", f"HOBBIES_1_00{n}", *map(str, range(30))]) for n in range(3)]
+    said = one_line_error(write(tmp_path, "sales_train.csv", "\n".join(lines) + "\n"))
+    assert "the series are rows, their steps across 30 columns ('d_1' ... 'd_30')" in said
+    assert "expected a series per column: transpose the table" in said
+
+
+def test_statistics_south_africas_months_across_the_columns_are_read(tmp_path):
+    """Stats SA's time series (P0141's CPI): code columns H01 ... H25, then a month per column, MO012018 ...,
+    a series per row; it was refused (no date column)."""
+    months = pd.period_range("2018-01", periods=24, freq="M")
+    header = ["H01", "H02", "H03", "H04", *(f"MO{month.month:02d}{month.year}" for month in months)]
+    items = (("CPS00000", "All Items"), ("CPS01000", "Food"))
+    rows = [["P0141", code, "Consumer Price Index", item, *(f"{90 + k / 10 + j:.1f}" for k in range(24))]
+            for j, (code, item) in enumerate(items)]  # fmt: skip
+    path = write(tmp_path, "P0141.csv", "\n".join(",".join(row) for row in [header, *rows]) + "\n")
+    frame, freq, _ = read_noted(path)
+    assert freq == "MS" and frame.index[0] == pd.Timestamp("2018-01-01") and len(frame) == 24
+    assert list(frame.columns) == ["CPS00000", "CPS01000"]
+    assert frame["CPS01000"].iat[-1] == pytest.approx(93.3)
+
+
 def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     """Investing.com's history: quoted cells, newest first, "Mar 15, 2024" dates, volumes "201.65K" and
     "2.47M" (read as flags before: 201.65 beside 2.47, thousands beside millions) and changes "-1.77%"."""

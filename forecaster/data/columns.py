@@ -270,3 +270,15 @@ def _restates(column: pd.Series, years: np.ndarray) -> bool:
     for March 1958: NOAA writes mid-month)."""
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     return bool((np.abs(values - years) <= 1 / 12).all() and (np.diff(values) > 0).all())
+
+
+def steps_across(raw: pd.DataFrame) -> list[str]:
+    """The columns of numbers numbered one after another under one prefix (d_1, d_2, ...; V2, V3, ...), where
+    at least ten are: a competition's table of a series per row."""
+    numbered = [re.fullmatch(r"(\D*?)(\d+)", str(name)) for name in raw.columns]
+    runs = [(found[1], int(found[2]), name) for found, name in zip(numbered, raw.columns, strict=True)
+            if found and pd.api.types.is_numeric_dtype(raw[name])]  # fmt: skip
+    follows = [k > 0 and runs[k - 1][:2] == (prefix, number - 1)
+               for k, (prefix, number, _) in enumerate(runs)] + [False]  # fmt: skip
+    steps = [name for k, (_, _, name) in enumerate(runs) if follows[k] or follows[k + 1]]
+    return steps if len(steps) >= 10 else []

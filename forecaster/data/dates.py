@@ -15,6 +15,7 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.api import guess_datetime_format
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.timeindex import infer_frequency, sub_daily
@@ -63,6 +64,11 @@ PERIOD_LABELS = (
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
+    # Statistics South Africa's time series, months across the columns: "MO012018"
+    (re.compile(r"^MO(?P<month>\d{2})(?P<year>\d{4})$"), "month"),
+    # quarters in words before their year (IBGE's "1º trimestre 2016", "1st quarter 2016", "1. Quartal 2016")
+    (re.compile(r"^(?P<quarter>[1-4])\s*(?:º|°|o|er|e|st|nd|rd|th)?\.?\s*(?:trimestre|quarter|quartal)\s+"
+                r"(?:de\s+)?(?P<year>\d{4})$", re.I), "quarter"),
     # Excel's "mmm-yy" ("Jan-19": January 2019, its two-digit years from 1930 to 2029, as Excel reads them)
     (re.compile(r"^(?P<month>[^\W\d_]{3})-(?P<year>\d{2})$"), "month"),
 )
@@ -75,6 +81,7 @@ _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
+_GUESSED = 24  # the first values a format is inferred from where pandas infers none from the first
 MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
 NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
@@ -161,9 +168,10 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
     return found, fits
 
 
-def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
-    """pandas' parse with one format inferred from the first value, else each value on its own; an hour
-    ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next day's midnight."""
+def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Series:
+    """pandas' parse with one format inferred from the first value (`_later_format` where it infers none),
+    else (`mixed`) each value on its own; an hour ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next
+    day's midnight."""
     column = timestamp_texts(column)
     texts = column.astype(str)
     ending = texts.str.contains(_HOUR_24).to_numpy(bool)
@@ -171,10 +179,21 @@ def _timestamps(column: pd.Series, dayfirst: bool) -> pd.Series:
         column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
-        if parsed.isna().sum() > column.isna().sum():
+        later = _later_format(column, dayfirst)
+        parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst, format=later)
+        if mixed and parsed.isna().sum() > column.isna().sum():
             parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
     return parsed.where(~ending, parsed + pd.Timedelta(days=1)) if ending.any() else parsed
+
+
+def _later_format(column: pd.Series, dayfirst: bool) -> str | None:
+    """The format of one of the first values where pandas infers none from the first ("01/01/2020 12:00 AM":
+    such a column was parsed value by value, 5 s a megabyte); None where it infers one or none is found."""
+    firsts = column.dropna().astype(str).str.strip().iloc[:_GUESSED]
+    if firsts.empty or guess_datetime_format(firsts.iloc[0], dayfirst=dayfirst):
+        return None
+    formats = (guess_datetime_format(text, dayfirst=dayfirst) for text in firsts.iloc[1:])
+    return next((found for found in formats if found), None)
 
 
 def timestamp_texts(column: pd.Series) -> pd.Series:
@@ -221,6 +240,11 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
         numeric = separators.notna().reindex(column.index, fill_value=False)
         others = _timestamps(column.where(~numeric), dayfirst=False)
         return others.fillna(parse_timestamps(column.where(numeric)))
+    if not (separators == ".").all():  # one reading of every row in one format needs no value-by-value parse
+        quick = [_timestamps(column, dayfirst=first, mixed=False) for first in (True, False)]  # (11/29/2020
+        whole = [parsed.isna().sum() == column.isna().sum() for parsed in quick]  # 07:00 AM: 5 s a megabyte)
+        if whole[0] != whole[1]:
+            return quick[whole.index(True)]
     day_first = _timestamps(column, dayfirst=True)
     if (separators == ".").all():
         return day_first

@@ -27,6 +27,7 @@ from forecaster.data.columns import (
     is_text,
     named_apart,
     numeric_columns,
+    steps_across,
     without_repeated_codes,
 )
 from forecaster.data.dateparts import dates_from_parts, find_date_parts, parts_as_column, with_hours
@@ -178,12 +179,18 @@ def _indexed_by_steps(
                          "indexed by steps")  # fmt: skip
             return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
         _parse_dates(source, raw, column)  # refused with what the column named like a date holds
+    if steps := steps_across(raw):  # M4's V2, V3, ...: --no-date forecast each step as a series
+        raise DataError(f"{source}: the series are rows, their steps across {len(steps)} columns "
+                        f"({steps[0]!r} ... {steps[-1]!r}); expected a series per column: transpose the "
+                        "table, or melt it into rows of id, step and value read with --id-col and "
+                        "--no-date")  # fmt: skip
     raise DataError(
         f"{source}: no date column found (looked for a column named {'/'.join(DATE_NAMES)}, year "
         "numbers, year with quarter / month / week (/ day / hour) columns, or a column of timestamps); "
         "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
         "no_date=True (--no-date) to index rows by integer steps"
     )
+
 
 
 DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
