@@ -372,6 +372,14 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
     latin.write_bytes(text.encode("cp1252"))
     with pytest.warns(DataQualityWarning, match="note: read as Windows-1252 text: its bytes are not UTF-8"):
         pd.testing.assert_frame_equal(read_csv(latin).frame, expected)
+    # TurkStat's Windows-1254: read as Windows-1252, 'Yıl' and 'Ay' were 'Yýl' and no year, 'Şubat' no month
+    months = ["Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran", "Temmuz", "Ağustos", "Eylül", "Ekim"]
+    rows = "".join(f"2023;{month};{k},5\n" for k, month in enumerate(months))
+    turkish = "Yıl;Ay;Aylık değişim (%)\n" + rows
+    (tmp_path / "tufe.csv").write_bytes(turkish.encode("cp1254"))
+    with pytest.warns(DataQualityWarning, match="note: read as Turkish Windows-1254 text"):
+        series = read_csv(tmp_path / "tufe.csv")
+    assert series.columns == ["Aylık değişim (%)"] and series.index[1] == pd.Timestamp("2023-02-01")
     # compressed, by what they unpack to (a gzip of UTF-16 was refused as having no numeric columns, a gzip of
     # Windows-1252 read 'Temp\ufffdrature')
     for encoding in ("utf-16", "utf-32", "cp1252"):

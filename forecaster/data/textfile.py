@@ -33,6 +33,9 @@ _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
 MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 MB unpacked)
 _UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
+TURKISH_TEXT = "cp1254"  # the same but ğ, ı, ş, Ğ, İ, Ş in place of Icelandic letters
+_TURKISH_WORDS = frozenset(["yıl", "yıllık", "aylık", "değişim", "oranı", "sayı", "şubat", "ağustos", "mayıs",
+                            "kasım", "aralık", "şehir"])  # fmt: skip
 # The East Asian encodings of offices' downloads (Japan's e-Stat, Korea's KOSIS, China's NBS), by name, tried
 # in this order on a file that is not UTF-8 (`_reads_as`).
 EAST_ASIAN = {"cp932": "Shift-JIS (cp932)", "cp949": "EUC-KR (cp949)", "gb18030": "GBK (GB18030)"}
@@ -86,7 +89,15 @@ def read_options(path: Path) -> dict[str, Any]:
             f"{path}: line {line} is not UTF-8 though other lines are (two encodings in one "
             "file read a name two ways, 'Türkiye' and 'TÃ¼rkiye'); expected one encoding: save it as UTF-8"
         )
-    return {"compression": packed, **({} if scan.not_utf8 is None else {"encoding": WINDOWS_TEXT})}
+    windows = {} if scan.not_utf8 is None else {"encoding": _windows_text(scan.head)}
+    return {"compression": packed, **windows}
+
+
+def _windows_text(head: bytes) -> str:
+    """Windows-1252, or Windows-1254 where the head read so holds Turkish words of the letters only it has
+    (TurkStat's "Yıl;Ay;...": read as Windows-1252, "Yýl" named no year, "Þubat" no month)."""
+    words = set(re.findall(r"\w+", head.decode(TURKISH_TEXT, errors="replace").lower()))
+    return TURKISH_TEXT if words & _TURKISH_WORDS else WINDOWS_TEXT
 
 
 @dataclass
