@@ -446,6 +446,19 @@ def test_a_date_column_of_unix_times_is_read_in_utc(tmp_path, unit, scale) -> No
         read_csv(path)
 
 
+def test_a_date_column_of_excels_day_numbers_is_read_as_days(tmp_path) -> None:
+    """A spreadsheet's dates saved unformatted (44562 for 2022-01-01) were refused as numbers that are no
+    dates; numbers that do not only rise (codes) still are."""
+    path = tmp_path / "orders.csv"
+    path.write_text("Date,Orders\n" + "".join(f"{44562 + k},{k % 9}\n" for k in range(40)))
+    with pytest.warns(DataQualityWarning, match="read column 'Date' as Excel's day numbers"):
+        series = read_csv(path)
+    assert series.freq == "D" and series.index[0] == pd.Timestamp("2022-01-01") and len(series) == 40
+    path.write_text("Date,Orders\n" + "".join(f"{44562 + k * (-1) ** k},{k}\n" for k in range(40)))
+    with pytest.raises(DataError, match="date column 'Date' holds numbers that are not years or dates"):
+        read_csv(path)
+
+
 def test_a_log_of_readings_at_varying_steps_is_refused_naming_the_median_step(tmp_path) -> None:
     """A sensor logging every ten minutes, give or take a minute: the refusal named the grid of the first
     step alone ('the 579s grid'); it says the steps vary and what one step to resample to."""

@@ -35,6 +35,7 @@ from forecaster.data.dates import (
     across_offsets,
     compact_dates,
     dotted_months,
+    excel_days,
     number_dates,
     parse_period_labels,
     parse_timestamps,
@@ -139,14 +140,14 @@ def _find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
 
 
 def _find_date_column(raw: pd.DataFrame) -> str | None:
-    """A text column (or one of YYYYMMDD numbers) named like a date, else the first text column (named like a
-    period first) whose values, a sample spread over the rows, are period labels or timestamps of years
-    1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a column of YYYYMMDD or YYYYMM
-    whole numbers, else one of KOSIS's dotted months (2019.01)."""
+    """A text column (or one of YYYYMMDD numbers, Unix times or Excel's days) named like a date, else the
+    first text column (named like a period first) whose values, a sample spread over the rows, are period
+    labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a
+    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01)."""
     for column in raw.columns:
         values = raw[column]
-        if column.lower() in DATE_NAMES and (is_text(values) or number_dates(values) is not None
-                                             or unix_times(values) is not None):  # fmt: skip
+        numbers = (read(values) for read in (number_dates, unix_times, excel_days))
+        if column.lower() in DATE_NAMES and (is_text(values) or any(dates is not None for dates in numbers)):
             return column
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
@@ -214,6 +215,9 @@ def _parse_dates(
             said = f"read column {date_col!r} as Unix times in {unix[1]} (UTC)"
             (notes if notes is not None else []).append(said)
             return unix[0]
+        if (days := excel_days(column)) is not None:
+            (notes if notes is not None else []).append(f"read column {date_col!r} as Excel's day numbers")
+            return days
         raise DataError(
             f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
             "YYYYMMDD numbers, or R's decimal years (1949.0833)"
