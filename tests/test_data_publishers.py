@@ -228,6 +228,11 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
                                    "Seasonally adjusted Gross fixed capital formation",
                                    "Actual Household consumption"]  # fmt: skip
     assert freq == "QS-JAN" and len(frame) == 20
+    # its monthly files name the series above their unit: the series was named 'NZD'
+    lines = ['"Overseas Merchandise Trade - Exports (Monthly)"', '" ","Total exports"', '" ","NZD"']
+    lines += [f"2017M{k + 1:02d},{4877132154 + k}" for k in range(12)]
+    frame, freq, _ = read_noted(write(tmp_path, "exports.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Total exports"] and freq == "MS"
 
 
 def test_a_competitions_table_of_a_series_per_row_is_refused_saying_so(tmp_path):

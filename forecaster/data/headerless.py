@@ -110,6 +110,19 @@ def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
     return 1 if all(len(cells) == width for cells in rows[:first]) else first
 
 
+# What a line of units under the series' names holds (Stats NZ's Infoshare: "Total exports" above "NZD").
+_UNITS = frozenset({"%", "percent", "index", "number", "units", "persons", "usd", "eur", "gbp", "jpy",
+                    "nzd", "aud", "cad", "chf", "cny", "sek", "nok", "dkk", "inr", "brl", "zar", "mxn",
+                    "krw"})  # fmt: skip
+
+
+def names_not_given(header: list[str]) -> bool:
+    """Whether a header leaves its columns to a line above (`names_above`): it repeats a name, leaves a
+    column unnamed, or gives units only."""
+    names = header[1:]
+    return len(set(names)) < len(names) or not all(names) or all(name.lower() in _UNITS for name in names)
+
+
 def names_above(
     rows: list[list[str]], width: int, data: list[list[str]], header: list[str] | None = None
 ) -> tuple[str, ...] | None:

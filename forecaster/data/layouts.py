@@ -32,6 +32,7 @@ from forecaster.data.headerless import (
     is_record,
     is_timestamp,
     names_above,
+    names_not_given,
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
@@ -206,7 +207,7 @@ def sniff(source: Any, **options: Any) -> Layout:
         return Layout(delimiter, records[start][0], start, decimal, None, names, headerless=True)
     header = [cell.strip() for cell in rows[first]]
     names = above = None
-    if ons is None and len(header) == width and (len(set(header[1:])) < width - 1 or not all(header[1:])):
+    if ons is None and len(header) == width and names_not_given(header):
         names = above = names_above(rows[:first], width, rows[first + 1 :], rows[first])
         if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
             names = above = (DATE_COLUMN, *names[1:])
