@@ -27,7 +27,7 @@ from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets, clock_words
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
-from forecaster.data.textfile import compression
+from forecaster.data.textfile import ZIP_MAGIC, compression
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
 from forecaster.history import read_future, read_history, read_rows
@@ -262,6 +262,9 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
     packed = compression(content)
     if packed is not None:
         raise _invalid("file", f"a {packed}-compressed file; expected an uncompressed CSV file")
+    if content.startswith(ZIP_MAGIC):  # the reader's advice (name it .xlsx) is no option for an upload
+        raise _invalid("file", "a zip archive or an .xlsx workbook; expected an uncompressed CSV file (save "
+                       "the sheet as CSV)")  # fmt: skip
     data = bundle.data
     text = content.decode("utf-8", errors="replace")
     readable = _readable_columns(data)

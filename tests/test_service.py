@@ -549,6 +549,9 @@ BAD_CSV = [
       ("1e400", "inf", "9" * 400)),
     ("gzip file", gzip.compress(_csv_of(history()).encode()), 422, "a gzip-compressed file; expected an "
      "uncompressed CSV file"),
+    # the reader's advice, to name it .xlsx, is no option for an upload the service names
+    ("workbook", b"PK\x03\x04" + b"\x00" * 40, 422, "a zip archive or an .xlsx workbook; expected an "
+     "uncompressed CSV file (save the sheet as CSV)"),
     ("empty", "", 422, "empty"),
     ("gaps", _csv_of(history().assign(load=lambda frame: frame["load"].where(frame.index.hour % 3 > 0))), 422,
      "expected a number in every cell"),  # with no advice on --fill-missing, which a client cannot give
