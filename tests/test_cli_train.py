@@ -490,3 +490,16 @@ def test_no_date_on_the_command_line_indexes_rows_by_integer_steps(tmp_path, cap
     assert pd.read_csv(forecast)["step"].tolist() == list(range(150, 160))
     code, printed, err = run_cli(["data", "describe", "--csv", csv, "--no-date"], capsys)
     assert code == 0 and "date col   - (integer steps)" in printed, err
+
+
+def test_a_kept_forecast_without_train_windows_says_it_needs_none(tmp_path, capsys):
+    """Seasonal mean over two years of weekly rows leaves the train split no window of its input: the split
+    line read 'windows 0 train', as if training had failed."""
+    weeks = pd.date_range("2021-01-04", periods=150, freq="W-MON")
+    values = 100 + 30 * np.sin(2 * np.pi * np.arange(150) / 52)
+    pd.DataFrame({"week": weeks, "units": values}).to_csv(tmp_path / "weekly.csv", index=False)
+    train = ["train", "--csv", str(tmp_path / "weekly.csv"), "--model", "seasonal_mean", "--horizon", "8",
+             "--no-progress", "--out", str(tmp_path / "model")]  # fmt: skip
+    assert main(train) == 0
+    said = "windows 0 train, 8 val, 23 test (the kept forecast fits nothing: it needs no train window)"
+    assert said in capsys.readouterr().out

@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     counts = (
         ", ".join(f"{count} {name}" for name, count in windows.items()) if isinstance(windows, dict) else ""
     )
+    if isinstance(windows, dict) and not windows.get("train") and not bundle.training["parameters"]:
+        counts += " (the kept forecast fits nothing: it needs no train window)"  # seasonal_mean of 2 years
     data = bundle.data
     print(
         f"split {data.split}{' (7:1:2 or holdout, series by series)' if data.split == AUTO_SPLIT else ''}, "
