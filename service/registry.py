@@ -58,6 +58,7 @@ class ServedModel:
             date_col=data.date_col,
             metrics=self.bundle.metrics,
             intervals=_intervals(self.bundle.calibration),
+            logarithms=self.bundle.scaler.logged_columns(data.columns),
         )
 
 

@@ -136,6 +136,10 @@ class ModelInfo(BaseModel):
         description="How prediction intervals are made (method, the levels it answers, what calibrated "
         "them), or null for a bundle saved before intervals existed."
     )
+    logarithms: list[str] = Field(
+        default_factory=list,
+        description="The columns forecast in logarithms (`--transform`): their values must be above 0.",
+    )
 
 
 class ModelList(BaseModel):

@@ -107,4 +107,6 @@ def test_an_airline_like_series_is_forecast_in_logarithms_with_honest_intervals(
     body = {"timestamps": sent["Month"].astype(str).tolist(), "values": {"Passengers": values}}
     with serving(tmp_path) as client:
         answer = client.post("/v1/models/model/forecast", json=body)
+        described = client.get("/v1/models/model").json()
     assert answer.status_code == 422 and said in answer.json()["message"], answer.text
+    assert described["logarithms"] == ["Passengers"]

@@ -75,6 +75,10 @@ class Scaler:
         log = None if self.log is None or not self.log[part].any() else self.log[part]
         return Scaler(self.mean[part], self.scale[part], log)
 
+    def logged_columns(self, columns: Sequence[str]) -> list[str]:
+        """Those of `columns` (the first channels, the targets) standardized in logarithms."""
+        return [name for name, log in zip(columns, self.logged, strict=False) if log]
+
     @classmethod
     def joined(cls, scalers: Sequence[Scaler]) -> Scaler:
         """One scaler of the channels of several, in order (independent series, each fit on its own)."""

@@ -104,7 +104,7 @@ def training_notes(training: dict[str, Any], metrics: dict[str, Any]) -> list[st
 def transform_notes(bundle: Bundle) -> list[str]:
     """The columns a model forecasts in logarithms (`--transform`), which its user should know of: their
     forecasts stay positive, their intervals widen with the level, and rows at or below 0 are refused."""
-    logged = [name for name, log in zip(bundle.data.columns, bundle.scaler.logged, strict=False) if log]
+    logged = bundle.scaler.logged_columns(bundle.data.columns)
     if not logged:
         return []
     return [f"forecast {some(list(map(repr, logged)))} in logarithms (--transform; none keeps the values as "
