@@ -49,6 +49,7 @@ from forecaster.errors import DataError
          "h"),  # ERCOT's hours ending at 24:00, the next day's midnight
         (["Nov-99", "Dec-99", "Jan-00", "Feb-00"], "1999-11-01", "MS"),  # Excel's mmm-yy, not November 99th
         (["3º trimestre 2016", "4º trimestre 2016", "1º trimestre 2017"], "2016-07-01", "QS-JAN"),  # IBGE
+        (["11.2020", "12.2020", "01.2021", "02.2021"], "2020-11-01", "MS"),  # German ERP exports' months
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
@@ -444,6 +445,18 @@ def test_a_date_column_of_unix_times_is_read_in_utc(tmp_path, unit, scale) -> No
     path.write_text("timestamp,cpu\n" + "".join(f"{12345 + k},{k}\n" for k in range(30)))
     with pytest.raises(DataError, match="date column 'timestamp' holds numbers that are not years or dates"):
         read_csv(path)
+
+
+def test_months_before_their_year_with_a_dot_are_months(tmp_path) -> None:
+    """A German spreadsheet's months, 01.2021 ... 12.2021, in a file of ';' and decimal commas: no date column
+    was found, and named, months 10-12 were called no timestamps while 01-09 read as something else."""
+    months = pd.period_range("2021-01", periods=18, freq="M")
+    path = tmp_path / "absatz.csv"
+    rows = "".join(f"{m.month:02d}.{m.year};{k},5\n" for k, m in enumerate(months))
+    path.write_text("Monat;Absatz\n" + rows)
+    series = read_csv(path)
+    assert series.freq == "MS" and series.index[9] == pd.Timestamp("2021-10-01") and len(series) == 18
+    assert series.frame["Absatz"].iloc[2] == 2.5
 
 
 def test_a_date_column_of_excels_day_numbers_is_read_as_days(tmp_path) -> None:

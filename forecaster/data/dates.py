@@ -64,6 +64,8 @@ PERIOD_LABELS = (
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
+    # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
+    (re.compile(r"^(?P<month>\d{2})\.(?P<year>\d{4})$"), "month"),
     # Statistics South Africa's time series, months across the columns: "MO012018"
     (re.compile(r"^MO(?P<month>\d{2})(?P<year>\d{4})$"), "month"),
     # quarters in words before their year (IBGE's "1º trimestre 2016", "1st quarter 2016", "1. Quartal 2016")
