@@ -242,15 +242,19 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
         numeric = separators.notna().reindex(column.index, fill_value=False)
         others = _timestamps(column.where(~numeric), dayfirst=False)
         return others.fillna(parse_timestamps(column.where(numeric)))
-    if not (separators == ".").all():  # one reading of every row in one format needs no value-by-value parse
-        quick = [_timestamps(column, dayfirst=first, mixed=False) for first in (True, False)]  # (11/29/2020
-        whole = [parsed.isna().sum() == column.isna().sum() for parsed in quick]  # 07:00 AM: 5 s a megabyte)
-        if whole[0] != whole[1]:
-            return quick[whole.index(True)]
-    day_first = _timestamps(column, dayfirst=True)
-    if (separators == ".").all():
+    # each reading in one format first: where only one reads every row it is the file's, and a reading that
+    # does needs no value-by-value parse (11/29/2020 07:00 AM took 5 s a megabyte)
+    readings = (True,) if (separators == ".").all() else (True, False)
+    quick = {first: _timestamps(column, dayfirst=first, mixed=False) for first in readings}
+    whole = {first: bool(parsed.isna().sum() == column.isna().sum()) for first, parsed in quick.items()}
+    if len(readings) == 2 and whole[True] != whole[False]:
+        return quick[True] if whole[True] else quick[False]
+    full = {first: quick[first] if whole[first] else _timestamps(column, dayfirst=first)
+            for first in readings}  # fmt: skip
+    day_first = full[True]
+    if len(readings) == 1:
         return day_first
-    month_first = _timestamps(column, dayfirst=False)
+    month_first = full[False]
     if day_first.isna().sum() != month_first.isna().sum():
         return day_first if day_first.isna().sum() < month_first.isna().sum() else month_first
     # pandas' month-first parse reads 13/01/2023 day first by itself: both read every row of daily dates
@@ -303,11 +307,23 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     return None
 
 
+def _whole_numbers(column: pd.Series) -> np.ndarray | None:
+    """A column's values as float64 where every one is a finite whole number, else None (also for integers
+    beyond float, which pandas keeps as Python ints)."""
+    try:
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    except OverflowError:
+        return None
+    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+        return None
+    return values
+
+
 def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
     """Whole numbers written as dates without separators, YYYYMMDD (19580329, as NOAA and many databases
     export them) or YYYYMM (199501), of years 1000-2999; None for other numbers."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+    values = _whole_numbers(column)
+    if values is None:
         return None
     for low, high, pattern in ((10000101, 29991231, "%Y%m%d"), (100001, 299912, "%Y%m")):
         if values.min() >= low and values.max() <= high:
@@ -318,13 +334,8 @@ def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
 
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
     """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
-    try:
-        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    except OverflowError:  # integers beyond float, kept by pandas as Python ints: no years
-        return None
-    if not np.isfinite(values).all() or (values != np.round(values)).any():
-        return None
-    if values.min() < 1000 or values.max() > 2999:
+    values = _whole_numbers(column)
+    if values is None or values.min() < 1000 or values.max() > 2999:
         return None
     return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in values])
 
@@ -376,8 +387,8 @@ def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
 def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     """A date column of Unix times (Grafana's and Prometheus' exports): whole seconds or milliseconds since
     1970 within the years 2001-2096, in UTC, and the unit; None for other numbers."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+    values = _whole_numbers(column)
+    if values is None:
         return None
     for unit, low in (("s", 1e9), ("ms", 1e12)):
         if low <= values.min() and values.max() < 4.1 * low:
@@ -390,8 +401,8 @@ def excel_days(column: pd.Series) -> pd.DatetimeIndex | None:
     """A date column of Excel's serial day numbers (a spreadsheet's dates saved unformatted: 44562 for
     2022-01-01, days from 1899-12-30), whole numbers within 1954-2119 that only rise or only fall; None for
     other numbers."""
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    if len(values) < 2 or not np.isfinite(values).all() or (values != np.round(values)).any():
+    values = _whole_numbers(column)
+    if values is None or len(values) < 2:
         return None
     steps = np.diff(values)
     if not (values.min() >= 20_000 and values.max() < 80_000 and ((steps > 0).all() or (steps < 0).all())):
