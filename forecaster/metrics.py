@@ -60,7 +60,7 @@ class ErrorSums:
         scale = scaler.scale if scaler is not None else np.ones(channels or 1)
         self.scale = torch.as_tensor(scale, dtype=torch.float64)
         # channels in logarithms: their errors in original units are those of the forecasts through exp
-        self.logged = None if scaler is None or scaler.log is None else scaler
+        self.through_exp = None if scaler is None or scaler.log is None else scaler
         self.totals = torch.zeros(7, dtype=torch.float64)
 
     def reset(self) -> None:
@@ -77,10 +77,10 @@ class ErrorSums:
             self.totals, self.scale = self.totals.to(device), self.scale.to(device)
         error = pred64 - target64
         error_original = error * self.scale
-        if self.logged is not None:
-            back = [torch.as_tensor(self.logged.inverse(values.cpu().numpy()), device=device)
+        if self.through_exp is not None:
+            back = [torch.as_tensor(self.through_exp.inverse(values.cpu().numpy()), device=device)
                     for values in (pred64, target64)]  # fmt: skip
-            logged = torch.as_tensor(self.logged.log, device=device)
+            logged = torch.as_tensor(self.through_exp.log, device=device)
             error_original = torch.where(logged, back[0] - back[1], error_original)
         self.totals += torch.stack(
             [

@@ -54,9 +54,8 @@ def is_record(rows: list[list[str]], first: int) -> bool:
     if len(lines) < 3 or len({len(cells) for cells in lines}) > 1:
         return False
     kinds = [tuple(_kind(cell) for cell in cells) for cells in lines]
-    first, second = lines[:2]
     repeated = any(kind == "text" and cell == below
-                   for kind, cell, below in zip(kinds[0], first, second, strict=True))  # fmt: skip
+                   for kind, cell, below in zip(kinds[0], *lines[:2], strict=True))  # fmt: skip
     return kinds[0] == kinds[1] == kinds[2] and {"text", "number"} <= set(kinds[0]) and repeated
 
 

@@ -194,7 +194,6 @@ def _indexed_by_steps(
     )
 
 
-
 DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
     "expected timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, 2020M01, 2020:1, "
     "2020-W05, FY2020 or 2019/20, whole years"
