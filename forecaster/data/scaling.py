@@ -30,6 +30,10 @@ class Scaler:
     scale: np.ndarray
     log: np.ndarray | None = None
 
+    def __post_init__(self) -> None:  # no channel in logarithms is none: bundles without any are as before
+        log = None if self.log is None or not np.any(self.log) else np.asarray(self.log, dtype=bool)
+        object.__setattr__(self, "log", log)
+
     @classmethod
     def fit(cls, train_values: np.ndarray, log: np.ndarray | None = None) -> Scaler:
         """Fit on the (N, C) train rows, the `log` channels in logarithms; DataError for an empty or
@@ -42,7 +46,7 @@ class Scaler:
             )
         if not np.isfinite(values).all():
             raise DataError("the scaler's train rows contain missing or non-finite values; expected numbers")
-        log = None if log is None or not np.any(log) else np.asarray(log, dtype=bool)
+        log = None if log is None or not np.any(log) else np.asarray(log, dtype=bool)  # to index the values
         if log is not None:
             if (values[:, log] <= 0).any():
                 raise DataError("a column forecast in logarithms holds values at or below 0; expected "
@@ -72,8 +76,7 @@ class Scaler:
         return self._part(slice(index, index + 1))
 
     def _part(self, part: slice) -> Scaler:
-        log = None if self.log is None or not self.log[part].any() else self.log[part]
-        return Scaler(self.mean[part], self.scale[part], log)
+        return Scaler(self.mean[part], self.scale[part], self.logged[part])
 
     def logged_columns(self, columns: Sequence[str]) -> list[str]:
         """Those of `columns` (the first channels, the targets) standardized in logarithms."""
@@ -82,9 +85,8 @@ class Scaler:
     @classmethod
     def joined(cls, scalers: Sequence[Scaler]) -> Scaler:
         """One scaler of the channels of several, in order (independent series, each fit on its own)."""
-        mean, scale, log = (np.concatenate([getattr(scaler, part) for scaler in scalers])
-                            for part in ("mean", "scale", "logged"))  # fmt: skip
-        return cls(mean, scale, log if log.any() else None)
+        return cls(*(np.concatenate([getattr(scaler, part) for scaler in scalers])
+                      for part in ("mean", "scale", "logged")))  # fmt: skip
 
     def transform(self, values: np.ndarray) -> np.ndarray:
         """(x - mean) / scale in float64, over the last axis (the channels), of log x in the `log` ones (-inf
@@ -134,7 +136,7 @@ class Scaler:
         if log is not None and (not isinstance(log, list) or len(log) != expected
                                 or not all(isinstance(v, bool) for v in log)):  # fmt: skip
             raise DataError(f"scaler 'log' must be a list of {expected} true/false values, one per column")
-        return cls(mean, scale, None if log is None or not any(log) else np.asarray(log, dtype=bool))
+        return cls(mean, scale, log)
 
 
 # A column is standardized in logarithms (`--transform auto`) where the coefficient of variation of its
