@@ -4,6 +4,8 @@ instead of covering a third of the test split at 80%."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -76,12 +78,11 @@ def _simulated(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, int]:
 
 
 @pytest.mark.parametrize(("kind", "fewest", "most"), [
-    ("w_mult", 16, 20), ("d_mult", 16, 20), ("q_mult", 16, 20), ("w_add", 0, 0), ("d_add", 0, 0),
-    ("q_add", 0, 0),
+    ("d_mult", 16, 20), ("q_mult", 16, 20), ("w_add", 0, 0), ("d_add", 0, 0), ("q_add", 0, 0),
 ])  # fmt: skip
-def test_multiplied_swings_are_found_weekly_daily_and_quarterly_and_added_ones_never(kind, fewest, most):
-    """Over 20 seeds: weekly series of five years were never judged (4 seasons of 52 needed), a weekday cycle
-    was absorbed by each week's line; added swings on the same growth must never be taken for multiplied."""
+def test_multiplied_swings_are_found_daily_and_quarterly_and_added_ones_never(kind, fewest, most):
+    """Over 20 seeds: a weekday cycle was absorbed by each week's line, and quarterly seasons missed one time
+    in six; added swings on the same growth must never be taken for multiplied."""
     found = sum(multiplicative(*_simulated(kind, np.random.default_rng(seed))) for seed in range(20))
     assert fewest <= found <= most
 
@@ -104,7 +105,8 @@ def test_an_airline_like_series_is_forecast_in_logarithms_with_honest_intervals(
     frame = _monthly(True)
     runs = {}
     for transform in ("none", None):
-        with pytest.warns(DataQualityWarning) if transform is None else np.errstate():
+        said = pytest.warns(DataQualityWarning, match="forecast 'Passengers' in logarithms")
+        with said if transform is None else contextlib.nullcontext():
             model = Forecaster("seasonal_naive", horizon=12, transform=transform).fit(frame)
         runs[transform] = model
     logged, plain = runs[None], runs["none"]
