@@ -646,3 +646,37 @@ def test_statcan_as_displayed_with_a_row_of_units_under_the_periods(tmp_path):
     assert freq == "MS" and list(frame.columns) == ["Canada", "Ontario 5"] and len(frame) == 24
     np.testing.assert_allclose(frame["Ontario 5"], 148.0 + np.arange(24) / 10)
     assert "left out 1 row(s) of text only (flags, units)" in note
+
+
+def _pxweb(tmp_path, name: str, variables: dict[str, float], periods: list[str], first: bool = False) -> str:
+    """A PxWeb table of two regions with each variable named beside its periods in the header, the period
+    last ("Registrerte ledige 2018M01", Statistics Norway) or first ("2019 Väkiluku", Statistics Finland)."""
+    head = ['"region"'] + [f'"{p} {v}"' if first else f'"{v} {p}"' for v in variables for p in periods]
+    lines = ['"10540: Registrerte ledige, etter region"', "", ";".join(head)]
+    for region, share in (("0 Hele landet", 1.0), ("03 Oslo", 0.2)):
+        cells = [f"{base * share + k:g}" for base in variables.values() for k in range(len(periods))]
+        lines.append(";".join([f'"{region}"', *cells]))
+    return write(tmp_path, name, "\n".join(lines) + "\n")
+
+
+def test_pxweb_tables_naming_their_variables_beside_the_periods(tmp_path):
+    """PxWeb writes the table's variable into every period header: these were refused with "no date column".
+    One variable names nothing new; two make a series of each region's each variable."""
+    months = [f"{year}M{month:02d}" for year in (2018, 2019) for month in range(1, 13)]
+    frame, freq, note = read_noted(_pxweb(tmp_path, "one.csv", {"Registrerte ledige": 60000}, months))
+    assert freq == "MS" and list(frame.columns) == ["0 Hele landet", "03 Oslo"] and len(frame) == 24
+    np.testing.assert_allclose(frame["03 Oslo"], 12000 + np.arange(24))
+    assert "2 row(s) as series over the 24 period columns of the header ('Registrerte ledige 2018M01'" in note
+    both = {"Registrerte ledige": 60000, "Registrerte ledige i prosent": 2}
+    frame, freq, note = read_noted(_pxweb(tmp_path, "two.csv", both, months))
+    assert list(frame.columns) == ["0 Hele landet / Registrerte ledige", "03 Oslo / Registrerte ledige",
+                                   "0 Hele landet / Registrerte ledige i prosent",
+                                   "03 Oslo / Registrerte ledige i prosent"]  # fmt: skip
+    np.testing.assert_allclose(frame["03 Oslo / Registrerte ledige i prosent"], 0.4 + np.arange(24))
+    assert "2 row(s) x 2 variables as series" in note
+    years = [str(year) for year in range(2000, 2012)]
+    frame, freq, note = read_noted(_pxweb(tmp_path, "fi.csv", {"Väkiluku": 5000}, years, first=True))
+    assert freq == "YS-JAN" and frame["0 Hele landet"].iloc[-1] == 5011
+    shifted = _pxweb(tmp_path, "shifted.csv", both, months).read_text().replace("nt 2018M01", "nt 2020M01")
+    message = one_line_error(write(tmp_path, "shifted.csv", shifted))
+    assert "'Registrerte ledige' and 'Registrerte ledige i prosent' cover different periods" in message

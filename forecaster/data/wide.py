@@ -26,17 +26,12 @@ from forecaster.errors import DataError
 MIN_PERIODS = 3
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
+_WORDS = re.compile(r"[^\W\d_]{2}")  # a variable's name has a word
 
 
-def _period_text(label: object) -> str:
-    """A header's period as written, without WDI's code ("1990" of "1990 [YR1990]")."""
-    return _CODE.sub("", str(label).strip())
-
-
-def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
-    """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
-    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31, 1/22/20), else None."""
-    texts = pd.Series([_period_text(label) for label in labels], dtype=object)
+def _dates(texts: Sequence[str]) -> pd.DatetimeIndex | None:
+    """The first day of each period for period texts all of one kind, else None."""
+    texts = pd.Series(list(texts), dtype=object)
     if texts.str.fullmatch(r"\d{4}").all():
         return year_numbers(texts)
     if texts.str.fullmatch(NUMERIC_DATE).all():  # JHU's "1/22/20", "31.01.2020": read as a date column is
@@ -47,6 +42,25 @@ def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
         return found
     parsed = pd.to_datetime(texts, format="ISO8601", errors="coerce")
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
+
+
+def _split_label(label: object) -> tuple[str, str]:
+    """(variable, period) of a header label: PxWeb writes the variable beside the period ("Registrerte ledige
+    2018M01", "2019 Väkiluku"), WDI a code after it ("1990 [YR1990]" -> "1990"); ("", label) where the label
+    is a period or none."""
+    text = _CODE.sub("", str(label).strip())
+    words = [] if _dates([text]) is not None else text.split()  # "2023 Dec" is a period, not "2023" of "Dec"
+    for cut in (1, 2):  # "2018M01", "2010 Q1": the period is the label's first or last word or two
+        for period, variable in ((words[-cut:], words[:-cut]), (words[:cut], words[cut:])):
+            if _WORDS.search(" ".join(variable)) and _dates([" ".join(period)]) is not None:
+                return " ".join(variable), " ".join(period)
+    return "", text
+
+
+def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
+    """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
+    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31, 1/22/20, Registrerte ledige 2018M01), else None."""
+    return _dates([_split_label(label)[1] for label in labels])
 
 
 def _named(header: Sequence[str]) -> list[str]:
@@ -127,13 +141,32 @@ def _numbers(
     )
 
 
+def _by_variable(source: str, labels: list[str]) -> tuple[list[str], list[list[str]]]:
+    """(the variables PxWeb names beside the periods, "" where none is, and each one's header labels in the
+    first one's order of periods); DataError where they cover different periods."""
+    split = [_split_label(label) for label in labels]
+    variables = list(dict.fromkeys(variable for variable, _ in split))
+    columns = {variable: {} for variable in variables}
+    for label, (variable, period) in zip(labels, split, strict=True):
+        columns[variable].setdefault(period, label)
+    periods = [period for variable, period in split if variable == variables[0]]
+    for variable in variables[1:]:
+        if sorted(columns[variable]) != sorted(periods):
+            raise DataError(
+                f"{source}: the header's variables {variables[0]!r} and {variable!r} cover different "
+                "periods; expected the same period columns for each variable"
+            )
+    return variables, [[columns[variable][period] for period in periods] for variable in variables]
+
+
 def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
     """(one row per period with a DATE_COLUMN of its header label and one column per series, a note saying
-    so)."""
+    so). A series is a row, or a row's variable where the header names several beside its periods."""
     first, end = period_span(raw.columns)
     count, labels = end - first, list(raw.columns[first:end])
     after = [str(name) for name in raw.columns[end:]]
-    dates = period_dates(labels)
+    variables, columns = _by_variable(source, labels)
+    dates = period_dates(columns[0])
     if dates is None or dates.has_duplicates:
         problem = "mix kinds of periods" if dates is None else "repeat a period"
         raise DataError(
@@ -143,22 +176,32 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     order = np.argsort(dates.asi8, kind="stable")
     dates = dates[order]
     if infer_frequency(dates) is None and (len(dates) < 5 or regular_grid(dates) is None):
-        shown = ", ".join(repr(labels[position]) for position in order[:6])
+        shown = ", ".join(repr(columns[0][position]) for position in order[:6])
         raise DataError(
             f"{source}: the period columns of the header are not evenly spaced ({shown}, ...); expected one "
             "column per year, quarter, month, week or day"
         )
     raw, texts = _without_text_rows(raw, labels)
     names = _series_names(raw.iloc[:, :first])
-    values = [_numbers(source, raw, labels[position], names, decimal, tally) for position in order]
+    rows = f"{len(names)} row(s)" + (f" x {len(variables)} variables" if len(variables) > 1 else "")
+    if len(variables) > 1:
+        names = [f"{name} / {variable}" if variable else name for variable in variables for name in names]
+    elif variables[0] and names == ["value"]:  # one row: the series is the variable
+        names = variables
+    values = [
+        np.concatenate([_numbers(source, raw, group[position], names, decimal, tally) for group in columns])
+        for position in order
+    ]
     frame = pd.DataFrame(np.vstack(values), columns=names)
     # the periods as the header writes them ("1994-Q1", "2004M01", "1990" of "1990 [YR1990]"): the reader
     # parses them to these dates and writes the forecast's periods like them
-    written = [_period_text(labels[position]) for position in order]
+    written = [_split_label(columns[0][position])[1] for position in order]
     frame.insert(0, DATE_COLUMN, written, allow_duplicates=True)  # the reader names a clash
+    named = [variable for variable in variables if variable]
     note = (
-        f"read the wide layout: {len(names)} row(s) as series over the {count} period columns of the header "
-        f"({labels[order[0]]!r} ... {labels[order[-1]]!r})"
+        f"read the wide layout: {rows} as series over the {count} period columns of the header "
+        f"({columns[0][order[0]]!r} ... {columns[0][order[-1]]!r})"
+        + (f" of the variable(s) {', '.join(map(repr, named))}" if named else "")
     )
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
