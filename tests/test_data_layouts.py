@@ -126,6 +126,25 @@ def test_an_ons_file_of_years_and_quarters_alone_keeps_both_blocks(tmp_path):
     np.testing.assert_array_equal(yearly.frame["ABMI"], 400000 + np.arange(1990, 2024))
 
 
+def test_an_ons_download_of_several_series_side_by_side_reads_each_by_its_cdid(tmp_path):
+    """The ONS explorer's download of two series: a column per CDID under the same metadata lines. It was
+    refused with "no date column". The rows before both series have started are left out, as in any file."""
+    lines = ['"Title","Retail Sales Index: All Retailers","Retail Sales Index: Food"', '"CDID","J5EK","EAFS"',
+             '"Source dataset ID","DRSI","DRSI"', '"Unit","Index","Index"',
+             '"Important notes","",""']  # fmt: skip
+    lines += [f'"{year}","{100 + year - 2010}","{90 + year - 2010}"' for year in range(2010, 2024)]
+    lines += [f'"{2010 + k // 12} {MONTHS[k % 12]}","{100 + k}","{"" if k < 3 else 50 + k}"'
+              for k in range(60)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "drsi.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["J5EK", "EAFS"] and freq == "MS" and len(frame) == 57
+    np.testing.assert_array_equal(frame["J5EK"], 103 + np.arange(57))
+    np.testing.assert_array_equal(frame["EAFS"], 53 + np.arange(57))
+    assert "kept the 60 monthly rows, skipped 14 yearly" in note
+    with pytest.warns(DataQualityWarning):
+        yearly = read_csv(tmp_path / "drsi.csv", periods="yearly")
+    np.testing.assert_array_equal(yearly.frame["EAFS"], 90 + np.arange(14))
+
+
 def test_ons_file_keeps_the_monthly_block_once_it_has_enough_rows(tmp_path):
     frame, freq, note = read_noted(_ons(tmp_path, months=30))
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 30

@@ -1,8 +1,7 @@
 """Tables as statistics offices publish them, made tidy before the reader validates them: values separated
 by ";", tabs or "|" and written with decimal commas, title and metadata lines before the header, notes and
 summary rows ("Total") after the data, spreadsheets' empty unnamed columns and repeated rows, periods as
-columns (wide), and ONS time-series files (no header: key/value lines, then yearly, quarterly and monthly
-blocks one after another).
+columns (wide.py), and ONS time-series files (ons.py).
 
 `sniff` looks only at the first PREFIX_LINES lines; pandas then reads the file once, with what was found.
 """
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MONTHS, Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
+from forecaster.data.cells import Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dates import year_numbers
 from forecaster.data.headerless import (
     commented_names,
@@ -37,8 +36,11 @@ from forecaster.data.headerless import (
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
 from forecaster.data.missing import line_number, lines
+from forecaster.data.ons import block as ons_block
+from forecaster.data.ons import first_row as ons_first_row
+from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
-from forecaster.data.series import ENOUGH_PERIODS, PERIOD_BLOCKS, ReadOptions
+from forecaster.data.series import ReadOptions
 from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
 from forecaster.errors import DataError
 
@@ -47,9 +49,6 @@ PREFIX_LINES = 200
 # it failed, of 100,000 30 s (a table of that many series is a long one: a row per series and time).
 MAX_COLUMNS = 50_000
 DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters", " ": "spaces"}
-# ONS period labels: "1990", "1990 Q1", "1990 JAN"; the block kept is the one asked for (`periods`), else
-# the most frequent of at least ENOUGH_PERIODS rows (else the longest).
-_ONS_LABEL = re.compile(r"(?P<year>\d{4})(?: Q(?P<quarter>[1-4])| (?P<month>[A-Za-z]{3}))?")
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
@@ -66,7 +65,7 @@ class Layout:
     skip: int = 0  # file lines before the header (an ONS file: before its first data row)
     preamble: int = 0  # the lines among them that are not blank
     decimal: str | None = None  # the decimal mark of the numbers seen, when they show one
-    ons: str | None = None  # an ONS file: the name of its series
+    ons: tuple[str, ...] | None = None  # an ONS file: the names of its series
     # a header with fewer cells than the rows ('"Période";""' above '"2025-T4";"937 974";"A"', INSEE): named
     # in full, as pandas would otherwise take the first column for the row index
     names: tuple[str, ...] | None = None
@@ -137,25 +136,6 @@ def _data_row(cells: list[str]) -> bool:
     return all(kind == "marker" for kind in kinds) and _datum(cells[0])
 
 
-def _ons_name(records: list[tuple[int, list[str]]], width: int) -> str | None:
-    """The series name (CDID, else Title) of an ONS file: two columns, its data rows labelled by years,
-    quarters and months one after another, or a CDID line; None for any other file."""
-    if width != 2:
-        return None
-    keys = {cells[0].strip().upper(): cells[1].strip() for _, cells in records if len(cells) == 2}
-    labels = [_ONS_LABEL.fullmatch(cells[0].strip()) for _, cells in records]
-    if any(found and found["month"] and found["month"].upper() not in MONTHS for found in labels):
-        return None  # "2021 mei": CBS's Dutch months beside its years, not ONS's "1990 JAN"
-    kinds = {_ons_kind(found) for found in labels if found}
-    if "CDID" not in keys and len(kinds) < 2:
-        return None
-    return keys.get("CDID") or keys.get("TITLE") or "value"
-
-
-def _ons_kind(found: re.Match) -> str:
-    return "monthly" if found["month"] else "quarterly" if found["quarter"] else "yearly"
-
-
 def sniff(source: Any, **options: Any) -> Layout:
     """The delimiter giving most rows one width (ties: the most columns, then the comma), the header (the
     line above the first row of values; lines before it are metadata unless one looks like data), and the
@@ -182,9 +162,9 @@ def sniff(source: Any, **options: Any) -> Layout:
         raise DataError(f"{where}: {width:,} columns; expected at most {MAX_COLUMNS:,} (a table of more "
                         "series is read in long format: a row per series and time, --id-col)")  # fmt: skip
     rows = [cells for _, cells in records]
-    ons = _ons_name(records, width)
+    ons = ons_names(rows, width)
     if ons is not None:
-        first = next((row for row, cells in enumerate(rows) if _ONS_LABEL.fullmatch(cells[0].strip())), 0)
+        first = ons_first_row(rows)
     else:
         first = next((row for row, cells in enumerate(rows) if len(cells) == width and _data_row(cells)), 0)
         first = header_above_labels(rows, first, width)
@@ -293,54 +273,6 @@ def _description_rows(raw: pd.DataFrame) -> int:
     return start if all(_datum(text) or is_timestamp(text) for text in sample) else 0
 
 
-def _ons_block(
-    source: str, raw: pd.DataFrame, layout: Layout, asked: str | None
-) -> tuple[pd.DataFrame, str, str, str]:
-    """The ONS block kept (DATE_COLUMN and the series): the one `asked` for, else the finest that is long
-    enough; a note naming the blocks skipped, how its line numbers map to the file, and the block's kind."""
-    labels = cell_texts(raw.iloc[:, 0])
-    found = [_ONS_LABEL.fullmatch(label) for label in labels]
-    bad = next((row for row, match in enumerate(found) if match is None), None)
-    if bad is not None:
-        raise DataError(
-            f"{source}: line {layout.skip + bad + 1}: {labels.iloc[bad]!r} is not a period label of an ONS "
-            "time series; expected years (1990), quarters (1990 Q1) or months (1990 JAN) in the first column"
-        )
-    blocks: list[list] = []  # [kind, first row, row after the last]
-    for row, match in enumerate(found):
-        kind = _ons_kind(match)
-        if blocks and blocks[-1][0] == kind:
-            blocks[-1][2] = row + 1
-        else:
-            blocks.append([kind, row, row + 1])
-    if asked is not None and asked not in {block[0] for block in blocks}:
-        held = ", ".join(dict.fromkeys(block[0] for block in blocks))
-        raise DataError(f"{source}: has no {asked} rows (--periods {asked}); expected one of its blocks: "
-                        f"{held}")  # fmt: skip
-    enough = [block for block in blocks if block[2] - block[1] >= ENOUGH_PERIODS] or blocks
-    enough = [block for block in blocks if block[0] == asked] or enough
-    kept = max(enough, key=lambda block: (PERIOD_BLOCKS.index(block[0]), block[2] - block[1]))
-    kind, rows = kept[0], range(kept[1], kept[2])
-    block = [found[row] for row in rows]
-    wrong = next(
-        (match["month"] for match in block if match["month"] and match["month"].upper() not in MONTHS), None
-    )
-    if wrong is not None:
-        raise DataError(f"{source}: {wrong!r} is not a month; expected JAN ... DEC in ONS month labels")
-    # the labels as published ("2024 JAN"), which forecasts are written like (`labels.label_style`)
-    labels = [match[0] for match in block]
-    frame = pd.DataFrame({DATE_COLUMN: labels, layout.ons: raw.iloc[rows, 1].to_numpy()})
-    skipped = Counter()
-    for block in blocks:
-        if block is not kept:
-            skipped[block[0]] += block[2] - block[1]
-    note = f"kept the {len(rows)} {kind} rows" + (
-        ", skipped " + " and ".join(f"{count} {other}" for other, count in skipped.items()) + " (--periods "
-        "chooses)" if skipped else ""
-    )
-    return frame, note, f"in this ONS file line 2 means the first of the kept {kind} rows", kind
-
-
 def arrange(
     source: str,
     raw: pd.DataFrame,
@@ -427,7 +359,7 @@ def arrange(
     automatic = read.date_col in (None, DATE_COLUMN) and read.date_from is None and not read.no_date
     automatic = automatic and read.id_col is None
     if layout.ons is not None:
-        raw, note, context, kind = _ons_block(source, raw, layout, read.periods)
+        raw, note, context, kind = ons_block(source, raw, layout.skip, layout.ons, read.periods)
         read = dataclasses.replace(read, periods=kind)
         said.append(note)
     elif read.date_from is None and not read.no_date and (codes := find_period_codes(raw)) is not None:
