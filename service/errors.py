@@ -215,6 +215,9 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     response = error_response(status, _HTTP_ERROR_CODES.get(status, "error"), message)
     if exc.headers:
         response.headers.update(exc.headers)
+    allowed = response.headers.get("allow", "").split(", ")
+    if "GET" in allowed and "HEAD" not in allowed:  # service.head answers HEAD wherever GET is
+        response.headers["allow"] = ", ".join([*allowed, "HEAD"])
     return response
 
 

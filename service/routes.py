@@ -191,6 +191,9 @@ def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
     would run a plain function in a worker thread, a thread hop per request)."""
 
     async def check(request: Request) -> None:
+        if len(set(request.headers.getlist("content-type"))) > 1:  # a proxy may heed the other one
+            shown = " and ".join(map(repr, request.headers.getlist("content-type")))[:200]
+            raise ApiError(400, f"two Content-Type headers ({shown}); expected one", field="content-type")
         declared = request.headers.get("content-type", "")
         media = declared.split(";", 1)[0].strip().lower()
         if media not in expected:

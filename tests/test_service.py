@@ -515,7 +515,18 @@ def test_oversized_bodies_answer_413_json(client: Client) -> None:
 
 def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
     assert_error(client.get("/v2/whatever"), 404, None, "no route")
-    assert_error(client.get("/v1/models/hourly/forecast"), 405, None, "not allowed")
+    refused = client.get("/v1/models/hourly/forecast")
+    assert_error(refused, 405, None, "not allowed")
+    assert refused.headers["allow"] == "POST"
+    assert client.request("PUT", "/v1/models/hourly").headers["allow"] == "GET, HEAD"  # HEAD: service.head
+
+
+def test_two_content_types_are_refused_as_a_proxy_may_read_the_other(client: Client) -> None:
+    body = json.dumps(body_of(history())).encode()
+    headers = [("content-type", "application/json"), ("content-type", "text/plain")]
+    response = client.post("/v1/models/hourly/forecast", content=body, headers=headers)
+    said = "two Content-Type headers ('application/json' and 'text/plain')"
+    assert_error(response, 400, "content-type", said)
 
 
 def _csv_of(frame: pd.DataFrame) -> str:
