@@ -126,6 +126,28 @@ def test_stride_one_last_window_ends_at_the_last_row():
     np.testing.assert_array_equal(y.numpy(), values[-3:])
 
 
+def test_thinned_windows_are_every_nth_of_each_series_ending_at_its_latest():
+    """Thinning keeps evenly spaced windows of each series, its last window among them (the most recent
+    history): the same slices as indexing the dense windows, stacked or one by one."""
+    from forecaster.data.windows import PooledWindows, thinned
+
+    first = WindowDataset(np.arange(40, dtype=np.float32)[:, None], 5, 3)  # 33 windows
+    second = WindowDataset(np.arange(100, 130, dtype=np.float32)[:, None], 5, 3)  # 23 windows
+    assert thinned(first, 33) is first
+    kept = thinned(first, 11)  # every 3rd of 33: windows 2, 5, ..., 32
+    inputs, targets = kept.stacked()
+    assert len(kept) == 11 and inputs.shape == (11, 5, 1) and targets.shape == (11, 3, 1)
+    for position, window in enumerate(range(2, 33, 3)):
+        np.testing.assert_array_equal(inputs[position], first[window][0])
+        np.testing.assert_array_equal(kept[position][1], first[window][1])
+    pooled = thinned(PooledWindows([first, second]), 20)  # 56 windows, every 3rd of each series
+    inputs, targets = pooled.stacked()
+    assert len(pooled) == 11 + 8 == len(inputs)
+    np.testing.assert_array_equal(targets[10], first[32][1])  # each series' latest kept
+    np.testing.assert_array_equal(targets[-1], second[22][1])
+    np.testing.assert_array_equal(pooled[11][0], second[1][0])
+
+
 def test_too_short_array_has_no_windows():
     expected = r"10 rows hold no window of input_size 8 \+ horizon 4; expected at least 12"
     with pytest.raises(DataError, match=expected):

@@ -359,6 +359,23 @@ def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_
     assert {"80", "95"} <= set(map(str, model.bundle.metrics["intervals"]))
 
 
+def test_a_baseline_calibrates_on_the_train_split_too_with_enough_validation_windows(monkeypatch) -> None:
+    """A year of days at horizon 14 (input 96; split 7:1:2 at rows 255 and 292): validation's 24 overlapping
+    windows are 2 whole horizons; calibrated on them alone, 1 in 6 daily baselines of a simulation covered
+    under 0.65 at 80%. The train split's 255 - 96 - 14 + 1 = 146 windows calibrate too now, and beyond
+    MAX_SCORES scores they are thinned evenly."""
+    from forecaster.api import Forecaster
+    from forecaster.training import scoring
+
+    days = pd.date_range("2021-01-01", periods=365, freq="D")
+    frame = pd.DataFrame({"day": days, "y": 100 + np.cumsum(np.random.default_rng(5).normal(0, 1, 365))})
+    calibration = Forecaster(model="naive", horizon=14, input_size=96).fit(frame).bundle.calibration
+    assert calibration.source == "the train split and the validation split, 170 windows"
+    monkeypatch.setattr(scoring, "MAX_SCORES", 14 * 60)  # room for 60 windows: 24 of validation, 36 of train
+    calibration = Forecaster(model="naive", horizon=14, input_size=96).fit(frame).bundle.calibration
+    assert calibration.windows == 24 + 30  # every 5th of the 146, the latest among them
+
+
 def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> None:
     from forecaster.commands.common import print_metrics
 

@@ -80,7 +80,7 @@ class WindowDataset(Dataset):
 class PooledWindows(Dataset):
     """The windows of several one-channel WindowDatasets (one per series) in one dataset, series by series."""
 
-    def __init__(self, parts: list[WindowDataset]) -> None:
+    def __init__(self, parts: list[WindowDataset | EveryNth]) -> None:
         self.parts = parts
         self.input_size, self.horizon = parts[0].input_size, parts[0].horizon
         self._ends = np.cumsum([len(part) for part in parts])
@@ -99,3 +99,36 @@ class PooledWindows(Dataset):
         """Every window at once: inputs (N, L, 1) and targets (N, H, 1)."""
         inputs, targets = zip(*(part.stacked() for part in self.parts), strict=True)
         return torch.cat(inputs), torch.cat(targets)
+
+
+
+class EveryNth(Dataset):
+    """Every `step`-th window of one series' `windows`, counted back from its last (the latest is kept)."""
+
+    def __init__(self, windows: WindowDataset, step: int) -> None:
+        self.windows, self.step = windows, check_int("step", step, minimum=1)
+        self.input_size, self.horizon = windows.input_size, windows.horizon
+        self._first = (len(windows) - 1) % step if len(windows) else 0
+
+    def __len__(self) -> int:
+        return (len(self.windows) - self._first + self.step - 1) // self.step
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"window {i} out of range for {len(self)} windows")
+        return self.windows[self._first + (i % len(self)) * self.step]
+
+    def stacked(self) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs, targets = self.windows.stacked()  # views of the data: nothing copied but what is kept
+        return inputs[self._first :: self.step], targets[self._first :: self.step]
+
+
+def thinned(windows: WindowDataset | PooledWindows, most: int) -> WindowDataset | PooledWindows | EveryNth:
+    """`windows` where they are at most `most`, else every n-th of each series' (n the smallest keeping about
+    `most`): a long history thinned evenly, its every period and series still among them."""
+    if len(windows) <= most:
+        return windows
+    step = -(-len(windows) // max(most, 1))
+    if isinstance(windows, PooledWindows):
+        return PooledWindows([EveryNth(part, step) for part in windows.parts])
+    return EveryNth(windows, step)

@@ -18,16 +18,18 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
-from forecaster.calibration import FEW_WINDOWS, Calibration, nonconformity
+from forecaster.calibration import Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
+from forecaster.data.windows import thinned
 from forecaster.devices import default_device, module_device
 from forecaster.models import forecast_outputs, quantile_levels
 from forecaster.training.module import ForecastModule
 from forecaster.training.trainer import build_eval_trainer, lightning_quiet
 
 EVAL_BATCH_SIZE = 256
+MAX_SCORES = 20_000_000  # calibration scores of a model that fits nothing held at once (80 MB of float32)
 # Standard errors by which a more complex model must beat a simpler one on validation to be kept.
 EVIDENCE = 2.0
 
@@ -331,15 +333,20 @@ def calibration_windows(
     series: TimeSeries,
     validation: Windows,
 ) -> dict[str, Windows]:
-    """The windows a kept model's intervals are calibrated on: the validation split's; on a user's short file
-    (fewer than FEW_WINDOWS of them: 1 on a 10-year monthly file at horizon 12, too few for any interval), the
+    """The windows a kept model's intervals are calibrated on: the validation split's; on a user's file, the
     train split's too where the model fits nothing (a baseline, or a model that kept its naive start): its
-    forecasts of every window before the test split are out of sample. Benchmark rows keep the protocol's."""
+    forecasts of every window before the test split are out of sample. Validation alone is a few whole
+    horizons of overlapping windows (1 window on a 10-year monthly file at horizon 12; a year of daily rows at
+    horizon 14 holds 4). On 212 baselines of 49 simulated short files, 7% covered under 0.65 of 40 later
+    horizons at 80% calibrated on validation, 4% on both. Train windows beyond MAX_SCORES scores are thinned
+    evenly. Benchmark rows keep the protocol's."""
     windows = {"the validation split": validation}
     fits_nothing = naive_start or not any(parameter.numel() for parameter in model.parameters())
-    if fits_nothing and len(validation) < FEW_WINDOWS and series.dataset is None:
+    if fits_nothing and series.dataset is None:
         train = split_windows(data, scaler, series, "train")  # none where the input leaves no train window
-        windows = {"the train split": train, **windows} if len(train) else windows
+        scores = validation[0][1].numel() if len(validation) else data.horizon  # a window's: H x C
+        most = MAX_SCORES // scores - len(validation)
+        windows = {"the train split": thinned(train, most), **windows} if len(train) and most > 0 else windows
     return windows
 
 
