@@ -537,3 +537,37 @@ def test_a_year_by_quarter_table_is_one_quarterly_series_and_other_columns_keep_
     other = write(tmp_path, "o.csv", text)
     series = read_csv(other)
     assert series.freq == "YS-JAN" and series.columns == ["Q1", "Q2", "Q3", "Q4", "gdp"]
+
+
+def test_columns_of_dates_beside_the_values_are_parsed_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """Ten columns of `01/01/2020 12:00 AM` beside 200 rows: sniffing parsed each cell of each row as a
+    period on its own (4,386 parses, 20 s of a server's CPU for a 70 KB upload). The header's runs of
+    periods are parsed whole now, and rows without a number are no header of years."""
+    from forecaster.data import wide
+
+    parses = []
+    monkeypatch.setattr(wide, "_dates", lambda texts, parse=wide._dates: parses.append(1) or parse(texts))
+    hours = pd.date_range("2020-01-01", periods=200, freq="h")
+    frame = pd.DataFrame({"date": hours, "load": np.arange(200.0)})
+    for column in range(10):
+        frame[f"stamp {column}"] = hours.strftime("%m/%d/%Y %I:%M %p")
+    path = tmp_path / "stamps.csv"
+    frame.to_csv(path, index=False)
+    series = read_csv(path)
+    assert list(series.columns) == ["load"] and len(series) == 200
+    assert len(parses) < 100  # a few per line sniffed, and no more for more columns or rows
+
+
+def test_a_first_row_of_values_a_year_could_be_is_a_series_not_a_header(tmp_path):
+    """Eurostat's deaths by month: Estonia's 1,200-1,500 a month are whole numbers a year could be, and the
+    row was skipped as a second header of years (Estonia silently gone). A header's years are in order and
+    evenly spaced; values are not."""
+    months = pd.date_range("2015-01-01", periods=36, freq="MS").strftime("%Y-%m").tolist()
+    rng = np.random.default_rng(3)
+    rows = {name: rng.integers(low, low + 500, 36) for name, low in (("Estonia", 1200), ("Lithuania", 3000))}
+    lines = [",".join(['"GEO (Labels)"', *(f'"{month}"' for month in months)])]
+    lines += [",".join([f'"{name}"', *map(str, values)]) for name, values in rows.items()]
+    frame, freq, note = read_noted(write(tmp_path, "demo_mmonth.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["Estonia", "Lithuania"] and freq == "MS" and len(frame) == 36
+    np.testing.assert_array_equal(frame["Estonia"], rows["Estonia"])
+    assert "metadata" not in note

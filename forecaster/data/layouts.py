@@ -127,13 +127,13 @@ def _datum(text: str) -> bool:
 
 
 def _data_row(cells: list[str]) -> bool:
-    """A row of values: a number after the first cell, or no values at all beside a date."""
-    if looks_wide(cells):
-        return False
+    """A row of values: a number after the first cell (not a header of years), or no values at all beside a
+    date."""
     kinds = [number_kind(cell) for cell in cells[1:] if cell.strip()]
     if any(kind in _NUMBERS for kind in kinds):
-        return True
-    return all(kind == "marker" for kind in kinds) and _datum(cells[0])
+        return not looks_wide(cells, ordered=True)  # parses: only where a number may be a year
+    markers = all(kind == "marker" for kind in kinds)
+    return markers and _datum(cells[0]) and not looks_wide(cells, ordered=True)
 
 
 def sniff(source: Any, **options: Any) -> Layout:
@@ -170,7 +170,7 @@ def sniff(source: Any, **options: Any) -> Layout:
         first = header_above_labels(rows, first, width)
         if any(_datum(cells[0]) for cells in rows[:first] if len(cells) == width):
             first = 1  # "metadata" that looks like data is data: the first line is the header
-        periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells)]
+        periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells, ordered=True)]
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
     mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])

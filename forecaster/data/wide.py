@@ -24,9 +24,11 @@ from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
 MIN_PERIODS = 3
+MAX_SHAPES = 64  # kinds of header cells parsed, each once (`_periods_each`)
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
-_WORDS = re.compile(r"[^\W\d_]{2}")  # a variable's name has a word
+_DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
+_VARIABLE = re.compile(r"(?=.*[^\W\d_]{2})[^\d:]+")  # words without digits: "Registrerte ledige"
 
 
 def _dates(texts: Sequence[str]) -> pd.DatetimeIndex | None:
@@ -44,23 +46,48 @@ def _dates(texts: Sequence[str]) -> pd.DatetimeIndex | None:
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
 
 
-def _split_label(label: object) -> tuple[str, str]:
-    """(variable, period) of a header label: PxWeb writes the variable beside the period ("Registrerte ledige
-    2018M01", "2019 Väkiluku"), WDI a code after it ("1990 [YR1990]" -> "1990"); ("", label) where the label
-    is a period or none."""
-    text = _CODE.sub("", str(label).strip())
-    words = [] if _dates([text]) is not None else text.split()  # "2023 Dec" is a period, not "2023" of "Dec"
+def _split_labels(labels: Sequence[object]) -> tuple[list[str], list[str], pd.DatetimeIndex] | None:
+    """(variables, periods, their first days) of header labels all of one kind, else None. PxWeb writes a
+    variable beside each period ("Registrerte ledige 2018M01", "2019 Väkiluku"), WDI a code after it ("1990
+    [YR1990]" -> "1990"); a variable is "" where the label is the period. A few parses of all the labels,
+    never one per label (a parse takes milliseconds: a header of 1,000 dates, or 200 rows sniffed, add up)."""
+    texts = [_CODE.sub("", str(label).strip()) for label in labels]
+    if (dates := _dates(texts)) is not None:  # "2023 Dec" is a period, not "2023" of a variable "Dec"
+        return [""] * len(texts), texts, dates
+    words = [text.split() for text in texts]
     for cut in (1, 2):  # "2018M01", "2010 Q1": the period is the label's first or last word or two
-        for period, variable in ((words[-cut:], words[:-cut]), (words[:cut], words[cut:])):
-            if _WORDS.search(" ".join(variable)) and _dates([" ".join(period)]) is not None:
-                return " ".join(variable), " ".join(period)
-    return "", text
+        for last in (True, False):
+            parts = [(split[:-cut], split[-cut:]) if last else (split[cut:], split[:cut]) for split in words]
+            variables = [" ".join(variable) for variable, _ in parts]
+            if all(_VARIABLE.fullmatch(variable) for variable in variables):
+                periods = [" ".join(period) for _, period in parts]
+                if (dates := _dates(periods)) is not None:
+                    return variables, periods, dates
+    return None
 
 
 def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
     """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
     2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31, 1/22/20, Registrerte ledige 2018M01), else None."""
-    return _dates([_split_label(label)[1] for label in labels])
+    split = _split_labels(labels)
+    return None if split is None else split[2]
+
+
+def _ordered_periods(labels: Sequence[str]) -> bool:
+    """Labels a header of periods may hold: periods of one kind, each variable's in order, newest first or
+    last, with no repeat; years also evenly spaced. A row of values is none (DE's 1358, 1371, 1350 thousand
+    unemployed are numbers a year could be; ten columns of one timestamp are dates)."""
+    split = _split_labels(labels)
+    if split is None:
+        return False
+    for variable in dict.fromkeys(split[0]):
+        steps = np.diff(split[2][[name == variable for name in split[0]]].asi8)
+        if not ((steps > 0).all() or (steps < 0).all()):
+            return False
+        years = [int(period) for period in split[1] if period.isdigit()]
+        if len(years) == len(split[1]) and len(set(np.diff(years))) > 1:
+            return False
+    return True
 
 
 def _named(header: Sequence[str]) -> list[str]:
@@ -71,23 +98,57 @@ def _named(header: Sequence[str]) -> list[str]:
     return cells
 
 
-def period_span(header: Sequence[str]) -> tuple[int, int]:
+def _may_be_period(cell: str) -> bool:
+    """What a period label may be, told without parsing: short, a digit in it, no number but a year's."""
+    text = cell.strip()
+    return 0 < len(text) <= 64 and any(char.isdigit() for char in text) and (
+        number_kind(text) is None or text.isdigit() and len(text) == 4
+    )
+
+
+def _periods_each(cells: list[str]) -> int:
+    """How many of the last `cells` are each a period (of any kind), parsing one cell of each shape (digits
+    read as 9, letters as a: "1/22/20" and "12/31/20" are two, "Jan 2020" and "Feb 2021" one), at most
+    MAX_SHAPES: a header of 1,000 dates takes a few parses, not 1,000."""
+    shapes: dict[str, bool] = {}
+    count = 0
+    for cell in reversed(cells):
+        shape = _LETTER.sub("a", _DIGIT.sub("9", cell.strip()))
+        if shape not in shapes:
+            periodic = len(shapes) < MAX_SHAPES and _may_be_period(cell) and _split_labels([cell]) is not None
+            shapes[shape] = periodic
+        if not shapes[shape]:
+            break
+        count += 1
+    return count
+
+
+def period_span(header: Sequence[str], ordered: bool = False) -> tuple[int, int]:
     """(first, end) of the header's run of period cells after the identifying columns: the last cells, or
     all but one last that is no period (the IMF WEO's "Estimates Start After"); an empty run if neither holds
-    MIN_PERIODS."""
+    MIN_PERIODS. `ordered` (a line sniffed, which may be values): only periods of one kind in order, as
+    `_ordered_periods` tells; the longest run that may be periods is parsed once, and bisected where not."""
     cells = _named(header)
     for end in (len(cells), len(cells) - 1):
-        first = end
-        while first > 0 and period_dates([cells[first - 1]]) is not None:
+        first = end - _periods_each(cells[:end]) if not ordered else end
+        while ordered and first > 0 and _may_be_period(cells[first - 1]):
             first -= 1
+        if ordered and end - first >= MIN_PERIODS and not _ordered_periods(cells[first:end]):
+            failed, first = first, end  # cells[failed:end] are no periods in order, cells[first:end] are
+            while first - failed > 1:
+                middle = (failed + first) // 2
+                if not _ordered_periods(cells[middle:end]):
+                    failed = middle
+                else:
+                    first = middle
         if end - first >= MIN_PERIODS:
             return first, end
     return len(cells), len(cells)
 
 
-def looks_wide(header: Sequence[str]) -> bool:
-    """Most header cells, at least MIN_PERIODS, are periods."""
-    first, end = period_span(header)
+def looks_wide(header: Sequence[str], ordered: bool = False) -> bool:
+    """Most header cells, at least MIN_PERIODS, are periods (`ordered`: as `period_span` says)."""
+    first, end = period_span(header, ordered)
     return end - first >= MIN_PERIODS and 2 * (end - first) > len(_named(header))
 
 
@@ -141,22 +202,32 @@ def _numbers(
     )
 
 
-def _by_variable(source: str, labels: list[str]) -> tuple[list[str], list[list[str]]]:
-    """(the variables PxWeb names beside the periods, "" where none is, and each one's header labels in the
-    first one's order of periods); DataError where they cover different periods."""
-    split = [_split_label(label) for label in labels]
-    variables = list(dict.fromkeys(variable for variable, _ in split))
-    columns = {variable: {} for variable in variables}
-    for label, (variable, period) in zip(labels, split, strict=True):
+def _by_variable(
+    source: str, labels: list[str]
+) -> tuple[list[str], list[list[str]], list[str], pd.DatetimeIndex]:
+    """(the variables PxWeb names beside the periods, "" where none is; each one's header labels in the first
+    one's order of periods; those periods as written and their first days); DataError where the labels are
+    no periods of one kind, or the variables cover different periods."""
+    split = _split_labels(labels)
+    if split is None:
+        raise DataError(
+            f"{source}: the period columns of the header ({labels[0]!r} ... {labels[-1]!r}) mix kinds of "
+            "periods; expected one column per year, quarter, month, week or day"
+        )
+    variables = list(dict.fromkeys(split[0]))
+    columns: dict[str, dict[str, str]] = {variable: {} for variable in variables}
+    for label, variable, period in zip(labels, split[0], split[1], strict=True):
         columns[variable].setdefault(period, label)
-    periods = [period for variable, period in split if variable == variables[0]]
+    first = [position for position, variable in enumerate(split[0]) if variable == variables[0]]
+    periods = [split[1][position] for position in first]
     for variable in variables[1:]:
         if sorted(columns[variable]) != sorted(periods):
             raise DataError(
                 f"{source}: the header's variables {variables[0]!r} and {variable!r} cover different "
                 "periods; expected the same period columns for each variable"
             )
-    return variables, [[columns[variable][period] for period in periods] for variable in variables]
+    named = [[columns[variable][period] for period in periods] for variable in variables]
+    return variables, named, periods, split[2][first]
 
 
 def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
@@ -165,12 +236,10 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     first, end = period_span(raw.columns)
     count, labels = end - first, list(raw.columns[first:end])
     after = [str(name) for name in raw.columns[end:]]
-    variables, columns = _by_variable(source, labels)
-    dates = period_dates(columns[0])
-    if dates is None or dates.has_duplicates:
-        problem = "mix kinds of periods" if dates is None else "repeat a period"
+    variables, columns, periods, dates = _by_variable(source, labels)
+    if dates.has_duplicates:
         raise DataError(
-            f"{source}: the period columns of the header ({labels[0]!r} ... {labels[-1]!r}) {problem}; "
+            f"{source}: the period columns of the header ({labels[0]!r} ... {labels[-1]!r}) repeat a period; "
             "expected one column per year, quarter, month, week or day"
         )
     order = np.argsort(dates.asi8, kind="stable")
@@ -195,7 +264,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     frame = pd.DataFrame(np.vstack(values), columns=names)
     # the periods as the header writes them ("1994-Q1", "2004M01", "1990" of "1990 [YR1990]"): the reader
     # parses them to these dates and writes the forecast's periods like them
-    written = [_split_label(columns[0][position])[1] for position in order]
+    written = [periods[position] for position in order]
     frame.insert(0, DATE_COLUMN, written, allow_duplicates=True)  # the reader names a clash
     named = [variable for variable in variables if variable]
     note = (
