@@ -5,7 +5,6 @@ model of independent series reads those of its series the rows hold. `prediction
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from forecaster.data import TimeSeries, read_csv
 from forecaster.data.frames import as_frame
 from forecaster.data.missing import NO_FILL, some
 from forecaster.data.panels import DEFAULT_TIME_COL
-from forecaster.data.series import INDEPENDENT, DataQualityWarning
+from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 
 
@@ -74,8 +73,7 @@ def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> lis
     if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
         raise _missing(bundle, source, error) from None
     note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
-    warnings.warn(f"{source}: note: {note}: forecast the {len(present)} others", DataQualityWarning,
-                  stacklevel=2)
+    say_note(f"{source}: note: {note}: forecast the {len(present)} others", stacklevel=2)
     return present
 
 

@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle, DataConfig
-from forecaster.data import DataQualityWarning, TimeSeries
+from forecaster.data import TimeSeries
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets, clock_words
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
+from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
@@ -309,8 +310,7 @@ def prepare_csv(
         path = Path(folder) / shown
         path.write_bytes(content)
         try:
-            with warnings.catch_warnings(record=True) as said, without_reading_advice():
-                warnings.simplefilter("always", DataQualityWarning)
+            with collected_notes() as said, without_reading_advice():
                 series = read_history(bundle, path)
             notes = [note.replace(str(path), shown) for note in _notes(said, str(path))]
             if each_on_its_own(bundle, series):
@@ -364,8 +364,7 @@ def forecast_records(
     _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
     _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
     try:
-        with warnings.catch_warnings(record=True) as said, without_reading_advice():
-            warnings.simplefilter("always", DataQualityWarning)
+        with collected_notes() as said, without_reading_advice():
             rows = pd.DataFrame.from_records(request.data)
             history = read_rows(bundle, rows)
             future = (
@@ -388,10 +387,9 @@ def forecast_records(
     return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"), notes=_notes(said))
 
 
-def _notes(said: list[warnings.WarningMessage], source: str = "DataFrame") -> list[str]:
+def _notes(said: list[str], source: str = "DataFrame") -> list[str]:
     """What reading the rows changed (cells filled, rows dropped), as the client is told it."""
-    return [str(item.message).removeprefix(f"{source}: ") for item in said
-            if issubclass(item.category, DataQualityWarning)]  # fmt: skip
+    return [note.removeprefix(f"{source}: ") for note in said]
 
 
 def _as_read(notes: list[str]) -> str:

@@ -9,7 +9,6 @@ protocol's numbers stay comparable with the literature.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
@@ -66,7 +65,7 @@ from forecaster.data.missing import (
 )
 from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
-from forecaster.data.series import INDEPENDENT, MULTIVARIATE, DataQualityWarning, ReadOptions, TimeSeries
+from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
 from forecaster.data.textfile import EAST_ASIAN, TURKISH_TEXT, WINDOWS_TEXT, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
@@ -417,7 +416,7 @@ def _read_table(
         frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
     if notes:
         prefix = f"benchmark file {spec.name} kept as published" if spec is not None else "note"
-        warnings.warn(f"{source}: {prefix}: {'; '.join(notes)}", DataQualityWarning, stacklevel=3)
+        say_note(f"{source}: {prefix}: {'; '.join(notes)}", stacklevel=3)
     effective = dataclasses.replace(read, date_col=None if long_parts else date_col,
                                     date_from=long_parts or date_from, targets=columns, fill_missing=asked,
                                     channels=mode)  # fmt: skip

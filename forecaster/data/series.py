@@ -7,6 +7,10 @@ The options are declared once: the reading flags of the command line, the keywor
 from __future__ import annotations
 
 import dataclasses
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +35,31 @@ CHANNEL_MODES = MULTIVARIATE, INDEPENDENT = ("multivariate", "independent")
 
 class DataQualityWarning(UserWarning):
     """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
+
+
+_COLLECTED: ContextVar[list[str] | None] = ContextVar("collected_notes", default=None)
+
+
+def say_note(text: str, stacklevel: int = 1) -> None:
+    """A reading note: a DataQualityWarning, or within `collected_notes` one of its notes."""
+    collected = _COLLECTED.get()
+    if collected is None:
+        warnings.warn(text, DataQualityWarning, stacklevel=stacklevel + 1)
+    else:
+        collected.append(text)
+
+
+@contextmanager
+def collected_notes() -> Iterator[list[str]]:
+    """The reading notes said within (this thread's or task's only), in order, as texts. The service reads
+    requests in worker threads, where `warnings.catch_warnings(record=True)`, which swaps the process's one
+    hook, gave two requests reading at once each other's notes, or lost them (32 and 86 of 120 requests)."""
+    notes: list[str] = []
+    token = _COLLECTED.set(notes)
+    try:
+        yield notes
+    finally:
+        _COLLECTED.reset(token)
 
 
 # The blocks of a file of several frequencies (ONS), coarsest first; the finest of at least ENOUGH_PERIODS
