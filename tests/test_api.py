@@ -378,6 +378,24 @@ def test_requests_read_at_once_each_get_their_own_notes(long, tmp_path):
     assert all(len(said) == 1 and "no rows of series 'OT'" in said[0] for said in notes[1::2]), notes[1::2]
 
 
+def test_rows_laid_out_other_than_the_model_read_them_are_refused_in_one_line(long, etth1, tmp_path, capsys):
+    """Two internal errors (500s in the service): wide rows (ds, then a column per series) sent to a model of
+    long rows, whose series were taken for value columns of a missing id column; and a wide file whose rows
+    hold one cell more than the header at the front, whose shifted columns were taken for a panel."""
+    Forecaster("naive", horizon=12, input_size=48).fit(long, channels="independent").save(tmp_path / "long")
+    long.pivot(index="ds", columns="unique_id", values="y").reset_index().tail(60).to_csv(tmp_path / "w.csv")
+    assert main(["predict", "--model", str(tmp_path / "long"), "--csv", str(tmp_path / "w.csv")]) != 0
+    said = capsys.readouterr().err.strip()
+    assert "\n" not in said and "needs columns 'unique_id', 'ds' and 'y'; missing 'unique_id'" in said
+    bundle, path = tmp_path / "wide", tmp_path / "shifted.csv"
+    Forecaster("naive", horizon=12, input_size=48).fit(etth1).save(bundle)
+    lines = etth1.tail(100).to_csv(index=False).splitlines()
+    path.write_text("\n".join([lines[0], *("7," + line for line in lines[1:])]) + "\n")
+    assert main(["predict", "--model", str(bundle), "--csv", str(path)]) != 0
+    said = capsys.readouterr().err.strip()
+    assert "\n" not in said and "date column 'date' holds numbers that are not years or dates" in said
+
+
 def test_rows_without_the_models_date_parts_name_them():
     """A model dated from year / quarter columns asks for them by name, not for the reader's --no-date."""
     years, quarters = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)

@@ -111,10 +111,10 @@ def long_columns(
     date_col, target_col = read.date_col, read.target_col
     if date_col is None and not read.no_date and DEFAULT_TIME_COL not in raw.columns:
         date_col = find_dates(rest)
-    if target_col is None and DEFAULT_TARGET_COL not in raw.columns:
+    keyed = read.id_col in raw.columns  # else no values are guessed: the reader names the id column missing
+    if target_col is None and DEFAULT_TARGET_COL not in raw.columns and keyed:
         numeric = [column for column in rest.columns if column != date_col and not _labels(rest[column])]
-        if read.id_col in raw.columns:
-            numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
+        numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
         named = [column for column in numeric if column.lower() in VALUE_NAMES]
         if named or numeric:  # several: each a variable of every series
             target_col = named[0] if len(named) == 1 else joined_values(numeric, source)
@@ -267,6 +267,8 @@ def find_long(
         raw = raw if id_col is None else with_key(raw, id_col, source)
     if id_col is None or not _few_repeats(raw, [id_col, date_col]):
         return raw, read
+    if read.targets is not None and not set(read.targets) <= set(raw.columns) - {id_col, date_col}:
+        return raw, read  # the model's series are no value columns here: the reader says what is amiss
     numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]
                and _measures(raw, column, date_col)]  # fmt: skip
     values = list(read.targets or numeric)
