@@ -680,3 +680,21 @@ def test_pxweb_tables_naming_their_variables_beside_the_periods(tmp_path):
     shifted = _pxweb(tmp_path, "shifted.csv", both, months).read_text().replace("nt 2018M01", "nt 2020M01")
     message = one_line_error(write(tmp_path, "shifted.csv", shifted))
     assert "'Registrerte ledige' and 'Registrerte ledige i prosent' cover different periods" in message
+
+
+def test_a_date_column_beside_a_column_of_times_of_day_is_one_timestamp(tmp_path):
+    """UCI's household power file (`Date;Time`, day first) and MetaTrader's export (`2023.10.02,00:00`):
+    read apart, the times repeating every day made a panel of a series per time of day, forecast daily."""
+    minutes = pd.date_range("2006-12-16 17:24", periods=3000, freq="min")
+    lines = ["Date;Time;Global_active_power;Voltage"] + [
+        f"{stamp.day}/{stamp.month}/{stamp.year};{stamp:%H:%M:%S};{k % 7 / 3:.3f};{236 + k % 5}"
+        for k, stamp in enumerate(minutes)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "household_power.txt", "\n".join(lines) + "\n"))
+    assert freq == "min" and list(frame.columns) == ["Global_active_power", "Voltage"] and len(frame) == 3000
+    assert frame.index[0] == minutes[0] and frame.index[-1] == minutes[-1]
+    assert "read column 'Time' as the time of day of each date in 'Date'" in note
+    hours = pd.date_range("2023-10-02", periods=100, freq="h")
+    lines = [f"{stamp:%Y.%m.%d},{stamp:%H:%M},{1.05 + k / 1e4:.5f},{1000 + k}"
+             for k, stamp in enumerate(hours)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "EURUSD60.csv", "\n".join(lines) + "\n"))
+    assert freq == "h" and frame.shape == (100, 2) and frame.index[-1] == hours[-1]

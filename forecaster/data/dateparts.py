@@ -1,6 +1,7 @@
 """Dates from separate columns: year and quarter, month, week, or month, day and hour, as offices and weather
 records publish them (Destatis' "Jahr;Monat", NOAA's year, month, day, hour; the CDC's YEAR, WEEK), and a
-date column beside a column of hours. Each period becomes its first day (ISO weeks: their Monday).
+date column beside a column of hours or of times of day. Each period becomes its first day (ISO weeks: their
+Monday).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeI
         if np.isfinite(hours).all() and ((hours >= 0) & (hours <= 23) & (hours == np.round(hours))).all():
             stamped = index + pd.to_timedelta(hours, unit="h")
             return (stamped, str(column)) if not stamped.has_duplicates else None
+    return None
+
+
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # 17:24, 17:24:00, 17:24:00.5
+
+
+def with_clock(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str] | None:
+    """A date column without times beside a column of times of day (UCI's household power `Date;Time`,
+    MetaTrader's `<DATE>`, `<TIME>`) as one column of timestamps, and the times' column; None for other
+    tables. Read apart, the times repeating every day made a panel of a series per time of day."""
+    dates = raw[date_col]
+    if not pd.api.types.is_string_dtype(dates) or not len(raw) or dates.astype(str).str.contains(":").any():
+        return None
+    for column in raw.columns:
+        texts = raw[column]
+        if column != date_col and pd.api.types.is_string_dtype(texts) and texts.str.fullmatch(_CLOCK).all():
+            stamped = dates.astype(str).str.strip() + " " + texts.astype(str).str.strip()
+            return raw.assign(**{date_col: stamped}), str(column)
     return None
 
 

@@ -29,7 +29,13 @@ from forecaster.data.columns import (
     steps_across,
     without_repeated_codes,
 )
-from forecaster.data.dateparts import dates_from_parts, find_date_parts, parts_as_column, with_hours
+from forecaster.data.dateparts import (
+    dates_from_parts,
+    find_date_parts,
+    parts_as_column,
+    with_clock,
+    with_hours,
+)
 from forecaster.data.dates import (
     across_offsets,
     compact_dates,
@@ -368,6 +374,9 @@ def _read_table(
                 f"{source}: date column {date_col!r} not found", [date_col], raw.columns,
                 " (pass no_date=True / --no-date for a file without timestamps)",
             )  # fmt: skip
+        if date_col is not None and date_from is None and (clocked := with_clock(raw, date_col)) is not None:
+            raw, hour_col = clocked
+            notes.append(f"read column {hour_col!r} as the time of day of each date in {date_col!r}")
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
         if date_from is not None:
@@ -375,7 +384,7 @@ def _read_table(
             read = dataclasses.replace(read, weeks=weeks)
         else:
             index = _parse_dates(source, raw, date_col, notes)
-        if date_from is None and (hourly := with_hours(raw, index)) is not None:
+        if date_from is None and hour_col is None and (hourly := with_hours(raw, index)) is not None:
             index, hour_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {hour_col!r} as the hour of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
