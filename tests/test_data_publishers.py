@@ -698,3 +698,22 @@ def test_a_date_column_beside_a_column_of_times_of_day_is_one_timestamp(tmp_path
              for k, stamp in enumerate(hours)]  # fmt: skip
     frame, freq, note = read_noted(write(tmp_path, "EURUSD60.csv", "\n".join(lines) + "\n"))
     assert freq == "h" and frame.shape == (100, 2) and frame.index[-1] == hours[-1]
+
+
+def test_nasa_power_monthly_tables_of_one_or_two_parameters_with_their_annual_column(tmp_path):
+    """NASA POWER's monthly CSV: PARAMETER, YEAR, JAN ... DEC, ANN. The ANN column and the PARAMETER column
+    kept it from being read as a year-by-month table: 13 yearly series of months were forecast."""
+    lines = ["-BEGIN HEADER-", "NASA/POWER CERES/MERRA2 Native Resolution Monthly and Annual", "-END HEADER-",
+             "PARAMETER,YEAR,JAN,FEB,MAR,APR,MAY,JUN,JUL,AUG,SEP,OCT,NOV,DEC,ANN"]  # fmt: skip
+    for parameter, base in (("T2M", 10.0), ("PRECTOTCORR", 100.0)):
+        for year in range(1981, 1991):
+            months = [base + 12 * (year - 1981) + month for month in range(12)]
+            lines.append(",".join([parameter, str(year), *map(str, months), f"{np.mean(months):.2f}"]))
+    frame, freq, note = read_noted(write(tmp_path, "POWER_Point_Monthly.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["T2M", "PRECTOTCORR"] and len(frame) == 120
+    np.testing.assert_array_equal(frame["PRECTOTCORR"], 100.0 + np.arange(120))
+    assert "as 2 monthly series 'T2M', 'PRECTOTCORR' (by 'PARAMETER'): 20 rows ('YEAR') x 12 month" in note
+    assert "dropping the summary column(s) 'ANN'" in note
+    one = "\n".join(lines[:14]) + "\n"
+    frame, freq, note = read_noted(write(tmp_path, "t2m.csv", one))
+    assert list(frame.columns) == ["T2M"] and len(frame) == 120 and frame["T2M"].iloc[-1] == 129.0

@@ -290,7 +290,7 @@ def _without_text_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFr
 
 # A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2"; GISTEMP:
 # "J-D", "D-N" and the seasons "DJF" ... "SON"; the Swiss FSO: "Jahresdurchschnitt").
-_SUMMARY_COLUMNS = re.compile(r"annual|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
+_SUMMARY_COLUMNS = re.compile(r"annual|ann|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
                               r"jahres\w*|durchschnitt|moyenne.*|promedio|media|gemiddelde",
                               re.IGNORECASE)  # fmt: skip
 
@@ -310,7 +310,8 @@ def year_by_season(
 ) -> tuple[pd.DataFrame, str] | None:
     """A table of one row per year and one column per month (JAN ... DEC) or quarter (Q1 ... Q4), as NOAA,
     BLS and many statistics offices print one series, as that series: one row per month or quarter with a
-    DATE_COLUMN, and a note; its summary columns (Annual, HALF1) dropped. None for other tables."""
+    DATE_COLUMN, and a note; its summary columns (Annual, HALF1, NASA POWER's ANN) dropped. Text columns name
+    the series of their rows (NASA POWER's PARAMETER: T2M, PRECTOTCORR). None for other tables."""
     columns = [str(name) for name in raw.columns]
     seasons = {name: _season_of(name) for name in columns}
     kinds = {season[0] for season in seasons.values() if season is not None}
@@ -325,17 +326,26 @@ def year_by_season(
     count = 12 if kind == "month" else 4
     if [seasons[name][1] for name in order] != list(range(1, count + 1)):
         return None
-    if not all(_SUMMARY_COLUMNS.fullmatch(name.strip()) for name in rest):
+    naming = [name for name in rest if not _SUMMARY_COLUMNS.fullmatch(name.strip())]
+    if any(number_cells(cell_texts(raw[name])).any() for name in naming):
         return None
-    first = year_numbers(raw[years[0]])
-    labels = [str(year) for year in first.year]
-    values = np.column_stack([_numbers(source, raw, name, labels, decimal, tally) for name in order])
-    if not (first.year == first.year[0] + np.arange(len(raw))).all():
-        raise DataError(f"{source}: the years of column {years[0]!r} do not follow one another; expected one "
-                        f"row per year of a year-by-{kind} table")  # fmt: skip
-    dates = pd.date_range(first[0], periods=values.size, freq="MS" if kind == "month" else "QS")
-    frame = pd.DataFrame({DATE_COLUMN: dates.strftime("%Y-%m-%d"), "value": values.ravel()})
-    dropped = f", dropping the summary column(s) {', '.join(map(repr, rest))}" if rest else ""
-    note = (f"read the year-by-{kind} table as one {kind}ly series 'value': {len(raw)} years ({years[0]!r}) "
-            f"x {count} {kind} columns{dropped}")  # fmt: skip
+    series = {}
+    for key, rows in raw.groupby(naming, sort=False) if naming else [((), raw)]:
+        first = year_numbers(rows[years[0]])
+        labels = [str(year) for year in first.year]
+        values = np.column_stack([_numbers(source, rows, name, labels, decimal, tally) for name in order])
+        if not (first.year == first.year[0] + np.arange(len(rows))).all():
+            raise DataError(f"{source}: the years of column {years[0]!r} do not follow one another; expected "
+                            f"one row per year of a year-by-{kind} table")  # fmt: skip
+        name = " / ".join(map(str, key if isinstance(key, tuple) else (key,))) or "value"
+        dates = pd.date_range(first[0], periods=values.size, freq="MS" if kind == "month" else "QS")
+        series[name] = pd.Series(values.ravel(), index=dates.strftime("%Y-%m-%d"))
+    frame = pd.DataFrame(series).sort_index().rename_axis(DATE_COLUMN).reset_index()
+    summaries = [name for name in rest if name not in naming]
+    dropped = f", dropping the summary column(s) {', '.join(map(repr, summaries))}" if summaries else ""
+    named = ", ".join(map(repr, series))
+    what = f"one {kind}ly series {named}: {len(raw)} years"
+    if len(series) > 1:
+        what = f"{len(series)} {kind}ly series {named} (by {', '.join(map(repr, naming))}): {len(raw)} rows"
+    note = f"read the year-by-{kind} table as {what} ({years[0]!r}) x {count} {kind} columns{dropped}"
     return frame, note
