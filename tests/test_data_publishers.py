@@ -717,3 +717,15 @@ def test_nasa_power_monthly_tables_of_one_or_two_parameters_with_their_annual_co
     one = "\n".join(lines[:14]) + "\n"
     frame, freq, note = read_noted(write(tmp_path, "t2m.csv", one))
     assert list(frame.columns) == ["T2M"] and len(frame) == 120 and frame["T2M"].iloc[-1] == 129.0
+
+
+def test_wide_rows_are_named_by_their_names_before_their_number_codes(tmp_path):
+    """Zillow's ZHVI: RegionID, SizeRank, RegionName, ... then the months. The series were named by RegionID
+    (102001, 394913), the first column that tells the rows apart; a name tells them apart too."""
+    months = pd.date_range("2000-01-31", periods=24, freq="ME").strftime("%Y-%m-%d").tolist()
+    head = ["RegionID", "SizeRank", "RegionName", "RegionType", "StateName", *months]
+    rows = [[102001, 0, "United States", "country", "", *(100.0 + k for k in range(24))],
+            [394913, 1, "New York, NY", "msa", "NY", *(200.0 + k for k in range(24))]]  # fmt: skip
+    text = pd.DataFrame(rows, columns=head).to_csv(index=False)
+    frame, freq, note = read_noted(write(tmp_path, "Metro_zhvi.csv", text))
+    assert list(frame.columns) == ["United States", "New York, NY"] and freq == "ME"

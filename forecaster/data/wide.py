@@ -159,7 +159,8 @@ def _distinct(parts: list[pd.Series]) -> int:
 def _series_names(ids: pd.DataFrame) -> list[str]:
     """Each row's identifying cells that tell it apart from the others, joined by " / " (a cell that only
     repeats what an earlier one says, a country code beside its name, is left out, and so is an empty one,
-    JHU's Province/State of a whole country, where the names stay distinct)."""
+    JHU's Province/State of a whole country, where the names stay distinct); names are taken before codes
+    of numbers (Zillow's RegionName before its RegionID)."""
     parts = []
     for name, column in ids.items():
         values = cell_texts(column)
@@ -169,7 +170,7 @@ def _series_names(ids: pd.DataFrame) -> list[str]:
         else:
             parts.append(values)
     kept: list[pd.Series] = []
-    for part in parts:
+    for part in sorted(parts, key=lambda part: bool(number_cells(part).all())):
         if _distinct([*kept, part]) > _distinct(kept):
             kept.append(part)
     if not parts:
