@@ -729,3 +729,16 @@ def test_wide_rows_are_named_by_their_names_before_their_number_codes(tmp_path):
     text = pd.DataFrame(rows, columns=head).to_csv(index=False)
     frame, freq, note = read_noted(write(tmp_path, "Metro_zhvi.csv", text))
     assert list(frame.columns) == ["United States", "New York, NY"] and freq == "ME"
+
+
+def test_months_named_without_their_year_beside_a_year_column_are_read_in_those_years(tmp_path):
+    """USDA QuickStats: `Year` and `Period` (JAN ... DEC). The period column was found by its name and its
+    months read as months of the year 1: a forecast for 0002-01-01."""
+    months = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+    rows = [{"Year": year, "Period": month, "State": "IOWA", "Value": 3.0 + year - 2020 + k / 100}
+            for year in (2020, 2021, 2022) for k, month in enumerate(months)]  # fmt: skip
+    text = pd.DataFrame(rows).to_csv(index=False)
+    frame, freq, note = read_noted(write(tmp_path, "quickstats.csv", text))
+    assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 36
+    assert frame["Value"].iloc[-1] == 5.11
+    assert "read the months of 'Period' in the years of column 'Year'" in note

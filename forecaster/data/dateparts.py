@@ -60,18 +60,32 @@ def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeI
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # 17:24, 17:24:00, 17:24:00.5
 
 
-def with_clock(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str] | None:
-    """A date column without times beside a column of times of day (UCI's household power `Date;Time`,
-    MetaTrader's `<DATE>`, `<TIME>`) as one column of timestamps, and the times' column; None for other
-    tables. Read apart, the times repeating every day made a panel of a series per time of day."""
+def completed_dates(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str, str] | None:
+    """A date column completed by another column as one column of timestamps, that column, and a note; None
+    for other tables. Dates without times beside times of day (UCI's household power `Date;Time`,
+    MetaTrader's `<DATE>`, `<TIME>`): read apart, the times repeating every day made a panel of a series per
+    time of day. Months without their year beside a year column (USDA QuickStats' `Year`, `Period` of JAN
+    ... DEC): read alone, they were months of the year 1."""
     dates = raw[date_col]
-    if not pd.api.types.is_string_dtype(dates) or not len(raw) or dates.astype(str).str.contains(":").any():
+    if not pd.api.types.is_string_dtype(dates) or not len(raw):
         return None
+    texts = dates.astype(str).str.strip()
+    months = texts.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
+    timeless = not texts.str.contains(":").any()
     for column in raw.columns:
-        texts = raw[column]
-        if column != date_col and pd.api.types.is_string_dtype(texts) and texts.str.fullmatch(_CLOCK).all():
-            stamped = dates.astype(str).str.strip() + " " + texts.astype(str).str.strip()
-            return raw.assign(**{date_col: stamped}), str(column)
+        values = raw[column]
+        if column == date_col:
+            continue
+        if timeless and pd.api.types.is_string_dtype(values) and values.str.fullmatch(_CLOCK).all():
+            note = f"read column {column!r} as the time of day of each date in {date_col!r}"
+            return raw.assign(**{date_col: texts + " " + values.str.strip()}), str(column), note
+        if _part_of(column) == "year" and months.notna().all():
+            years = pd.to_numeric(values, errors="coerce")
+            if years.notna().all() and (years == years.round()).all():
+                pairs = zip(years, months, strict=True)
+                stamped = [f"{int(year):04d}-{int(month):02d}" for year, month in pairs]
+                note = f"read the months of {date_col!r} in the years of column {column!r}"
+                return raw.assign(**{date_col: stamped}), str(column), note
     return None
 
 

@@ -30,10 +30,10 @@ from forecaster.data.columns import (
     without_repeated_codes,
 )
 from forecaster.data.dateparts import (
+    completed_dates,
     dates_from_parts,
     find_date_parts,
     parts_as_column,
-    with_clock,
     with_hours,
 )
 from forecaster.data.dates import (
@@ -340,7 +340,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
-    hour_col: str | None = None  # a column of each date's hour (`dateparts.with_hours`)
+    hour_col: str | None = None  # a column of each date's hour, time or year (`dateparts`)
     long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
     if read.id_col is not None:
         raw = with_key(raw, read.id_col, source)
@@ -374,9 +374,9 @@ def _read_table(
                 f"{source}: date column {date_col!r} not found", [date_col], raw.columns,
                 " (pass no_date=True / --no-date for a file without timestamps)",
             )  # fmt: skip
-        if date_col is not None and date_from is None and (clocked := with_clock(raw, date_col)) is not None:
-            raw, hour_col = clocked
-            notes.append(f"read column {hour_col!r} as the time of day of each date in {date_col!r}")
+        if date_col is not None and date_from is None and (completed := completed_dates(raw, date_col)):
+            raw, hour_col, note = completed  # the column of the dates' times or years
+            notes.append(note)
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
         if date_from is not None:
