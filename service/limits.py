@@ -98,3 +98,12 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def check_answer_numbers(numbers: int, limit: int, field: str) -> None:
+    """Refuse (422 naming `field`) a request whose answer would hold more than `limit` numbers, before it is
+    forecast: an answer is built whole in memory and serialized on the event loop."""
+    if numbers > limit:
+        raise ApiError(422, f"the answer would hold {numbers:,} numbers (series x horizon x (1 + 2 x "
+                       f"levels)); expected at most {limit:,}: ask fewer levels or series, or a shorter "
+                       "horizon", field=field)  # fmt: skip

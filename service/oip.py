@@ -22,9 +22,11 @@ from forecaster import __version__
 from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
+from service.limits import check_answer_numbers
 from service.registry import ServedModel
 from service.routes import (
     OrjsonRoute,
+    answer_numbers,
     checked_levels,
     forecast_histories,
     no_query_parameters,
@@ -224,6 +226,8 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
                        field="inputs[0].parameters")  # fmt: skip
     histories = _histories(served, body.inputs[0], settings.max_inputs)
     count = len(histories)
+    numbers = answer_numbers(histories, [levels] * count)
+    check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
     answers = await forecast_histories(served, histories, [levels] * count, ["inputs[0].data"] * count)
     columns = served.bundle.data.columns
     names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]

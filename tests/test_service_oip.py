@@ -207,3 +207,22 @@ def test_a_forecast_beyond_fp32_is_refused_not_answered_as_null(tmp_path):
         answer = client.post("/v2/models/naive/infer", json=body)
     assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "inputs[0].data"
     assert "output 'forecast' reaches 1e+39, beyond FP32's range that this protocol answers in" in answer.text
+
+
+def test_answers_past_the_numbers_limit_are_refused_before_they_are_forecast(models_dir):
+    """256 histories at 99 levels answered 59 MB (v1) and 158 MB (v2), built and serialized on the event
+    loop. An answer holds series x horizon x (1 + 2 x levels) numbers; past --max-answer-numbers: a 422."""
+    frames = [float32_history(seed) for seed in range(3)]
+    limit = 3 * HORIZON * len(COLUMNS) * (1 + 2 * 2)  # three histories at two levels, exactly
+    with serving(models_dir, max_answer_numbers=limit) as client:
+        v1 = {"inputs": [body_of(frame, level=[80, 95]) for frame in frames]}
+        assert client.post("/v1/models/hourly/forecast", json=v1).status_code == 200
+        v1["inputs"][0]["level"] = [50, 80, 95]
+        refused = client.post("/v1/models/hourly/forecast", json=v1).json()
+        v2 = {"inputs": [tensor(frames)], "parameters": {"level": [80, 95]}}
+        assert client.post("/v2/models/hourly/infer", json=v2).status_code == 200
+        v2["parameters"]["level"] = [50, 80, 95]
+        refused_v2 = client.post("/v2/models/hourly/infer", json=v2).json()
+    assert refused["message"].startswith(f"level: the answer would hold {limit + 2 * HORIZON * 2:,} numbers")
+    assert f"expected at most {limit:,}" in refused["message"]
+    assert refused_v2["details"][0]["field"] == "parameters" and "would hold" in refused_v2["message"]
