@@ -742,3 +742,18 @@ def test_months_named_without_their_year_beside_a_year_column_are_read_in_those_
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2020-01-01") and len(frame) == 36
     assert frame["Value"].iloc[-1] == 5.11
     assert "read the months of 'Period' in the years of column 'Year'" in note
+
+
+def test_the_bcrp_s_dotted_spanish_months_and_the_philadelphia_fed_s_quarters(tmp_path):
+    """The BCRP's `Ene.2012`, `Set.2012` with `n.d.` (no disponible) cells, and the Philadelphia Fed's
+    real-time `1947:Q1`: both were refused with "no date column found"."""
+    months = ["Ene", "Feb", "Mar", "Abr", "May", "Jun", "Jul", "Ago", "Set", "Oct", "Nov", "Dic"]
+    lines = ['"Fecha","IPC (índice 2009 = 100)"'] + [
+        f'"{month}.{year}","{"n.d." if (year, k) == (2013, 5) else 100 + 12 * (year - 2012) + k}"'
+        for year in (2012, 2013) for k, month in enumerate(months)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "PN01270PM.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and len(frame) == 24 and frame.index[8] == pd.Timestamp("2012-09-01")
+    assert "read 1 cell(s) marked 'n.d.' as missing" in note
+    quarters = [f"{1947 + k // 4}:Q{k % 4 + 1}" for k in range(40)]
+    text = "DATE,ROUTPUT19Q1\n" + "".join(f"{quarter},{1900 + k}\n" for k, quarter in enumerate(quarters))
+    assert read_csv(write(tmp_path, "routputMvQd.csv", text)).freq == "QS-JAN"

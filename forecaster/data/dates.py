@@ -38,7 +38,7 @@ MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name i
 PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1"), K for kvartal
     # (Statistics Sweden: "2020K1")
-    (re.compile(r"^(?P<year>\d{4})\s*[-_ /]?\s*[QTK](?P<quarter>[1-4])$", re.I), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ /:]?\s*[QTK](?P<quarter>[1-4])$", re.I), "quarter"),  # 1947:Q1
     (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})M(?P<month>\d{2})D(?P<day>\d{2})$", re.I), "day"),  # Eurostat's days
@@ -63,7 +63,7 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s*年(?:度)?$"), "year"),
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
-    (re.compile(r"^(?P<month>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$"), "month"),
+    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+)(?P<year>\d{4})$"), "month"),  # the BCRP's Ene.2012
     # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
     (re.compile(r"^(?P<month>\d{2})\.(?P<year>\d{4})$"), "month"),
     # Statistics South Africa's time series, months across the columns: "MO012018"
