@@ -757,3 +757,15 @@ def test_the_bcrp_s_dotted_spanish_months_and_the_philadelphia_fed_s_quarters(tm
     quarters = [f"{1947 + k // 4}:Q{k % 4 + 1}" for k in range(40)]
     text = "DATE,ROUTPUT19Q1\n" + "".join(f"{quarter},{1900 + k}\n" for k, quarter in enumerate(quarters))
     assert read_csv(write(tmp_path, "routputMvQd.csv", text)).freq == "QS-JAN"
+
+
+def test_nasa_power_daily_rows_of_year_and_day_of_year(tmp_path):
+    """NASA POWER's daily CSV: YEAR, DOY. The year repeated 365 times was refused as a duplicate timestamp,
+    with the advice to name an id column. A day past its year's last is refused by its line."""
+    days = pd.date_range("2020-01-01", "2021-12-31", freq="D")
+    lines = ["YEAR,DOY,T2M"] + [f"{day.year},{day.day_of_year},{k / 10:.1f}" for k, day in enumerate(days)]
+    series = read_csv(write(tmp_path, "POWER_Point_Daily.csv", "\n".join(lines) + "\n"))
+    assert series.freq == "D" and series.frame.index.equals(pd.DatetimeIndex(days, name="YEAR+DOY"))
+    lines[-1] = "2021,366,1.0"  # 2021 has 365 days
+    message = one_line_error(write(tmp_path, "bad.csv", "\n".join(lines) + "\n"))
+    assert "line 732: year 2021 has no day 366; expected a day of its year" in message

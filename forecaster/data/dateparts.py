@@ -18,11 +18,11 @@ from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
 DATE_PARTS = {("year",): "year", ("year", "quarter"): "quarter", ("year", "month"): "month",
-              ("year", "week"): "week", ("year", "month", "day"): "day",
+              ("year", "week"): "week", ("year", "month", "day"): "day", ("year", "doy"): "day",
               ("year", "month", "day", "hour"): "hour"}  # fmt: skip
 WEEK_COUNTS = ("iso", "mmwr")  # Monday to Sunday; epidemiological weeks, Sunday to Saturday
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
-           "hour": (0, 23)}  # fmt: skip
+           "doy": (1, 366), "hour": (0, 23)}  # fmt: skip
 # The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS, IBGE, TurkStat's
 # "Yıl;Ay"; the Met Office's "yyyy mm"), case ignored.
 _PART_NAMES = {
@@ -34,6 +34,7 @@ _PART_NAMES = {
     **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk"), "week"),
     **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),
     **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur", "hh", "hr"), "hour"),
+    **dict.fromkeys(("doy", "day of year", "day_of_year", "dayofyear", "jday"), "doy"),  # NASA POWER's DOY
 }
 
 
@@ -148,6 +149,15 @@ def dates_from_parts(
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
     name = "+".join(map(str, columns))
+    if "doy" in numbers:  # the day of the year, 1 the first of January
+        days = pd.to_datetime(pd.DataFrame({"year": numbers["year"], "month": 1, "day": 1}))
+        days = pd.DatetimeIndex(days + pd.to_timedelta(numbers["doy"] - 1, unit="D"), name=name)
+        beyond = np.flatnonzero(days.year != numbers["year"])
+        if beyond.size:
+            row = int(beyond[0])
+            raise DataError(f"{source}: line {row + 2}: year {numbers['year'][row]} has no day "
+                            f"{numbers['doy'][row]}; expected a day of its year")  # fmt: skip
+        return days, None
     if part in ("day", "hour"):  # NOAA, UCI's Beijing air: a calendar date in three or four columns
         days = pd.to_datetime(pd.DataFrame(numbers), errors="coerce")
         if days.isna().any():
