@@ -380,6 +380,15 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
     with pytest.warns(DataQualityWarning, match="note: read as Turkish Windows-1254 text"):
         series = read_csv(tmp_path / "tufe.csv")
     assert series.columns == ["Aylık değişim (%)"] and series.index[1] == pd.Timestamp("2023-02-01")
+    # GUS's and the NBP's Windows-1250: read as Windows-1252, "Wskaźnik cen usług" was "WskaŸnik cen us³ug";
+    # a Spanish file of Windows-1252 stays one ("España" would be "Espańa")
+    names = {"cp1250": ("Wskaźnik cen usług;Stopa bezrobocia (%)", "Central European Windows-1250"),
+             "cp1252": ("España;Año anterior (%)", "Windows-1252")}  # fmt: skip
+    for encoding, (header, named) in names.items():
+        rows = "".join(f"{day};{k},5;{k},25\n" for k, day in enumerate(HOURS))
+        (tmp_path / f"{encoding}.csv").write_bytes(f"date;{header}\n{rows}".encode(encoding))
+        with pytest.warns(DataQualityWarning, match=f"note: read as {named} text"):
+            assert read_csv(tmp_path / f"{encoding}.csv").columns == header.split(";")
     # compressed, by what they unpack to (a gzip of UTF-16 was refused as having no numeric columns, a gzip of
     # Windows-1252 read 'Temp\ufffdrature')
     for encoding in ("utf-16", "utf-32", "cp1252"):

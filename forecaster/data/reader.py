@@ -72,7 +72,7 @@ from forecaster.data.missing import (
 from forecaster.data.panels import find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
-from forecaster.data.textfile import EAST_ASIAN, TURKISH_TEXT, WINDOWS_TEXT, read_options
+from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
@@ -93,8 +93,7 @@ def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.D
     sniffed = False
     try:
         opened = read_options(path) if source is path else {}
-        named = {WINDOWS_TEXT: "Windows-1252", TURKISH_TEXT: "Turkish Windows-1254", **EAST_ASIAN}.get(
-            opened.get("encoding"))  # fmt: skip
+        named = {**ENCODING_NAMES, **EAST_ASIAN}.get(opened.get("encoding"))
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
         sniffed = True

@@ -34,6 +34,10 @@ MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 M
 _UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
 TURKISH_TEXT = "cp1254"  # the same but ğ, ı, ş, Ğ, İ, Ş in place of Icelandic letters
+CENTRAL_TEXT = "cp1250"  # Central Europe's: Polish ł, ą, ś, Czech ř, ů, Hungarian ő (GUS, NBP, CNB, KSH)
+ENCODING_NAMES = {WINDOWS_TEXT: "Windows-1252", TURKISH_TEXT: "Turkish Windows-1254",
+                  CENTRAL_TEXT: "Central European Windows-1250"}  # fmt: skip
+_INSIDE_WORD = re.compile(rb"(?<=[A-Za-z])[\x80-\xff](?=[A-Za-z])")
 _TURKISH_WORDS = frozenset(["yıl", "yıllık", "aylık", "değişim", "oranı", "sayı", "şubat", "ağustos", "mayıs",
                             "kasım", "aralık", "şehir"])  # fmt: skip
 # The East Asian encodings of offices' downloads (Japan's e-Stat, Korea's KOSIS, China's NBS), by name, tried
@@ -95,9 +99,16 @@ def read_options(path: Path) -> dict[str, Any]:
 
 def _windows_text(head: bytes) -> str:
     """Windows-1252, or Windows-1254 where the head read so holds Turkish words of the letters only it has
-    (TurkStat's "Yıl;Ay;...": read as Windows-1252, "Yýl" named no year, "Þubat" no month)."""
+    (TurkStat's "Yıl;Ay;...": read as Windows-1252, "Yýl" named no year, "Þubat" no month), or Windows-1250
+    where bytes within words are letters only in it (GUS's "Wskaźnik cen usług" read as Windows-1252:
+    "WskaŸnik cen us³ug")."""
     words = set(re.findall(r"\w+", head.decode(TURKISH_TEXT, errors="replace").lower()))
-    return TURKISH_TEXT if words & _TURKISH_WORDS else WINDOWS_TEXT
+    if words & _TURKISH_WORDS:
+        return TURKISH_TEXT
+    read = [(byte.decode(CENTRAL_TEXT, "replace"), byte.decode(WINDOWS_TEXT, "replace"))
+            for byte in _INSIDE_WORD.findall(head)]  # fmt: skip
+    central = any(central.isalpha() and not western.isalpha() for central, western in read)
+    return CENTRAL_TEXT if central else WINDOWS_TEXT
 
 
 @dataclass
