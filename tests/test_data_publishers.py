@@ -769,3 +769,16 @@ def test_nasa_power_daily_rows_of_year_and_day_of_year(tmp_path):
     lines[-1] = "2021,366,1.0"  # 2021 has 365 days
     message = one_line_error(write(tmp_path, "bad.csv", "\n".join(lines) + "\n"))
     assert "line 732: year 2021 has no day 366; expected a day of its year" in message
+
+
+def test_a_knmi_daily_file_named_by_its_commented_header_above_a_blank_comment_without_its_station(tmp_path):
+    """KNMI's etmgeg: comment lines, `# STN,YYYYMMDD,   TG,   TN,   RH`, then `# ` alone above the data. The
+    blank comment hid the names (`column 1` ... `column 5`), and the station number, 260 on every row, was
+    forecast as a series."""
+    days = pd.date_range("2020-01-01", periods=400, freq="D")
+    lines = ["# BRON: KONINKLIJK NEDERLANDS METEOROLOGISCH INSTITUUT (KNMI)", "# ",
+             "# STN,YYYYMMDD,   TG,   TN,   RH", "# "]  # fmt: skip
+    lines += [f"  260,{day:%Y%m%d},{k % 90:>5},{k % 70 - 30:>5},{k % 40:>5}" for k, day in enumerate(days)]
+    frame, freq, note = read_noted(write(tmp_path, "etmgeg_260.txt", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["TG", "TN", "RH"] and freq == "D" and len(frame) == 400
+    assert "skipped column(s) 'STN': codes or identifiers" in note

@@ -88,7 +88,7 @@ def _codes(column: pd.Series) -> bool:
     return 2 * int(numbers.sum()) < len(cells) or cells.empty
 
 
-_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station)", re.IGNORECASE)  # "STATIONS_ID", "store_id"
+_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station|stn)", re.IGNORECASE)  # "STATIONS_ID", "store_id", "STN"
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
                                 "decimals", "coordinate"})  # NOAA's station files, StatCan's tables
 _CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"

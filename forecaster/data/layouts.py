@@ -179,7 +179,8 @@ def sniff(source: Any, **options: Any) -> Layout:
         decimal = ","  # because "," marks their decimals (Excel's CSV where the comma is the decimal mark)
     elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
         decimal = "."  # whose numbers quote their commas: thousands, as US agencies write them
-    commented = commented_names(rows[first], width) if ons is None else None
+    blank = first > 0 and rows[first][0].strip() == "#" and len(rows[first]) == 1  # KNMI's "# " under names
+    commented = commented_names(rows[first - blank], width) if ons is None else None
     data_first = is_data(rows[first]) or is_record(rows, first)
     if ons is None and (commented or data_first or rows[first][0].startswith("#")):
         start = first + (not data_first)  # under a comment line: the data's first row
