@@ -363,20 +363,23 @@ def forecast_records(
     bundle = served.bundle
     _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
     _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
+    read = "data"  # the records read when a refusal came: its field
     try:
         with collected_notes() as said, without_reading_advice():
             rows = pd.DataFrame.from_records(request.data)
             history = read_rows(bundle, rows)
+            read = "future"
             future = (
                 None
                 if request.future is None
                 else read_future(bundle, pd.DataFrame.from_records(request.future))
             )
+            read = ""
             wide = forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
             table = shaped(bundle, dated_as_history(wide, history), given_names(rows, bundle.data.id_col))
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")
-        field = "horizon" if "horizon" in message else "future" if "future" in message else "data"
+        field = read or ("horizon" if "horizon" in message else "future" if "future" in message else "data")
         raise _invalid(field, message + _as_read(_notes(said))) from None
     if served.bundle.data.id_col is None:
         table = table.reset_index()

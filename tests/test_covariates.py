@@ -157,6 +157,8 @@ def test_records_with_future_rows(driven, ahead, with_future, tmp_path):
         ({"horizon": 99}, "horizon"),
         ({"data": [{"date": "2020-01-01", "y": 1.0, "f": 0.0}]}, "data"),
         ({"future": [{"date": "1999-01-01", "f": 0.0}]}, "future"),
+        ({"future": []}, "future"),  # "the DataFrame has no rows" was named field data
+        ({"future": [{"date": "2099-01-01", "f": None}]}, "future"),
         ({"data": [{"date": "2020-01-01", "y": "x", "f": 0.0}] * 60}, "data"),
     ],
 )
