@@ -59,6 +59,10 @@ class ServedModel:
             metrics=self.bundle.metrics,
             intervals=_intervals(self.bundle.calibration),
             logarithms=self.bundle.scaler.logged_columns(data.columns),
+            id_col=data.id_col,
+            past_covariates=data.past_covariates or [],
+            future_covariates=data.future_covariates or [],
+            calendar=data.calendar,
         )
 
 

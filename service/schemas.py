@@ -140,6 +140,15 @@ class ModelInfo(BaseModel):
         default_factory=list,
         description="The columns forecast in logarithms (`--transform`): their values must be above 0.",
     )
+    id_col: str | None = Field(None, description="The series id column of a model of long rows, or null.")
+    past_covariates: list[str] = Field(
+        default_factory=list, description="Columns the history must hold beside the forecast ones."
+    )
+    future_covariates: list[str] = Field(
+        default_factory=list,
+        description="Columns whose values over the horizon a request must give (`future`, records route).",
+    )
+    calendar: bool = Field(False, description="Calendar features made from the timestamps (regular dates).")
 
 
 class ModelList(BaseModel):

@@ -144,6 +144,8 @@ def test_records_with_future_rows(driven, ahead, with_future, tmp_path):
     body = {"data": recent.to_dict(orient="records"), "future": ahead.to_dict(orient="records")}
     with serving(tmp_path) as client:
         answer = client.post("/v1/models/records/forecast", json=body)
+        info = client.get("/v1/models/records").json()  # what a client must send: the future's columns
+    assert (info["future_covariates"], info["past_covariates"], info["id_col"]) == (["f"], [], None)
     assert answer.status_code == 200, answer.text
     got = pd.DataFrame(answer.json()["forecast"])
     expected = with_future.predict(recent, future_df=ahead)
