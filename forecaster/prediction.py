@@ -353,7 +353,7 @@ def forecast(
             bundle, data=dataclasses.replace(bundle.data, columns=[name]), scaler=bundle.scaler.channel(index)
         )
         own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
-        tables.append(_forecast(view, own, horizon, levels, None, first_row=first))
+        tables.append(_forecast(view, own, horizon, levels, None, first_row=first, named=name))
     return pd.concat(tables, axis=1, sort=True)
 
 
@@ -364,7 +364,9 @@ def _forecast(
     levels: Sequence[int],
     future: TimeSeries | None,
     first_row: int = 0,
+    named: str | None = None,
 ) -> pd.DataFrame:
+    """`series` forecast (`named`: one of a model's independent series, which a refusal names)."""
     try:
         ahead = None if future is None else future.frame
         prepared = check_history(bundle, series.index, series.inputs, horizon=horizon, ahead=ahead)
@@ -375,7 +377,8 @@ def _forecast(
             raise ConfigError(str(error)) from None
         where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
         source = future.source if error.part == "future" and future is not None else series.source
-        raise DataError(f"{source}: {where}{error}") from None
+        which = f"series {named!r}: " if named is not None else ""
+        raise DataError(f"{source}: {which}{where}{error}") from None
     return forecast_table(bundle, series, prepared, columns)
 
 

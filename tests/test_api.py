@@ -396,6 +396,15 @@ def test_rows_laid_out_other_than_the_model_read_them_are_refused_in_one_line(lo
     assert "\n" not in said and "date column 'date' holds numbers that are not years or dates" in said
 
 
+def test_a_series_of_too_few_rows_among_independent_ones_is_named(long):
+    """A panel's one short series was refused as "expected at least 48 rows ..., got 10": of which series?"""
+    model = Forecaster("naive", horizon=12, input_size=48).fit(long, channels="independent")
+    recent = long.groupby("unique_id").tail(60)
+    short = recent[(recent["unique_id"] != "OT") | (recent["ds"] >= recent["ds"].iloc[-10])]
+    with pytest.raises(DataError, match=r"series 'OT': expected at least 48 rows \(the model's input_size\)"):
+        model.predict(short)
+
+
 def test_rows_without_the_models_date_parts_name_them():
     """A model dated from year / quarter columns asks for them by name, not for the reader's --no-date."""
     years, quarters = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
