@@ -782,3 +782,17 @@ def test_a_knmi_daily_file_named_by_its_commented_header_above_a_blank_comment_w
     frame, freq, note = read_noted(write(tmp_path, "etmgeg_260.txt", "\n".join(lines) + "\n"))
     assert list(frame.columns) == ["TG", "TN", "RH"] and freq == "D" and len(frame) == 400
     assert "skipped column(s) 'STN': codes or identifiers" in note
+
+
+def test_an_nbp_archive_of_yyyymmdd_days_above_its_rows_of_currency_codes_and_units(tmp_path):
+    """The NBP's yearly archive: `data;1USD;1EUR;...`, days as 20230102, then a blank line and rows of ISO
+    codes, currency names and units. The rows below made the day column text, and text of YYYYMMDD was no
+    date."""
+    days = pd.bdate_range("2023-01-02", periods=60)
+    lines = ["data;1USD;100HUF;nr tabeli"] + [f"{day:%Y%m%d};4,{3800 + k};1,{1700 + k};{k + 1}/A/NBP/2023"
+                                              for k, day in enumerate(days)]  # fmt: skip
+    lines += ["", "kod ISO;USD;HUF;", "nazwa waluty;dolar amerykański;forint (Węgry);",
+              "liczba jednostek;1;100;"]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "archiwum_tab_a_2023.csv", "\n".join(lines) + "\n"))
+    assert freq == "B" and list(frame.columns) == ["1USD", "100HUF"] and len(frame) == 60
+    assert frame["1USD"].iloc[-1] == 4.3859 and "skipped 3 metadata line(s) after the data" in note

@@ -166,7 +166,7 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
             continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
-    whole = (column for column in raw.columns if pd.api.types.is_integer_dtype(raw[column]))
+    whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
     return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
