@@ -796,3 +796,19 @@ def test_an_nbp_archive_of_yyyymmdd_days_above_its_rows_of_currency_codes_and_un
     frame, freq, note = read_noted(write(tmp_path, "archiwum_tab_a_2023.csv", "\n".join(lines) + "\n"))
     assert freq == "B" and list(frame.columns) == ["1USD", "100HUF"] and len(frame) == 60
     assert frame["1USD"].iloc[-1] == 4.3859 and "skipped 3 metadata line(s) after the data" in note
+
+
+@pytest.mark.parametrize("week", ["{year}W{week:02d}", "{year}-W{week:02d}"])
+def test_eurostat_weekly_deaths_with_a_column_of_each_years_unknown_week(tmp_path, week):
+    """Eurostat's demo_r_mwk_ts, newest first: each year's weeks and its `2020W99`, deaths of an unknown
+    week, mostly ':'. The W99 columns broke the header's run of periods: "no date column found"."""
+    labels = []
+    for year, weeks in ((2021, 10), (2020, 53)):  # newest first, each year's W99 before its weeks
+        labels += [week.format(year=year, week=number) for number in (99, *range(weeks, 0, -1))]
+    header = "sex,unit,geo\\time\t" + "\t".join(labels)
+    rows = [f"T,NR,{geo}\t" + "\t".join(": " if label.endswith("99") else f"{base + k} p"
+                                        for k, label in enumerate(labels))
+            for geo, base in (("AT", 1700), ("BE", 2100))]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "demo_r_mwk_ts.tsv", "\n".join([header, *rows]) + "\n"))
+    assert freq == "W-MON" and list(frame.columns) == ["AT", "BE"] and len(frame) == 63
+    assert f"left out 2 column(s) of unknown weeks ({week.format(year=2021, week=99)!r}, ...)" in note

@@ -28,6 +28,7 @@ MAX_SHAPES = 64  # kinds of header cells parsed, each once (`_periods_each`)
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
 _DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
+_UNKNOWN_WEEK = re.compile(r"\d{4}\s*[-_ ]?\s*W99")  # Eurostat's unknown week of a year, beside its weeks
 _VARIABLE = re.compile(r"(?=.*[^\W\d_]{2})[^\d:]+")  # words without digits: "Registrerte ledige"
 
 
@@ -109,12 +110,15 @@ def _may_be_period(cell: str) -> bool:
 def _periods_each(cells: list[str]) -> int:
     """How many of the last `cells` are each a period (of any kind), parsing one cell of each shape (digits
     read as 9, letters as a: "1/22/20" and "12/31/20" are two, "Jan 2020" and "Feb 2021" one), at most
-    MAX_SHAPES: a header of 1,000 dates takes a few parses, not 1,000."""
+    MAX_SHAPES: a header of 1,000 dates takes a few parses, not 1,000. Eurostat's unknown weeks (2020W99)
+    are among them, for `to_long` to leave out."""
     shapes: dict[str, bool] = {}
     count = 0
     for cell in reversed(cells):
         shape = _LETTER.sub("a", _DIGIT.sub("9", cell.strip()))
-        if shape not in shapes:
+        if _UNKNOWN_WEEK.fullmatch(cell.strip()):
+            shapes[shape] = True
+        elif shape not in shapes:
             periodic = len(shapes) < MAX_SHAPES and _may_be_period(cell) and _split_labels([cell]) is not None
             shapes[shape] = periodic
         if not shapes[shape]:
@@ -235,7 +239,10 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     """(one row per period with a DATE_COLUMN of its header label and one column per series, a note saying
     so). A series is a row, or a row's variable where the header names several beside its periods."""
     first, end = period_span(raw.columns)
-    count, labels = end - first, list(raw.columns[first:end])
+    labels = list(raw.columns[first:end])
+    unknown = [label for label in labels if _UNKNOWN_WEEK.fullmatch(str(label).strip())]
+    labels = [label for label in labels if label not in unknown]
+    count = len(labels)
     after = [str(name) for name in raw.columns[end:]]
     variables, columns, periods, dates = _by_variable(source, labels)
     if dates.has_duplicates:
@@ -273,6 +280,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         f"({columns[0][order[0]]!r} ... {columns[0][order[-1]]!r})"
         + (f" of the variable(s) {', '.join(map(repr, named))}" if named else "")
     )
+    note += f"; left out {len(unknown)} column(s) of unknown weeks ({unknown[0]!r}, ...)" if unknown else ""
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
     return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
