@@ -812,3 +812,15 @@ def test_eurostat_weekly_deaths_with_a_column_of_each_years_unknown_week(tmp_pat
     frame, freq, note = read_noted(write(tmp_path, "demo_r_mwk_ts.tsv", "\n".join([header, *rows]) + "\n"))
     assert freq == "W-MON" and list(frame.columns) == ["AT", "BE"] and len(frame) == 63
     assert f"left out 2 column(s) of unknown weeks ({week.format(year=2021, week=99)!r}, ...)" in note
+
+
+def test_a_un_sdg_export_is_dated_by_its_time_period_not_its_indicator_number(tmp_path):
+    """The UN SDG database: Goal, Target, Indicator (8.5.2), ..., GeoAreaName, TimePeriod, Value, ..., Sex.
+    dateutil read the indicator 8.5.2 as 2002-08-05: "duplicate timestamp ... in column 'Indicator'"."""
+    rows = [{"Goal": 8, "Target": "8.5", "Indicator": "8.5.2", "SeriesCode": "SL_TLF_UEM",
+             "GeoAreaName": area, "TimePeriod": year, "Value": base + (year - 2005) / 10, "Sex": sex}
+            for area, base in (("Australia", 5.0), ("Brazil", 9.0)) for sex in ("FEMALE", "MALE")
+            for year in range(2005, 2023)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "SDG.csv", pd.DataFrame(rows).to_csv(index=False)))
+    assert freq == "YS-JAN" and len(frame) == 18 and frame.index[0] == pd.Timestamp("2005-01-01")
+    assert list(frame.columns) == ["Australia/FEMALE", "Australia/MALE", "Brazil/FEMALE", "Brazil/MALE"]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
 from forecaster.data.dateparts import codes_the_dates, restates_a_part
-from forecaster.data.dates import parse_timestamps
+from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
@@ -96,6 +96,14 @@ _CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNOREC
 
 def is_text(column: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
+
+
+def section_numbers(texts: pd.Series) -> bool:
+    """Numbers of sections (the UN SDG's indicators 8.5.2, 8.10.1), which dateutil reads as dates
+    (2002-08-05): dotted numbers of one or two digits each, that are no day, month and year."""
+    texts = texts.astype(str).str.strip()
+    dotted = texts.str.fullmatch(r"\d{1,2}(?:\.\d{1,2})+").all()
+    return bool(dotted and not texts.str.fullmatch(NUMERIC_DATE).all())
 
 
 def numeric_columns(

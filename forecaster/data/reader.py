@@ -26,6 +26,7 @@ from forecaster.data.columns import (
     is_text,
     named_apart,
     numeric_columns,
+    section_numbers,
     steps_across,
     without_repeated_codes,
 )
@@ -78,7 +79,7 @@ from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
-              "observation_date", "datum", "fecha")  # fmt: skip
+              "observation_date", "datum", "fecha", "timeperiod")  # fmt: skip
 PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 
@@ -155,7 +156,7 @@ def _find_date_column(raw: pd.DataFrame) -> str | None:
             return column
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
-        if not is_text(raw[column]) or values.empty:
+        if not is_text(raw[column]) or values.empty or section_numbers(values):
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
         if parse_period_labels(sample) is not None:
