@@ -571,3 +571,20 @@ def test_a_first_row_of_values_a_year_could_be_is_a_series_not_a_header(tmp_path
     assert list(frame.columns) == ["Estonia", "Lithuania"] and freq == "MS" and len(frame) == 36
     np.testing.assert_array_equal(frame["Estonia"], rows["Estonia"])
     assert "metadata" not in note
+
+
+def test_a_second_table_under_its_title_and_the_header_again_is_left_out(tmp_path):
+    """Kenneth French's factors: the monthly table, then "Annual Factors: January-December" above the same
+    header and the yearly rows, then a copyright line: "no date column found". A header repeated with no title
+    above it (two files joined) is still refused."""
+    months = [f"{1926 + (6 + k) // 12}{(6 + k) % 12 + 1:02d}" for k in range(60)]
+    lines = ["This file was created by CMPT_ME_BEME_RETS using the 202401 CRSP database.", "",
+             ",Mkt-RF,SMB,HML,RF"] + [f"{month},   {k / 10:.2f},   -3.65,   -4.39,    0.18"
+                                        for k, month in enumerate(months)]  # fmt: skip
+    annual = ["", " Annual Factors: January-December ", ",Mkt-RF,SMB,HML,RF",
+              "1927,   22.17,    5.50,    1.08,    2.25", "1928,   17.00,   13.35,   -5.70,    2.33", "",
+              "Copyright 2024 Kenneth R. French"]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "F-F_Factors.CSV", "\n".join(lines + annual)))
+    assert freq == "MS" and len(frame) == 60 and frame["Mkt-RF"].iloc[-1] == 5.9
+    assert "skipped 1 metadata line(s) before the data and 5 after" in note  # blank lines uncounted
+    one_line_error(write(tmp_path, "joined.csv", "\n".join(lines + lines[2:])))  # not silently cut short

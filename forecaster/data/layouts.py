@@ -245,12 +245,22 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
 
 
 def _second_table(raw: pd.DataFrame) -> int:
-    """Where a second, narrower table starts below the data (UNdata's footnotes: a header "footnoteSeqID",
-    "Footnote" over numbered notes), else the row count: the first of the last rows that fill fewer cells
-    than the data's rows mostly do, when it holds names only."""
+    """Where a second table starts below the data, else the row count: its title above the header repeated
+    (Fama-French's annual factors below the monthly), or the first of the last rows that fill fewer cells
+    than the data's rows mostly do, when it holds names only (UNdata's footnotes: a header "footnoteSeqID",
+    "Footnote" over numbered notes)."""
     filled = raw.notna().sum(axis=1).to_numpy()
     if len(filled) < 3:
         return len(raw)
+    header = np.array([str(name).strip() for name in raw.columns])
+    again = np.flatnonzero((raw.apply(lambda column: column.astype(str).str.strip()) == header).sum(axis=1)
+                           >= max(2, len(header) - 1))  # fmt: skip
+    if again.size:  # the header again, under a title alone (Fama-French's "Annual Factors: ...")
+        start = int(again[0])
+        while start > 0 and filled[start - 1] <= 1:
+            start -= 1
+        titled = start < again[0] and raw.iloc[start : again[0], 0].dropna().map(_footnote).any()
+        return start if titled and start > 0 else len(raw)
     usual = int(np.bincount(filled).argmax())
     start = len(raw)
     while start > 0 and len(raw) - start < MAX_DESCRIPTION_ROWS and filled[start - 1] < usual:
