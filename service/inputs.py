@@ -44,6 +44,7 @@ from forecaster.prediction import (
     shaped,
 )
 from service.errors import ApiError
+from service.limits import check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
 
@@ -297,6 +298,7 @@ def prepare_csv(
     *,
     max_rows: int,
     max_extra_columns: int,
+    max_answer_numbers: int,
 ) -> CsvUpload:
     """Check an uploaded CSV's size, then read it with the reader `forecaster predict` uses
     (`history.read_history`) from a temporary file that is removed however the reading ends. Series of
@@ -313,6 +315,7 @@ def prepare_csv(
             with collected_notes() as said, without_reading_advice():
                 series = read_history(bundle, path)
             notes = [note.replace(str(path), shown) for note in _notes(said, str(path))]
+            _check_answer(bundle, series, horizon, levels, max_answer_numbers)
             if each_on_its_own(bundle, series):
                 answer = _forecast_apart(bundle, series, horizon, levels, max_rows)
                 return CsvUpload(series, notes, answer=answer)
@@ -355,8 +358,20 @@ def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_ex
                            f"columns and at most {max_extra_columns} others")  # fmt: skip
 
 
+def _check_answer(
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], max_answer_numbers: int
+) -> None:
+    """Refuse a table whose series' answer at `levels` would pass `max_answer_numbers` (as routes do)."""
+    steps = bundle.data.horizon if horizon is None else min(horizon, bundle.data.horizon)
+    check_answer_numbers(len(series.columns) * steps * (1 + 2 * len(levels)), max_answer_numbers, "level")
+
+
 def forecast_records(
-    served: ServedModel, request: RecordsRequest, levels: list[int], max_extra_columns: int
+    served: ServedModel,
+    request: RecordsRequest,
+    levels: list[int],
+    max_extra_columns: int,
+    max_answer_numbers: int,
 ) -> RecordsResponse:
     """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
     (the same numbers: one forecast, outside the micro-batcher)."""
@@ -368,6 +383,7 @@ def forecast_records(
         with collected_notes() as said, without_reading_advice():
             rows = pd.DataFrame.from_records(request.data)
             history = read_rows(bundle, rows)
+            _check_answer(bundle, history, request.horizon, levels, max_answer_numbers)
             read = "future"
             future = (
                 None

@@ -315,7 +315,8 @@ async def forecast(
     if isinstance(body, RecordsRequest):
         check_records(served.bundle.data, body.data, settings.max_rows)
         levels = checked_levels(served, body.level, "level")
-        return await run_in_threadpool(forecast_records, served, body, levels, settings.max_extra_columns)
+        limits = settings.max_extra_columns, settings.max_answer_numbers
+        return await run_in_threadpool(forecast_records, served, body, levels, *limits)
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:
@@ -389,7 +390,7 @@ async def forecast_csv(
     content = await file.read()
     read = partial(
         prepare_csv, served.bundle, content, file.filename, horizon, levels, max_rows=settings.max_rows,
-        max_extra_columns=settings.max_extra_columns,
+        max_extra_columns=settings.max_extra_columns, max_answer_numbers=settings.max_answer_numbers,
     )  # fmt: skip
 
     async def answer() -> Response:

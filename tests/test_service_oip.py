@@ -223,6 +223,17 @@ def test_answers_past_the_numbers_limit_are_refused_before_they_are_forecast(mod
         assert client.post("/v2/models/hourly/infer", json=v2).status_code == 200
         v2["parameters"]["level"] = [50, 80, 95]
         refused_v2 = client.post("/v2/models/hourly/infer", json=v2).json()
+        frame = frames[0].rename_axis("date").reset_index()  # the records and CSV routes: one table each
+        records = {"data": frame.astype({"date": str}).to_dict(orient="records"), "level": [80]}
+        upload = {"file": ("recent.csv", frame.to_csv(index=False).encode())}
+        assert client.post("/v1/models/hourly/forecast", json=records).status_code == 200
+        assert client.post("/v1/models/hourly/forecast.csv", files=upload, params={"level": [80]}).is_success
+    one = HORIZON * len(COLUMNS) * 3  # one table at one level
+    with serving(models_dir, max_answer_numbers=one - 1) as client:
+        refused_records = client.post("/v1/models/hourly/forecast", json=records).json()
+        refused_csv = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"level": 80}).json()
     assert refused["message"].startswith(f"level: the answer would hold {limit + 2 * HORIZON * 2:,} numbers")
     assert f"expected at most {limit:,}" in refused["message"]
     assert refused_v2["details"][0]["field"] == "parameters" and "would hold" in refused_v2["message"]
+    for refusal in (refused_records, refused_csv):
+        assert refusal["message"].startswith(f"level: the answer would hold {one} numbers")
