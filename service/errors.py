@@ -188,7 +188,8 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     if len(details) > 5:
         summary += f"; and {len(details) - 5} more"
-    return error_response(422, "invalid_input", summary or "invalid request", details)
+    syntax = any(error.get("type") == "json_invalid" for error in exc.errors())  # 400 as for bytes not UTF-8
+    return error_response(400 if syntax else 422, "invalid_input", summary or "invalid request", details)
 
 
 def api_error_response(error: ApiError) -> JSONResponse:

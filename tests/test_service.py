@@ -376,7 +376,7 @@ _BY_9999 = [str(stamp) for stamp in pd.date_range("9999-12-31 04:00", periods=20
 _BEFORE_1 = [f"-0001-04-11 {hour:02d}:00:00" for hour in range(20)]
 _BODY_TEXT = json.dumps(body_of(history()))
 BAD_JSON = [
-    ("invalid json", _raw('{"values": '), 422, "body", "expected valid JSON"),
+    ("invalid json", _raw('{"values": '), 400, "body", "expected valid JSON"),  # syntax: 400, as not UTF-8
     ("not an object", {"json": [1, 2]}, 422, "body", "expected a JSON object"),
     ("values missing", {"json": {"timestamps": _ROWS}}, 422, "values", "required"),
     ("unknown field", {"json": {**body_of(history()), "extra": 1}}, 422, "extra", "unknown field"),
