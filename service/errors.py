@@ -116,6 +116,9 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
         return ErrorDetail(field="body", message=f"expected valid JSON: {reason} at character {position}")
     kind = error.get("type", "")
     message = _FRIENDLY.get(kind, str(error.get("msg", "invalid value")))
+    context = error.get("ctx") or {}
+    if kind == "too_short" and "min_length" in context:  # "List should have at least 1 item after validation"
+        message = f"expected at least {context['min_length']} item(s), got {context.get('actual_length', 0)}"
     loc = tuple(error.get("loc", ()))
     if kind == "extra_forbidden" and loc[:2] == ("body", "batch") and loc[-1] in ("horizon", "level"):
         message = f"not a field of a batch: give {loc[-1]} in each of its inputs"
