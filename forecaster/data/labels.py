@@ -18,11 +18,11 @@ _CHECKED = 24  # the history's last labels a style must write back
 # Month labels pandas reads itself, as published with month names or without a day, and Excel's "Jan-19";
 # days as offices and spreadsheets write them (the Bank of England's "31 Jan 2010", the EIA's "03/15/2024",
 # Google Sheets' "6/1/2023", the RBNZ's "31/01/2015"): each kept only where it writes the dates back.
-_MONTH_STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
-                 "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}", "{year} {monthname}",
-                 "{mon}-{yy:02d}", "{day:02d}/{month:02d}/{year}", "{month:02d}/{day:02d}/{year}",
-                 "{day}/{month}/{year}", "{month}/{day}/{year}", "{day:02d}.{month:02d}.{year}",
-                 "{day} {mon} {year}", "{day:02d} {mon} {year}", "{day:02d}-{mon}-{year}")  # fmt: skip
+_STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
+           "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}", "{year} {monthname}",
+           "{mon}-{yy:02d}", "{day:02d}/{month:02d}/{year}", "{month:02d}/{day:02d}/{year}",
+           "{day}/{month}/{year}", "{month}/{day}/{year}", "{day:02d}.{month:02d}.{year}",
+           "{day} {mon} {year}", "{day:02d} {mon} {year}", "{day:02d}-{mon}-{year}")  # fmt: skip
 
 
 def _fields(stamp: pd.Timestamp) -> dict[str, object]:
@@ -58,7 +58,7 @@ def _styles(text: str) -> Iterator[str]:
             for (start, end), field in reversed(spans):
                 template = template[:start] + "{" + field + "}" + template[end:]
             yield template
-    yield from _MONTH_STYLES
+    yield from _STYLES
 
 
 def _text(value: object) -> str:

@@ -340,7 +340,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
-    hour_col: str | None = None  # a column of each date's hour, time or year (`dateparts`)
+    completing_col: str | None = None  # the column of each date's hour, time of day or year (`dateparts`)
     long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
     if read.id_col is not None:
         raw = with_key(raw, read.id_col, source)
@@ -375,7 +375,7 @@ def _read_table(
                 " (pass no_date=True / --no-date for a file without timestamps)",
             )  # fmt: skip
         if date_col is not None and date_from is None and (completed := completed_dates(raw, date_col)):
-            raw, hour_col, note = completed  # the column of the dates' times or years
+            raw, completing_col, note = completed
             notes.append(note)
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
@@ -384,9 +384,9 @@ def _read_table(
             read = dataclasses.replace(read, weeks=weeks)
         else:
             index = _parse_dates(source, raw, date_col, notes)
-        if date_from is None and hour_col is None and (hourly := with_hours(raw, index)) is not None:
-            index, hour_col = hourly[0].rename(index.name), hourly[1]
-            notes.append(f"read column {hour_col!r} as the hour of each date in {date_col!r}")
+        if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
+            index, completing_col = hourly[0].rename(index.name), hourly[1]
+            notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
             raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
@@ -398,7 +398,7 @@ def _read_table(
         date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
-    used_for_dates += [hour_col] if hour_col is not None else []
+    used_for_dates += [completing_col] if completing_col is not None else []
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
     columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index)
     check_names(source, [*columns, *covariates])

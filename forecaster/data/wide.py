@@ -67,13 +67,6 @@ def _split_labels(labels: Sequence[object]) -> tuple[list[str], list[str], pd.Da
     return None
 
 
-def period_dates(labels: Sequence[str]) -> pd.DatetimeIndex | None:
-    """The first day of each period for header labels all of one kind (1990, 1990 [YR1990], 2010Q1,
-    2010-Q1, 2010 Q1, 2010M01, 2010-01, 2010-01-31, 1/22/20, Registrerte ledige 2018M01), else None."""
-    split = _split_labels(labels)
-    return None if split is None else split[2]
-
-
 def _ordered_periods(labels: Sequence[str]) -> bool:
     """Labels a header of periods may hold: periods of one kind, each variable's in order, newest first or
     last, with no repeat; years also evenly spaced. A row of values is none (DE's 1358, 1371, 1350 thousand

@@ -101,7 +101,6 @@ class PooledWindows(Dataset):
         return torch.cat(inputs), torch.cat(targets)
 
 
-
 class EveryNth(Dataset):
     """Every `step`-th window of one series' `windows`, counted back from its last (the latest is kept)."""
 
