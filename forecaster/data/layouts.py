@@ -252,10 +252,11 @@ def _second_table(raw: pd.DataFrame) -> int:
     filled = raw.notna().sum(axis=1).to_numpy()
     if len(filled) < 3:
         return len(raw)
-    header = np.array([str(name).strip() for name in raw.columns])
-    again = np.flatnonzero((raw.apply(lambda column: column.astype(str).str.strip()) == header).sum(axis=1)
-                           >= max(2, len(header) - 1))  # fmt: skip
-    if again.size:  # the header again, under a title alone (Fama-French's "Annual Factors: ...")
+    header = [str(name).strip() for name in raw.columns]
+    named = np.flatnonzero(raw.iloc[:, -1].astype(str).str.strip() == header[-1])  # one column looked at
+    again = [row for row in named if sum(str(cell).strip() == name for cell, name in
+                                         zip(raw.iloc[row], header, strict=True)) >= max(2, len(header) - 1)]
+    if again:  # the header again, under a title alone (Fama-French's "Annual Factors: ...")
         start = int(again[0])
         while start > 0 and filled[start - 1] <= 1:
             start -= 1
