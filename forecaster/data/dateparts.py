@@ -70,20 +70,22 @@ def completed_dates(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str
     dates = raw[date_col]
     if not pd.api.types.is_string_dtype(dates) or not len(raw):
         return None
-    texts = dates.astype(str).str.strip()
-    months = texts.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
-    timeless = not texts.str.contains(":").any()
-    for column in raw.columns:
-        values = raw[column]
-        if column == date_col:
-            continue
-        if timeless and pd.api.types.is_string_dtype(values) and values.str.fullmatch(_CLOCK).all():
+    others = [column for column in raw.columns if column != date_col]
+    texts = dates.astype(str).str.strip()  # what follows reads whole columns only where a first value fits
+    clocks = [column for column in others if pd.api.types.is_string_dtype(raw[column])
+              and _CLOCK.fullmatch(str(raw[column].iloc[0]).strip())]  # fmt: skip
+    if clocks and ":" not in texts.iloc[0] and not texts.str.contains(":").any():
+        column = next((column for column in clocks if raw[column].str.fullmatch(_CLOCK).all()), None)
+        if column is not None:
             note = f"read column {column!r} as the time of day of each date in {date_col!r}"
-            return raw.assign(**{date_col: texts + " " + values.str.strip()}), str(column), note
-        if _part_of(column) == "year" and months.notna().all():
-            years = pd.to_numeric(values, errors="coerce")
-            if years.notna().all() and (years == years.round()).all():
-                pairs = zip(years, months, strict=True)
+            return raw.assign(**{date_col: texts + " " + raw[column].str.strip()}), str(column), note
+    years = [column for column in others if _part_of(column) == "year"]
+    if years and texts.iloc[0].lower().rstrip(".") in MONTH_NUMBERS:
+        months = texts.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
+        for column in years:
+            numbers = pd.to_numeric(raw[column], errors="coerce")
+            if months.notna().all() and numbers.notna().all() and (numbers == numbers.round()).all():
+                pairs = zip(numbers, months, strict=True)
                 stamped = [f"{int(year):04d}-{int(month):02d}" for year, month in pairs]
                 note = f"read the months of {date_col!r} in the years of column {column!r}"
                 return raw.assign(**{date_col: stamped}), str(column), note
