@@ -44,7 +44,7 @@ from forecaster.prediction import (
     shaped,
 )
 from service.errors import ApiError
-from service.limits import check_answer_numbers
+from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
 
@@ -363,7 +363,7 @@ def _check_answer(
 ) -> None:
     """Refuse a table whose series' answer at `levels` would pass `max_answer_numbers` (as routes do)."""
     steps = bundle.data.horizon if horizon is None else min(horizon, bundle.data.horizon)
-    check_answer_numbers(len(series.columns) * steps * (1 + 2 * len(levels)), max_answer_numbers, "level")
+    check_answer_numbers(answer_numbers(steps, len(series.columns), len(levels)), max_answer_numbers, "level")
 
 
 def forecast_records(

@@ -100,9 +100,15 @@ class BodyLimitMiddleware:
         await self.app(scope, replay, send)
 
 
+def answer_numbers(steps: int, series: int, levels: int) -> int:
+    """The numbers an answer holds: each step of each series, its point and each level's two bounds."""
+    return steps * series * (1 + 2 * levels)
+
+
 def check_answer_numbers(numbers: int, limit: int, field: str) -> None:
-    """Refuse (422 naming `field`) a request whose answer would hold more than `limit` numbers, before it is
-    forecast: an answer is built whole in memory and serialized on the event loop."""
+    """Refuse (422 naming `field`) a request whose answer would hold more than `limit` numbers
+    (`answer_numbers`), before it is forecast: an answer is built whole in memory and serialized on the event
+    loop."""
     if numbers > limit:
         raise ApiError(422, f"the answer would hold {numbers:,} numbers (series x horizon x (1 + 2 x "
                        f"levels)); expected at most {limit:,}: ask fewer levels or series, or a shorter "

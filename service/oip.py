@@ -26,9 +26,9 @@ from service.limits import check_answer_numbers
 from service.registry import ServedModel
 from service.routes import (
     OrjsonRoute,
-    answer_numbers,
     checked_levels,
     forecast_histories,
+    histories_numbers,
     no_query_parameters,
     require_media_type,
 )
@@ -226,7 +226,7 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
                        field="inputs[0].parameters")  # fmt: skip
     histories = _histories(served, body.inputs[0], settings.max_inputs)
     count = len(histories)
-    numbers = answer_numbers(histories, [levels] * count)
+    numbers = histories_numbers(histories, [levels] * count)
     check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
     answers = await forecast_histories(served, histories, [levels] * count, ["inputs[0].data"] * count)
     columns = served.bundle.data.columns

@@ -34,7 +34,7 @@ from service.inputs import (
     prepare_csv,
     prepare_json,
 )
-from service.limits import check_answer_numbers
+from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
@@ -238,9 +238,9 @@ async def describe_model(name: str, registry: Registry) -> ModelInfo:
     return registry.get(name).info
 
 
-def answer_numbers(histories: list[PreparedHistory], levels: list[list[int]]) -> int:
-    """How many numbers the answers to `histories` at `levels` hold: steps x series x (1 + 2 x levels)."""
-    return sum(history.horizon * history.window.shape[1] * (1 + 2 * len(asked))
+def histories_numbers(histories: list[PreparedHistory], levels: list[list[int]]) -> int:
+    """The numbers the answers to `histories` at `levels` hold together (`answer_numbers`)."""
+    return sum(answer_numbers(history.horizon, history.window.shape[1], len(asked))
                for history, asked in zip(histories, levels, strict=True))  # fmt: skip
 
 
@@ -339,7 +339,7 @@ async def forecast(
         checked_levels(served, item.level, f"{prefix}level")
         for item, prefix in zip(items, prefixes, strict=True)
     ]
-    check_answer_numbers(answer_numbers(prepared, levels), settings.max_answer_numbers, "level")
+    check_answer_numbers(histories_numbers(prepared, levels), settings.max_answer_numbers, "level")
     answers = await forecast_histories(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
     # ForecastResponse's fields, serialized by orjson as they are: validating our own answer against the
     # response models and dumping it through pydantic took 2.5x as long.
