@@ -361,7 +361,7 @@ def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_
 
 def test_a_baseline_calibrates_on_the_train_split_too_with_enough_validation_windows(monkeypatch) -> None:
     """A year of days at horizon 14 (input 96; split 7:1:2 at rows 255 and 292): validation's 24 overlapping
-    windows are 2 whole horizons; calibrated on them alone, 1 in 6 daily baselines of a simulation covered
+    windows are 2 whole horizons; calibrated on them alone, 7 of 40 daily baselines of a simulation covered
     under 0.65 at 80%. The train split's 255 - 96 - 14 + 1 = 146 windows calibrate too now, and beyond
     MAX_SCORES scores they are thinned evenly."""
     from forecaster.api import Forecaster
