@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.data.dates import year_numbers
 from forecaster.data.keys import key_columns
+from forecaster.data.numberdates import year_numbers
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 

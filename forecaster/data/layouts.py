@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
-from forecaster.data.dates import year_numbers
 from forecaster.data.headerless import (
     commented_names,
     header_above_labels,
@@ -36,6 +35,7 @@ from forecaster.data.headerless import (
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
 from forecaster.data.missing import line_number, lines
+from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names

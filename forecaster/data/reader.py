@@ -12,7 +12,6 @@ import dataclasses
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
-from numbers import Number
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,17 @@ from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import counts_rows
 from forecaster.data.columns import (
     check_names_once,
-    is_text,
     named_apart,
     numeric_columns,
-    section_numbers,
     steps_across,
     without_repeated_codes,
+)
+from forecaster.data.datecolumn import (
+    DATE_NAMES,
+    find_date_column,
+    find_dates_of_long_rows,
+    find_year_column,
+    parse_dates,
 )
 from forecaster.data.dateparts import (
     completed_dates,
@@ -37,20 +41,7 @@ from forecaster.data.dateparts import (
     parts_as_column,
     with_hours,
 )
-from forecaster.data.dates import (
-    across_offsets,
-    compact_dates,
-    dotted_months,
-    excel_days,
-    number_dates,
-    parse_period_labels,
-    parse_timestamps,
-    period_label_misfits,
-    snap_to_periods,
-    unix_times,
-    utc_timestamps,
-    year_numbers,
-)
+from forecaster.data.dates import snap_to_periods
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import as_frame, check_names, in_time_order, index_as_columns
 from forecaster.data.keys import key_parts, with_key
@@ -59,11 +50,8 @@ from forecaster.data.layouts import Layout, arrange, sniff
 from forecaster.data.missing import (
     AUTO,
     NO_FILL,
-    SHOWN,
-    advice,
     check_finite,
     fill_missing_cells,
-    line,
     missing_codes,
     names_lines,
     rows_of_a_frame,
@@ -77,11 +65,6 @@ from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
-
-DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
-              "observation_date", "datum", "fecha", "timeperiod")  # fmt: skip
-PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
-YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 
 
 def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.DataFrame, Layout]:
@@ -125,54 +108,6 @@ def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.D
     return raw, layout
 
 
-def _find_year_column(raw: pd.DataFrame) -> str | None:
-    """A column of whole year numbers named like a year (yearly data without a date column), else a first
-    column of consecutive years whatever its name (INSEE heads its years 'Libellé', GENESIS leaves them
-    unnamed)."""
-    for column in raw.columns:
-        if column.lower() in YEAR_NAMES and year_numbers(raw[column]) is not None:
-            return column
-    first = raw.columns[0] if len(raw.columns) > 1 else None
-    if first is not None and len(raw) >= 3 and (years := year_numbers(raw[first])) is not None:
-        steps = np.unique(np.diff(years.year))
-        return first if len(steps) == 1 and abs(steps[0]) == 1 else None
-    return None
-
-
-def _find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
-    """The column of a long table's times (its id column left out): dates, else years."""
-    return _find_date_column(raw) or _find_year_column(raw)
-
-
-def _find_date_column(raw: pd.DataFrame) -> str | None:
-    """A text column (or one of YYYYMMDD numbers, Unix times or Excel's days) named like a date, else the
-    first text column (named like a period first) whose values, a sample spread over the rows, are period
-    labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a
-    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01)."""
-    for column in raw.columns:
-        values = raw[column]
-        numbers = (read(values) for read in (number_dates, unix_times, excel_days))
-        if column.lower() in DATE_NAMES and (is_text(values) or any(dates is not None for dates in numbers)):
-            return column
-    for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
-        values = raw[column].dropna()
-        if not is_text(raw[column]) or values.empty or section_numbers(values.iloc[:20]):
-            continue
-        sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
-        if parse_period_labels(sample) is not None:
-            return column
-        try:
-            parsed = pd.DatetimeIndex(parse_timestamps(sample))
-        except (ValueError, TypeError, OverflowError):
-            continue
-        if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
-            return column
-    whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
-    found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
-    dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
-    return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
-
-
 def _indexed_by_steps(
     raw: pd.DataFrame, read: ReadOptions, source: str, notes: list[str]
 ) -> tuple[pd.DataFrame, ReadOptions]:
@@ -185,7 +120,7 @@ def _indexed_by_steps(
             notes.append(f"column {column!r} counts the rows ({first:.0f} to {last:.0f}), no dates: rows "
                          "indexed by steps")  # fmt: skip
             return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
-        _parse_dates(source, raw, column)  # refused with what the column named like a date holds
+        parse_dates(source, raw, column)  # refused with what the column named like a date holds
     if steps := steps_across(raw):  # M4's V2, V3, ...: --no-date forecast each step as a series
         raise DataError(f"{source}: the series are rows, their steps across {len(steps)} columns "
                         f"({steps[0]!r} ... {steps[-1]!r}); expected a series per column: transpose the "
@@ -197,79 +132,6 @@ def _indexed_by_steps(
         "name it with date_col (--date-col), give date_from (--date-from year,quarter), or pass "
         "no_date=True (--no-date) to index rows by integer steps"
     )
-
-
-DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
-    "expected timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, 2020M01, 2020:1, "
-    "2020-W05, FY2020 or 2019/20, whole years"
-)
-
-
-def _parse_dates(
-    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None
-) -> pd.DatetimeIndex:
-    """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
-    timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
-    column = raw[date_col]
-    if not is_text(column):
-        numbers = number_dates(column)
-        if numbers is not None:
-            return numbers.rename(date_col)
-        if (unix := unix_times(column)) is not None:
-            said = f"read column {date_col!r} as Unix times in {unix[1]} (UTC)"
-            (notes if notes is not None else []).append(said)
-            return unix[0]
-        if (days := excel_days(column)) is not None:
-            (notes if notes is not None else []).append(f"read column {date_col!r} as Excel's day numbers")
-            return days
-        raise DataError(
-            f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
-            "YYYYMMDD numbers, or R's decimal years (1949.0833)"
-            + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
-                     "--no-date indexes rows by steps)")
-        )
-    labels = parse_period_labels(column)
-    if labels is not None:
-        return labels.rename(date_col)
-    mixed = (
-        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on "
-        f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
-    )
-    number = column.map(lambda value: isinstance(value, Number) and pd.notna(value)).astype(bool)
-    texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
-    try:
-        parsed = parse_timestamps(texts)
-    except (ValueError, TypeError, OverflowError) as error:
-        shifted = across_offsets(texts)
-        if shifted is not None:
-            (notes if notes is not None else []).append(shifted[1])
-            return shifted[0]
-        if utc_timestamps(texts) is not None:
-            raise DataError(mixed) from None
-        raise DataError(
-            f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
-            "expected one format and one time zone"
-        ) from None
-    bad = np.flatnonzero(parsed.isna().to_numpy())
-    if bad.size and (shifted := across_offsets(texts)) is not None:  # pandas reads one offset only
-        (notes if notes is not None else []).append(shifted[1])
-        return shifted[0]
-    if bad.size and utc_timestamps(texts) is not None:  # each a timestamp, read only where all share a zone
-        raise DataError(mixed)
-    if bad.size:
-        misfits = period_label_misfits(column)  # most rows labels of one kind: the others are the bad ones
-        kind = "timestamps" if misfits is None else f"{misfits[0]} labels like the others"
-        bad = bad if misfits is None else misfits[1]
-        shown = ", ".join(
-            f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
-            for p in bad[:SHOWN]
-        )
-        one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
-        raise DataError(  # every value unread: a form not read, rather than a few bad cells
-            f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
-            + (DATE_FORMS if bad.size == len(column) else one)
-        )
-    return pd.DatetimeIndex(parsed, name=date_col)
 
 
 def read_csv(path: str | Path, **options: Any) -> TimeSeries:
@@ -303,7 +165,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         spec = None
     context = None
     if spec is None:  # benchmark files are read exactly as published
-        raw, context, read = arrange(str(path), raw, layout, read, _find_date_column, notes)
+        raw, context, read = arrange(str(path), raw, layout, read, find_date_column, notes)
     try:
         return _read_table(raw, str(path), read, spec, notes)
     except DataError as error:
@@ -349,10 +211,10 @@ def _read_table(
             raw, joined, weeks = parts_as_column(raw, long_parts, source, notes, read.weeks)
             read = dataclasses.replace(read, date_col=joined, date_from=None, weeks=weeks)
             date_from = None
-        read = long_columns(raw, read, source, _find_dates_of_long_rows)
-        raw, date_col, read = read_long(raw, read, source, _parse_dates, notes)
+        read = long_columns(raw, read, source, find_dates_of_long_rows)
+        raw, date_col, read = read_long(raw, read, source, parse_dates, notes)
     if not read.no_date and date_col is None and date_from is None:
-        date_col = _find_date_column(raw)
+        date_col = find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
         if date_from is not None and spec is None:  # year and quarter repeating: a long table's, maybe
             said: list[str] = []
@@ -362,7 +224,7 @@ def _read_table(
                 read = dataclasses.replace(read, weeks=weeks)
                 notes.extend(said)
         if date_col is None and date_from is None:
-            date_col = _find_year_column(raw)
+            date_col = find_year_column(raw)
         if date_col is None and date_from is None:
             raw, read = _indexed_by_steps(raw, read, source, notes)
     if read.no_date:
@@ -378,12 +240,12 @@ def _read_table(
             raw, completing_col, note = completed
             notes.append(note)
         if spec is None and read.id_col is None and date_col is not None:
-            raw, read = find_long(raw, read, date_col, source, _parse_dates, notes)
+            raw, read = find_long(raw, read, date_col, source, parse_dates, notes)
         if date_from is not None:
             index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
             read = dataclasses.replace(read, weeks=weeks)
         else:
-            index = _parse_dates(source, raw, date_col, notes)
+            index = parse_dates(source, raw, date_col, notes)
         if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
             index, completing_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")

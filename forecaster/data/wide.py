@@ -18,8 +18,8 @@ from forecaster.data.dates import (
     parse_period_labels,
     parse_timestamps,
     regular_grid,
-    year_numbers,
 )
+from forecaster.data.numberdates import year_numbers
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 

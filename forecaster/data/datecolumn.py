@@ -1,0 +1,154 @@
+"""The date column of a table: which column holds the dates (by name, else by what it holds), and its
+values read as a DatetimeIndex, every form a refusal lists (`DATE_FORMS`) tried in one place."""
+
+from __future__ import annotations
+
+from numbers import Number
+
+import numpy as np
+import pandas as pd
+
+from forecaster.data.columns import is_text, section_numbers
+from forecaster.data.dates import (
+    across_offsets,
+    parse_period_labels,
+    parse_timestamps,
+    period_label_misfits,
+    utc_timestamps,
+)
+from forecaster.data.missing import SHOWN, advice, line
+from forecaster.data.numberdates import (
+    compact_dates,
+    dotted_months,
+    excel_days,
+    number_dates,
+    unix_times,
+    year_numbers,
+)
+from forecaster.errors import DataError
+
+DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
+              "observation_date", "datum", "fecha", "timeperiod")  # fmt: skip
+PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
+YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
+
+
+def find_year_column(raw: pd.DataFrame) -> str | None:
+    """A column of whole year numbers named like a year (yearly data without a date column), else a first
+    column of consecutive years whatever its name (INSEE heads its years 'Libellé', GENESIS leaves them
+    unnamed)."""
+    for column in raw.columns:
+        if column.lower() in YEAR_NAMES and year_numbers(raw[column]) is not None:
+            return column
+    first = raw.columns[0] if len(raw.columns) > 1 else None
+    if first is not None and len(raw) >= 3 and (years := year_numbers(raw[first])) is not None:
+        steps = np.unique(np.diff(years.year))
+        return first if len(steps) == 1 and abs(steps[0]) == 1 else None
+    return None
+
+
+def find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
+    """The column of a long table's times (its id column left out): dates, else years."""
+    return find_date_column(raw) or find_year_column(raw)
+
+
+def find_date_column(raw: pd.DataFrame) -> str | None:
+    """A text column (or one of YYYYMMDD numbers, Unix times or Excel's days) named like a date, else the
+    first text column (named like a period first) whose values, a sample spread over the rows, are period
+    labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a
+    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01)."""
+    for column in raw.columns:
+        values = raw[column]
+        numbers = (read(values) for read in (number_dates, unix_times, excel_days))
+        if column.lower() in DATE_NAMES and (is_text(values) or any(dates is not None for dates in numbers)):
+            return column
+    for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
+        values = raw[column].dropna()
+        if not is_text(raw[column]) or values.empty or section_numbers(values.iloc[:20]):
+            continue
+        sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
+        if parse_period_labels(sample) is not None:
+            return column
+        try:
+            parsed = pd.DatetimeIndex(parse_timestamps(sample))
+        except (ValueError, TypeError, OverflowError):
+            continue
+        if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
+            return column
+    whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
+    found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
+    dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
+    return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
+
+
+DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
+    "expected timestamps such as 2016-07-01 00:00:00, period labels such as 2020-Q1, 2020M01, 2020:1, "
+    "2020-W05, FY2020 or 2019/20, whole years"
+)
+
+
+def parse_dates(
+    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None
+) -> pd.DatetimeIndex:
+    """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
+    timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
+    column = raw[date_col]
+    if not is_text(column):
+        numbers = number_dates(column)
+        if numbers is not None:
+            return numbers.rename(date_col)
+        if (unix := unix_times(column)) is not None:
+            said = f"read column {date_col!r} as Unix times in {unix[1]} (UTC)"
+            (notes if notes is not None else []).append(said)
+            return unix[0]
+        if (days := excel_days(column)) is not None:
+            (notes if notes is not None else []).append(f"read column {date_col!r} as Excel's day numbers")
+            return days
+        raise DataError(
+            f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
+            "YYYYMMDD numbers, or R's decimal years (1949.0833)"
+            + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
+                     "--no-date indexes rows by steps)")
+        )
+    labels = parse_period_labels(column)
+    if labels is not None:
+        return labels.rename(date_col)
+    mixed = (
+        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on "
+        f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
+    )
+    number = column.map(lambda value: isinstance(value, Number) and pd.notna(value)).astype(bool)
+    texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
+    try:
+        parsed = parse_timestamps(texts)
+    except (ValueError, TypeError, OverflowError) as error:
+        shifted = across_offsets(texts)
+        if shifted is not None:
+            (notes if notes is not None else []).append(shifted[1])
+            return shifted[0]
+        if utc_timestamps(texts) is not None:
+            raise DataError(mixed) from None
+        raise DataError(
+            f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
+            "expected one format and one time zone"
+        ) from None
+    bad = np.flatnonzero(parsed.isna().to_numpy())
+    if bad.size and (shifted := across_offsets(texts)) is not None:  # pandas reads one offset only
+        (notes if notes is not None else []).append(shifted[1])
+        return shifted[0]
+    if bad.size and utc_timestamps(texts) is not None:  # each a timestamp, read only where all share a zone
+        raise DataError(mixed)
+    if bad.size:
+        misfits = period_label_misfits(column)  # most rows labels of one kind: the others are the bad ones
+        kind = "timestamps" if misfits is None else f"{misfits[0]} labels like the others"
+        bad = bad if misfits is None else misfits[1]
+        shown = ", ".join(
+            f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
+            for p in bad[:SHOWN]
+        )
+        one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
+        raise DataError(  # every value unread: a form not read, rather than a few bad cells
+            f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
+            + (DATE_FORMS if bad.size == len(column) else one)
+        )
+    return pd.DatetimeIndex(parsed, name=date_col)

@@ -1,0 +1,111 @@
+"""Dates written as numbers: whole years, YYYYMMDD or YYYYMM, R's decimal years, KOSIS's dotted months,
+Unix times and Excel's serial days. Each reader answers None for numbers that are not its form, so a column
+of values is never taken for dates by chance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _whole_numbers(column: pd.Series) -> np.ndarray | None:
+    """A column's values as float64 where every one is a finite whole number, else None (also for integers
+    beyond float, which pandas keeps as Python ints)."""
+    try:
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    except OverflowError:
+        return None
+    if not len(values) or not np.isfinite(values).all() or (values != np.round(values)).any():
+        return None
+    return values
+
+
+def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Whole numbers written as dates without separators, YYYYMMDD (19580329, as NOAA and many databases
+    export them) or YYYYMM (199501), of years 1000-2999; None for other numbers."""
+    values = _whole_numbers(column)
+    if values is None:
+        return None
+    for low, high, pattern in ((10000101, 29991231, "%Y%m%d"), (100001, 299912, "%Y%m")):
+        if values.min() >= low and values.max() <= high:
+            parsed = pd.to_datetime(values.astype(np.int64).astype(str), format=pattern, errors="coerce")
+            return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
+    return None
+
+
+def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
+    """A column of whole year numbers (1990, 1991, ...) as January 1 of each; None for other numbers."""
+    values = _whole_numbers(column)
+    if values is None or values.min() < 1000 or values.max() > 2999:
+        return None
+    return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in values])
+
+
+def decimal_years(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Times as R writes a `ts` (1949.0833 for February 1949, 1960.25 for the second quarter of 1960), as
+    the first day of each half-year, quarter or month (the coarsest that every value fits); None unless every
+    value is one, of years 1000-2999, and some are not whole years."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if not len(values) or not np.isfinite(values).all() or (values == np.round(values)).all():
+        return None
+    if values.min() < 1000 or values.max() >= 3000:
+        return None
+    for per_year in (2, 4, 12):
+        periods = np.round(values * per_year)
+        if np.abs(values * per_year - periods).max() < 1e-3:  # R prints 1949.08333333333
+            years, parts = np.divmod(periods.astype(np.int64), per_year)
+            months = parts * (12 // per_year) + 1
+            return pd.DatetimeIndex([pd.Timestamp(int(year), int(month), 1)
+                                     for year, month in zip(years, months, strict=True)])  # fmt: skip
+    return None
+
+
+def dotted_months(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Months written as a year, a dot and the month, read as numbers (KOSIS: 2019.01, ..., 2019.1 for
+    "2019.10", 2019.12); None unless every value is one, of years 1000-2999, in order, most a month apart."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if len(values) < 2 or not np.isfinite(values).all() or values.min() < 1000 or values.max() >= 3000:
+        return None
+    years = np.floor(values)
+    months = np.round((values - years) * 100)
+    if np.abs((values - years) * 100 - months).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+        return None
+    steps = np.diff(years * 12 + months)  # months apart; newest first as some downloads list them
+    if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:
+        return None
+    return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
+
+
+def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, R's decimal years or KOSIS's dotted
+    months; None for others."""
+    for read in (year_numbers, compact_dates, decimal_years, dotted_months):
+        if (dates := read(column)) is not None:
+            return dates
+    return None
+
+
+def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
+    """A date column of Unix times (Grafana's and Prometheus' exports): whole seconds or milliseconds since
+    1970 within the years 2001-2096, in UTC, and the unit; None for other numbers."""
+    values = _whole_numbers(column)
+    if values is None:
+        return None
+    for unit, low in (("s", 1e9), ("ms", 1e12)):
+        if low <= values.min() and values.max() < 4.1 * low:
+            stamps = pd.to_datetime(values.astype(np.int64), unit=unit, utc=True)
+            return pd.DatetimeIndex(stamps, name=column.name), {"s": "seconds", "ms": "milliseconds"}[unit]
+    return None
+
+
+def excel_days(column: pd.Series) -> pd.DatetimeIndex | None:
+    """A date column of Excel's serial day numbers (a spreadsheet's dates saved unformatted: 44562 for
+    2022-01-01, days from 1899-12-30), whole numbers within 1954-2119 that only rise or only fall; None for
+    other numbers."""
+    values = _whole_numbers(column)
+    if values is None or len(values) < 2:
+        return None
+    steps = np.diff(values)
+    if not (values.min() >= 20_000 and values.max() < 80_000 and ((steps > 0).all() or (steps < 0).all())):
+        return None
+    return pd.DatetimeIndex(pd.Timestamp("1899-12-30") + pd.to_timedelta(values, unit="D"), name=column.name)
