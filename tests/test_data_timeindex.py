@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 import pytest
 
-from forecaster.data import future_timestamps, infer_frequency
+from forecaster.data import DataQualityWarning, future_timestamps, infer_frequency, read_csv
 from forecaster.errors import DataError
 
 
@@ -69,3 +73,62 @@ def test_future_steps_of_integer_indexes():
 def test_future_timestamps_errors(index, freq, horizon, expected):
     with pytest.raises(DataError, match=expected):
         future_timestamps(index, freq, horizon)
+
+
+def _daily_file(tmp_path: Path, values: np.ndarray, name: str = "daily.csv", newest_first: bool = False
+                ) -> Path:
+    """A day-first daily file as central banks write it (TCMB's EVDS: 01-01-2023), blank cells for NaN."""
+    days = pd.date_range("2023-01-01", periods=len(values), freq="D")
+    cells = ["" if np.isnan(value) else f"{value:.4f}" for value in values]
+    rows = [f"{day:%d-%m-%Y},{cell}\n" for day, cell in zip(days, cells, strict=True)]
+    path = tmp_path / name
+    path.write_text("Tarih,USD\n" + "".join(rows[::-1] if newest_first else rows))
+    return path
+
+
+def test_daily_rows_with_blank_weekends_read_as_business_days(tmp_path):
+    """Every Saturday and Sunday blank (and one holiday): the weekends are left out, not refused as a tenth
+    missing nor filled with invented prices; the holiday stays a short gap; the forecast goes on in business
+    days, and a bundle's options (fill_missing 'auto') read the file the same way."""
+    days = pd.date_range("2023-01-01", periods=91, freq="D")
+    values = 18.8 + 0.01 * np.arange(91)
+    values[days.day_of_week >= 5] = np.nan
+    values[days == "2023-03-08"] = np.nan  # a weekday holiday
+    path = _daily_file(tmp_path, values)
+    with pytest.warns(DataQualityWarning, match="left out the 26 Saturdays and Sundays, which hold no"):
+        series = read_csv(path)
+    assert series.freq == "B" and len(series) == 65
+    assert (series.frame.index.day_of_week < 5).all()
+    assert series.frame.loc["2023-03-08", "USD"] == pytest.approx(18.8 + 0.01 * 66)  # between its neighbours
+    with pytest.warns(DataQualityWarning, match="business days"):
+        again = read_csv(path, **dataclasses.asdict(series.options))  # fill_missing "auto", as in bundles
+    assert again.frame.equals(series.frame)
+    assert again.options.fill_missing == "auto"
+    after = pd.to_datetime(["2023-04-03", "2023-04-04"])  # Monday and Tuesday after Friday 2023-03-31
+    assert list(future_timestamps(series.frame.index, "B", 2)) == list(after)
+
+
+def test_blank_weekends_with_a_fill_asked_or_a_weekend_value_stay_daily(tmp_path):
+    """The user's --fill-missing keeps every day; one Saturday with a value means weekends are data."""
+    days = pd.date_range("2023-01-01", periods=91, freq="D")
+    values = 18.8 + 0.01 * np.arange(91)
+    values[days.day_of_week >= 5] = np.nan
+    with pytest.warns(DataQualityWarning, match="filled 26 missing cell"):
+        filled = read_csv(_daily_file(tmp_path, values), fill_missing="ffill")
+    assert filled.freq == "D" and len(filled) == 91
+    values[days == "2023-02-04"] = 19.0
+    with pytest.raises(DataError, match="misses 23 of its 89 values"):  # the first and last day dropped
+        read_csv(_daily_file(tmp_path, values, "saturday.csv"))
+
+
+@pytest.mark.parametrize("newest_first", [False, True])
+def test_refusals_name_the_file_lines_of_trimmed_and_reversed_rows(tmp_path, newest_first):
+    """The empty first day is dropped (or the rows, newest first, read from the oldest): the missing cells
+    are still named at the lines the file holds them (day 31 is line 32 from the top)."""
+    values = 200.0 + np.arange(60)
+    values[0], values[30:40] = np.nan, np.nan
+    path = _daily_file(tmp_path, values, newest_first=newest_first)
+    first = 22 if newest_first else 32  # 2023-02-09 from the top of the reversed file; 2023-01-31 else
+    shown = ", ".join(str(first + k) for k in range(5))
+    with pytest.raises(DataError, match=f"column 'USD' at line\\(s\\) {shown}, \\.\\.\\."):
+        read_csv(path)

@@ -137,19 +137,21 @@ def fill_missing_cells(
     notes: list[str],
     *,
     spans: bool = False,
-    added: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
     freq: str | None = None,
 ) -> pd.DataFrame:
-    """Missing cells and the rows `added` to a regular grid (missing time steps of a `freq` series): an error
+    """Missing cells and the rows added to a regular grid (missing time steps of a `freq` series): an error
     naming them (NO_FILL), a few short gaps interpolated (AUTO), or every one filled by `fill_missing`. With
     `spans` (independent series) each column may start late and end early: only cells inside its
-    first-to-last value count."""
-    added = np.zeros(len(frame), dtype=bool) if added is None else added
+    first-to-last value count. `rows`: each row's place among the file's data rows, -1 for a row added to
+    the grid (default: the frame's rows are the file's, in order)."""
+    rows = np.arange(len(frame)) if rows is None else rows
     if fill_missing == AUTO and not spans:
-        frame, added = _trim_edges(frame, added, notes)
+        frame, rows = _trim_edges(frame, rows, notes)
+    added = rows < 0
     finite = np.isfinite(frame.to_numpy())
-    rows = np.arange(len(frame))[:, None]
-    inside = (rows >= finite.argmax(axis=0)) & (rows <= len(frame) - 1 - finite[::-1].argmax(axis=0))
+    places = np.arange(len(frame))[:, None]
+    inside = (places >= finite.argmax(axis=0)) & (places <= len(frame) - 1 - finite[::-1].argmax(axis=0))
     inside &= finite.any(axis=0)
     if spans:
         empty = [str(frame.columns[j]) for j in np.flatnonzero(~finite.any(axis=0))]
@@ -161,9 +163,9 @@ def fill_missing_cells(
     if not missing.any():
         return frame
     if fill_missing == NO_FILL:
-        _refuse(path, frame, missing, added, freq)
+        _refuse(path, frame, missing, rows, freq)
     if fill_missing == AUTO:
-        return _fill_short_gaps(path, frame, missing, inside, added, freq, notes)
+        return _fill_short_gaps(path, frame, missing, inside, rows, freq, notes)
     if added.any():
         notes.append(f"added {int(added.sum())} missing time step(s) of the {freq} grid")
     if spans:
@@ -228,16 +230,16 @@ def _at(label: Any) -> str:
     return when(label) if isinstance(label, pd.Timestamp) else str(label)
 
 
-def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+def _trim_edges(frame: pd.DataFrame, rows: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows from the first where every column has a value to the last, where that drops at most
     MAX_EDGE_SHARE of them (else all rows, for the refusal to name the cells)."""
     shared = _shared_rows(np.isfinite(frame.to_numpy()))
     if shared is None:
-        return frame, added
+        return frame, rows
     first, last = shared
     before, after = first, len(frame) - 1 - last
     if not before + after:
-        return frame, added
+        return frame, rows
     where = [f"the first {before}" if before else "", f"the last {after}" if after else ""]
     if frame.shape[1] == 1:
         notes.append(f"dropped {' and '.join(filter(None, where))} row(s), empty before the series starts or "
@@ -245,7 +247,7 @@ def _trim_edges(frame: pd.DataFrame, added: np.ndarray, notes: list[str]) -> tup
     else:
         notes.append(f"dropped {' and '.join(filter(None, where))} row(s), where not every column has a value"
                      + advice(" (--channels independent keeps each series' own span)"))
-    return frame.iloc[first : last + 1], added[first : last + 1]
+    return frame.iloc[first : last + 1], rows[first : last + 1]
 
 
 def _fill_short_gaps(
@@ -253,7 +255,7 @@ def _fill_short_gaps(
     frame: pd.DataFrame,
     missing: np.ndarray,
     inside: np.ndarray,
-    added: np.ndarray,
+    rows: np.ndarray,
     freq: str | None,
     notes: list[str],
 ) -> pd.DataFrame:
@@ -281,11 +283,12 @@ def _fill_short_gaps(
             reason = f"column {name!r} has a gap of {lengths[longest]} steps from {where}, more than {limit}"
         else:
             continue
-        _refuse(path, frame, missing, added, freq, reason)
+        _refuse(path, frame, missing, rows, freq, reason)
     if (missing & ~inside).any():
-        _refuse(path, frame, missing & ~inside, added, freq,
+        _refuse(path, frame, missing & ~inside, rows, freq,
                 "before a column's first value or after its last, where no line runs between two values",
                 spans_differ=frame.shape[1] > 1)
+    added = rows < 0
     steps, cells = int(added.sum()), int((gaps & ~added[:, None]).sum())
     filled = [f"{steps} missing time step(s)" if steps else "", f"{cells} empty cell(s)" if cells else ""]
     notes.append(f"filled {' and '.join(filter(None, filled))} by linear interpolation"
@@ -304,7 +307,7 @@ def _refuse(
     path: Path | str,
     frame: pd.DataFrame,
     missing: np.ndarray,
-    added: np.ndarray,
+    rows: np.ndarray,
     freq: str | None,
     reason: str | None = None,
     spans_differ: bool = False,
@@ -312,6 +315,7 @@ def _refuse(
     """One line naming the missing time steps (else the missing cells at their file lines) and the option:
     where series start or end at different times (`spans_differ`), first the one that keeps their spans."""
     why = f" ({reason}, so not filled by default)" if reason else ""
+    added = rows < 0
     if added.any() and missing[added].any():
         raise DataError(
             f"{path}: {int(added.sum())} missing time step(s) in column {frame.index.name!r} of a {freq} "
@@ -320,10 +324,9 @@ def _refuse(
                      "rows)")
         )
     in_file = missing & ~added[:, None]
-    file_rows = np.cumsum(~added) - 1
     per_column = in_file.sum(axis=0)
     described = "; ".join(
-        f"column {frame.columns[j]!r} at {lines(file_rows[np.flatnonzero(in_file[:, j])])}"
+        f"column {frame.columns[j]!r} at {lines(np.sort(rows[in_file[:, j]]))}"
         for j in np.flatnonzero(per_column)[:3]
     )
     raise DataError(

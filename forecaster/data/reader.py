@@ -63,7 +63,7 @@ from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, 
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
 from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, read_options
 from forecaster.data.timeindex import infer_frequency
-from forecaster.data.timeorder import check_time_order
+from forecaster.data.timeorder import business_days, check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
 
 
@@ -202,6 +202,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
+    rows: np.ndarray | None = None  # each row's place among the file's where not in order, for refusals
     completing_col: str | None = None  # the column of each date's hour, time of day or year (`dateparts`)
     long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
     if read.id_col is not None:
@@ -250,7 +251,7 @@ def _read_table(
             index, completing_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
-            raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
+            raw, index, rows = raw.iloc[::-1].reset_index(drop=True), index[::-1], np.arange(len(raw))[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
         snapped = snap_to_periods(index) if spec is None and infer_frequency(index) is None else None
         if snapped is not None:
@@ -276,13 +277,18 @@ def _read_table(
         frame = frame.drop(columns=empty)
         columns = [name for name, none in zip(columns, nothing, strict=False) if not none]
         notes.append(f"left out column(s) {some(list(map(repr, empty)))}: no values at all")
-    added = None if grid is None else ~grid.isin(frame.index)
-    frame = frame if grid is None else frame.reindex(grid)
+    rows = np.arange(len(frame)) if rows is None else rows
+    if grid is not None:  # the missing steps added, rows of no file line (-1)
+        placed = np.full(len(grid), -1)
+        placed[grid.isin(frame.index)] = rows
+        frame, rows = frame.reindex(grid), placed
+    if spec is None and read.fill_missing in (None, AUTO):  # AUTO: the default, as a bundle keeps it
+        frame, rows, freq = business_days(frame, rows, freq, notes)
     asked = read.fill_missing or AUTO
     fill = NO_FILL if spec is not None and read.fill_missing is None else asked  # benchmarks as published
     plain = spec is None and read.fill_missing is None and not covariates and not read.calendar
     mode = read.channels or (INDEPENDENT if plain and spans_apart(frame, notes) else MULTIVARIATE)
-    frame = fill_missing_cells(source, frame, fill, notes, spans=mode == INDEPENDENT, added=added, freq=freq)
+    frame = fill_missing_cells(source, frame, fill, notes, spans=mode == INDEPENDENT, rows=rows, freq=freq)
     if read.calendar:
         frame = pd.concat([frame, calendar_features(frame.index, freq)], axis=1)
     if notes:

@@ -126,3 +126,18 @@ def check_time_order(
             notes.append(f"{count} irregular step(s): {first}")
         freq = spec.freq
     return freq, None
+
+
+def business_days(
+    frame: pd.DataFrame, rows: np.ndarray, freq: str | None, notes: list[str]
+) -> tuple[pd.DataFrame, np.ndarray, str | None]:
+    """A daily table whose Saturdays and Sundays hold no value in any column (central banks' and exchanges'
+    downloads list every day and leave weekends blank), as business days: those rows left out and said, so
+    weekends are neither refused as gaps nor filled with invented prices. `rows`: each row's file place."""
+    weekend = np.asarray(frame.index.day_of_week >= 5) if freq == "D" else np.zeros(len(frame), dtype=bool)
+    held = frame.notna().to_numpy().any(axis=1)
+    if weekend.sum() < 4 or held[weekend].any() or not held[~weekend].any():
+        return frame, rows, freq
+    notes.append(f"left out the {int(weekend.sum())} Saturdays and Sundays, which hold no values: read as "
+                 "business days")  # fmt: skip
+    return frame[~weekend], rows[~weekend], "B"
