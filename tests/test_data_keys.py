@@ -391,3 +391,28 @@ def test_the_note_of_series_not_sent_names_a_few_and_counts_the_rest():
     note = " ".join(str(item.message) for item in said)
     assert "no rows of series 's1/t', 's2/t', 's3/t', 's4/t', 's5/t' and 2994 more that model" in note
     assert len(note) < 500
+
+
+@pytest.mark.parametrize("id_col", [None, "geo,na_item"])
+def test_an_export_whose_rows_are_in_no_order_is_read_as_the_sorted_one(tmp_path, id_col):
+    """ONS's CMD downloads and Redfin's tracker list their long rows in no order: each row names its series
+    and time, so the table is the same as the sorted file's (it was refused as 'not sorted'), with a note."""
+    sorted_file = _export(tmp_path / "namq.csv")
+    shuffled = pd.read_csv(sorted_file).sample(frac=1.0, random_state=0)
+    shuffled.to_csv(tmp_path / "shuffled.csv", index=False)
+    options = {} if id_col is None else {"id_col": id_col}
+    with pytest.warns(DataQualityWarning, match="sorted the rows by 'TIME_PERIOD': the file lists its times"):
+        series = read_csv(tmp_path / "shuffled.csv", **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        expected = read_csv(sorted_file, **options)
+    assert series.freq == "QS-JAN" and len(series) == 40
+    pd.testing.assert_frame_equal(series.frame[expected.frame.columns], expected.frame)
+
+
+def test_a_shuffled_export_whose_times_do_not_parse_is_refused_in_the_readers_words(tmp_path):
+    frame = pd.read_csv(_export(tmp_path / "namq.csv")).sample(frac=1.0, random_state=0)
+    frame.loc[frame.index[3], "TIME_PERIOD"] = "sometime"
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(DataError, match="'sometime'"):
+        read_csv(tmp_path / "bad.csv", id_col="geo,na_item")

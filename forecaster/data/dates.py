@@ -181,6 +181,7 @@ def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Ser
         column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", pd.errors.PandasChangeWarning)  # '2012-Q2' read as a quarter for now
         later = _later_format(column, dayfirst)
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst, format=later)
         if mixed and parsed.isna().sum() > column.isna().sum():

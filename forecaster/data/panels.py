@@ -19,6 +19,7 @@ from forecaster.data.cells import counts_rows
 from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
+from forecaster.data.timeorder import sorted_by_time
 from forecaster.data.variables import by_variable, joined_values, melt_variables, value_columns
 from forecaster.errors import DataError
 
@@ -202,6 +203,8 @@ def read_long(
         if consecutive and steps[0] == int(steps[0]):
             wide.index = pd.RangeIndex(int(steps[0]), int(steps[0]) + len(steps))
         return wide, None, read
+    if not independent:  # rows in no order (ONS's CMD downloads, Redfin's tracker): sorted by time
+        wide = sorted_by_time(wide, time_col, source, parse_dates, notes)
     if times is not None:  # each time written back as the file wrote it ("2010 Q1"), for the reader to parse
         written = pd.Series(raw[time_col].astype(str).str.strip().to_numpy(), index=times)
         wide[time_col] = wide[time_col].map(written[~written.index.duplicated()])

@@ -5,6 +5,7 @@ published quirks as notes."""
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,9 @@ from forecaster.data.missing import advice, line
 from forecaster.data.registry import DatasetSpec
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
@@ -141,3 +145,25 @@ def business_days(
     notes.append(f"left out the {int(weekend.sum())} Saturdays and Sundays, which hold no values: read as "
                  "business days")  # fmt: skip
     return frame[~weekend], rows[~weekend], "B"
+
+
+def sorted_by_time(
+    wide: pd.DataFrame,
+    time_col: str,
+    source: str,
+    parse_dates: Callable[..., pd.DatetimeIndex],
+    notes: list[str],
+) -> pd.DataFrame:
+    """A long table's times, pivoted in the order the file first lists them, sorted by the dates they read
+    as: a long table's rows each carry their series and time, so their order says nothing (tools that read
+    long tables sort them). Times that do not parse, or already in order (or newest first, which the reader
+    turns), are left for the reader to check."""
+    try:
+        times = parse_dates(source, wide, time_col)
+    except DataError:
+        return wide
+    steps = np.diff(times.asi8)
+    if (steps >= 0).all() or (steps <= 0).all():
+        return wide
+    notes.append(f"sorted the rows by {time_col!r}: the file lists its times out of order")
+    return wide.iloc[np.argsort(times.asi8, kind="stable")].reset_index(drop=True)
