@@ -104,3 +104,17 @@ def test_a_workbook_whose_xml_unpacks_past_the_bound_is_refused_before_it_is_rea
     monkeypatch.setattr(excel, "MAX_WORKBOOK_XML_BYTES", 2**16)
     with pytest.raises(DataError, match=r"cells.xlsx: its sheets unpack to \d+ MiB of XML, more than the 0"):
         read_csv(path)
+
+
+def test_years_typed_as_numbers_head_columns_of_decimal_values(tmp_path):
+    """A wide sheet of countries by years whose values have decimals: pandas made each column floats again,
+    so the header read 1995.0, 1996.0, ... and no date was found."""
+    path = tmp_path / "wide.xlsx"
+    years = list(range(1995, 2010))
+    rows = [["Country", *years], *([name, *(1.5 + 10 * c + np.arange(15) / 4)]
+                                    for c, name in enumerate(["Austria", "Belgium"]))]  # fmt: skip
+    pd.DataFrame(rows).to_excel(path, index=False, header=False)
+    series, said = _read(path)
+    assert series.columns == ["Austria", "Belgium"] and series.freq == "YS-JAN"
+    assert series.index[0] == pd.Timestamp("1995-01-01") and series.index[-1] == pd.Timestamp("2009-01-01")
+    np.testing.assert_allclose(series.values[:, 1], 11.5 + np.arange(15) / 4)

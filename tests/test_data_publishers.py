@@ -274,8 +274,22 @@ def test_investing_com_volumes_in_k_m_b_and_changes_in_percent(tmp_path):
     assert freq == "B" and frame.index[-1] == days[0] and list(frame.columns) == ["Price", "Vol.", "Change %"]
     np.testing.assert_allclose(frame["Vol."].iloc[::-1], [201.65e3, 2.47e6, 1.2e9] * 10)
     np.testing.assert_allclose(frame["Change %"].iloc[::-1], np.arange(30) / 100 - 0.1, atol=1e-12)
-    assert "read 30 number(s) ending in K, M or B as thousands, millions or billions; read 30 number(s) " \
-        "written with % in percent" in note  # fmt: skip
+    assert "read 30 number(s) ending in K (k), M or B as thousands, millions or billions; read 30 " \
+        "number(s) written with % in percent" in note  # fmt: skip
+
+
+def test_gapminder_numbers_ending_in_a_small_k_are_thousands(tmp_path):
+    """Gapminder's wide CSVs write 110.0k beside 24.0M: the k was stripped as a flag (Andorra's 110,000 people
+    read as 110, GDP per head of 1,800 as 1.8)."""
+    years = list(range(2000, 2012))
+    rows = [f"Andorra,{','.join(f'{66 + k}.0k' for k in range(12))}",
+            f"Angola,{','.join(f'{16.4 + k / 2:.1f}M' for k in range(12))}"]  # fmt: skip
+    path = write(tmp_path, "pop.csv", f"country,{','.join(map(str, years))}\n" + "\n".join(rows) + "\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "YS-JAN" and list(frame.columns) == ["Andorra", "Angola"]
+    np.testing.assert_allclose(frame["Andorra"], 1e3 * (66.0 + np.arange(12)))
+    np.testing.assert_allclose(frame["Angola"], 1e6 * (16.4 + np.arange(12) / 2))
+    assert "read 24 number(s) ending in K (k), M or B" in note
 
 
 def test_a_met_office_station_file_of_text_columns_units_flags_and_provisional_rows(tmp_path):
@@ -824,3 +838,16 @@ def test_a_un_sdg_export_is_dated_by_its_time_period_not_its_indicator_number(tm
     frame, freq, note = read_noted(write(tmp_path, "SDG.csv", pd.DataFrame(rows).to_csv(index=False)))
     assert freq == "YS-JAN" and len(frame) == 18 and frame.index[0] == pd.Timestamp("2005-01-01")
     assert list(frame.columns) == ["Australia/FEMALE", "Australia/MALE", "Brazil/FEMALE", "Brazil/MALE"]
+
+
+def test_a_date_the_file_was_made_repeated_on_every_row_is_not_its_date_column(tmp_path):
+    """NCHS's weekly deaths begin with 'Data As Of' (one day on every row) before 'Week Ending Date': the
+    constant day was taken as the dates (a long panel of 2,430 series of one row)."""
+    weeks = pd.date_range("2020-01-04", periods=30, freq="W-SAT")
+    rows = [f"09/27/2023,{state},{week.year},{k + 1},{week:%Y-%m-%d},{1000 + 10 * s + k}"
+            for s, state in enumerate(["Alabama", "Alaska"]) for k, week in enumerate(weeks)]  # fmt: skip
+    header = "Data As Of,Jurisdiction of Occurrence,MMWR Year,MMWR Week,Week Ending Date,All Cause\n"
+    frame, freq, note = read_noted(write(tmp_path, "nchs.csv", header + "\n".join(rows) + "\n"))
+    assert freq == "W-SAT" and list(frame.index) == list(weeks)
+    assert list(frame.columns) == ["Alabama", "Alaska"]
+    np.testing.assert_array_equal(frame["Alaska"], 1010 + np.arange(30))

@@ -34,10 +34,11 @@ _SHAPES = {
     r"|\d{1,3}(?:\.\d{3}){2,}",
 }
 _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
-# Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B" (a flag is lower case or set apart),
-# and rates written with their unit, "0.40%", "5.2 %" (read in percent)
-_SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KMB]| ?%)")
-_SCALES = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
+# Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B", Gapminder's "110.0k" (no office flags
+# a value "k"; other flags are lower case or set apart), and rates written with their unit, "0.40%", "5.2 %"
+# (read in percent)
+_SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KkMB]| ?%)")
+_SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
 # Money as spreadsheets format it: "$120,345.67", "105.510,44 €", "-£3.20", accounting's "($4,845.18)" for a
 # negative amount (a revenue column so written was skipped as text, silently)
 _MONEY = re.compile(r"(?P<open>\()?(?P<sign>[+-]?)\s*[$€£¥]?\s*(?P<value>\d[\d.,\s\u00a0\u202f]*?)\s*[$€£¥]?"
@@ -78,8 +79,9 @@ class Tally:
             said.append(f"read {self.grouped} number(s) written with thousands separators")
         if below := self.scaled["<"]:
             said.append(f"read {below} cell(s) below a limit ('<1') as half the limit")
-        if magnitudes := sum(self.scaled[suffix] for suffix in "KMB"):
-            said.append(f"read {magnitudes} number(s) ending in K, M or B as thousands, millions or billions")
+        if magnitudes := sum(self.scaled[suffix] for suffix in "KkMB"):
+            said.append(f"read {magnitudes} number(s) ending in K (k), M or B as thousands, millions or "
+                        "billions")
         if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
             said.append(f"read {percents} number(s) written with % in percent")
         if trailing := self.scaled["-"]:

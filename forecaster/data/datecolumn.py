@@ -55,7 +55,8 @@ def find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
 def find_date_column(raw: pd.DataFrame) -> str | None:
     """A text column (or one of YYYYMMDD numbers, Unix times or Excel's days) named like a date, else the
     first text column (named like a period first) whose values, a sample spread over the rows, are period
-    labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), else a
+    labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), not
+    one date repeated (the day the file was made), else a
     column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01)."""
     for column in raw.columns:
         values = raw[column]
@@ -65,6 +66,8 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
         if not is_text(raw[column]) or values.empty or section_numbers(values.iloc[:20]):
+            continue
+        if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
         if parse_period_labels(sample) is not None:

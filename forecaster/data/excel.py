@@ -37,10 +37,11 @@ def _numbers(sheet: pd.DataFrame) -> int:
 
 
 def _cell_text(value: object) -> object:
-    """Whole floats as integers: a year typed into Excel is often stored as 1990.0."""
+    """Whole floats as integers: a year typed into Excel is often stored as 1990.0. Text, as pandas made a
+    column of whole and decimal numbers (years heading decimal values) floats again, 1990.0."""
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+        return str(int(value))
+    return repr(value) if isinstance(value, float) and np.isfinite(value) else value
 
 
 def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
