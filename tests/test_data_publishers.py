@@ -851,3 +851,37 @@ def test_a_date_the_file_was_made_repeated_on_every_row_is_not_its_date_column(t
     assert freq == "W-SAT" and list(frame.index) == list(weeks)
     assert list(frame.columns) == ["Alabama", "Alaska"]
     np.testing.assert_array_equal(frame["Alaska"], 1010 + np.arange(30))
+
+
+def test_columns_restating_the_dates_or_coding_the_rows_are_no_series(tmp_path):
+    """WHO FluNet's ISO_YEAR, ISO_WEEK, MMWR_YEAR and MMWR_WEEK, the CFTC's YYMMDD date, UN Comtrade's
+    refYear, reporterCode and partner2Code, the Drought Monitor's FIPS and StatisticFormatID were forecast as
+    series beside the counts (a forecast of week 6 again, of the year 2023 in 2024)."""
+    weeks = pd.date_range("2021-12-26", periods=60, freq="W-SUN")  # MMWR_WEEKSTARTDATE: week 52 of 2021, ...
+    mmwr = (weeks + pd.Timedelta(days=1)).isocalendar()  # a Sunday's MMWR week is the next Monday's ISO week
+    frame = pd.DataFrame({
+        "MMWR_WEEKSTARTDATE": weeks.strftime("%Y-%m-%d"), "ISO_YEAR": mmwr["year"].to_numpy(),
+        "ISO_WEEK": mmwr["week"].to_numpy(), "MMWR_YEAR": mmwr["year"].to_numpy(),
+        "MMWR_WEEK": mmwr["week"].to_numpy(), "YYMMDD": weeks.strftime("%y%m%d").astype(int),
+        "refYear": weeks.year, "reporterCode": 842, "partner2Code": 0, "FIPS": 6037, "StatisticFormatID": 1,
+        "INF_A": 100 + np.arange(60), "INF_B": 50 + np.arange(60) % 7,
+    })  # fmt: skip
+    frame.to_csv(tmp_path / "flunet.csv", index=False)
+    read, freq, note = read_noted(tmp_path / "flunet.csv")
+    assert freq == "W-SUN" and list(read.columns) == ["INF_A", "INF_B"]
+    assert ("skipped column(s) 'reporterCode', 'partner2Code', 'FIPS', 'StatisticFormatID': codes or "
+            "identifiers") in note
+    assert ("skipped column(s) 'ISO_YEAR', 'ISO_WEEK', 'MMWR_YEAR', 'MMWR_WEEK', 'YYMMDD', 'refYear': parts "
+            "or codes of the dates") in note
+
+
+def test_german_calendar_weeks_jahr_and_kw_are_date_parts(tmp_path):
+    """RKI's SurvStat export `Jahr;KW;Fälle`: KW (Kalenderwoche) was no week column, so the years repeated
+    and the file was refused as a duplicate timestamp, with advice to name an id column."""
+    weeks = pd.date_range("2020-01-06", periods=60, freq="W-MON")
+    iso = weeks.isocalendar()
+    pairs = zip(iso["year"], iso["week"], strict=True)
+    rows = [f"{year};{week};{100 + k}" for k, (year, week) in enumerate(pairs)]
+    frame, freq, _ = read_noted(write(tmp_path, "rki.csv", "Jahr;KW;Fälle\n" + "\n".join(rows) + "\n"))
+    assert freq == "W-MON" and list(frame.index) == list(weeks)
+    np.testing.assert_array_equal(frame["Fälle"], 100 + np.arange(60))

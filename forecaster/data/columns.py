@@ -88,10 +88,11 @@ def _codes(column: pd.Series) -> bool:
     return 2 * int(numbers.sum()) < len(cells) or cells.empty
 
 
-_ID_NAME = re.compile(r"(?:.*[_ ])?(?:id|station|stn)", re.IGNORECASE)  # "STATIONS_ID", "store_id", "STN"
+_ID_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:id|station|stn|fips))|.*[a-z]I[dD]")  # "STATIONS_ID", "FormatID"
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
                                 "decimals", "coordinate"})  # NOAA's station files, StatCan's tables
-_CODE_NAME = re.compile(r"(?:^|[_ ])(?:code|kode|コード|代码)$", re.IGNORECASE)  # e-Stat: "... コード"
+# e-Stat's "... コード", UN Comtrade's "reporterCode"
+_CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]Code)$")
 
 
 def is_text(column: pd.Series) -> bool:

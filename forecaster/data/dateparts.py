@@ -26,21 +26,29 @@ _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 5
 # The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS, IBGE, TurkStat's
 # "Yıl;Ay"; the Met Office's "yyyy mm"), case ignored.
 _PART_NAMES = {
-    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr", "yıl"),
-                   "year"),
-    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr", "çeyrek"), "quarter"),
-    **dict.fromkeys(("month", "monat", "mois", "mes", "mês", "mese", "maand", "mm", "mo", "mon", "ay"),
-                   "month"),
-    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk"), "week"),
+    **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr", "yıl",
+                     "rok", "år", "aasta", "vuosi"), "year"),  # fmt: skip
+    **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr", "çeyrek", "kwartał", "kwartal",
+                     "kvartal"), "quarter"),  # fmt: skip
+    **dict.fromkeys(("month", "monat", "mois", "mes", "mês", "mese", "maand", "mm", "mo", "mon", "ay",
+                     "miesiąc", "månad", "måned", "kuukausi"), "month"),  # fmt: skip
+    **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk", "kw", "kalenderwoche", "vecka",
+                     "uke", "uge", "viikko", "tydzień"), "week"),  # fmt: skip
     **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),
     **dict.fromkeys(("hour", "stunde", "heure", "hora", "ora", "uur", "hh", "hr"), "hour"),
     **dict.fromkeys(("doy", "day of year", "day_of_year", "dayofyear", "jday"), "doy"),  # NASA POWER's DOY
 }
 
 
+# How a part's name may be qualified: UN Comtrade's refYear, WHO FluNet's ISO_WEEK and MMWR_YEAR
+_QUALIFIED = re.compile(r"(?:ref|iso|mmwr|epi)[_ ]?(?P<part>.+)")
+
+
 def _part_of(name: object) -> str | None:
-    """The date part a column's name says it holds (_PART_NAMES, case ignored), or None."""
-    return _PART_NAMES.get(str(name).strip().lower())
+    """The date part a column's name says it holds (_PART_NAMES, case ignored, maybe _QUALIFIED), or None."""
+    text = str(name).strip().lower()
+    qualified = _QUALIFIED.fullmatch(text)
+    return _PART_NAMES.get(text) or (_PART_NAMES.get(qualified["part"]) if qualified else None)
 
 
 def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
@@ -231,8 +239,10 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
     if kind is None or not pd.api.types.is_numeric_dtype(column):
         return False
     monday = index.day_of_week.to_numpy()
-    parts = {"year": [index.year], "quarter": [index.quarter], "month": [index.month], "day": [index.day],
-             "week": [index.isocalendar()["week"]], "hour": [index.hour],
+    iso, epi = index.isocalendar(), (index + pd.Timedelta(days=1)).isocalendar()  # epi (MMWR): from Sunday
+    parts = {"year": [index.year, iso["year"], epi["year"]], "quarter": [index.quarter],
+             "month": [index.month], "day": [index.day], "week": [iso["week"], epi["week"]],
+             "hour": [index.hour],
              "weekday": [monday, monday + 1, (monday + 1) % 7, (monday + 1) % 7 + 1]}  # fmt: skip
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     return any(np.array_equal(values, np.asarray(part, dtype=np.float64)) for part in parts[kind])
@@ -241,12 +251,13 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
 def codes_the_dates(column: pd.Series, index: pd.DatetimeIndex) -> bool:
     """Whether a column of numbers writes each of `index`'s dates as a code: 20141 for 2014 Q1 (the CSO's
     TLIST(Q1) beside its Quarter column: forecast as a series), 201401 for January 2014, 20140101 for its
-    first day."""
+    first day, 140101 (the CFTC's YYMMDD)."""
     if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
         return False
     year = index.year.to_numpy(dtype=np.float64)
     month = year * 100 + index.month
-    codes = (year * 10 + index.quarter, month, month * 100 + index.day)
+    day = month * 100 + index.day
+    codes = (year * 10 + index.quarter, month, day, day % 1_000_000)
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     return any(np.array_equal(values, np.asarray(code, dtype=np.float64)) for code in codes)
 
