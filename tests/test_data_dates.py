@@ -230,6 +230,24 @@ def test_dates_on_different_days_of_consecutive_months_read_as_months() -> None:
     assert read_frame(pd.DataFrame({"date": days, "v": np.arange(38.0)})).freq == "D"
 
 
+def test_weekly_releases_a_holiday_moved_read_on_their_weeks_day() -> None:
+    """Baker Hughes' Friday rig count on the Thursday before Good Friday, Freddie Mac's Thursday survey on
+    Thanksgiving's Wednesday: refused as off the weekly grid; now each on its week's day, said in a note. A
+    week missing stays a gap to fill; dates on many weekdays (daily data with gaps) are no weeks."""
+    fridays = pd.date_range("2022-01-07", periods=60, freq="W-FRI")
+    released = fridays.where(fridays != pd.Timestamp("2022-04-15"), pd.Timestamp("2022-04-14"))
+    released = released.where(released != pd.Timestamp("2022-11-25"), pd.Timestamp("2022-11-23"))
+    dates, values = released.delete(30).strftime("%m/%d/%Y"), np.delete(np.arange(60.0), 30)  # a week missing
+    with pytest.warns(DataQualityWarning, match=r"read 2 weekly date\(s\) off the week's Friday as that day, "
+                      r"as a holiday moved them \(2022-04-14 -> 2022-04-15\)"):  # fmt: skip
+        series = read_frame(pd.DataFrame({"Date": dates, "rigs": values}))
+    assert series.freq == "W-FRI" and list(series.index) == list(fridays)
+    np.testing.assert_array_equal(series.values[:, 0], np.arange(60.0))  # the missing week interpolated
+    days = pd.date_range("2022-01-03", periods=60, freq="B").delete([4, 9, 30])  # Mondays to Fridays
+    with pytest.raises(DataError, match="irregular time steps"):
+        read_frame(pd.DataFrame({"date": days[::2].strftime("%Y-%m-%d"), "v": np.arange(len(days[::2]))}))
+
+
 def test_mixed_time_zones_are_named_as_such(tmp_path) -> None:
     """Each value is a timestamp; pandas reads them as one column only in one zone: where neither UTC nor
     the local clock gives a regular series, say that, not 'not timestamps' (a DataFrame of zoned Timestamps)

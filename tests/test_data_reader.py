@@ -59,6 +59,10 @@ BROKEN = {
         ["duplicate timestamp 2023-10-29 02:00:00 in column 'date' at line 4 and line 5",
          "turned back at the end of daylight saving time: give the times with their UTC offset"],
     ),  # fmt: skip
+    "empty_first_date": (  # a TypeError inside the label parser before (a traceback for the user)
+        "day,cases\n,1\n" + "".join(f"2023-10-{d:02d},{d}\n" for d in range(9, 20)),
+        ["date column 'day' has 1 value(s) that are not timestamps: line 2 (empty)"],
+    ),
     "shuffled_dates": (
         _rows([HOURS[i] for i in (0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11)], _ints(12)),
         ["not sorted: line 6 (2020-01-01 03:00:00) comes after line 5 (2020-01-01 07:00:00)", "sort the"],

@@ -109,7 +109,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     day of each period (a fiscal year "2019/20": January 1 of its first year); None unless every value is
     such a label, all of one kind."""
     texts = _label_texts(values)
-    first = texts.iloc[0] if len(texts) else ""
+    first = texts.iloc[0] if len(texts) and isinstance(texts.iloc[0], str) else ""  # empty first: no label
     for pattern, part in PERIOD_LABELS:
         if not pattern.search(first):  # every label fits, the first too: 70,000 timestamps are not matched
             continue
@@ -327,7 +327,32 @@ def snap_to_periods(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | N
                 return None
             first = f"{index[0].date()} -> {periods[0]}"
             return starts, f"read dates on different days of their {name} as {name} ({first})"
-    return None
+    return _snap_to_weekday(index)
+
+
+_MAX_MOVED_SHARE = 0.1  # weekly releases a holiday moved: Baker Hughes' Thursday before Good Friday
+
+
+def _snap_to_weekday(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
+    """Weekly dates on one weekday but a few (at most _MAX_MOVED_SHARE) moved a day to three by a holiday
+    (a Friday release on Thursday, Freddie Mac's Thursday survey on Thanksgiving's Wednesday), each as its
+    week's day, and a note naming the first; None unless each then lies in its own week, most a week apart."""
+    if len(index) < 5 or (index != index.normalize()).any():
+        return None
+    weekdays = index.day_of_week.to_numpy()
+    usual = int(np.bincount(weekdays, minlength=7).argmax())
+    moved = weekdays != usual
+    if not moved.any() or moved.mean() > _MAX_MOVED_SHARE:  # none moved: a gap's, for regular_grid
+        return None
+    shift = (weekdays - usual + 3) % 7 - 3  # days from the nearest usual weekday, -3 to 3
+    snapped = (index - pd.to_timedelta(shift, unit="D")).rename(index.name)
+    days = np.diff(snapped.tz_localize(None).to_numpy().astype("datetime64[D]").astype(np.int64))
+    if (days <= 0).any() or (days % 7).any() or (days == 7).mean() < 0.5:
+        return None
+    first = int(np.flatnonzero(moved)[0])
+    day = f"{index[~moved][0]:%A}"
+    return snapped, (f"read {int(moved.sum())} weekly date(s) off the week's {day} as that day, as a holiday "
+                     f"moved them ({index[first].date()} -> {snapped[first].date()})")  # fmt: skip
 
 
 def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None:
