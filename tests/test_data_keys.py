@@ -364,8 +364,11 @@ def test_kaggle_panels_keyed_by_numbered_stores_and_items_are_found(tmp_path):
     rows = [(store, dept, week, 1000.0 * store + dept + k, k % 13 == 0) for store in (1, 2) for dept in (1, 2)
             for k, week in enumerate(weeks)]  # fmt: skip
     walmart = pd.DataFrame(rows, columns=["Store", "Dept", "Date", "Weekly_Sales", "IsHoliday"])
+    walmart["Brent"] = 60.0 + np.tile(np.arange(30.0), 4)  # a price the date alone determines, as IsHoliday
     walmart.to_csv(tmp_path / "walmart.csv", index=False)
-    series = read_csv(tmp_path / "walmart.csv")
+    said = r"left out column\(s\) 'IsHoliday', 'Brent': the same in every series at each date"  # unsaid
+    with pytest.warns(DataQualityWarning, match=said):
+        series = read_csv(tmp_path / "walmart.csv")
     assert series.columns == ["1/1", "1/2", "2/1", "2/2"] and series.options.target_col == "Weekly_Sales"
     # store-sales' train.csv numbers its rows in an `id` column: no variable of every series (it was
     # forecast), and its series are a numbered store's family ('BREAD/BAKERY'): refused as duplicate dates

@@ -303,6 +303,11 @@ def find_long(
         text_at = int(np.flatnonzero(words.to_numpy())[0])
         ignored += (f" (left out column {column!r}: text among its numbers, {line(raw.index[text_at])} "
                     f"{str(raw[column].iloc[text_at])!r})")  # fmt: skip
+    by_date = [column for column in others if column in raw.columns and not text[column]
+               and column not in (id_col, *numeric, *partly) and not counts_rows(raw[column])]  # fmt: skip
+    if by_date:  # Walmart's IsHoliday, a panel's Brent price beside each country's rows
+        shared = some(list(map(repr, by_date)))
+        ignored += f" (left out column(s) {shared}: the same in every series at each date)"
     unused = [column for column in numeric if column not in values]
     if unused:  # which variable is forecast is the user's choice: say which one was taken
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
