@@ -415,7 +415,11 @@ BAD_JSON = [
                                                      for stamp in _BEFORE_1]}}, 422, "data", "before the"),
     ("horizon above model's", {"json": body_of(history(), horizon=HORIZON + 1)}, 422, "horizon",
      f"<= {HORIZON}"),
-    ("horizon zero", {"json": body_of(history(), horizon=0)}, 422, "horizon", "greater than or equal to 1"),
+    ("horizon zero", {"json": body_of(history(), horizon=0)}, 422, "horizon", "expected at least 1, got 0"),
+    ("null first date in records", {"json": {"data": [{"date": None, "load": 1.0, "OT": 2.0},
+                                                      *({"date": stamp, "load": 1.0, "OT": 2.0} for stamp in
+                                                        _ROWS[1:])]}}, 422, "data", "row 0 (empty)"),  # a 500
+    ("thousands of invalid items", {"json": {"inputs": [{}] * 3000}}, 422, "inputs[0].values", "2,995 more"),
     ("horizon float", {"json": body_of(history(), horizon=2.0)}, 422, "horizon", "expected an integer"),
     ("horizon text", {"json": body_of(history(), horizon="2")}, 422, "horizon", "expected an integer"),
     ("values overflow float32", {"json": _with_values(OT=[3e38, -3e38] * 10)}, 422, "values", "not finite"),
