@@ -157,10 +157,14 @@ def sniff(source: Any, **options: Any) -> Layout:
     if best is None:
         return Layout()
     _, delimiter, records, width = best
+    where = source if isinstance(source, str | os.PathLike) else "the sheet"
     if width > MAX_COLUMNS:
-        where = source if isinstance(source, str | os.PathLike) else "the sheet"
         raise DataError(f"{where}: {width:,} columns; expected at most {MAX_COLUMNS:,} (a table of more "
                         "series is read in long format: a row per series and time, --id-col)")  # fmt: skip
+    start, widest = max(((start, cells) for start, cells in records), key=lambda record: len(record[1]))
+    if len(widest) > MAX_COLUMNS:  # one line of 8 million cells below a narrow header: 22 s of sniffing
+        raise DataError(f"{where}: line {start + 1} has {len(widest):,} cells; expected at most "
+                        f"{MAX_COLUMNS:,} columns, as many as its header's")  # fmt: skip
     rows = [cells for _, cells in records]
     ons = ons_names(rows, width)
     if ons is not None:
