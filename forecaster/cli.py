@@ -116,10 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     _show_progress()
     try:
-        args = build_parser(argv).parse_args(argv)
+        parser = build_parser(argv)
+        args, unknown = parser.parse_known_args(argv)  # --verbose shows a traceback with every command
+        if any(arg != "--verbose" for arg in unknown):
+            parser.parse_args(argv)  # argparse's one line naming them
         with _stops_reported(args.command != "serve"):  # uvicorn shuts the service down on its own signals
             code = int(args.handler(args) or 0)
-            sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
+            if sys.stdout is not None:  # None where the shell closed it (`>&-`)
+                sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
         return code
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)

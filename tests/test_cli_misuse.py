@@ -256,3 +256,29 @@ def test_a_fault_of_ours_is_one_line_and_its_traceback_shown_with_verbose(tmp_pa
                     "traceback to report)"]  # fmt: skip
     with pytest.raises(ValueError, match="ensemble expects input"):
         main([*argv, "--verbose"])
+
+
+def test_verbose_is_taken_by_every_command_and_a_closed_stdout_is_no_fault(csv, naive_bundle, capsys,
+                                                                           monkeypatch):
+    """The advice of an internal error, '--verbose shows the traceback', was refused by predict as an
+    unrecognized argument; a shell's closed stdout (`>&-`) made predict an internal error (AttributeError)."""
+    import forecaster.commands.predict as predict
+
+    monkeypatch.setattr(predict, "run", lambda args: (_ for _ in ()).throw(KeyError("level")))
+    argv = ["predict", "--model", str(naive_bundle), "--csv", str(csv)]
+    assert main(argv) == 3
+    with pytest.raises(KeyError, match="level"):
+        main([*argv, "--verbose"])
+    with pytest.raises(SystemExit, match="2"):  # a misspelled option is still named
+        main([*argv, "--verbos"])
+    assert "unrecognized arguments: --verbos" in capsys.readouterr().err
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(argv) == 0
+
+
+def test_a_baseline_names_no_folder_of_checkpoints_it_never_wrote(csv, tmp_path, capsys):
+    assert main([str(arg) for arg in _train(csv, tmp_path / "m", "--model", "seasonal_naive")]) == 0
+    said = capsys.readouterr().out
+    assert "bundle saved to" in said and "checkpoints and logs in" not in said  # it named .m.work
+    assert not (tmp_path / ".m.work").exists()

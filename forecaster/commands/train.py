@@ -91,5 +91,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: no {' or '.join(unanswered)} intervals from {calibration.source}; `forecaster "
               f"calibrate --model {bundle.path} --csv FILE --on all` calibrates on every window of a file")
     print(f"bundle saved to {bundle.path}")
-    print(f"checkpoints and logs in {work_dir_for(bundle.path)}")
+    if work_dir_for(bundle.path).is_dir():  # a baseline fits nothing and writes none
+        print(f"checkpoints and logs in {work_dir_for(bundle.path)}")
     return 0
