@@ -282,3 +282,19 @@ def test_a_baseline_names_no_folder_of_checkpoints_it_never_wrote(csv, tmp_path,
     said = capsys.readouterr().out
     assert "bundle saved to" in said and "checkpoints and logs in" not in said  # it named .m.work
     assert not (tmp_path / ".m.work").exists()
+
+
+def test_predict_writes_the_format_its_output_is_named(csv, naive_bundle, tmp_path, capsys):
+    """`--output f.csv.gz` got plain text (pandas' read_csv then raised BadGzipFile) and `--output f.xlsx`
+    CSV text Excel refuses: compressed as named, tabs for .tsv, other formats refused before any work."""
+    predict = ["predict", "--model", str(naive_bundle), "--csv", str(csv), "--output"]
+    expected = None
+    for name, options in (("f.csv", {}), ("f.csv.gz", {}), ("f.tsv.bz2", {"sep": "\t"}), ("f.csv.zip", {})):
+        assert main([*predict, str(tmp_path / name)]) == 0
+        read = pd.read_csv(tmp_path / name, index_col=0, **options)
+        expected = read if expected is None else expected
+        pd.testing.assert_frame_equal(read, expected)
+    assert len(expected) == 4 and list(expected.columns) == ["y"]
+    line = refused([*predict, str(tmp_path / "f.xlsx")], capsys)
+    assert "forecasts are written as CSV; expected a name ending .csv, .tsv or .txt" in line
+    assert not (tmp_path / "f.xlsx").exists()

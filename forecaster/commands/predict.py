@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from forecaster.commands.common import add_csv_arguments, csv_options, level_list, positive_int
 from forecaster.errors import ConfigError, warning_line
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
     _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot},
                     args.model)
+    written = {} if output is None else csv_written(output)
     model = Forecaster.load(args.model)
     bundle = model.bundle
     series = read_history(bundle, args.csv, **csv_options(args))
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     table = shaped(bundle, dated_as_history(wide, series))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(output, lambda staged: table.to_csv(staged, index=bundle.data.id_col is None))
+        indexed = bundle.data.id_col is None
+        write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written))
         shape = f"{len(table)} steps x {table.shape[1]} columns"
         if bundle.data.id_col:  # long rows: one per series and step
             shape = f"{len(wide)} steps of {len(bundle.data.columns)} series ({len(table)} rows)"
@@ -111,6 +113,26 @@ def _check_distinct(paths: dict[str, str | Path | None], model: str) -> None:
             raise ConfigError(f"{flag} {path} is inside the model's folder {model}; expected a file outside "
                               "it (the bundle is forecaster's alone)")  # fmt: skip
         seen[real] = flag
+
+
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+_NOT_CSV = (".xlsx", ".xlsm", ".xls", ".ods", ".json", ".parquet", ".feather", ".pkl", ".pickle", ".h5")
+
+
+def csv_written(output: Path) -> dict[str, Any]:
+    """to_csv's options for the name `--output` gives (`forecast.csv.gz` compressed as it says, `.tsv`
+    with tabs; a temp name is written first, whose suffix pandas cannot read it from); a name of another
+    format (`.xlsx`: plain CSV text under it, which Excel refuses) refused before any work."""
+    suffixes = [suffix.lower() for suffix in output.suffixes[-2:]]
+    compression = _COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    inner = suffixes[-2:-1] if compression else suffixes[-1:]
+    if inner and inner[0] in _NOT_CSV:
+        raise ConfigError(f"--output {output}: forecasts are written as CSV; expected a name ending .csv, "
+                          ".tsv or .txt (or one of those with .gz, .bz2, .xz or .zip)")  # fmt: skip
+    options: dict[str, Any] = {"sep": "\t"} if inner == [".tsv"] else {}
+    if compression == "zip":  # the archive's member named as the file it holds
+        return {**options, "compression": {"method": "zip", "archive_name": output.name[: -len(".zip")]}}
+    return {**options, "compression": compression} if compression else options
 
 
 def checked_output(path: str, flag: str) -> Path:
