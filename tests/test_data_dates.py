@@ -50,6 +50,17 @@ from forecaster.errors import DataError
         (["Nov-99", "Dec-99", "Jan-00", "Feb-00"], "1999-11-01", "MS"),  # Excel's mmm-yy, not November 99th
         (["3º trimestre 2016", "4º trimestre 2016", "1º trimestre 2017"], "2016-07-01", "QS-JAN"),  # IBGE
         (["11.2020", "12.2020", "01.2021", "02.2021"], "2020-11-01", "MS"),  # German ERP exports' months
+        # offices of the h24 sweep, refused as "no date column found" before
+        (["2020V52", "2020V53", "2021V01", "2021V02"], "2020-12-21", "W-MON"),  # Statistics Sweden: vecka
+        (["2020U52", "2020U53", "2021U01"], "2020-12-21", "W-MON"),  # Statistics Denmark, SSB: uge, uke
+        (["Q3-19", "Q4-19", "Q1-20", "Q2-20"], "2019-07-01", "QS-JAN"),  # UK Finance
+        (["III 2019", "IV 2019", "I 2020", "II 2020"], "2019-07-01", "QS-JAN"),  # Rosstat: Roman quarters
+        (["2015. III. negyedév", "2015. IV. negyedév", "2016. I. negyedév"], "2015-07-01", "QS-JAN"),  # KSH
+        (["III kvartal 2017", "IV kvartal 2017", "I kvartal 2018"], "2017-07-01", "QS-JAN"),  # Estonia
+        (["111年11月", "111年12月", "112年1月"], "2022-11-01", "MS"),  # Taiwan's DGBAS: the Republic's years
+        (["Dezember 2022", "Jänner 2023", "Februar 2023"], "2022-12-01", "MS"),  # Statistik Austria
+        (["2022 grudzień", "2023 styczeń", "2023 luty"], "2022-12-01", "MS"),  # GUS
+        (["červen 2023", "červenec 2023", "srpen 2023"], "2023-06-01", "MS"),  # CZSO: June, then July
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

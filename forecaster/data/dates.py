@@ -21,7 +21,7 @@ from pandas.tseries.frequencies import to_offset
 from forecaster.data.timeindex import infer_frequency, sub_daily
 
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
-# Turkish).
+# Turkish, Polish, Czech, Swedish, Danish and Austrian German).
 _MONTH_NAMES = (
     "january february march april may june july august september october november december",
     "januar februar märz april mai juni juli august september oktober november dezember",
@@ -31,6 +31,10 @@ _MONTH_NAMES = (
     "januari februari maart april mei juni juli augustus september oktober november december",
     "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
     "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
+    "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
+    "leden únor březen duben květen červen červenec srpen září říjen listopad prosinec",  # "čer" is July's
+    "januari februari mars april maj juni juli augusti september oktober november december",
+    "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
 )
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
@@ -39,13 +43,18 @@ PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1"), K for kvartal
     # (Statistics Sweden: "2020K1")
     (re.compile(r"^(?P<year>\d{4})\s*[-_ /:]?\s*[QTK](?P<quarter>[1-4])$", re.I), "quarter"),  # 1947:Q1
-    (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "quarter"),
+    (re.compile(r"^[QT](?P<quarter>[1-4])\s*[-_ /']?\s*(?P<year>\d{4}|\d{2})$", re.I), "quarter"),  # Q1-19
+    # quarters in Roman numerals (Statistics Estonia's "I kvartal 2017", the KSH's "2015. I. negyedév")
+    (re.compile(r"^(?P<quarter>I{1,3}|IV)\.?\s*(?:kvartal|trimestre|quarter|quartal|negyedév)?\s*(?P<year>\d{4})$",
+                re.I), "quarter"),  # fmt: skip
+    (re.compile(r"^(?P<year>\d{4})\.?\s*(?P<quarter>I{1,3}|IV)\.?\s*(?:kvartal|trimestre|negyedév)?$", re.I),
+     "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*M(?P<month>\d{1,2})$", re.I), "month"),
     (re.compile(r"^(?P<year>\d{4})M(?P<month>\d{2})D(?P<day>\d{2})$", re.I), "day"),  # Eurostat's days
     # CBS open data's Perioden: "2018MM01", "2018KW01" (its years, "2018JJ00", are dropped among them)
     (re.compile(r"^(?P<year>\d{4})MM(?P<month>\d{2})$"), "month"),
     (re.compile(r"^(?P<year>\d{4})KW0(?P<quarter>[1-4])$"), "quarter"),
-    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*W(?P<week>\d{1,2})$", re.I), "week"),
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[WVU](?P<week>\d{1,2})$", re.I), "week"),  # V: vecka, U: uge
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
     (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
@@ -77,8 +86,11 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
-_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}  # the year before each era's first (元年, year 1)
-_ERA_YEAR = re.compile(r"^(?P<era>令和|平成|昭和)\s*(?P<year>元|\d{1,2})\s*年")
+_ROMAN = {"I": "1", "II": "2", "III": "3", "IV": "4"}
+# The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
+# (three digits, no era named) 2023
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
+_ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
 _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
@@ -150,7 +162,8 @@ def _label_texts(values: pd.Series) -> pd.Series:
 
 def _western_year(found: re.Match) -> str:
     """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
-    return f"{_ERAS[found['era']] + (1 if found['year'] == '元' else int(found['year']))}年"
+    year = found["year"] or found["republic"]
+    return f"{_ERAS[found['era']] + (1 if year == '元' else int(year))}年"
 
 
 def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -160,6 +173,8 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
     if found["year"].str.len().eq(2).any():  # Excel's two-digit years
         short = pd.to_numeric(found["year"], errors="coerce")
         found["year"] = (short + np.where(short < 30, 2000, 1900)).astype("Int64").astype("string")
+    if part == "quarter":  # Roman numerals as numbers
+        found["quarter"] = found["quarter"].str.upper().replace(_ROMAN)
     if part == "month":  # a name (MONTH_NUMBERS) as its number; another word is no month
         named = found["month"].str.lower().map(MONTH_NUMBERS).astype("string")
         found["month"] = found["month"].where(found["month"].str.isdigit() != False, named)  # noqa: E712
