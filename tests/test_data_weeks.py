@@ -104,3 +104,20 @@ def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, ca
     assert ("--weeks iso counts weeks otherwise than the mmwr weeks model 'model' was trained on, and dates "
             "of other weekdays are not on its time grid; expected no --weeks, or --weeks mmwr"
             ) in capsys.readouterr().err  # fmt: skip
+
+
+@pytest.mark.parametrize("weeks", [12, 60])
+def test_a_column_named_like_weeks_reads_year_dash_number_as_iso_weeks(tmp_path, weeks):
+    """The ECDC's `year_week` of 2021-01 ... 2021-12 was read as the months of 2021 (a monthly forecast of
+    weekly counts), and past week 12 the file was refused; its constant population is no series."""
+    mondays = pd.date_range("2020-12-28", periods=weeks, freq="W-MON")  # ISO week 53 of 2020, then 2021's
+    iso = mondays.isocalendar()
+    labels = [f"{year}-{week:02d}" for year, week in zip(iso["year"], iso["week"], strict=True)]
+    rows = [f"Austria,8901064,{1000 + k},{label}" for k, label in enumerate(labels)]
+    path = tmp_path / "ecdc.csv"
+    path.write_text("country,population,weekly_count,year_week\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        series = read_csv(path)
+    assert series.freq == "W-MON" and list(series.index) == list(mondays)
+    assert series.columns == ["weekly_count"] and series.date_col == "year_week"

@@ -90,7 +90,7 @@ def _codes(column: pd.Series) -> bool:
 
 _ID_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:id|station|stn|fips))|.*[a-z]I[dD]")  # "STATIONS_ID", "FormatID"
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
-                                "decimals", "coordinate"})  # NOAA's station files, StatCan's tables
+                                "decimals", "coordinate", "population"})  # NOAA's stations, StatCan, the ECDC
 # e-Stat's "... コード", UN Comtrade's "reporterCode"
 _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]Code)$")
 

@@ -3,6 +3,7 @@ values read as a DatetimeIndex, every form a refusal lists (`DATE_FORMS`) tried 
 
 from __future__ import annotations
 
+import re
 from numbers import Number
 
 import numpy as np
@@ -70,7 +71,7 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
         if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
-        if parse_period_labels(sample) is not None:
+        if parse_period_labels(_weeks_named(sample, column)) is not None:
             return column
         try:
             parsed = pd.DatetimeIndex(parse_timestamps(sample))
@@ -82,6 +83,21 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
     return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
+
+
+_WEEK_NAME = re.compile(r"week|woche|semaine|semana|settimana|vecka|uke|uge", re.IGNORECASE)
+_YEAR_NUMBER = r"^(\d{4})-(\d{1,2})$"
+
+
+def _weeks_named(column: pd.Series, date_col: str) -> pd.Series:
+    """A column named like weeks (the ECDC's `year_week`) of labels '2021-05' as ISO weeks '2021-W05': read
+    as months where they stop by week 12, and refused beyond."""
+    if not _WEEK_NAME.search(str(date_col)):
+        return column
+    texts = column.astype(str).str.strip()
+    if not texts.str.match(_YEAR_NUMBER).all():
+        return column
+    return texts.str.replace(_YEAR_NUMBER, r"\1-W\2", regex=True)
 
 
 DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
@@ -113,7 +129,7 @@ def parse_dates(
             + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
                      "--no-date indexes rows by steps)")
         )
-    labels = parse_period_labels(column)
+    labels = parse_period_labels(_weeks_named(column, date_col))
     if labels is not None:
         return labels.rename(date_col)
     mixed = (
