@@ -387,10 +387,12 @@ def test_utf16_utf32_and_windows_1252_files_read_like_utf8(tmp_path):
     # GUS's and the NBP's Windows-1250: read as Windows-1252, "Wskaźnik cen usług" was "WskaŸnik cen us³ug";
     # a Spanish file of Windows-1252 stays one ("España" would be "Espańa")
     names = {"cp1250": ("Wskaźnik cen usług;Stopa bezrobocia (%)", "Central European Windows-1250"),
-             "cp1252": ("España;Año anterior (%)", "Windows-1252")}  # fmt: skip
+             "cp1252": ("España;Año anterior (%);Volumen (m³)", "Windows-1252")}  # fmt: skip
+    names["cp1250 "] = ("PKB ceny bieżące (mln zł);Kwartał", "Central European Windows-1250")  # two in a row
     for encoding, (header, named) in names.items():
         rows = "".join(f"{day};{k},5;{k},25\n" for k, day in enumerate(HOURS))
-        (tmp_path / f"{encoding}.csv").write_bytes(f"date;{header}\n{rows}".encode(encoding))
+        rows = rows if header.count(";") == 1 else rows.replace("\n", ";1\n")
+        (tmp_path / f"{encoding}.csv").write_bytes(f"date;{header}\n{rows}".encode(encoding.strip()))
         with pytest.warns(DataQualityWarning, match=f"note: read as {named} text"):
             assert read_csv(tmp_path / f"{encoding}.csv").columns == header.split(";")
     # compressed, by what they unpack to (a gzip of UTF-16 was refused as having no numeric columns, a gzip of

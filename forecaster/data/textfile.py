@@ -37,7 +37,7 @@ TURKISH_TEXT = "cp1254"  # the same but ğ, ı, ş, Ğ, İ, Ş in place of Icela
 CENTRAL_TEXT = "cp1250"  # Central Europe's: Polish ł, ą, ś, Czech ř, ů, Hungarian ő (GUS, NBP, CNB, KSH)
 ENCODING_NAMES = {WINDOWS_TEXT: "Windows-1252", TURKISH_TEXT: "Turkish Windows-1254",
                   CENTRAL_TEXT: "Central European Windows-1250"}  # fmt: skip
-_INSIDE_WORD = re.compile(rb"(?<=[A-Za-z])[\x80-\xff](?=[A-Za-z])")
+_INSIDE_WORD = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]{1,3}(?=[A-Za-z])")  # GUS's "bie\xbf\xb9ce", bieżące
 _TURKISH_WORDS = frozenset(["yıl", "yıllık", "aylık", "değişim", "oranı", "sayı", "şubat", "ağustos", "mayıs",
                             "kasım", "aralık", "şehir"])  # fmt: skip
 # The East Asian encodings of offices' downloads (Japan's e-Stat, Korea's KOSIS, China's NBS), by name, tried
@@ -105,8 +105,8 @@ def _windows_text(head: bytes) -> str:
     words = set(re.findall(r"\w+", head.decode(TURKISH_TEXT, errors="replace").lower()))
     if words & _TURKISH_WORDS:
         return TURKISH_TEXT
-    read = [(byte.decode(CENTRAL_TEXT, "replace"), byte.decode(WINDOWS_TEXT, "replace"))
-            for byte in _INSIDE_WORD.findall(head)]  # fmt: skip
+    read = [(bytes([byte]).decode(CENTRAL_TEXT, "replace"), bytes([byte]).decode(WINDOWS_TEXT, "replace"))
+            for run in _INSIDE_WORD.findall(head) for byte in run]  # fmt: skip
     central = any(central.isalpha() and not western.isalpha() for central, western in read)
     return CENTRAL_TEXT if central else WINDOWS_TEXT
 
