@@ -24,9 +24,10 @@ from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
 from forecaster.data.labels import write_labels
+from forecaster.data.missing import some, when
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
-from forecaster.data.series import INDEPENDENT
+from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.errors import ConfigError, DataError
 from forecaster.inference import Inference, eager_outputs
 
@@ -343,17 +344,21 @@ def forecast(
     """
     if not each_on_its_own(bundle, series):
         return _forecast(bundle, series, horizon, levels, future)
-    tables = []
+    tables, ended = [], []
     for name in series.columns:  # a model shared by independent series: those given, each its own span
         index = bundle.data.columns.index(name)
         values = series.frame[name].to_numpy()
         valid = np.flatnonzero(np.isfinite(values))
         first, last = (valid[0], valid[-1]) if valid.size else (0, len(values) - 1)
+        ended += [f"{name!r} ({when(series.frame.index[last])})"] if last < len(values) - 1 else []
         view = dataclasses.replace(
             bundle, data=dataclasses.replace(bundle.data, columns=[name]), scaler=bundle.scaler.channel(index)
         )
         own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
         tables.append(_forecast(view, own, horizon, levels, None, first_row=first, named=name))
+    if ended:  # a discontinued series (Freddie Mac's 5/1 ARM): its forecast lies before the others'
+        say_note(f"{series.source}: note: series {some(ended)} end(s) before the last row "
+                 f"({when(series.frame.index[-1])}): forecast after its own last value", stacklevel=2)
     return pd.concat(tables, axis=1, sort=True)
 
 

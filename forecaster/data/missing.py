@@ -87,8 +87,11 @@ def some(items: list[str]) -> str:
     return ", ".join(items[:SHOWN]) + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
 
 
-def when(stamp: pd.Timestamp) -> str:
-    """A timestamp as a message names it: its date alone at midnight (weekly rows, 2015-03-15)."""
+def when(stamp: Any) -> str:
+    """A timestamp as a message names it: its date alone at midnight (weekly rows, 2015-03-15); a step of
+    an index of steps as its number."""
+    if not isinstance(stamp, pd.Timestamp):
+        return str(stamp)
     return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
 
 
@@ -218,16 +221,12 @@ def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
         return False
     spans = value_spans(finite)
     first, last = max(spans, key=lambda span: span[1] - span[0])
-    apart = [f"{frame.columns[j]!r}" + (f" from {_at(frame.index[a])}" if a != first else "")
-             + (f" to {_at(frame.index[b])}" if b != last else "")
+    apart = [f"{frame.columns[j]!r}" + (f" from {when(frame.index[a])}" if a != first else "")
+             + (f" to {when(frame.index[b])}" if b != last else "")
              for j, (a, b) in enumerate(spans) if (a, b) != (first, last)]  # fmt: skip
     notes.append(f"read the series as independent, one model shared by series of their own spans "
                  f"({some(apart)}; channels='multivariate' / --channels multivariate refuses)")  # fmt: skip
     return True
-
-
-def _at(label: Any) -> str:
-    return when(label) if isinstance(label, pd.Timestamp) else str(label)
 
 
 def _trim_edges(frame: pd.DataFrame, rows: np.ndarray, notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
