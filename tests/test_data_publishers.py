@@ -885,3 +885,18 @@ def test_german_calendar_weeks_jahr_and_kw_are_date_parts(tmp_path):
     frame, freq, _ = read_noted(write(tmp_path, "rki.csv", "Jahr;KW;Fälle\n" + "\n".join(rows) + "\n"))
     assert freq == "W-MON" and list(frame.index) == list(weeks)
     np.testing.assert_array_equal(frame["Fälle"], 100 + np.arange(60))
+
+
+def test_the_imf_datamappers_no_data_cells_and_copyright_line(tmp_path):
+    """The IMF DataMapper's download: 'no data' before a country's first year, and a last line
+    '©IMF, 2024, Source: World Economic Outlook (April 2024)' that its commas split into three cells (the
+    file was refused: 'no data' and the copyright's cells were no numbers)."""
+    years = list(range(1990, 2010))
+    rows = [f"Albania,{','.join(f'{1 + k / 10:.1f}' for k in range(20))}",
+            f"Andorra,{','.join(['no data'] * 5 + [f'{2 + k / 10:.1f}' for k in range(15)])}"]  # fmt: skip
+    text = f"Real GDP growth (Annual percent change),{','.join(map(str, years))}\n" + "\n".join(rows)
+    path = write(tmp_path, "imf.csv", text + "\n\n©IMF, 2024, Source: World Economic Outlook (April 2024)\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "YS-JAN" and list(frame.columns) == ["Albania", "Andorra"] and len(frame) == 20
+    assert frame["Andorra"].isna().sum() == 5 and frame["Andorra"].iloc[-1] == pytest.approx(3.4)
+    assert "skipped 1 metadata line(s) after the data" in note and "read 5 cell(s) marked 'no data'" in note

@@ -20,9 +20,9 @@ import pandas as pd
 
 # World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data),
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
-# meaningful), and what other offices print for "not available".
+# meaningful), the IMF DataMapper's "no data", and what other offices print for "not available".
 MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na", "***", "---", "nd",
-                     "n/e", "n.d.", "(d)", "(nm)"})  # fmt: skip
+                     "n/e", "n.d.", "(d)", "(nm)", "no data"})  # fmt: skip
 _SPACES = "[ \u00a0\u202f]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
 _SHAPES = {

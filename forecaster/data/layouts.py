@@ -210,6 +210,9 @@ def sniff(source: Any, **options: Any) -> Layout:
     return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated)
 
 
+_NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
+
+
 def _footnote(text: str) -> bool:
     """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), or a rule drawn
     above them ("__________", Destatis'), not a period."""
@@ -234,12 +237,13 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
         cell = first.iloc[end - 1]
         if pd.notna(cell) and str(cell).strip() and not _footnote(str(cell).strip()):  # " ": Stats NZ's gaps
             break
-        if not alone[end - 1]:
+        notice = str(cell).strip().startswith(_NOTICES)  # "©IMF, 2024, Source: ...", split by its commas
+        if not alone[end - 1] and not notice:
             if pd.isna(cell):
                 break
             kept = (end, notes) if kept is None else kept
             summaries.append((end - 1, str(cell).strip()))
-        notes += int(pd.notna(cell) and alone[end - 1])
+        notes += int(pd.notna(cell) and (alone[end - 1] or notice))
         end -= 1
     if summaries:
         text = str(first.iloc[end - 1]).strip() if end else ""
