@@ -900,3 +900,21 @@ def test_the_imf_datamappers_no_data_cells_and_copyright_line(tmp_path):
     assert freq == "YS-JAN" and list(frame.columns) == ["Albania", "Andorra"] and len(frame) == 20
     assert frame["Andorra"].isna().sum() == 5 and frame["Andorra"].iloc[-1] == pytest.approx(3.4)
     assert "skipped 1 metadata line(s) after the data" in note and "read 5 cell(s) marked 'no data'" in note
+
+
+def test_rki_survstat_weeks_down_the_rows_and_years_across_are_one_weekly_series(tmp_path):
+    """RKI's SurvStat export (UTF-16, tabs): `Meldewoche` 1 ... 53 down the rows, a column per year. It was
+    read as 53 yearly series of 4 rows each; now one weekly series, week 53 only where the year has one."""
+    years = [2019, 2020, 2021]
+    rows = []
+    for week in range(1, 54):
+        cells = [str(1000 * (year - 2019) + week) if week < 53 or year == 2020 else "" for year in years]
+        rows.append("\t".join([f'"{week}"', *cells]))
+    header = "\t".join(['"Meldewoche"', *(f'"{year}"' for year in years)])
+    path = tmp_path / "survstat.csv"
+    path.write_bytes(("\n".join([header, *rows]) + "\n").encode("utf-16"))
+    frame, freq, note = read_noted(path)
+    weeks = pd.date_range("2018-12-31", "2021-12-27", freq="W-MON")  # ISO week 1 of 2019 ... week 52 of 2021
+    assert freq == "W-MON" and list(frame.index) == list(weeks) and list(frame.columns) == ["value"]
+    assert frame["value"].iloc[52 + 52] == 1053.0 and frame["value"].iloc[-1] == 2052.0  # 2020's week 53
+    assert "read the week-by-year table as one weekly series 'value': 53 weeks ('Meldewoche') x 3" in note

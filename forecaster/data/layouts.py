@@ -41,7 +41,7 @@ from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.series import ReadOptions
-from forecaster.data.wide import DATE_COLUMN, looks_wide, to_long, year_by_season
+from forecaster.data.wide import DATE_COLUMN, looks_wide, season_by_year, to_long, year_by_season
 from forecaster.errors import DataError
 
 PREFIX_LINES = 200
@@ -390,6 +390,10 @@ def arrange(
         raw, note = by
         said.append(note)
         context = "in this year-by-season table line 2 means the first year's first season, line 3 its second"
+    elif automatic and (by := season_by_year(source, raw, layout.decimal, tally)):  # SurvStat's weeks x years
+        raw, note = by
+        said.append(note)
+        context = "in this season-by-year table line 2 means the first year's first season, line 3 its second"
     elif automatic and looks_wide(raw.columns) and find_date(raw) is None:
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)

@@ -351,3 +351,43 @@ def year_by_season(
         what = f"{len(series)} {kind}ly series {named} (by {', '.join(map(repr, naming))}): {len(raw)} rows"
     note = f"read the year-by-{kind} table as {what} ({years[0]!r}) x {count} {kind} columns{dropped}"
     return frame, note
+
+
+_WEEK_HEADER = re.compile(r".*(?:week|woche|semaine|semana|settimana|vecka|uke|uge|kw)$", re.IGNORECASE)
+
+
+def season_by_year(
+    source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
+) -> tuple[pd.DataFrame, str] | None:
+    """A table of one row per week (1 ... 53) or month (1 ... 12, or their names) and one column per year,
+    as RKI's SurvStat prints a weekly count (`Meldewoche`, 2019, 2020, ...), as that one series: a row per
+    week (ISO weeks: Mondays) or month with a DATE_COLUMN, and a note. None for other tables."""
+    first, years = str(raw.columns[0]), [str(name) for name in raw.columns[1:]]
+    numbers = [int(year) if year.isdigit() and 1000 <= int(year) <= 2999 else None for year in years]
+    if len(years) < 2 or None in numbers or np.any(np.diff(numbers) != 1) or len(raw) < 4:
+        return None
+    labels = raw[first].astype(str).str.strip()
+    named = labels.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
+    seasons = named if named.notna().all() else pd.to_numeric(labels, errors="coerce")
+    kind = "week" if _WEEK_HEADER.fullmatch(first.strip()) or len(raw) > 12 else "month"
+    if seasons.isna().any() or list(seasons) != list(range(1, len(raw) + 1)) or len(raw) > 53:
+        return None
+    values = np.column_stack([_numbers(source, raw, name, list(labels), decimal, tally) for name in years])
+    dates, kept = [], []
+    for column, year in enumerate(numbers):
+        for row, season in enumerate(seasons.astype(int)):
+            try:
+                day = (pd.Timestamp.fromisocalendar(year, season, 1) if kind == "week"
+                       else pd.Timestamp(year, season, 1))  # fmt: skip
+            except ValueError:  # a week 53 of a year that has none
+                if np.isfinite(values[row, column]):
+                    held = f"{values[row, column]:g}"
+                    raise DataError(f"{source}: year {year} has no ISO week {season}, yet column {year!r} "
+                                    f"holds {held} in it; expected weeks of the year") from None
+                continue
+            dates.append(day.strftime("%Y-%m-%d"))
+            kept.append(values[row, column])
+    frame = pd.DataFrame({DATE_COLUMN: dates, "value": kept})
+    note = (f"read the {kind}-by-year table as one {kind}ly series 'value': {len(raw)} {kind}s ({first!r}) x "
+            f"{len(years)} year columns ({years[0]} ... {years[-1]})")  # fmt: skip
+    return frame, note
