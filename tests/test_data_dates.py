@@ -555,3 +555,18 @@ def test_power_bis_year_quarter_month_hierarchy_is_monthly(tmp_path) -> None:
         series = read_csv(tmp_path / name)
         assert series.freq == "MS" and list(series.index) == list(months)
         assert series.columns == ["Sales Amount"] and series.options.date_from == ["Year", "Month"]
+
+
+def test_date_from_columns_named_in_any_language_are_read_by_what_they_hold(tmp_path) -> None:
+    """`--date-from Tahun,Triwulan` (Indonesian) was refused as 'expected columns named year | year,quarter
+    ...'; the second column's largest number says quarters; Roman quarters ('I kvartal') read as numbers."""
+    roman = ["I", "II", "III", "IV"]
+    rows = "".join(f"{2016 + k // 4},{roman[k % 4]} kvartal,{100 + k}\n" for k in range(12))
+    path = tmp_path / "bps.csv"
+    path.write_text("Tahun,Triwulan,PDB\n" + rows)
+    series = read_csv(path, date_from=["Tahun", "Triwulan"])
+    assert series.freq == "QS-JAN" and series.index[0] == pd.Timestamp("2016-01-01") and len(series) == 12
+    assert series.index[-1] == pd.Timestamp("2018-10-01") and series.columns == ["PDB"]
+    months = "".join(f"{2016 + k // 12},{k % 12 + 1},{k}\n" for k in range(24))
+    (tmp_path / "bulan.csv").write_text("Tahun,Bulan,Inflasi\n" + months)
+    assert read_csv(tmp_path / "bulan.csv", date_from=["Tahun", "Bulan"]).freq == "MS"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, first_day
+from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, first_day
 from forecaster.data.keys import in_place_of
 from forecaster.errors import DataError, MissingDateColumnsError
 
@@ -117,17 +117,36 @@ def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     return None
 
 
+def _roman_quarters(texts: pd.Series) -> pd.Series:
+    """Quarters written in Roman numerals ("I kvartal"; DANE's "IIIpr", preliminary) as numbers, else NaN."""
+    return pd.to_numeric(texts.str.extract(r"^(IV|I{1,3})(?![IVX])", expand=False).map(ROMAN_QUARTERS))
+
+
+def _kinds_by_values(raw: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...] | None:
+    """The parts of two date_from columns named in no language known (GUS's `Rok,Kwartał`, Estonia's
+    `Aasta,Kvartal`): years, then quarters, months or weeks by the largest number the second holds."""
+    if len(columns) != 2 or _part_of(columns[1]) is not None:  # a part named (year, day) is that part
+        return None
+    if any(name not in raw.columns for name in columns):
+        return None
+    texts = raw[columns[1]].astype(str).str.strip()
+    high = pd.to_numeric(raw[columns[1]], errors="coerce").fillna(_roman_quarters(texts)).max()
+    kind = next((kind for kind in ("quarter", "month", "week") if high <= _RANGES[kind][1]), None)
+    return None if kind is None else ("year", kind)
+
+
 def dates_from_parts(
     raw: pd.DataFrame, columns: Sequence[str], source: str, notes: list[str], weeks: str | None = None
 ) -> tuple[pd.DatetimeIndex, str | None]:
     """The index built from whole-number columns named year (and quarter, month or week), and how its weeks
     count (`WEEK_COUNTS`, `weeks` or as they fit; None without a week column); DataError naming the column
     and line of a value out of range."""
-    kinds = date_part_kinds(columns)
+    kinds = date_part_kinds(columns) or _kinds_by_values(raw, columns)
     if kinds is None:
         raise DataError(
             f"{source}: date_from={list(columns)}: expected columns named "
             + " | ".join(",".join(key) for key in DATE_PARTS)
+            + ", or two: a year and its quarter, month or week (whole numbers up to 4, 12 or 53)"
         )
     missing = [name for name in columns if name not in raw.columns]
     if missing:
@@ -140,8 +159,9 @@ def dates_from_parts(
         named = None  # "Januar", "März", "1. Quartal": GENESIS writes its months and quarters by name
         if kind == "month":
             named = texts.str.lower().map(MONTH_NUMBERS)
-        elif kind == "quarter":
+        elif kind == "quarter":  # "1. Quartal", or Roman as Statistics Estonia's "I kvartal"
             named = pd.to_numeric(texts.str.extract(f"^{QUARTER_WORDS.pattern}$", flags=re.I)["quarter"])
+            named = named.fillna(_roman_quarters(texts))
         column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)

@@ -86,7 +86,7 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
-_ROMAN = {"I": "1", "II": "2", "III": "3", "IV": "4"}
+ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
@@ -174,7 +174,7 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
         short = pd.to_numeric(found["year"], errors="coerce")
         found["year"] = (short + np.where(short < 30, 2000, 1900)).astype("Int64").astype("string")
     if part == "quarter":  # Roman numerals as numbers
-        found["quarter"] = found["quarter"].str.upper().replace(_ROMAN)
+        found["quarter"] = found["quarter"].str.upper().replace(ROMAN_QUARTERS)
     if part == "month":  # a name (MONTH_NUMBERS) as its number; another word is no month
         named = found["month"].str.lower().map(MONTH_NUMBERS).astype("string")
         found["month"] = found["month"].where(found["month"].str.isdigit() != False, named)  # noqa: E712

@@ -133,11 +133,12 @@ class ReadOptions:
             if isinstance(value, str) and field.metadata.get("parse") is parse_names:
                 object.__setattr__(self, field.name, parse_names(value))
         check_fields(self, "reading option", error=DataError)
-        if self.date_from is not None and date_part_kinds(self.date_from) is None:
+        named = self.date_from is not None and date_part_kinds(self.date_from) is not None
+        if self.date_from is not None and not named and len(self.date_from) != 2:
             raise DataError(
                 f"date_from={self.date_from}: expected columns named "
-                + " | ".join(",".join(parts) for parts in DATE_PARTS)
-            )
+                + " | ".join(",".join(parts) for parts in DATE_PARTS) + ", or two: a year and its part"
+            )  # two named otherwise: their parts read from their values (dateparts)
         if self.target_col is not None and self.id_col is None:
             raise DataError("target_col names the values of long format; give id_col (--id-col) as well")
         covariates = [*(self.past_covariates or []), *(self.future_covariates or [])]
