@@ -306,6 +306,7 @@ def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_pa
 @pytest.mark.parametrize(("numbers", "freq", "first"), [
     ([19580329, 19580405, 19580412, 19580419, 19580426], "W-SAT", "1958-03-29"),
     ([199501 + k for k in range(12)], "MS", "1995-01-01"),
+    ([100 * (2019 + k // 4) + k % 4 + 1 for k in range(12)], "QS-JAN", "2019-01-01"),  # the SARB's YYYY0Q
 ])
 def test_dates_written_as_yyyymmdd_or_yyyymm_numbers_are_found_and_read(numbers, freq, first) -> None:
     """NOAA's co2 series dates its weeks 19580329, 19580405, ...: found by the name, read as dates."""

@@ -22,15 +22,28 @@ def _whole_numbers(column: pd.Series) -> np.ndarray | None:
 
 def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
     """Whole numbers written as dates without separators, YYYYMMDD (19580329, as NOAA and many databases
-    export them) or YYYYMM (199501), of years 1000-2999; None for other numbers."""
+    export them) or YYYYMM (199501), of years 1000-2999, or YYYY0Q where every year runs 01 to 04 and no
+    further (the SARB's quarters 201901 ... 201904: no months, read as January to April); None for other
+    numbers."""
     values = _whole_numbers(column)
     if values is None:
         return None
     for low, high, pattern in ((10000101, 29991231, "%Y%m%d"), (100001, 299912, "%Y%m")):
         if values.min() >= low and values.max() <= high:
             parsed = pd.to_datetime(values.astype(np.int64).astype(str), format=pattern, errors="coerce")
-            return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
+            if parsed.isna().any():
+                return None
+            parts = values % 100
+            quarters = pattern == "%Y%m" and len(values) >= 8 and parts.max() == 4 and _yearly_runs(values)
+            return pd.DatetimeIndex(parsed if not quarters else pd.to_datetime(
+                {"year": values // 100, "month": 3 * parts - 2, "day": 1}))  # fmt: skip
     return None
+
+
+def _yearly_runs(codes: np.ndarray) -> bool:
+    """Whether YYYYNN codes in order run NN = 1, 2, 3, 4 in each year, then the next year's 1."""
+    steps = np.diff(codes) if (np.diff(codes) > 0).all() else -np.diff(codes)
+    return bool(((steps == 1) | (steps == 97)).all() and (steps == 97).any())
 
 
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
