@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forecaster.data import TimeSeries, load_dataset
+from forecaster.data import TimeSeries, load_dataset, read_frame
 from forecaster.errors import ConfigError, DataError
 from forecaster.presets import preset, resolve
 from forecaster.training.planning import plan
@@ -431,3 +431,30 @@ def test_no_ensemble_is_weighted_on_a_validation_split_too_short_to_judge_on() -
     bundle = Forecaster("auto", horizon=10, max_epochs=1).fit(cycle).bundle
     assert bundle.training["windows"]["val"] == 1 and "earlier_validation" not in bundle.training
     assert "ensemble" not in bundle.training["selection"] and bundle.model_name != "ensemble"
+
+
+def _weekly_sales_whose_level_drops(rows: int = 143, drop_at: int = 120) -> TimeSeries:
+    """Three years of weekly sales with a yearly season and a Christmas peak, the level 80 lower from row
+    `drop_at` on: within the test split (7:1:2), after the validation windows seasonal naive wins."""
+    rng = np.random.default_rng(12)
+    weeks = pd.date_range("2019-01-06", periods=rows, freq="W-SUN")
+    week = weeks.isocalendar()["week"].to_numpy()
+    sales = 300 + 40 * np.sin(2 * np.pi * weeks.dayofyear / 365.25) + rng.normal(0, 15, rows)
+    sales += 90 * np.isin(week, (51, 52)) - 80 * (np.arange(rows) >= drop_at)
+    return read_frame(pd.DataFrame({"date": weeks, "sales": sales}), source="sales.csv")
+
+
+@pytest.mark.slow
+def test_a_choice_that_lost_clearly_to_naive_on_the_test_split_gives_way_to_naive(tmp_path) -> None:
+    """Chosen on validation, seasonal naive forecast the test split 1.5 times worse than naive (the level
+    dropped after validation) and was saved without a word: on the 13 weeks after the file it scored 2.4
+    times naive's error (the h26 study). The bundle is naive now, and says why; a file whose season goes on
+    keeps seasonal naive."""
+    options = TrainerOptions(max_epochs=1, progress_bar=False)
+    settings = TrainSettings(horizon=13, input_size=None, trainer=options)
+    outcome = train_forecaster(_weekly_sales_whose_level_drops(), tmp_path / "drop", settings)
+    lost = outcome.training["naive_since_validation"]
+    assert outcome.training["candidate"] == "naive" and lost["model"] == "seasonal_naive"
+    assert lost["test_mse"] > 1.25 * lost["naive_test_mse"] == pytest.approx(1.25 * outcome.metrics["mse"])
+    kept = train_forecaster(_weekly_sales_whose_level_drops(drop_at=10_000), tmp_path / "season", settings)
+    assert kept.training["candidate"] == "seasonal_naive" and "naive_since_validation" not in kept.training

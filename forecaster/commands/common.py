@@ -89,6 +89,10 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
             "validation clearly says it is better: two standard errors, on an earlier period too where "
             f"validation is short) among {len(selection)}: {ranked}"
         )
+    if lost := training.get("naive_since_validation"):
+        mses = f"MSE {lost['test_mse']:.4f} against {lost['naive_test_mse']:.4f}"
+        print(f"kept naive over {lost['model']}: chosen on validation, it forecast the test split clearly "
+              f"worse than naive ({mses}): the series changed after validation")  # fmt: skip
     if "members" in training:
         weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
         print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")

@@ -16,7 +16,13 @@ from forecaster.presets import DEFAULT
 from forecaster.training.combine import per_column_of
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.planning import USER_BASELINES, baseline_input, plan, season_fits
-from forecaster.training.scoring import history_allows
+from forecaster.training.scoring import (
+    block_means,
+    history_allows,
+    simplest_within_evidence,
+    split_windows,
+    window_errors,
+)
 from forecaster.training.settings import TrainSettings
 
 log = logging.getLogger(__name__)
@@ -47,12 +53,7 @@ def with_references(
         input_size = baseline_input(name, series, settings, model.data.input_size)
         if not season_fits(name, series.freq, input_size):
             continue
-        baseline = dataclasses.replace(
-            settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
-            input_size=input_size,
-        )
-        [candidate] = plan(baseline, series)
-        reference = fit_candidate(series, baseline, candidate, work_dir / candidate.label)
+        reference = _fitted_baseline(name, series, settings, input_size, work_dir)
         references += [] if reference is None else [reference]
     combined = per_column_of(references, series)
     naive = references[0].history if references else None
@@ -76,3 +77,50 @@ def _better(reference: Fitted, model: Fitted, naive: np.ndarray | None) -> bool:
     log.info("%s forecasts validation better than %s (%.4f against %.4f): it is a reference %s must clearly "
              "beat", name, label, reference.val_mse, model.val_mse, label)  # fmt: skip
     return True
+
+
+def _fitted_baseline(
+    name: str, series: TimeSeries, settings: TrainSettings, input_size: int, work_dir: Path
+) -> Fitted | None:
+    baseline = dataclasses.replace(
+        settings, model_name=name, preset=DEFAULT, model_options={}, loss=None, toward_naive=None,
+        input_size=input_size,
+    )
+    [candidate] = plan(baseline, series)
+    return fit_candidate(series, baseline, candidate, work_dir / candidate.label)
+
+
+LOST_BY = 1.25  # test MSE over naive's that, worse on every block, says the choice lost to naive since
+
+
+def naive_if_it_lost_since(
+    best: Fitted, fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, work_dir: Path
+) -> Fitted:
+    """The naive forecast in place of a model chosen on validation among several (`--model auto`, the default
+    model held against its references) where it forecasts the test split clearly worse than naive (two
+    standard errors, `simplest_within_evidence`, or LOST_BY times naive's MSE and worse on every block of a
+    horizon's windows: the test split of a short file holds a block or two): the series changed after
+    validation, and the choice would lose to naive on the latest rows (a weekly level that dropped in the
+    test split: seasonal naive kept, 2.4 times naive's error on the 13 weeks after the file; a yearly trend
+    that turned: drift, 1.4 times). Your own files only; a benchmark row keeps the model chosen (its test
+    split measures it, not a choice)."""
+    if series.dataset is not None or len(fitted) < 2 or best.candidate.model_name == "naive":
+        return best
+    if best.training["parameters"] and best.training["kept_initial_weights"]:  # the model's naive start
+        return best
+    naive = next((result for result in fitted if result.candidate.model_name == "naive"), None)
+    naive = naive or _fitted_baseline("naive", series, settings, best.data.input_size, work_dir)
+    if naive is None:
+        return best
+    ours = window_errors(best.model, split_windows(best.data, best.scaler, series, "test"))
+    theirs = window_errors(naive.model, split_windows(naive.data, naive.scaler, series, "test"))
+    if not len(ours) or ours.shape != theirs.shape:
+        return best
+    blocks = [block_means(ours, settings.horizon), block_means(theirs, settings.horizon)]
+    clearly = simplest_within_evidence([float(ours.mean()), float(theirs.mean())], blocks) == 1
+    everywhere = ours.mean() >= LOST_BY * theirs.mean() and bool((blocks[1] < blocks[0]).all())
+    if not (clearly or everywhere):
+        return best
+    lost = {"model": best.candidate.label, "test_mse": float(ours.mean()),
+            "naive_test_mse": float(theirs.mean())}  # fmt: skip
+    return dataclasses.replace(naive, training={**naive.training, "naive_since_validation": lost})

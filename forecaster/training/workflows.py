@@ -53,7 +53,7 @@ from forecaster.training.planning import (
     plan_fitting,
     split_for,
 )
-from forecaster.training.references import with_references
+from forecaster.training.references import naive_if_it_lost_since, with_references
 from forecaster.training.scoring import (
     Score,
     baseline_metrics,
@@ -302,7 +302,9 @@ def train_forecaster(
         if fitted is None:
             return None
         fitted = with_references(fitted, series, settings, work_dir_for(out))
-        return save_kept(*keep_best(fitted, series, settings), series, out, settings, record)
+        best, scores = keep_best(fitted, series, settings)
+        best = naive_if_it_lost_since(best, fitted, series, settings, work_dir_for(out))
+        return save_kept(best, scores, series, out, settings, record)
 
 
 def save_kept(
