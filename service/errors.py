@@ -227,6 +227,10 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"no route {request.method} {request.url.path[:200]}; see /docs for the API"
     elif status == 405:
         message = f"method {request.method} is not allowed on {request.url.path[:200]}"
+    elif status == 400 and request.headers.get("content-type", "").lower().startswith("multipart/"):
+        reason = str(exc.detail).rstrip(".")  # starlette's words, framed: "Missing boundary in multipart"
+        message = (f"the multipart body cannot be read ({reason}); expected one 'file' part holding the CSV, "
+                   "as `curl -F file=@history.csv` sends it")  # fmt: skip
     else:
         message = str(exc.detail)
     response = error_response(status, _HTTP_ERROR_CODES.get(status, "error"), message)

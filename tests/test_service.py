@@ -587,6 +587,11 @@ def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) ->
     assert_error(json_body, 415, "content-type", "multipart/form-data")
     no_file = client.post("/v1/models/hourly/forecast.csv", files={"other": ("h.csv", "x")})
     assert_error(no_file, 422, "file", "required")
+    for header, reason in (("multipart/form-data", "Missing boundary in multipart"),
+                           ("multipart/form-data; boundary=x", "")):  # starlette's words alone before
+        broken = client.post("/v1/models/hourly/forecast.csv", content=b"--y\r\nnot a part\r\n",
+                             headers={"content-type": header})  # fmt: skip
+        assert_error(broken, 400, None, f"the multipart body cannot be read ({reason}", "curl -F file=@")
     as_text = client.post("/v1/models/hourly/forecast.csv", files={"file": (None, "abc")})  # no filename
     assert_error(as_text, 422, "file", "expected a file part (with a filename), got a plain form field")
     too_far = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": 9})
