@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from forecaster.cli import main
 from forecaster.data import TimeSeries, load_dataset, read_frame
 from forecaster.errors import ConfigError, DataError
 from forecaster.presets import preset, resolve
@@ -459,3 +460,15 @@ def test_a_choice_that_lost_clearly_to_naive_on_the_test_split_gives_way_to_naiv
     assert lost["test_mse"] > 1.25 * lost["naive_test_mse"] == pytest.approx(1.25 * outcome.metrics["mse"])
     kept = train_forecaster(_weekly_sales_whose_level_drops(drop_at=10_000), tmp_path / "season", settings)
     assert kept.training["candidate"] == "seasonal_naive" and "naive_since_validation" not in kept.training
+
+
+@pytest.mark.slow
+def test_train_says_which_choice_gave_way_to_naive(tmp_path, capsys) -> None:
+    _weekly_sales_whose_level_drops().frame.rename_axis("date").to_csv(tmp_path / "sales.csv")
+    argv = ["train", "--csv", str(tmp_path / "sales.csv"), "--horizon", "13", "--max-epochs", "1",
+            "--out", str(tmp_path / "m")]  # fmt: skip
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert "chose seasonal_naive (simplest first" in said and "naive: no parameters, nothing to train" in said
+    assert "kept naive over seasonal_naive: chosen on validation, it forecast the test split clearly worse " \
+        "than naive (MSE " in said  # fmt: skip

@@ -78,18 +78,20 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
     from forecaster.models.baselines import NOTHING_TO_FIT
 
     selection = training.get("selection", {})
+    lost = training.get("naive_since_validation")  # the choice gave way to naive on the test split
     if len(selection) > 1:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
         several = sum(label in NOTHING_TO_FIT for label in selection) > 1
         baselines = " held against the best of the forecasts that fit nothing," if several else ""
+        chosen = lost["model"] if lost else training["candidate"]
         print(
-            f"chose {training['candidate']} (simplest first,{baselines} a model is kept only where "
+            f"chose {chosen} (simplest first,{baselines} a model is kept only where "
             "validation clearly says it is better: two standard errors, on an earlier period too where "
             f"validation is short) among {len(selection)}: {ranked}"
         )
-    if lost := training.get("naive_since_validation"):
+    if lost:
         mses = f"MSE {lost['test_mse']:.4f} against {lost['naive_test_mse']:.4f}"
         print(f"kept naive over {lost['model']}: chosen on validation, it forecast the test split clearly "
               f"worse than naive ({mses}): the series changed after validation")  # fmt: skip

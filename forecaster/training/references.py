@@ -1,6 +1,7 @@
 """The forecasts that fit nothing the product's default model is held against on a user's file: each
 reference, and the combination that gives each column the reference that fits it (`combine.per_column_of`),
-where they forecast validation better than the model on every period scored.
+where they forecast validation better than the model on every period scored; and naive, which a choice among
+several gives way to where it lost to naive clearly on the test split (`naive_if_it_lost_since`).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _fitted_baseline(
     return fit_candidate(series, baseline, candidate, work_dir / candidate.label)
 
 
-LOST_BY = 1.25  # test MSE over naive's that, worse on every block, says the choice lost to naive since
+LOST_BY = 1.25  # the test MSE over naive's (worse on every block too) by which a choice lost to naive
 
 
 def naive_if_it_lost_since(
