@@ -918,3 +918,9 @@ def test_rki_survstat_weeks_down_the_rows_and_years_across_are_one_weekly_series
     assert freq == "W-MON" and list(frame.index) == list(weeks) and list(frame.columns) == ["value"]
     assert frame["value"].iloc[52 + 52] == 1053.0 and frame["value"].iloc[-1] == 2052.0  # 2020's week 53
     assert "read the week-by-year table as one weekly series 'value': 53 weeks ('Meldewoche') x 3" in note
+    months = "".join(f"{m},{m},{100 + m},{200 + m}\n" for m in range(1, 13))  # months by year alike
+    frame, freq, _ = read_noted(write(tmp_path, "monat.csv", "Monat,2019,2020,2021\n" + months))
+    assert freq == "MS" and len(frame) == 36 and frame["value"].iloc[12] == 101.0
+    ages = "".join(f"{a},{a},{2 * a},{3 * a}\n" for a in range(1, 21))  # ages 1, 2, ... by year: no weeks
+    frame, freq, _ = read_noted(write(tmp_path, "alter.csv", "Alter,2019,2020,2021\n" + ages))
+    assert freq == "YS-JAN" and len(frame) == 3 and frame.shape[1] == 20

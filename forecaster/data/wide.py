@@ -354,14 +354,16 @@ def year_by_season(
 
 
 _WEEK_HEADER = re.compile(r".*(?:week|woche|semaine|semana|settimana|vecka|uke|uge|kw)$", re.IGNORECASE)
+_MONTH_HEADER = re.compile(r".*(?:month|monat|mois|mes|mese|maand|månad|måned|miesiąc)$", re.IGNORECASE)
 
 
 def season_by_year(
     source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
 ) -> tuple[pd.DataFrame, str] | None:
-    """A table of one row per week (1 ... 53) or month (1 ... 12, or their names) and one column per year,
-    as RKI's SurvStat prints a weekly count (`Meldewoche`, 2019, 2020, ...), as that one series: a row per
-    week (ISO weeks: Mondays) or month with a DATE_COLUMN, and a note. None for other tables."""
+    """A table of one row per week (1 ... 53) or month (1 ... 12, or their names) under a name saying so, and
+    one column per year, as RKI's SurvStat prints a weekly count (`Meldewoche`, 2019, 2020, ...), as that one
+    series: a row per week (ISO weeks: Mondays) or month with a DATE_COLUMN, and a note. None for other
+    tables."""
     first, years = str(raw.columns[0]), [str(name) for name in raw.columns[1:]]
     numbers = [int(year) if year.isdigit() and 1000 <= int(year) <= 2999 else None for year in years]
     if len(years) < 2 or None in numbers or np.any(np.diff(numbers) != 1) or len(raw) < 4:
@@ -369,8 +371,10 @@ def season_by_year(
     labels = raw[first].astype(str).str.strip()
     named = labels.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
     seasons = named if named.notna().all() else pd.to_numeric(labels, errors="coerce")
-    kind = "week" if _WEEK_HEADER.fullmatch(first.strip()) or len(raw) > 12 else "month"
-    if seasons.isna().any() or list(seasons) != list(range(1, len(raw) + 1)) or len(raw) > 53:
+    months = named.notna().all() or _MONTH_HEADER.fullmatch(first.strip())
+    kind = "week" if _WEEK_HEADER.fullmatch(first.strip()) else "month" if months and len(raw) <= 12 else None
+    # (a first column of ages or ranks 1, 2, ... under another name: no seasons)
+    if kind is None or seasons.isna().any() or list(seasons) != list(range(1, len(raw) + 1)) or len(raw) > 53:
         return None
     values = np.column_stack([_numbers(source, raw, name, list(labels), decimal, tally) for name in years])
     dates, kept = [], []
