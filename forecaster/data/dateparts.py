@@ -46,6 +46,8 @@ _QUALIFIED = re.compile(r"(?:ref|iso|mmwr|epi)[_ ]?(?P<part>.+)")
 
 def _part_of(name: object) -> str | None:
     """The date part a column's name says it holds (_PART_NAMES, case ignored, maybe _QUALIFIED), or None."""
+    if str(name).strip() == "kW":  # kilowatts; KW, Kw: German calendar weeks (Kalenderwoche)
+        return None
     text = str(name).strip().lower()
     qualified = _QUALIFIED.fullmatch(text)
     return _PART_NAMES.get(text) or (_PART_NAMES.get(qualified["part"]) if qualified else None)
