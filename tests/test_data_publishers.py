@@ -886,8 +886,8 @@ def test_german_calendar_weeks_jahr_and_kw_are_date_parts(tmp_path):
     assert freq == "W-MON" and list(frame.index) == list(weeks)
     np.testing.assert_array_equal(frame["Fälle"], 100 + np.arange(60))
     capacity = "".join(f"{year},{year - 1900}\n" for year in range(2000, 2016))  # kW: kilowatts, no week
-    frame, freq, _ = read_noted(write(tmp_path, "capacity.csv", "Year,kW\n" + capacity))
-    assert freq == "YS-JAN" and list(frame.columns) == ["kW"] and frame["kW"].iloc[-1] == 115
+    series = read_csv(write(tmp_path, "capacity.csv", "Year,kW\n" + capacity))
+    assert series.freq == "YS-JAN" and series.columns == ["kW"] and series.frame["kW"].iloc[-1] == 115
 
 
 def test_the_imf_datamappers_no_data_cells_and_copyright_line(tmp_path):
