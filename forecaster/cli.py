@@ -128,10 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)
         return 2
-    except _Stopped as stopped:  # every file is written whole or not at all (forecaster.atomic)
-        print(f"forecaster: {_STOPS[stopped.signum]}; nothing was half-written (earlier outputs are as they "
+    except (_Stopped, KeyboardInterrupt) as stopped:  # every file is written whole or not at all (atomic)
+        signum = stopped.signum if isinstance(stopped, _Stopped) else signal.SIGINT  # Ctrl-C while importing
+        print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they "
               "were)", file=sys.stderr)  # fmt: skip
-        return 128 + stopped.signum
+        return 128 + signum
     except BrokenPipeError:
         # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

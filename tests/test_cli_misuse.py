@@ -298,3 +298,17 @@ def test_predict_writes_the_format_its_output_is_named(csv, naive_bundle, tmp_pa
     line = refused([*predict, str(tmp_path / "f.xlsx")], capsys)
     assert "forecasts are written as CSV; expected a name ending .csv, .tsv or .txt" in line
     assert not (tmp_path / "f.xlsx").exists()
+
+
+def test_ctrl_c_before_the_command_runs_is_one_line_too(capsys, monkeypatch):
+    """Ctrl-C in the first seconds of `train` (importing torch and Lightning, before the command's own
+    handler) printed a KeyboardInterrupt traceback."""
+    import forecaster.cli as cli
+
+    def importing(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", importing)
+    assert main(["train", "--help"]) == 130
+    assert capsys.readouterr().err.splitlines() == [
+        "forecaster: interrupted; nothing was half-written (earlier outputs are as they were)"]
