@@ -3,13 +3,13 @@ values read as a DatetimeIndex, every form a refusal lists (`DATE_FORMS`) tried 
 
 from __future__ import annotations
 
-import re
 from numbers import Number
 
 import numpy as np
 import pandas as pd
 
 from forecaster.data.columns import is_text, section_numbers
+from forecaster.data.dateparts import part_named
 from forecaster.data.dates import (
     across_offsets,
     parse_period_labels,
@@ -85,14 +85,13 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
 
 
-_WEEK_NAME = re.compile(r"week|woche|semaine|semana|settimana|vecka|uke|uge", re.IGNORECASE)
 _YEAR_NUMBER = r"^(\d{4})-(\d{1,2})$"
 
 
 def _weeks_named(column: pd.Series, date_col: str) -> pd.Series:
     """A column named like weeks (the ECDC's `year_week`) of labels '2021-05' as ISO weeks '2021-W05': read
     as months where they stop by week 12, and refused beyond."""
-    if not _WEEK_NAME.search(str(date_col)):
+    if part_named(date_col) != "week":
         return column
     texts = column.astype(str).str.strip()
     if not texts.str.match(_YEAR_NUMBER).all():

@@ -53,6 +53,14 @@ def _part_of(name: object) -> str | None:
     return _PART_NAMES.get(text) or (_PART_NAMES.get(qualified["part"]) if qualified else None)
 
 
+def part_named(name: object) -> str | None:
+    """The date part a column's name says it holds (`_part_of`), also where a part's name of four letters or
+    more closes a longer one: RKI's `Meldewoche`, the ECDC's `year_week`."""
+    text = str(name).strip().lower()
+    return _part_of(name) or next((part for word, part in _PART_NAMES.items()
+                                   if len(word) >= 4 and text.endswith(word)), None)  # fmt: skip
+
+
 def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
     """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
     `dteday` and `hr`) as each date at its hour, and that column's name; None for other tables."""

@@ -42,7 +42,8 @@ def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
 
 def _yearly_runs(codes: np.ndarray) -> bool:
     """Whether YYYYNN codes in order run NN = 1, 2, 3, 4 in each year, then the next year's 1."""
-    steps = np.diff(codes) if (np.diff(codes) > 0).all() else -np.diff(codes)
+    steps = np.diff(codes)
+    steps = steps if (steps > 0).all() else -steps  # newest first too
     return bool(((steps == 1) | (steps == 97)).all() and (steps == 97).any())
 
 

@@ -138,7 +138,9 @@ def business_days(
     """A daily table whose Saturdays and Sundays hold no value in any column (central banks' and exchanges'
     downloads list every day and leave weekends blank), as business days: those rows left out and said, so
     weekends are neither refused as gaps nor filled with invented prices. `rows`: each row's file place."""
-    weekend = np.asarray(frame.index.day_of_week >= 5) if freq == "D" else np.zeros(len(frame), dtype=bool)
+    if freq != "D":  # every other table: no pass over its cells
+        return frame, rows, freq
+    weekend = np.asarray(frame.index.day_of_week >= 5)
     held = frame.notna().to_numpy().any(axis=1)
     if weekend.sum() < 4 or held[weekend].any() or not held[~weekend].any():
         return frame, rows, freq

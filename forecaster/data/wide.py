@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, number_cells, number_kind, to_numbers
+from forecaster.data.dateparts import part_named
 from forecaster.data.dates import (
     MONTH_NUMBERS,
     NUMERIC_DATE,
@@ -353,10 +354,6 @@ def year_by_season(
     return frame, note
 
 
-_WEEK_HEADER = re.compile(r".*(?:week|woche|semaine|semana|settimana|vecka|uke|uge|kw)$", re.IGNORECASE)
-_MONTH_HEADER = re.compile(r".*(?:month|monat|mois|mes|mese|maand|månad|måned|miesiąc)$", re.IGNORECASE)
-
-
 def season_by_year(
     source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
 ) -> tuple[pd.DataFrame, str] | None:
@@ -371,8 +368,8 @@ def season_by_year(
     labels = raw[first].astype(str).str.strip()
     named = labels.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
     seasons = named if named.notna().all() else pd.to_numeric(labels, errors="coerce")
-    months = named.notna().all() or _MONTH_HEADER.fullmatch(first.strip())
-    kind = "week" if _WEEK_HEADER.fullmatch(first.strip()) else "month" if months and len(raw) <= 12 else None
+    months = named.notna().all() or part_named(first) == "month"
+    kind = "week" if part_named(first) == "week" else "month" if months and len(raw) <= 12 else None
     # (a first column of ages or ranks 1, 2, ... under another name: no seasons)
     if kind is None or seasons.isna().any() or list(seasons) != list(range(1, len(raw) + 1)) or len(raw) > 53:
         return None
