@@ -927,3 +927,39 @@ def test_rki_survstat_weeks_down_the_rows_and_years_across_are_one_weekly_series
     ages = "".join(f"{a},{a},{2 * a},{3 * a}\n" for a in range(1, 21))  # ages 1, 2, ... by year: no weeks
     frame, freq, _ = read_noted(write(tmp_path, "alter.csv", "Alter,2019,2020,2021\n" + ages))
     assert freq == "YS-JAN" and len(frame) == 3 and frame.shape[1] == 20
+
+
+@pytest.mark.parametrize(
+    ("last", "flag"),
+    [("2023F", "f"), ("2023 (e)", "e"), ("2023 estimate", "estimate"), ("2023 (proj.)", "proj"),
+     ("2023 Prelim", "prelim"), ("2023*", "*")],
+)  # fmt: skip
+def test_a_year_flagged_as_an_estimate_is_read_as_its_year(tmp_path, last, flag):
+    """The latest year marked in its date cell as estimated, provisional or forecast ("2023F", "2023
+    estimate"): the file was refused as having no date column, or that row dropped as a summary."""
+    lines = ["Year,GDP", *(f"{year},{100 + year - 2000}" for year in range(2000, 2023)), f'"{last}",123.5']
+    frame, freq, note = read_noted(write(tmp_path, "gdp.csv", "\n".join(lines) + "\n"))
+    assert freq == "YS-JAN" and frame.index[-1] == pd.Timestamp("2023-01-01") and len(frame) == 24
+    assert frame["GDP"].iloc[-1] == 123.5
+    assert f"read 1 date(s) in column 'Year' without their flags ({flag}:" in note
+
+
+def test_flagged_periods_heading_a_wide_table_and_labels_beside_them(tmp_path):
+    """Fiscal years with the latest two flagged, as a wide table's header ("2022-23 (p)") and down a column
+    (Census's "Mar 2024(p)" alike); a header naming a period twice, first estimate and revision, is left."""
+    years = [f"{year}-{(year + 1) % 100:02d}" for year in range(2010, 2022)]
+    header = ["State", *years, "2022-23 (p)", "2023-24 (e)"]
+    rows = [",".join(header), *(f"S{k}," + ",".join(str(k + t) for t in range(14)) for k in range(3))]
+    frame, freq, note = read_noted(write(tmp_path, "wide.csv", "\n".join(rows) + "\n"))
+    assert freq == "YS-JAN" and len(frame) == 14 and frame.index[-1] == pd.Timestamp("2023-01-01")
+    assert "read 2 date(s) heading the columns without their flags (p, e:" in note
+    months = pd.date_range("2022-01-01", periods=27, freq="MS").strftime("%b %Y").tolist()
+    months[-2:] = [f"{months[-2]}(r)", f"{months[-1]}(p)"]
+    lines = ["Period,Sales", *(f"{month},{500 + k}" for k, month in enumerate(months))]
+    frame, freq, note = read_noted(write(tmp_path, "census.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index[-1] == pd.Timestamp("2024-03-01") and frame["Sales"].iloc[-1] == 526
+    assert "read 2 date(s) in column 'Period' without their flags (r, p:" in note
+    revised = ["State", *years, "2021-22 (r)"]
+    rows = [",".join(revised), *(f"S{k}," + ",".join(str(k + t) for t in range(13)) for k in range(3))]
+    frame, _, note = read_noted(write(tmp_path, "revised.csv", "\n".join(rows) + "\n"))
+    assert len(frame) == 12 and "flags" not in note and "left out column '2021-22 (r)'" in note

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
+from forecaster.data.dateflags import unflagged_dates
 from forecaster.data.headerless import (
     commented_names,
     header_above_labels,
@@ -330,6 +331,7 @@ def arrange(
         raw = raw.rename(columns={raw.columns[0]: "year"})
         said.append("read the first column, without a name, as years")
     raw = raw.drop(columns=raw.columns[empty + numbered])
+    raw = unflagged_dates(raw, said) if not read.no_date else raw  # "2024 estimate" is no summary row
     raw, footer, summaries = _drop_footer(raw)
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")

@@ -1,0 +1,74 @@
+"""Flags after the dates of a table's rows. Publishers mark their latest periods as estimated, provisional,
+revised or forecast in the date cell itself ("2023 (e)", "2024 estimate", "Mar 2024 (p)", "2023F", "FY2024
+(est.)"): such a year was read as no date (the file refused) or its row dropped as a summary below the data.
+The dates are read without their flags, said in a note; the values' own flags are `cells`' to read."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from forecaster.data.cells import cell_texts
+from forecaster.data.headerless import is_date
+
+_WORDS = (r"e|p|r|f|est|prel|estd|estimated?|estimates?|prelim|preliminary|prov|provisional|proj|projected|"
+          r"projections?|forecasts?|fcst|revised|rev")  # fmt: skip
+# A date ending in a digit, then a flag: in parentheses or brackets, set apart or written on (2023p), or marks
+_FLAGGED = (rf"(?P<date>.*\d)\s*(?:[(\[](?P<enclosed>{_WORDS})\.?[)\]]|(?P<word>{_WORDS})\.?|"
+            r"(?P<mark>[*\u2020\u2021]+))")  # fmt: skip
+_SAMPLE = 20  # cells of a column read as dates to tell it holds them
+
+
+def _flags(texts: pd.Series) -> pd.DataFrame:
+    """The texts with a flag after a date, indexed by text: the date before the flag and the flag. Only texts
+    not ending in a digit are matched, each once (a column of 200,000 dates took seconds)."""
+    candidates = pd.Series(texts[~texts.str[-1:].str.isdigit() & (texts != "")].unique(), dtype=object)
+    found = candidates.str.extract(f"^(?:{_FLAGGED})$", flags=re.IGNORECASE).set_index(candidates)
+    flag = found["enclosed"].fillna(found["word"]).fillna(found["mark"]).str.lower()
+    return pd.DataFrame({"date": found["date"], "flag": flag}).dropna(subset="date")
+
+
+def _dates(texts: pd.Series) -> tuple[pd.Series, pd.Series] | None:
+    """(each text's date without its flag, NaN where none; the flags found) where some texts are flagged,
+    all of those dates once unflagged, at most half of the texts, and most of a sample of the others dates
+    too; else None."""
+    flagged = _flags(texts)
+    if flagged.empty:
+        return None
+    marked = texts.isin(flagged.index).to_numpy()
+    filled = (texts != "").to_numpy()
+    if marked.sum() * 2 > filled.sum() or not all(map(is_date, flagged["date"])):
+        return None
+    others = texts[filled & ~marked]
+    sample = others.iloc[np.unique(np.linspace(0, len(others) - 1, num=_SAMPLE).astype(int))]
+    if sum(map(is_date, sample)) * 2 <= len(sample):
+        return None
+    return texts.map(flagged["date"]), flagged["flag"]
+
+
+def _said(dates: pd.Series, flags: pd.Series, where: str) -> str:
+    shown = ", ".join(dict.fromkeys(flags))
+    return (f"read {int(dates.notna().sum())} date(s) {where} without their flags ({shown}: estimated, "
+            "provisional, revised or forecast values, read as the others)")
+
+
+def unflagged_dates(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """`raw` with the flags after the dates of a column of dates, and after the dates heading the columns of a
+    wide table, removed (a note for each). Dates are told by `_dates`; a flagged header name is left where the
+    date without its flag names another column too (a revision beside the first estimate)."""
+    changed = {}
+    for name, column in raw.items():
+        if not pd.api.types.is_numeric_dtype(column) and (found := _dates(cell_texts(column))) is not None:
+            dates, flags = found
+            changed[name] = column.where(dates.isna(), dates)
+            notes.append(_said(dates, flags, f"in column {name!r}"))
+    raw = raw.assign(**changed) if changed else raw
+    names = pd.Series([str(name).strip() for name in raw.columns])
+    found = _dates(names)
+    if found is None or found[0].isin(names).any():
+        return raw
+    dates, flags = found
+    notes.append(_said(dates, flags, "heading the columns"))
+    return raw.set_axis(dates.fillna(names).tolist(), axis=1)
