@@ -17,6 +17,7 @@ import pytest
 from test_service import INPUT_SIZE, body_of, forecast_array, history, make_bundle, predict, serving
 
 from forecaster.artifacts import Bundle, load_bundle
+from forecaster.data.dates import parse_timestamps
 from forecaster.prediction import PreparedHistory, predict_outputs
 from service import config as config_module
 from service.batching import MicroBatcher
@@ -187,7 +188,15 @@ def test_timestamps_parse_as_pandas_reads_them(stamps: list[str]) -> None:
     assert parsed.equals(expected) and parsed.dtype == expected.dtype
 
 
-@pytest.mark.parametrize("bad", ["2021-02-29 00:00:00", "2021-03-01 24:00:00", "2021-13-01 00:00:00"])
+def test_an_hour_of_24_is_the_next_midnight_as_a_file_reads_it() -> None:
+    """ISO 8601's end of a day, 24:00: read by the CSV route and refused by the JSON route until now."""
+    stamps = ["2021-03-01 22:00:00", "2021-03-01T23:00:00", "2021-03-01T24:00:00", "2021-03-02 01:00:00"]
+    parsed = _parse_timestamps(stamps, "timestamps")
+    assert parsed.equals(pd.DatetimeIndex(parse_timestamps(pd.Series(stamps))))
+    assert parsed[2] == pd.Timestamp("2021-03-02 00:00")
+
+
+@pytest.mark.parametrize("bad", ["2021-02-29 00:00:00", "2021-03-01 25:00:00", "2021-13-01 00:00:00"])
 def test_impossible_plain_timestamps_are_named_by_position(bad: str) -> None:
     with pytest.raises(ApiError) as raised:
         _parse_timestamps([*PLAIN[:3], bad, *PLAIN[4:]], "timestamps")

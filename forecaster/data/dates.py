@@ -189,11 +189,7 @@ def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Ser
     """pandas' parse with one format inferred from the first value (`_later_format` where it infers none),
     else (`mixed`) each value on its own; an hour ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next
     day's midnight."""
-    column = timestamp_texts(column)
-    texts = column.astype(str)
-    ending = texts.str.contains(_HOUR_24).to_numpy(bool)
-    if ending.any():
-        column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
+    column, ending = hour_24_as_midnight(timestamp_texts(column))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", pd.errors.PandasChangeWarning)  # '2012-Q2' read as a quarter for now
@@ -202,6 +198,16 @@ def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Ser
         if mixed and parsed.isna().sum() > column.isna().sum():
             parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
     return parsed.where(~ending, parsed + pd.Timedelta(days=1)) if ending.any() else parsed
+
+
+def hour_24_as_midnight(column: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """The column with a time of 24:00 at the end of a value (the end of its day, as ISO 8601 allows)
+    written 00:00, and which values were: their dates are a day later."""
+    texts = column.astype(str)
+    ending = texts.str.contains(_HOUR_24).to_numpy(bool)
+    if ending.any():
+        column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
+    return column, ending
 
 
 def _later_format(column: pd.Series, dayfirst: bool) -> str | None:
