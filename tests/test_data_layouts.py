@@ -588,3 +588,25 @@ def test_a_second_table_under_its_title_and_the_header_again_is_left_out(tmp_pat
     assert freq == "MS" and len(frame) == 60 and frame["Mkt-RF"].iloc[-1] == 5.9
     assert "skipped 1 metadata line(s) before the data and 5 after" in note  # blank lines uncounted
     one_line_error(write(tmp_path, "joined.csv", "\n".join(lines + lines[2:])))  # not silently cut short
+
+
+def test_years_in_merged_cells_above_their_quarters_or_months_head_a_wide_table(tmp_path):
+    """ABS, Statistics Canada and ONS print a wide table's periods in two lines: each year in a cell merged
+    over its quarters or months. The years were taken as the header and the parts as a row of data (no date
+    column found); each column is named by both, "2019 Q1" ... "2021 Q4"."""
+    years = "Region" + "".join(f",{year},,," for year in (2019, 2020, 2021))
+    lines = [years, "," + ",".join(["Q1", "Q2", "Q3", "Q4"] * 3), "North," + ",".join(map(str, range(1, 13))),
+             "South," + ",".join(map(str, range(2, 14)))]  # fmt: skip
+    frame, freq, _ = read_noted(write(tmp_path, "quarters.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["North", "South"] and freq == "QS-JAN"
+    assert frame.index.equals(pd.date_range("2019-01-01", periods=12, freq="QS", name="period"))
+    np.testing.assert_array_equal(frame["South"], np.arange(2, 14))
+    months = pd.date_range("2022-01-01", periods=14, freq="MS").strftime("%b").tolist()
+    lines = ["Table 5: Employed persons", "", "Industry,2022" + "," * 12 + "2023,", "," + ",".join(months),
+             "Mining," + ",".join(map(str, range(14))), "", "Source: a statistics office"]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "months.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index[[0, -1]].equals(pd.DatetimeIndex(["2022-01-01", "2023-02-01"]))
+    assert "('2022 Jan' ... '2023 Feb')" in note and frame["Mining"].iloc[-1] == 13
+    header_of_data = ["Region,2019,2020,2021", ",1,2,3", "North,4,5,6"]  # a row of numbers: data, no parts
+    frame, _, _ = read_noted(write(tmp_path, "years.csv", "\n".join(header_of_data) + "\n"))
+    assert len(frame) == 3 and frame.index[0] == pd.Timestamp("2019-01-01")

@@ -13,6 +13,7 @@ import re
 import warnings
 from itertools import accumulate
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import number_kind
@@ -166,6 +167,27 @@ def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple
     if not all(names) or len(set(names)) < width - 1:
         return None
     return (header[0], *names)
+
+
+def years_over_parts(rows: list[list[str]], first: int, width: int) -> tuple[str, ...] | None:
+    """The names of a wide table whose periods head it in two lines, `first` and the next: years, each in a
+    cell merged over its quarters or months (blanks after it), above the parts ("Region,2019,,,,2020" above
+    ",Q1,Q2,Q3,Q4,Q1": Region, 2019 Q1, ..., 2020 Q1), as ABS, Statistics Canada and ONS tables print them
+    (the years were taken as the header, the parts as a row of data); None for any other header."""
+    if first + 1 >= len(rows) or len(rows[first]) != width or len(rows[first + 1]) != width:
+        return None
+    years, parts = ([cell.strip() for cell in cells] for cells in rows[first : first + 2])
+    if not _YEAR.fullmatch(years[1]) or not all(parts[1:]) or any(_YEAR.fullmatch(part) for part in parts):
+        return None
+    if not all(_YEAR.fullmatch(cell) or not cell for cell in years[1:]) or all(years[1:]):
+        return None
+    spread = list(accumulate(years[1:], lambda last, cell: cell or last))
+    for labels in ([f"{year} {part}" for year, part in zip(spread, parts[1:], strict=True)],
+                   [f"{part} {year}" for year, part in zip(spread, parts[1:], strict=True)]):  # fmt: skip
+        dates = parse_period_labels(pd.Series(labels))
+        if dates is not None and (np.diff(dates.asi8) > 0).all():
+            return (parts[0] or years[0], *labels)
+    return None
 
 
 def _year_and_part(rows: list[list[str]]) -> str | None:

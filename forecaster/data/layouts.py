@@ -32,6 +32,7 @@ from forecaster.data.headerless import (
     is_timestamp,
     names_above,
     names_not_given,
+    years_over_parts,
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
@@ -53,6 +54,7 @@ DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characte
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
+_SPANNED_ROWS = 50  # the lines a header of years over quarters or months may begin on
 _WORD = re.compile(r"[^\W\d_]{3}")
 _RULE = re.compile(r"[-_=*~ ]{3,}")
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
@@ -191,6 +193,10 @@ def sniff(source: Any, **options: Any) -> Layout:
         start = first + (not data_first)  # under a comment line: the data's first row
         names = commented or headerless_names(rows[start:], width)
         return Layout(delimiter, records[start][0], start, decimal, None, names, headerless=True)
+    tops = range(min(len(rows) - 1, _SPANNED_ROWS) if ons is None else 0)
+    spanned = next(((top, names) for top in tops if (names := years_over_parts(rows, top, width))), None)
+    if spanned is not None:  # a header of years over quarters or months: its names joined
+        return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, None, spanned[1])
     header = [cell.strip() for cell in rows[first]]
     names = above = None
     if ons is None and len(header) == width and names_not_given(header):
