@@ -61,6 +61,10 @@ from forecaster.errors import DataError
         (["Dezember 2022", "Jänner 2023", "Februar 2023"], "2022-12-01", "MS"),  # Statistik Austria
         (["2022 grudzień", "2023 styczeń", "2023 luty"], "2022-12-01", "MS"),  # GUS
         (["červen 2023", "červenec 2023", "srpen 2023"], "2023-06-01", "MS"),  # CZSO: June, then July
+        (["Week ending January 8, 2022", "Week ending January 15, 2022", "Week ending January 22, 2022"],
+         "2022-01-08", "W-SAT"),  # the USDA's and CDC's words before a week's date
+        (["W/E 01/08/2022", "W/E 01/15/2022", "W/E 01/22/2022"], "2022-01-08", "W-SAT"),  # retail's
+        (["w/c 3 Jan 2022", "w/c 10 Jan 2022", "w/c 17 Jan 2022"], "2022-01-03", "W-MON"),  # week commencing
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

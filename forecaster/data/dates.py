@@ -86,6 +86,10 @@ PERIOD_LABELS = (
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
 _PROVISIONAL = re.compile(r"\s*\*+$")
+# Words naming which day of its week or month a date is ("Week ending January 8, 2022", USDA's "Week ending
+# 2022-01-08", retail's "W/E 01/08/2022", "w/c 3 Jan 2022"): the date is read alone
+_WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginning|starting|commencing|of)|w/e|w/c)"
+                      r"\s*:?\s*", re.IGNORECASE)  # fmt: skip
 ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
@@ -235,6 +239,8 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
     texts, joined = sized[text], "\n".join(sized[text])  # one scan of plain timestamps: ETTm1's 70,000
     if "*" in joined:  # "2023-10*": a provisional period
         texts = texts.str.replace(_PROVISIONAL, "", regex=True)
+    if any(word in joined.lower() for word in ("week", "wk", "w/", "month", "period")):  # "Week ending ..."
+        texts = texts.str.replace(_WEEK_OF, "", regex=True)
     if " -" in joined or "–" in joined:  # ENTSO-E: "... 00:00 - ... 00:15"
         texts = texts.str.replace(_INTERVAL, r"\g<start>", regex=True)
     if "UTC" in (upper := joined.upper()) or "GMT" in upper:
