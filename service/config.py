@@ -59,6 +59,12 @@ class ServiceSettings(BaseSettings):
         description="seconds a client has to send a request's headers, from connecting or its last answer",
     )
     body_timeout_s: float = Field(60.0, gt=0, description="seconds a client has to send a request's body")
+    write_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="seconds an answer may wait for a client that does not read it before its connection is "
+        "closed (each such answer is held in memory until then)",
+    )
     device: str = Field(
         "cpu",
         description="torch device of the forward passes: cpu, cuda or cuda:N (on the CPU the service answers "

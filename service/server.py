@@ -5,7 +5,8 @@ uvicorn (0.54) closes idle keep-alive connections (`timeout_keep_alive`) and ans
 that sends one header line every few seconds (slowloris) holds its connection and descriptor for good, and
 enough of them exhaust the open-file limit (accept fails, tracebacks flood the log). `HeadDeadline`, mixed
 into both of uvicorn's HTTP protocols (httptools, the default, and h11), therefore closes a connection that
-has not sent a request's head within `header_timeout_s` of opening or of its last response, and closes
+has not sent a request's head within `header_timeout_s` of opening or of its last response, aborts one whose
+client has read none of its answer for `write_timeout_s` (the answer is dropped, not kept), and closes
 connections past `limit_concurrency` with a 503 as they are accepted. `open_file_limit` makes room for those
 connections, the accept backlog and a reserve under RLIMIT_NOFILE; a head past MAX_HEAD_BYTES is answered
 431 and closed. The body's own deadline is `BodyLimitMiddleware`'s (service.limits).
@@ -92,15 +93,16 @@ class LingeringTransport:
 
 
 @functools.cache
-def _header_timeout_s() -> float:
+def _settings() -> ServiceSettings:
     """Read once per worker process from the FORECASTER_SERVE_* variables `forecaster serve` exported."""
-    return ServiceSettings().header_timeout_s
+    return ServiceSettings()
 
 
 class HeadDeadline:
-    """A deadline for each request head and a cap on open connections, for either of uvicorn's HTTP
-    protocols: both parse in `data_received`, keep the request in flight as `cycle` and call
-    `on_response_complete` when its answer is sent."""
+    """A deadline for each request head, one for a client to read an answer, and a cap on open connections,
+    for either of uvicorn's HTTP protocols: both parse in `data_received`, keep the request in flight as
+    `cycle`, call `on_response_complete` when its answer is sent, and wait while the transport has paused
+    writing (a client that reads nothing held its answer in memory for good: 60 such held 290 MB)."""
 
     # Set by the uvicorn protocol this is mixed into.
     connections: set[Any]
@@ -111,8 +113,10 @@ class HeadDeadline:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
-        self._header_timeout_s = _header_timeout_s()
+        self._header_timeout_s = _settings().header_timeout_s
+        self._write_timeout_s = _settings().write_timeout_s
         self._deadline: asyncio.TimerHandle | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
         self._head_bytes = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -148,8 +152,23 @@ class HeadDeadline:
         if not self.transport.is_closing():
             self._arm()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()  # type: ignore[misc]
+        if self._write_deadline is None:
+            self._write_deadline = self.loop.call_later(self._write_timeout_s, self.transport.abort)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()  # type: ignore[misc]
+        self._write_disarm()
+
+    def _write_disarm(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._write_disarm()
         if isinstance(self.transport, LingeringTransport):
             self.transport.forget()
         super().connection_lost(exc)  # type: ignore[misc]

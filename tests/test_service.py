@@ -37,17 +37,17 @@ INPUT_SIZE, HORIZON = 16, 4
 MAX_ROWS, MAX_INPUTS, MAX_BODY = 400, 8, 64_000
 
 
-def make_bundle(root: Path, name: str = "hourly", *, dated: bool = True) -> Path:
+def make_bundle(root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON) -> Path:
     """A small untrained S3Attention bundle (no training needed to test serving)."""
     torch.manual_seed(0)
     columns = COLUMNS if dated else ["x"]
     model = get_model(
-        "s3attention", input_size=INPUT_SIZE, horizon=HORIZON, n_channels=len(columns), d_model=8, n_heads=2,
+        "s3attention", input_size=INPUT_SIZE, horizon=horizon, n_channels=len(columns), d_model=8, n_heads=2,
         fold=2, left_rank=4, right_rank=4,
     )  # fmt: skip
     data = DataConfig(
         source="synthetic.csv", columns=columns, freq="h" if dated else None,
-        date_col="date" if dated else None, input_size=INPUT_SIZE, horizon=HORIZON, split="7:1:2",
+        date_col="date" if dated else None, input_size=INPUT_SIZE, horizon=horizon, split="7:1:2",
     )  # fmt: skip
     scaler = Scaler(np.array([10.0, 20.0][: len(columns)]), np.array([2.0, 5.0][: len(columns)]))
     return save_bundle(

@@ -5,6 +5,7 @@ Also /docs offline and `forecaster serve` taking its models folder from the envi
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import select
@@ -33,7 +34,7 @@ from service.app import create_app
 from service.config import ENV_PREFIX, ServiceSettings
 from service.routes import unless_client_leaves
 
-CAP, HEADER_S, BODY_S = 20, 2.0, 3.0  # the test server's --limit-concurrency and deadlines
+CAP, HEADER_S, BODY_S, WRITE_S = 20, 2.0, 3.0, 2.0  # the test server's --limit-concurrency and deadlines
 CSV_ROUTE = "/v1/models/hourly/forecast.csv"
 
 
@@ -53,12 +54,14 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     not --models."""
     root = tmp_path_factory.mktemp("attacks")
     make_bundle(root / "models")
+    make_bundle(root / "models", "long", horizon=2048)  # 256 series' answers: 1,048,576 numbers, 20 MB
     (root / "tmp").mkdir()
     port = _free_port()
     env = {**os.environ, f"{ENV_PREFIX}MODELS_DIR": str(root / "models"), "TMPDIR": str(root / "tmp")}
     command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--port", str(port),
                "--log-level", "warning", "--limit-concurrency", str(CAP), "--header-timeout-s", str(HEADER_S),
-               "--body-timeout-s", str(BODY_S), "--http", request.param]  # fmt: skip
+               "--body-timeout-s", str(BODY_S), "--write-timeout-s", str(WRITE_S),
+               "--http", request.param]  # fmt: skip
     with (root / "server.log").open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
@@ -271,6 +274,30 @@ def test_slow_connections_are_closed_and_the_service_keeps_answering(server: Ser
     assert max(closed.values()) < HEADER_S + 15, sorted(closed.values())
     assert sum(seconds < HEADER_S for seconds in closed.values()) >= count - CAP  # over the cap: at once
     assert during and during[0] != "ReadTimeout"
+    assert _forecast(server)[0] == 200
+    _assert_quiet_log(server)
+
+
+def test_an_answer_left_unread_is_dropped_with_its_connection(server: Server) -> None:
+    """A client that reads none of a large answer (256 series of 2,048 steps) held it in the worker's memory
+    for as long as it kept the connection open (60 such held 290 MB): past WRITE_S with the send buffer
+    full the connection is aborted, and the client gets only what the socket buffers held."""
+    body = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(256)]})
+    request = (f"POST /v1/models/long/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+               f"application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode()  # fmt: skip
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(request)
+        time.sleep(WRITE_S + 8)  # the answer waits, unread, past the deadline
+        sock.settimeout(10)
+        received = b""
+        with contextlib.suppress(OSError):  # reset by the server's abort, after what was buffered
+            while chunk := sock.recv(1 << 20):
+                received += chunk
+    head, _, answer = received.partition(b"\r\n\r\n")
+    whole = int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE)[1])
+    assert head.startswith(b"HTTP/1.1 200 ") and 0 < len(answer) < whole, (len(answer), whole)
     assert _forecast(server)[0] == 200
     _assert_quiet_log(server)
 
