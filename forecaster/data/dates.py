@@ -88,8 +88,8 @@ _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?
 _PROVISIONAL = re.compile(r"\s*\*+$")
 # Words naming which day of its week or month a date is ("Week ending January 8, 2022", USDA's "Week ending
 # 2022-01-08", retail's "W/E 01/08/2022", "w/c 3 Jan 2022"): the date is read alone
-_WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginning|starting|commencing|of)|w/e|w/c)"
-                      r"\s*:?\s*", re.IGNORECASE)  # fmt: skip
+_WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginning|starting|commencing|of)|"
+                      r"w/e|w/c)\s*:?\s*", re.IGNORECASE)  # fmt: skip
 ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
