@@ -31,6 +31,7 @@ from service.routes import (
     histories_numbers,
     no_query_parameters,
     require_media_type,
+    unless_client_leaves,
 )
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
@@ -215,7 +216,9 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
                   Depends(no_query_parameters('levels from "parameters": {"level": [...]} in its JSON body; '
                                               "the horizon is the model's"))],  # fmt: skip
 )
-async def infer(name: str, body: InferRequest, registry: Registry, settings: Settings) -> InferResponse:
+async def infer(
+    name: str, request: Request, body: InferRequest, registry: Registry, settings: Settings
+) -> InferResponse:
     """Forecasts for a [B, input_size, C] `history` tensor, as [B, horizon, C] `forecast`."""
     served = registry.get(name)
     levels = _levels(served, body.parameters)
@@ -228,7 +231,10 @@ async def infer(name: str, body: InferRequest, registry: Registry, settings: Set
     count = len(histories)
     numbers = histories_numbers(histories, [levels] * count)
     check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
-    answers = await forecast_histories(served, histories, [levels] * count, ["inputs[0].data"] * count)
+    fields = ["inputs[0].data"] * count
+    answers = await unless_client_leaves(
+        request, lambda: forecast_histories(served, histories, [levels] * count, fields)
+    )
     columns = served.bundle.data.columns
     names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]
     keys = [columns] + [

@@ -19,7 +19,6 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import Field
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
@@ -252,6 +251,11 @@ def checked_levels(served: ServedModel, levels: list[int] | None, field: str) ->
         raise ApiError(422, str(error), field=field) from None
 
 
+async def in_thread(work: Callable[[], T]) -> T:
+    """`work()` in a worker thread, abandoned (left to finish on its own) if the request is cancelled."""
+    return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+
+
 async def unless_client_leaves(request: Request, work: Callable[[], Awaitable[T]]) -> T:
     """`work()`, cancelled if the client hangs up first (ClientDisconnect, counted as 499): uvicorn lets a
     request run on after its client left. A worker thread it waits on is abandoned, not stopped."""
@@ -300,6 +304,7 @@ async def forecast_histories(
 )
 async def forecast(
     name: str,
+    request: Request,
     registry: Registry,
     settings: Settings,
     body: Annotated[ForecastBody, Body(openapi_examples=FORECAST_EXAMPLES)],
@@ -316,7 +321,8 @@ async def forecast(
         check_records(served.bundle.data, body.data, settings.max_rows)
         levels = checked_levels(served, body.level, "level")
         limits = settings.max_extra_columns, settings.max_answer_numbers
-        return await run_in_threadpool(forecast_records, served, body, levels, *limits)
+        records = partial(forecast_records, served, body, levels, *limits)
+        return await unless_client_leaves(request, lambda: in_thread(records))
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:
@@ -334,13 +340,19 @@ async def forecast(
     # a large request is read off the event loop (200,000 timestamps of two UTC offsets, read as text one by
     # one, held every other request for 9-21 s)
     rows = sum(len(item.timestamps or ()) for item in items)
-    prepared = prepare() if rows <= INLINE_ROWS else await run_in_threadpool(prepare)
+    if rows <= INLINE_ROWS:
+        prepared = prepare()
+    else:
+        prepared = await unless_client_leaves(request, lambda: in_thread(prepare))
     levels = [
         checked_levels(served, item.level, f"{prefix}level")
         for item, prefix in zip(items, prefixes, strict=True)
     ]
     check_answer_numbers(histories_numbers(prepared, levels), settings.max_answer_numbers, "level")
-    answers = await forecast_histories(served, prepared, levels, [f"{prefix}values" for prefix in prefixes])
+    fields = [f"{prefix}values" for prefix in prefixes]
+    answers = await unless_client_leaves(
+        request, lambda: forecast_histories(served, prepared, levels, fields)
+    )
     # ForecastResponse's fields, serialized by orjson as they are: validating our own answer against the
     # response models and dumping it through pydantic took 2.5x as long.
     outputs = [
@@ -394,7 +406,7 @@ async def forecast_csv(
     )  # fmt: skip
 
     async def answer() -> Response:
-        upload = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+        upload = await in_thread(read)
         text = upload.answer
         if upload.prepared is not None:
             [columns] = await forecast_histories(served, [upload.prepared], [levels], ["file"])

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import ClientDisconnect, Request
-from test_service import body_of, history, make_bundle, serving
+from test_service import INPUT_SIZE, body_of, history, make_bundle, serving
 
 from forecaster.bench.serve import _free_port, wait_until_ready
 from forecaster.cli import build_parser, main
@@ -189,47 +189,62 @@ def test_work_is_abandoned_when_the_client_hangs_up() -> None:
 # ---- defect 7: /metrics counts hang-ups as 499 ------------------------------------------------------------
 
 
-def test_metrics_count_hang_ups_as_499_not_500(tmp_path: Path) -> None:
-    make_bundle(tmp_path)
-    app = create_app(ServiceSettings(models_dir=tmp_path))
-    upload = httpx.Request(
-        "POST", "http://service" + CSV_ROUTE, files={"file": ("h.csv", history(30).to_csv())}
-    )
-    body = upload.read()
+def _request(upload: httpx.Request) -> tuple[dict, bytes]:
+    """The ASGI scope and body of a request as a client sends it."""
+    path = upload.url.path
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": CSV_ROUTE, "raw_path": CSV_ROUTE.encode(), "query_string": b"", "root_path": "",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
         "headers": [(key.encode(), value.encode()) for key, value in upload.headers.items()],
         "client": ("127.0.0.1", 50000), "server": ("service", 80),
     }  # fmt: skip
+    return scope, upload.read()
 
-    async def call(sent: list[dict]) -> list[dict]:
-        """One request whose client sends `sent`, then hangs up; the messages the app answered with."""
-        answered: list[dict] = []
+
+def test_metrics_count_hang_ups_as_499_not_500(tmp_path: Path) -> None:
+    """A client gone mid-body or while its forecast is made, on every forecasting route: the JSON and OIP
+    routes went on forecasting for a client that had left and counted it 200."""
+    make_bundle(tmp_path)
+    app = create_app(ServiceSettings(models_dir=tmp_path))
+    window = history(INPUT_SIZE)
+    tensor = {"name": "history", "shape": [1, INPUT_SIZE, 2], "datatype": "FP64",
+              "data": window.to_numpy().ravel().tolist()}  # fmt: skip
+    requests = [
+        httpx.Request("POST", "http://service" + CSV_ROUTE, files={"file": ("h.csv", history(30).to_csv())}),
+        httpx.Request("POST", "http://service/v1/models/hourly/forecast", json=body_of(window)),
+        httpx.Request("POST", "http://service/v1/models/hourly/forecast",
+                      json={"data": window.reset_index().astype({"date": str}).to_dict("records")}),
+        httpx.Request("POST", "http://service/v2/models/hourly/infer", json={"inputs": [tensor]}),
+    ]  # fmt: skip
+
+    async def call(scope: dict, sent: list[dict]) -> None:
+        """One request whose client sends `sent`, then hangs up."""
 
         async def receive() -> dict:
             return sent.pop(0) if sent else {"type": "http.disconnect"}
 
         async def send(message: dict) -> None:
-            answered.append(message)
+            pass
 
         await app(scope, receive, send)
-        return answered
 
     async def scenario() -> None:
         async with app.router.lifespan_context(app):
-            await call([{"type": "http.request", "body": body[:100], "more_body": True}])
-            await call([{"type": "http.request", "body": body, "more_body": False}])
+            for scope, body in map(_request, requests):
+                await call(scope, [{"type": "http.request", "body": body[:100], "more_body": True}])
+                await call(scope, [{"type": "http.request", "body": body, "more_body": False}])
 
     anyio.run(scenario)
     families = text_string_to_metric_families(app.state.metrics.render().decode())
-    statuses = [
-        sample.labels["status"]
+    statuses = {
+        (sample.labels["route"], sample.labels["status"]): sample.value
         for family in families
         for sample in family.samples
         if sample.name == "forecaster_requests_total"
-    ]
-    assert sorted(statuses) == ["499", "499"]
+    }
+    routes = ["/v1/models/{name}/forecast.csv", "/v1/models/{name}/forecast", "/v2/models/{name}/infer"]
+    gone = {(route, "499"): 2.0 if route.endswith("forecast") else 1.0 for route in routes}
+    assert statuses == {**gone, ("unmatched", "499"): 4.0}  # mid-body: before any route reads it
 
 
 # ---- defect 2: slow connections ---------------------------------------------------------------------------
