@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+import torch
 import yaml
 from test_service import COLUMNS, HORIZON, history, make_bundle
 
@@ -36,15 +37,21 @@ def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pyt
     bundle_dir = make_bundle(models)
     frame = history(rows=30, seed=11)
     frame.to_csv(tmp_path / "recent.csv")
-    assert main(["predict", "--model", str(bundle_dir), "--csv", str(tmp_path / "recent.csv"),
-                 "--output", str(tmp_path / "predicted.csv")]) == 0  # fmt: skip
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the server below: float32 sums split over threads differ in the last bits
+    try:
+        assert main(["predict", "--model", str(bundle_dir), "--csv", str(tmp_path / "recent.csv"),
+                     "--output", str(tmp_path / "predicted.csv")]) == 0  # fmt: skip
+    finally:
+        torch.set_num_threads(threads)
     header, predicted = _csv_numbers((tmp_path / "predicted.csv").read_text())
     assert header == ["date", *COLUMNS]
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = (tmp_path / "server.log").open("w")
-    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(models)]
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(models),
+               "--threads", "1"]  # fmt: skip
     server = subprocess.Popen(
         [*command, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT
     )
