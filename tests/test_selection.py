@@ -472,3 +472,18 @@ def test_train_says_which_choice_gave_way_to_naive(tmp_path, capsys) -> None:
     assert "chose seasonal_naive (simplest first" in said and "naive: no parameters, nothing to train" in said
     assert "kept naive over seasonal_naive: chosen on validation, it forecast the test split clearly worse " \
         "than naive (MSE " in said  # fmt: skip
+
+
+@pytest.mark.slow
+def test_one_test_window_is_no_evidence_that_a_choice_lost_to_naive(tmp_path) -> None:
+    """Twelve yearly counts at horizon 3 (the h29 study): the test split holds one window, on which the mean
+    chosen on validation scored 2.18 against naive's 0.36, and naive was kept; on the 3 years after the file
+    the mean scored half naive's error. A block of a horizon's windows is needed to judge."""
+    counts = [5.0, 6.0, 4.0, 3.0, 4.0, 5.0, 3.0, 2.0, 4.0, 4.0, 4.0, 5.0]
+    series = read_frame(pd.DataFrame({"year": [str(year) for year in range(2008, 2020)], "cases": counts}),
+                        source="cases.csv")  # fmt: skip
+    options = TrainerOptions(max_epochs=1, progress_bar=False)
+    settings = TrainSettings(horizon=3, input_size=None, trainer=options)
+    outcome = train_forecaster(series, tmp_path / "cases", settings)
+    assert outcome.training["windows"]["test"] == 1
+    assert outcome.training["candidate"] == "mean" and "naive_since_validation" not in outcome.training

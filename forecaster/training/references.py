@@ -100,7 +100,8 @@ def naive_if_it_lost_since(
     """The naive forecast in place of a model chosen on validation among several (`--model auto`, the default
     model held against its references) where it forecasts the test split clearly worse than naive (two
     standard errors, `simplest_within_evidence`, or LOST_BY times naive's MSE and worse on every block of a
-    horizon's windows: the test split of a short file holds a block or two): the series changed after
+    horizon's windows, of which the test split of a short file holds one or two; fewer windows than that, a
+    single one of 12 yearly counts, are no evidence): the series changed after
     validation, and the choice would lose to naive on the latest rows (a weekly level that dropped in the
     test split: seasonal naive kept, 2.4 times naive's error on the 13 weeks after the file; a yearly trend
     that turned: drift, 1.4 times). Your own files only; a benchmark row keeps the model chosen (its test
@@ -119,7 +120,8 @@ def naive_if_it_lost_since(
         return best
     blocks = [block_means(ours, settings.horizon), block_means(theirs, settings.horizon)]
     clearly = simplest_within_evidence([float(ours.mean()), float(theirs.mean())], blocks) == 1
-    everywhere = ours.mean() >= LOST_BY * theirs.mean() and bool((blocks[1] < blocks[0]).all())
+    whole = len(ours) >= settings.horizon  # a block of a horizon's windows: one window is no evidence
+    everywhere = whole and ours.mean() >= LOST_BY * theirs.mean() and bool((blocks[1] < blocks[0]).all())
     if not (clearly or everywhere):
         return best
     lost = {"model": best.candidate.label, "test_mse": float(ours.mean()),
