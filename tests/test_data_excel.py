@@ -118,3 +118,16 @@ def test_years_typed_as_numbers_head_columns_of_decimal_values(tmp_path):
     assert series.columns == ["Austria", "Belgium"] and series.freq == "YS-JAN"
     assert series.index[0] == pd.Timestamp("1995-01-01") and series.index[-1] == pd.Timestamp("2009-01-01")
     np.testing.assert_allclose(series.values[:, 1], 11.5 + np.arange(15) / 4)
+
+
+def test_a_year_heading_a_blank_cell_is_read_with_the_others(tmp_path):
+    """World Bank style: years as numbers over whole values, one of them missing (Chile, 2012). The column
+    holding the blank became floats, headed 2012.0, and the years before it were dropped as not periods."""
+    path = tmp_path / "wide.xlsx"
+    rows = [["Country", *range(2010, 2024)], ["Austria", *range(100, 114)], ["Chile", *range(120, 134)]]
+    rows[2][3] = None
+    pd.DataFrame(rows).to_excel(path, index=False, header=False)
+    series, said = _read(path)
+    assert series.index[0] == pd.Timestamp("2010-01-01") and len(series.index) == 14
+    assert "filled 1 empty" in said
+    np.testing.assert_array_equal(series.values[:, 0], np.arange(100, 114))

@@ -37,8 +37,11 @@ def _numbers(sheet: pd.DataFrame) -> int:
 
 
 def _cell_text(value: object) -> object:
-    """Whole floats as integers: a year typed into Excel is often stored as 1990.0. Text, as pandas made a
-    column of whole and decimal numbers (years heading decimal values) floats again, 1990.0."""
+    """Whole floats as integers: a year typed into Excel is often stored as 1990.0. Text, integers too, as
+    pandas made a column of whole and decimal numbers (years heading decimal values), or of whole numbers and
+    a blank (a year heading a missing value), floats again: 1990.0."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return repr(value) if isinstance(value, float) and np.isfinite(value) else value
