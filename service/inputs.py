@@ -313,12 +313,13 @@ def prepare_csv(
         path = Path(folder) / shown
         path.write_bytes(content)
         try:
-            with collected_notes() as said, without_reading_advice():
+            with collected_notes() as said, without_reading_advice():  # the forecast's own notes too
                 series = read_history(bundle, path)
+                _check_answer(bundle, series, horizon, levels, max_answer_numbers)
+                apart = each_on_its_own(bundle, series)
+                answer = _forecast_apart(bundle, series, horizon, levels, max_rows) if apart else None
             notes = [note.replace(str(path), shown) for note in _notes(said, str(path))]
-            _check_answer(bundle, series, horizon, levels, max_answer_numbers)
-            if each_on_its_own(bundle, series):
-                answer = _forecast_apart(bundle, series, horizon, levels, max_rows)
+            if answer is not None:
                 return CsvUpload(series, notes, answer=answer)
         except ForecasterError as error:
             message = (str(error) + _as_read(_notes(said, str(path)))).replace(str(path), shown)

@@ -241,7 +241,8 @@ def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart
             predict = ["predict", "--model", str(models / "sensors"), "--csv", str(tmp_path / "sent.csv"),
                        "--output", str(tmp_path / "predicted.csv")]  # fmt: skip
             assert main(predict) == 0 and (tmp_path / "predicted.csv").read_text() == upload.text
-        assert "forecaster-notes" not in upload.headers  # the series ending apart: nothing to say
+        said = json.loads(upload.headers["forecaster-notes"])  # the series ending apart, as predict says
+        assert any("'south/temp' (2000-01-01 23:00:00) end(s) before the last row" in note for note in said)
 
         def post(rows: pd.DataFrame):
             upload = {"file": ("s.csv", rows.to_csv(index=False))}
