@@ -65,6 +65,10 @@ from forecaster.errors import DataError
          "2022-01-08", "W-SAT"),  # the USDA's and CDC's words before a week's date
         (["W/E 01/08/2022", "W/E 01/15/2022", "W/E 01/22/2022"], "2022-01-08", "W-SAT"),  # retail's
         (["w/c 3 Jan 2022", "w/c 10 Jan 2022", "w/c 17 Jan 2022"], "2022-01-03", "W-MON"),  # week commencing
+        (["Novembro de 2013", "Dezembro de 2013", "Janeiro de 2014"], "2013-11-01", "MS"),  # INE Portugal
+        (["Juli 2020", "Agustus 2020", "September 2020"], "2020-07-01", "MS"),  # BPS Indonesia
+        (["November 2020", "Desember 2020", "Januari 2021"], "2020-11-01", "MS"),
+        (["H1 2008", "H2 2008", "H1 2009"], "2008-01-01", "2QS-JAN"),  # half-years before their year
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

@@ -35,6 +35,7 @@ _MONTH_NAMES = (
     "leden únor březen duben květen červen červenec srpen září říjen listopad prosinec",  # "čer" is July's
     "januari februari mars april maj juni juli augusti september oktober november december",
     "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
+    "januari februari maret april mei juni juli agustus september oktober november desember",  # BPS Indonesia
 )
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
@@ -56,6 +57,7 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})KW0(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[WVU](?P<week>\d{1,2})$", re.I), "week"),  # V: vecka, U: uge
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
+    (re.compile(r"^[HS](?P<half>[12])\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "half"),  # "H1 2008"
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
     (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4}):(?P<month>\d{2})$"), "month"),
@@ -72,7 +74,8 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s*年(?:度)?$"), "year"),
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
     (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
-    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+)(?P<year>\d{4})$"), "month"),  # the BCRP's Ene.2012
+    # the BCRP's "Ene.2012", INE Portugal's "Janeiro de 2014"
+    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+)(?:de\s+)?(?P<year>\d{4})$"), "month"),
     # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
     (re.compile(r"^(?P<month>\d{2})\.(?P<year>\d{4})$"), "month"),
     # Statistics South Africa's time series, months across the columns: "MO012018"
