@@ -963,3 +963,17 @@ def test_flagged_periods_heading_a_wide_table_and_labels_beside_them(tmp_path):
     rows = [",".join(revised), *(f"S{k}," + ",".join(str(k + t) for t in range(13)) for k in range(3))]
     frame, _, note = read_noted(write(tmp_path, "revised.csv", "\n".join(rows) + "\n"))
     assert len(frame) == 12 and "flags" not in note and "left out column '2021-22 (r)'" in note
+
+
+def test_months_flagged_provisional_in_a_month_column_are_read(tmp_path):
+    """Hong Kong's C&SD: Year on each year's first row, Month by name, the latest months marked "Nov #"
+    (provisional figures, said in a footnote): refused as "Nov # is not a month number"."""
+    months = pd.date_range("2021-01-01", periods=24, freq="MS")
+    lines = ["Year,Month,Total"] + [
+        f"{month.year if month.month == 1 else ''},{month.strftime('%b')}{' #' if k >= 22 else ''},{100 + k}"
+        for k, month in enumerate(months)
+    ] + ["", "# Provisional figures"]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "visitors.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="Year+Month"))
+    assert frame["Total"].iloc[-1] == 123
+    assert "read 2 month(s) in column 'Month' without their flags (#)" in note

@@ -76,6 +76,7 @@ def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeI
     return None
 
 
+_PART_FLAG = re.compile(r"\s*(?P<flag>[*#\u2020\u2021]+|\([A-Za-z]{1,3}\.?\))$")  # "Nov #", "Dec (p)"
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # 17:24, 17:24:00, 17:24:00.5
 
 
@@ -166,13 +167,18 @@ def dates_from_parts(
     numbers = {}
     for kind, name in zip(kinds, columns, strict=True):
         texts = raw[name].astype(str).str.strip()
+        flags = texts.str.extract(_PART_FLAG)["flag"] if kind != "year" else pd.Series(dtype=object)
+        if flags.notna().any():  # C&SD's "Nov #": provisional figures
+            texts = texts.str.replace(_PART_FLAG, "", regex=True)
+            notes.append(f"read {int(flags.notna().sum())} {kind}(s) in column {name!r} without their flags "
+                         f"({', '.join(dict.fromkeys(flags.dropna()))})")  # fmt: skip
         named = None  # "Januar", "März", "1. Quartal": GENESIS writes its months and quarters by name
         if kind == "month":
             named = texts.str.lower().map(MONTH_NUMBERS)
         elif kind == "quarter":  # "1. Quartal", or Roman as Statistics Estonia's "I kvartal"
             named = pd.to_numeric(texts.str.extract(f"^{QUARTER_WORDS.pattern}$", flags=re.I)["quarter"])
             named = named.fillna(_roman_quarters(texts))
-        column = pd.to_numeric(raw[name], errors="coerce").to_numpy(dtype=np.float64)
+        column = pd.to_numeric(raw[name] if kind == "year" else texts, errors="coerce").to_numpy(np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
         if kind == "year" and len(column) > 1 and np.isfinite(column[0]) and raw[name].isna().any():
