@@ -101,6 +101,25 @@ def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
     return table.set_axis(write_labels(table.index, series.date_style), axis=0)
 
 
+_PERIODS = (pd.offsets.MonthBegin, pd.offsets.MonthEnd, pd.offsets.QuarterBegin, pd.offsets.QuarterEnd,
+            pd.offsets.YearBegin, pd.offsets.YearEnd)  # fmt: skip
+_BEGINS = (pd.offsets.MonthBegin, pd.offsets.QuarterBegin, pd.offsets.YearBegin)
+
+
+def _on_model_periods(index: pd.DatetimeIndex, freq: str | None) -> pd.DatetimeIndex:
+    """Consecutive months, quarters or years of a model of such periods written on other days of them
+    (month ends, as pandas writes its 'ME' periods, sent to a model of month starts: refused, while the 15th
+    was read as months): on the model's days, which the forecast continues; any other dates as they are."""
+    offset = None if freq is None or not len(index) else check_frequency(freq)
+    if not isinstance(offset, _PERIODS) or offset.is_on_offset(index[0]):
+        return index
+    roll = offset.rollback if isinstance(offset, _BEGINS) else offset.rollforward
+    snapped = pd.DatetimeIndex([roll(stamp) for stamp in index.normalize()], name=index.name)
+    if len(snapped) > 1 and not (snapped[1:] == snapped[:-1] + offset).all():
+        return index  # not one date per period: refused by `_check_time_grid`, naming the row
+    return snapped
+
+
 def _check_time_grid(index: pd.DatetimeIndex, freq: str | None) -> None:
     """Strictly increasing and, when the model has a frequency, exactly on its grid."""
     backwards = np.flatnonzero(np.diff(index.asi8) <= 0)
@@ -183,6 +202,7 @@ def check_history(
             row=int(rows - data.input_size + row),
         )
     if isinstance(index, pd.DatetimeIndex):
+        index = _on_model_periods(index, data.freq)
         _check_time_grid(index, data.freq)
     try:
         future = future_timestamps(index, data.freq, data.horizon)

@@ -11,7 +11,7 @@ from test_artifacts import SCALER, save, tiny  # noqa: F401  (tiny is a fixture)
 
 from forecaster.artifacts import load_bundle
 from forecaster.data import TimeSeries
-from forecaster.errors import DataError
+from forecaster.errors import DataError, ForecasterError
 from forecaster.prediction import HistoryError, check_history, forecast, predict_windows
 
 
@@ -120,3 +120,22 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
     np.testing.assert_array_equal(floors, [[[0, 0, -np.inf]], [[0, 0, 0]], [[0, 0, 0]]])
     with pytest.raises(BundleError, match="training 'nonnegative' must be a list of column names"):
         value_floor(windows, ["a", "b", "c"], "b")
+
+
+def test_a_monthly_model_reads_month_ends_as_its_months() -> None:
+    """Month ends (pandas' 'ME' periods) sent to a model of month starts were refused as off its time grid,
+    while the 15th of each month was read as months: both are its months now; two dates in one month are
+    still refused, naming the row."""
+    from forecaster.api import Forecaster
+
+    months = pd.date_range("2015-01-01", periods=96, freq="MS")
+    frame = pd.DataFrame({"ds": months, "y": np.arange(96.0) + 10 * np.sin(np.arange(96) / 12 * 2 * np.pi)})
+    model = Forecaster("seasonal_naive", horizon=3).fit(frame)
+    expected = model.predict(frame.tail(40))
+    ends = model.predict(frame.tail(40).assign(ds=months[-40:] + pd.offsets.MonthEnd(0)))
+    pd.testing.assert_frame_equal(ends, expected)
+    assert list(expected.index) == list(pd.date_range("2023-01-01", periods=3, freq="MS"))
+    twice = frame.tail(40).assign(ds=months[-40:] + pd.offsets.MonthEnd(0))
+    twice.loc[twice.index[-1], "ds"] = pd.Timestamp("2022-11-30")  # December's row dated in November
+    with pytest.raises(ForecasterError, match="2022-11-30"):
+        model.predict(twice)
