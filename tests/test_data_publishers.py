@@ -977,3 +977,20 @@ def test_months_flagged_provisional_in_a_month_column_are_read(tmp_path):
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="Year+Month"))
     assert frame["Total"].iloc[-1] == 123
     assert "read 2 month(s) in column 'Month' without their flags (#)" in note
+
+
+def test_a_row_counter_beside_a_long_tables_id_column_is_no_variable(tmp_path):
+    """CBS StatLine's download numbers its rows in an ID column: read with --id-col RegioS, ID was forecast
+    as a variable of every region beside Banen and Werkloosheid, without a word; found alone, it was not."""
+    quarters = [f"{year}KW0{q}" for year in (2015, 2016, 2017) for q in range(1, 5)]
+    rows = [(region, quarter, 1000 + 10 * r + k, 50.0 + r + k / 10)
+            for r, region in enumerate(["NL01", "LD01"]) for k, quarter in enumerate(quarters)]  # fmt: skip
+    lines = ['"ID";"RegioS";"Perioden";"Banen_1";"Werkloosheid_2"'] + [
+        f'{k};"{region}";"{quarter}";{jobs};{rate}' for k, (region, quarter, jobs, rate) in enumerate(rows)
+    ]
+    path = write(tmp_path, "cbs.csv", "\n".join(lines) + "\n")
+    found, _, _ = read_noted(path)
+    given, freq, _ = read_noted(path, id_col="RegioS")
+    names = ["NL01/Banen_1", "NL01/Werkloosheid_2", "LD01/Banen_1", "LD01/Werkloosheid_2"]
+    assert list(given.columns) == list(found.columns) == names
+    assert freq == "QS-JAN" and given["LD01/Banen_1"].iloc[-1] == 1021

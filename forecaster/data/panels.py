@@ -114,7 +114,8 @@ def long_columns(
         date_col = find_dates(rest)
     keyed = read.id_col in raw.columns  # else no values are guessed: the reader names the id column missing
     if target_col is None and DEFAULT_TARGET_COL not in raw.columns and keyed:
-        numeric = [column for column in rest.columns if column != date_col and not _labels(rest[column])]
+        numeric = [column for column in rest.columns  # a row counter (CBS StatLine's ID) is no variable
+                   if column != date_col and not _labels(rest[column]) and not counts_rows(rest[column])]
         numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
         named = [column for column in numeric if column.lower() in VALUE_NAMES]
         if named or numeric:  # several: each a variable of every series
