@@ -994,3 +994,18 @@ def test_a_row_counter_beside_a_long_tables_id_column_is_no_variable(tmp_path):
     names = ["NL01/Banen_1", "NL01/Werkloosheid_2", "LD01/Banen_1", "LD01/Werkloosheid_2"]
     assert list(given.columns) == list(found.columns) == names
     assert freq == "QS-JAN" and given["LD01/Banen_1"].iloc[-1] == 1021
+
+
+def test_a_years_total_row_after_each_december_is_dropped_as_one(tmp_path):
+    """A tourism office's monthly table with "2017 Total" after each December: refused as having no date
+    column, as CBS's "2018JJ00" rows had been before they were read as a year's totals."""
+    months = pd.date_range("2017-01-01", periods=36, freq="MS")
+    lines = ["Month,Overnight stays"]
+    for k, month in enumerate(months):
+        lines.append(f"{month.year} {month:%B},{400 + k}")
+        if month.month == 12:
+            lines.append(f"{month.year} Total,{sum(400 + j for j in range(k - 11, k + 1))}")
+    frame, freq, note = read_noted(write(tmp_path, "stays.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and len(frame) == 36 and frame.iloc[:, 0].iloc[-1] == 435
+    assert "dropped 2 row(s) of whole years ('2017 Total', '2018 Total') among the month rows" in note
+    assert "skipped 1 summary row(s) after the data" in note and "'2019 Total'" in note

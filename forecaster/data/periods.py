@@ -51,6 +51,10 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
     return table, f"read columns {year!r} and {period!r} as {_KINDS[kind]} period codes (BLS){skipped}"
 
 
+# A year's row among its months or quarters: CBS's "2018JJ00", "2017 Total", "Total 2017", "2017 Average"
+_YEAR_ROW = r"\d{4}(?:JJ00)?|\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|year)\s*\d{4}"
+
+
 def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     """`raw` without the rows of whole years among the month or quarter labels of its first column that is
     not numbers (CBS open data's Perioden follows an ID) (a year's total or average, not a further step), and
@@ -65,7 +69,7 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
         return None
     kind, rows = misfits
     years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
-    if kind not in ("month", "quarter") or not years.str.fullmatch(r"\d{4}(?:JJ00)?").all():  # CBS: 2018JJ00
+    if kind not in ("month", "quarter") or not years.str.fullmatch(_YEAR_ROW, case=False).all():
         return None
     shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
     note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
