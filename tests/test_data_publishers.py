@@ -1009,3 +1009,17 @@ def test_a_years_total_row_after_each_december_is_dropped_as_one(tmp_path):
     assert freq == "MS" and len(frame) == 36 and frame.iloc[:, 0].iloc[-1] == 435
     assert "dropped 2 row(s) of whole years ('2017 Total', '2018 Total') among the month rows" in note
     assert "skipped 1 summary row(s) after the data" in note and "'2019 Total'" in note
+
+
+def test_fiscal_years_beside_their_months_are_one_monthly_series(tmp_path):
+    """MOSPI's index of industrial production: Year "2018-19" beside Month "April" ... "March". Read as 12
+    yearly series keyed by month name, forecast as such without a word; one monthly series from April 2018."""
+    months = pd.date_range("2018-04-01", periods=36, freq="MS")
+    years = [month.year - (month.month < 4) for month in months]
+    pairs = enumerate(zip(years, months, strict=True))
+    lines = ["Year,Month,General Index"] + [f"{year}-{(year + 1) % 100:02d},{month:%B},{120 + k}"
+                                            for k, (year, month) in pairs]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "iip.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="Year+Month"))
+    assert frame["General Index"].iloc[-1] == 155
+    assert "read column 'Year' as fiscal years beginning in April" in note

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.columns import is_text, section_numbers
-from forecaster.data.dateparts import part_named
+from forecaster.data.dateparts import find_date_parts, part_named
 from forecaster.data.dates import (
     across_offsets,
     parse_period_labels,
@@ -64,9 +64,10 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
         numbers = (read(values) for read in (number_dates, unix_times, excel_days))
         if column.lower() in DATE_NAMES and (is_text(values) or any(dates is not None for dates in numbers)):
             return column
+    year = (find_date_parts(list(raw.columns)) or [None])[0]  # of date parts: MOSPI's fiscal "2018-19"
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
-        if not is_text(raw[column]) or values.empty or section_numbers(values.iloc[:20]):
+        if not is_text(raw[column]) or values.empty or section_numbers(values.iloc[:20]) or column == year:
             continue
         if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue

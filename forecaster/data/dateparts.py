@@ -6,6 +6,7 @@ Monday).
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Sequence
 
@@ -181,6 +182,8 @@ def dates_from_parts(
         column = pd.to_numeric(raw[name] if kind == "year" else texts, errors="coerce").to_numpy(np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
+        if kind == "year" and (spans := _fiscal_years(texts)) is not None:
+            column = spans
         if kind == "year" and len(column) > 1 and np.isfinite(column[0]) and raw[name].isna().any():
             column = pd.Series(column).ffill().to_numpy()  # a table's year on its first row only
             notes.append(f"carried each year in column {name!r} down to the rows below it, left blank")
@@ -195,6 +198,10 @@ def dates_from_parts(
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
     name = "+".join(map(str, columns))
+    fiscal = kinds[0] == "year" and _fiscal_years(raw[columns[0]].astype(str).str.strip()) is not None
+    if fiscal and part in ("month", "quarter"):  # MOSPI's "2018-19, April" ... "2018-19, March"
+        numbers["year"], note = _calendar_years(numbers["year"], numbers[part], part)
+        notes.append(f"read column {columns[0]!r} as fiscal years {note}")
     if "doy" in numbers:  # the day of the year, 1 the first of January
         days = pd.to_datetime(pd.DataFrame({"year": numbers["year"], "month": 1, "day": 1}))
         days = pd.DatetimeIndex(days + pd.to_timedelta(numbers["doy"] - 1, unit="D"), name=name)
@@ -224,6 +231,31 @@ def dates_from_parts(
                 f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
             ) from None
     return pd.DatetimeIndex(days, name=name), None
+
+
+_SPAN = r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"  # "2018-19", "2018/2019"
+
+
+def _fiscal_years(texts: pd.Series) -> np.ndarray | None:
+    """The first years of fiscal years written as spans ("2018-19": 2018), each year's next after it; None
+    unless every value is one (blanks left to be carried down)."""
+    found = texts.where(texts != "nan").dropna().str.extract(_SPAN)
+    if found.empty or found["year"].isna().any():
+        return None
+    first, second = pd.to_numeric(found["year"]), pd.to_numeric(found["next"])
+    if not ((second == first + 1) | (second == (first + 1) % 100)).all():
+        return None
+    return pd.to_numeric(texts.str.extract(_SPAN)["year"]).to_numpy(dtype=np.float64)
+
+
+def _calendar_years(years: np.ndarray, parts: np.ndarray, part: str) -> tuple[np.ndarray, str]:
+    """The calendar years of months or quarters of fiscal years named by their first year: a fiscal year
+    begins with the part its rows begin with most often (April in India, July in Australia), and the parts
+    before that one fall in the next calendar year; and the note saying where the years begin."""
+    starts = pd.Series(parts).groupby(years).first()
+    start = int(starts.mode().iloc[0])
+    shown = calendar.month_name[start] if part == "month" else f"quarter {start}"
+    return years + (parts < start), f"beginning in {shown}"
 
 
 def _week_starts(years: np.ndarray, weeks: np.ndarray, count: str) -> pd.DatetimeIndex:
