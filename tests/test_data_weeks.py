@@ -121,3 +121,17 @@ def test_a_column_named_like_weeks_reads_year_dash_number_as_iso_weeks(tmp_path,
         series = read_csv(path)
     assert series.freq == "W-MON" and list(series.index) == list(mondays)
     assert series.columns == ["weekly_count"] and series.date_col == "year_week"
+
+
+def test_year_and_week_numbers_in_one_column_named_like_weeks_are_weeks(tmp_path):
+    """Delphi's and other epidemiological exports write `epiweek` 202101 ... 202152: read as months (YYYYMM)
+    they stopped at week 12 and the file had no date column; a column named like weeks holds weeks."""
+    weeks = [year * 100 + week for year in (2021, 2022) for week in range(1, 53)]
+    path = tmp_path / "epi.csv"
+    path.write_text("epiweek,cases\n" + "".join(f"{code},{k % 7 + 3}\n" for k, code in enumerate(weeks)))
+    series = read_csv(path)
+    assert series.freq == "W-MON" and len(series.index) == 104
+    assert series.index[0] == pd.Timestamp("2021-01-04") and series.index[-1] == pd.Timestamp("2022-12-26")
+    months = tmp_path / "months.csv"  # YYYYMM under another name: months still
+    months.write_text("period,cases\n" + "".join(f"{2021 * 100 + m},{m}\n" for m in range(1, 13)))
+    assert read_csv(months).freq == "MS"

@@ -24,6 +24,7 @@ from forecaster.data.numberdates import (
     excel_days,
     number_dates,
     unix_times,
+    week_codes,
     year_numbers,
 )
 from forecaster.errors import DataError
@@ -80,6 +81,9 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
             continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
+    named = (column for column in raw.columns if part_named(column) == "week")  # epiweek 202101: no month
+    if (found := next((column for column in named if week_codes(raw[column]) is not None), None)) is not None:
+        return found
     whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
@@ -112,6 +116,9 @@ def parse_dates(
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
     column = raw[date_col]
+    if not is_text(column) and part_named(date_col) == "week" and (codes := week_codes(column)) is not None:
+        (notes if notes is not None else []).append(f"read column {date_col!r} as years and weeks (YYYYWW)")
+        column = codes
     if not is_text(column):
         numbers = number_dates(column)
         if numbers is not None:
