@@ -37,7 +37,7 @@ from forecaster.errors import ConfigError
 ALL_LEVELS = tuple(range(1, 100))
 DEFAULT_LEVELS = (80, 95)
 METHODS = ("conformal", "quantile")
-FEW_WINDOWS = 20  # below this, conformal scores are pooled over the horizon's steps
+FEW_WINDOWS = 20  # below this, scores are pooled over the horizon's steps (conformal and quantile alike)
 
 
 def check_levels(levels: Iterable[int]) -> list[int]:
@@ -132,10 +132,10 @@ class Calibration:
     def from_scores(cls, scores: np.ndarray, levels: Sequence[int], source: str, method: str) -> Calibration:
         """From `nonconformity` scores of N windows: (N, H, C) for "conformal" (margins for every level
         1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`."""
+        ranked = _ranked if len(scores) >= FEW_WINDOWS else _pooled
         if method == "conformal":
-            ranked = _ranked if len(scores) >= FEW_WINDOWS else _pooled
             return cls(ALL_LEVELS, ranked(scores, ALL_LEVELS), len(scores), source)
-        margins = np.stack([_ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
+        margins = np.stack([ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
         return cls(tuple(levels), margins, len(scores), source, method)
 
     @classmethod
@@ -164,7 +164,7 @@ class Calibration:
         for level in checked:
             if not np.isfinite(self.margins[self.levels.index(level)]).all():
                 needed = int(np.ceil(level / (100 - level)))  # scores: windows, or windows x steps pooled
-                if self.method == "conformal" and self.windows < FEW_WINDOWS:
+                if self.windows < FEW_WINDOWS:
                     needed = min(max(int(np.ceil(needed / self.horizon)), 2), FEW_WINDOWS)
                 answered = self.available_levels()
                 lower = f"ask a level up to {max(answered)}, or" if answered else "it answers no level:"

@@ -100,6 +100,19 @@ def test_one_window_calibrates_no_interval() -> None:
         calibration.check([80])
 
 
+def test_a_quantile_head_calibrated_on_few_windows_pools_their_steps() -> None:
+    """6 windows of 4 steps (a quarterly panel's validation split): the quantile head's 95% margin needs 19
+    scores and had none (each step ranked alone); pooled over the steps as conformal scores are, the 24
+    scores answer it: the largest of each score over its step's root mean square, times that scale."""
+    rng = np.random.default_rng(5)
+    scores = rng.normal(0, 1, size=(6, 4, 3, 2)) * np.arange(1, 5)[None, :, None, None]
+    calibration = Calibration.from_scores(scores, [80, 95], "6 windows", "quantile")
+    assert calibration.available_levels() == [80, 95]
+    scale = np.maximum.accumulate(np.sqrt((scores[..., 1] ** 2).mean(axis=0)), axis=0)  # (H, C)
+    largest = (scores[..., 1] / scale).reshape(-1, 3).max(axis=0)  # rank ceil(25 x 0.95) = 24 of 24
+    np.testing.assert_allclose(calibration.margins[1], largest * scale, rtol=1e-6)
+
+
 @pytest.mark.parametrize("head_scale", [0.3, 3.0])
 def test_conformalized_quantiles_restore_coverage_of_a_wrong_head(head_scale: float) -> None:
     """A head whose 80% interval is 0.3x or 3x the right one covers far from 80%; CQR's margin (negative
