@@ -69,6 +69,7 @@ from forecaster.errors import DataError
         (["Juli 2020", "Agustus 2020", "September 2020"], "2020-07-01", "MS"),  # BPS Indonesia
         (["November 2020", "Desember 2020", "Januari 2021"], "2020-11-01", "MS"),
         (["H1 2008", "H2 2008", "H1 2009"], "2008-01-01", "2QS-JAN"),  # half-years before their year
+        (["2021.11 월", "2021.12 월", "2022.01 월"], "2021-11-01", "MS"),  # KOSIS's months as text
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

@@ -610,3 +610,16 @@ def test_years_in_merged_cells_above_their_quarters_or_months_head_a_wide_table(
     header_of_data = ["Region,2019,2020,2021", ",1,2,3", "North,4,5,6"]  # a row of numbers: data, no parts
     frame, _, _ = read_noted(write(tmp_path, "years.csv", "\n".join(header_of_data) + "\n"))
     assert len(frame) == 3 and frame.index[0] == pd.Timestamp("2019-01-01")
+
+
+def test_kosis_months_heading_a_wide_table_as_text_are_periods(tmp_path):
+    """KOSIS's wide download heads its months "2021.01" ... "2021.12": numbers to the eye, so no period
+    columns were found and the file had no date column."""
+    months = pd.date_range("2021-01-01", periods=24, freq="MS")
+    header = "시도별," + ",".join(f"{month:%Y.%m}" for month in months)
+    rows = [header, *(f"{region}," + ",".join(f"{100 + k + j / 10:.2f}" for j in range(24))
+                      for k, region in enumerate(["전국", "서울특별시"]))]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "kosis.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["전국", "서울특별시"]
+    assert frame.index[-1] == pd.Timestamp("2022-12-01")
+    assert frame["서울특별시"].iloc[-1] == pytest.approx(103.3)

@@ -68,6 +68,7 @@ PERIOD_LABELS = (
     # "2015.1/4"
     (re.compile(r"^(?P<year>\d{4})/0(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\.(?P<quarter>[1-4])/4$"), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\.(?P<month>0[1-9]|1[0-2])\s*월?$"), "month"),  # KOSIS's "2021.01" as text
     # Japanese and Chinese offices (e-Stat, the NBS): "2015年1月", "2015年第1四半期", "2015年"
     (re.compile(r"^(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月$"), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*年\s*第?\s*(?P<quarter>[1-4])\s*(?:四半期|季度)$"), "quarter"),

@@ -93,11 +93,14 @@ def _named(header: Sequence[str]) -> list[str]:
     return cells
 
 
+_DOTTED_MONTH = re.compile(r"[12]\d{3}\.(?:0[1-9]|1[0-2])")  # KOSIS's months as a header's text: 2021.01
+
+
 def _may_be_period(cell: str) -> bool:
     """What a period label may be, told without parsing: short, a digit in it, no number but a year's."""
     text = cell.strip()
     return 0 < len(text) <= 64 and any(char.isdigit() for char in text) and (
-        number_kind(text) is None or text.isdigit() and len(text) == 4
+        number_kind(text) is None or text.isdigit() and len(text) == 4 or bool(_DOTTED_MONTH.fullmatch(text))
     )
 
 
