@@ -203,7 +203,8 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
                        "model's)", field="parameters")  # fmt: skip
     asked = (parameters or {}).get("level")
     if asked is not None and (
-        not isinstance(asked, list) or not all(type(level) is int and 1 <= level <= 99 for level in asked)
+        not isinstance(asked, list) or not asked  # v1's "expected at least 1 item(s)"
+        or not all(type(level) is int and 1 <= level <= 99 for level in asked)
     ):
         raise ApiError(422, "expected a list of integer levels 1-99, e.g. [80, 95]", field="parameters.level")
     return checked_levels(served, asked, "parameters.level")

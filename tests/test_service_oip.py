@@ -161,6 +161,7 @@ def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are
         ({"outputs": [{"name": "forecast"}] * 2}, "outputs", "output 'forecast' asked twice"),
         ({"outputs": []}, "outputs", "no output asked"),
         ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
+        ({"parameters": {"level": []}}, "parameters.level", "expected a list of integer levels 1-99"),
         ({"inputs": [{**inputs[0], "parameters": {"level": [80]}}]}, "inputs[0].parameters",
          "unknown input parameter 'level'; expected interval levels in the request's \"parameters\""),
     ):
