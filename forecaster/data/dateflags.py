@@ -11,55 +11,68 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import cell_texts
+from forecaster.data.datecolumn import DATE_NAMES, PERIOD_NAMES, YEAR_NAMES
+from forecaster.data.dateparts import part_named
 from forecaster.data.headerless import is_date
 
 _WORDS = (r"e|p|r|f|est|prel|estd|estimated?|estimates?|prelim|preliminary|prov|provisional|proj|projected|"
           r"projections?|forecasts?|fcst|revised|rev")  # fmt: skip
 # A date ending in a digit, then a flag: in parentheses or brackets, set apart or written on (2023p), or marks
-_FLAGGED = (rf"(?P<date>.*\d)\s*(?:[(\[](?P<enclosed>{_WORDS})\.?[)\]]|(?P<word>{_WORDS})\.?|"
-            r"(?P<mark>[*\u2020\u2021]+))")  # fmt: skip
+_FLAG_PATTERN = re.compile(rf"(?P<date>.*\d)\s*(?:[(\[](?P<enclosed>{_WORDS})\.?[)\]]|(?P<word>{_WORDS})\.?|"
+                           r"(?P<mark>[*\u2020\u2021]+))$", re.IGNORECASE)  # fmt: skip
 _SAMPLE = 20  # cells of a column read as dates to tell it holds them
 
 
-def _flags(texts: pd.Series) -> pd.DataFrame:
-    """The texts with a flag after a date, indexed by text: the date before the flag and the flag. Only texts
-    not ending in a digit are matched, each once (a column of 200,000 dates took seconds)."""
-    candidates = pd.Series(texts[~texts.str[-1:].str.isdigit() & (texts != "")].unique(), dtype=object)
-    found = candidates.str.extract(f"^(?:{_FLAGGED})$", flags=re.IGNORECASE).set_index(candidates)
-    flag = found["enclosed"].fillna(found["word"]).fillna(found["mark"]).str.lower()
-    return pd.DataFrame({"date": found["date"], "flag": flag}).dropna(subset="date")
+def _flags(texts: pd.Series) -> dict[str, tuple[str, str]]:
+    """The texts with a flag after a date: {text: (the date before the flag, the flag)}. Only texts not
+    ending in a digit are matched, each once (a column of 200,000 dates took seconds)."""
+    candidates = texts[~texts.str[-1:].str.isdigit() & (texts != "")].unique()
+    found = {}
+    for text in candidates:
+        if (match := _FLAG_PATTERN.match(text)) is not None:
+            found[text] = (match["date"], (match["enclosed"] or match["word"] or match["mark"]).lower())
+    return found
 
 
-def _dates(texts: pd.Series) -> tuple[pd.Series, pd.Series] | None:
+def _dates(texts: pd.Series) -> tuple[pd.Series, list[str]] | None:
     """(each text's date without its flag, NaN where none; the flags found) where some texts are flagged,
     all of those dates once unflagged, at most half of the texts, and most of a sample of the others dates
     too; else None."""
     flagged = _flags(texts)
-    if flagged.empty:
+    if not flagged:
         return None
-    marked = texts.isin(flagged.index).to_numpy()
+    marked = texts.isin(list(flagged)).to_numpy()
     filled = (texts != "").to_numpy()
-    if marked.sum() * 2 > filled.sum() or not all(map(is_date, flagged["date"])):
+    if marked.sum() * 2 > filled.sum() or not all(is_date(date) for date, _ in flagged.values()):
         return None
     others = texts[filled & ~marked]
     sample = others.iloc[np.unique(np.linspace(0, len(others) - 1, num=_SAMPLE).astype(int))]
     if sum(map(is_date, sample)) * 2 <= len(sample):
         return None
-    return texts.map(flagged["date"]), flagged["flag"]
+    dates = texts.map({text: date for text, (date, _) in flagged.items()})
+    return dates, [flag for _, flag in flagged.values()]
 
 
-def _said(dates: pd.Series, flags: pd.Series, where: str) -> str:
+def _named_like_dates(name: object) -> bool:
+    text = str(name).strip().lower()
+    return text in DATE_NAMES or text in PERIOD_NAMES or text in YEAR_NAMES or part_named(name) is not None
+
+
+def _said(dates: pd.Series, flags: list[str], where: str) -> str:
     shown = ", ".join(dict.fromkeys(flags))
     return (f"read {int(dates.notna().sum())} date(s) {where} without their flags ({shown}: estimated, "
             "provisional, revised or forecast values, read as the others)")
 
 
 def unflagged_dates(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
-    """`raw` with the flags after the dates of a column of dates, and after the dates heading the columns of a
-    wide table, removed (a note for each). Dates are told by `_dates`; a flagged header name is left where the
-    date without its flag names another column too (a revision beside the first estimate)."""
+    """`raw` with the flags after the dates of a column of dates (the first, or one named like dates), and
+    after the dates heading the columns of a wide table, removed (a note for each). Dates are told by
+    `_dates`; a flagged header name is left where the date without its flag names another column too (a
+    revision beside the first estimate)."""
     changed = {}
-    for name, column in raw.items():
+    for position, (name, column) in enumerate(raw.items()):
+        if position and not _named_like_dates(name):  # the first column, or one named so: 10 ms a file else
+            continue
         if not pd.api.types.is_numeric_dtype(column) and (found := _dates(cell_texts(column))) is not None:
             dates, flags = found
             changed[name] = column.where(dates.isna(), dates)
