@@ -165,7 +165,7 @@ def dates_from_parts(
         raise MissingDateColumnsError.among(
             f"{source}: date_from column(s) {', '.join(map(repr, missing))} not found", missing, raw.columns
         )
-    numbers = {}
+    numbers, fiscal = {}, False  # fiscal: years written as spans, 2018-19
     for kind, name in zip(kinds, columns, strict=True):
         texts = raw[name].astype(str).str.strip()
         flags = texts.str.extract(_PART_FLAG)["flag"] if kind != "year" else pd.Series(dtype=object)
@@ -182,8 +182,9 @@ def dates_from_parts(
         column = pd.to_numeric(raw[name] if kind == "year" else texts, errors="coerce").to_numpy(np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
-        if kind == "year" and (spans := _fiscal_years(texts)) is not None:
-            column = spans
+        spans = _fiscal_years(texts) if kind == "year" else None
+        if spans is not None:
+            column, fiscal = spans, True
         if kind == "year" and len(column) > 1 and np.isfinite(column[0]) and raw[name].isna().any():
             column = pd.Series(column).ffill().to_numpy()  # a table's year on its first row only
             notes.append(f"carried each year in column {name!r} down to the rows below it, left blank")
@@ -198,7 +199,6 @@ def dates_from_parts(
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
     name = "+".join(map(str, columns))
-    fiscal = kinds[0] == "year" and _fiscal_years(raw[columns[0]].astype(str).str.strip()) is not None
     if fiscal and part in ("month", "quarter"):  # MOSPI's "2018-19, April" ... "2018-19, March"
         numbers["year"], note = _calendar_years(numbers["year"], numbers[part], part)
         notes.append(f"read column {columns[0]!r} as fiscal years {note}")
