@@ -98,6 +98,12 @@ def _settings() -> ServiceSettings:
     return ServiceSettings()
 
 
+def _cancelled(timer: asyncio.TimerHandle | None) -> None:
+    """Cancel `timer` if set; None, to store in its place."""
+    if timer is not None:
+        timer.cancel()
+
+
 class HeadDeadline:
     """A deadline for each request head, one for a client to read an answer, and a cap on open connections,
     for either of uvicorn's HTTP protocols: both parse in `data_received`, keep the request in flight as
@@ -162,9 +168,7 @@ class HeadDeadline:
         self._write_disarm()
 
     def _write_disarm(self) -> None:
-        if self._write_deadline is not None:
-            self._write_deadline.cancel()
-            self._write_deadline = None
+        self._write_deadline = _cancelled(self._write_deadline)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -182,9 +186,7 @@ class HeadDeadline:
         self._deadline = self.loop.call_later(self._header_timeout_s, self._head_overdue)
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._deadline = _cancelled(self._deadline)
 
     def _head_overdue(self) -> None:
         self._deadline = None

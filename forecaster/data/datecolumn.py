@@ -81,8 +81,8 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
             continue
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
-    named = (column for column in raw.columns if part_named(column) == "week")  # epiweek 202101: no month
-    if (found := next((column for column in named if week_codes(raw[column]) is not None), None)) is not None:
+    weekly = (column for column in raw.columns if not is_text(raw[column]))  # epiweek 202101: no month
+    if (found := next((column for column in weekly if is_text(_weeks_named(raw[column], column))), None)):
         return found
     whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
@@ -94,10 +94,14 @@ _YEAR_NUMBER = r"^(\d{4})-(\d{1,2})$"
 
 
 def _weeks_named(column: pd.Series, date_col: str) -> pd.Series:
-    """A column named like weeks (the ECDC's `year_week`) of labels '2021-05' as ISO weeks '2021-W05': read
-    as months where they stop by week 12, and refused beyond."""
+    """A column named like weeks of years and weeks as ISO week labels '2021-W05': the ECDC's `year_week`
+    '2021-05' (read as months where they stop by week 12, and refused beyond) or Delphi's `epiweek` numbers
+    202105 (read as YYYYMM alike)."""
     if part_named(date_col) != "week":
         return column
+    if not is_text(column):
+        codes = week_codes(column)
+        return column if codes is None else codes
     texts = column.astype(str).str.strip()
     if not texts.str.match(_YEAR_NUMBER).all():
         return column
@@ -115,10 +119,7 @@ def parse_dates(
 ) -> pd.DatetimeIndex:
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
-    column = raw[date_col]
-    if not is_text(column) and part_named(date_col) == "week" and (codes := week_codes(column)) is not None:
-        (notes if notes is not None else []).append(f"read column {date_col!r} as years and weeks (YYYYWW)")
-        column = codes
+    column = _weeks_named(raw[date_col], date_col)  # weeks named so, as labels
     if not is_text(column):
         numbers = number_dates(column)
         if numbers is not None:
@@ -136,7 +137,7 @@ def parse_dates(
             + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
                      "--no-date indexes rows by steps)")
         )
-    labels = parse_period_labels(_weeks_named(column, date_col))
+    labels = parse_period_labels(column)
     if labels is not None:
         return labels.rename(date_col)
     mixed = (

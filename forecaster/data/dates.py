@@ -243,11 +243,12 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
     texts, joined = sized[text], "\n".join(sized[text])  # one scan of plain timestamps: ETTm1's 70,000
     if "*" in joined:  # "2023-10*": a provisional period
         texts = texts.str.replace(_PROVISIONAL, "", regex=True)
-    if any(word in joined.lower() for word in ("week", "wk", "w/", "month", "period")):  # "Week ending ..."
+    upper = joined.upper()  # once: ETTm1's 70,000 timestamps are one string
+    if any(word in upper for word in ("WEEK", "WK", "W/", "MONTH", "PERIOD")):  # "Week ending ..."
         texts = texts.str.replace(_WEEK_OF, "", regex=True)
     if " -" in joined or "–" in joined:  # ENTSO-E: "... 00:00 - ... 00:15"
         texts = texts.str.replace(_INTERVAL, r"\g<start>", regex=True)
-    if "UTC" in (upper := joined.upper()) or "GMT" in upper:
+    if "UTC" in upper or "GMT" in upper:
         texts = texts.str.replace(_NAMED_OFFSET, iso, regex=True)
     if "NOW" in upper or "TODAY" in upper:  # no date of the file: pandas reads the clock
         texts = texts.where(~clock_words(texts))

@@ -144,6 +144,11 @@ def names_above(
     return None if header is None else _joined_names(rows, header, width)
 
 
+def _carried(cells: list[str]) -> list[str]:
+    """Each cell, a blank one as the last name before it: a merged cell's name over the columns it spans."""
+    return list(accumulate(cells, lambda last, cell: cell or last))
+
+
 def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple[str, ...] | None:
     """Where the header repeats a name or names no column but the first (yfinance's "Date,,,"), names joined
     from the lines above that name two columns or more, a group's name carried over the blanks its merged
@@ -161,7 +166,7 @@ def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple
         block.insert(0, cells)
     if len(block) < 2:
         return None
-    groups = [list(accumulate(cells[1:], lambda last, cell: cell or last)) for cells in block[:-1]]
+    groups = [_carried(cells[1:]) for cells in block[:-1]]
     names = [" ".join(dict.fromkeys(part for part in parts if part))
              for parts in zip(*groups, block[-1][1:], strict=True)]  # fmt: skip
     if not all(names) or len(set(names)) < width - 1:
@@ -181,7 +186,7 @@ def years_over_parts(rows: list[list[str]], first: int, width: int) -> tuple[str
         return None
     if not all(_YEAR.fullmatch(cell) or not cell for cell in years[1:]) or all(years[1:]):
         return None
-    spread = list(accumulate(years[1:], lambda last, cell: cell or last))
+    spread = _carried(years[1:])
     for labels in ([f"{year} {part}" for year, part in zip(spread, parts[1:], strict=True)],
                    [f"{part} {year}" for year, part in zip(spread, parts[1:], strict=True)]):  # fmt: skip
         dates = parse_period_labels(pd.Series(labels))
