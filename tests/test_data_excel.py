@@ -131,3 +131,40 @@ def test_a_year_heading_a_blank_cell_is_read_with_the_others(tmp_path):
     assert series.index[0] == pd.Timestamp("2010-01-01") and len(series.index) == 14
     assert "filled 1 empty" in said
     np.testing.assert_array_equal(series.values[:, 0], np.arange(100, 114))
+
+
+def test_a_sheet_is_chosen_by_name_or_number_and_an_unknown_one_is_listed(tmp_path, capsys):
+    """A workbook of monthly and annual sheets (the annual one holds more numbers: more columns): --sheet
+    reads the one named (its name in any case, or its number from 1), the default the one of most numbers;
+    a sheet that is not there, or one without numbers, is one line naming the workbook's sheets."""
+    path = tmp_path / "trade.xlsx"
+    months = pd.date_range("2015-01-01", periods=48, freq="MS")
+    years = pd.DataFrame({"year": range(1960, 2020)} | {f"c{k}": np.arange(60.0) + k for k in range(4)})
+    with pd.ExcelWriter(path) as workbook:
+        pd.DataFrame({"Notes": ["Source: customs"]}).to_excel(workbook, sheet_name="Notes", index=False)
+        pd.DataFrame({"month": months, "exports": np.arange(48.0)}).to_excel(
+            workbook, sheet_name="Monthly", index=False
+        )
+        years.to_excel(workbook, sheet_name="Annual", index=False)
+    series, said = _read(path)
+    assert series.freq == "YS-JAN" and "read sheet 'Annual' (the most numbers" in said
+    for sheet in ("Monthly", " monthly ", "2"):
+        series = read_csv(path, sheet=sheet)
+        assert series.columns == ["exports"] and series.freq == "MS" and list(series.index) == list(months)
+    listed = r"trade.xlsx: no sheet 'Quarterly'; expected a sheet's name or number: 1 'Notes', 2 'Monthly'"
+    with pytest.raises(DataError, match=listed + ", 3 'Annual'$"):
+        read_csv(path, sheet="Quarterly")
+    with pytest.raises(DataError, match=r"sheet 'Notes' holds no numbers"):
+        read_csv(path, sheet="1")
+    csv = tmp_path / "trade.csv"
+    pd.DataFrame({"month": months, "exports": np.arange(48.0)}).to_csv(csv, index=False)
+    text = r"trade.csv: sheet='Monthly' chooses a sheet of an .xlsx workbook, and this file is read as text"
+    with pytest.raises(DataError, match=text):
+        read_csv(csv, sheet="Monthly")
+    model = tmp_path / "model"
+    argv = ["train", "--csv", str(path), "--sheet", "Monthly", "--model", "naive", "--horizon", "6"]
+    assert main([*argv, "--out", str(model)]) == 0
+    output = tmp_path / "forecast.csv"
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--sheet", "Monthly",
+                 "--output", str(output)]) == 0  # fmt: skip
+    assert pd.read_csv(output)["month"].iloc[0] == "2019-01-01"

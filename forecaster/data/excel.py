@@ -1,6 +1,7 @@
 """Workbooks (.xlsx, .xlsm) as the CSV text the reader reads: statistics offices publish many tables as
 spreadsheets, often with a contents or notes sheet before the data, so the sheet holding the most numbers is
-the one read, and everything after (title rows, periods as columns, footnotes) is the reader's as for a CSV.
+the one read unless `sheet` names another, and everything after (title rows, periods as columns, footnotes)
+is the reader's as for a CSV.
 """
 
 from __future__ import annotations
@@ -47,10 +48,21 @@ def _cell_text(value: object) -> object:
     return repr(value) if isinstance(value, float) and np.isfinite(value) else value
 
 
-def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
-    """The sheet with the most numeric cells as CSV text (empty rows and columns dropped), and a note
-    naming it where the workbook has other sheets; DataError for a workbook that is not one, too large, or
-    without numbers."""
+def _chosen(path: Path, names: list[str], sheet: str) -> str:
+    """The sheet `sheet` names: by its name (case and surrounding spaces aside), else by its number from 1."""
+    for name in names:
+        if str(name).strip().casefold() == sheet.strip().casefold():
+            return name
+    if sheet.strip().isdigit() and 1 <= int(sheet) <= len(names):
+        return names[int(sheet) - 1]
+    listed = ", ".join(f"{number} {str(name)!r}" for number, name in enumerate(names, start=1))
+    raise DataError(f"{path}: no sheet {sheet!r}; expected a sheet's name or number: {listed}")
+
+
+def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, str | None]:
+    """The sheet named by `sheet`, else the one with the most numeric cells, as CSV text (empty rows and
+    columns dropped), and a note naming it where the workbook has other sheets and none was named; DataError
+    for a workbook that is not one, too large, or without numbers."""
     size = path.stat().st_size
     if size > MAX_WORKBOOK_BYTES:
         raise DataError(
@@ -72,13 +84,19 @@ def workbook_as_csv(path: Path) -> tuple[io.StringIO, str | None]:
     except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{path}: cannot be read as an .xlsx workbook: {detail}") from None
-    counts = {name: _numbers(sheet) for name, sheet in sheets.items()}
-    if not counts or max(counts.values()) == 0:
-        raise DataError(f"{path}: no sheet holds numbers; expected a sheet of dates and values")
-    name = max(counts, key=counts.get)
-    sheet = sheets[name].dropna(how="all").dropna(axis=1, how="all").map(_cell_text)
-    text = io.StringIO(sheet.to_csv(index=False, header=False))
+    if sheet is not None:
+        name = _chosen(path, list(sheets), sheet)
+        if not _numbers(sheets[name]):
+            raise DataError(f"{path}: sheet {str(name)!r} holds no numbers; expected a sheet of dates and "
+                            "values")  # fmt: skip
+    else:
+        counts = {name: _numbers(table) for name, table in sheets.items()}
+        if not counts or max(counts.values()) == 0:
+            raise DataError(f"{path}: no sheet holds numbers; expected a sheet of dates and values")
+        name = max(counts, key=counts.get)
+    table = sheets[name].dropna(how="all").dropna(axis=1, how="all").map(_cell_text)
+    text = io.StringIO(table.to_csv(index=False, header=False))
     others = [str(other) for other in sheets if other != name]
-    if not others:
+    if not others or sheet is not None:
         return text, None
     return text, f"read sheet {name!r} (the most numbers; also in the workbook: {', '.join(others)})"

@@ -67,13 +67,18 @@ from forecaster.data.timeorder import business_days, check_time_order
 from forecaster.errors import DataError, MissingDateColumnsError
 
 
-def _parse(path: Path, notes: list[str], text: Sequence[str] = ()) -> tuple[pd.DataFrame, Layout]:
-    """The file's table as pandas reads it under its sniffed layout, the `text` columns kept as written (an
-    id code '01' is no number 1)."""
+def _parse(
+    path: Path, notes: list[str], text: Sequence[str] = (), sheet: str | None = None
+) -> tuple[pd.DataFrame, Layout]:
+    """The file's table as pandas reads it under its sniffed layout (a workbook's `sheet`), the `text`
+    columns kept as written (an id code '01' is no number 1)."""
     source: Any = path
     if is_workbook(path):
-        source, note = workbook_as_csv(path)
+        source, note = workbook_as_csv(path, sheet)
         notes.extend([note] if note else [])
+    elif sheet is not None:
+        raise DataError(f"{path}: sheet={sheet!r} chooses a sheet of an .xlsx workbook, and this file is "
+                        "read as text; expected no sheet")  # fmt: skip
     sniffed = False
     try:
         opened = read_options(path) if source is path else {}
@@ -155,7 +160,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
     keys = [] if read.id_col is None else [read.id_col, *key_parts(read.id_col)]
-    raw, layout = _parse(path, notes, keys)
+    raw, layout = _parse(path, notes, keys, read.sheet)
     spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
@@ -183,6 +188,9 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
             "read_csv reads it from its path (read_csv(path, periods=...).frame is a DataFrame to fit); a "
             "DataFrame holds one frequency: expected no periods"
         )
+    if read.sheet is not None:
+        raise DataError(f"{source}: sheet={read.sheet!r} chooses a sheet of a workbook read_csv reads from "
+                        "its path; a DataFrame is one table: expected no sheet")  # fmt: skip
     frame, notes = in_time_order(as_frame(frame, source), read)
     raw, read = index_as_columns(frame, read, source)
     raw.columns = [str(column).strip() for column in raw.columns]

@@ -126,6 +126,10 @@ class ReadOptions:
         f"then months): the block to read (default: the finest with {ENOUGH_PERIODS} rows or more)",
         choices=PERIOD_BLOCKS,
     )
+    sheet: str | None = setting(
+        None, "the sheet of an .xlsx workbook to read, by name or number (1: the first); default: the sheet "
+        "holding the most numbers"
+    )
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):  # "year,quarter" or "OT" as the command line takes them
