@@ -18,7 +18,15 @@ made non-decreasing along the horizon: N * H scores rank one multiple of that sc
 widen with the horizon as the errors seen do (locally weighted conformal, Lei et al. 2018). On |N(0, h)|
 errors at H = 10, the mean coverage of 400 such calibrations, each tested on 200 fresh windows, was 0.80 /
 0.85 (80% / 95%) from 2 windows, 0.79 / 0.91 from 4 and 0.80 / 0.94 from 16 (tests/test_intervals.py holds
-it within bounds); one window calibrates nothing.
+it within bounds); one window's scores alone calibrate nothing.
+
+Few windows of a short series also see little of what it can do: trends turn and recessions come after them.
+There a conformal interval is never narrower than a random walk's from the same windows: each level's
+quantile of the series' one-step changes |y_t - y_t-1| times sqrt(h) (the naive method's interval, Hyndman &
+Athanasopoulos, FPP3 5.5, with the empirical quantile of the uncentred changes, so that a trend counts as
+uncertainty). On 17 held-out files of 1-18 windows (short yearly, quarterly panels, noise), coverage rose
+from 0.56 / 0.72 to 0.67 / 0.83, five that answered no 95% interval answer it (one from a single window),
+and noise files, covered already, got bands twice as wide.
 
 Margins are on the standardized scale; the train scaler maps intervals to original units. Intervals are
 nested around the forecast: lower <= forecast <= upper, and a higher level is never narrower.
@@ -102,6 +110,13 @@ def _pooled(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
     return np.where(np.isinf(multiples)[:, None, :], np.inf, margins).astype(np.float32)
 
 
+def _random_walk(changes: np.ndarray, horizon: int) -> np.ndarray:
+    """(99, H, C) margins of a random walk stepping by the one-step `changes` (M, C): each level's quantile of
+    |change| times sqrt(h)."""
+    quantiles = np.quantile(np.abs(changes), np.asarray(ALL_LEVELS) / 100.0, axis=0)  # (99, C)
+    return (quantiles[:, None, :] * np.sqrt(np.arange(1, horizon + 1))[None, :, None]).astype(np.float32)
+
+
 def split_outputs(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(point, lower, upper) of a model's (..., H, C, 1 + 2K) outputs (`models.forecast_outputs`)."""
     levels = (outputs.shape[-1] - 1) // 2
@@ -129,12 +144,26 @@ class Calibration:
     method: str = "conformal"
 
     @classmethod
-    def from_scores(cls, scores: np.ndarray, levels: Sequence[int], source: str, method: str) -> Calibration:
+    def from_scores(
+        cls,
+        scores: np.ndarray,
+        levels: Sequence[int],
+        source: str,
+        method: str,
+        changes: np.ndarray | None = None,
+    ) -> Calibration:
         """From `nonconformity` scores of N windows: (N, H, C) for "conformal" (margins for every level
-        1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`."""
-        ranked = _ranked if len(scores) >= FEW_WINDOWS else _pooled
+        1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`. `changes` (M, C), the
+        one-step changes of the windows' series, set the random walk's floor under few windows' margins."""
+        few = len(scores) < FEW_WINDOWS
+        ranked = _pooled if few else _ranked
         if method == "conformal":
-            return cls(ALL_LEVELS, ranked(scores, ALL_LEVELS), len(scores), source)
+            margins = ranked(scores, ALL_LEVELS)
+            if few and changes is not None and len(changes):
+                floor = _random_walk(changes, scores.shape[1])
+                margins = np.where(np.isinf(margins), floor, np.maximum(margins, floor))
+                source = f"{source}, no narrower than a random walk of its one-step changes"
+            return cls(ALL_LEVELS, margins, len(scores), source)
         margins = np.stack([ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
         return cls(tuple(levels), margins, len(scores), source, method)
 

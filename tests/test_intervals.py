@@ -100,6 +100,34 @@ def test_one_window_calibrates_no_interval() -> None:
         calibration.check([80])
 
 
+def test_few_windows_are_never_narrower_than_a_random_walk_of_their_changes() -> None:
+    """A random walk of N(0, 1) steps moves N(0, h) in h steps: its 80% / 95% margins are 1.2816 sqrt(h) and
+    1.9600 sqrt(h) (closed form). One window's scores answer no level alone; with 40,000 one-step changes of
+    such a walk its margins are the walk's to 2%. Five windows of scores above that floor keep their own."""
+    changes = np.random.default_rng(11).standard_normal((40_000, 1))
+    one = Calibration.from_scores(np.full((1, 4, 1), 0.1), [], "one window", "conformal", changes)
+    assert one.source == "one window, no narrower than a random walk of its one-step changes"
+    for level, normal_quantile in ((80, 1.2816), (95, 1.96)):
+        _, hi = one.intervals([level], np.zeros((1, 4, 1, 1), np.float32))[level]
+        np.testing.assert_allclose(hi[0, :, 0], normal_quantile * np.sqrt(np.arange(1, 5)), rtol=0.02)
+    wide = Calibration.from_scores(np.full((5, 4, 1), 10.0), [], "five windows", "conformal", changes)
+    np.testing.assert_allclose(wide.margins[[79, 94]], 10.0)
+
+
+def test_a_short_yearly_baseline_answers_both_levels_from_the_random_walk_floor() -> None:
+    """14 years at horizon 3 leave 4 windows before the test split: their 12 pooled scores answered levels
+    up to 92%, not 95%. The random walk of the windows' one-step changes answers every level."""
+    from forecaster.api import Forecaster
+
+    years = pd.date_range("2008-01-01", periods=14, freq="YS")
+    walk = 50 + np.cumsum(np.random.default_rng(9).normal(0.5, 2, 14))
+    model = Forecaster(model="naive", horizon=3).fit(pd.DataFrame({"year": years, "y": walk}))
+    calibration = model.bundle.calibration
+    assert calibration.windows < 20 and "no narrower than a random walk" in calibration.source
+    assert calibration.available_levels() == list(range(1, 100))
+    assert (np.diff(calibration.margins[94, :, 0]) > 0).all()
+
+
 def test_a_quantile_head_calibrated_on_few_windows_pools_their_steps() -> None:
     """6 windows of 4 steps (a quarterly panel's validation split): the quantile head's 95% margin needs 19
     scores and had none (each step ranked alone); pooled over the steps as conformal scores are, the 24

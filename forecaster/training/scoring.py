@@ -18,7 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
-from forecaster.calibration import Calibration, nonconformity
+from forecaster.calibration import FEW_WINDOWS, Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
@@ -350,14 +350,25 @@ def calibration_windows(
     return windows
 
 
+def _one_step_changes(windows: Windows) -> np.ndarray:
+    """(M, C) one-step changes of the target channels along each window's input and horizon rows."""
+    inputs, targets = windows.stacked()
+    channels = targets.shape[-1]
+    path = torch.cat([inputs[:, : windows.input_size, :channels], targets], dim=1)
+    return torch.diff(path, dim=1).reshape(-1, channels).numpy()
+
+
 def calibrate(model: nn.Module, windows: dict[str, Windows], method: str) -> Calibration:
-    """Split-conformal margins from the model's scores on the sets of `windows`, each named by its key."""
+    """Split-conformal margins from the model's scores on the sets of `windows`, each named by its key (few
+    windows' with the random walk's floor of their one-step changes)."""
     batches = [batch for group in windows.values() for batch in _outputs(model, group)]
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
     count = sum(map(len, windows.values()))
+    few = count < FEW_WINDOWS
+    changes = np.concatenate([_one_step_changes(group) for group in windows.values()]) if few else None
     where = " and ".join(windows)
     return Calibration.from_scores(
-        scores, quantile_levels(model), f"{where}, {count} window{'' if count == 1 else 's'}", method
+        scores, quantile_levels(model), f"{where}, {count} window{'' if count == 1 else 's'}", method, changes
     )
 
 
