@@ -10,8 +10,10 @@ import json
 import os
 import re
 import shutil
+import signal
+import threading
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -65,6 +67,29 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
             with contextlib.suppress(OSError):  # a read-only folder: its error named the temp file
                 staged.unlink(missing_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held while a file is written and delivered after: torch's zip writer calls Python to
+    write its bytes, and a stop raised there came back as a RuntimeError ("unexpected pos 64 vs 0"), a stopped
+    train said as a failed write (exit 2, not 143). Signals are handled in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        arrived.append(signum)
+
+    previous = {signum: signal.signal(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if arrived:
+            signal.raise_signal(arrived[0])
 
 
 def check_folder_path(out: Path) -> None:

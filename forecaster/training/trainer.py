@@ -33,6 +33,7 @@ from lightning.pytorch.callbacks import (
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.plugins import TorchCheckpointIO
 
+from forecaster.atomic import stops_deferred
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.training.settings import TrainerOptions
 
@@ -92,11 +93,12 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(temporary, "wb") as file:
-                torch.save(checkpoint, file)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
+            with stops_deferred():  # a stop inside torch's writer reads as a failed write
+                with open(temporary, "wb") as file:
+                    torch.save(checkpoint, file)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, path)
         except (OSError, RuntimeError) as error:  # torch's zip writer on a full disk: "unexpected pos 64"
             full = getattr(error, "errno", None) == errno.ENOSPC or shutil.disk_usage(path.parent).free < 1e6
             why = error.strerror if isinstance(error, OSError) and error.strerror else reason(error)
