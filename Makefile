@@ -19,6 +19,11 @@ test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 
+# The tests too long for the suite's budget (real benchmark training at long horizons).
+.PHONY: test-heavy
+test-heavy: install
+	$(VENV)/bin/pytest -m heavy
+
 # Speed and memory tables (modest sizes; each `forecaster bench ...` command takes larger ones as options).
 .PHONY: bench
 bench: install
