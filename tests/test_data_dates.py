@@ -70,6 +70,9 @@ from forecaster.errors import DataError
         (["November 2020", "Desember 2020", "Januari 2021"], "2020-11-01", "MS"),
         (["H1 2008", "H2 2008", "H1 2009"], "2008-01-01", "2QS-JAN"),  # half-years before their year
         (["2021.11 월", "2021.12 월", "2022.01 월"], "2021-11-01", "MS"),  # KOSIS's months as text
+        # the h30 sweep's, refused as "no date column found" before
+        (["2022Nov", "2022Dec", "2023Jan"], "2022-11-01", "MS"),  # the ECB's statistical data warehouse
+        (["2014年7-9月期", "2014年10-12月期", "2015年1-3月期"], "2014-07-01", "QS-JAN"),  # e-Stat, the ESRI
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
@@ -89,6 +92,19 @@ def test_koreas_dotted_months_read_as_numbers_are_found_as_months(tmp_path) -> N
     assert series.date_col == "시점" and series.freq == "MS" and len(series) == 30
     assert series.index[0] == pd.Timestamp("2019-01-01") and series.index[9] == pd.Timestamp("2019-10-01")
     assert series.frame.iloc[-1, 0] == 100.0  # the newest, listed first
+
+
+def test_swiss_months_and_thousands_read_as_numbers_are_months_and_values(tmp_path) -> None:
+    """The Swiss FSO's hotel nights: "01.2018" months (read by pandas as 1.2018, "10.2018" as 10.2018) and
+    "3'245'385" values: no date column was found, and the values were text."""
+    months = pd.period_range("2018-01", periods=30, freq="M")
+    values = [f"{3_000_000 + 1_000 * k:,}".replace(",", "'") for k in range(30)]
+    rows = [f'"{m.month:02d}.{m.year}";"{value}"' for m, value in zip(months, values, strict=True)]
+    (tmp_path / "hesta.csv").write_text('"Monat";"Total"\n' + "\n".join(rows) + "\n")
+    series = read_csv(tmp_path / "hesta.csv")
+    assert series.date_col == "Monat" and series.freq == "MS" and len(series) == 30
+    assert series.index[9] == pd.Timestamp("2018-10-01") and series.index[-1] == pd.Timestamp("2020-06-01")
+    np.testing.assert_array_equal(series.frame["Total"], 3_000_000 + 1_000 * np.arange(30))
 
 
 def test_a_year_column_of_numbers_is_a_yearly_index() -> None:

@@ -610,6 +610,14 @@ def test_years_in_merged_cells_above_their_quarters_or_months_head_a_wide_table(
     header_of_data = ["Region,2019,2020,2021", ",1,2,3", "North,4,5,6"]  # a row of numbers: data, no parts
     frame, _, _ = read_noted(write(tmp_path, "years.csv", "\n".join(header_of_data) + "\n"))
     assert len(frame) == 3 and frame.index[0] == pd.Timestamp("2019-01-01")
+    # the BEA's NIPA tables: each year written over each of its quarters, after two columns naming the rows
+    bea = ["Line,," + ",".join(str(year) for year in (2022, 2023) for _ in range(4)),
+           "Line,," + ",".join(["Q1", "Q2", "Q3", "Q4"] * 2),
+           '1,"Gross domestic product",' + ",".join(f'"25,{k}00.5"' for k in range(8)),
+           '2,"Goods",' + ",".join(str(k) for k in range(8))]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "nipa.csv", "\n".join(bea) + "\n"))
+    assert freq == "QS-JAN" and list(frame.columns) == ["Gross domestic product", "Goods"]
+    assert frame.index[-1] == pd.Timestamp("2023-10-01") and frame.iloc[-1, 0] == 25_700.5
 
 
 def test_kosis_months_heading_a_wide_table_as_text_are_periods(tmp_path):
@@ -623,3 +631,18 @@ def test_kosis_months_heading_a_wide_table_as_text_are_periods(tmp_path):
     assert freq == "MS" and list(frame.columns) == ["전국", "서울특별시"]
     assert frame.index[-1] == pd.Timestamp("2022-12-01")
     assert frame["서울특별시"].iloc[-1] == pytest.approx(103.3)
+
+
+def test_a_tab_separated_long_table_keeps_the_words_of_its_cells_together(tmp_path):
+    """SCB's and Kaggle's tab-separated exports: `Stockholm county<TAB>2018-01<TAB>380.0`. Split on spaces the
+    rows were one column wider and as regular, so spaces won: series 'county' and 'city' keyed by the month,
+    values from 'persons'. Tabs that give every row one width now win over the words between them."""
+    months = pd.period_range("2018-01", periods=24, freq="M").astype(str)
+    regions = (("Stockholm county", 380), ("Stockholm city", 200))
+    rows = [f"{region}\t{month}\t{value:.1f}" for region, base in regions
+            for month, value in zip(months, base + np.arange(24.0), strict=True)]  # fmt: skip
+    path = write(tmp_path, "unemployment.tsv", "\n".join(["region\tmonth\tunemployed persons", *rows]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == ["Stockholm county", "Stockholm city"] and freq == "MS"
+    assert "keyed by column 'region'" in note and "'unemployed persons'" in note
+    np.testing.assert_array_equal(frame["Stockholm city"], 200 + np.arange(24.0))

@@ -406,6 +406,26 @@ def test_cbs_statline_months_with_each_years_row_among_them_and_provisional_star
     assert "dropped 3 row(s) of whole years ('2021', '2022', '2023') among the month rows" in note
 
 
+@pytest.mark.parametrize(("labels", "kind", "freq"), [([f" {m}" for m in ("JAN", "FEB", "MAR", "APR", "MAY",
+                         "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")], "month", "MS"),
+                         ([" Q1", " Q2", " Q3", " Q4"], "quarter", "QS-JAN")])  # fmt: skip
+def test_years_rows_among_months_or_quarters_labelled_as_ons_does_are_totals(tmp_path, labels, kind, freq):
+    """Stats SA's and others' `2015`, `2015 JAN` ... `2015 DEC`, `2016`, ...: labelled as the ONS labels its
+    blocks, the kinds alternating. Read as ONS blocks, 12 of 96 months were kept, the header taken as a
+    metadata line and the series named `value`; the year rows are totals among the months now."""
+    rows, values = ["Period,Retail sales index"], []
+    for year in range(2015, 2023):
+        rows.append(f"{year},{1000 + year}")
+        for label in labels:
+            values.append(len(values) + 0.5)
+            rows.append(f"{year}{label},{values[-1]}")
+    frame, read_freq, note = read_noted(write(tmp_path, "retail.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["Retail sales index"] and read_freq == freq
+    assert len(frame) == 8 * len(labels) and frame.index[0] == pd.Timestamp("2015-01-01")
+    np.testing.assert_array_equal(frame.iloc[:, 0], values)
+    assert f"dropped 8 row(s) of whole years ('2015', '2016', '2017', ...) among the {kind} rows" in note
+
+
 @pytest.mark.parametrize("office", ["insee", "genesis"])
 def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_path, office):
     """INSEE's yearly download heads its years 'Libellé' (newest first); GENESIS leaves them unnamed under
@@ -691,6 +711,10 @@ def test_pxweb_tables_naming_their_variables_beside_the_periods(tmp_path):
     years = [str(year) for year in range(2000, 2012)]
     frame, freq, note = read_noted(_pxweb(tmp_path, "fi.csv", {"Väkiluku": 5000}, years, first=True))
     assert freq == "YS-JAN" and frame["0 Hele landet"].iloc[-1] == 5011
+    indexed = {"Konsumprisindeks (2015=100)": 110}  # an index and its base year: refused, "no date column"
+    frame, freq, note = read_noted(_pxweb(tmp_path, "cpi.csv", indexed, months))
+    assert freq == "MS" and list(frame.columns) == ["0 Hele landet", "03 Oslo"] and len(frame) == 24
+    assert "of the variable(s) 'Konsumprisindeks (2015=100)'" in note
     shifted = _pxweb(tmp_path, "shifted.csv", both, months).read_text().replace("nt 2018M01", "nt 2020M01")
     message = one_line_error(write(tmp_path, "shifted.csv", shifted))
     assert "'Registrerte ledige' and 'Registrerte ledige i prosent' cover different periods" in message
@@ -1023,3 +1047,61 @@ def test_fiscal_years_beside_their_months_are_one_monthly_series(tmp_path):
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(months, name="Year+Month"))
     assert frame["General Index"].iloc[-1] == 155
     assert "read column 'Year' as fiscal years beginning in April" in note
+
+
+def test_a_capital_flag_on_the_digits_is_stripped_and_a_column_of_codes_stays_text(tmp_path):
+    """Statistics Canada's estimate "19,507.5E" in a column of thousands separators left the whole column out
+    as text (said as non-numeric, or "no numeric columns" where it was the only one), and Stats NZ's
+    provisional "460346P" was refused: one capital on the digits is a flag (not K, M or B, scales). A column
+    mostly of such cells is codes ("1001A", "1002C"), not flagged values."""
+    months = pd.period_range("2020-01", periods=24, freq="M").astype(str)
+    employment = [f'"{19_500.5 + k:,.1f}{"E" if k == 7 else ""}"' for k in range(24)]
+    arrivals = [f"{460_000 + k}{'P' if k > 21 else ''}" for k in range(24)]
+    codes = [f"{1000 + k}{'AC'[k % 2]}" for k in range(24)]
+    cells = zip(months, employment, arrivals, codes, strict=True)
+    rows = ["month,Employment (thousands),Arrivals,station", *map(",".join, cells)]
+    frame, freq, note = read_noted(write(tmp_path, "labour.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["Employment (thousands)", "Arrivals"] and freq == "MS"
+    np.testing.assert_array_equal(frame["Employment (thousands)"], 19_500.5 + np.arange(24))
+    np.testing.assert_array_equal(frame["Arrivals"], 460_000 + np.arange(24))
+    assert "stripped value flags (p, e) from 3 cell(s)" in note and "'station'" in note
+
+
+def test_the_treasurys_calendar_and_fiscal_parts_of_each_date_are_no_series(tmp_path):
+    """FiscalData's Debt to the Penny: Record Date newest first, the debts, then `Source Line Number` (1) and
+    the date again as `Fiscal Year` (from October), `Fiscal Quarter Number`, `Calendar Year`, `Calendar
+    Quarter Number`, `Calendar Month Number` and `Calendar Day Number`: all ten were forecast, unsaid."""
+    days = pd.bdate_range("2023-08-01", periods=80)[::-1]
+    debt = 26e12 + 1e9 * np.arange(80)[::-1]
+    frame = pd.DataFrame({"Record Date": days.strftime("%Y-%m-%d"), "Debt Held by the Public": debt,
+                          "Source Line Number": 1, "Fiscal Year": days.year + (days.month >= 10),
+                          "Fiscal Quarter Number": (days.month - 10) % 12 // 3 + 1,
+                          "Calendar Year": days.year, "Calendar Quarter Number": days.quarter,
+                          "Calendar Month Number": days.month, "Calendar Day Number": days.day})  # fmt: skip
+    frame.to_csv(tmp_path / "DebtPenny.csv", index=False)
+    found, freq, note = read_noted(tmp_path / "DebtPenny.csv")
+    assert list(found.columns) == ["Debt Held by the Public"] and freq == "B"
+    np.testing.assert_array_equal(found.iloc[:, 0], debt[::-1])
+    assert "skipped column(s) 'Source Line Number': codes or identifiers" in note
+    assert "'Fiscal Year', 'Fiscal Quarter Number', 'Calendar Year', 'Calendar Quarter Number'" in note
+
+
+def test_the_banco_de_espanas_description_rows_and_its_missing_mark(tmp_path):
+    """BIEST's CSV: series codes as the header, eleven rows describing them (NÚMERO SECUENCIAL, ALIAS, ...,
+    FRECUENCIA, NOTAS), then months in Spanish ("ENE 2018") and "_" for a value not published: refused with
+    "no date column found" (a description row's numbers taken for data, "_" for text)."""
+    months = pd.period_range("2018-01", periods=30, freq="M")
+    spanish = ["ENE", "FEB", "MAR", "ABR", "MAY", "JUN", "JUL", "AGO", "SEP", "OCT", "NOV", "DIC"]
+    described = [("NÚMERO SECUENCIAL", "1234567", "1234568"), ("ALIAS DE LA SERIE", "TI_1_1.1", "TI_1_2.1"),
+                 ("DESCRIPCIÓN DE LAS UNIDADES", "Porcentaje", "Porcentaje"),
+                 ("FRECUENCIA", "MENSUAL", "MENSUAL"), ("NÚMERO DE OBSERVACIONES", "30", "30"),
+                 ("NOTAS", "", "")]  # fmt: skip
+    rows = ['"NOMBRE DE LA SERIE","TI_1_1.1","TI_1_2.1"', *(",".join(f'"{cell}"' for cell in row)
+                                                            for row in described)]  # fmt: skip
+    rows += [f'"{spanish[m.month - 1]} {m.year}",{1 + k / 100:.3f},{"_" if k == 7 else f"{2 + k / 100:.3f}"}'
+             for k, m in enumerate(months)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "be1901.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["TI_1_1.1", "TI_1_2.1"] and freq == "MS" and len(frame) == 30
+    assert frame.index[0] == pd.Timestamp("2018-01-01") and frame["TI_1_2.1"].iloc[7] == pytest.approx(2.07)
+    assert "skipped 6 row(s) below the header describing the columns ('NÚMERO SECUENCIAL'" in note
+    assert "read 1 cell(s) marked '_' as missing" in note

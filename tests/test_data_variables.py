@@ -157,3 +157,23 @@ def test_a_value_column_with_text_among_its_numbers_is_named_as_left_out(tmp_pat
         series = read_csv(tmp_path / "p.csv")
     assert series.columns == list(COUNTRIES)
     assert "(left out column 'unemployment': text among its numbers, line 47 '5,1')" in str(said[-1].message)
+
+
+def test_a_number_describing_each_series_is_no_variable_of_a_panel_found_alone(tmp_path):
+    """ECDC's weekly long file: country, week, population, cases. Found without --id-col, the population
+    (one number per country, different between countries) was forecast as a variable of every series
+    ('AT/population'); given --id-col, it was left out: each numeric column that varies within a series is a
+    value, found alone or named, and the population is said as left out."""
+    weeks = pd.date_range("2021-01-04", periods=30, freq="W-MON")
+    cases = np.random.default_rng(3).poisson(100, 60)
+    populations = np.repeat([8_901_064, 11_522_440], 30)
+    table = pd.DataFrame({"country": np.repeat(["AT", "BE"], 30), "date": np.tile(weeks, 2),
+                          "population": populations, "cases": cases})  # fmt: skip
+    table.to_csv(tmp_path / "weekly.csv", index=False)
+    for options in ({}, {"id_col": "country"}):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", DataQualityWarning)
+            series = read_csv(tmp_path / "weekly.csv", **options)
+        assert series.columns == ["AT", "BE"] and series.freq == "W-MON"
+        np.testing.assert_array_equal(series.frame["BE"], cases[30:])
+        assert options or "(left out numeric column(s) 'population'" in str(said[-1].message)

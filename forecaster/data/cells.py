@@ -1,5 +1,6 @@
 """Numbers as statistics offices print them: decimal commas and thousands separators ("9.990,64", "1 234,5",
-"1,234.5"), missing-value markers ("..", ":", ".", "-") and value flags ("12.3 p", ": c", "12.3(P)", "12.3*").
+"1,234.5", "1'234.5"), missing-value markers ("..", ":", ".", "-") and value flags ("12.3 p", ": c",
+"12.3(P)", "12.3*").
 
 A text column becomes numbers only when every cell is one of these; its decimal mark comes from its own
 unambiguous cells ("12,5" / "12.25"), else from the file's (its delimiter's: `layouts.sniff`), so "1,234"
@@ -20,17 +21,19 @@ import pandas as pd
 
 # World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data),
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
-# meaningful), the IMF DataMapper's "no data", and what other offices print for "not available".
+# meaningful), the IMF DataMapper's "no data", the Banco de España's "_", and what other offices print for
+# "not available".
 MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na", "***", "---", "nd",
-                     "n/e", "n.d.", "(d)", "(nm)", "no data"})  # fmt: skip
-_SPACES = "[ \u00a0\u202f]"
+                     "n/e", "n.d.", "(d)", "(nm)", "no data", "_"})  # fmt: skip
+# What groups thousands under either decimal mark: spaces, and the apostrophes of Swiss tables ("1'201.5")
+_GROUP_MARKS = "[ \u00a0\u202f'\u2019]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
 _SHAPES = {
     "ambiguous": r"[1-9]\d{0,2}[.,]\d{3}",  # "0,985" groups no thousands: its comma is a decimal one
-    "integer": rf"\d+|\d{{1,3}}(?:{_SPACES}\d{{3}})+",
-    "dot": rf"(?:\d{{1,3}}(?:[,]\d{{3}})+|\d{{1,3}}(?:{_SPACES}\d{{3}})+|\d+)?\.\d+(?:[eE][+-]?\d+)?"
+    "integer": rf"\d+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+",
+    "dot": rf"(?:\d{{1,3}}(?:[,]\d{{3}})+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+|\d+)?\.\d+(?:[eE][+-]?\d+)?"
     r"|\d+\.?[eE][+-]?\d+|\d+\.|\d{1,3}(?:,\d{3}){2,}",
-    "comma": rf"(?:\d{{1,3}}(?:[.]\d{{3}})+|\d{{1,3}}(?:{_SPACES}\d{{3}})+|\d+),\d+"
+    "comma": rf"(?:\d{{1,3}}(?:[.]\d{{3}})+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+|\d+),\d+"
     r"|\d{1,3}(?:\.\d{3}){2,}",
 }
 _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
@@ -52,8 +55,11 @@ _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
 # Flags after a value: Eurostat's lower-case letters ("12.3 p"), letters set apart ("12.3(P)"), the Met
 # Office's "*" and "#"; capitals alone are a unit's code ("1 EUR", the Riksbank's series label), no flag
 _FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[a-z]{1,3}|\*|#)")
+# ... and one capital on the digits (Statistics Canada's "19,507.5E", Stats NZ's "460346P"), not a scale's
+# (K, M, B): flags of a few cells, not a column of codes ("1001A", "1002C": at most half its cells)
+_CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
-_GROUPS = {False: f"[,]|{_SPACES}", True: f"[.]|{_SPACES}"}
+_GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
 MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
@@ -103,7 +109,7 @@ def _unflagged(text: str) -> tuple[str, str | None]:
     """(the cell without a trailing flag, the flag) when what is left is a number or a marker."""
     if number_kind(text, flags=False) is not None:
         return text, None
-    found = _FLAGGED.fullmatch(text)
+    found = _FLAGGED.fullmatch(text) or _CAPITAL_FLAG.fullmatch(text)
     if found is None or number_kind(found["value"], flags=False) is None:
         return text, None
     flag = found["flag"]
@@ -148,7 +154,7 @@ def to_numbers(
         return None
     cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
     kinds = _plain_kinds(cells)
-    values, flags, suffixes = cells.to_numpy(dtype=object), Counter(), Counter()
+    values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
     scales = np.ones(len(cells))
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
         if (money := _unmoneyed(values[position])) is not None:
@@ -166,9 +172,12 @@ def to_numbers(
         kind = number_kind(value, flags=False)
         if kind is None:
             return None
+        capitals += bool(flag) and values[position][-1].isupper()
         values[position] = value
         kinds[position] = [kind == name for name in _PATTERNS]
         flags.update([flag] if flag else [])
+    if 2 * capitals > len(cells):
+        return None
     written = pd.Series(values, dtype=object)
     marked = written.str.lower().isin(MARKERS).to_numpy()
     ambiguous, _, dot, comma = kinds[~marked].T

@@ -88,7 +88,8 @@ def _codes(column: pd.Series) -> bool:
     return 2 * int(numbers.sum()) < len(cells) or cells.empty
 
 
-_ID_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:id|station|stn|fips))|.*[a-z]I[dD]")  # "STATIONS_ID", "FormatID"
+# "STATIONS_ID", "FormatID", the Treasury's "Source Line Number"
+_ID_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:id|station|stn|fips|line[_ ]number))|.*[a-z]I[dD]")
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
                                 "decimals", "coordinate", "population"})  # NOAA's stations, StatCan, the ECDC
 # e-Stat's "... コード", UN Comtrade's "reporterCode"

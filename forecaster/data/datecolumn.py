@@ -87,7 +87,13 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
-    return found or next((column for column in dotted if dotted_months(raw[column]) is not None), None)
+    return found or next((column for column in dotted if dotted_months(raw[column], _month_named(column))
+                          is not None), None)  # fmt: skip
+
+
+def _month_named(column: str) -> bool:
+    """Whether a column is named like a date or a month: 1.2, 2.2, ... of a table of years is no 01.2000."""
+    return str(column).strip().lower() in DATE_NAMES or part_named(column) == "month"
 
 
 _YEAR_NUMBER = r"^(\d{4})-(\d{1,2})$"

@@ -42,7 +42,9 @@ _PART_NAMES = {
 
 
 # How a part's name may be qualified: UN Comtrade's refYear, WHO FluNet's ISO_WEEK and MMWR_YEAR
-_QUALIFIED = re.compile(r"(?:ref|iso|mmwr|epi)[_ ]?(?P<part>.+)")
+# "ISO week", the Treasury's "Calendar Month Number" and "Fiscal Year"
+_QUALIFIED = re.compile(r"(?:(?:ref|iso|mmwr|epi|calendar|fiscal)[_ ]?)?(?P<part>.+?)"
+                        r"(?:[_ ](?:number|num|no|nbr))?")
 
 
 def _part_of(name: object) -> str | None:
@@ -301,14 +303,19 @@ _WEEKDAY_NAMES = frozenset({"weekday", "dayofweek", "day_of_week", "day of week"
 
 def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) -> bool:
     """Whether a column named like a part of a date (year, quarter, month, ISO week, day, hour, weekday from
-    0 or 1, Monday or Sunday first) holds that part of each of `index`'s dates: the dates written out again
-    beside them (Kaggle's `date, year, month, weekday, sales`), no series to forecast."""
+    0 or 1, Monday or Sunday first; a fiscal year or quarter from any month) holds that part of each of
+    `index`'s dates: the dates written out again beside them (Kaggle's `date, year, month, weekday, sales`),
+    no series to forecast."""
     kind = "weekday" if str(name).strip().lower() in _WEEKDAY_NAMES else _part_of(name)
     if kind is None or not pd.api.types.is_numeric_dtype(column):
         return False
-    monday = index.day_of_week.to_numpy()
+    monday, month = index.day_of_week.to_numpy(), index.month.to_numpy()
     iso, epi = index.isocalendar(), (index + pd.Timedelta(days=1)).isocalendar()  # epi (MMWR): from Sunday
-    parts = {"year": [index.year, iso["year"], epi["year"]], "quarter": [index.quarter],
+    starts = range(2, 13)  # a fiscal year from another month, named by the year it ends or begins in
+    fiscal = [index.year + ((month >= start) if ending else -(month < start).astype(int))
+              for start in starts for ending in (True, False)]  # fmt: skip
+    parts = {"year": [index.year, iso["year"], epi["year"], *fiscal],
+             "quarter": [index.quarter, *(((month - start) % 12) // 3 + 1 for start in starts)],
              "month": [index.month], "day": [index.day], "week": [iso["week"], epi["week"]],
              "hour": [index.hour],
              "weekday": [monday, monday + 1, (monday + 1) % 7, (monday + 1) % 7 + 1]}  # fmt: skip

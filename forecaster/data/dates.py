@@ -73,8 +73,9 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月$"), "month"),
     (re.compile(r"^(?P<year>\d{4})\s*年\s*第?\s*(?P<quarter>[1-4])\s*(?:四半期|季度)$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*年(?:度)?$"), "year"),
-    # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE)
-    (re.compile(r"^(?P<year>\d{4})\s+(?P<month>[^\W\d_]{3,})\.?$"), "month"),
+    # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE), or
+    # written on the year (the ECB's "2018Jan")
+    (re.compile(r"^(?P<year>\d{4})\s*(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     # the BCRP's "Ene.2012", INE Portugal's "Janeiro de 2014"
     (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+)(?:de\s+)?(?P<year>\d{4})$"), "month"),
     # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
@@ -97,6 +98,7 @@ _WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginn
 ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
+_QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{1,2})\s*月期?$")
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
 _ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
 _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
@@ -165,7 +167,14 @@ def _label_texts(values: pd.Series) -> pd.Series:
     texts = values.astype(str).str.strip()
     if texts.str.contains("年", regex=False).any():
         texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
+        texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
     return texts.str.replace(_PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
+
+
+def _quarter_named(found: re.Match) -> str:
+    """A quarter by its months ("1-3月期", e-Stat's) as the quarter it is ("第1四半期")."""
+    first, last = int(found["first"]), int(found["last"])
+    return f"第{(first + 2) // 3}四半期" if last == first + 2 and first % 3 == 1 else found[0]
 
 
 def _western_year(found: re.Match) -> str:

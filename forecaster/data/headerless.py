@@ -176,22 +176,25 @@ def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple
 
 def years_over_parts(rows: list[list[str]], first: int, width: int) -> tuple[str, ...] | None:
     """The names of a wide table whose periods head it in two lines, `first` and the next: years, each in a
-    cell merged over its quarters or months (blanks after it), above the parts ("Region,2019,,,,2020" above
-    ",Q1,Q2,Q3,Q4,Q1": Region, 2019 Q1, ..., 2020 Q1), as ABS, Statistics Canada and ONS tables print them
-    (the years were taken as the header, the parts as a row of data); None for any other header."""
+    cell merged over its quarters or months (blanks after it) or written over each, above the parts
+    ("Region,2019,,,,2020" above ",Q1,Q2,Q3,Q4,Q1": Region, 2019 Q1, ..., 2020 Q1), as ABS, Statistics Canada,
+    ONS and BEA tables print them (the years were taken as the header, the parts as a row of data) after one
+    or more columns naming the rows; None for any other header."""
     if first + 1 >= len(rows) or len(rows[first]) != width or len(rows[first + 1]) != width:
         return None
     years, parts = ([cell.strip() for cell in cells] for cells in rows[first : first + 2])
-    if not _YEAR.fullmatch(years[1]) or not all(parts[1:]) or any(_YEAR.fullmatch(part) for part in parts):
+    ids = next((k for k, cell in enumerate(years) if _YEAR.fullmatch(cell)), 0)  # the columns naming rows
+    if not ids or not all(parts[ids:]) or any(_YEAR.fullmatch(part) for part in parts):
         return None
-    if not all(_YEAR.fullmatch(cell) or not cell for cell in years[1:]) or all(years[1:]):
-        return None
-    spread = _carried(years[1:])
-    for labels in ([f"{year} {part}" for year, part in zip(spread, parts[1:], strict=True)],
-                   [f"{part} {year}" for year, part in zip(spread, parts[1:], strict=True)]):  # fmt: skip
+    heads = years[ids:]
+    if not all(_YEAR.fullmatch(cell) or not cell for cell in heads) or len(set(heads)) == len(heads):
+        return None  # each year once: a header of years
+    spread = _carried(heads)
+    for labels in ([f"{year} {part}" for year, part in zip(spread, parts[ids:], strict=True)],
+                   [f"{part} {year}" for year, part in zip(spread, parts[ids:], strict=True)]):  # fmt: skip
         dates = parse_period_labels(pd.Series(labels))
         if dates is not None and (np.diff(dates.asi8) > 0).all():
-            return (parts[0] or years[0], *labels)
+            return (*(part or year for part, year in zip(parts[:ids], years[:ids], strict=True)), *labels)
     return None
 
 

@@ -152,6 +152,8 @@ def sniff(source: Any, **options: Any) -> Layout:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
             if best is not None and (rows, width) <= best[0]:
                 continue
+            if delimiter == " " and best is not None and best[1] == "\t" and rows <= best[0][0]:
+                continue  # words of a cell between tabs ("Stockholm county"): more columns, the same rows
             # a text table's rows are most lines, and most of them values (a date's time is no column)
             values = (len(cells) == width and _data_row(cells) for _, cells in records)
             if delimiter == " " and (2 * rows <= len(records) or 2 * sum(values) <= rows):
@@ -288,16 +290,17 @@ def _second_table(raw: pd.DataFrame) -> int:
 
 def _description_rows(raw: pd.DataFrame) -> int:
     """How many rows right below the header describe the columns instead of holding data (an ABS time-series
-    spreadsheet's Unit, Series Type, ..., Series ID rows): at most MAX_DESCRIPTION_ROWS whose first cell is
-    text and no date, above rows whose first cells, a sample spread over them, all are dates; else 0."""
+    spreadsheet's Unit, Series Type, ..., Series ID rows; the Banco de España's): at most MAX_DESCRIPTION_ROWS
+    whose first cell is text and no date, above rows whose first cells, a sample spread over them, all are
+    dates or period labels ("ENE 2018"); else 0."""
     first = cell_texts(raw.iloc[:, 0])
-    dated = (_datum(text) or is_timestamp(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
+    dated = (_datum(text) or is_date(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
     rest = first.iloc[start:]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
-    return start if all(_datum(text) or is_timestamp(text) for text in sample) else 0
+    return start if all(_datum(text) or is_date(text) for text in sample) else 0
 
 
 def arrange(

@@ -87,15 +87,24 @@ def decimal_years(column: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
-def dotted_months(column: pd.Series) -> pd.DatetimeIndex | None:
-    """Months written as a year, a dot and the month, read as numbers (KOSIS: 2019.01, ..., 2019.1 for
-    "2019.10", 2019.12); None unless every value is one, of years 1000-2999, in order, most a month apart."""
+def dotted_months(column: pd.Series, month_first: bool = True) -> pd.DatetimeIndex | None:
+    """Months written with a dot, read as numbers: the year first (KOSIS: 2019.01, ..., 2019.1 for "2019.10")
+    or the month (German spreadsheets: 1.2021 for "01.2021", 10.202 for "10.2020"); None unless every value
+    is one, of years 1000-2999 (1800-2999 month first, where `month_first` allows it), in order, most a
+    month apart."""
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    if len(values) < 2 or not np.isfinite(values).all() or values.min() < 1000 or values.max() >= 3000:
+    if len(values) < 2 or not np.isfinite(values).all():
         return None
-    years = np.floor(values)
-    months = np.round((values - years) * 100)
-    if np.abs((values - years) * 100 - months).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+    whole = np.floor(values)
+    scale = 100 if values.min() >= 1000 and values.max() < 3000 else 10_000  # the part after the dot
+    if scale == 10_000 and not month_first:
+        return None
+    after = np.round((values - whole) * scale)
+    years, months = (whole, after) if scale == 100 else (after, whole)
+    if np.abs((values - whole) * scale - after).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+        return None
+    earliest = 1000 if scale == 100 else 1800  # month first: 1.1 and 2.1 are no months of the year 1000
+    if years.min() < earliest or years.max() >= 3000:
         return None
     steps = np.diff(years * 12 + months)  # months apart; newest first as some downloads list them
     if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import pairwise
 
 import pandas as pd
 
@@ -25,14 +26,17 @@ def _kind(found: re.Match) -> str:
 def series_names(rows: list[list[str]], width: int) -> tuple[str, ...] | None:
     """The series' names (CDIDs, else Titles) of an ONS file: its data rows labelled by years, quarters and
     months one after another, or a CDID line; None for any other file. A file of several series needs the
-    CDID line (a table whose first column mixes years with quarters is not the ONS's otherwise)."""
+    CDID line (a table whose first column mixes years with quarters is not the ONS's otherwise, nor one whose
+    kinds alternate)."""
     keys = {cells[0].strip().upper(): [cell.strip() for cell in cells[1:]] for cells in rows
             if len(cells) == width}  # fmt: skip
     labels = [LABEL.fullmatch(cells[0].strip()) for cells in rows]
     if any(found and found["month"] and found["month"].upper() not in MONTHS for found in labels):
         return None  # "2021 mei": CBS's Dutch months beside its years, not ONS's "1990 JAN"
-    if "CDID" not in keys and (width != 2 or len({_kind(found) for found in labels if found}) < 2):
-        return None
+    kinds = [_kind(found) for found in labels if found]
+    runs = 1 + sum(kind != before for before, kind in pairwise(kinds))
+    if "CDID" not in keys and (width != 2 or len(set(kinds)) < 2 or runs > len(set(kinds))):
+        return None  # a year's row among its months ("2015", "2015 JAN", ...) is a total, not an ONS block
     cdids, titles = (keys.get(key, [""] * (width - 1)) for key in ("CDID", "TITLE"))
     alone = "value" if width == 2 else ""  # one series named by neither
     names = [cdid or title or alone for cdid, title in zip(cdids, titles, strict=True)]

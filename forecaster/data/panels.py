@@ -116,7 +116,7 @@ def long_columns(
     if target_col is None and DEFAULT_TARGET_COL not in raw.columns and keyed:
         numeric = [column for column in rest.columns  # a row counter (CBS StatLine's ID) is no variable
                    if column != date_col and not _labels(rest[column]) and not counts_rows(rest[column])]
-        numeric = [column for column in numeric if raw.groupby(read.id_col)[column].nunique().max() > 1]
+        numeric = [column for column in numeric if not _determines(raw, read.id_col, column)]
         named = [column for column in numeric if column.lower() in VALUE_NAMES]
         if named or numeric:  # several: each a variable of every series
             target_col = named[0] if len(named) == 1 else joined_values(numeric, source)
@@ -277,7 +277,8 @@ def find_long(
                and _measures(raw, column, date_col)]  # fmt: skip
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
-        values = [column for column in values if raw[column].nunique() > 1] or values  # not a unit code
+        # a unit code, a country's population describe a series: the id determines them
+        values = [column for column in values if not _determines(raw, id_col, column)] or values
         named = [column for column in values if column.lower() in VALUE_NAMES]
         values = named if len(named) == 1 else values
     if not values:

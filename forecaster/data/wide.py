@@ -30,7 +30,8 @@ DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
 _DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
 _UNKNOWN_WEEK = re.compile(r"\d{4}\s*[-_ ]?\s*W99")  # Eurostat's unknown week of a year, beside its weeks
-_VARIABLE = re.compile(r"(?=.*[^\W\d_]{2})[^\d:]+")  # words without digits: "Registrerte ledige"
+# words without digits but in parentheses: "Registrerte ledige", "Konsumprisindeks (2015=100)"
+_VARIABLE = re.compile(r"(?=.*[^\W\d_]{2})(?:[^\d:()]|\([^()]*\))+")
 
 
 def _dates(texts: Sequence[str]) -> pd.DatetimeIndex | None:
