@@ -1,10 +1,11 @@
 """The Open Inference Protocol (v2), which KServe and Triton clients speak, over the same models.
 
 A model takes one input tensor `history` of shape [B, input_size, C] (B histories of the model's columns,
-oldest row first, row-major) and answers `forecast` of shape [B, horizon, C] in original units; with
-`parameters: {"level": [80, 95]}` it adds `lo-80`, `hi-80`, ... of the same shape. The numbers are the v1
-forecast's (`forecaster.prediction`), as FP32. Timestamps are not part of the protocol: the rows are taken
-as consecutive steps.
+oldest row first, row-major), and a model of future covariates a second, `future` [B, horizon, F]: their
+values over the horizon of each history. It answers `forecast` of shape [B, horizon, C] in original units;
+with `parameters: {"level": [80, 95]}` it adds `lo-80`, `hi-80`, ... of the same shape. The numbers are the
+v1 forecast's (`forecaster.prediction`), as FP32. Timestamps are not part of the protocol: the rows are
+taken as consecutive steps (a model of calendar covariates, which need dates, is answered on v1 only).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from service.routes import (
 )
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
-INPUT, OUTPUT = "history", "forecast"
+INPUT, FUTURE, OUTPUT = "history", "future", "forecast"
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 Data = list[float] | list[list[float]] | list[list[list[float]]]
 
@@ -71,7 +72,7 @@ class InferRequest(BaseModel):
     parameters: dict[str, Any] | None = Field(
         default=None, description='`{"level": [80, 95]}` adds interval tensors `lo-80`, `hi-80`, ...'
     )
-    inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=1)]
+    inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=2)]
     outputs: list[dict[str, Any]] | None = None
 
 
@@ -109,15 +110,20 @@ async def server_metadata() -> dict[str, Any]:
 
 @router.get("/models/{name}", response_model=ModelMetadata)
 async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
-    """The model's tensors: `history` [-1, input_size, C] in, `forecast` [-1, horizon, C] out."""
+    """The model's tensors: `history` [-1, input_size, C] (and `future` [-1, horizon, F]) in, `forecast`
+    [-1, horizon, C] out."""
     data = registry.get(name).bundle.data
-    inputs, outputs = len(data.input_columns), len(data.columns)
+    rows = [-1, data.input_size, len(data.input_columns)]
+    inputs = [TensorMetadata(name=INPUT, datatype="FP32", shape=rows)]
+    if data.future_covariates:
+        shape = [-1, data.horizon, len(data.future_covariates)]
+        inputs.append(TensorMetadata(name=FUTURE, datatype="FP32", shape=shape))
     return ModelMetadata(
         name=name,
         versions=[__version__],
         platform=f"forecaster_{registry.get(name).bundle.model_name}",
-        inputs=[TensorMetadata(name=INPUT, datatype="FP32", shape=[-1, data.input_size, inputs])],
-        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, outputs])],
+        inputs=inputs,
+        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, len(data.columns)])],
     )
 
 
@@ -127,35 +133,64 @@ async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
     return {"name": name, "ready": True}
 
 
-def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> list[PreparedHistory]:
-    """The request tensor as checked histories (the checks of v1); 422 naming the field otherwise."""
+def _histories(served: ServedModel, tensors: list[RequestInput], max_inputs: int) -> list[PreparedHistory]:
+    """The request's `history` (and `future`) tensors as checked histories (the checks of v1); 422 naming the
+    field otherwise."""
     data = served.bundle.data
-    expected = [data.input_size, len(data.input_columns)]
-    if tensor.name != INPUT:
-        raise ApiError(
-            422, f"expected the input tensor {INPUT!r}, got {tensor.name!r}", field="inputs[0].name"
-        )
+    given = list(data.future_covariates or [])
+    names = [INPUT, *([FUTURE] if given else [])]
+    wanted = f"tensor {INPUT!r}" if len(names) == 1 else f"tensors {INPUT!r} and {FUTURE!r}, each once"
+    found: dict[str, int] = {}
+    for position, tensor in enumerate(tensors):
+        if tensor.name not in names or tensor.name in found:
+            raise ApiError(422, f"expected the input {wanted}; got {tensor.name!r}",
+                           field=f"inputs[{position}].name")  # fmt: skip
+        found[tensor.name] = position
+    if INPUT not in found:
+        raise ApiError(422, f"expected the input tensor {INPUT!r}", field="inputs")
+    if given and FUTURE not in found:
+        raise ApiError(422, f"this model needs its future covariates {given} over the {data.horizon} steps "
+                       f"ahead: expected an input tensor {FUTURE!r} of shape [B, {data.horizon}, "
+                       f"{len(given)}]", field="inputs")  # fmt: skip
+    position = found[INPUT]
+    windows = _values(tensors[position], position, [data.input_size, len(data.input_columns)], max_inputs)
+    ahead = None
+    if given:
+        ahead = _values(tensors[found[FUTURE]], found[FUTURE], [data.horizon, len(given)], max_inputs)
+        if len(ahead) != len(windows):
+            raise ApiError(422, f"expected {len(windows)} futures, one per history, got {len(ahead)}",
+                           field=f"inputs[{found[FUTURE]}].shape")  # fmt: skip
+    histories = []
+    for index, window in enumerate(windows):
+        try:
+            histories.append(check_history(served.bundle, pd.RangeIndex(len(window)), window,
+                                           ahead=None if ahead is None else ahead[index]))  # fmt: skip
+        except HistoryError as error:
+            at = found[FUTURE] if error.part == "future" else position
+            raise ApiError(422, f"history {index}: {error}", field=f"inputs[{at}].data") from None
+    return histories
+
+
+def _values(tensor: RequestInput, position: int, expected: list[int], max_inputs: int) -> np.ndarray:
+    """A request tensor's numbers, [B, *expected] as float64 (FP32 ones as FP32 holds them); 422 naming the
+    field otherwise."""
+    field = f"inputs[{position}]"
     if tensor.shape[1:] != expected:
-        raise ApiError(
-            422,
-            f"expected shape [B, {expected[0]}, {expected[1]}], got {tensor.shape}",
-            field="inputs[0].shape",
-        )
+        shape = f"[B, {expected[0]}, {expected[1]}]"
+        raise ApiError(422, f"expected shape {shape}, got {tensor.shape}", field=f"{field}.shape")
     if tensor.shape[0] > max_inputs:
         raise ApiError(
-            422, f"expected at most {max_inputs} histories, got {tensor.shape[0]}", field="inputs[0].shape"
+            422, f"expected at most {max_inputs} histories, got {tensor.shape[0]}", field=f"{field}.shape"
         )
     values = _numbers(tensor.data)
     if values is not None and values.ndim > 1 and list(values.shape) != tensor.shape:
         raise ApiError(  # nested data is read as nested: other nesting than the shape is no reshaping
             422, f"data nested as {list(values.shape)}; expected it flat or nested as the shape "
-            f"{tensor.shape}", field="inputs[0].data",
+            f"{tensor.shape}", field=f"{field}.data",
         )
     if values is None or values.size != math.prod(tensor.shape):
         raise ApiError(
-            422,
-            f"expected {math.prod(tensor.shape)} numbers for shape {tensor.shape}",
-            field="inputs[0].data",
+            422, f"expected {math.prod(tensor.shape)} numbers for shape {tensor.shape}", field=f"{field}.data"
         )
     if tensor.datatype == "FP32":
         largest = np.finfo(np.float32).max
@@ -163,15 +198,9 @@ def _histories(served: ServedModel, tensor: RequestInput, max_inputs: int) -> li
         if beyond.size:
             raise ApiError(422, f"value {values.flat[beyond[0]]:g} at flat index {beyond[0]} is beyond "
                            f"FP32's range (+-{largest:.4g}); expected FP32 numbers, or datatype FP64",
-                           field="inputs[0].data")  # fmt: skip
+                           field=f"{field}.data")  # fmt: skip
         values = values.astype(np.float32).astype(np.float64)
-    histories = []
-    for position, window in enumerate(values.reshape(tensor.shape)):
-        try:
-            histories.append(check_history(served.bundle, pd.RangeIndex(len(window)), window))
-        except HistoryError as error:
-            raise ApiError(422, f"history {position}: {error}", field="inputs[0].data") from None
-    return histories
+    return values.reshape(tensor.shape)
 
 
 def _numbers(data: Data) -> np.ndarray | None:
@@ -223,16 +252,17 @@ async def infer(
     """Forecasts for a [B, input_size, C] `history` tensor, as [B, horizon, C] `forecast`."""
     served = registry.get(name)
     levels = _levels(served, body.parameters)
-    misplaced = sorted(set(body.inputs[0].parameters or {}) - set(_INPUT_PARAMETERS))
-    if misplaced:  # "level" here was ignored: the request's parameters hold it
-        raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in the "
-                       'request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
-                       field="inputs[0].parameters")  # fmt: skip
-    histories = _histories(served, body.inputs[0], settings.max_inputs)
+    for position, tensor in enumerate(body.inputs):
+        misplaced = sorted(set(tensor.parameters or {}) - set(_INPUT_PARAMETERS))
+        if misplaced:  # "level" here was ignored: the request's parameters hold it
+            raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in "
+                           'the request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
+                           field=f"inputs[{position}].parameters")  # fmt: skip
+    histories = _histories(served, body.inputs, settings.max_inputs)
     count = len(histories)
     numbers = histories_numbers(histories, [levels] * count)
     check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
-    fields = ["inputs[0].data"] * count
+    fields = [f"inputs[{[tensor.name for tensor in body.inputs].index(INPUT)}].data"] * count
     answers = await unless_client_leaves(
         request, lambda: forecast_histories(served, histories, [levels] * count, fields)
     )

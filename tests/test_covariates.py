@@ -77,12 +77,28 @@ def test_future_rows_through_the_cli_the_api_and_the_service(driven, ahead, with
         "future": {"f": ahead["f"].tolist()},
         "level": [80],
     }
+    # the Open Inference Protocol: the horizon's covariates as a second tensor, `future` [B, horizon, F]
+    rows = recent[["y", "f"]].to_numpy()
+    tensors = [{"name": "history", "shape": [1, *rows.shape], "datatype": "FP64",
+                "data": rows.ravel().tolist()},
+               {"name": "future", "shape": [1, HORIZON, 1], "datatype": "FP64",
+                "data": ahead["f"].tolist()}]  # fmt: skip
+    v2 = {"inputs": tensors, "parameters": {"level": [80]}}
     with serving(tmp_path) as client:
         answer = client.post("/v1/models/bundle/forecast", json=body)
         missing = client.post("/v1/models/bundle/forecast", json={**body, "future": None})
+        metadata = client.get("/v2/models/bundle").json()
+        inferred = client.post("/v2/models/bundle/infer", json=v2)
+        alone = client.post("/v2/models/bundle/infer", json={"inputs": tensors[:1]})
     assert answer.status_code == 200, answer.text
     np.testing.assert_array_equal(answer.json()["forecast"]["y-hi-80"], api["y-hi-80"].to_numpy())
     assert missing.status_code == 422 and "future covariates ['f']" in missing.text
+    assert metadata["inputs"][1] == {"name": "future", "datatype": "FP32", "shape": [-1, HORIZON, 1]}
+    assert inferred.status_code == 200, inferred.text
+    outputs = {output["name"]: output["data"] for output in inferred.json()["outputs"]}
+    np.testing.assert_allclose(outputs["forecast"], api["y"].to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(outputs["hi-80"], api["y-hi-80"].to_numpy(), rtol=1e-6)
+    assert alone.status_code == 422 and "expected an input tensor 'future' of shape [B, 12, 1]" in alone.text
 
 
 def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path, capsys):
