@@ -24,7 +24,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import TimeSeries
 from forecaster.data.calendar import calendar_features
-from forecaster.data.dates import across_offsets, clock_words, hour_24_as_midnight
+from forecaster.data.dates import across_offsets, clock_words, past_the_clock
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.series import collected_notes
@@ -85,21 +85,21 @@ def _read_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
     plain = _plain_timestamps(raw)
     if plain is not None:
         return plain
-    texts, ending = hour_24_as_midnight(pd.Series(raw, dtype=object))  # T24:00, as the CSV route reads it
-    days = pd.to_timedelta(ending.astype(np.int64), unit="D")
+    texts, later = past_the_clock(pd.Series(raw, dtype=object))  # T24:00, 23:59:60: as the CSV route reads
+    later = pd.to_timedelta(later)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
             index = pd.DatetimeIndex(pd.to_datetime(texts, format="ISO8601"))
             if not index.hasnans and not clock_words(texts).any():  # "", "NaT", "now": no instants sent
-                return index + days
+                return index + later
         except _DATE_ERRORS:
             pass
         parsed = pd.to_datetime(texts, format="ISO8601", utc=True, errors="coerce")  # any bad one, at once
         parsed = parsed.where(~clock_words(texts))
         shifted = None if parsed.isna().any() else across_offsets(texts)  # a zone's daylight saving time
         if shifted is not None:  # read as a CSV upload's dates are
-            return shifted[0] + days
+            return shifted[0] + later
     if parsed.isna().any():
         position = int(parsed.isna().to_numpy().argmax())
         text = str(raw[position])

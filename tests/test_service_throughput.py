@@ -188,12 +188,17 @@ def test_timestamps_parse_as_pandas_reads_them(stamps: list[str]) -> None:
     assert parsed.equals(expected) and parsed.dtype == expected.dtype
 
 
-def test_an_hour_of_24_is_the_next_midnight_as_a_file_reads_it() -> None:
-    """ISO 8601's end of a day, 24:00: read by the CSV route and refused by the JSON route until now."""
-    stamps = ["2021-03-01 22:00:00", "2021-03-01T23:00:00", "2021-03-01T24:00:00", "2021-03-02 01:00:00"]
+@pytest.mark.parametrize(("end", "read"), [("2021-03-01T24:00:00", "2021-03-02 00:00"),
+                                           ("2021-03-01T23:59:60", "2021-03-02 00:00"),
+                                           ("2021-03-01T23:59:60Z", "2021-03-02 00:00+00:00")])  # fmt: skip
+def test_an_hour_of_24_or_a_leap_second_is_read_as_a_file_reads_it(end: str, read: str) -> None:
+    """ISO 8601's end of a day, 24:00, and a leap second, 23:59:60: read by the CSV and records routes and
+    refused by the JSON route."""
+    zone = "Z" if end.endswith("Z") else ""
+    stamps = [f"2021-03-01 22:00:00{zone}", f"2021-03-01T23:00:00{zone}", end, f"2021-03-02 01:00:00{zone}"]
     parsed = _parse_timestamps(stamps, "timestamps")
     assert parsed.equals(pd.DatetimeIndex(parse_timestamps(pd.Series(stamps))))
-    assert parsed[2] == pd.Timestamp("2021-03-02 00:00")
+    assert parsed[2] == pd.Timestamp(read)
 
 
 @pytest.mark.parametrize("bad", ["2021-02-29 00:00:00", "2021-03-01 25:00:00", "2021-13-01 00:00:00"])

@@ -102,6 +102,7 @@ _QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
 _ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
 _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
+_LEAP_SECOND = re.compile(r"(?<=\d\d:\d\d):60(?=(?:[.,]0+)?(?:Z|[+-]\d\d(?::?\d\d)?)?$)")  # 23:59:60
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
@@ -205,8 +206,8 @@ def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.Dat
 def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Series:
     """pandas' parse with one format inferred from the first value (`_later_format` where it infers none),
     else (`mixed`) each value on its own; an hour ending at 24:00 (ERCOT's "03/01/2023 24:00") is the next
-    day's midnight."""
-    column, ending = hour_24_as_midnight(timestamp_texts(column))
+    day's midnight, a leap second 23:59:60 the next second's."""
+    column, shift = past_the_clock(timestamp_texts(column))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", pd.errors.PandasChangeWarning)  # '2012-Q2' read as a quarter for now
@@ -214,17 +215,23 @@ def _timestamps(column: pd.Series, dayfirst: bool, mixed: bool = True) -> pd.Ser
         parsed = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst, format=later)
         if mixed and parsed.isna().sum() > column.isna().sum():
             parsed = pd.to_datetime(column, errors="coerce", format="mixed", dayfirst=dayfirst)
-    return parsed.where(~ending, parsed + pd.Timedelta(days=1)) if ending.any() else parsed
+    return parsed + shift if shift.any() else parsed
 
 
-def hour_24_as_midnight(column: pd.Series) -> tuple[pd.Series, np.ndarray]:
+def past_the_clock(column: pd.Series) -> tuple[pd.Series, np.ndarray]:
     """The column with a time of 24:00 at the end of a value (the end of its day, as ISO 8601 allows)
-    written 00:00, and which values were: their dates are a day later."""
+    written 00:00 and a leap second 23:59:60 written 23:59:59, and what each parsed value is to be moved on:
+    a day, a second (a timedelta64 array, zero for the others)."""
     texts = column.astype(str)
-    ending = texts.str.contains(_HOUR_24).to_numpy(bool)
-    if ending.any():
-        column = column.where(~ending, texts.str.replace(_HOUR_24, "00:00", regex=True))
-    return column, ending
+    later = np.zeros(len(texts), dtype="timedelta64[s]")
+    for pattern, written, step in ((_HOUR_24, "00:00", np.timedelta64(1, "D")),
+                                   (_LEAP_SECOND, ":59", np.timedelta64(1, "s"))):  # fmt: skip
+        found = texts.str.contains(pattern).to_numpy(bool)
+        if found.any():
+            texts = texts.where(~found, texts.str.replace(pattern, written, regex=True))
+            column = column.where(~found, texts)
+            later[found] += step
+    return column, later
 
 
 def _later_format(column: pd.Series, dayfirst: bool) -> str | None:
