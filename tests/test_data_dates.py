@@ -73,6 +73,7 @@ from forecaster.errors import DataError
         # the h30 sweep's, refused as "no date column found" before
         (["2022Nov", "2022Dec", "2023Jan"], "2022-11-01", "MS"),  # the ECB's statistical data warehouse
         (["2014年7-9月期", "2014年10-12月期", "2015年1-3月期"], "2014-07-01", "QS-JAN"),  # e-Stat, the ESRI
+        (["nov.-18", "déc.-18", "janv.-19", "févr.-19", "mars-19"], "2018-11-01", "MS"),  # a French Excel's
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

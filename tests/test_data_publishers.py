@@ -426,6 +426,19 @@ def test_years_rows_among_months_or_quarters_labelled_as_ons_does_are_totals(tmp
     assert f"dropped 8 row(s) of whole years ('2015', '2016', '2017', ...) among the {kind} rows" in note
 
 
+def test_a_years_total_after_its_iso_months_is_dropped_as_a_total(tmp_path):
+    """A tourism office's `2020-01` ... `2020-12`, then `Total 2020`: refused, naming the total rows, as no
+    timestamps; the rows of a year's total are dropped, said, as they are among period labels."""
+    rows = ["Month,Arrivals"]
+    for year in (2020, 2021, 2022):
+        rows += [f"{year}-{month:02d},{1000 * (year - 2019) + month}" for month in range(1, 13)]
+        rows.append(f"Total {year},{12_000 * (year - 2019) + 78}")
+    frame, freq, note = read_noted(write(tmp_path, "arrivals.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and len(frame) == 36 and frame["Arrivals"].iloc[-1] == 3012
+    assert "dropped 2 row(s) of a year's total ('Total 2020', 'Total 2021') among the dated rows" in note
+    assert "skipped 1 summary row(s) after the data: line 40 'Total 2022'" in note  # the last, as before
+
+
 @pytest.mark.parametrize("office", ["insee", "genesis"])
 def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_path, office):
     """INSEE's yearly download heads its years 'Libellé' (newest first); GENESIS leaves them unnamed under

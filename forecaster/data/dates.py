@@ -36,6 +36,7 @@ _MONTH_NAMES = (
     "januari februari mars april maj juni juli augusti september oktober november december",
     "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
     "januari februari maret april mei juni juli agustus september oktober november desember",  # BPS Indonesia
+    "janv févr mars avr mai juin juil août sept oct nov déc",  # French abbreviated, as Excel writes them
 )
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
@@ -86,7 +87,7 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<quarter>[1-4])\s*(?:º|°|o|er|e|st|nd|rd|th)?\.?\s*(?:trimestre|quarter|quartal)\s+"
                 r"(?:de\s+)?(?P<year>\d{4})$", re.I), "quarter"),
     # Excel's "mmm-yy" ("Jan-19": January 2019, its two-digit years from 1930 to 2029, as Excel reads them)
-    (re.compile(r"^(?P<month>[^\W\d_]{3})-(?P<year>\d{2})$"), "month"),
+    (re.compile(r"^(?P<month>[^\W\d_]{3,4})\.?-(?P<year>\d{2})$"), "month"),  # a French Excel's "janv.-19"
 )
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip

@@ -2,14 +2,18 @@
 quarters Q01-Q04, half-years S01-S02, years A01), made one column of period labels. The M13, Q05 and S03
 rows are annual or semiannual averages of the same data, not further steps, so they are dropped; where a
 file mixes kinds, the finest is kept. So are a year's rows among its months or quarters in one column of
-labels (CBS StatLine: "2012" after "2012 december").
+labels (CBS StatLine: "2012" after "2012 december"), and a year's total among timestamps ("Total 2020" after
+"2020-12").
 """
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pandas as pd
 
-from forecaster.data.dates import period_label_misfits
+from forecaster.data.dates import parse_timestamps, period_label_misfits
 
 _CODE = r"(?P<kind>[MQSA])(?P<number>\d{2})"
 _AVERAGE = {"M": 13, "Q": 5, "S": 3}  # the code of each kind's average over the year
@@ -64,7 +68,7 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
         return None
     sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
     if period_label_misfits(sample) is None:
-        return None
+        return _totals_among_dates(raw, labels)
     if (misfits := period_label_misfits(labels)) is None:
         return None
     kind, rows = misfits
@@ -73,4 +77,26 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
         return None
     shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
     note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
+    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+
+
+# A year's total among dated rows ("Total 2020" after "2020-12"): a word says so, where a bare year would not
+_TOTAL_ROW = re.compile(r"\d{4}\s*(?:total|annual|average)|(?:total|annual|average)\s*\d{4}", re.IGNORECASE)
+
+
+def _totals_among_dates(raw: pd.DataFrame, labels: pd.Series) -> tuple[pd.DataFrame, str] | None:
+    """`raw` without the rows of a year's total ("Total 2020") among timestamps ("2020-01", ...) in `labels`,
+    and a note naming them; None for other tables."""
+    texts = labels.astype(str).str.strip()
+    worded = texts.str.contains(r"(?i)total|annual|average").to_numpy()  # one cheap pass before the match
+    totals = worded & texts.str.fullmatch(_TOTAL_ROW).to_numpy() if worded.any() else worded
+    if not totals.any() or 2 * totals.sum() > len(texts):
+        return None
+    rest = texts[~totals]
+    sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
+    if pd.DatetimeIndex(parse_timestamps(sample)).hasnans:
+        return None
+    rows = np.flatnonzero(totals)
+    shown = ", ".join(map(repr, texts.iloc[rows[:3]])) + (", ..." if len(rows) > 3 else "")
+    note = f"dropped {len(rows)} row(s) of a year's total ({shown}) among the dated rows"
     return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
