@@ -52,14 +52,19 @@ def read_json(path: Path) -> tuple[Any, bytes]:
 
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
     """Let `write` fill a sibling temp file, then rename it over `path`: a kill or a full disk never leaves
-    half a file. A device or a pipe (/dev/stdout) is written in place: renaming over it would replace it.
-    A failed write names `path` (the writers' own errors often name no file)."""
-    in_place = path.exists() and not path.is_file()
-    staged = path if in_place else path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    half a file. A device, a pipe or a stream (/dev/stdout, a link into /proc/self/fd) is written in place:
+    renaming over it replaced it (the system's /dev/stdout became a file). A link to a file is followed: the
+    file is replaced, with its permissions, and the link kept. A failed write names `path` (the writers' own
+    errors often name no file)."""
+    in_place = _a_stream(path) or (path.exists() and not path.is_file())
+    target = path if in_place else Path(os.path.realpath(path))
+    staged = target if in_place else target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         write(staged)
         if not in_place:
-            os.replace(staged, path)
+            if target.exists():
+                shutil.copymode(target, staged)  # a file of mode 600 stays private
+            os.replace(staged, target)
     except OSError as error:
         raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     finally:
@@ -67,6 +72,19 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
             with contextlib.suppress(OSError):  # a read-only folder: its error named the temp file
                 staged.unlink(missing_ok=True)
     return path
+
+
+def _a_stream(path: Path) -> bool:
+    """Whether `path` is in /dev or /proc, or links there (/dev/stdout -> /proc/self/fd/1, which the shell
+    may have opened on a file: `> out.csv`)."""
+    current = Path(os.path.abspath(path))
+    for _ in range(40):  # a loop of links ends here
+        if current.parts[1:2] in (("dev",), ("proc",)):
+            return True
+        if not current.is_symlink():
+            return False
+        current = Path(os.path.abspath(current.parent / os.readlink(current)))
+    return False
 
 
 @contextlib.contextmanager

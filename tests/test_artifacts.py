@@ -475,3 +475,23 @@ def test_a_pipe_is_written_in_place_not_renamed_over(tmp_path):
     write_atomically(fifo, lambda path: path.write_text("a,b\n"))
     reader.join(timeout=10)
     assert received == [b"a,b\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_link_is_followed_and_a_stream_the_shell_opened_is_written_in_place(tmp_path):
+    """`--output /dev/stdout > out.csv` replaced the system's /dev/stdout (a link to /proc/self/fd/1) with a
+    file and left out.csv empty, and `--output latest.csv` replaced the link, its target never written: a
+    link into /proc (or /dev) is written through, a link to a file keeps pointing at the file written, and a
+    replaced file keeps its permissions (600 became 644)."""
+    real, latest = tmp_path / "real.csv", tmp_path / "latest.csv"
+    real.write_text("old\n")
+    real.chmod(0o600)
+    latest.symlink_to(real.name)
+    write_atomically(latest, lambda path: path.write_text("new\n"))
+    assert latest.is_symlink() and real.read_text() == "new\n"
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o600
+    opened = tmp_path / "out.csv"
+    stdout = tmp_path / "stdout"
+    with opened.open("w") as shell:  # as `> out.csv` opens it, and /dev/stdout links to the descriptor
+        stdout.symlink_to(f"/proc/self/fd/{shell.fileno()}")
+        write_atomically(stdout, lambda path: path.write_text("a,b\n"))
+    assert stdout.is_symlink() and opened.read_text() == "a,b\n"
