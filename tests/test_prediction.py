@@ -122,6 +122,20 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
         value_floor(windows, ["a", "b", "c"], "b")
 
 
+def test_an_overflow_below_a_floor_of_zero_is_refused_not_answered_zero() -> None:
+    """A future covariate of 1e300 sent to a model of counts overflowed float32 to -inf, floored at 0: the
+    service answered 0.0 with intervals of no width (h31). An overflow stays infinite for the check."""
+    from forecaster.data.scaling import Scaler, original_units
+    from forecaster.prediction import HistoryError, check_forecast
+
+    scaler = Scaler(mean=np.array([10.0]), scale=np.array([2.0]))
+    standardized = np.array([[1.0], [-np.inf], [-30.0]])
+    floored = original_units(scaler, standardized, floor=np.array([0.0]))
+    assert floored[0, 0] == 12.0 and np.isneginf(floored[1, 0]) and floored[2, 0] == 0.0
+    with pytest.raises(HistoryError, match="the forecast is not finite"):
+        check_forecast(floored)
+
+
 def test_a_monthly_model_reads_month_ends_as_its_months() -> None:
     """Month ends (pandas' 'ME' periods) sent to a model of month starts were refused as off its time grid,
     while the 15th of each month was read as months: both are its months now; two dates in one month are

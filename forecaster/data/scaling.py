@@ -208,7 +208,9 @@ def original_units(
 ) -> np.ndarray:
     """(..., C) standardized forecasts in original units, rounded to the digits float32 arithmetic can give
     them: an ulp of the standardized value, times the column's scale (a naive forecast of 740 read
-    740.0000069931347 unrounded); none below `floor` (per column, `value_floor`), and no -0."""
+    740.0000069931347 unrounded); none below `floor` (per column, `value_floor`) but an overflow, which
+    stays infinite for `check_forecast` to name (floored, -inf was answered 0 with intervals of no width), and
+    no -0."""
     values = scaler.inverse(standardized)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         noise = np.finfo(np.float32).eps * (np.abs(np.asarray(standardized, dtype=np.float64)) + 1)
@@ -220,7 +222,7 @@ def original_units(
         power = 10.0 ** np.abs(places)
         rounded = np.where(places >= 0, np.round(values * power) / power, np.round(values / power) * power)
         rounded = np.where(kept, values, rounded)
-    return np.maximum(rounded, floor) + 0.0
+    return np.where(np.isfinite(rounded), np.maximum(rounded, floor), rounded) + 0.0
 
 
 def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: Any = None) -> np.ndarray:
