@@ -416,6 +416,11 @@ async def forecast_csv(
     """Forecast from an uploaded CSV (read like `forecaster predict` reads files); answered as CSV."""
     _one_file_part(await request.form())
     served = registry.get(name)
+    if given := served.bundle.data.future_covariates:  # the rows ahead need a second table this route lacks
+        raise ApiError(422, f"model {name!r} needs its future covariates {given} over the horizon, which an "
+                       f"upload of its history cannot give: send them as 'future' to "
+                       f"/v1/models/{name}/forecast or as the 'future' tensor of /v2/models/{name}/infer",
+                       field="file")  # fmt: skip
     levels = checked_levels(served, level, "level")
     content = await file.read()
     read = partial(

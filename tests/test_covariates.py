@@ -90,6 +90,8 @@ def test_future_rows_through_the_cli_the_api_and_the_service(driven, ahead, with
         metadata = client.get("/v2/models/bundle").json()
         inferred = client.post("/v2/models/bundle/infer", json=v2)
         alone = client.post("/v2/models/bundle/infer", json={"inputs": tensors[:1]})
+        upload = {"file": ("recent.csv", recent[["date", "y", "f"]].to_csv(index=False).encode())}
+        uploaded = client.post("/v1/models/bundle/forecast.csv", files=upload)
     assert answer.status_code == 200, answer.text
     np.testing.assert_array_equal(answer.json()["forecast"]["y-hi-80"], api["y-hi-80"].to_numpy())
     assert missing.status_code == 422 and "future covariates ['f']" in missing.text
@@ -99,6 +101,8 @@ def test_future_rows_through_the_cli_the_api_and_the_service(driven, ahead, with
     np.testing.assert_allclose(outputs["forecast"], api["y"].to_numpy(), rtol=1e-6)
     np.testing.assert_allclose(outputs["hi-80"], api["y-hi-80"].to_numpy(), rtol=1e-6)
     assert alone.status_code == 422 and "expected an input tensor 'future' of shape [B, 12, 1]" in alone.text
+    assert uploaded.status_code == 422, uploaded.text
+    assert "send them as 'future' to /v1/models/bundle/forecast" in uploaded.text
 
 
 def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path, capsys):
