@@ -204,8 +204,8 @@ def check_history(
     if isinstance(index, pd.DatetimeIndex):
         index = _on_model_periods(index, data.freq)
         _check_time_grid(index, data.freq)
-    try:
-        future = future_timestamps(index, data.freq, data.horizon)
+    try:  # the model's whole horizon where its covariates fill it (calendar rows), else the steps asked for
+        future = future_timestamps(index, data.freq, data.horizon if data.future_columns else steps)
     except DataError as error:
         raise HistoryError(str(error), part="timestamps", row=rows - 1) from None
     except _DATE_ERRORS:

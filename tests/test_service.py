@@ -470,6 +470,17 @@ def test_bad_json_requests_answer_4xx_naming_the_field(
     assert_error(response, status, field, needle)
 
 
+def test_a_horizon_that_ends_by_the_year_9999_is_answered(client: Client) -> None:
+    """Rows ending three hours before the year 10000: 3 steps fit, the model's 4 do not. Every route refused
+    any horizon, the asked one ignored, and said to ask a shorter one (h31)."""
+    stamps = pd.date_range(end="9999-12-31 20:00", periods=INPUT_SIZE, freq="h", unit="s", name="date")
+    frame = history(rows=INPUT_SIZE).set_axis(stamps)
+    answered = client.post("/v1/models/hourly/forecast", json=body_of(frame, horizon=3))
+    assert answered.status_code == 200 and answered.json()["timestamps"][-1] == "9999-12-31T23:00:00"
+    refused = client.post("/v1/models/hourly/forecast", json=body_of(frame))
+    assert refused.status_code == 422 and "a forecast 4 steps after" in refused.text
+
+
 def test_the_csv_routes_query_parameters_on_the_json_route_are_refused_not_ignored(client: Client) -> None:
     for name in ("horizon", "levels", "Level"):  # near misses of them too
         response = client.post(f"/v1/models/hourly/forecast?{name}=2", json=body_of(history()))
