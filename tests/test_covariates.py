@@ -137,10 +137,17 @@ def test_calendar_covariates_need_no_file_and_the_service_computes_them(driven, 
     model.save(tmp_path / "calendar")
     recent = driven.iloc[-INPUT:]
     body = {"timestamps": recent["date"].tolist(), "values": {"y": recent["y"].tolist()}, "level": [80]}
+    tensor = {"name": "history", "shape": [1, INPUT, 1], "datatype": "FP64", "data": recent["y"].tolist()}
     with serving(tmp_path) as client:
         answer = client.post("/v1/models/calendar/forecast", json=body)
+        ready = client.get("/v2/models/calendar/ready").json()
+        inferred = client.post("/v2/models/calendar/infer", json={"inputs": [tensor]})
     assert answer.status_code == 200, answer.text
     np.testing.assert_array_equal(answer.json()["forecast"]["y"], table["y"].to_numpy())
+    # v2 carries no dates: not ready, and one line saying where it is answered (it asked for 7 columns, then
+    # said calendar covariates need dates)
+    assert ready == {"name": "calendar", "ready": False} and inferred.status_code == 422
+    assert "forecast it on /v1/models/calendar/forecast" in inferred.text
 
 
 @pytest.mark.parametrize(
