@@ -101,6 +101,18 @@ def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
     return table.set_axis(write_labels(table.index, series.date_style), axis=0)
 
 
+def csv_times(series: TimeSeries) -> dict[str, str]:
+    """`to_csv`'s date format for a forecast of `series` where its steps are within a day: pandas writes
+    timestamps all at midnight as dates ("2021-01-09" for an hourly model's one step), as a day's are."""
+    naive = isinstance(series.index, pd.DatetimeIndex) and series.index.tz is None
+    try:
+        step = pd.Timedelta(check_frequency(series.freq)) if series.freq is not None else None
+    except ValueError:  # months, quarters, years: no fixed length
+        step = None
+    within_a_day = step is not None and step < pd.Timedelta(days=1)
+    return {"date_format": "%Y-%m-%d %H:%M:%S"} if naive and within_a_day else {}
+
+
 _PERIODS = (pd.offsets.MonthBegin, pd.offsets.MonthEnd, pd.offsets.QuarterBegin, pd.offsets.QuarterEnd,
             pd.offsets.YearBegin, pd.offsets.YearEnd)  # fmt: skip
 _BEGINS = (pd.offsets.MonthBegin, pd.offsets.QuarterBegin, pd.offsets.YearBegin)

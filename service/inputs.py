@@ -36,6 +36,7 @@ from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
     check_history,
+    csv_times,
     dated_as_history,
     each_on_its_own,
     forecast,
@@ -205,7 +206,7 @@ def csv_answer(bundle: Bundle, series: TimeSeries, table: pd.DataFrame) -> str:
     intervals, dates as the upload wrote its own ("2020-Q1") or as pandas writes timestamps ("2017-05-01"
     for days), long rows for a long model (it wrote ISO 8601 timestamps with a "T" where predict did not)."""
     written = shaped(bundle, dated_as_history(table, series))
-    return written.to_csv(index=bundle.data.id_col is None, lineterminator="\n")
+    return written.to_csv(index=bundle.data.id_col is None, lineterminator="\n", **csv_times(series))
 
 
 def notes_header(notes: list[str]) -> dict[str, str]:

@@ -310,6 +310,12 @@ def test_csv_upload_is_answered_as_csv_equal_to_predict(client: Client, bundle) 
     answer = np.array([[float(cell) for cell in row[1:]] for row in rows])  # float(repr(x)) == x
     assert np.array_equal(answer, predict(bundle, frame.to_numpy())[:3])
     assert pd.Timestamp(rows[0][0]) == frame.index[-1] + pd.Timedelta(hours=1)
+    # an hourly model's one step at midnight is written with its time, as its other steps are (pandas wrote
+    # "2021-03-02", h31)
+    midnight = history(rows=INPUT_SIZE, start="2021-03-01 08:00")
+    upload = {"file": ("recent.csv", midnight.to_csv(), "text/csv")}
+    response = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": 1})
+    assert response.text.splitlines()[1].startswith("2021-03-02 00:00:00,")
 
 
 def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> None:

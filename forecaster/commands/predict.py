@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.atomic import write_atomically
     from forecaster.history import read_future, read_history
     from forecaster.plotting import plot_forecast, plot_path
-    from forecaster.prediction import dated_as_history, forecast, shaped
+    from forecaster.prediction import csv_times, dated_as_history, forecast, shaped
 
     output = None if args.output is None else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         indexed = bundle.data.id_col is None
-        write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written))
+        times = csv_times(series)
+        write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written, **times))
         shape = f"{len(table)} steps x {table.shape[1]} columns"
         if bundle.data.id_col:  # long rows: one per series and step
             shape = f"{len(wide)} steps of {len(bundle.data.columns)} series ({len(table)} rows)"
