@@ -216,8 +216,9 @@ def test_the_auto_choice_reads_only_the_validation_split(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("dataset", "horizon", "preset_name", "kept_initial"),
     [
-        pytest.param("Exchange", 720, "anchored-skip", True, marks=pytest.mark.heavy),  # 4-6 min on 2 cores
-        ("Exchange", 720, "anchored", True),
+        # minutes each on 2 cores: `make test-heavy`
+        pytest.param("Exchange", 720, "anchored-skip", True, marks=pytest.mark.heavy),
+        pytest.param("Exchange", 720, "anchored", True, marks=pytest.mark.heavy),
         ("ILI", 60, "anchored-skip", False),
     ],
 )
