@@ -183,8 +183,8 @@ async def csv_query_parameters(request: Request) -> None:
     for name, example in (("horizon", 24), ("level", 80)):  # int() reads "3_0", " 3" and "3.0" as well
         odd = next((text for text in request.query_params.getlist(name) if not _DIGITS.fullmatch(text)), None)
         if odd is not None:
-            raise ApiError(422, f"{odd[:20]!r} is not a whole number in digits; expected such as "
-                           f"?{name}={example}", field=name)  # fmt: skip
+            said = "is too large" if odd.isascii() and odd.isdigit() else "is not a whole number in digits"
+            raise ApiError(422, f"{odd[:20]!r} {said}; expected such as ?{name}={example}", field=name)
     for name in dict.fromkeys(request.query_params.keys()):
         meant = _meant(name)
         if meant and name != meant:

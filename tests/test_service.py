@@ -618,6 +618,8 @@ def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) ->
         not_int = client.post("/v1/models/hourly/forecast.csv", files=upload, params={field: text})
         assert_error(not_int, 422, field, f"{text!r} is not a whole number in digits; expected such as")
         assert not_int.json()["message"].startswith(f"{field}: {text!r}")  # the field named once
+    too_large = client.post("/v1/models/hourly/forecast.csv", files=upload, params={"horizon": "1234567890"})
+    assert_error(too_large, 422, "horizon", "'1234567890' is too large; expected such as ?horizon=24")  # h31
     # a part the route does not read is refused, not ignored (`-F horizon=3` answered every step)
     as_form = client.post("/v1/models/hourly/forecast.csv", files=upload, data={"horizon": "3"})
     assert_error(as_form, 422, "form", "form field 'horizon' is not read; expected one 'file' part")
