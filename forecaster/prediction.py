@@ -28,6 +28,7 @@ from forecaster.data.missing import some, when
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
+from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
 from forecaster.inference import Inference, eager_outputs
 
@@ -105,11 +106,7 @@ def csv_times(series: TimeSeries) -> dict[str, str]:
     """`to_csv`'s date format for a forecast of `series` where its steps are within a day: pandas writes
     timestamps all at midnight as dates ("2021-01-09" for an hourly model's one step), as a day's are."""
     naive = isinstance(series.index, pd.DatetimeIndex) and series.index.tz is None
-    try:
-        step = pd.Timedelta(check_frequency(series.freq)) if series.freq is not None else None
-    except ValueError:  # months, quarters, years: no fixed length
-        step = None
-    within_a_day = step is not None and step < pd.Timedelta(days=1)
+    within_a_day = series.freq is not None and sub_daily(series.freq)
     return {"date_format": "%Y-%m-%d %H:%M:%S"} if naive and within_a_day else {}
 
 

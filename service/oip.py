@@ -135,9 +135,11 @@ async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
     return {"name": name, "ready": not registry.get(name).bundle.data.calendar}
 
 
-def _histories(served: ServedModel, tensors: list[RequestInput], max_inputs: int) -> list[PreparedHistory]:
-    """The request's `history` (and `future`) tensors as checked histories (the checks of v1); 422 naming the
-    field otherwise."""
+def _histories(
+    served: ServedModel, tensors: list[RequestInput], max_inputs: int
+) -> tuple[list[PreparedHistory], str]:
+    """The request's `history` (and `future`) tensors as checked histories (the checks of v1), and the field
+    of the history's numbers; 422 naming the field otherwise."""
     data = served.bundle.data
     given = list(data.future_covariates or [])
     names = [INPUT, *([FUTURE] if given else [])]
@@ -170,7 +172,7 @@ def _histories(served: ServedModel, tensors: list[RequestInput], max_inputs: int
         except HistoryError as error:
             at = found[FUTURE] if error.part == "future" else position
             raise ApiError(422, f"history {index}: {error}", field=f"inputs[{at}].data") from None
-    return histories
+    return histories, f"inputs[{position}].data"
 
 
 def _values(tensor: RequestInput, position: int, expected: list[int], max_inputs: int) -> np.ndarray:
@@ -263,11 +265,11 @@ async def infer(
             raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in "
                            'the request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
                            field=f"inputs[{position}].parameters")  # fmt: skip
-    histories = _histories(served, body.inputs, settings.max_inputs)
+    histories, field = _histories(served, body.inputs, settings.max_inputs)
     count = len(histories)
     numbers = histories_numbers(histories, [levels] * count)
     check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
-    fields = [f"inputs[{[tensor.name for tensor in body.inputs].index(INPUT)}].data"] * count
+    fields = [field] * count
     answers = await unless_client_leaves(
         request, lambda: forecast_histories(served, histories, [levels] * count, fields)
     )

@@ -435,7 +435,8 @@ def test_a_years_total_after_its_iso_months_is_dropped_as_a_total(tmp_path):
         rows.append(f"Total {year},{12_000 * (year - 2019) + 78}")
     frame, freq, note = read_noted(write(tmp_path, "arrivals.csv", "\n".join(rows) + "\n"))
     assert freq == "MS" and len(frame) == 36 and frame["Arrivals"].iloc[-1] == 3012
-    assert "dropped 2 row(s) of a year's total ('Total 2020', 'Total 2021') among the dated rows" in note
+    dropped = "dropped 2 row(s) of whole years ('Total 2020', 'Total 2021') among the dated rows"
+    assert f"{dropped}: a year's total" in note
     assert "skipped 1 summary row(s) after the data: line 40 'Total 2022'" in note  # the last, as before
 
 

@@ -8,8 +8,6 @@ labels (CBS StatLine: "2012" after "2012 december"), and a year's total among ti
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -55,48 +53,42 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
     return table, f"read columns {year!r} and {period!r} as {_KINDS[kind]} period codes (BLS){skipped}"
 
 
-# A year's row among its months or quarters: CBS's "2018JJ00", "2017 Total", "Total 2017", "2017 Average"
-_YEAR_ROW = r"\d{4}(?:JJ00)?|\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|year)\s*\d{4}"
+# A year's row among its months or quarters: CBS's "2018JJ00", "2017 Total", "Total 2017", "2017 Average";
+# among timestamps ("2020-01", ...) only one a word says is a year's ("Total 2020")
+_WORDED_YEAR = r"\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|year)\s*\d{4}"
+_YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
 
 
 def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
-    """`raw` without the rows of whole years among the month or quarter labels of its first column that is
-    not numbers (CBS open data's Perioden follows an ID) (a year's total or average, not a further step), and
-    a note naming them; None for other tables."""
+    """`raw` without the rows of whole years among the month or quarter labels, or the timestamps, of its
+    first column that is not numbers (CBS open data's Perioden follows an ID) (a year's total or average, not
+    a further step), and a note naming them; None for other tables."""
     labels = next((raw[name] for name in raw.columns if not pd.api.types.is_numeric_dtype(raw[name])), None)
     if labels is None:
         return None
     sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
-    if period_label_misfits(sample) is None:
-        return _totals_among_dates(raw, labels)
-    if (misfits := period_label_misfits(labels)) is None:
+    if period_label_misfits(sample) is not None:
+        misfits, year_row = period_label_misfits(labels), _YEAR_ROW
+    else:
+        misfits, year_row = _worded_among_dates(labels), _WORDED_YEAR
+    if misfits is None or misfits[0] not in ("month", "quarter", "dated"):
         return None
     kind, rows = misfits
     years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
-    if kind not in ("month", "quarter") or not years.str.fullmatch(_YEAR_ROW, case=False).all():
+    if not years.str.fullmatch(year_row, case=False).all():
         return None
     shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
     note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
     return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
 
 
-# A year's total among dated rows ("Total 2020" after "2020-12"): a word says so, where a bare year would not
-_TOTAL_ROW = re.compile(r"\d{4}\s*(?:total|annual|average)|(?:total|annual|average)\s*\d{4}", re.IGNORECASE)
-
-
-def _totals_among_dates(raw: pd.DataFrame, labels: pd.Series) -> tuple[pd.DataFrame, str] | None:
-    """`raw` without the rows of a year's total ("Total 2020") among timestamps ("2020-01", ...) in `labels`,
-    and a note naming them; None for other tables."""
-    texts = labels.astype(str).str.strip()
-    worded = texts.str.contains(r"(?i)total|annual|average").to_numpy()  # one cheap pass before the match
-    totals = worded & texts.str.fullmatch(_TOTAL_ROW).to_numpy() if worded.any() else worded
-    if not totals.any() or 2 * totals.sum() > len(texts):
+def _worded_among_dates(labels: pd.Series) -> tuple[str, np.ndarray] | None:
+    """("dated", positions) of the labels with a year's word ("Total 2020") among timestamps, a sample of the
+    others parsed; None where there are none or the others are no timestamps."""
+    texts = labels.astype(str)
+    worded = texts.str.contains(r"(?i)total|annual|average|year").to_numpy()  # one cheap pass
+    if not worded.any() or 2 * worded.sum() > len(texts):
         return None
-    rest = texts[~totals]
+    rest = texts[~worded]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
-    if pd.DatetimeIndex(parse_timestamps(sample)).hasnans:
-        return None
-    rows = np.flatnonzero(totals)
-    shown = ", ".join(map(repr, texts.iloc[rows[:3]])) + (", ..." if len(rows) > 3 else "")
-    note = f"dropped {len(rows)} row(s) of a year's total ({shown}) among the dated rows"
-    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+    return None if pd.DatetimeIndex(parse_timestamps(sample)).hasnans else ("dated", np.flatnonzero(worded))
