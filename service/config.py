@@ -29,8 +29,8 @@ class ServiceSettings(BaseSettings):
     max_buffered_bytes: int = Field(
         256 * 1024 * 1024,
         ge=1,
-        description="request bodies one worker holds at once, in bytes, until their answers are sent; a body "
-        "that would pass it is answered 503",
+        description="request bodies and unsent answers one worker holds at once, in bytes (a body until its "
+        "answer is sent); a body that would pass it is answered 503",
     )
     max_rows: int = Field(10_000, ge=1, description="most rows per series in one request")
     max_inputs: int = Field(256, ge=1, description="most series in one request")

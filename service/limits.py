@@ -1,5 +1,5 @@
-"""Request body limits, in encoding (415), size (413), time (408) and memory held by all requests together
-(503), answered with the service's JSON error shape."""
+"""Request body limits, in encoding (415), size (413), time (408) and memory held by all requests and their
+unsent answers together (503), answered with the service's JSON error shape."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import ApiError, api_error_response, error_response
+
+ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
 
 
 class BodyLimitMiddleware:
@@ -18,7 +20,10 @@ class BodyLimitMiddleware:
     (never more than the limit plus one chunk) and replayed to the app. The deadline bounds a client that
     trickles its body; the one for the request's head is the HTTP protocol's (service.server). A body counts
     against the worker's budget until its answer is sent (its parsed form lives that long): without it,
-    480 stalled connections of 8 MB bodies held 4.3 GB (of 512 allowed by --limit-concurrency).
+    480 stalled connections of 8 MB bodies held 4.3 GB (of 512 allowed by --limit-concurrency). So does an
+    answer until it is sent: it goes out in pieces (`_send_in_pieces`), and a client that reads none of it
+    leaves it counted until the write timeout drops the connection (12 such clients held 510 MB of 42 MB
+    answers, uncounted).
     """
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float, max_buffered_bytes: int):
@@ -69,10 +74,7 @@ class BodyLimitMiddleware:
                     return  # the client hung up
                 chunk = message.get("body", b"")
                 if self.buffered + len(chunk) > self.max_buffered_bytes:
-                    busy = error_response(503, "unavailable", f"request bodies in progress hold over "
-                                          f"{self.max_buffered_bytes} bytes; retry shortly")  # fmt: skip
-                    busy.headers.update({"retry-after": "1", "connection": "close"})
-                    await busy(scope, receive, send)
+                    await self._busy(scope, receive, send)
                     return
                 chunks.append(chunk)
                 self.buffered += len(chunk)
@@ -97,7 +99,60 @@ class BodyLimitMiddleware:
                 return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        await self.app(scope, replay, self._answering(scope, receive, send))
+
+    async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        busy = error_response(503, "unavailable", f"requests and answers in progress hold over "
+                              f"{self.max_buffered_bytes} bytes; retry shortly")  # fmt: skip
+        busy.headers.update({"retry-after": "1", "connection": "close"})
+        await busy(scope, receive, send)
+
+    def _answering(self, scope: Scope, receive: Receive, send: Send) -> Send:
+        """The app's `send`: an answer's head waits for its body, so that a large answer that would take what
+        is held past the budget is answered 503 instead (requests accepted together each built theirs: 12
+        unread answers held 510 MB); a large body goes out in pieces (`_send_in_pieces`)."""
+        head: Message | None = None
+        refused = False
+
+        async def answer(message: Message) -> None:
+            nonlocal head, refused
+            if refused:
+                return
+            if message["type"] == "http.response.start":
+                head = message
+                return
+            size = len(message.get("body", b""))
+            if head is not None:
+                if size > ANSWER_PIECE_BYTES and self.buffered + size > self.max_buffered_bytes:
+                    refused = True
+                    await self._busy(scope, receive, send)
+                    return
+                await send(head)
+                head = None
+            await self._send_in_pieces(send, message)
+
+        return answer
+
+    async def _send_in_pieces(self, send: Send, message: Message) -> None:
+        """Send a large body ANSWER_PIECE_BYTES at a time, its unsent part counted in `buffered`: the server
+        waits for a client's socket to drain before taking the next piece (once the first is buffered), so
+        what a client leaves unread stays counted until it reads it or its connection is dropped."""
+        body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+        if len(body) <= ANSWER_PIECE_BYTES:
+            await send(message)
+            return
+        unsent = len(body)
+        self.buffered += unsent
+        try:
+            view = memoryview(body)
+            for start in range(0, len(body), ANSWER_PIECE_BYTES):
+                piece = bytes(view[start : start + ANSWER_PIECE_BYTES])
+                more = message.get("more_body", False) or start + ANSWER_PIECE_BYTES < len(body)
+                await send({"type": "http.response.body", "body": piece, "more_body": more})
+                unsent -= len(piece)
+                self.buffered -= len(piece)
+        finally:
+            self.buffered -= unsent
 
 
 def answer_numbers(steps: int, series: int, levels: int) -> int:

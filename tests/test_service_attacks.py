@@ -495,6 +495,63 @@ def test_bodies_held_at_once_are_bounded_per_worker() -> None:
 
     anyio.run(scenario)
     status, message = answers["second"]
-    assert status == 503 and b"request bodies in progress hold over 100 bytes" in message
+    assert status == 503 and b"requests and answers in progress hold over 100 bytes" in message
     assert answers["budget"] == 80 and answers["held"] == (200, b"hold" + b"x" * 76)
     assert answers["after"] == (200, b"z" * 40) and answers["left"] == 0
+
+
+def test_an_answer_counts_against_the_budget_until_its_client_takes_it() -> None:
+    """An answer goes out in pieces, its unsent part counted with the bodies held: while a client reads none
+    of a large answer, another large answer that would pass the budget is answered 503 (12 requests accepted
+    together held 510 MB of 42 MB answers, uncounted); small ones are served. When it is taken, the budget is
+    given back and the client has the answer whole, in order."""
+    from service.limits import ANSWER_PIECE_BYTES, BodyLimitMiddleware
+
+    answer = bytes(range(256)) * (ANSWER_PIECE_BYTES // 256 * 3 + 1)  # three pieces and a bit
+    drained = anyio.Event()
+
+    async def app(scope, receive, send) -> None:
+        body = (await receive())["body"]
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": answer if body == b"large" else body})
+
+    budget = len(answer) + 100
+    limits = BodyLimitMiddleware(app, max_body_bytes=1000, timeout_s=5, max_buffered_bytes=budget)
+
+    async def post(body: bytes, slow: bool = False) -> tuple[int, bytes]:
+        sent: list[dict] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:  # a paused transport: the second piece waits for the client
+            if slow and len(sent) == 2:
+                await drained.wait()
+            sent.append(message)
+
+        await limits({"type": "http", "method": "POST", "headers": []}, receive, send)
+        assert all(message["more_body"] for message in sent[1:-1]) and not sent[-1].get("more_body")
+        return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
+
+    answers: dict[str, object] = {}
+
+    async def unread() -> None:
+        answers["unread"] = await post(b"large", slow=True)
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(unread)
+            await anyio.sleep(0.05)
+            answers["held"] = limits.buffered
+            answers["refused"] = await post(b"large")
+            answers["small"] = await post(b"y" * 10)
+            drained.set()
+        answers["after"] = await post(b"large")
+        answers["left"] = limits.buffered
+
+    anyio.run(scenario)
+    status, message = answers["refused"]
+    assert status == 503 and b"requests and answers in progress hold over" in message
+    assert answers["held"] == len(b"large") + len(answer) - ANSWER_PIECE_BYTES  # less the piece taken
+    assert answers["small"] == (200, b"y" * 10)
+    assert answers["unread"] == answers["after"] == (200, answer) and answers["left"] == 0
