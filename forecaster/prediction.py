@@ -236,6 +236,7 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
             raise HistoryError(f"this model needs {needed} (--future-csv, future_df, 'future')",
                                part="future")  # fmt: skip
         if isinstance(ahead, pd.DataFrame):
+            _check_same_zone(future, ahead.index)
             missing = future[:steps].difference(ahead.index)
             if len(missing):
                 raise HistoryError(f"the future rows lack {missing[0]}; expected {needed}", part="future")
@@ -254,6 +255,16 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
     rows = np.full((data.horizon, len(data.input_columns)), np.nan)
     rows[:, -len(data.future_columns) :] = np.column_stack(parts)
     return rows
+
+
+def _check_same_zone(future: pd.Index, given: pd.Index) -> None:
+    """Future rows in UTC beside a history without a zone (or the reverse) hold none of its steps: say so,
+    not that they lack the first step."""
+    zones = [getattr(index, "tz", None) for index in (given, future)]
+    if isinstance(given, pd.DatetimeIndex) and (zones[0] is None) != (zones[1] is None):
+        given_zone, history_zone = (f"in {zone}" if zone else "without a time zone" for zone in zones)
+        raise HistoryError(f"the future rows' timestamps are {given_zone}, the history's {history_zone}; "
+                           "expected both in one zone or both without", part="future")  # fmt: skip
 
 
 def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:

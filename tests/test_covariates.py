@@ -110,6 +110,9 @@ def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path
         with_future.predict(driven)
     with pytest.raises(DataError, match="the future rows lack"):
         with_future.predict(driven, future_df=ahead.iloc[1:])
+    in_utc = ahead.assign(date=ahead["date"] + "Z")  # the same steps, but in UTC: not the history's
+    with pytest.raises(DataError, match="timestamps are in UTC, the history's without a time zone"):
+        with_future.predict(driven, future_df=in_utc)
     path = tmp_path / "bundle"
     with_future.save(path)
     driven.to_csv(tmp_path / "history.csv", index=False)
