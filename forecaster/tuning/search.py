@@ -148,6 +148,7 @@ def _search(
             scheduler=ASHAScheduler(max_t=epochs + 1, grace_period=min(tuning.grace_epochs, epochs)),
             num_samples=tuning.trials,
             max_concurrent_trials=tuning.jobs,
+            reuse_actors=True,  # a trial's worker stays for the next: no process start and imports each
         ),
         run_config=tune.RunConfig(storage_path=str(root.resolve()), name="search", verbose=0),
     )
