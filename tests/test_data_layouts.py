@@ -88,6 +88,23 @@ def test_eurostat_tsv_with_flags_and_colons(tmp_path):
     )
 
 
+def test_eurostat_tsv_rows_of_codes_above_an_aggregate_named_like_a_date(tmp_path):
+    """Countries in alphabetical order, then EU27_2020 (a digit, no word: like a date): the rows above it
+    are series with numbers, not an ABS-style block describing the columns (they had been skipped as such,
+    and EU27_2020 alone forecast)."""
+    years = list(range(2022, 2007, -1))
+    geos = ["AT", "BE", "BG", "CY", "DK", "EU27_2020"]
+    text = "unit,geo\\time\t" + "\t".join(f"{year} " for year in years) + "\n"
+    for k, geo in enumerate(geos):
+        cells = [f"{60 + k + 0.5 * i:.1f} " for i in range(len(years))]
+        cells[1] = cells[1] + "e" if k == 1 else cells[1]
+        text += f"PC,{geo}\t" + "\t".join(cells) + "\n"
+    frame, freq, _ = read_noted(write(tmp_path, "tsdc_rate.tsv", text))
+    assert list(frame.columns) == geos and freq in ("YS", "YS-JAN")
+    assert frame.index[0] == pd.Timestamp("2008-01-01") and len(frame) == len(years)
+    np.testing.assert_array_equal(frame["AT"], (60 + 0.5 * np.arange(len(years)))[::-1])
+
+
 def _ons(tmp_path: Path, months: int) -> Path:
     """An ONS time-series CSV: key/value metadata, then 34 years, 138 quarters and `months` months."""
     lines = [

@@ -298,6 +298,8 @@ def _description_rows(raw: pd.DataFrame) -> int:
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
+    if all(_data_row(cell_texts(row).tolist()) for _, row in raw.iloc[:start].iterrows()):
+        return 0  # numbers beside each: series named by codes, above one named like a date (EU27_2020)
     rest = first.iloc[start:]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
     return start if all(_datum(text) or is_date(text) for text in sample) else 0
