@@ -593,3 +593,39 @@ def test_a_header_line_naming_a_column_twice_is_named_not_left_to_pandas(tmp_pat
         read_csv(path)
     said = "names '0000000412345678', 'DISPATCHIS' more than once; expected a header line naming each column"
     assert str(refused.value) == f"{path}: the line taken as the header (file line 1) {said} once"
+
+
+_LONG_CELLS = """
+import sys
+from forecaster.data import read_csv
+from forecaster.errors import DataError
+for path in sys.argv[1:]:
+    try:
+        read_csv(path)
+        print("read", path)
+    except DataError as error:
+        print("refused", str(error)[:200].replace(" " * 100, " ").replace("\\t" * 100, " "))
+"""
+
+
+def test_cells_longer_than_any_number_or_date_are_text_read_in_linear_time(tmp_path):
+    """A cell of '1', 100,000 spaces (tabs, no-break spaces) and 'x' was read as 1 flagged x, after minutes:
+    the readers' patterns take quadratic time on a long run of spaces (a 16,000-character cell held a
+    core 18 s, one of a date column 76 s). Longer than any number or date, such a cell is text: the column
+    of numbers holding it is refused, and so is the date column, each naming the cell, within a bound."""
+    dates = pd.date_range("2020-01-01", periods=60, freq="D").astype(str)
+    paths = []
+    for name, run in (("spaces", " "), ("tabs", "\t"), ("nbsp", "\u00a0")):
+        for column in ("load", "date"):
+            frame = pd.DataFrame({"date": dates, "load": np.arange(60.0)}).astype(object)
+            frame.loc[30, column] = ("1" if column == "load" else "2020") + run * 100_000 + "x"
+            paths.append(tmp_path / f"{name}-{column}.csv")
+            frame.to_csv(paths[-1], index=False)
+    result = subprocess.run([sys.executable, "-c", _LONG_CELLS, *map(str, paths)], capture_output=True,
+                            text=True, timeout=60)  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and len(lines) == 6, result.stderr[-2000:]
+    for line in lines[0::2]:
+        assert line.startswith("refused") and "column 'load' holds text" in line and "line 32" in line, line
+    for line in lines[1::2]:
+        assert line.startswith("refused") and "date column 'date' has 1 value(s) that are not" in line, line

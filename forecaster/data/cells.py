@@ -61,6 +61,10 @@ _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
+# No number, date or period label is written in more characters ("2016-07-01T00:00:00.000000000+05:30" and
+# spelled-out months fit): a longer cell is text, never given to the readers' patterns, some of which take
+# quadratic time on a long run of spaces (a cell of 16,000 held a core 18 s; dateutil a minute on a megabyte)
+MAX_DATUM_CHARS = 64
 MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
 
@@ -134,6 +138,8 @@ def _unmoneyed(text: str) -> str | None:
 def number_kind(text: str, *, flags: bool = True) -> str | None:
     """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
     text = text.strip().replace("\u2212", "-")
+    if len(text) > MAX_DATUM_CHARS:
+        return None
     if flags and (money := _unmoneyed(text)) is not None:
         text = money
     if flags:
@@ -153,6 +159,8 @@ def to_numbers(
     if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE]):
         return None
     cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
+    if (cells.str.len() > MAX_DATUM_CHARS).any():
+        return None
     kinds = _plain_kinds(cells)
     values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
     scales = np.ones(len(cells))

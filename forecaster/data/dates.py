@@ -18,6 +18,7 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 from pandas.tseries.frequencies import to_offset
 
+from forecaster.data.cells import MAX_DATUM_CHARS
 from forecaster.data.timeindex import infer_frequency, sub_daily
 
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
@@ -108,7 +109,6 @@ _LEAP_SECOND = re.compile(r"(?<=\d\d:\d\d):60(?=(?:[.,]0+)?(?:Z|[+-]\d\d(?::?\d\
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
 _GUESSED = 24  # the first values a format is inferred from where pandas infers none from the first
-MAX_TIMESTAMP_CHARS = 64  # "2016-07-01T00:00:00.000000000+05:30" and spelled-out months fit
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
 NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
 
@@ -167,6 +167,7 @@ def _label_texts(values: pd.Series) -> pd.Series:
     """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis), and
     with Japanese era years as the years they are ("平成31年1月" is 2019's January, "令和元年" 2019)."""
     texts = values.astype(str).str.strip()
+    texts = texts.where(texts.str.len() <= MAX_DATUM_CHARS, "")  # a longer text is no label
     if texts.str.contains("年", regex=False).any():
         texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
         texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
@@ -250,7 +251,7 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
     quadratic time on a megabyte cell, a minute and a half for one), and an offset written after a zone's
     name ("UTC+5", "GMT-03:00") as the offset people mean by it, +05:00 (dateutil reads "UTC+5" as UTC-5, as
     POSIX zone strings mean it), a period marked provisional as the period, an interval as its start."""
-    sized = column.where(column.astype(str).str.len() <= MAX_TIMESTAMP_CHARS)
+    sized = column.where(column.astype(str).str.len() <= MAX_DATUM_CHARS)
     text = sized.map(lambda value: isinstance(value, str)).astype(bool)
     if not text.any():
         return sized

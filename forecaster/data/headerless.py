@@ -16,8 +16,8 @@ from itertools import accumulate
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import number_kind
-from forecaster.data.dates import MAX_TIMESTAMP_CHARS, MONTH_NUMBERS, QUARTER_WORDS, parse_period_labels
+from forecaster.data.cells import MAX_DATUM_CHARS, number_kind
+from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, parse_period_labels
 
 _YEAR = re.compile(r"[12]\d{3}")
 _PARTS = (("year", 1000, 2999), ("month", 1, 12), ("day", 1, 31))  # number columns, in this order
@@ -27,7 +27,7 @@ _VALUES = ("integer", "ambiguous", "dot", "comma", "marker")
 def is_timestamp(text: str) -> bool:
     """Whether pandas reads `text` as a date ("Jan 2020" is one, "Total" is not; a line longer than any date
     is not, unparsed)."""
-    if len(text) > MAX_TIMESTAMP_CHARS:
+    if len(text) > MAX_DATUM_CHARS:
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
