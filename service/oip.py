@@ -75,7 +75,8 @@ class InferRequest(BaseModel):
         default=None, description='`{"level": [80, 95]}` adds interval tensors `lo-80`, `hi-80`, ...'
     )
     inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=2)]
-    outputs: list[dict[str, Any]] | None = None
+    # at most the point and the two bounds of each of 99 levels: each asked one is checked against them
+    outputs: list[dict[str, Any]] | None = Field(default=None, max_length=1 + 2 * 99)
 
 
 class OutputTensor(BaseModel):
@@ -236,10 +237,11 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
                        "model's)", field="parameters")  # fmt: skip
     asked = (parameters or {}).get("level")
     if asked is not None and (
-        not isinstance(asked, list) or not asked  # v1's "expected at least 1 item(s)"
+        not isinstance(asked, list) or not 1 <= len(asked) <= 99  # v1's "at least 1 item", "at most 99"
         or not all(type(level) is int and 1 <= level <= 99 for level in asked)
     ):
-        raise ApiError(422, "expected a list of integer levels 1-99, e.g. [80, 95]", field="parameters.level")
+        raise ApiError(422, "expected a list of at most 99 integer levels 1-99, e.g. [80, 95]",
+                       field="parameters.level")  # fmt: skip
     return checked_levels(served, asked, "parameters.level")
 
 
@@ -265,6 +267,13 @@ async def infer(
             raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in "
                            'the request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
                            field=f"inputs[{position}].parameters")  # fmt: skip
+    columns = served.bundle.data.columns
+    names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]
+    keys = [columns] + [
+        [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
+    ]
+    asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
+    _check_outputs(asked, names)
     histories, field = _histories(served, body.inputs, settings.max_inputs)
     count = len(histories)
     numbers = histories_numbers(histories, [levels] * count)
@@ -273,25 +282,24 @@ async def infer(
     answers = await unless_client_leaves(
         request, lambda: forecast_histories(served, histories, [levels] * count, fields)
     )
-    columns = served.bundle.data.columns
-    names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]
-    keys = [columns] + [
-        [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
-    ]
-    asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
-    if not asked:
-        raise ApiError(422, 'no output asked; expected one or more, or no "outputs" for all', field="outputs")
-    repeated = [name for position, name in enumerate(asked) if name in asked[:position]]
-    if repeated:
-        raise ApiError(422, f"output {repeated[0]!r} asked twice; expected each output once", field="outputs")
-    unknown = [name for name in asked if name not in names]
-    if unknown:
-        raise ApiError(422, f"unknown output {unknown[0]!r}; this request answers {', '.join(names)} "
-                       '(intervals need "parameters": {"level": [...]})', field="outputs")  # fmt: skip
     keyed = dict(zip(names, keys, strict=True))
     tensors = [(tensor, keyed[tensor]) for tensor in asked]
     content = await in_thread(lambda: _answer(name, body.id, tensors, answers))
     return Response(content=content, media_type="application/json")
+
+
+def _check_outputs(asked: list, names: list[str]) -> None:
+    """Each asked output once and one the request answers, before anything is forecast."""
+    if not asked:
+        raise ApiError(422, 'no output asked; expected one or more, or no "outputs" for all', field="outputs")
+    seen: set = set()
+    for name in asked:
+        if name not in names:
+            raise ApiError(422, f"unknown output {name!r:.60}; this request answers {', '.join(names)} "
+                           '(intervals need "parameters": {"level": [...]})', field="outputs")  # fmt: skip
+        if name in seen:
+            raise ApiError(422, f"output {name!r} asked twice; expected each output once", field="outputs")
+        seen.add(name)
 
 
 def _answer(name: str, request_id: str | None, asked: list[tuple[str, list[str]]], answers: list) -> bytes:

@@ -161,7 +161,9 @@ def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are
         ({"outputs": [{"name": "forecast"}] * 2}, "outputs", "output 'forecast' asked twice"),
         ({"outputs": []}, "outputs", "no output asked"),
         ({"parameters": {"horizon": 4}}, "parameters", "unknown parameter 'horizon'"),
-        ({"parameters": {"level": []}}, "parameters.level", "expected a list of integer levels 1-99"),
+        ({"parameters": {"level": []}}, "parameters.level", "expected a list of at most 99 integer levels"),
+        ({"parameters": {"level": [80] * 100}}, "parameters.level", "at most 99 integer levels"),  # unbounded
+        ({"outputs": [{"name": "forecast"}] * 200}, "outputs", "at most 199"),  # each checked against all
         ({"inputs": [{**inputs[0], "parameters": {"level": [80]}}]}, "inputs[0].parameters",
          "unknown input parameter 'level'; expected interval levels in the request's \"parameters\""),
     ):
