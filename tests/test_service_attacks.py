@@ -93,6 +93,8 @@ def test_wide_uploads_are_refused_before_parsing_while_others_are_served(server:
         "3 rows of 100,000 columns (600 KB)": "\n".join([row] * 3),
         "3 rows of 1,000,000 columns (6 MB)": "\n".join([",".join("1" for _ in range(1_000_000))] * 3),
         "a narrow header, a first row of 100,000 cells": f"date,load,OT\n{row}",
+        "narrow first lines, then rows ending in 40,000 empty cells": "date,load,OT\n2020-12-31 23:00,1,2\n"
+        + "\n".join(f"2021-01-01 {hour:02d}:00,1,2" + "," * 40_000 for hour in range(24)),
     }
     answers: dict[str, tuple[httpx.Response, float]] = {}
 
