@@ -208,7 +208,7 @@ def _readings(spans: dict[tuple[str, str], tuple[int, int]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["site", "sensor", "ts", "value"])
 
 
-def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart(tmp_path):
+def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart(tmp_path, capsys):
     """A model of independent series keyed by site and sensor: an upload of 3 of its 4 series, or of series
     ending at their own hours, is forecast each after its own last reading, as the records route and
     `forecaster predict` do (it was refused as 'expected the model's 4 columns' and as a non-finite value
@@ -241,6 +241,8 @@ def test_the_csv_route_forecasts_independent_series_sent_in_part_or_ending_apart
             predict = ["predict", "--model", str(models / "sensors"), "--csv", str(tmp_path / "sent.csv"),
                        "--output", str(tmp_path / "predicted.csv")]  # fmt: skip
             assert main(predict) == 0 and (tmp_path / "predicted.csv").read_text() == upload.text
+            count = sent[["site", "sensor"]].drop_duplicates().shape[0]  # not the dates of all (4 apart)
+            assert f"forecast of 3 steps of {count} series ({3 * count} rows)" in capsys.readouterr().out
         said = json.loads(upload.headers["forecaster-notes"])  # the series ending apart, as predict says
         assert any("'south/temp' (2000-01-01 23:00:00) end(s) before the last row" in note for note in said)
 
@@ -420,3 +422,22 @@ def test_a_shuffled_export_whose_times_do_not_parse_is_refused_in_the_readers_wo
     frame.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(DataError, match="'sometime'"):
         read_csv(tmp_path / "bad.csv", id_col="geo,na_item")
+
+
+def test_predict_counts_each_series_steps_where_wide_series_end_apart(tmp_path, capsys):
+    """Two yearly columns, one ending two years early: the written table has a row per date of either (5),
+    each series 3 steps; predict said "5 steps"."""
+    years = pd.date_range("1980-01-01", periods=40, freq="YS").year
+    frame = pd.DataFrame({"year": years, "a": np.arange(40.0), "b": np.arange(40.0) * 2})
+    frame.loc[38:, "b"] = np.nan
+    frame.to_csv(tmp_path / "two.csv", index=False)
+    out = tmp_path / "model"
+    train = ["train", "--csv", str(tmp_path / "two.csv"), "--model", "naive", "--horizon", "3",
+             "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(train) == 0
+    capsys.readouterr()
+    predict = ["predict", "--model", str(out), "--csv", str(tmp_path / "two.csv"), "--output",
+               str(tmp_path / "forecast.csv")]  # fmt: skip
+    assert main(predict) == 0
+    assert "forecast of 3 steps x 2 columns (5 rows: the series end apart)" in capsys.readouterr().out
+    assert len(pd.read_csv(tmp_path / "forecast.csv")) == 5

@@ -72,9 +72,12 @@ def run(args: argparse.Namespace) -> int:
         indexed = bundle.data.id_col is None
         times = csv_times(series)
         write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written, **times))
-        shape = f"{len(table)} steps x {table.shape[1]} columns"
+        steps = args.horizon or bundle.data.horizon  # each series': their dates differ where they end apart
         if bundle.data.id_col:  # long rows: one per series and step
-            shape = f"{len(wide)} steps of {len(bundle.data.columns)} series ({len(table)} rows)"
+            shape = f"{steps} steps of {len(table) // steps} series ({len(table)} rows)"
+        else:
+            apart = f" ({len(table)} rows: the series end apart)" if len(table) != steps else ""
+            shape = f"{steps} steps x {table.shape[1]} columns{apart}"
         print(f"forecast of {shape} written to {output}")
     else:
         print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
