@@ -85,6 +85,21 @@ def test_a_workbook_that_cannot_be_read_is_one_line(tmp_path, capsys, name, cont
     assert err.count("\n") == 1 and message in err
 
 
+def test_a_text_file_named_like_an_old_workbook_is_read_as_text(tmp_path):
+    """The IMF's World Economic Outlook database downloads as WEOOct2023all.xls: tab-separated UTF-16 text
+    (a BOM, no workbook's OLE2 header). It was refused as an .xls workbook; read as the text it is."""
+    years = list(range(1990, 2021))
+    lines = ["WEO Country Code\tCountry\tSubject Descriptor\tUnits\t" + "\t".join(map(str, years))]
+    for code, country, level in (("134", "Germany", 100.0), ("132", "France", 80.0)):
+        values = "\t".join(f"{level + 1.5 * k:,.3f}" for k in range(len(years)))
+        lines.append(f"{code}\t{country}\tGross domestic product\tNational currency\t{values}")
+    path = tmp_path / "WEOOct2023all.xls"
+    path.write_bytes("\r\n".join(lines + [""]).encode("utf-16"))
+    series, _ = _read(path)
+    assert series.columns == ["Germany", "France"] and len(series) == len(years)
+    np.testing.assert_allclose(series.values[:, 1], 80.0 + 1.5 * np.arange(len(years)))
+
+
 def test_a_workbook_without_numbers_says_so(tmp_path):
     path = tmp_path / "notes.xlsx"
     pd.DataFrame({"Notes": ["see table 2", "provisional"]}).to_excel(path, index=False)

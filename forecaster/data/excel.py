@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from forecaster.data.textfile import ZIP_MAGIC
 from forecaster.errors import DataError
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_FORMATS = (".xls", ".ods", ".xlsb")
+_WORKBOOK_MAGIC = (b"\xd0\xcf\x11\xe0", ZIP_MAGIC)  # an .xls (OLE2 compound file); .ods, .xlsb: zips
 # A workbook is a zip of XML that expands many times over in memory; larger tables belong in a CSV.
 MAX_WORKBOOK_BYTES = 50 * 2**20
 # Its XML, unpacked: 245 KB of zip holding 90 MB of XML (6 million cells, 15 bytes and 16 us each) took 97 s
@@ -25,9 +27,13 @@ MAX_WORKBOOK_XML_BYTES = 32 * 2**20
 
 
 def is_workbook(path: Path) -> bool:
-    """Whether `path` is named like a spreadsheet (DataError for the formats read only as CSV exports)."""
+    """Whether `path` is named like a spreadsheet (DataError for the formats read only as CSV exports, when
+    the file is one: a text file so named is read as text, as the IMF's WEO .xls, tab-separated UTF-16)."""
     suffix = path.suffix.lower()
     if suffix in _OLD_FORMATS:
+        with path.open("rb") as handle:
+            if not handle.read(4).startswith(_WORKBOOK_MAGIC):
+                return False
         raise DataError(f"{path}: {suffix} workbooks are not read; expected .xlsx, or the sheet saved as CSV")
     return suffix in EXCEL_SUFFIXES
 
