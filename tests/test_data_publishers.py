@@ -1119,3 +1119,21 @@ def test_the_banco_de_espanas_description_rows_and_its_missing_mark(tmp_path):
     assert frame.index[0] == pd.Timestamp("2018-01-01") and frame["TI_1_2.1"].iloc[7] == pytest.approx(2.07)
     assert "skipped 6 row(s) below the header describing the columns ('NÚMERO SECUENCIAL'" in note
     assert "read 1 cell(s) marked '_' as missing" in note
+
+
+def test_bank_of_canada_valet_with_series_named_by_v_numbers(tmp_path):
+    """Valet's CSV: terms, a group and the series listed (a `V41690973` id looks like a datum: digits, no
+    word) above the observations. A series list as wide as the table was taken for data, the first line for
+    the header, and the file refused in pandas' words ("Expected 1 fields in line 5, saw 3")."""
+    months = pd.date_range("2010-01-01", periods=36, freq="MS")
+    lines = ['"TERMS AND CONDITIONS"', '"https://www.bankofcanada.ca/terms/"', "", '"SERIES"',
+             '"id","label","description"', '"V41690973","Total CPI","Total CPI"',
+             '"CPIXFET","CPIXFET","CPI excluding food and energy"', "", '"OBSERVATIONS"',
+             '"date","V41690973","CPIXFET"']  # fmt: skip
+    lines += [f'"{month:%Y-%m-%d}","{115 + 0.5 * k:.1f}","{110 + 0.25 * k:.2f}"'
+              for k, month in enumerate(months)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "FX_CPI.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["V41690973", "CPIXFET"] and freq == "MS"
+    assert frame.index.equals(pd.DatetimeIndex(months, name="date"))
+    np.testing.assert_allclose(frame["V41690973"], 115 + 0.5 * np.arange(36))
+    assert "skipped 7 metadata line(s) before the data" in note

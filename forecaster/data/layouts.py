@@ -177,8 +177,8 @@ def sniff(source: Any, **options: Any) -> Layout:
     else:
         first = next((row for row, cells in enumerate(rows) if len(cells) == width and _data_row(cells)), 0)
         first = header_above_labels(rows, first, width)
-        if any(_datum(cells[0]) for cells in rows[:first] if len(cells) == width):
-            first = 1  # "metadata" that looks like data is data: the first line is the header
+        if any(is_date(cells[0]) for cells in rows[:first] if len(cells) == width):
+            first = 1  # "metadata" dated like data is data (not a series' id, "V41690973"): the header first
         periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells, ordered=True)]
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
