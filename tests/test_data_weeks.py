@@ -72,14 +72,16 @@ def test_fluview_weeks_from_2015_are_not_given_the_iso_week_53_they_lack(tmp_pat
 
 
 def test_iso_weeks_stay_iso_weeks(tmp_path):
-    """A year-and-week file that both counts fit alike, and one with ISO's week 53 of 2020."""
+    """A year-and-week file that both counts fit alike (with the week 53 of 2020 both have): ISO's, and the
+    note says that MMWR's fit as well (FluView's weeks, MMWR's, were so read a day early, unsaid)."""
     stamps = pd.date_range("2019-12-30", periods=60, freq="W-MON")
     iso = stamps.isocalendar()
     table = pd.DataFrame({"year": iso["year"].to_numpy(), "week": iso["week"].to_numpy(),
                           "y": np.arange(60.0)})  # fmt: skip
     table.to_csv(tmp_path / "weekly.csv", index=False)
     series, said = _read(tmp_path / "weekly.csv")
-    assert list(series.index) == list(stamps) and series.options.weeks == "iso" and "MMWR" not in said
+    assert list(series.index) == list(stamps) and series.options.weeks == "iso"
+    assert "read weeks as ISO weeks, Monday to Sunday; the CDC's epidemiological (MMWR) weeks" in said
 
 
 def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, capsys):

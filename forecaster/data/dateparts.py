@@ -293,6 +293,9 @@ def _weeks(
             why = (f"year {years[iso.isna()][0]} has a week 53 only so" if iso.hasnans else
                    f"read as ISO weeks, {_weeks_left_out(iso)} week(s) would be missing")  # fmt: skip
             notes.append(f"read weeks as epidemiological (MMWR) weeks, Sunday to Saturday: {why}")
+        elif not mmwr.hasnans and _weeks_left_out(mmwr) == _weeks_left_out(iso):  # the CDC's FluView
+            notes.append("read weeks as ISO weeks, Monday to Sunday; the CDC's epidemiological (MMWR) weeks, "
+                         "Sunday to Saturday, fit as well: --weeks mmwr")  # fmt: skip
     if starts[count].hasnans:
         row = int(np.flatnonzero(starts[count].isna())[0])
         raise DataError(f"{source}: line {row + 2}: year {years[row]} has no week {weeks[row]} as {count} "
