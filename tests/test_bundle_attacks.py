@@ -113,6 +113,28 @@ def test_sizes_within_bounds_that_multiply_to_gigabytes_are_refused_before_alloc
     refused_fast_and_small(bundle, "config.json: the model config asks for 3.7 GiB", "expected at most 1 GiB")
 
 
+def test_a_window_of_sizes_within_bounds_that_multiply_to_gigabytes_is_refused(tmp_path):
+    """A baseline's bundle (no weights to bound) edited to 100,000 steps of 500 columns, each within its
+    bound: it loaded, and a served model's warm-up history took 1.4 GB; the bounds allowed 80 GB."""
+    import pandas as pd
+
+    from forecaster import Forecaster
+
+    frame = pd.DataFrame({"y": np.arange(40.0)}, index=pd.date_range("2020-01-01", periods=40, freq="D"))
+    path = Forecaster("naive", horizon=2, input_size=4).fit(frame).save(tmp_path / "naive")
+    columns = [f"c{k}" for k in range(500)]
+
+    def change(config):
+        config["data"].update(input_size=100_000, columns=columns)
+        config["model"]["config"].update(input_size=100_000, n_channels=500)
+        config["scaler"].update(mean=[0.0] * 500, scale=[1.0] * 500)
+        config["scaler"].update({"log": [False] * 500} if "log" in config["scaler"] else {})
+
+    edit_config(path, change)
+    (path / "calibration.safetensors").unlink()  # as a bundle from before intervals: it loads without
+    refused_fast_and_small(path, "data: a window of 100,002 steps x 500 input columns holds 50,001,000")
+
+
 @pytest.mark.parametrize(
     ("key", "value", "highest"),
     [(LEFT_INDEX, 10**6, INPUT_SIZE - 1), (LEFT_INDEX, -1, INPUT_SIZE - 1),

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
-from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, check_int
+from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, MAX_WINDOW_NUMBERS, check_int
 from forecaster.data.calendar import calendar_columns
 from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.data.timeindex import check_frequency
-from forecaster.errors import BundleError, ForecasterError
+from forecaster.errors import BundleError, ConfigError, ForecasterError
 
 
 def _read_fields() -> list[str]:
@@ -42,6 +42,12 @@ class DataConfig:
     calendar: bool = False
     periods: str | None = None
     weeks: str | None = None
+
+    def __post_init__(self) -> None:
+        steps, width = self.input_size + self.horizon, len(self.input_columns)
+        if steps * width > MAX_WINDOW_NUMBERS:
+            raise ConfigError(f"a window of {steps:,} steps x {width:,} input columns holds "
+                              f"{steps * width:,} numbers; expected at most {MAX_WINDOW_NUMBERS:,}")
 
     @property
     def future_columns(self) -> list[str]:
