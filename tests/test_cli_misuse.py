@@ -127,6 +127,19 @@ def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive
     assert code == 0 and f"plot written to {os.devnull}\n" in out and not Path(f"{os.devnull}.png").exists()
 
 
+def test_a_dash_writes_the_forecast_to_standard_output_and_reads_no_standard_input(
+    csv, naive_bundle, tmp_path, capsys, monkeypatch
+):
+    """`--output -` wrote a file named '-' (a pipe got nothing); `--csv -` said '-: not found'."""
+    monkeypatch.chdir(tmp_path)
+    output = tmp_path / "forecast.csv"
+    assert run_cli(["predict", "--model", naive_bundle, "--csv", csv, "--output", output], capsys)[0] == 0
+    code, out, err = run_cli(["predict", "--model", naive_bundle, "--csv", csv, "--output", "-"], capsys)
+    assert code == 0 and out == output.read_text() and not (tmp_path / "-").exists()
+    line = refused(["predict", "--model", naive_bundle, "--csv", "-"], capsys)
+    assert line == "forecaster: error: -: standard input is not read; expected a CSV, TSV or Excel file"
+
+
 def test_a_symbolic_link_as_output_is_refused_and_its_target_kept(csv, naive_bundle, tmp_path, capsys):
     link = tmp_path / "link"
     link.symlink_to(naive_bundle)

@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="LEVELS",
         help="prediction intervals at these levels, e.g. 80,95: columns <col>-lo-80, <col>-hi-80, ...",
     )
-    parser.add_argument("--output", metavar="CSV", help="write the forecast here (default: print it)")
+    parser.add_argument("--output", metavar="CSV",
+                        help="write the forecast here as CSV, '-' on standard output (default: a table)")
     parser.add_argument("--plot", metavar="PNG", help="write a plot of history and forecast")
     parser.add_argument(
         "--plot-history", type=positive_int, metavar="ROWS",
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.plotting import plot_forecast, plot_path
     from forecaster.prediction import csv_times, dated_as_history, forecast, shaped
 
-    output = None if args.output is None else checked_output(args.output, "--output")
+    output = None if args.output in (None, "-") else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
     _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot},
                     args.model)
@@ -79,11 +80,14 @@ def run(args: argparse.Namespace) -> int:
             apart = f" ({len(table)} rows: the series end apart)" if len(table) != steps else ""
             shape = f"{steps} steps x {table.shape[1]} columns{apart}"
         print(f"forecast of {shape} written to {output}")
+    elif args.output == "-":  # the file's CSV on standard output, for a pipe
+        table.to_csv(sys.stdout, index=bundle.data.id_col is None, **csv_times(series))
     else:
         print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
     if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
-        print(f"plot written to {plot_forecast(series, wide, plot, history_rows, series.columns)}")
+        written_to = plot_forecast(series, wide, plot, history_rows, series.columns)
+        print(f"plot written to {written_to}", file=sys.stderr if args.output == "-" else sys.stdout)
     return 0
 
 
