@@ -245,6 +245,20 @@ def test_a_column_missing_more_than_a_tenth_is_refused(empty, filled):
     assert "--fill-missing" in message
 
 
+def test_a_column_with_a_long_gap_beside_complete_ones_is_refused_naming_the_targets_to_keep(tmp_path):
+    """ABS's Trend series suspended for 19 months beside the complete seasonally adjusted and original ones:
+    the refusal offered only to fill the hole; leaving the column out keeps the others."""
+    months = pd.date_range("2015-01-01", periods=100, freq="MS")
+    frame = pd.DataFrame({"month": months, "sa": np.arange(100.0), "original": np.arange(100.0) + 1,
+                          "trend": np.arange(100.0) + 2})  # fmt: skip
+    frame.loc[60:78, "trend"] = np.nan
+    path = _write(tmp_path, frame, "lfs.csv")
+    with pytest.raises(DataError, match=r"or leave the others out: targets=\['sa', 'original'\] / "
+                       r"--targets sa,original\)$"):  # fmt: skip
+        read_csv(path)
+    assert read_csv(path, targets=["sa", "original"]).columns == ["sa", "original"]
+
+
 def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
     frame = _weekly(20)
     frame.loc[7, "y"] = np.nan

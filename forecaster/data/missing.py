@@ -328,12 +328,15 @@ def _refuse(
         f"column {frame.columns[j]!r} at {lines(np.sort(rows[in_file[:, j]]))}"
         for j in np.flatnonzero(per_column)[:3]
     )
+    complete = [str(name) for name, count in zip(frame.columns, per_column, strict=True) if not count]
+    leave_out = (f"; or leave the others out: targets={complete} / --targets {','.join(complete)}"
+                 if 0 < len(complete) <= 4 else "")  # ABS's Trend series suspended for 19 months  # fmt: skip
     raise DataError(
         f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}{why}; "
         "expected a number in every cell"
         + advice(" (or give channels='independent' / --channels independent: one model shared by series of "
                  "their own spans; fill_missing / --fill-missing would invent the values)" if spans_differ
-                 else " (or pass fill_missing='ffill' or 'interpolate' / --fill-missing)")
+                 else f" (or pass fill_missing='ffill' or 'interpolate' / --fill-missing{leave_out})")
     )
 
 
