@@ -1137,3 +1137,55 @@ def test_bank_of_canada_valet_with_series_named_by_v_numbers(tmp_path):
     assert frame.index.equals(pd.DatetimeIndex(months, name="date"))
     np.testing.assert_allclose(frame["V41690973"], 115 + 0.5 * np.arange(36))
     assert "skipped 7 metadata line(s) before the data" in note
+
+
+def _m3(path, part: str | None, starts: list[tuple[int, int]], lengths: list[int]) -> list[np.ndarray]:
+    """An M3 competition file (M3C.xls saved as CSV): Series, N, NF, Category, Starting Year (and Month or
+    Quarter), then each series' values under 1, 2, ..., a shorter one ending in empty cells."""
+    width, series = max(lengths), []
+    header = ["Series", "N", "NF", "Category", "Starting Year", *([part] if part else []),
+              *map(str, range(1, width + 1))]  # fmt: skip
+    lines = [",".join(header)]
+    for k, ((year, first), length) in enumerate(zip(starts, lengths, strict=True)):
+        values = 1000.0 + 100 * k + np.arange(length) * (k + 1)
+        series.append(values)
+        cells = [f"N{1402 + k}", str(length), "18", "MICRO", str(year), *([str(first)] if part else []),
+                 *(f"{value:g}" for value in values), *[""] * (width - length)]  # fmt: skip
+        lines.append(",".join(cells))
+    path.write_text("\n".join(lines) + "\n")
+    return series
+
+
+@pytest.mark.parametrize(("part", "step"), [("Starting Month", "MS"), ("Starting Quarter", "QS-JAN"),
+                                            (None, "YS-JAN")])  # fmt: skip
+def test_m3_series_per_row_are_read_each_from_its_start(tmp_path, part, step):
+    """M3's files were refused as "the series are rows" with advice to transpose them or read them with
+    --no-date, which would have read N, NF and the starts as values and lost every start."""
+    starts, lengths = [(1990, 1), (1983, 3), (1982, 2)], [30, 42, 36]
+    values = _m3(tmp_path / "m3.csv", part, starts, lengths)
+    with pytest.warns(DataQualityWarning, match="read 3 series written one per row, each from its starting"):
+        series = read_csv(tmp_path / "m3.csv")
+    assert series.columns == ["N1402", "N1403", "N1404"] and series.options.id_col == "Series"
+    months = {"Starting Month": 1, "Starting Quarter": 3, None: 12}[part]
+    for name, (year, first), length, expected in zip(series.columns, starts, lengths, values, strict=True):
+        first_date = pd.Timestamp(year, (first - 1) * months + 1, 1) if part else pd.Timestamp(year, 1, 1)
+        column = series.frame[name].dropna()
+        assert column.index.equals(pd.date_range(first_date, periods=length, freq=step, name="date")), name
+        np.testing.assert_array_equal(column.to_numpy(), expected)
+
+
+def test_an_m3_file_trains_and_forecasts_each_series_after_its_own_end(tmp_path, capsys):
+    from forecaster.cli import main
+
+    _m3(tmp_path / "m3.csv", "Starting Quarter", [(1990, 1), (1983, 3), (1982, 2)], [30, 42, 36])
+    model, out = tmp_path / "model", tmp_path / "forecast.csv"
+    assert main(["train", "--csv", str(tmp_path / "m3.csv"), "--model", "naive", "--horizon", "8",
+                 "--no-progress", "--out", str(model)]) == 0  # fmt: skip
+    predict = ["predict", "--model", str(model), "--csv", str(tmp_path / "m3.csv"), "--output", str(out)]
+    assert main(predict) == 0
+    written = pd.read_csv(out, parse_dates=["date"])
+    ends = {"N1402": ("1997-04-01", 1029.0), "N1403": ("1993-10-01", 1182.0), "N1404": ("1991-01-01", 1305.0)}
+    for name, (last, value) in ends.items():
+        rows = written[written["Series"] == name]
+        assert rows["date"].iloc[0] == pd.Timestamp(last) + pd.offsets.QuarterBegin(startingMonth=1), name
+        assert len(rows) == 8 and (rows["naive"] == value).all(), name

@@ -27,6 +27,7 @@ from forecaster.data.columns import (
     steps_across,
     without_repeated_codes,
 )
+from forecaster.data.competition import COMPETITION_DATE, rows_of_series
 from forecaster.data.datecolumn import (
     DATE_NAMES,
     find_date_column,
@@ -208,6 +209,10 @@ def _read_table(
         notes.append(f"header name(s) {', '.join(map(repr, replaced))} contain U+FFFD (bytes not text)")
     counts = Counter(raw.columns)  # built once: per name, 50,000 columns took minutes
     check_names_once(source, sorted(name for name, count in counts.items() if count > 1))
+    competition = not read.no_date and read.date_col in (None, COMPETITION_DATE)
+    if competition and (rows := rows_of_series(raw, notes)):
+        raw, ids = rows  # M3's series per row, each from its start: a long table
+        read = dataclasses.replace(read, id_col=read.id_col or ids, date_col=COMPETITION_DATE)
 
     freq: str | None = None
     date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
