@@ -22,7 +22,7 @@ class BodyLimitMiddleware:
     against the worker's budget until its answer is sent (its parsed form lives that long): without it,
     480 stalled connections of 8 MB bodies held 4.3 GB (of 512 allowed by --limit-concurrency). So does an
     answer until it is sent: it goes out in pieces (`_send_in_pieces`), and a client that reads none of it
-    leaves it counted until the write timeout drops the connection (12 such clients held 510 MB of 42 MB
+    leaves it counted until the write timeout drops the connection (12 such clients held 510 MB of 37 MB
     answers, uncounted).
     """
 

@@ -330,7 +330,7 @@ def _refuse(
     )
     complete = [str(name) for name, count in zip(frame.columns, per_column, strict=True) if not count]
     leave_out = (f"; or leave the others out: targets={complete} / --targets {','.join(complete)}"
-                 if 0 < len(complete) <= 4 else "")  # ABS's Trend series suspended for 19 months  # fmt: skip
+                 if 0 < len(complete) <= 4 else "")  # fmt: skip  (ABS's Trend series suspended for 19 months)
     raise DataError(
         f"{path}: {int(per_column.sum())} missing or non-finite value(s): {described}{why}; "
         "expected a number in every cell"
