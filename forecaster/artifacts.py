@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from forecaster import atomic
-from forecaster.calibration import METHODS, Calibration, increasing_levels
+from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_levels
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, nonnegative_ok
@@ -238,7 +238,7 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
         raise BundleError(f"{path}: metadata 'windows' must be a count, got {windows!r}")
     listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
     if not increasing_levels(listed):
-        raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-99, got {listed}")
+        raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-{MAX_LEVEL}, got {listed}")
     expected = (len(listed), data.horizon, data.output_channels)
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
         shown = f"{margins.dtype} {tuple(margins.shape)}"

@@ -42,7 +42,8 @@ import numpy as np
 from forecaster.checks import check_int, is_int, parse_ints
 from forecaster.errors import ConfigError
 
-ALL_LEVELS = tuple(range(1, 100))
+MAX_LEVEL = 99  # interval levels are the integers 1-99, each calibrated
+ALL_LEVELS = tuple(range(1, MAX_LEVEL + 1))
 DEFAULT_LEVELS = (80, 95)
 METHODS = ("conformal", "quantile")
 FEW_WINDOWS = 20  # below this, scores are pooled over the horizon's steps (conformal and quantile alike)
@@ -54,8 +55,9 @@ def check_levels(levels: Iterable[int]) -> list[int]:
     if is_int(levels):
         levels = [levels]
     elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
-        raise ConfigError(f"interval levels must be integers 1-99 in a list such as [80, 95], got {levels!r}")
-    checked = [check_int("interval level", level, minimum=1, maximum=99) for level in levels]
+        raise ConfigError(f"interval levels must be integers 1-{MAX_LEVEL} in a list such as [80, 95], got "
+                          f"{levels!r}")
+    checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in levels]
     if not checked:
         raise ConfigError("expected at least one interval level, e.g. 80,95")
     return sorted(set(checked))

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from forecaster import __version__
+from forecaster.calibration import MAX_LEVEL
 from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
@@ -76,7 +77,7 @@ class InferRequest(BaseModel):
     )
     inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=2)]
     # at most the point and the two bounds of each of 99 levels: each asked one is checked against them
-    outputs: list[dict[str, Any]] | None = Field(default=None, max_length=1 + 2 * 99)
+    outputs: list[dict[str, Any]] | None = Field(default=None, max_length=1 + 2 * MAX_LEVEL)
 
 
 class OutputTensor(BaseModel):
@@ -237,11 +238,11 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
                        "model's)", field="parameters")  # fmt: skip
     asked = (parameters or {}).get("level")
     if asked is not None and (
-        not isinstance(asked, list) or not 1 <= len(asked) <= 99  # v1's "at least 1 item", "at most 99"
-        or not all(type(level) is int and 1 <= level <= 99 for level in asked)
+        not isinstance(asked, list) or not 1 <= len(asked) <= MAX_LEVEL  # v1's "at least 1", "at most 99"
+        or not all(type(level) is int and 1 <= level <= MAX_LEVEL for level in asked)
     ):
-        raise ApiError(422, "expected a list of at most 99 integer levels 1-99, e.g. [80, 95]",
-                       field="parameters.level")  # fmt: skip
+        raise ApiError(422, f"expected a list of at most {MAX_LEVEL} integer levels 1-{MAX_LEVEL}, e.g. "
+                       "[80, 95]", field="parameters.level")  # fmt: skip
     return checked_levels(served, asked, "parameters.level")
 
 

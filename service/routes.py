@@ -24,6 +24,7 @@ from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
+from forecaster.calibration import MAX_LEVEL
 from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
@@ -405,9 +406,9 @@ async def forecast_csv(
         int | None, Query(ge=1, description="Steps to forecast (default: the model's).")
     ] = None,
     level: Annotated[
-        list[Annotated[int, Field(ge=1, le=99)]] | None,
+        list[Annotated[int, Field(ge=1, le=MAX_LEVEL)]] | None,
         Query(
-            max_length=99,
+            max_length=MAX_LEVEL,
             description="Interval levels, repeated (`?level=80&level=95`): adds `<col>-lo-<level>` and "
             "`<col>-hi-<level>` columns.",
         ),

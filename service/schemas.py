@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from forecaster.calibration import MAX_LEVEL
+
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 
 
@@ -46,10 +48,10 @@ class ForecastRequest(BaseModel):
     horizon: int | None = Field(
         default=None, ge=1, description="Steps to forecast, 1 ..= the model's horizon (default: the model's)."
     )
-    level: list[Annotated[int, Field(ge=1, le=99)]] | None = Field(
+    level: list[Annotated[int, Field(ge=1, le=MAX_LEVEL)]] | None = Field(
         default=None,
         min_length=1,
-        max_length=99,
+        max_length=MAX_LEVEL,
         description="Prediction-interval levels in percent, e.g. [80, 95]: `forecast` then also has "
         "`<col>-lo-<level>` and `<col>-hi-<level>` (Nixtla's naming); see the model's `intervals`.",
     )
@@ -77,7 +79,9 @@ class RecordsRequest(BaseModel):
         default=None, description="The horizon's rows of the model's future covariates (time and values)."
     )
     horizon: int | None = Field(default=None, ge=1)
-    level: list[Annotated[int, Field(ge=1, le=99)]] | None = Field(default=None, min_length=1, max_length=99)
+    level: list[Annotated[int, Field(ge=1, le=MAX_LEVEL)]] | None = Field(
+        default=None, min_length=1, max_length=MAX_LEVEL
+    )
 
 
 class RecordsResponse(BaseModel):
