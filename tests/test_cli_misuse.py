@@ -140,6 +140,15 @@ def test_a_dash_writes_the_forecast_to_standard_output_and_reads_no_standard_inp
     assert line == "forecaster: error: -: standard input is not read; expected a CSV, TSV or Excel file"
 
 
+def test_output_through_a_link_into_a_missing_folder_makes_the_folder(csv, naive_bundle, tmp_path, capsys):
+    """As `--output new/forecast.csv` makes `new`, a link to `new/forecast.csv` does: it ended with exit 1 and
+    pandas' "Cannot save file into a non-existent directory"."""
+    link = tmp_path / "latest.csv"
+    link.symlink_to(tmp_path / "runs" / "forecast.csv")
+    code, out, err = run_cli(["predict", "--model", naive_bundle, "--csv", csv, "--output", link], capsys)
+    assert code == 0 and link.is_symlink() and (tmp_path / "runs" / "forecast.csv").is_file(), err
+
+
 def test_a_symbolic_link_as_output_is_refused_and_its_target_kept(csv, naive_bundle, tmp_path, capsys):
     link = tmp_path / "link"
     link.symlink_to(naive_bundle)

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     wide = forecast(bundle, series, horizon=args.horizon, levels=_answered(bundle, args.level), future=future)
     table = shaped(bundle, dated_as_history(wide, series))
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
+        output.resolve().parent.mkdir(parents=True, exist_ok=True)  # a link's target's folder, as a path's
         indexed = bundle.data.id_col is None
         times = csv_times(series)
         write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written, **times))
