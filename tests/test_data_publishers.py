@@ -1189,3 +1189,17 @@ def test_an_m3_file_trains_and_forecasts_each_series_after_its_own_end(tmp_path,
         rows = written[written["Series"] == name]
         assert rows["date"].iloc[0] == pd.Timestamp(last) + pd.offsets.QuarterBegin(startingMonth=1), name
         assert len(rows) == 8 and (rows["naive"] == value).all(), name
+
+
+def test_tourism_columns_that_open_with_their_length_and_start_are_refused_naming_the_layout(tmp_path):
+    """The Tourism competition's files: a column per series whose first three rows are its length, starting
+    year and starting quarter. The refusal said to pass --no-date, which reads those rows as values."""
+    lengths, starts = [44, 52, 36], [(1994, 1), (1988, 3), (1998, 2)]
+    columns = {}
+    for k, (length, (year, quarter)) in enumerate(zip(lengths, starts, strict=True)):
+        values = [length, year, quarter, *(500.0 + 10 * k + np.arange(length))]
+        columns[f"Q{k + 1}"] = values + [np.nan] * (max(lengths) + 3 - len(values))
+    pd.DataFrame(columns).to_csv(tmp_path / "quarterly_in.csv", index=False)
+    message = one_line_error(tmp_path / "quarterly_in.csv")
+    assert "the first three rows hold each column's length, starting year and starting period" in message
+    assert "--no-date" not in message

@@ -48,3 +48,16 @@ def _length(row: np.ndarray) -> int:
     """The values before the empty cells that end a shorter series."""
     present = np.flatnonzero(~np.isnan(row))
     return int(present[-1]) + 1 if present.size else 0
+
+
+def starts_in_first_rows(raw: pd.DataFrame) -> bool:
+    """Whether each column opens with its length, starting year and starting period (1-12) above its values,
+    as the Tourism competition's files do: rows that --no-date would read as the series' first values."""
+    if len(raw) < 4 or not all(pd.api.types.is_numeric_dtype(raw[name]) for name in raw.columns):
+        return False
+    values = raw.to_numpy(np.float64)
+    lengths, years, periods = values[0], values[1], values[2]
+    counted = np.array([_length(column) for column in values[3:].T])
+    whole = np.isfinite(values[:3]).all() and (values[:3] == np.round(values[:3])).all()
+    return bool(whole and (lengths == counted).all() and ((years >= 1000) & (years <= 2999)).all()
+                and ((periods >= 1) & (periods <= 12)).all())  # fmt: skip

@@ -27,7 +27,7 @@ from forecaster.data.columns import (
     steps_across,
     without_repeated_codes,
 )
-from forecaster.data.competition import COMPETITION_DATE, rows_of_series
+from forecaster.data.competition import COMPETITION_DATE, rows_of_series, starts_in_first_rows
 from forecaster.data.datecolumn import (
     DATE_NAMES,
     find_date_column,
@@ -127,6 +127,11 @@ def _indexed_by_steps(
                          "indexed by steps")  # fmt: skip
             return raw.drop(columns=[column]), dataclasses.replace(read, no_date=True)
         parse_dates(source, raw, column)  # refused with what the column named like a date holds
+    if starts_in_first_rows(raw):
+        raise DataError(f"{source}: the first three rows hold each column's length, starting year and "
+                        "starting period (the Tourism competition's layout), not values; expected a date "
+                        "column, or a series per row with 'Starting Year' and 'Starting Quarter' or "
+                        "'Starting Month' columns (M3's layout)")  # fmt: skip
     if steps := steps_across(raw):  # M4's V2, V3, ...: --no-date forecast each step as a series
         raise DataError(f"{source}: the series are rows, their steps across {len(steps)} columns "
                         f"({steps[0]!r} ... {steps[-1]!r}); expected a series per column: transpose the "
