@@ -29,8 +29,9 @@ Error = type[Exception]
 MAX_STEPS = 100_000  # history lengths and sequence lengths: 11 years of hourly steps
 MAX_HORIZON = 10_000  # forecast lengths: over a year of hourly steps
 MAX_CHANNELS = 100_000  # series (columns) in one model
-# numbers in one window, (input + horizon) steps x input columns: 256 MiB of float64, 27 times Traffic's
-# widest (862 x 1,440); the bounds above alone allowed 80 GB, which a served model's warm-up allocates
+# numbers in one window, (input + horizon) steps x input columns: 256 MiB of float64, 27 times a window of
+# Traffic's 862 columns at input 720 and horizon 720; the bounds above alone allowed 80 GB, which a served
+# model's warm-up allocates
 MAX_WINDOW_NUMBERS = 2**25
 MAX_WIDTH = 16_384  # hidden widths, heads and their divisors: 32 times the widest preset (D = 512)
 MAX_LAYERS = 64  # stacked layers or blocks

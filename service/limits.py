@@ -137,7 +137,7 @@ class BodyLimitMiddleware:
         """Send a large body ANSWER_PIECE_BYTES at a time, its unsent part counted in `buffered`: the server
         waits for a client's socket to drain before taking the next piece (once the first is buffered), so
         what a client leaves unread stays counted until it reads it or its connection is dropped."""
-        body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+        body = message.get("body", b"")
         if len(body) <= ANSWER_PIECE_BYTES:
             await send(message)
             return

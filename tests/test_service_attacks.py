@@ -452,6 +452,24 @@ def test_open_file_limit_makes_room_for_the_connection_cap(monkeypatch: pytest.M
         server_module.open_file_limit(settings)
 
 
+async def _posted(limits, body: bytes, drained: anyio.Event | None = None) -> tuple[int, bytes]:
+    """(status, body) of a POST of `body` through `limits`; with `drained`, the answer's second piece waits
+    for it, as a paused transport waits for its client. Every piece but the last says more follows."""
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict) -> None:
+        if drained is not None and len(sent) == 2:
+            await drained.wait()
+        sent.append(message)
+
+    await limits({"type": "http", "method": "POST", "headers": []}, receive, send)
+    assert all(message["more_body"] for message in sent[1:-1]) and not sent[-1].get("more_body")
+    return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
+
+
 def test_bodies_held_at_once_are_bounded_per_worker() -> None:
     """A body that would take the bodies held by requests in progress past the budget is answered 503, and
     the budget is given back when an answer is sent (480 stalled 8 MB bodies once held 4.3 GB)."""
@@ -468,31 +486,19 @@ def test_bodies_held_at_once_are_bounded_per_worker() -> None:
 
     limits = BodyLimitMiddleware(app, max_body_bytes=1000, timeout_s=5, max_buffered_bytes=100)
 
-    async def post(body: bytes) -> tuple[int, bytes]:
-        sent: list[dict] = []
-
-        async def receive() -> dict:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        await limits({"type": "http", "method": "POST", "headers": []}, receive, send)
-        return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
-
     answers: dict[str, object] = {}
 
     async def held() -> None:
-        answers["held"] = await post(b"hold" + b"x" * 76)
+        answers["held"] = await _posted(limits, b"hold" + b"x" * 76)
 
     async def scenario() -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(held)
             await anyio.sleep(0.05)
-            answers["second"] = await post(b"y" * 40)  # 80 held + 40 > 100
+            answers["second"] = await _posted(limits, b"y" * 40)  # 80 held + 40 > 100
             answers["budget"] = limits.buffered
             release.set()
-        answers["after"] = await post(b"z" * 40)
+        answers["after"] = await _posted(limits, b"z" * 40)
         answers["left"] = limits.buffered
 
     anyio.run(scenario)
@@ -520,35 +526,20 @@ def test_an_answer_counts_against_the_budget_until_its_client_takes_it() -> None
     budget = len(answer) + 100
     limits = BodyLimitMiddleware(app, max_body_bytes=1000, timeout_s=5, max_buffered_bytes=budget)
 
-    async def post(body: bytes, slow: bool = False) -> tuple[int, bytes]:
-        sent: list[dict] = []
-
-        async def receive() -> dict:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: dict) -> None:  # a paused transport: the second piece waits for the client
-            if slow and len(sent) == 2:
-                await drained.wait()
-            sent.append(message)
-
-        await limits({"type": "http", "method": "POST", "headers": []}, receive, send)
-        assert all(message["more_body"] for message in sent[1:-1]) and not sent[-1].get("more_body")
-        return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
-
     answers: dict[str, object] = {}
 
     async def unread() -> None:
-        answers["unread"] = await post(b"large", slow=True)
+        answers["unread"] = await _posted(limits, b"large", drained)
 
     async def scenario() -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(unread)
             await anyio.sleep(0.05)
             answers["held"] = limits.buffered
-            answers["refused"] = await post(b"large")
-            answers["small"] = await post(b"y" * 10)
+            answers["refused"] = await _posted(limits, b"large")
+            answers["small"] = await _posted(limits, b"y" * 10)
             drained.set()
-        answers["after"] = await post(b"large")
+        answers["after"] = await _posted(limits, b"large")
         answers["left"] = limits.buffered
 
     anyio.run(scenario)

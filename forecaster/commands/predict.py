@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.plotting import plot_forecast, plot_path
     from forecaster.prediction import csv_times, dated_as_history, forecast, shaped
 
-    output = None if args.output in (None, "-") else checked_output(args.output, "--output")
+    to_stdout = args.output == "-"  # the CSV on standard output, for a pipe
+    output = None if args.output is None or to_stdout else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
     _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot},
                     args.model)
@@ -68,10 +69,9 @@ def run(args: argparse.Namespace) -> int:
     future = read_future(bundle, args.future_csv) if args.future_csv else None
     wide = forecast(bundle, series, horizon=args.horizon, levels=_answered(bundle, args.level), future=future)
     table = shaped(bundle, dated_as_history(wide, series))
+    indexed, times = bundle.data.id_col is None, csv_times(series)
     if output is not None:
         output.resolve().parent.mkdir(parents=True, exist_ok=True)  # a link's target's folder, as a path's
-        indexed = bundle.data.id_col is None
-        times = csv_times(series)
         write_atomically(output, lambda staged: table.to_csv(staged, index=indexed, **written, **times))
         steps = args.horizon or bundle.data.horizon  # each series': their dates differ where they end apart
         if bundle.data.id_col:  # long rows: one per series and step
@@ -80,14 +80,14 @@ def run(args: argparse.Namespace) -> int:
             apart = f" ({len(table)} rows: the series end apart)" if len(table) != steps else ""
             shape = f"{steps} steps x {table.shape[1]} columns{apart}"
         print(f"forecast of {shape} written to {output}")
-    elif args.output == "-":  # the file's CSV on standard output, for a pipe
-        table.to_csv(sys.stdout, index=bundle.data.id_col is None, **csv_times(series))
+    elif to_stdout:
+        table.to_csv(sys.stdout, index=indexed, **times)
     else:
-        print(table.to_string(index=bundle.data.id_col is None, float_format=lambda value: f"{value:.6g}"))
+        print(table.to_string(index=indexed, float_format=lambda value: f"{value:.6g}"))
     if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
         written_to = plot_forecast(series, wide, plot, history_rows, series.columns)
-        print(f"plot written to {written_to}", file=sys.stderr if args.output == "-" else sys.stdout)
+        print(f"plot written to {written_to}", file=sys.stderr if to_stdout else sys.stdout)
     return 0
 
 

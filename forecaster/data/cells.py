@@ -103,6 +103,11 @@ class Tally:
         return said
 
 
+def datum_texts(texts: pd.Series) -> pd.Series:
+    """The texts, those longer than MAX_DATUM_CHARS empty: no number, date or label, given to no pattern."""
+    return texts.where(texts.str.len() <= MAX_DATUM_CHARS, "")
+
+
 def cell_texts(column: pd.Series) -> pd.Series:
     """Each cell as its text without surrounding spaces, an empty cell as "" (not "nan"; a column of floats
     filled with text is deprecated in pandas)."""

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MAX_DATUM_CHARS, cell_texts
+from forecaster.data.cells import cell_texts, datum_texts
 from forecaster.data.datecolumn import DATE_NAMES, PERIOD_NAMES, YEAR_NAMES
 from forecaster.data.dateparts import part_named
 from forecaster.data.headerless import is_date
@@ -26,8 +26,7 @@ _SAMPLE = 20  # cells of a column read as dates to tell it holds them
 def _flags(texts: pd.Series) -> dict[str, tuple[str, str]]:
     """The texts with a flag after a date: {text: (the date before the flag, the flag)}. Only texts not
     ending in a digit are matched, each once (a column of 200,000 dates took seconds)."""
-    short = texts.str.len().between(1, MAX_DATUM_CHARS)
-    candidates = texts[~texts.str[-1:].str.isdigit() & short].unique()
+    candidates = texts[~texts.str[-1:].str.isdigit() & (datum_texts(texts) != "")].unique()
     found = {}
     for text in candidates:
         if (match := _FLAG_PATTERN.match(text)) is not None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import MAX_DATUM_CHARS
+from forecaster.data.cells import datum_texts
 from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, first_day
 from forecaster.data.keys import in_place_of
 from forecaster.errors import DataError, MissingDateColumnsError
@@ -170,8 +170,7 @@ def dates_from_parts(
         )
     numbers, fiscal = {}, False  # fiscal: years written as spans, 2018-19
     for kind, name in zip(kinds, columns, strict=True):
-        texts = raw[name].astype(str).str.strip()
-        texts = texts.where(texts.str.len() <= MAX_DATUM_CHARS, "")  # a longer text is no part of a date
+        texts = datum_texts(raw[name].astype(str).str.strip())
         flags = texts.str.extract(_PART_FLAG)["flag"] if kind != "year" else pd.Series(dtype=object)
         if flags.notna().any():  # C&SD's "Nov #": provisional figures
             texts = texts.str.replace(_PART_FLAG, "", regex=True)

@@ -18,7 +18,7 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 from pandas.tseries.frequencies import to_offset
 
-from forecaster.data.cells import MAX_DATUM_CHARS
+from forecaster.data.cells import MAX_DATUM_CHARS, datum_texts
 from forecaster.data.timeindex import infer_frequency, sub_daily
 
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
@@ -166,8 +166,7 @@ def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
 def _label_texts(values: pd.Series) -> pd.Series:
     """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis), and
     with Japanese era years as the years they are ("平成31年1月" is 2019's January, "令和元年" 2019)."""
-    texts = values.astype(str).str.strip()
-    texts = texts.where(texts.str.len() <= MAX_DATUM_CHARS, "")  # a longer text is no label
+    texts = datum_texts(values.astype(str).str.strip())
     if texts.str.contains("年", regex=False).any():
         texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
         texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)

@@ -162,8 +162,8 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
     read = ReadOptions(**options)
     path = Path(path)
     if not path.is_file():
-        what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "not found"
-        what = "standard input is not read" if str(path) == "-" and not path.exists() else what
+        what = ("is a folder" if path.is_dir() else "is not a regular file" if path.exists()
+                else "standard input is not read" if str(path) == "-" else "not found")  # fmt: skip
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
     keys = [] if read.id_col is None else [read.id_col, *key_parts(read.id_col)]
