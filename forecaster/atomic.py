@@ -56,7 +56,7 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
     renaming over it replaced it (the system's /dev/stdout became a file). A link to a file is followed: the
     file is replaced, with its permissions, and the link kept. A failed write names `path` (the writers' own
     errors often name no file)."""
-    in_place = _a_stream(path) or (path.exists() and not path.is_file())
+    in_place = _a_stream(path)
     target = path if in_place else Path(os.path.realpath(path))
     staged = target if in_place else target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
@@ -75,14 +75,15 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
 
 
 def _a_stream(path: Path) -> bool:
-    """Whether `path` is in /dev or /proc, or links there (/dev/stdout -> /proc/self/fd/1, which the shell
-    may have opened on a file: `> out.csv`)."""
+    """Whether `path` is, or links to, a descriptor in /proc (/dev/stdout -> /proc/self/fd/1, which the shell
+    may have opened on a file: `> out.csv`) or something not a file (/dev/null, a pipe). A file in /dev/shm
+    is a file, replaced whole (every path under /dev was written in place)."""
     current = Path(os.path.abspath(path))
     for _ in range(40):  # a loop of links ends here
-        if current.parts[1:2] in (("dev",), ("proc",)):
+        if "proc" in (current.parts[1:2] + Path(os.path.realpath(current.parent)).parts[1:2]):  # /dev/fd/1
             return True
         if not current.is_symlink():
-            return False
+            return current.exists() and not current.is_file()
         current = Path(os.path.abspath(current.parent / os.readlink(current)))
     return False
 

@@ -477,6 +477,29 @@ def test_a_pipe_is_written_in_place_not_renamed_over(tmp_path):
     assert received == [b"a,b\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="needs /dev/shm")
+def test_a_file_in_dev_shm_is_replaced_whole_and_dev_fd_written_in_place(tmp_path):
+    """Every path under /dev was taken for a stream and written in place (h33): a failed write left half a
+    file in /dev/shm, a tmpfs of regular files. /dev/fd/N, a folder linking into /proc, stays in place."""
+    target = Path(f"/dev/shm/forecaster-test-{os.getpid()}.csv")
+    target.write_text("previous\n")
+
+    def half_then_full(staged: Path) -> None:
+        staged.write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    try:
+        with pytest.raises(OSError, match="No space left"):
+            write_atomically(target, half_then_full)
+        assert target.read_text() == "previous\n"
+    finally:
+        target.unlink()
+    opened = tmp_path / "out.csv"
+    with opened.open("w") as shell:
+        write_atomically(Path(f"/dev/fd/{shell.fileno()}"), lambda path: path.write_text("a,b\n"))
+    assert opened.read_text() == "a,b\n" and os.listdir(tmp_path) == ["out.csv"]
+
+
 def test_a_link_is_followed_and_a_stream_the_shell_opened_is_written_in_place(tmp_path):
     """`--output /dev/stdout > out.csv` replaced the system's /dev/stdout (a link to /proc/self/fd/1) with a
     file and left out.csv empty, and `--output latest.csv` replaced the link, its target never written: a
