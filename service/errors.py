@@ -129,6 +129,9 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
     for bound, said in _BOUNDS.items():  # pydantic: "Input should be greater than or equal to 1"
         if bound in context and kind in _BOUND_ERRORS:
             message = f"expected {said} {context[bound]}, got {error.get('input')!r}"
+    if kind == "float_type" and isinstance(error.get("input"), int):  # 400 digits: past float's range
+        digits = len(str(error["input"]).lstrip("-"))
+        message = f"a number of {digits} digits; expected numbers a float can hold"
     loc = tuple(error.get("loc", ()))
     if kind == "extra_forbidden" and loc[:2] == ("body", "batch") and loc[-1] in ("horizon", "level"):
         message = f"not a field of a batch: give {loc[-1]} in each of its inputs"

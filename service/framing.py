@@ -3,18 +3,24 @@ header every answer carries.
 
 The HTTP parsers let through what a proxy in front may read otherwise, the ground request smuggling stands
 on: a Transfer-Encoding other than chunked (`gzip, chunked`: its body was read as if not encoded), one
-beside a Content-Length, and an HTTP/1.1 request with no Host or two. Each is refused, its connection
-closed. Answers are sent with `X-Content-Type-Options: nosniff`, so that no browser reads an error that
-echoes a client's text as anything but its declared type.
+beside a Content-Length, an HTTP/1.1 request with no Host, two, or one that names no host (`Host: a, b`),
+and a request line of a version HTTP/1 does not frame (`HTTP/2.0`, `HTTP/0.9`). Each is refused, its
+connection closed. Answers are sent with `X-Content-Type-Options: nosniff`, so that no browser reads an
+error that echoes a client's text as anything but its declared type.
 """
 
 from __future__ import annotations
+
+import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.errors import ApiError, api_error_response
 
 _NOSNIFF = (b"x-content-type-options", b"nosniff")
+_VERSIONS = ("1.0", "1.1", "2")  # ASGI's: "2" only from a server that speaks HTTP/2 itself
+# RFC 9112, 3.2: uri-host [":" port], the host an IP literal or a reg-name (RFC 3986, 3.2.2), or empty
+_HOST = re.compile(rb"(\[[0-9A-Za-z:.%\-_~]*\]|[0-9A-Za-z\-._~%!$&'()*+,;=]*)(:[0-9]*)?")
 
 
 def _framing_error(scope: Scope) -> ApiError | None:
@@ -27,10 +33,17 @@ def _framing_error(scope: Scope) -> ApiError | None:
     if codings and any(name == b"content-length" for name, _ in headers):
         return ApiError(400, "given beside Transfer-Encoding; expected one of the two (RFC 9112, 6.3)",
                         field="content-length")  # fmt: skip
-    hosts = sum(name == b"host" for name, _ in headers)
-    if scope.get("http_version") == "1.1" and hosts != 1:
-        return ApiError(400, f"expected one Host header in an HTTP/1.1 request (RFC 9112, 3.2), got {hosts}",
-                        field="host")  # fmt: skip
+    version = scope.get("http_version", "1.1")
+    if version not in _VERSIONS:
+        return ApiError(505, f"HTTP/{version[:10]} is not served; expected HTTP/1.1 or HTTP/1.0",
+                        field="request line")  # fmt: skip
+    hosts = [value for name, value in headers if name == b"host"]
+    if version == "1.1" and len(hosts) != 1:
+        return ApiError(400, f"expected one Host header in an HTTP/1.1 request (RFC 9112, 3.2), got "
+                        f"{len(hosts)}", field="host")  # fmt: skip
+    if hosts and not _HOST.fullmatch(hosts[0]):
+        return ApiError(400, f"{hosts[0][:50].decode('latin-1')!r} names no host; expected host[:port] "
+                        "(RFC 9112, 3.2)", field="host")  # fmt: skip
     return None
 
 

@@ -455,6 +455,8 @@ BAD_JSON = [
      "an unpaired UTF-16 surrogate escape"),
     ("number of 5,000 digits", _raw('{"values": {"OT": [1' + "0" * 5000 + "]}}"), 400, "body",
      "a number of more than 4300 digits"),
+    ("number of 4,000 digits", _raw('{"values": {"OT": [1' + "0" * 3999 + "]}}"), 422, "values.OT[0]",
+     "a number of 4000 digits; expected numbers a float can hold"),  # was "expected a number" (h33)
     ("compressed body", {"content": gzip.compress(_BODY_TEXT.encode()),
                          "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
      415, "content-encoding", "uncompressed body, got 'gzip'"),

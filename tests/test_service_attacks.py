@@ -369,20 +369,24 @@ def test_a_body_refused_unread_closes_its_connection(server: Server, refused: st
 
 
 @pytest.mark.parametrize(
-    ("head", "status"),
+    ("version", "head", "status"),
     [
-        ("Host: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked", 501),  # its body was read as if not encoded
-        ("Host: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked", 400),  # smuggling's ground
-        ("Host: 127.0.0.1\r\nHost: other.example", 400),
-        ("X-No-Host: 1", 400),
+        ("1.1", "Host: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked", 501),  # body read as if not encoded
+        ("1.1", "Host: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked", 400),  # smuggling
+        ("1.1", "Host: 127.0.0.1\r\nHost: other.example", 400),
+        ("1.1", "X-No-Host: 1", 400),
+        ("1.1", "Host: a, b", 400),  # h33: one header naming two hosts was served
+        ("2.0", "Host: 127.0.0.1", 505),  # h33: an HTTP/1 request line saying 2.0 was served
+        ("0.9", "Host: 127.0.0.1", 505),
     ],
 )
-def test_a_request_framed_ambiguously_is_refused_and_its_connection_closed(server, head, status) -> None:
+def test_a_request_framed_ambiguously_is_refused_and_its_connection_closed(server, version, head, status):
     """A proxy in front may frame these otherwise than the service did (each was answered 200; h11 refuses a
     coding other than chunked itself, 400)."""
     status = 400 if server.http == "h11" and "gzip" in head else status
     body = b"4\r\n{}  \r\n0\r\n\r\n" if "chunked" in head else b""
-    request = f"POST /v1/models/hourly/forecast HTTP/1.1\r\n{head}\r\nContent-Type: application/json\r\n\r\n"
+    request = (f"POST /v1/models/hourly/forecast HTTP/{version}\r\n{head}\r\nContent-Type: application/json"
+               "\r\n\r\n")
     received = b""
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         with contextlib.suppress(OSError):
