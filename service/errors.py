@@ -129,7 +129,7 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
     for bound, said in _BOUNDS.items():  # pydantic: "Input should be greater than or equal to 1"
         if bound in context and kind in _BOUND_ERRORS:
             message = f"expected {said} {context[bound]}, got {error.get('input')!r}"
-    if kind == "float_type" and isinstance(error.get("input"), int):  # 400 digits: past float's range
+    if kind == "float_type" and type(error.get("input")) is int:  # 400 digits, past float's range; not a bool
         digits = len(str(error["input"]).lstrip("-"))
         message = f"a number of {digits} digits; expected numbers a float can hold"
     loc = tuple(error.get("loc", ()))

@@ -26,6 +26,7 @@ from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import ApiError
 from service.limits import check_answer_numbers
+from service.preflight import no_query_parameters, require_media_type
 from service.registry import ServedModel
 from service.routes import (
     OrjsonRoute,
@@ -33,8 +34,6 @@ from service.routes import (
     forecast_histories,
     histories_numbers,
     in_thread,
-    no_query_parameters,
-    require_media_type,
     unless_client_leaves,
 )
 

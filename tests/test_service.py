@@ -4,6 +4,7 @@ micro-batching, and a 4xx with a named field for every class of bad input, inclu
 from __future__ import annotations
 
 import asyncio
+import base64
 import csv
 import gzip
 import io
@@ -628,6 +629,12 @@ def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) ->
     two = client.post("/v1/models/hourly/forecast.csv", files=[("file", ("a.csv", _csv_of(history()))),
                                                                ("file", ("b.csv", _csv_of(history())))])
     assert_error(two, 422, "file", "several 'file' parts; expected one CSV per request")
+    encoded = base64.b64encode(_csv_of(history()).encode())  # a mail client's part, read as text (h33)
+    mailed = (b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"h.csv\"\r\n"
+              b"Content-Transfer-Encoding: base64\r\n\r\n" + encoded + b"\r\n--b--\r\n")
+    refused = client.post("/v1/models/hourly/forecast.csv", content=mailed,
+                          headers={"content-type": "multipart/form-data; boundary=b"})
+    assert_error(refused, 415, "file", "a part in Content-Transfer-Encoding 'base64' is not decoded")
 
 
 def test_an_error_answer_is_bounded_whatever_the_request_held(client: Client) -> None:
