@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
@@ -50,6 +51,25 @@ def settings_from(model: str, horizon: int, input_size: int | None, options: dic
         horizon=horizon, input_size=input_size, model_name=model, **fields, model_options=options,
         trainer=TrainerOptions(**trainer),
     )  # fmt: skip
+
+
+def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.Index:
+    """Forecast times as the frame's index gave its own: periods in, periods out; a zone read back (an
+    offset in the bundle)."""
+    if isinstance(given, pd.PeriodIndex) and isinstance(times, pd.DatetimeIndex):
+        return times.to_period(given.freq).rename(given.name)
+    if getattr(given, "tz", None) is not None and isinstance(times, pd.DatetimeIndex):
+        return in_zone(times, given.tz, freq)
+    return times
+
+
+def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
+    """`series` up to each series' own stop (independent series end apart): its rows up to the last stop,
+    the values of a series that stops before blank after it."""
+    frame = series.frame.iloc[: max(stops.values())].copy()
+    for column, stop in stops.items():
+        frame.iloc[stop:, frame.columns.get_loc(column)] = np.nan
+    return dataclasses.replace(series, frame=frame)
 
 
 def _levels(level: Any) -> list[int]:
@@ -200,10 +220,7 @@ class Forecaster:
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
         given = getattr(df, "index", None) if df is not None else self.history_index
-        if isinstance(given, pd.PeriodIndex) and isinstance(table.index, pd.DatetimeIndex):
-            table.index = table.index.to_period(given.freq).rename(given.name)  # periods in, periods out
-        elif getattr(given, "tz", None) is not None and isinstance(table.index, pd.DatetimeIndex):
-            table.index = in_zone(table.index, given.tz, bundle.data.freq)  # read back as an offset
+        table.index = _as_given(table.index, given, bundle.data.freq)
         return shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
 
     def cross_validation(
@@ -218,36 +235,44 @@ class Forecaster:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
         convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
         Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
-        cutoff (and the window's own rows of any future covariates). Long rows: `unique_id, ds, cutoff,
-        <model>[, intervals], y`."""
+        cutoff (and the window's own rows of any future covariates). Long rows: `unique_id`, the time column
+        (`ds`, or a wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types
+        (periods in, periods out); a series with no value at a cutoff is left out of that window, said in a
+        note."""
 
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
         series = self.read(df, **read)
-        horizon = self.settings.horizon
-        first = len(series) - horizon - step_size * (n_windows - 1)  # rows up to the first cutoff
-        if first < 1:
+        horizon, span = self.settings.horizon, self.settings.horizon + step_size * (n_windows - 1)
+        values = series.frame[series.columns]  # each series' windows end at its own last value
+        ends = {column: int(np.flatnonzero(values[column].notna().to_numpy())[-1]) + 1 for column in values}
+        if min(ends.values()) - span < 1:
             raise DataError(
-                f"{series.source}: {len(series)} rows cannot hold {n_windows} window(s) of {horizon} steps "
-                f"{step_size} apart"
-            )
-        self.fit(dataclasses.replace(series, frame=series.frame.iloc[:first]))
+                f"{series.source}: {min(ends.values())} rows cannot hold {n_windows} window(s) of {horizon} "
+                f"steps {step_size} apart"
+            )  # fmt: skip
+        self.fit(_cut(series, {column: end - span for column, end in ends.items()}))
         bundle = self._fitted()
         data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
         levels = self.level if level is None else _levels(level)
+        given, names = getattr(df, "index", None), given_names(df, data.id_col)
+        actual = series.frame[data.columns].set_axis(_as_given(series.index, given, data.freq))
+        actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
         parts = []
         for window in range(n_windows):
-            stop = first + window * step_size
-            history = dataclasses.replace(series, frame=series.frame.iloc[:stop])
+            stops = {column: ends[column] - span + window * step_size for column in data.columns}
+            history, stop = _cut(series, stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
-            actual = ahead.frame[data.columns]
+            table.index = _as_given(table.index, given, data.freq)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
-            long.insert(list(long.columns).index(time_col) + 1, "cutoff", series.index[stop - 1])
-            long[DEFAULT_TARGET_COL] = actual.to_numpy().T.reshape(-1)
-            parts.append(long)
-        return pd.concat(parts, ignore_index=True)
+            cutoffs = {column: series.index[at - 1 : at] for column, at in stops.items()}
+            long.insert(list(long.columns).index(time_col) + 1, "cutoff", long[id_col].map(
+                {column: _as_given(at, given, data.freq)[0] for column, at in cutoffs.items()}))
+            parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
+        long = pd.concat(parts, ignore_index=True)
+        return long.assign(**{id_col: long[id_col].map(lambda label: names.get(label, label))})
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle)."""

@@ -93,6 +93,27 @@ def test_cross_validation_cutoffs_match_neuralforecast(long):
     np.testing.assert_allclose(ours["naive"].to_numpy(), [at_cutoff[key] for key in cutoffs], rtol=1e-6)
 
 
+def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_as_neuralforecast():
+    """Independent series ending 30 hours apart: the one that ended first had its rows forecast from its own
+    end under the other's cutoffs, dated before them, with no actual (h35)."""
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import NLinear
+
+    hours, rng = pd.date_range("2021-01-01", periods=120, freq="h"), np.random.default_rng(0)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": hours + pd.Timedelta(hours=late),
+                                     "y": rng.normal(size=120).cumsum()})
+                       for name, late in (("a", 0), ("b", 30))])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = NLinear(h=4, input_size=12, max_steps=1, enable_progress_bar=False, logger=False)
+        theirs = NeuralForecast(models=[peer], freq="h").cross_validation(frame, n_windows=3, step_size=2)
+        ours = Forecaster("naive", horizon=4, input_size=12).cross_validation(frame, n_windows=3, step_size=2)
+    keys = ["unique_id", "ds", "cutoff", "y"]
+    pd.testing.assert_frame_equal(ours[keys].sort_values(keys, ignore_index=True),
+                                  theirs[keys].sort_values(keys, ignore_index=True), check_dtype=False)
+    assert (ours.ds > ours.cutoff).all()
+
+
 def _cli_train_and_predict(frame: pd.DataFrame, folder: Path, *train_flags: str) -> pd.DataFrame:
     """Train an NLinear bundle on `frame` written as CSV, then predict from the same file with no reading
     flags (the bundle remembers how its file was read); the written forecast."""

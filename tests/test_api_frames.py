@@ -91,6 +91,36 @@ def test_integer_steps_in_a_long_ds_column_continue_with_no_date():
     assert model.predict(long[long.ds <= 90])["ds"].iloc[0] == 91
 
 
+def test_integer_steps_in_any_order_are_sorted_continued_by_their_spacing_and_gaps_refused():
+    """Shuffled rows kept their order (each series' last value was another row's), and steps other than
+    0, 1, 2, ... were forecast from the row count, labels the table held (h35)."""
+    rng = np.random.default_rng(0)
+    long = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 100), "ds": np.tile(np.arange(0, 200, 2), 2),
+                         "y": rng.normal(size=200).cumsum()})  # fmt: skip
+    with pytest.warns(DataQualityWarning, match="sorted the rows by 'ds'"):
+        table = naive().fit(long.sample(frac=1, random_state=3), no_date=True).predict()
+    last = long.groupby("unique_id")["y"].last()
+    assert table.groupby("unique_id")["naive"].first().tolist() == pytest.approx(last.tolist(), rel=1e-5)
+    assert table[table.unique_id == "a"]["ds"].tolist() == list(range(200, 200 + 2 * HORIZON, 2))
+    gap = long[(long.ds < 100) | (long.ds >= 150)]
+    with pytest.raises(DataError, match="steps in column 'ds' go from 98 to 150 where the others go by 2"):
+        naive().fit(gap, no_date=True)
+
+
+def test_a_backtest_answers_in_the_ids_and_periods_of_the_frame_as_predict_does():
+    """Integer ids came back as text (a merge with the frame raised) and periods as timestamps (h35)."""
+    rng = np.random.default_rng(0)
+    days = pd.date_range("2021", periods=60)
+    ids, values = np.repeat([1, 2], 60), rng.normal(size=120)
+    long = pd.DataFrame({"unique_id": ids, "ds": np.tile(days, 2), "y": values})
+    backtest = naive().cross_validation(long, n_windows=2)
+    assert len(backtest.merge(long, on=["unique_id", "ds"])) == len(backtest) == 2 * 2 * HORIZON
+    quarters = pd.DataFrame({"v": rng.normal(size=60)}, index=pd.period_range("2000Q1", periods=60, freq="Q"))
+    backtest = naive().cross_validation(quarters, n_windows=1)
+    assert backtest["cutoff"].tolist() == [pd.Period("2013Q2", "Q")] * HORIZON
+    assert backtest["date"].tolist() == list(quarters.index[-HORIZON:])
+
+
 @pytest.mark.parametrize("cell", [3 + 4j, True, b"12"])
 def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
     frame = hourly(50).astype({"a": object})

@@ -19,6 +19,7 @@ from forecaster.data.cells import counts_rows
 from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
+from forecaster.data.timeindex import steps_in_order
 from forecaster.data.timeorder import sorted_by_time
 from forecaster.data.variables import by_variable, joined_values, melt_variables, value_columns
 from forecaster.errors import DataError
@@ -197,12 +198,12 @@ def read_long(
         raw, read.id_col, time_col, read.target_col or DEFAULT_TARGET_COL, source,
         aligned=not independent, times=times,
     )  # fmt: skip
-    if read.no_date:  # consecutive whole steps (neuralforecast's integer `ds`) stay the rows' numbers
+    if read.no_date:  # numbers (neuralforecast's integer `ds`): the rows in their order, continued by them
         steps = pd.to_numeric(wide[time_col], errors="coerce").to_numpy(dtype=np.float64)
         wide = wide.drop(columns=time_col)
-        consecutive = len(steps) and np.isfinite(steps).all() and (np.diff(steps) == 1).all()
-        if consecutive and steps[0] == int(steps[0]):
-            wide.index = pd.RangeIndex(int(steps[0]), int(steps[0]) + len(steps))
+        if len(steps) and np.isfinite(steps).all():
+            order, index = steps_in_order(steps, time_col, source, notes)
+            wide = wide.iloc[order].set_axis(index)
         return wide, None, read
     if not independent:  # rows in no order (ONS's CMD downloads, Redfin's tracker): sorted by time
         wide = sorted_by_time(wide, time_col, source, parse_dates, notes)

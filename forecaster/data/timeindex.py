@@ -136,6 +136,31 @@ def future_timestamps(index: pd.Index, freq: str | None, horizon: int) -> pd.Ind
     raise DataError(f"cannot continue an index of dtype {index.dtype}; expected timestamps or integer steps")
 
 
+def steps_in_order(
+    steps: np.ndarray, column: str, source: str, notes: list[str]
+) -> tuple[np.ndarray, pd.RangeIndex]:
+    """The order that sorts a long table's numbers of steps (neuralforecast's integer `ds`, with no_date;
+    a sampled frame's scrambled its series), said in `notes`, and the index of the sorted steps that continues
+    them (0, 2, ..., 398 goes on at 400); DataError naming a step that is no whole number, repeats or breaks
+    their spacing (a forecast from the row count, 200, was labelled with steps the table held)."""
+    order = np.argsort(steps, kind="stable")
+    if (np.diff(order) != 1).any():
+        notes.append(f"sorted the rows by {column!r}")
+    steps = steps[order]
+    spacing = float(np.diff(steps).min()) if len(steps) > 1 else 1.0
+    if (steps != np.round(steps)).any() or spacing <= 0:
+        shown = steps[np.flatnonzero(steps != np.round(steps))[0]] if spacing > 0 else steps[0]
+        raise DataError(f"{source}: step {shown:g} in column {column!r} is not a whole number or repeats; "
+                        "expected whole steps, each once per series (or dates, without no_date)")  # fmt: skip
+    uneven = np.flatnonzero(np.diff(steps) != spacing)
+    if uneven.size:
+        before, after = steps[uneven[0]], steps[uneven[0] + 1]
+        raise DataError(f"{source}: the steps in column {column!r} go from {before:g} to {after:g} where "
+                        f"the others go by {spacing:g}; expected evenly spaced steps (add the missing rows, "
+                        "or give dates, which fill_missing can fill)")  # fmt: skip
+    return order, pd.RangeIndex(int(steps[0]), int(steps[-1] + spacing), int(spacing))
+
+
 def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
     """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
     period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes
