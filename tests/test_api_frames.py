@@ -130,6 +130,22 @@ def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
         read_frame(frame)
 
 
+def test_row_numbers_with_a_name_are_no_series():
+    """A 0, 1, 2, ... index named by rename_axis was forecast as a series beside the frame's own (h35)."""
+    frame = hourly().reset_index(names="date")
+    table = naive().fit(frame.rename_axis("myidx")).predict()
+    assert list(table.columns) == list(naive().fit(frame).predict().columns) == ["a", "b"]
+
+
+def test_a_column_of_complex_numbers_is_refused_in_one_line():
+    """numpy's ComplexWarning came out three times, then the column was left out as text (h35)."""
+    frame = hourly(50).astype({"a": complex})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DataError, match="column 'a' holds complex numbers; expected real ones"):
+            read_frame(frame)
+
+
 def test_object_cells_of_numbers_and_gaps_are_read():
     frame = hourly(50).astype({"a": object})
     frame.iloc[10:14, 0] = [np.float32(2.5), np.int64(3), Decimal("1.5"), None]
@@ -238,6 +254,10 @@ def test_a_frame_in_any_row_order_is_read_in_time_order_and_exact_copies_dropped
     with pytest.warns(DataQualityWarning, match="sorted the rows by 'ds' within each 'unique_id'"):
         shuffled = naive().fit(long.sample(frac=1, random_state=0)).predict()
     pd.testing.assert_frame_equal(shuffled, expected)
+    dated = frame.reset_index(names="date")  # its column of timestamps found, not named (h35: refused)
+    with pytest.warns(DataQualityWarning, match="sorted the rows by 'date'"):
+        table = naive().fit(dated.sample(frac=1, random_state=0)).predict()
+    pd.testing.assert_frame_equal(table, naive().fit(dated).predict())
 
 
 def test_a_frame_of_steps_from_100_is_forecast_from_its_last_step():

@@ -228,6 +228,30 @@ def test_day_and_month_before_the_year_are_read_as_the_file_means_them(dates, ex
     assert list(parse_timestamps(pd.Series(dates))) == [pd.Timestamp(day) for day in expected]
 
 
+@pytest.mark.parametrize(
+    ("dates", "tie"),
+    [
+        ([f"01/{month:02d}/2021" for month in range(1, 13)], True),  # a year's months, day first, or 12 days
+        ([f"{day:02d}/01/2021" for day in range(1, 13)], True),  # 12 days, day first, or a year's months
+        ([f"{month:02d}/01/{year}" for year in (2020, 2021) for month in range(1, 13)], False),  # 2 years
+        ([f"01/{day:02d}/2021" for day in range(1, 20)], False),  # a day past 12
+    ],
+)
+def test_dates_both_readings_fit_are_read_month_first_with_a_note(tmp_path, dates, tie) -> None:
+    """Twelve months written dd/mm/yyyy were read as twelve days without a word (h35)."""
+    path = tmp_path / "dates.csv"
+    path.write_text("date,v\n" + "".join(f"{date},{k}\n" for k, date in enumerate(dates)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = read_csv(path)
+    assert series.index[1] == pd.to_datetime(dates[1], format="%m/%d/%Y")
+    said = [str(warning.message) for warning in caught if "month first" in str(warning.message)]
+    day_first = pd.to_datetime(dates[1], format="%d/%m/%Y")
+    expected = (f"{path}: note: column 'date': read {dates[0]!r}, {dates[1]!r}, ... month first (MM/DD, as "
+                f"pandas does), though day first reads them as well (2021-01-01, {day_first:%Y-%m-%d}, ...)")
+    assert [text.split(": write")[0] for text in said] == ([expected] if tie else [])
+
+
 def test_month_and_fiscal_labels_that_do_not_follow_stay_unparsed() -> None:
     from forecaster.data.dates import parse_period_labels
 

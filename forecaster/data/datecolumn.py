@@ -12,6 +12,7 @@ from forecaster.data.columns import is_text, section_numbers
 from forecaster.data.dateparts import find_date_parts, part_named
 from forecaster.data.dates import (
     across_offsets,
+    month_first_on_a_tie,
     parse_period_labels,
     parse_timestamps,
     period_label_misfits,
@@ -184,4 +185,6 @@ def parse_dates(
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
             + (DATE_FORMS if bad.size == len(column) else one)
         )
+    if notes is not None and (tie := month_first_on_a_tie(texts, parsed)):
+        notes.append(f"column {date_col!r}: {tie}")
     return pd.DatetimeIndex(parsed, name=date_col)

@@ -318,6 +318,24 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     return day_first if regular == [False, True] else month_first
 
 
+def month_first_on_a_tie(column: pd.Series, parsed: pd.Series) -> str | None:
+    """A note where slashed or dashed dates were read month first (as pandas reads them) and day first reads
+    them as well, in order and regularly: a year's months written 01/02/2021 read as 12 days (a day past 12
+    or a second year tells the two apart, and then the reading is the file's)."""
+    texts = column.dropna().astype(str).str.strip()
+    separators = texts.str.extract(NUMERIC_DATE)["sep"]
+    if len(texts) < 2 or separators.isna().any() or (separators == ".").any():
+        return None
+    day_first = _timestamps(column, dayfirst=True, mixed=False).dropna()  # one format: a quick parse
+    if len(day_first) != len(texts) or day_first.equals(parsed.dropna()) or _turns(day_first):
+        return None
+    if infer_frequency(pd.DatetimeIndex(day_first).sort_values()) is None:
+        return None
+    read = ", ".join(f"{stamp:%Y-%m-%d}" for stamp in day_first.iloc[:2])
+    return (f"read {texts.iloc[0]!r}, {texts.iloc[1]!r}, ... month first (MM/DD, as pandas does), though "
+            f"day first reads them as well ({read}, ...): write dates as YYYY-MM-DD to be sure")  # fmt: skip
+
+
 def _turns(parsed: pd.Series) -> int:
     """How often timestamps step against their column's direction (0 where in order, newest first or last)."""
     steps = np.diff(parsed.dropna().to_numpy().astype("datetime64[ns]").astype(np.int64))

@@ -20,7 +20,7 @@ from forecaster.errors import DataError
 
 def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
-    DataError for anything else."""
+    DataError for anything else, columns of several levels or of complex numbers."""
     if isinstance(data, pd.Series):
         return data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
@@ -28,6 +28,10 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
+    complex_ = [name for name, dtype in data.dtypes.items() if pd.api.types.is_complex_dtype(dtype)]
+    if complex_:  # numpy's ComplexWarning came out where the reader took their real parts
+        raise DataError(f"{source}: column {complex_[0]!r} holds complex numbers; expected real ones (its "
+                        ".real or abs(), as the series to forecast)")  # fmt: skip
     return data
 
 
@@ -36,7 +40,7 @@ def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame,
     timestamps), stably, and without exact duplicate rows, with notes saying so: pandas users' frames come
     out of merges and samples in any order (neuralforecast sorts them itself); a file is read as written."""
     notes, index = [], frame.index
-    column = read.date_col if read.date_col in frame.columns else None
+    column = read.date_col if read.date_col in frame.columns else _only_timestamps(frame, read)
     if isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) and not index.is_monotonic_increasing:
         frame = frame.sort_index(kind="stable")
         notes.append("sorted the rows by the time of their index")
@@ -55,19 +59,28 @@ def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame,
     return frame, notes
 
 
+def _only_timestamps(frame: pd.DataFrame, read: ReadOptions) -> str | None:
+    """The one column of timestamps where no date column is named: the one the reader would find (a
+    shuffled frame was refused as unsorted unless its date column was named)."""
+    if read.date_col is not None or read.no_date or read.date_from:
+        return None
+    stamps = [name for name, dtype in frame.dtypes.items() if pd.api.types.is_datetime64_any_dtype(dtype)]
+    return stamps[0] if len(stamps) == 1 else None
+
+
 def _row_numbers(index: pd.Index) -> bool:
-    """Whether an index is row numbers 0, 1, 2, ... (pandas 3 makes other consecutive whole numbers, years
-    1871-1970, a RangeIndex too)."""
-    return isinstance(index, pd.RangeIndex) and (index.start, index.step, index.name) == (0, 1, None)
+    """Whether an index is row numbers 0, 1, 2, ..., named or not (a name left by `rename_axis` made them a
+    series to forecast); pandas 3 makes other consecutive whole numbers, years 1871-1970, a RangeIndex too."""
+    return isinstance(index, pd.RangeIndex) and (index.start, index.step) == (0, 1)
 
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
     asked for when the frame has no such column), a MultiIndex (`unique_id, ds`), a named or a text index
-    its own columns (a RangeIndex too, but for row numbers 0, 1, 2, ...), an index of whole years the `year`
-    column of a frame of numbers only (else it may be row numbers left by a filter); another unnamed numeric
-    index is dropped."""
+    its own columns (a RangeIndex too, but for row numbers 0, 1, 2, ..., named or not), an index of whole
+    years the `year` column of a frame of numbers only (else it may be row numbers left by a filter); another
+    unnamed numeric index is dropped."""
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
