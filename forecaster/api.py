@@ -27,10 +27,11 @@ from forecaster.data.frames import as_frame
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.timeindex import in_zone, is_frequency
+from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.history import read_future, read_rows
 from forecaster.prediction import forecast, forecast_name, given_names, shaped
+from forecaster.training.planning import check_model_options
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 
@@ -100,6 +101,10 @@ class Forecaster:
         if horizon is None:
             raise ConfigError("Forecaster needs horizon=H, the number of steps to forecast")
         self.settings = settings_from(model, horizon, input_size, dict(options))
+        check_model_options(self.settings)  # a typo (max_epoch=1) was refused at fit, not here (h35)
+        if freq is not None and not names_a_frequency(freq):  # 'bogus' was said to differ from the data's
+            raise ConfigError(f"freq: unknown frequency {str(freq)[:40]!r}; expected a pandas offset or "
+                              "period alias such as h, D, W, MS or Q")  # fmt: skip
         self.freq = freq
         self.level = _levels(level)
         self.bundle: Bundle | None = None
@@ -138,6 +143,9 @@ class Forecaster:
             if not (read.get("no_date") or read.get("date_from")) or time_col is not None:
                 read["date_col"] = time_col or read.get("date_col") or DEFAULT_TIME_COL  # date_col= too
         elif time_col is not None:
+            if read.get("no_date") or read.get("date_from"):  # was said of a date_col not given (h35)
+                raise ConfigError("time_col names a date column, which no_date or date_from says there is "
+                                  "none of; give one way to find the dates")  # fmt: skip
             read["date_col"] = time_col
         series = read_frame(df, **read)
         if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):

@@ -112,6 +112,10 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
         if isinstance(table, pd.DataFrame):
             return read_frame(table, **options, targets=given)
         return read_csv(table, **options, targets=given)
-    except MissingDateColumnsError as error:
+    except MissingColumnsError as error:  # a covariate lacking was said an "unknown target column" (h35)
         source = "DataFrame" if isinstance(table, pd.DataFrame) else str(table)
-        raise _missing(bundle, source, error) from None
+        if isinstance(error, MissingDateColumnsError):
+            raise _missing(bundle, source, error) from None
+        raise DataError(f"{source}: missing future covariate(s) {', '.join(map(repr, error.missing))} that "
+                        f"model {bundle.name!r} needs over the horizon; the rows have "
+                        f"{', '.join(map(repr, error.present))}") from None  # fmt: skip

@@ -137,13 +137,40 @@ def test_row_numbers_with_a_name_are_no_series():
     assert list(table.columns) == list(naive().fit(frame).predict().columns) == ["a", "b"]
 
 
-def test_a_column_of_complex_numbers_is_refused_in_one_line():
-    """numpy's ComplexWarning came out three times, then the column was left out as text (h35)."""
-    frame = hourly(50).astype({"a": complex})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(DataError, match="column 'a' holds complex numbers; expected real ones"):
-            read_frame(frame)
+def test_numbers_written_as_text_are_read_as_a_files_are_and_ids_kept_as_written():
+    """'1,234.5' and '12%' were left out as text, the series lost but for a note (h35); a file's are read."""
+    frame = hourly(60).assign(a=lambda f: (1000 + f.a * 100).round(1))
+    written = frame.assign(a=frame.a.map("{:,.1f}".format), b=frame.b.map("{:.1f}%".format))
+    with pytest.warns(DataQualityWarning) as caught:
+        series = read_frame(written)
+    said = " ".join(str(warning.message) for warning in caught)
+    assert "thousands separators" in said and "read 60 number(s) written with % in percent" in said
+    np.testing.assert_allclose(series.frame["a"], frame.a)
+    np.testing.assert_allclose(series.frame["b"], frame.b.round(1))  # in percent, as written
+    long = pd.DataFrame({"unique_id": np.repeat(["01", "02"], 60), "ds": np.tile(frame.index, 2),
+                         "y": np.tile(written.a.to_numpy(), 2)})  # fmt: skip
+    assert naive().fit(long).predict()["unique_id"].unique().tolist() == ["01", "02"]
+
+
+def test_settings_are_checked_when_given_and_named_as_given():
+    """An unknown option was refused at fit, `freq='bogus'` said to differ from the data's frequency (a
+    DataError), and time_col beside no_date named a date_col never given (h35)."""
+    with pytest.raises(ConfigError, match=r"model 'naive' has no option\(s\) \['max_epoch'\]"):
+        Forecaster("naive", horizon=HORIZON, max_epoch=1)
+    with pytest.raises(ConfigError, match="freq: unknown frequency 'bogus'; expected a pandas offset or"):
+        Forecaster("naive", horizon=HORIZON, freq="bogus")
+    with pytest.raises(ConfigError, match="^time_col names a date column, which no_date or date_from says"):
+        naive().fit(hourly().reset_index(names="when"), time_col="when", no_date=True)
+
+
+def test_a_column_of_complex_numbers_is_skipped_with_the_projects_note_alone():
+    """numpy's ComplexWarning came out three times before the note (h35)."""
+    frame = hourly(50).astype({"a": complex}).reset_index(names="date")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert read_frame(frame).columns == ["b"]
+    said = [str(warning.message) for warning in caught]
+    assert said == ["DataFrame: note: skipped non-numeric column(s) 'a'"]
 
 
 def test_object_cells_of_numbers_and_gaps_are_read():

@@ -248,7 +248,7 @@ def test_train_refuses_a_huge_value_before_training(tmp_path, capsys):
     frame.loc[500, "load"] = 1e308
     frame.to_csv(tmp_path / "huge.csv", index=False)
     line = refused(["train", "--csv", tmp_path / "huge.csv", *TRAIN, "--out", tmp_path / "model"], capsys)
-    assert "huge.csv: line 502 (2024-01-06 05:00:00): value 1e+308 in column 'load' is too large" in line
+    assert "huge.csv: at 2024-01-06 05:00:00: value 1e+308 in column 'load' is too large" in line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["huge.csv"]  # nothing trained or written
 
 

@@ -113,6 +113,8 @@ def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path
     in_utc = ahead.assign(date=ahead["date"] + "Z")  # the same steps, but in UTC: not the history's
     with pytest.raises(DataError, match="timestamps are in UTC, the history's without a time zone"):
         with_future.predict(driven, future_df=in_utc)
+    with pytest.raises(DataError, match="missing future covariate.s. 'f' that model .* needs over the"):
+        with_future.predict(driven, future_df=ahead[["date"]])  # was an "unknown target column" (h35)
     path = tmp_path / "bundle"
     with_future.save(path)
     driven.to_csv(tmp_path / "history.csv", index=False)

@@ -559,7 +559,7 @@ def test_a_log_of_readings_at_varying_steps_is_refused_naming_the_median_step(tm
     stamps = pd.Timestamp("2024-05-01") + pd.to_timedelta(np.cumsum(rng.integers(540, 661, 200)), unit="s")
     path = tmp_path / "sensor.csv"
     pd.DataFrame({"timestamp": stamps, "pm25": rng.normal(10, 2, 200)}).to_csv(path, index=False)
-    with pytest.raises(DataError, match=r"the steps vary, 10min in the median: resample the file to one"):
+    with pytest.raises(DataError, match=r"the steps vary, 10min in the median: resample the rows to one"):
         read_csv(path)
 
 

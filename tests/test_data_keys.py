@@ -407,7 +407,7 @@ def test_an_export_whose_rows_are_in_no_order_is_read_as_the_sorted_one(tmp_path
     shuffled = pd.read_csv(sorted_file).sample(frac=1.0, random_state=0)
     shuffled.to_csv(tmp_path / "shuffled.csv", index=False)
     options = {} if id_col is None else {"id_col": id_col}
-    with pytest.warns(DataQualityWarning, match="sorted the rows by 'TIME_PERIOD': the file lists its times"):
+    with pytest.warns(DataQualityWarning, match="sorted the rows by 'TIME_PERIOD': the table lists its"):
         series = read_csv(tmp_path / "shuffled.csv", **options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)

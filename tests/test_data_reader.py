@@ -274,17 +274,21 @@ def test_infinite_cells_and_numbers_beyond_float_are_refused_not_filled(tmp_path
     assert capsys.readouterr().err == f"forecaster: error: {expected}\n"
 
 
-def test_a_value_too_large_to_train_on_is_refused_in_the_same_shape(tmp_path):
+def test_a_value_too_large_to_train_on_is_refused_naming_its_time(tmp_path):
+    """Named by its time: the rows trained on are no longer the file's lines (a DataFrame's row 0 was
+    called 'line 2', h35)."""
     from forecaster.data.missing import check_magnitudes
 
     series = read_csv(_write(tmp_path, "large.csv", _rows(HOURS, ["1"] * 5 + ["9" * 25] + ["1"] * 6)))
     with pytest.raises(DataError) as caught:
         check_magnitudes(series.source, series.frame)
     assert str(caught.value) == (
-        f"{series.source}: line 7 (2020-01-01 05:00:00): value 1e+25 in column 'a' is too large to train "
+        f"{series.source}: at 2020-01-01 05:00:00: value 1e+25 in column 'a' is too large to train "
         "on: its square overflows float32; expected |value| <= 1.84e+19 (rescale the column, e.g. to "
         "thousands of its unit)"
     )
+    with pytest.raises(DataError, match=r"^DataFrame: step 5: value 1e\+25 in column 'a'"):
+        check_magnitudes("DataFrame", series.frame.reset_index(drop=True))
 
 
 def test_exchange_and_ili_dates_parse_with_their_frequencies(data_dir):

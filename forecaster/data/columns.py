@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
-from forecaster.data.dateparts import codes_the_dates, restates_a_part
+from forecaster.data.dateparts import codes_the_dates, date_codes, restates_a_part
 from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
 from forecaster.data.missing import SHOWN, line
@@ -210,7 +210,9 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     (its index written out), the dates as decimal years (NOAA's "decimal date", SILSO's third column), codes
     (e-Stat's "コード" columns), an identifier (`_identifies`), parts of the
     dates (a year, month or weekday column beside them) or Unix times, or a station's coordinates; none of
-    them a series to forecast (kept where nothing else is left)."""
+    them a series to forecast (kept where nothing else is left). Complex columns, skipped later, are not
+    looked at (numpy warned three times, casting them to real numbers)."""
+    every, columns = columns, [name for name in columns if raw[name].dtype.kind != "c"]
     counters = [name for name in columns
                 if str(name).strip().lower() in _ROW_COUNTER_NAMES and counts_rows(raw[name])]  # fmt: skip
     years = _decimal_years(index)  # once, not per column: Traffic has 862
@@ -219,14 +221,15 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     ids = [name for name in columns if not is_text(raw[name]) and (_CODE_NAME.search(str(name).strip())
            or (_ID_NAME.fullmatch(str(name).strip()) and _identifies(raw[name])))]  # fmt: skip
     dated = isinstance(index, pd.DatetimeIndex) and len(index) >= 3
+    codes = date_codes(index) if dated else []
     parts = [name for name in columns if dated and name not in counters + ids
-             and (restates_a_part(name, raw[name], index) or codes_the_dates(raw[name], index))]  # fmt: skip
+             and (restates_a_part(name, raw[name], index) or codes_the_dates(raw[name], codes))]  # fmt: skip
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
     constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
     restating = counters + decimal + ids + parts + unix + constant
     if not restating or len(restating) == len(columns):
-        return columns
+        return every
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
                         (ids, "codes or identifiers"),
                         (parts, "parts or codes of the dates (year, month, weekday, 20141 ...)"),
@@ -234,7 +237,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
                         (constant, "one place or format throughout")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
-    return [name for name in columns if name not in restating]
+    return [name for name in every if name not in restating]
 
 
 def _identifies(column: pd.Series) -> bool:

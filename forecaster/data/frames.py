@@ -20,7 +20,7 @@ from forecaster.errors import DataError
 
 def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
-    DataError for anything else, columns of several levels or of complex numbers."""
+    DataError for anything else, or columns of several levels."""
     if isinstance(data, pd.Series):
         return data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
@@ -28,10 +28,6 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
-    complex_ = [name for name, dtype in data.dtypes.items() if pd.api.types.is_complex_dtype(dtype)]
-    if complex_:  # numpy's ComplexWarning came out where the reader took their real parts
-        raise DataError(f"{source}: column {complex_[0]!r} holds complex numbers; expected real ones (its "
-                        ".real or abs(), as the series to forecast)")  # fmt: skip
     return data
 
 

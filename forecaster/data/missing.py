@@ -349,24 +349,29 @@ def check_finite(path: Path | str, frame: pd.DataFrame) -> None:
 
 
 def check_magnitudes(path: Path | str, frame: pd.DataFrame) -> None:
-    """Refuse, before any training, a value whose square overflows float32, naming its column and line."""
+    """Refuse, before any training, a value whose square overflows float32, naming its column and time (the
+    rows read, sorted or filled, are no longer the file's lines: a DataFrame's row 0 was named 'line 2')."""
     values = frame.to_numpy(dtype=np.float64)
     expected = f"|value| <= {MAX_TRAINING_MAGNITUDE:.3g} (rescale the column, e.g. to thousands of its unit)"
-    _refuse_value(path, frame, values, np.abs(values) > MAX_TRAINING_MAGNITUDE,
-                  "is too large to train on: its square overflows float32", expected)  # fmt: skip
+    problem = "is too large to train on: its square overflows float32"
+    too_large = np.abs(values) > MAX_TRAINING_MAGNITUDE
+    _refuse_value(path, frame, values, too_large, problem, expected, by_line=False)
 
 
 def _refuse_value(
-    path: Path | str, frame: pd.DataFrame, values: np.ndarray, bad: np.ndarray, problem: str, expected: str
+    path: Path | str, frame: pd.DataFrame, values: np.ndarray, bad: np.ndarray, problem: str, expected: str,
+    by_line: bool = True,
 ) -> None:
-    """One line naming the first `bad` cell: its line, date, value and column, and how many there are."""
+    """One line naming the first `bad` cell: its line (`by_line`), time, value and column, and how many."""
     cells = np.argwhere(bad)
     if cells.size:
         row, column = cells[0]
-        dated = f" ({when(frame.index[row])})" if isinstance(frame.index, pd.DatetimeIndex) else ""
+        dated = isinstance(frame.index, pd.DatetimeIndex)
+        place = f"{'at' if dated else 'step'} {when(frame.index[row])}"
+        place = (f"{line(row)} ({when(frame.index[row])})" if dated else line(row)) if by_line else place
         name = str(frame.columns[column])
         count = f" ({len(cells)} cell(s) in total)" if len(cells) > 1 else ""
         raise DataError(
-            f"{path}: {line(row)}{dated}: value {values[row, column]:g} in column {name!r} {problem}"
-            f"{count}; expected {expected}"
+            f"{path}: {place}: value {values[row, column]:g} in column {name!r} {problem}{count}; expected "
+            f"{expected}"
         )

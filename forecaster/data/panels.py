@@ -424,14 +424,13 @@ def melt_forecast(
     first = series[0]
     suffixes = [column[len(first):] for column in table.columns
                 if column.startswith(first) and _INTERVAL.fullmatch(column[len(first):])]  # fmt: skip
-    parts = []
-    for column in series:
-        part = pd.DataFrame({id_col: column, time_col: table.index})
-        part[name] = table[column].to_numpy()
-        for suffix in suffixes:
-            part[f"{name}{suffix}"] = table[f"{column}{suffix}"].to_numpy()
-        parts.append(part.dropna(subset=[name]))  # independent series end at their own times
-    long = pd.concat(parts, ignore_index=True)
+    steps = len(table)  # built whole, not a frame per series (3,000 series took a minute)
+    long = pd.DataFrame({id_col: np.repeat(np.asarray(series, dtype=object), steps),
+                         time_col: table.index[np.tile(np.arange(steps), len(series))]})  # fmt: skip
+    for suffix in ["", *suffixes]:
+        named = [f"{column}{suffix}" for column in series]
+        long[f"{name}{suffix}"] = table[named].to_numpy().T.reshape(-1)
+    long = long[long[name].notna().to_numpy()].reset_index(drop=True)  # independent series end apart
     values = value_columns(target_col)
     if values is not None and all(str(column).rsplit(KEY_SEPARATOR, 1)[-1] in values for column in series):
         long = by_variable(long, id_col, time_col, name, values)

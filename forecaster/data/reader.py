@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.calendar import calendar_features
-from forecaster.data.cells import counts_rows
+from forecaster.data.cells import Tally, counts_rows, numbers_in_text_columns
 from forecaster.data.columns import (
     check_names_once,
     named_apart,
@@ -203,6 +203,9 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     raw.columns = [str(column).strip() for column in raw.columns]
     if raw.empty:
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
+    keys, tally = [part for part in key_parts(read.id_col or "") if part in raw.columns], Tally()
+    raw = numbers_in_text_columns(raw, None, tally).assign(**{key: raw[key] for key in keys})  # as a file's
+    notes.extend(tally.notes())  # '1,234.5' and '12%' were left out as text (ids stay as written: '01')
     with rows_of_a_frame():
         return _read_table(raw, source, read, None, notes)
 

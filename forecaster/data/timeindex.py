@@ -161,6 +161,21 @@ def steps_in_order(
     return order, pd.RangeIndex(int(steps[0]), int(steps[-1] + spacing), int(spacing))
 
 
+def names_a_frequency(freq: str) -> bool:
+    """Whether `is_frequency` can compare rows with `freq`: an offset alias (`check_frequency`) or a period
+    alias ("M", "Q", "Y")."""
+    try:
+        check_frequency(freq)
+        return True
+    except DataError:
+        pass
+    try:
+        pd.Period("2000-01-01", freq=freq)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
     """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
     period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes

@@ -64,7 +64,7 @@ def _sampled(index: pd.DatetimeIndex) -> str:
         return ""
     median = pd.Timedelta(int(np.median(steps)), unit=index.unit)
     median = to_offset(median.round("min" if median >= pd.Timedelta(minutes=2) else "s")).freqstr  # 605s
-    return f"; the steps vary, {median} in the median: resample the file to one step, such as {median}"
+    return f"; the steps vary, {median} in the median: resample the rows to one step, such as {median}"
 
 
 def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
@@ -102,7 +102,7 @@ def check_time_order(
         raise DataError(
             f"{path}: timestamps in column {date_col!r} are not sorted: {line(p + 1)} "
             f"({index[p + 1]}) comes after {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
-            f"expected increasing time (sort the file by {date_col!r}){long}"
+            f"expected increasing time (sort the rows by {date_col!r}){long}"
         )
     repeats = np.flatnonzero(steps == 0)
     if repeats.size:
@@ -124,7 +124,7 @@ def check_time_order(
         if spec is None:
             raise DataError(
                 f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)"
-                f"{_sampled(index)}); expected a constant frequency (fill the gaps or resample the file)"
+                f"{_sampled(index)}); expected a constant frequency (fill the gaps or resample the rows)"
             )
         if count:
             notes.append(f"{count} irregular step(s): {first}")
@@ -167,5 +167,5 @@ def sorted_by_time(
     steps = np.diff(times.asi8)
     if (steps >= 0).all() or (steps <= 0).all():
         return wide
-    notes.append(f"sorted the rows by {time_col!r}: the file lists its times out of order")
+    notes.append(f"sorted the rows by {time_col!r}: the table lists its times out of order")
     return wide.iloc[np.argsort(times.asi8, kind="stable")].reset_index(drop=True)

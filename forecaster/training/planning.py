@@ -259,6 +259,14 @@ def _candidate(
     return Candidate(label, model_name, options, lr, input_size, toward_naive, seeds)
 
 
+def check_model_options(settings: TrainSettings) -> None:
+    """ConfigError naming the options given that are no config fields of the model (`auto` takes none)."""
+    if settings.model_name != AUTO:
+        unknown = sorted(set(settings.model_options) - _fields(settings.model_name))
+        if unknown:
+            raise ConfigError(f"model {settings.model_name!r} has no option(s) {unknown}")
+
+
 def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
     """The candidates a run fits: one model with its preset, a model's `--preset auto` variants, or, for
     `--model auto`, the baselines, S3Attention's auto variants and any `--candidates`."""
@@ -266,9 +274,7 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
         models = list(dict.fromkeys([*auto_models(series.dataset), *settings.candidates]))
         named = [(model, AUTO if model == "s3attention" else DEFAULT) for model in models]
     else:
-        unknown = sorted(set(settings.model_options) - _fields(settings.model_name))
-        if unknown:
-            raise ConfigError(f"model {settings.model_name!r} has no option(s) {unknown}")
+        check_model_options(settings)
         named = [(settings.model_name, settings.preset)]
     pairs = [
         (model, name)
