@@ -109,6 +109,17 @@ def test_predict_refuses_to_write_over_its_own_input(csv, naive_bundle, tmp_path
     assert code == 2 and "expected a whole number >= 1, got '0'" in err
 
 
+def test_levels_are_taken_comma_separated_or_one_argument_each(csv, naive_bundle, tmp_path, capsys):
+    """`--level 80 95` was refused ("unrecognized arguments: 95"): both forms give the same forecast."""
+    written = {}
+    for name, levels in (("commas", ["80,95"]), ("apart", ["80", "95"])):
+        out = tmp_path / f"{name}.csv"
+        predict = ["predict", "--model", naive_bundle, "--csv", csv, "--level", *levels, "--output", out]
+        assert run_cli(predict, capsys)[0] == 0
+        written[name] = out.read_text()
+    assert written["commas"] == written["apart"] and "-hi-95" in written["apart"]
+
+
 def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive_bundle, tmp_path, capsys,
                                                                        monkeypatch):
     """--plot into a read-only folder failed after --output was written, naming its hidden temp file; a

@@ -433,6 +433,18 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
     print_metrics({**metrics, "windows": 1})  # one test window: its coverage says little either way
     printed = capsys.readouterr().out
     assert "note: coverage measured on 1 test window(s) says little" in printed and "far less" not in printed
+    metrics["intervals"]["95"]["coverage"] = 0.53  # JJ's on 8 windows (h34): far below, said on few too
+    print_metrics({**metrics, "windows": 8, "naive": {"mse": 0.25, "mse_step1": 0.2}})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-3:] == [
+        "note: on the test split the kept forecast scored above the naive forecast (0.5000 against 0.2500), "
+        "not by enough to leave what validation chose; --model naive keeps the naive forecast",
+        "note: coverage measured on 8 test window(s) says little; `forecaster evaluate` on later rows "
+        "measures it again",
+        "note: the intervals covered far less of the test split than asked (95% 0.53): the series moved "
+        "after the windows that calibrated them; `forecaster calibrate --model M --csv RECENT.csv --on all` "
+        "recalibrates on recent rows",
+    ]
 
 
 def test_the_test_scores_print_naive_beside_the_model_in_original_units_too(capsys) -> None:

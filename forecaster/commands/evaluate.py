@@ -7,6 +7,7 @@ import json
 import sys
 
 from forecaster.commands.common import (
+    LevelsAction,
     add_source_arguments,
     csv_options,
     level_list,
@@ -27,10 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--level",
         type=level_list,
+        nargs="+",
+        action=LevelsAction,
         default=[],
         metavar="LEVELS",
-        help="also score the prediction intervals at these levels, e.g. 80,95: coverage, mean width, "
-        "interval score",
+        help="also score the prediction intervals at these levels, e.g. 80,95 or 80 95: coverage, mean "
+        "width, interval score",
     )
     parser.add_argument(
         "--json", action="store_true",

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forecaster.commands.common import add_csv_arguments, csv_options, level_list, positive_int
+from forecaster.commands.common import LevelsAction, add_csv_arguments, csv_options, level_list, positive_int
 from forecaster.errors import ConfigError, warning_line
 
 if TYPE_CHECKING:
@@ -36,9 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--level",
         type=level_list,
+        nargs="+",
+        action=LevelsAction,
         default=[],
         metavar="LEVELS",
-        help="prediction intervals at these levels, e.g. 80,95: columns <col>-lo-80, <col>-hi-80, ...",
+        help="prediction intervals at these levels, e.g. 80,95 or 80 95: columns <col>-lo-80, <col>-hi-80, "
+        "...",
     )
     parser.add_argument("--output", metavar="CSV",
                         help="write the forecast here as CSV, '-' on standard output (default: a table)")
