@@ -243,10 +243,10 @@ class Forecaster:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
         convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
         Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
-        cutoff (and the window's own rows of any future covariates). Long rows: `unique_id`, the time column
-        (`ds`, or a wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types
-        (periods in, periods out); a series with no value at a cutoff is left out of that window, said in a
-        note."""
+        cutoff (and the window's own rows of any future covariates); series that end apart (independent)
+        each at their own end, as neuralforecast does. Long rows: `unique_id`, the time column (`ds`, or a
+        wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types (periods in,
+        periods out)."""
 
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
@@ -275,12 +275,15 @@ class Forecaster:
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
             table.index = _as_given(table.index, given, data.freq)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
-            cutoffs = {column: series.index[at - 1 : at] for column, at in stops.items()}
-            long.insert(list(long.columns).index(time_col) + 1, "cutoff", long[id_col].map(
-                {column: _as_given(at, given, data.freq)[0] for column, at in cutoffs.items()}))
+            last = series.index[[stops[column] - 1 for column in data.columns]]
+            cutoffs = _as_given(last, given, data.freq)
+            rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
+            long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)
-        return long.assign(**{id_col: long[id_col].map(lambda label: names.get(label, label))})
+        if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
+            long[id_col] = long[id_col].map(lambda label: names.get(label, label))
+        return long
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle)."""
