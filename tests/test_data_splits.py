@@ -204,6 +204,10 @@ def test_the_auto_split_is_the_default_split_of_the_rows_split():
     assert default_split(40, 5) == "holdout" and default_split(46, 5) == "7:1:2"
     with pytest.raises(DataError, match="14 rows are too few for split holdout with input_size 4"):
         split_borders(14, 4, "auto", horizon=5)
+    # a trained model's count, and the baselines' beside it (describe asked 37 rows, train 25: h34's shampoo)
+    with pytest.raises(DataError, match=r"needs at least 37 rows so that train, val and test each hold one "
+                       r"window \(25 for a forecast that fits nothing, --model naive\)$"):  # fmt: skip
+        split_borders(24, 1, "holdout", horizon=12)
     # by rows and horizon only: every model of one choice, whatever its input, is scored on the same windows
     assert resolve_split("auto", 116, 8) == "7:1:2" and resolve_split("ett", 10, 1) == "ett"
     for input_size in (1, 8, 24):

@@ -185,6 +185,9 @@ def split_borders(
         shorter = ""
         if scheme == PROTOCOL_SPLIT and usable(n_rows, input_size, checked_horizon, HOLDOUT, freq, trained):
             shorter = " (or --split holdout: the last horizon tests, the one before validates)"
+        elif trained and scheme == HOLDOUT:  # describe said 37 rows, train with the baselines 25
+            fewer = min_rows(input_size, checked_horizon, scheme, freq, trained=False)
+            shorter = f" ({fewer} for a forecast that fits nothing, --model naive)"
         raise DataError(
             f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "
             f"so that {'train, val and test' if trained else 'val and test'} each hold one window{shorter}"
