@@ -350,11 +350,12 @@ def test_the_default_model_gives_way_to_seasonal_drift_on_a_season_that_grows() 
         Forecaster(model="seasonal_drift", horizon=3, season=12, input_size=12).fit(frame.iloc[:60])
 
 
-def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it() -> None:
+def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it(capsys) -> None:
     """A monthly release of employment (a season on a trend) and a rate (no season): one forecast for both
     columns was naive's, seasonal drift's being far off on the rate; column by column, seasonal drift and
     naive, lower on each column on both periods, are the bundle, with a third of naive's test MSE."""
     from forecaster.api import Forecaster
+    from forecaster.commands.common import print_training
 
     months = np.arange(108)
     season = 8000 * np.sin(2 * np.pi * months / 12) + np.random.default_rng(4).normal(0, 1500, months.size)
@@ -364,6 +365,9 @@ def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it
     assert bundle.training["candidate"] == "per-column"
     assert bundle.training["columns"] == {"employment": "seasonal_drift", "rate": "naive"}
     assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 2
+    print_training(bundle.training, bundle.metrics)  # train said "per-column: no parameters" (h34)
+    assert ("per-column: each column forecast by its own of the forecasts that fit nothing, lower on "
+            "validation: 'employment' seasonal_drift, 'rate' naive\n") in capsys.readouterr().out
 
 
 def test_a_seasonal_forecast_that_fits_nothing_reads_the_seasons_it_needs_on_a_short_file() -> None:

@@ -110,6 +110,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
     if "members" in training:
         weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
         print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")
+    elif isinstance(training.get("columns"), dict):  # the per-column choice: "per-column" said nothing (h34)
+        from forecaster.data.missing import some
+
+        chosen = some([f"{column!r} {label}" for column, label in training["columns"].items()])
+        print(f"{training['candidate']}: each column forecast by its own of the forecasts that fit nothing, "
+              f"lower on validation: {chosen}")  # fmt: skip
     elif not training["parameters"]:
         print(f"{training['candidate']}: no parameters, nothing to train")
     else:
