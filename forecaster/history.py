@@ -13,7 +13,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
 from forecaster.data.frames import as_frame
-from forecaster.data.missing import NO_FILL, some
+from forecaster.data.missing import NO_FILL, some, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
@@ -108,10 +108,11 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
     options.update(
         past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None
     )
-    try:
-        if isinstance(table, pd.DataFrame):
-            return read_frame(table, **options, targets=given)
-        return read_csv(table, **options, targets=given)
+    try:  # read as the model reads them: no advice on reading options (a repeated date was told of id_col)
+        with without_reading_advice():
+            if isinstance(table, pd.DataFrame):
+                return read_frame(table, **options, targets=given)
+            return read_csv(table, **options, targets=given)
     except MissingColumnsError as error:  # a covariate lacking was said an "unknown target column" (h35)
         source = "DataFrame" if isinstance(table, pd.DataFrame) else str(table)
         if isinstance(error, MissingDateColumnsError):

@@ -115,6 +115,9 @@ def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path
         with_future.predict(driven, future_df=in_utc)
     with pytest.raises(DataError, match="missing future covariate.s. 'f' that model .* needs over the"):
         with_future.predict(driven, future_df=ahead[["date"]])  # was an "unknown target column" (h35)
+    with pytest.raises(DataError, match=r"duplicate timestamp .*; expected one row per time step$"):
+        twice = pd.concat([ahead.iloc[[0]], ahead.iloc[[0]].assign(f=5.0), ahead.iloc[1:]])
+        with_future.predict(driven, future_df=twice)  # told of id_col and long tables (h35)
     path = tmp_path / "bundle"
     with_future.save(path)
     driven.to_csv(tmp_path / "history.csv", index=False)
