@@ -67,9 +67,12 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
     """`series` up to each series' own stop (independent series end apart): its rows up to the last stop,
     the values of a series that stops before blank after it."""
-    frame = series.frame.iloc[: max(stops.values())].copy()
-    for column, stop in stops.items():
-        frame.iloc[stop:, frame.columns.get_loc(column)] = np.nan
+    last = max(stops.values())
+    frame = series.frame.iloc[:last]
+    if min(stops.values()) < last:  # copied only where a series stops before the others
+        frame = frame.copy()
+        for column, stop in stops.items():
+            frame.iloc[stop:, frame.columns.get_loc(column)] = np.nan
     return dataclasses.replace(series, frame=frame)
 
 
@@ -265,7 +268,9 @@ class Forecaster:
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
         levels = self.level if level is None else _levels(level)
         given, names = getattr(df, "index", None), given_names(df, data.id_col)
-        actual = series.frame[data.columns].set_axis(_as_given(series.index, given, data.freq))
+        windows = slice(min(ends[column] for column in data.columns) - span, None)  # the rows backtested
+        actual = series.frame[data.columns].iloc[windows]
+        actual = actual.set_axis(_as_given(series.index[windows], given, data.freq))
         actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
         parts = []
         for window in range(n_windows):

@@ -33,15 +33,16 @@ def rows_of_series(raw: pd.DataFrame, notes: list[str]) -> tuple[pd.DataFrame, s
     if ids is None:
         return None
     values = raw[steps].to_numpy(np.float64)
-    pieces = []
-    for row, (year, first) in enumerate(zip(years.astype(int), parts.astype(int), strict=True)):
-        kept = values[row, : _length(values[row])]
-        dates = pd.date_range(pd.Timestamp(year, (first - 1) * months + 1, 1), periods=len(kept), freq=step)
-        pieces.append(pd.DataFrame({ids: raw[ids].iloc[row], COMPETITION_DATE: dates, "value": kept}))
+    lengths = np.array([_length(row) for row in values])
+    kept = np.arange(values.shape[1]) < lengths[:, None]  # each row's values before its empty cells
+    dates = [pd.date_range(pd.Timestamp(year, (first - 1) * months + 1, 1), periods=length, freq=step)
+             for year, first, length in zip(years.astype(int), parts.astype(int), lengths, strict=True)]
+    long = pd.DataFrame({ids: np.repeat(raw[ids].to_numpy(), lengths),  # one frame, not one per series
+                         COMPETITION_DATE: pd.DatetimeIndex(np.concatenate(dates)), "value": values[kept]})
     starts = "starting year" + (f" and {part.split()[1]}" if part else "")
     notes.append(f"read {len(raw)} series written one per row, each from its {starts}, as a long table of "
                  f"{ids!r}, {COMPETITION_DATE!r} and 'value' (columns {steps[0]!r} ... {steps[-1]!r})")
-    return pd.concat(pieces, ignore_index=True), ids
+    return long, ids
 
 
 def _length(row: np.ndarray) -> int:

@@ -12,7 +12,6 @@ from forecaster.data.columns import is_text, section_numbers
 from forecaster.data.dateparts import find_date_parts, part_named
 from forecaster.data.dates import (
     across_offsets,
-    month_first_on_a_tie,
     parse_period_labels,
     parse_timestamps,
     period_label_misfits,
@@ -153,8 +152,9 @@ def parse_dates(
     )
     number = column.map(lambda value: isinstance(value, Number) and pd.notna(value)).astype(bool)
     texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
+    ties: list[str] = []  # month first taken where day first reads the dates as well
     try:
-        parsed = parse_timestamps(texts)
+        parsed = parse_timestamps(texts, ties)
     except (ValueError, TypeError, OverflowError) as error:
         shifted = across_offsets(texts)
         if shifted is not None:
@@ -185,6 +185,5 @@ def parse_dates(
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
             + (DATE_FORMS if bad.size == len(column) else one)
         )
-    if notes is not None and (tie := month_first_on_a_tie(texts, parsed)):
-        notes.append(f"column {date_col!r}: {tie}")
+    (notes if notes is not None else []).extend(f"column {date_col!r}: {tie}" for tie in ties)
     return pd.DatetimeIndex(parsed, name=date_col)

@@ -277,13 +277,14 @@ def clock_words(texts: pd.Series) -> pd.Series:
     return texts.astype(str).str.strip().str.lower().isin(("now", "today"))
 
 
-def parse_timestamps(column: pd.Series) -> pd.Series:
+def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Series:
     """Timestamps (NaT where a value is none), reading dates written day or month before the year the way
     their file means them: dotted ones day first (31.01.2020, the European convention); slashed or dashed
     ones month first as pandas does, unless day first reads more rows (a monthly 01/02/2020 ... 01/01/2021
     has no 13th month) or, both reading every row, only day first keeps them in order or gives a regular
     series, also where other rows are ISO dates. pandas alone takes month first and switches per value,
-    mixing the two readings.
+    mixing the two readings. Where both readings are whole, in order and regular (a year's months written
+    01/02/2021 read as 12 days), month first is taken and `ties` gets a note saying so.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
     separators = column.dropna().astype(str).str.strip().str.extract(NUMERIC_DATE)["sep"]
     if separators.isna().all():
@@ -291,7 +292,7 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
     if separators.isna().any():  # a file switching from 2020-07-18 to 19/07/2020: each kind read its own way
         numeric = separators.notna().reindex(column.index, fill_value=False)
         others = _timestamps(column.where(~numeric), dayfirst=False)
-        return others.fillna(parse_timestamps(column.where(numeric)))
+        return others.fillna(parse_timestamps(column.where(numeric), ties))
     # each reading in one format first: where only one reads every row it is the file's, and a reading that
     # does needs no value-by-value parse (11/29/2020 07:00 AM took 5 s a megabyte)
     readings = (True,) if (separators == ".").all() else (True, False)
@@ -315,25 +316,13 @@ def parse_timestamps(column: pd.Series) -> pd.Series:
         return day_first if turns[1] < turns[0] else month_first
     regular = [infer_frequency(pd.DatetimeIndex(parsed.dropna().unique()).sort_values()) is not None
                for parsed in (month_first, day_first)]  # fmt: skip
+    if ties is not None and regular == [True, True] and whole[True] and not day_first.equals(month_first):
+        texts, read = column.dropna().astype(str).str.strip(), day_first.dropna()
+        shown = ", ".join(f"{stamp:%Y-%m-%d}" for stamp in read.iloc[:2])
+        ties.append(f"read {texts.iloc[0]!r}, {texts.iloc[1]!r}, ... month first (MM/DD, as pandas does), "
+                    f"though day first reads them as well ({shown}, ...): write dates as YYYY-MM-DD to be "
+                    "sure")
     return day_first if regular == [False, True] else month_first
-
-
-def month_first_on_a_tie(column: pd.Series, parsed: pd.Series) -> str | None:
-    """A note where slashed or dashed dates were read month first (as pandas reads them) and day first reads
-    them as well, in order and regularly: a year's months written 01/02/2021 read as 12 days (a day past 12
-    or a second year tells the two apart, and then the reading is the file's)."""
-    texts = column.dropna().astype(str).str.strip()
-    separators = texts.str.extract(NUMERIC_DATE)["sep"]
-    if len(texts) < 2 or separators.isna().any() or (separators == ".").any():
-        return None
-    day_first = _timestamps(column, dayfirst=True, mixed=False).dropna()  # one format: a quick parse
-    if len(day_first) != len(texts) or day_first.equals(parsed.dropna()) or _turns(day_first):
-        return None
-    if infer_frequency(pd.DatetimeIndex(day_first).sort_values()) is None:
-        return None
-    read = ", ".join(f"{stamp:%Y-%m-%d}" for stamp in day_first.iloc[:2])
-    return (f"read {texts.iloc[0]!r}, {texts.iloc[1]!r}, ... month first (MM/DD, as pandas does), though "
-            f"day first reads them as well ({read}, ...): write dates as YYYY-MM-DD to be sure")  # fmt: skip
 
 
 def _turns(parsed: pd.Series) -> int:

@@ -366,9 +366,11 @@ def _refuse_value(
     cells = np.argwhere(bad)
     if cells.size:
         row, column = cells[0]
-        dated = isinstance(frame.index, pd.DatetimeIndex)
-        place = f"{'at' if dated else 'step'} {when(frame.index[row])}"
-        place = (f"{line(row)} ({when(frame.index[row])})" if dated else line(row)) if by_line else place
+        dated, stamp = isinstance(frame.index, pd.DatetimeIndex), when(frame.index[row])
+        if by_line:
+            place = f"{line(row)} ({stamp})" if dated else line(row)
+        else:
+            place = f"at {stamp}" if dated else f"step {stamp}"
         name = str(frame.columns[column])
         count = f" ({len(cells)} cell(s) in total)" if len(cells) > 1 else ""
         raise DataError(
