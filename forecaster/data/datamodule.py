@@ -25,10 +25,12 @@ def window_sets(
     earlier: bool = False,
     trained: bool = True,
     log: np.ndarray | None = None,
+    only: str | None = None,
 ) -> tuple[Scaler, dict[str, Windows]]:
     """The split's standardized train/val/test windows, and the scaler (fit on the train rows unless given,
     the `log` channels in logarithms); `earlier`: the split's `earlier_period` (DataError where it has none),
-    whose train rows may hold no window for a model that is not `trained`.
+    whose train rows may hold no window for a model that is not `trained`; `only`: that split's windows alone
+    (scoring reads one split, and a panel of thousands of series pays for every window set built).
 
     Multivariate: one split of the table, (L, C) windows. Independent series: each series split on its
     own first-to-last value and standardized by its own train rows, the (L, 1) windows of all pooled."""
@@ -59,8 +61,10 @@ def window_sets(
                 allow_empty=empty_allowed.get(name, False),
             )
             for name, (a, b) in borders.items()
+            if only in (None, name)
         }
-    parts: dict[str, list[WindowDataset]] = {"train": [], "val": [], "test": []}
+    built = [name for name in ("train", "val", "test") if only in (None, name)]
+    parts: dict[str, list[WindowDataset]] = {name: [] for name in built}
     scalers = []
     matrix = series.values
     for j, (name, rows) in enumerate(zip(series.columns, series.own_rows(), strict=True)):
@@ -70,7 +74,8 @@ def window_sets(
         own = Scaler.fit(values[slice(*borders["train"])], own_log) if scaler is None else scaler.channel(j)
         scalers.append(own)
         scaled = own.transform(values).astype(np.float32)
-        for which, (a, b) in borders.items():
+        for which in parts:
+            a, b = borders[which]
             parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1),
                                               allow_empty=empty_allowed.get(which, False)))  # fmt: skip
     pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}

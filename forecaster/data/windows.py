@@ -40,8 +40,10 @@ class WindowDataset(Dataset):
         self.stride = stride
         self.data = torch.from_numpy(np.array(array, dtype=np.float32, copy=True))
         self.targets = array.shape[1] if targets is None else targets
-        self.known = torch.zeros(array.shape[1], dtype=torch.float32)  # 1 for the columns known ahead
-        self.known[list(future)] = 1.0
+        self.known = None  # 1 for the columns known ahead, where any is (one mask per series costs in panels)
+        if len(future):
+            self.known = torch.zeros(array.shape[1], dtype=torch.float32)
+            self.known[list(future)] = 1.0
         self._length = window_count(0, array.shape[0], input_size, horizon, stride)
         if self._length == 0 and not allow_empty:
             raise DataError(
@@ -59,7 +61,7 @@ class WindowDataset(Dataset):
         middle = start + self.input_size
         ahead = self.data[middle : middle + self.horizon]
         history = self.data[start:middle]
-        if self.known.any():
+        if self.known is not None:
             history = torch.cat([history, ahead * self.known])
         return history, ahead[:, : self.targets]
 
@@ -67,12 +69,12 @@ class WindowDataset(Dataset):
         """Every window at once, as views of the data: inputs (N, L, C) and targets (N, H, C)."""
         span = self.input_size + self.horizon
         if self._length == 0:  # fewer rows than a window (`allow_empty`): unfold cannot take the span
-            rows = span if self.known.any() else self.input_size
+            rows = span if self.known is not None else self.input_size
             empty = self.data.new_zeros
             return empty(0, rows, self.data.shape[1]), empty(0, self.horizon, self.targets)
         unfolded = self.data.unfold(0, span, self.stride)[: self._length].transpose(1, 2)  # (N, L + H, C)
         inputs, ahead = unfolded[:, : self.input_size], unfolded[:, self.input_size :]
-        if self.known.any():
+        if self.known is not None:
             inputs = torch.cat([inputs, ahead * self.known], dim=1)
         return inputs, ahead[..., : self.targets]
 

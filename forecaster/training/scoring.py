@@ -66,7 +66,8 @@ def forecast_batches(
 def split_windows(data: DataConfig, scaler: Scaler, series: TimeSeries, split: str) -> Windows:
     """The standardized (input, target) windows of `split` ("train", "val" or "test") under `data`: the train
     split may hold none (scoring reads it only for a forecast that fits nothing, which learned from none)."""
-    return window_sets(series, data.input_size, data.horizon, data.split, scaler, trained=False)[1][split]
+    sets = window_sets(series, data.input_size, data.horizon, data.split, scaler, trained=False, only=split)
+    return sets[1][split]
 
 
 def error_scaler(data: DataConfig, scaler: Scaler) -> Scaler | None:
