@@ -594,7 +594,7 @@ BAD_CSV = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("case", "text", "status", "needle"), BAD_CSV, ids=lambda v: v)
+@pytest.mark.parametrize(("case", "text", "status", "needle"), BAD_CSV, ids=[case[0] for case in BAD_CSV])
 def test_bad_csv_uploads_answer_4xx(client: Client, case: str, text: str, status: int, needle: str) -> None:
     response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("../../etc/x.tar", text)})
     assert_error(response, status, "file", needle)
