@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import shutil
+import tempfile
 import warnings
 import zipfile
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from forecaster.data import DATASETS, get_spec, load_dataset, locate_dataset
 from forecaster.data.download import download_dataset, file_sha256, verify_dataset
-from forecaster.errors import DataError
+from forecaster.errors import MESSAGE_LIMIT, DataError
 
 SHARED = ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Exchange", "Weather", "ILI"]
 
@@ -103,17 +104,28 @@ def test_locate_order_is_explicit_dir_then_env_then_cwd_data(tmp_path, monkeypat
     assert locate_dataset("ETTh1", tmp_path / "nowhere") == env_file
 
 
-def test_missing_dataset_names_file_places_and_download_command(tmp_path, monkeypatch):
+def test_missing_dataset_names_file_places_and_download_command(monkeypatch):
+    with tempfile.TemporaryDirectory(dir="/tmp") as base:  # short paths: every place fits in the message
+        monkeypatch.chdir(base)
+        monkeypatch.setenv("FORECASTER_DATA_DIR", str(Path(base) / "env"))
+        with pytest.raises(DataError) as caught:
+            locate_dataset("Traffic", Path(base) / "mine")
+        message = str(caught.value)
+        assert "traffic.csv (or traffic.csv.gz) not found" in message
+        for place in ("mine", "env", "data"):
+            assert str(Path(base).resolve() / place) in message
+        assert "forecaster data download Traffic" in message
+        assert "\n" not in message
+
+
+def test_folders_too_long_to_name_cut_the_list_of_places_not_the_remedy(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FORECASTER_DATA_DIR", str(tmp_path / "env"))
     with pytest.raises(DataError) as caught:
-        locate_dataset("Traffic", tmp_path / "mine")
+        locate_dataset("Traffic", tmp_path / ("x" * 200) / ("y" * 200))
     message = str(caught.value)
-    assert "traffic.csv (or traffic.csv.gz) not found" in message
-    for place in (tmp_path / "mine", tmp_path / "env", tmp_path / "data"):
-        assert str(place) in message
-    assert "forecaster data download Traffic" in message
-    assert "\n" not in message
+    assert len(message) <= MESSAGE_LIMIT and "characters cut" in message
+    assert "get it with `forecaster data download Traffic`" in message
+    assert message.endswith(str(tmp_path / "data"))
 
 
 def test_download_converts_gzip_source_verifies_sha256_and_writes_plain_csv(data_dir, tmp_path):

@@ -122,8 +122,8 @@ def locate_dataset(name: str, data_dir: str | Path | None = None) -> Path:
             if path.is_file():
                 return path
     searched = ", ".join(str(directory.resolve()) for directory in dirs)
-    raise DataError(
-        f"dataset {spec.name}: {spec.file_name} (or {spec.file_name}.gz) not found; searched {searched}; "
-        f"get it with `forecaster data download {spec.name}` (source {spec.url}) "
-        f"or point --data-dir / ${DATA_DIR_ENV} at a directory holding it"
+    raise DataError(  # the searched folders last: a message too long loses its middle, never the remedy
+        f"dataset {spec.name}: {spec.file_name} (or {spec.file_name}.gz) not found; get it with `forecaster "
+        f"data download {spec.name}` (source {spec.url}) or point --data-dir / ${DATA_DIR_ENV} at a "
+        f"directory holding it; searched {searched}"
     )
