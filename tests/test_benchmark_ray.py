@@ -23,8 +23,12 @@ from forecaster.benchmark.progress import GridProgress  # noqa: E402
 from forecaster.cli import main  # noqa: E402
 from forecaster.errors import DataError  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                                   reason="finds Ray's processes in /proc")]
+# One test process at a time runs these (`make test` runs two): each finds the cells' processes among all.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("ray"),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds Ray's processes in /proc"),
+]
 ILI_TEST_WINDOWS_H24 = 193 - 24 + 1
 KEYS = ["dataset", "horizon", "model", "repeat"]
 # The title Ray gives a worker process while it runs a benchmark cell.
