@@ -154,8 +154,7 @@ def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, t
     assert not _alive(killed)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGKILL, marks=pytest.mark.heavy)],
-                         ids=["SIGTERM", "SIGKILL"])  # SIGKILL: Ray's reaping, 21 s: `make test-heavy`
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, signum: int) -> None:
     """Killing the command mid-grid (SIGTERM: it shuts its Ray down; SIGKILL: Ray's workers notice their
     driver is gone) leaves no task training on, and no partial row."""
