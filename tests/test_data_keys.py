@@ -16,7 +16,7 @@ import pytest
 
 from forecaster.api import Forecaster
 from forecaster.cli import main
-from forecaster.data import DataQualityWarning, read_csv
+from forecaster.data import DataQualityWarning, read_csv, read_frame
 from forecaster.errors import DataError
 
 QUARTERS = [f"{2005 + k // 4}-Q{k % 4 + 1}" for k in range(40)]
@@ -441,3 +441,19 @@ def test_predict_counts_each_series_steps_where_wide_series_end_apart(tmp_path, 
     assert main(predict) == 0
     assert "forecast of 3 steps x 2 columns (5 rows: the series end apart)" in capsys.readouterr().out
     assert len(pd.read_csv(tmp_path / "forecast.csv")) == 5
+
+
+def test_a_long_tables_series_are_forecast_whatever_their_ids_say():
+    """Series of a long table named 'ID', 'Penn Station', 'year' or 'latitude', holding record numbers, the
+    years or one value: each is a series its id names, none a header of a wide file's row numbers, dates or
+    coordinates (they were left out as such, with a note that called them columns)."""
+    months = pd.date_range("2021-01-01", periods=40, freq="MS")
+    values = {"ID": np.arange(1.0, 41.0), "Penn Station": np.arange(100.0, 140.0),
+              "year": months.year.to_numpy(float), "latitude": np.full(40, 5.0), "B": np.linspace(3, 9, 40)}
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": months, "y": series})
+                       for name, series in values.items()])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataQualityWarning)
+        series = read_frame(frame, id_col="unique_id")
+    assert sorted(series.columns) == sorted(values)
+    np.testing.assert_array_equal(series.frame["year"].to_numpy(), months.year.to_numpy(float))

@@ -116,9 +116,11 @@ def numeric_columns(
     notes: list[str],
     index: pd.Index | None = None,
     what: str = "target",
+    named_by_ids: bool = False,
 ) -> tuple[list[str], np.ndarray]:
     """The columns to forecast (or read as covariates: `what`) and their values; `index`, the rows' dates,
-    to leave out the columns that restate them."""
+    to leave out the columns that restate them, unless the columns are `named_by_ids` (a long table's series:
+    a series whose id is "ID" or "year" is no header of a row counter or the dates)."""
     explicit = targets is not None
     if explicit:
         chosen = list(targets)
@@ -136,7 +138,7 @@ def numeric_columns(
             raise DataError(f"{path}: target columns are repeated in {chosen}; expected each column once")
     else:
         chosen = [column for column in raw.columns if column not in date_cols]
-        chosen = _not_series(raw, chosen, index, notes) if date_cols else chosen
+        chosen = _not_series(raw, chosen, index, notes) if date_cols and not named_by_ids else chosen
     kept: list[str] = []
     arrays: list[np.ndarray] = []
     skipped: list[str] = []

@@ -285,7 +285,8 @@ def _read_table(
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
     used_for_dates += [completing_col] if completing_col is not None else []
     covariates = [*(read.past_covariates or []), *(read.future_covariates or [])]
-    columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index)
+    columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index,
+                                      named_by_ids=read.id_col is not None)
     check_names(source, [*columns, *covariates])
     if covariates:
         _, inputs = numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
