@@ -33,6 +33,8 @@ PARENS = ("(", ")")
 VALUE_P = 0.25
 TOKENIZATIONS = ("lra", "brackets")
 _CHUNK = 2000  # samples per independently seeded chunk: generation runs in parallel and stays reproducible
+# Which samples a seed draws, named in the cache (`tasks`): 2 since over-long trees are abandoned.
+DRAWS = 2
 
 
 def _apply(operator: str, values: list[int]) -> int:

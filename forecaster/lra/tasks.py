@@ -140,7 +140,7 @@ def _synthetic(
     counts = {"train": n_train, "val": n_eval, "test": n_eval}
     listops_task = spec.name == "listops"
     # LRA's trees in this tokenization; Pathfinder with LRA's generator parameters
-    kind = f"{spec.name}-lra-{tokenization}" if listops_task else f"{spec.name}-lra"
+    kind = f"{spec.name}-lra-{tokenization}-draws{listops.DRAWS}" if listops_task else f"{spec.name}-lra"
     cache = cache_dir / f"{kind}-L{seq_len}-train{n_train}-eval{n_eval}-seed{seed}.npz"
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as stored:
