@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import random
 import statistics
 
 import numpy as np
 import pytest
 from PIL import Image
-from scipy import ndimage
+from scipy import ndimage, stats
 
 from forecaster.errors import DataError
 from forecaster.lra import listops, pathfinder, readers
@@ -134,6 +135,30 @@ def test_thousand_generated_samples_follow_lras_rendering_length_and_labels():
     counts = listops.label_counts(samples)
     assert sum(counts) == 1000 and min(counts) > 0  # every class occurs
     assert 0.14 < max(counts) / 1000 < 0.2  # LRA's majority class is about 17%
+
+
+def _drawn_in_full(rng: random.Random, depth: int, max_depth: int) -> int:
+    """The LRA length of one tree drawn to its end by LRA's rules, however long (the reference sampler)."""
+    if depth >= max_depth or rng.random() > listops.VALUE_P:
+        rng.choice(range(10))
+        return 1
+    length = 2 + sum(_drawn_in_full(rng, depth + 1, max_depth) for _ in range(rng.randint(2, 10)))
+    rng.choice(listops.OPERATORS)
+    return length
+
+
+def test_abandoning_long_trees_keeps_the_distribution_of_the_kept_ones():
+    """Trees kept by the length filter from full draws and from draws abandoned once too long: the lengths'
+    distributions agree (two-sample Kolmogorov-Smirnov at depth 5, where full draws stay cheap)."""
+    rng, full = random.Random(1), []
+    while len(full) < 3000:
+        length = _drawn_in_full(rng, 1, 5)
+        if 4 < length < 40:
+            full.append(length)
+    task = (0, 0, 3000, 4, 40, 5, 10)  # seed, chunk, count, min and max length, max depth and arguments
+    abandoned = [sum(token not in ("(", ")") for token in text.split()) for text in listops._chunk(task)]
+    assert stats.ks_2samp(full, abandoned).pvalue > 0.001  # `_chunk`: repeats kept, as in `full`
+    assert stats.ks_2samp(full, [length + 4 for length in abandoned]).pvalue < 1e-6  # the test can tell
 
 
 def test_generation_does_not_depend_on_the_number_of_workers():
