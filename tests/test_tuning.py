@@ -14,7 +14,7 @@ import pytest
 
 from forecaster.cli import main
 from forecaster.errors import ConfigError
-from forecaster.tuning.space import INPUT_SIZE_FACTORS, SPACES, search_space, tune_space
+from forecaster.tuning.space import INPUT_SIZE_FACTORS, SPACES, default_point, search_space, tune_space
 
 ILI_ROWS, ILI_TEST_ROWS = 966, 193  # int(0.2 * 966) test rows under 7:1:2
 
@@ -73,6 +73,22 @@ def test_a_wrong_space_file_is_refused_in_one_line(tmp_path: Path, text: str, me
     with pytest.raises(ConfigError, match="^.*" + message.replace("[", r"\[").replace("]", r"\]")) as caught:
         search_space("s3attention", 36, path)
     assert "\n" not in str(caught.value)
+
+
+UNTUNED = {"input_size": 96, "lr": 1e-3}
+
+
+@pytest.mark.parametrize(("input_sizes", "expected"), [([36, 60, 104], {}), ([48, 96], UNTUNED)])
+def test_the_untuned_settings_are_tried_first_only_where_each_range_holds_them(input_sizes, expected) -> None:
+    """Optuna's first point must set every searched entry: README's `input_size: {choice: [36, 60, 104]}`,
+    which leaves out the untuned 96, gave a point of `lr` alone and an internal error before any trial."""
+    from ray.tune.search.optuna import OptunaSearch
+
+    space = {"input_size": {"choice": input_sizes}, "lr": {"loguniform": [1e-4, 1e-2]}}
+    first = default_point(space, "dlinear", UNTUNED)
+    assert first == expected
+    points = [first] if first else None
+    OptunaSearch(space=tune_space(space), metric="val_mse", mode="min", points_to_evaluate=points)
 
 
 def test_tune_refuses_what_it_cannot_search_at_once(data_dir: Path, tmp_path: Path, capsys) -> None:

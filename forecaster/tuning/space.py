@@ -149,8 +149,11 @@ def model_defaults(model_name: str) -> dict[str, Any]:
 
 def default_point(space: dict[str, Any], model_name: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The model's untuned settings (`settings`: lr, input_size and its options over its config's defaults)
-    on the space's searched entries where they fit: the search tries them first, so it never keeps settings
-    worse on validation than `forecaster train`'s."""
+    on the space's searched entries, which the search tries first; empty where a searched range leaves out an
+    untuned value (Optuna's first point must set every entry: a partial one was an internal error). The
+    untuned settings are fitted beside the best trial either way (`keep_tuned`)."""
     values = {**model_defaults(model_name), **settings}
-    return {name: values[name] for name, entry in space.items()
-            if isinstance(entry, dict) and name in values and _fits(entry, values[name])}
+    searched = [name for name, entry in space.items() if isinstance(entry, dict)]
+    if not all(name in values and _fits(space[name], values[name]) for name in searched):
+        return {}
+    return {name: values[name] for name in searched}
