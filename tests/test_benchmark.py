@@ -301,6 +301,12 @@ def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, mon
     config.max_epochs = 2
     with pytest.raises(DataError, match=r"max_epochs=1 \(now 2\)"):
         run_benchmark(config)
+    config.max_epochs, config.seeds = 1, 2  # a row averages as many models as its run's --seeds asked
+    with pytest.raises(DataError, match=r"seeds=None \(now 2\)"):
+        run_benchmark(config)
+    with pytest.raises(DataError, match="--input-size sets the history of --csv"):
+        BenchmarkConfig(datasets=["ILI"], input_size=48)
+    assert BenchmarkConfig(horizons=parse_horizons("24,24,36")).horizons == (24, 36)  # each cell once
 
 
 def _results_frame(rows: list[tuple[str, int, str, int, float]]) -> pd.DataFrame:
@@ -416,6 +422,32 @@ def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     assert "| shop | 8 |" in (tmp_path / "out" / "summary.md").read_text()
     paper = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--out", str(tmp_path / "x"), "--no-progress"]
     assert main(paper) == 2  # 'paper' horizons belong to the registered benchmarks
+
+
+def test_a_users_csv_resumes_only_from_the_same_file_and_settings(tmp_path: Path, capsys) -> None:
+    """Cells of --csv are keyed by the file's stem: another shop.csv, or the same one edited, resumed as done
+    with the first file's scores (and a second file's row went into the record, which then refused every run);
+    so did another --input-size or --seeds."""
+    weeks = pd.date_range("2020-01-05", periods=120, freq="W-SUN")
+    (tmp_path / "other").mkdir()
+    for path, level in ((tmp_path / "shop.csv"), 100.0), ((tmp_path / "other" / "shop.csv"), 200.0):
+        pd.DataFrame({"date": weeks, "sales": level + np.arange(120.0) % 7}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    args = ["benchmark", "--horizons", "4", "--models", "naive", "--repeats", "1", "--out", str(out),
+            "--no-progress"]  # fmt: skip
+    assert main([*args, "--csv", str(tmp_path / "shop.csv")]) == 0
+    recorded = (out / "results.csv").read_text()
+    capsys.readouterr()
+    assert main([*args, "--csv", str(tmp_path / "shop.csv")]) == 0
+    assert "0 cells run, 1 already done" in capsys.readouterr().out
+    changes = {"csv='shop.csv sha256 ": ["--csv", str(tmp_path / "other" / "shop.csv")],
+               "input_size=None (now 8)": ["--csv", str(tmp_path / "shop.csv"), "--input-size", "8"],
+               "seeds=None (now 2)": ["--csv", str(tmp_path / "shop.csv"), "--seeds", "2"]}  # fmt: skip
+    for change, more in changes.items():
+        assert main([*args, *more]) == 2
+        said = capsys.readouterr().err
+        assert f"its results were made with {change}" in said and "choose another --out" in said
+        assert (out / "results.csv").read_text() == recorded
 
 
 def test_a_short_csv_is_pointed_to_holdout_and_a_failed_run_binds_nothing(tmp_path: Path, capsys) -> None:

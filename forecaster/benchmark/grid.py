@@ -29,8 +29,9 @@ DEFAULT_MODELS = (
     "autoformer", "informer", "nhits",
 )
 SETTINGS_FILE = "benchmark.json"
-# Settings that change what a row means: a rerun into the same directory must use the same ones.
-PROTOCOL_FIELDS = ("split", "max_epochs", "patience", "batch_size")
+# Settings that change what a row means: a rerun into the same directory must use the same ones ("csv": the
+# user's file by name and content, since its cells are keyed by the file's stem alone).
+PROTOCOL_FIELDS = ("split", "max_epochs", "patience", "batch_size", "seeds", "input_size", "csv")
 
 
 def parse_horizons(text: str) -> str | tuple[int, ...]:
@@ -38,7 +39,7 @@ def parse_horizons(text: str) -> str | tuple[int, ...]:
     if text.strip().lower() == "paper":
         return "paper"
     try:
-        horizons = tuple(int(part) for part in text.split(",") if part.strip())
+        horizons = tuple(dict.fromkeys(int(part) for part in text.split(",") if part.strip()))  # each once
     except ValueError:
         horizons = ()
     if not horizons or min(horizons) < 1:
@@ -100,6 +101,9 @@ class BenchmarkConfig:
 
     def __post_init__(self) -> None:
         check_fields(self, "benchmark setting", error=DataError)
+        if self.input_size is not None and self.csv is None:
+            raise DataError("--input-size sets the history of --csv; the benchmark datasets read their "
+                            "protocol's (96 steps, ILI 36)")
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,16 @@ def recorded_cells(results: pd.DataFrame | None) -> set[tuple[str, int, str, int
 
 
 def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
-    return {name: getattr(config, name) for name in PROTOCOL_FIELDS}
+    given = {name: getattr(config, name) for name in PROTOCOL_FIELDS if name != "csv"}
+    return {**given, "csv": None if config.csv is None else _identity(Path(config.csv).resolve())}
+
+
+@functools.cache
+def _identity(path: Path) -> str:
+    """A CSV by name and content, hashed once per run (the grid's plan is checked after every round)."""
+    from forecaster.data.download import file_sha256
+
+    return f"{path.name} sha256 {file_sha256(path)[:16]}"
 
 
 def _bound(out_dir: Path) -> bool:
@@ -244,7 +257,9 @@ def check_settings(out_dir: Path, config: BenchmarkConfig) -> None:
     if not _bound(out_dir):
         return
     stored, current = json.loads(path.read_text()), _protocol(config)
-    changed = {name: stored.get(name) for name in PROTOCOL_FIELDS if stored.get(name) != current[name]}
+    # a setting a record predates is not compared: the record says nothing of it
+    changed = {name: stored[name] for name in PROTOCOL_FIELDS
+               if name in stored and stored[name] != current[name]}  # fmt: skip
     if changed:
         detail = ", ".join(f"{name}={value!r} (now {current[name]!r})" for name, value in changed.items())
         raise DataError(
