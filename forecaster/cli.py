@@ -111,6 +111,14 @@ def _stops_reported(wanted: bool) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+def _said_stopped(stopped: BaseException) -> int:
+    """Say that a command was stopped; every file is written whole or not at all (atomic)."""
+    signum = stopped.signum if isinstance(stopped, _Stopped) else signal.SIGINT  # Ctrl-C while importing
+    print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they were)",
+          file=sys.stderr)  # fmt: skip
+    return 128 + signum
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     warnings.formatwarning = _format_warning
@@ -128,11 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)
         return 2
-    except (_Stopped, KeyboardInterrupt) as stopped:  # every file is written whole or not at all (atomic)
-        signum = stopped.signum if isinstance(stopped, _Stopped) else signal.SIGINT  # Ctrl-C while importing
-        print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they "
-              "were)", file=sys.stderr)  # fmt: skip
-        return 128 + signum
+    except (_Stopped, KeyboardInterrupt) as stopped:
+        return _said_stopped(stopped)
     except BrokenPipeError:
         # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -142,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"forecaster: error: {where}{error.strerror or error}", file=sys.stderr)
         return 1
     except Exception as error:  # a fault of ours, not of the input: one line, the traceback with --verbose
+        if isinstance(error.__cause__, (_Stopped, KeyboardInterrupt)):  # wrapped by the C code it met (Ray's)
+            return _said_stopped(error.__cause__)
         if "--verbose" in argv:
             raise
         print(f"forecaster: internal error: {type(error).__name__}: {one_line(error)} (a fault of "

@@ -345,3 +345,24 @@ def test_ctrl_c_before_the_command_runs_is_one_line_too(capsys, monkeypatch):
     assert main(["train", "--help"]) == 130
     assert capsys.readouterr().err.splitlines() == [
         "forecaster: interrupted; nothing was half-written (earlier outputs are as they were)"]
+
+
+def test_a_stop_wrapped_by_the_c_code_it_arrived_in_is_said_as_a_stop(monkeypatch, capsys) -> None:
+    """Ctrl-C while `tune` waits on Ray's C code surfaces as a SystemError caused by the stop: it printed
+    'internal error: SystemError: <cyfunction CoreWorker.wait> returned a result with an exception set'."""
+    import forecaster.data.download
+    from forecaster import cli
+
+    def interrupted_in_c(*args, **kwargs):
+        try:
+            cli._stop(signal.SIGINT, None)
+        except cli._Stopped as stop:
+            raise SystemError("<cyfunction CoreWorker.wait> returned a result with an exception set") from (
+                stop
+            )
+
+    monkeypatch.setattr(forecaster.data.download, "download_dataset", interrupted_in_c)
+    assert main(["data", "download", "ILI"]) == 130
+    assert capsys.readouterr().err == (
+        "forecaster: interrupted; nothing was half-written (earlier outputs are as they were)\n"
+    )

@@ -35,6 +35,9 @@ def test_the_default_space_searches_input_sizes_around_the_default() -> None:
     assert len(INPUT_SIZE_FACTORS) == 4
     assert {name: space[name] for name in SPACES["s3attention"]} == SPACES["s3attention"]
     assert set(search_space("nlinear", 96)) == {"lr", "input_size"}
+    # only sizes the file's rows hold (384 steps of 400 rows was a failed trial); the untuned one is kept
+    assert search_space("dlinear", 96, holds=lambda size: size < 300)["input_size"]["choice"] == [48, 96, 192]
+    assert search_space("dlinear", 96, holds=lambda size: False)["input_size"] == {"choice": [96]}
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])

@@ -122,11 +122,11 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
     needed, season = _smallest_input(model_name), season_length(series.freq)
     if season is not None and not season_fits(model_name, series.freq, input_size):
         needed = max(needed, season_input(model_name, season))
-    held = needed > input_size and _rows_hold(needed, series, settings, trained=False)
+    held = needed > input_size and rows_hold(needed, series, settings, trained=False)
     return needed if held else input_size
 
 
-def _rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
+def rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
     """Whether the file's rows give each split the windows a model of `input_size` steps needs (the train
     split none where the model is not `trained`: a forecast that fits nothing learns from none)."""
     split = split_for(series, settings)
@@ -241,7 +241,7 @@ def _candidate(
             f"and test horizons of {settings.horizon}; it needs at least {smallest}", series.source
         )
     trained = model_name not in NOTHING_TO_FIT
-    if settings.model_name == AUTO and not _rows_hold(input_size, series, settings, trained):
+    if settings.model_name == AUTO and not rows_hold(input_size, series, settings, trained):
         return None  # no window to learn from (a trained model) or to score on: named, the split says why
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)

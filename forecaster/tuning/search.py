@@ -13,6 +13,7 @@ at all.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -123,6 +124,7 @@ def _search(
 ) -> Any:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables, no TensorBoard hints
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # trials.csv is the record
+    os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "1")  # Ctrl-C interrupts, as in every command
     import optuna
     import ray
     from ray import tune
@@ -178,7 +180,7 @@ def tune_forecaster(
     series: TimeSeries, out: str | Path, base: TrainSettings, tuning: TuneSettings
 ) -> TuneOutcome:
     """Search `base.model_name`'s settings on validation, retrain the best, and write the tuning folder."""
-    from forecaster.training.planning import plan
+    from forecaster.training.planning import plan, rows_hold
 
     out = Path(out)
     if out.parent.is_dir():
@@ -191,14 +193,16 @@ def tune_forecaster(
     [default] = plan(base, series)
     if default.model_name in NOTHING_TO_FIT:
         raise ConfigError(f"{default.model_name} has nothing to tune")
-    space = search_space(base.model_name, default.input_size, tuning.space)
+    holds = functools.partial(rows_hold, series=series, settings=base, trained=True)
+    space = search_space(base.model_name, default.input_size, tuning.space, holds)
     untuned = {"lr": default.lr, "input_size": default.input_size, **default.model_options}
     first = default_point(space, base.model_name, untuned)
     staged = staging_dir(out)
     try:
         started = start_ray(tuning.ray_address)
         try:
-            logging.getLogger("ray.tune").setLevel(logging.ERROR)
+            if not base.trainer.verbose:  # a failed trial's reason is in trials.csv, not a traceback here
+                logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
             trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
         finally:
             if started:
