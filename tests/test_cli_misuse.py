@@ -44,6 +44,7 @@ def _train(csv: Path, out: Path, *more: object) -> list[str]:
     ("options", "message"),
     [
         (["--accelerator", "banana"], "invalid accelerator name"),
+        (["--accelerator", "tpu"], "torch_xla"),  # Lightning's ImportError was an internal error
         (["--devices", "0"], "--devices 0"),
         (["--devices", str((os.cpu_count() or 1) + 1)], "processes on CPU; this machine has"),
         (["--strategy", "banana"], "invalid strategy name"),

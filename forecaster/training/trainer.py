@@ -253,7 +253,7 @@ def check_devices(accelerator: str, devices: Any = "auto", strategy: str = "auto
         with lightning_quiet():
             trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, logger=False,
                                  enable_checkpointing=False, enable_progress_bar=False)  # fmt: skip
-    except (ValueError, TypeError, RuntimeError, MisconfigurationException) as error:
+    except (ValueError, TypeError, RuntimeError, ImportError, MisconfigurationException) as error:  # tpu: xla
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ConfigError(f"{asked}: {reason}") from None
     cpus = os.cpu_count() or 1
