@@ -266,3 +266,12 @@ def test_describe_names_date_parts_and_describes_a_file_too_short_for_the_defaul
     assert printed.strip().endswith("(horizon 96 is the default: give --horizon)")
     assert main(["data", "describe", str(tmp_path / "q.csv"), "--csv", str(tmp_path / "q.csv")]) == 2
     assert "expected one dataset or CSV to describe" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--horizon", "--input-size", "--stride"])
+def test_describe_refuses_a_zero_it_took_for_unset(data_dir, capsys, option):
+    """`--horizon 0` described 96 steps (0 read as not given), where every other command refuses it."""
+    with pytest.raises(SystemExit) as refused:  # argparse's exit, as for every option of the wrong kind
+        main(["data", "describe", "etth1", "--data-dir", str(data_dir), option, "0"])
+    assert refused.value.code == 2
+    assert f"argument {option}: expected a whole number >= 1, got '0'" in capsys.readouterr().err

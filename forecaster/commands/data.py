@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options
+from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options, positive_int
 from forecaster.errors import ConfigError, warning_line
 
 HELP = "inspect and obtain datasets"
@@ -25,9 +25,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     describe.add_argument("--dataset", metavar="NAME", help="a registered dataset (as train takes it)")
     describe.add_argument("--data-dir", help="directory searched first for registered datasets")
     add_split_argument(describe)
-    describe.add_argument("--input-size", type=int, help="input length L (default: registry value, else 96)")
-    describe.add_argument("--horizon", type=int, help="horizon H (default: first registered one, else 96)")
-    describe.add_argument("--stride", type=int, default=1, help="rows between train windows")
+    describe.add_argument("--input-size", type=positive_int,
+                          help="input length L (default: registry value, else 96)")
+    describe.add_argument("--horizon", type=positive_int,
+                          help="horizon H (default: first registered one, else 96)")
+    describe.add_argument("--stride", type=positive_int, default=1, help="rows between train windows")
     add_csv_arguments(describe, targets=True)
     describe.add_argument("--json", action="store_true", help="print one JSON object")
     describe.set_defaults(handler=_describe)
