@@ -448,6 +448,12 @@ def test_a_users_csv_resumes_only_from_the_same_file_and_settings(tmp_path: Path
         said = capsys.readouterr().err
         assert f"its results were made with {change}" in said and "choose another --out" in said
         assert (out / "results.csv").read_text() == recorded
+    bundle = tmp_path / "model"
+    bundle.mkdir()
+    (bundle / "config.json").write_text("{}")  # what train writes first of a bundle
+    assert main([*args[:-2], str(bundle), "--no-progress", "--csv", str(tmp_path / "shop.csv")]) == 2
+    assert "holds a model bundle (config.json)" in capsys.readouterr().err
+    assert sorted(path.name for path in bundle.iterdir()) == ["config.json"]
 
 
 def test_a_short_csv_is_pointed_to_holdout_and_a_failed_run_binds_nothing(tmp_path: Path, capsys) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forecaster.artifacts import CONFIG_FILE
 from forecaster.benchmark.executors import run_on_ray, run_sequentially
 from forecaster.benchmark.grid import BenchmarkConfig, Cell, check_settings, plan_grid, record_settings
 from forecaster.benchmark.lineup import TUNED
@@ -23,6 +24,7 @@ from forecaster.benchmark.refinish import refinish
 from forecaster.benchmark.report import PLOT_FILE, SUMMARY_FILE, plot_results, write_summary
 from forecaster.benchmark.rerun import forget_rows
 from forecaster.cluster import quiet_lightning
+from forecaster.errors import DataError
 
 
 @dataclass
@@ -55,6 +57,9 @@ def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> Benchma
         for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
             locate_dataset(dataset, config.data_dir)
     out_dir = Path(config.out_dir)
+    if (out_dir / CONFIG_FILE).is_file():  # a grid resumes its own folder, never writes into a bundle
+        raise DataError(f"--out {out_dir} holds a model bundle ({CONFIG_FILE}); expected a benchmark's "
+                        "folder (its results.csv) or a new one")
     out_dir.mkdir(parents=True, exist_ok=True)
     record_settings(out_dir, config)
     results_path = out_dir / RESULTS_FILE
