@@ -155,8 +155,18 @@ def test_download_with_wrong_checksum_leaves_nothing_behind(data_dir, tmp_path):
     wrong = data_dir / "ETTh1.csv.gz"
     expected = r"ILI: the file from .* has sha256 f18de3ad.*, expected 8594cecb.*; not saved"
     with pytest.raises(DataError, match=expected):
-        download_dataset("ILI", tmp_path / "out", url=str(wrong))
-    assert list((tmp_path / "out").iterdir()) == []
+        download_dataset("ILI", tmp_path / "new" / "out", url=str(wrong))
+    assert list(tmp_path.iterdir()) == []  # not even the folders it made
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(DataError, match=expected):
+        download_dataset("ILI", tmp_path / "kept", url=str(wrong))
+    assert list((tmp_path / "kept").iterdir()) == []  # a folder that was there stays
+
+
+def test_download_into_a_file_says_so(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(DataError, match=r"afile is a file; expected a folder to download ILI into"):
+        download_dataset("ILI", tmp_path / "afile", url="file:///nonexistent/x.csv")
 
 
 def test_download_keeps_a_present_file_unless_forced(data_dir, tmp_path):

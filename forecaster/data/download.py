@@ -91,24 +91,36 @@ def download_dataset(
     source = url or spec.url
     if source is None:
         raise DataError(f"dataset {spec.name} has no public source registered; pass a url")
+    if directory.exists() and not directory.is_dir():
+        raise DataError(f"{directory} is a file; expected a folder to download {spec.name} into (--data-dir)")
+    made = [folder for folder in (directory, *directory.parents) if not folder.exists()]  # innermost first
     directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory, prefix=f".{spec.stem}-") as scratch:
-        fetched = Path(scratch) / "download"
-        plain = Path(scratch) / spec.file_name
-        _fetch(source, fetched)
-        _unpack(fetched, spec, plain)
-        digest = file_sha256(plain)
-        if spec.sha256 is None:
-            warnings.warn(
-                f"{spec.name}: no registered sha256 to verify against; "
-                f"the downloaded file hashes to {digest}",
-                stacklevel=2,
-            )
-        elif digest != spec.sha256:
-            raise DataError(
-                f"{spec.name}: the file from {source} has sha256 {digest}, expected {spec.sha256}; not saved"
-            )
-        os.replace(plain, final)
+    try:
+        with tempfile.TemporaryDirectory(dir=directory, prefix=f".{spec.stem}-") as scratch:
+            fetched = Path(scratch) / "download"
+            plain = Path(scratch) / spec.file_name
+            _fetch(source, fetched)
+            _unpack(fetched, spec, plain)
+            digest = file_sha256(plain)
+            if spec.sha256 is None:
+                warnings.warn(
+                    f"{spec.name}: no registered sha256 to verify against; "
+                    f"the downloaded file hashes to {digest}",
+                    stacklevel=2,
+                )
+            elif digest != spec.sha256:
+                raise DataError(
+                    f"{spec.name}: the file from {source} has sha256 {digest}, expected {spec.sha256}; not "
+                    "saved"
+                )
+            os.replace(plain, final)
+    except BaseException:  # a failed download leaves no folder it made behind
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:  # something else was written there meanwhile
+                break
+        raise
     return final
 
 
