@@ -445,6 +445,11 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
         "after the windows that calibrated them; `forecaster calibrate --model M --csv RECENT.csv --on all` "
         "recalibrates on recent rows",
     ]
+    print_metrics({**metrics, "windows": 80, "naive": {"mse": 0.25, "mse_step1": 0.2}}, trained_here=False)
+    printed = capsys.readouterr().out  # `evaluate` of other rows: no choice of validation there
+    said = ("note: on these rows the model scored above the naive forecast (0.5000 against 0.2500); "
+            "`forecaster train --model naive` keeps the naive forecast\n")
+    assert said in printed and "not by enough" not in printed
 
 
 def test_the_test_scores_print_naive_beside_the_model_in_original_units_too(capsys) -> None:

@@ -58,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(metrics))
     else:
         print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {bundle.data.split}")
-        print_metrics(metrics)
+        print_metrics(metrics, trained_here=False)
     return 0
