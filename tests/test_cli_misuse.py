@@ -135,6 +135,12 @@ def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive
     expected = f"--plot {locked / 'x.png'}: folder {locked} is not writable; expected a file in one that is"
     assert line == f"forecaster: error: {expected}"
     assert not output.exists()
+    afile = tmp_path / "afile"
+    afile.write_text("")  # a file where a folder is named: it said 'afile: File exists'
+    line = refused([*predict[:-1], afile / "x.csv"], capsys)
+    assert line.endswith(f"--output {afile / 'x.csv'}: {afile} is a file; expected a file in a folder")
+    bench = ["bench", "attention", "--json", afile / "x.json", "--device", "cpu", "--lengths", 64]
+    assert refused(bench, capsys).endswith("is a file; expected a file in a folder")  # before measuring
     code, out, err = run_cli(["predict", "--model", naive_bundle, "--csv", csv, "--plot", os.devnull], capsys)
     assert code == 0 and f"plot written to {os.devnull}\n" in out and not Path(f"{os.devnull}.png").exists()
 

@@ -8,6 +8,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from forecaster.commands.common import checked_output
 from forecaster.commands.options import add_settings, given
 
 HELP = "speed and memory benchmarks that print tables"
@@ -104,6 +105,8 @@ def _attention(args: argparse.Namespace) -> int:
     from forecaster.errors import ConfigError
 
     settings = AttentionBenchSettings(**given(args, AttentionBenchSettings))
+    if args.json is not None:
+        checked_output(args.json, "--json")  # before minutes of measuring
     if args.reference is not None and args.reference not in settings.models:
         raise ConfigError(f"--reference {args.reference!r} is not one of --models {list(settings.models)}")
     modes = bench_modes(settings.modes, default_device(settings.device))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
+
+from forecaster.errors import ConfigError
 
 
 def add_csv_arguments(parser: argparse.ArgumentParser, *, targets: bool = False) -> None:
@@ -33,6 +37,20 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     )
     add_csv_arguments(parser, targets=targets)
     parser.add_argument("--data-dir", help="directory searched first for registered datasets")
+
+
+def checked_output(path: str, flag: str) -> Path:
+    """A file path to write, refused before any work where it names a folder or nothing."""
+    if not path.strip():
+        raise ConfigError(f"{flag} is empty; expected a file name")
+    if Path(path).is_dir() or path.endswith(("/", os.sep)):
+        raise ConfigError(f"{flag} {path} is a folder; expected a file name")
+    folder = next(parent for parent in Path(path).absolute().parents if parent.exists())  # made if missing
+    if not folder.is_dir():
+        raise ConfigError(f"{flag} {path}: {folder} is a file; expected a file in a folder")
+    if not (Path(path).exists() and not Path(path).is_file()) and not os.access(folder, os.W_OK):
+        raise ConfigError(f"{flag} {path}: folder {folder} is not writable; expected a file in one that is")
+    return Path(path)
 
 
 def positive_int(text: str) -> int:

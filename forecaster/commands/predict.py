@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forecaster.commands.common import LevelsAction, add_csv_arguments, csv_options, level_list, positive_int
+from forecaster.commands.common import (
+    LevelsAction,
+    add_csv_arguments,
+    checked_output,
+    csv_options,
+    level_list,
+    positive_int,
+)
 from forecaster.errors import ConfigError, warning_line
 
 if TYPE_CHECKING:
@@ -144,15 +151,3 @@ def csv_written(output: Path) -> dict[str, Any]:
     if compression == "zip":  # the archive's member named as the file it holds
         return {**options, "compression": {"method": "zip", "archive_name": output.name[: -len(".zip")]}}
     return {**options, "compression": compression} if compression else options
-
-
-def checked_output(path: str, flag: str) -> Path:
-    """A file path to write, refused before any work where it names a folder or nothing."""
-    if not path.strip():
-        raise ConfigError(f"{flag} is empty; expected a file name")
-    if Path(path).is_dir() or path.endswith(("/", os.sep)):
-        raise ConfigError(f"{flag} {path} is a folder; expected a file name")
-    folder = next(parent for parent in Path(path).absolute().parents if parent.exists())  # made if missing
-    if not (Path(path).exists() and not Path(path).is_file()) and not os.access(folder, os.W_OK):
-        raise ConfigError(f"{flag} {path}: folder {folder} is not writable; expected a file in one that is")
-    return Path(path)
