@@ -103,7 +103,7 @@ class BenchmarkConfig:
         check_fields(self, "benchmark setting", error=DataError)
         if self.input_size is not None and self.csv is None:
             raise DataError("--input-size sets the history of --csv; the benchmark datasets read their "
-                            "protocol's (96 steps, ILI 36)")
+                            "registered input sizes")
 
 
 @dataclass(frozen=True)
@@ -234,11 +234,11 @@ def recorded_cells(results: pd.DataFrame | None) -> set[tuple[str, int, str, int
 
 def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
     given = {name: getattr(config, name) for name in PROTOCOL_FIELDS if name != "csv"}
-    return {**given, "csv": None if config.csv is None else _identity(Path(config.csv).resolve())}
+    return {**given, "csv": None if config.csv is None else _csv_identity(Path(config.csv).resolve())}
 
 
 @functools.cache
-def _identity(path: Path) -> str:
+def _csv_identity(path: Path) -> str:
     """A CSV by name and content, hashed once per run (the grid's plan is checked after every round)."""
     from forecaster.data.download import file_sha256
 

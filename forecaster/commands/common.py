@@ -196,13 +196,14 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
     short = [f"{level}% {scores['coverage']:.2f}" for level, scores in intervals.items()
              if scores["coverage"] < int(level) / 100 - COVERAGE_SLACK]  # fmt: skip
     naive_mse = metrics.get("naive", {}).get("mse")
-    if naive_mse is not None and metrics["mse"] > naive_mse and trained_here:  # not clearly lost on test
-        print(f"note: on the test split the kept forecast scored above the naive forecast "
-              f"({metrics['mse']:.4f} against {naive_mse:.4f}), not by enough to leave what validation "
-              "chose; --model naive keeps the naive forecast")  # fmt: skip
-    elif naive_mse is not None and metrics["mse"] > naive_mse:
-        print(f"note: on these rows the model scored above the naive forecast ({metrics['mse']:.4f} against "
-              f"{naive_mse:.4f}); `forecaster train --model naive` keeps the naive forecast")
+    if naive_mse is not None and metrics["mse"] > naive_mse:
+        scores = f"({metrics['mse']:.4f} against {naive_mse:.4f})"
+        if trained_here:  # kept on validation, not clearly lost on test
+            print(f"note: on the test split the kept forecast scored above the naive forecast {scores}, not "
+                  "by enough to leave what validation chose; --model naive keeps the naive forecast")
+        else:
+            print(f"note: on these rows the model scored above the naive forecast {scores}; `forecaster "
+                  "train --model naive` keeps the naive forecast")
     if intervals and metrics["windows"] < FEW_WINDOWS:  # a few overlapping windows: a handful of outcomes
         print(f"note: coverage measured on {metrics['windows']} test window(s) says little; `forecaster "
               "evaluate` on later rows measures it again")
