@@ -419,7 +419,10 @@ def test_a_users_csv_gets_the_same_comparison(tmp_path: Path) -> None:
     assert (results["dataset"] == "shop").all() and (results["windows"] == 80 - 8 + 1).all()
     seasonal = results.set_index("model").loc["seasonal_naive:reference"]
     assert seasonal["mse"] < results.set_index("model").loc["naive", "mse"]  # a yearly season of weeks
-    assert "| shop | 8 |" in (tmp_path / "out" / "summary.md").read_text()
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| shop | 8 |" in summary
+    latest = next(line for line in summary.splitlines() if line.startswith("Latest command:"))
+    assert "--csv " in latest and "--datasets" not in latest  # the default datasets were not used (h36)
     paper = ["benchmark", "--csv", str(tmp_path / "shop.csv"), "--out", str(tmp_path / "x"), "--no-progress"]
     assert main(paper) == 2  # 'paper' horizons belong to the registered benchmarks
 

@@ -33,7 +33,8 @@ def command_line(config: object) -> str:
     parts = ["forecaster", "benchmark"]
     for flag in flags(type(config)):
         value = getattr(config, flag.name)
-        if flag.kind is bool or value is None or flag.name == "jobs" and value == 1:
+        unused = flag.name == "datasets" and getattr(config, "csv", None) is not None  # --csv replaces them
+        if flag.kind is bool or value is None or flag.name == "jobs" and value == 1 or unused:
             continue
         shown = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
         parts += [flag.flag, shlex.quote(shown)]
