@@ -451,6 +451,10 @@ def test_a_users_csv_resumes_only_from_the_same_file_and_settings(tmp_path: Path
         said = capsys.readouterr().err
         assert f"its results were made with {change}" in said and "choose another --out" in said
         assert (out / "results.csv").read_text() == recorded
+    edited = pd.read_csv(tmp_path / "shop.csv").iloc[:-1]  # the same file edited in place, in this process
+    edited.to_csv(tmp_path / "shop.csv", index=False)
+    assert main([*args, "--csv", str(tmp_path / "shop.csv")]) == 2
+    assert "its results were made with csv='shop.csv sha256 " in capsys.readouterr().err
     bundle = tmp_path / "model"
     bundle.mkdir()
     (bundle / "config.json").write_text("{}")  # what train writes first of a bundle

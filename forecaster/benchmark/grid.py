@@ -237,12 +237,18 @@ def _protocol(config: BenchmarkConfig) -> dict[str, Any]:
     return {**given, "csv": None if config.csv is None else _csv_identity(Path(config.csv).resolve())}
 
 
-@functools.cache
 def _csv_identity(path: Path) -> str:
-    """A CSV by name and content, hashed once per run (the grid's plan is checked after every round)."""
+    """A CSV by name and content; hashed again only once the file changed (the grid's plan is checked after
+    every round, and a process may run grids on a file it edits between them)."""
+    status = path.stat()
+    return f"{path.name} sha256 {_sha256(path, status.st_mtime_ns, status.st_size)[:16]}"
+
+
+@functools.cache
+def _sha256(path: Path, mtime_ns: int, size: int) -> str:
     from forecaster.data.download import file_sha256
 
-    return f"{path.name} sha256 {file_sha256(path)[:16]}"
+    return file_sha256(path)
 
 
 def _bound(out_dir: Path) -> bool:

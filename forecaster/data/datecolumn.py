@@ -185,5 +185,6 @@ def parse_dates(
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
             + (DATE_FORMS if bad.size == len(column) else one)
         )
-    (notes if notes is not None else []).extend(f"column {date_col!r}: {tie}" for tie in ties)
+    if notes is not None:
+        notes.extend(f"column {date_col!r}: {tie}" for tie in ties)
     return pd.DatetimeIndex(parsed, name=date_col)
