@@ -47,6 +47,12 @@ ALL_LEVELS = tuple(range(1, MAX_LEVEL + 1))
 DEFAULT_LEVELS = (80, 95)
 METHODS = ("conformal", "quantile")
 FEW_WINDOWS = 20  # below this, scores are pooled over the horizon's steps (conformal and quantile alike)
+# The metrics key naming the calibration whose intervals the "intervals" scores measured: metrics.json's are
+# of training's, and a bundle recalibrated since (`forecaster calibrate`) holds margins they did not score.
+SCORED_CALIBRATION = "intervals_calibrated_on"
+# How `forecaster calibrate --on all` names its windows: an evaluation of the same rows scores intervals on
+# windows that made them (in sample).
+ALL_WINDOWS = "every window of"
 
 
 def check_levels(levels: Iterable[int]) -> list[int]:
@@ -178,6 +184,15 @@ class Calibration:
     @property
     def horizon(self) -> int:
         return int(self.margins.shape[1])
+
+    def scored_in(self, metrics: dict) -> bool:
+        """Whether `metrics` (a bundle's metrics.json) scored these margins: not once recalibrated, nor known
+        in a bundle saved before the calibration's name was kept beside its scores."""
+        return metrics.get(SCORED_CALIBRATION) == self.source
+
+    def on_all_windows(self) -> bool:
+        """Whether every window of a file calibrated these margins (`forecaster calibrate --on all`)."""
+        return self.source.startswith(ALL_WINDOWS)
 
     def available_levels(self) -> list[int]:
         """The levels this calibration answers (enough windows for a finite margin)."""

@@ -57,7 +57,7 @@ class ServedModel:
             freq=data.freq,
             date_col=data.date_col,
             metrics=self.bundle.metrics,
-            intervals=_intervals(self.bundle.calibration),
+            intervals=_intervals(self.bundle.calibration, self.bundle.metrics),
             logarithms=self.bundle.scaler.logged_columns(data.columns),
             id_col=data.id_col,
             past_covariates=data.past_covariates or [],
@@ -66,11 +66,12 @@ class ServedModel:
         )
 
 
-def _intervals(calibration: Calibration | None) -> dict[str, Any] | None:
+def _intervals(calibration: Calibration | None, metrics: dict[str, Any]) -> dict[str, Any] | None:
     if calibration is None:
         return None
     levels = calibration.available_levels()
-    return {"method": calibration.method, "levels": levels, "calibrated_on": calibration.source}
+    return {"method": calibration.method, "levels": levels, "calibrated_on": calibration.source,
+            "scored_in_metrics": calibration.scored_in(metrics)}  # fmt: skip
 
 
 @dataclass

@@ -138,7 +138,8 @@ class ModelInfo(BaseModel):
     metrics: dict[str, Any]
     intervals: dict[str, Any] | None = Field(
         description="How prediction intervals are made (method, the levels it answers, what calibrated "
-        "them), or null for a bundle saved before intervals existed."
+        "them, whether `metrics.intervals` scored these margins: false once recalibrated, or in a bundle "
+        "saved before that was recorded), or null for a bundle saved before intervals existed."
     )
     logarithms: list[str] = Field(
         default_factory=list,

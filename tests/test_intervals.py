@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -491,3 +492,45 @@ def test_predict_writes_the_levels_a_calibration_answers_and_warns_of_the_others
     warned = [line for line in capsys.readouterr().err.splitlines() if "left out" in line]
     assert len(warned) == 1 and "left out the 95% interval: interval level 95 needs at least 19" in warned[0]
     assert main([*argv, "95"]) == 2
+
+
+def test_recalibrating_on_every_window_says_what_the_saved_and_later_scores_measure(tmp_path, capsys) -> None:
+    """metrics.json scores the calibration made at training (named beside its scores); once `calibrate --on
+    all` replaced it, calibrate says those scores are of the old margins, the service's listing says they did
+    not score these, and `evaluate --level` of the same file says its coverage is in sample: those windows
+    made the margins (it printed 1.000 at 95% on the rows that calibrated it, unsaid)."""
+    from service.registry import _intervals
+
+    path, model = tmp_path / "walk.csv", tmp_path / "model"
+    days = pd.date_range("2024-01-01", periods=200, freq="D")
+    walk = 100 + np.cumsum(np.random.default_rng(9).normal(0, 1, 200))
+    pd.DataFrame({"date": days, "y": walk}).to_csv(path, index=False)
+    assert main(["train", "--csv", str(path), "--model", "naive", "--horizon", "7", "--out", str(model)]) == 0
+    trained = load_bundle(model)
+    assert trained.metrics["intervals_calibrated_on"] == trained.calibration.source
+    assert _intervals(trained.calibration, trained.metrics)["scored_in_metrics"] is True
+    argv = ["evaluate", "--model", str(model), "--csv", str(path), "--level", "80,95"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "in sample" not in capsys.readouterr().out  # calibrated on validation, scored on test
+
+    assert main(["calibrate", "--model", str(model), "--csv", str(path), "--on", "all"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == (
+        f"note: the interval scores in {model / 'metrics.json'} are of the calibration made at training, not "
+        f"of these margins; `forecaster evaluate --model {model} --csv LATER.csv --level 80,95` scores these "
+        "on later rows"
+    )
+    recalibrated = load_bundle(model)
+    assert recalibrated.data.input_size == 67  # the longest that leaves training as many windows
+    assert _intervals(recalibrated.calibration, recalibrated.metrics)["scored_in_metrics"] is False
+    assert main(argv) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == (
+        f"note: the intervals were calibrated on every window of {path}, {200 - 67 - 7 + 1} windows: test "
+        "windows among "
+        "those rows made their margins, and coverage there is in sample; a file of later rows tests them"
+    )
+    assert main([*argv, "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert scored["intervals_calibrated_on"] == recalibrated.calibration.source

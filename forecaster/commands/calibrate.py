@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import bundle_path, load_bundle, write_calibration
+    from forecaster.artifacts import METRICS_FILE, bundle_path, load_bundle, write_calibration
     from forecaster.atomic import folder_version
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.errors import CalibrationFileError
@@ -54,4 +54,8 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
+    if bundle.metrics.get("intervals") and not calibration.scored_in(bundle.metrics):
+        print(f"note: the interval scores in {bundle.path / METRICS_FILE} are of the calibration made at "
+              f"training, not of these margins; `forecaster evaluate --model {bundle.path} --csv LATER.csv "
+              "--level 80,95` scores these on later rows")  # fmt: skip
     return 0

@@ -59,4 +59,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {bundle.data.split}")
         print_metrics(metrics, trained_here=False)
+        if args.level and bundle.calibration.on_all_windows():
+            print(f"note: the intervals were calibrated on {bundle.calibration.source}: test windows among "
+                  "those rows made their margins, and coverage there is in sample; a file of later rows "
+                  "tests them")  # fmt: skip
     return 0

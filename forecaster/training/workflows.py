@@ -25,7 +25,13 @@ from torch import nn
 
 import forecaster
 from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
-from forecaster.calibration import DEFAULT_LEVELS, Calibration, uncalibrated
+from forecaster.calibration import (
+    ALL_WINDOWS,
+    DEFAULT_LEVELS,
+    SCORED_CALIBRATION,
+    Calibration,
+    uncalibrated,
+)
 from forecaster.data import (
     Scaler,
     TimeSeries,
@@ -127,6 +133,7 @@ def evaluate_bundle(
     if checked:
         windows = split_windows(bundle.data, bundle.scaler, series, "test")
         metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
+        metrics[SCORED_CALIBRATION] = bundle.calibration.source
     return metrics
 
 
@@ -177,7 +184,7 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
         )
     elif len(series) >= data.input_size + data.horizon:
         scaled = bundle.scaler.transform(series.values).astype(np.float32)
-        windows, where = WindowDataset(scaled, data.input_size, data.horizon), "every window of"
+        windows, where = WindowDataset(scaled, data.input_size, data.horizon), ALL_WINDOWS
     else:
         raise DataError(
             f"{series.source}: {len(series)} rows make no window; calibrating needs at least input_size + "
@@ -423,4 +430,5 @@ def finish(
     if levels:
         test = split_windows(data, scaler, series, "test")
         metrics.update(interval_report(model, calibration, test, levels))
+        metrics[SCORED_CALIBRATION] = calibration.source
     return Finished(model, metrics, calibration)
