@@ -70,7 +70,7 @@ def test_train_on_user_csv_reports_and_saves(bundle_dir, capsys):
     assert sorted(p.name for p in bundle_dir.parent.iterdir()) == [".plant.work", "plant"]
 
 
-def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, capsys):
+def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, tmp_path, capsys):
     code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json"], capsys)
     assert code == 0
     result = json.loads(out)
@@ -82,6 +82,14 @@ def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, capsys):
         assert result[baseline] == {key: saved[baseline][key] for key in scores}
     code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv], capsys)
     assert f"(standardized)  (naive {saved['naive']['mse']:.4f}, seasonal naive " in out
+    assert out.splitlines()[0] == f"model plant (s3attention) on {plant_csv}, split 7:1:2"
+    later = tmp_path / "later.csv"  # other rows: scored in the training scaler's units, and said so
+    later.write_bytes(plant_csv.read_bytes())
+    code, out, _ = run_cli(["evaluate", "--model", bundle_dir, "--csv", later], capsys)
+    assert out.splitlines()[0] == (
+        f"model plant (s3attention) on {later}, split 7:1:2; trained on {plant_csv}, standardized by its "
+        "scaler"
+    )
 
 
 def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path, capsys):

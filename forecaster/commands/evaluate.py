@@ -57,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(metrics))
     else:
-        print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {bundle.data.split}")
+        data = bundle.data
+        same = data.source == series.source
+        other = "" if same else f"; trained on {data.source}, standardized by its scaler"
+        print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {data.split}{other}")
         print_metrics(metrics, trained_here=False)
         if args.level and bundle.calibration.on_all_windows():
             print(f"note: the intervals were calibrated on {bundle.calibration.source}: test windows among "
