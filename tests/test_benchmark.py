@@ -293,6 +293,28 @@ def test_dry_run_counts_cells_estimates_the_rest_and_writes_nothing(tmp_path: Pa
         plan_grid(BenchmarkConfig(datasets=["ILI"], out_dir=out))
 
 
+def test_a_horizon_longer_than_a_dataset_holds_is_refused_before_any_cell(tmp_path: Path, capsys) -> None:
+    """ILI's 966 rows under 7:1:2 leave 966 - int(0.7 * 966) - int(0.2 * 966) = 97 validation rows: one
+    window of horizon 97, none of 98. A dry run listed --horizons 100000 on ETTh1 as to run (training
+    failed each cell); both are refused in one line now, as is the ETT split on a dataset it does not fit."""
+    args = ["benchmark", "--datasets", "ILI", "--models", "naive", "--repeats", "1", "--out",
+            str(tmp_path / "grid"), "--data-dir", str(tmp_path / "no-data"), "--dry-run", "--horizons"]
+    assert main([*args, "24,97"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "| ILI | naive | 0 | 2 | - | unknown |"
+    assert main([*args, "24,98"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "forecaster: error: ILI: 966 rows are too few for split 7:1:2 with input_size 36 and horizon 98: "
+        "needs at least 971 rows so that train, val and test each hold one window (or --split holdout: the "
+        "last horizon tests, the one before validates)"
+    )
+    assert main(["benchmark", "--datasets", "Weather", "--split", "ett", "--out", str(tmp_path / "grid"),
+                 "--dry-run"]) == 2  # fmt: skip
+    assert capsys.readouterr().err.strip().startswith(
+        "forecaster: error: Weather: 52696 rows are too few for split ett with input_size 96 and horizon 96"
+    )
+    assert not (tmp_path / "grid").exists()
+
+
 def test_other_protocol_settings_are_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(executors, "run_cell", lambda cell, prepared, cfg: _fake_metrics(cell))
     config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1, max_epochs=1,

@@ -19,7 +19,7 @@ import pandas as pd
 from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, TUNED, candidates, product_spec
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
-from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES, fitting_input_size
+from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES, fitting_input_size, split_borders
 from forecaster.errors import DataError, ForecasterError
 from forecaster.training.settings import MAX_BAG_SEEDS, TrainerOptions, TrainSettings
 
@@ -188,12 +188,22 @@ def sources(config: BenchmarkConfig) -> list[Source]:
         longest = max(config.horizons)
         input_size = config.input_size or fitting_input_size(len(series), longest, config.split, series.freq)
         name = Path(config.csv).stem
-        return [Source(name, input_size, tuple(config.horizons), series.freq, Path(config.csv))]
+        source = Source(name, input_size, tuple(config.horizons), series.freq, Path(config.csv))
+        return [_holding(source, len(series), config.split)]
     found = []
     for spec in dict.fromkeys(get_spec(name) for name in config.datasets):
         horizons = spec.horizons if config.horizons == "paper" else tuple(config.horizons)
-        found.append(Source(spec.name, spec.input_size, horizons, spec.freq))
+        source = Source(spec.name, spec.input_size, horizons, spec.freq)
+        found.append(_holding(source, spec.rows, config.split))
     return found
+
+
+def _holding(source: Source, rows: int, split: str) -> Source:
+    """`source`, whose `rows` must give every split of every horizon's cells a window (`split_borders`'s
+    DataError otherwise: a dry run listed `--horizons 100000` on ETTh1 as to run, and training failed)."""
+    for horizon in source.horizons:
+        split_borders(rows, source.input_size, split, source.freq, horizon=horizon, source=source.name)
+    return source
 
 
 def grid_cells(config: BenchmarkConfig, results: pd.DataFrame | None = None) -> list[Cell]:
