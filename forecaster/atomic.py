@@ -202,7 +202,8 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
                 raise
             if not replace:
                 raise BundleError(f"output {target} was written by another run while this one worked; use "
-                                  "--overwrite (overwrite=True) to replace it, or another folder") from None
+                                  "--overwrite (overwrite=True in Python) to replace it, or another "
+                                  "folder") from None  # fmt: skip
     aside = target.parent / f".{_hidden_name(target)}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.replace(target, aside)
     try:

@@ -8,9 +8,11 @@ configured, so `forecaster --help` and `forecaster data describe` start fast.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -25,15 +27,39 @@ from forecaster.errors import ForecasterError, one_line, warning_line
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
 
+# The namespace entry naming the innermost (sub)command's parser, which says what a command line got wrong.
+PARSER = "_parser"
+# argparse's line for a mistyped choice, as Python 3.11 writes it ('x') and later ones (x).
+_INVALID_CHOICE = re.compile(r"invalid choice: '?(?P<given>[^' ]*)'? \(choose from (?P<choices>.*)\)$")
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
-    """Usage errors print one line, like library errors (sub-parsers inherit the class), and exit 2. Options
-    are taken only as spelled: train's --levels must not answer to predict's --level."""
+    """Usage errors print one line, like library errors (sub-parsers inherit the class), with the nearest
+    command or option to a misspelled one, and exit 2. Options are taken only as spelled: train's --levels
+    must not answer to predict's --level."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **{**kwargs, "allow_abbrev": False})
+        self.set_defaults(**{PARSER: self})  # a sub-parser's default replaces its parent's
 
     def error(self, message: str) -> NoReturn:
+        typo = _INVALID_CHOICE.search(message)
+        near = typo and _nearest(typo["given"], [choice.strip("'") for choice in typo["choices"].split(", ")])
+        if near:
+            message += f"; did you mean {near!r}?"
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def unrecognized(self, extra: list[str]) -> NoReturn:
+        """argparse's line for arguments no option takes, from the (sub)command they were given to."""
+        options = [option for action in self._actions for option in action.option_strings]
+        flags = [arg.partition("=")[0] for arg in extra if arg.startswith("--")]
+        near = next(filter(None, (_nearest(flag, options) for flag in flags)), None)
+        self.error(f"unrecognized arguments: {' '.join(extra)}" + (f"; did you mean {near}?" if near else ""))
+
+
+def _nearest(given: str, known: list[str]) -> str | None:
+    """The closest of `known` to a misspelled `given`, None if nothing is close."""
+    return next(iter(difflib.get_close_matches(given, known, n=1, cutoff=0.7)), None)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -127,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(argv)
         args, unknown = parser.parse_known_args(argv)  # --verbose shows a traceback with every command
         if any(arg != "--verbose" for arg in unknown):
-            parser.parse_args(argv)  # argparse's one line naming them
+            getattr(args, PARSER).unrecognized([arg for arg in unknown if arg != "--verbose"])
         with _stops_reported(args.command != "serve"):  # uvicorn shuts the service down on its own signals
             code = int(args.handler(args) or 0)
             if sys.stdout is not None:  # None where the shell closed it (`>&-`)

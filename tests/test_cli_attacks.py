@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -28,12 +29,13 @@ TRAIN = [
 
 
 def refused(argv: list, capsys) -> str:
-    """Run a command that must fail: exit 2, one `forecaster: error:` line, no traceback; the line."""
+    """Run a command that must fail: exit 2, one `forecaster: error:` line (a usage error names its
+    subcommand, `forecaster train: error:`, as argparse does), no traceback; the line."""
     code, out, err = run_cli(argv, capsys)
     assert code == 2, (out, err)
     assert "Traceback" not in out + err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("forecaster: error: "), err
+    assert len(lines) == 1 and re.match(r"forecaster( [a-z]+)*: error: ", lines[0]), err
     return lines[0]
 
 

@@ -52,7 +52,7 @@ def _train(csv: Path, out: Path, *more: object) -> list[str]:
         (["--limit-train-batches", "nan"], "a count >= 1 or a fraction in (0, 1]"),
         (["--limit-train-batches", "1.5"], "a count >= 1 or a fraction in (0, 1]"),
         (["--candidates", "dlinear"], "leave out --candidates or use --model auto"),
-        (["--level", "80"], "unrecognized arguments: --level 80"),  # predict's option, not --levels cut short
+        (["--level", "80"], "unrecognized arguments: --level 80; did you mean --levels?"),  # not cut short
     ],
 )
 def test_training_options_are_refused_before_any_work(csv, tmp_path, capsys, options, message):
@@ -373,3 +373,36 @@ def test_a_stop_wrapped_by_the_c_code_it_arrived_in_is_said_as_a_stop(monkeypatc
     assert capsys.readouterr().err == (
         "forecaster: interrupted; nothing was half-written (earlier outputs are as they were)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["trian"], "forecaster: error: argument command: invalid choice: 'trian' (choose from 'data', "
+         "'train', 'tune', 'evaluate', 'predict', 'calibrate', 'serve', 'benchmark', 'bench', 'lra'); did "
+         "you mean 'train'? (see forecaster --help)"),
+        (["data", "descrbe"], "forecaster data: error: argument data_command: invalid choice: 'descrbe' "
+         "(choose from 'describe', 'download', 'verify'); did you mean 'describe'? (see forecaster data "
+         "--help)"),
+        (["predict", "--model", "m", "--csv", "f.csv", "--levle=80", "--verbose"], "forecaster predict: "
+         "error: unrecognized arguments: --levle=80; did you mean --level? (see forecaster predict --help)"),
+        (["bench", "smoother", "--lenghts", "8"], "forecaster bench smoother: error: unrecognized arguments: "
+         "--lenghts 8; did you mean --lengths? (see forecaster bench smoother --help)"),
+        (["predict", "--model", "m", "--csv", "f.csv", "--zzz", "1"], "forecaster predict: error: "
+         "unrecognized arguments: --zzz 1 (see forecaster predict --help)"),  # nothing near: no guess
+    ],
+)  # fmt: skip
+def test_a_misspelled_command_or_option_is_named_with_the_nearest_one_and_its_help(argv, line, capsys):
+    """The line came from the top parser, which pointed at `forecaster --help` for a subcommand's option and
+    guessed nothing; it comes from the (sub)command given the argument, with its nearest spelling."""
+    with pytest.raises(SystemExit, match="2"):
+        main(argv)
+    assert capsys.readouterr().err == line + "\n"
+
+
+def test_an_unknown_model_is_refused_naming_only_the_models_one_can_train(csv, tmp_path, capsys):
+    """The registry's whole list named ensemble and the LRA classifiers, which `train` refuses by name."""
+    line = refused(_train(csv, tmp_path / "model", "--model", "nosuch"), capsys)
+    assert line.startswith("forecaster: error: model must be one of dlinear, drift, ")
+    assert line.endswith("got 'nosuch'")
+    assert "ensemble" not in line and "lra_classifier" not in line

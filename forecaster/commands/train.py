@@ -37,15 +37,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def model_options(args: argparse.Namespace, model: str) -> dict[str, Any]:
-    """The model config fields given as flags; ConfigError for a flag the chosen model does not take."""
+    """The model config fields given as flags; ConfigError for a flag the chosen model does not take (none
+    for a name no model has: TrainSettings names the models one can train)."""
     from forecaster.errors import ConfigError
-    from forecaster.models import MODELS
     from forecaster.presets import AUTO
 
     configs = model_configs()
     if model == AUTO:  # each candidate takes the options its config has
         return {name: value for config in configs.values() for name, value in given(args, config).items()}
-    chosen = given(args, MODELS.get(model).config_class)
+    if model not in configs:
+        return {}
+    chosen = given(args, configs[model])
     others = {name for config in configs.values() for name in given(args, config)} - set(chosen)
     if others:
         flags = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(others))
