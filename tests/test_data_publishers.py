@@ -235,6 +235,24 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
     assert list(frame.columns) == ["Total exports"] and freq == "MS"
 
 
+@pytest.mark.parametrize(
+    "units",
+    [",EUR million,2015=100,%", ",EUR million,Index,Percent", "Unit,EUR million,2015=100,%",
+     ",NZD bn,Index (2015=100),per cent"],
+)  # fmt: skip
+def test_a_line_of_each_columns_unit_under_the_names_names_nothing(tmp_path, units):
+    """A quarterly table as offices publish it, the series' units under their names: the units line was
+    taken for the header, the series named 'EUR million', '2015=100' and '%' (--targets GDP refused) and
+    the date column 'Unnamed: 0' (h38); only one unit repeated ("NZD,NZD") named nothing."""
+    quarters = pd.period_range("2015Q1", periods=24, freq="Q")
+    lines = ["Quarter,GDP,CPI,Unemployment", units]
+    lines += [f"{q.year}-Q{q.quarter},{18000 + 50 * k},{100 + k / 10:.1f},{6 - k / 100:.2f}"
+              for k, q in enumerate(quarters)]  # fmt: skip
+    frame, freq, _ = read_noted(write(tmp_path, "accounts.csv", "\n".join(lines) + "\n"))
+    assert list(frame.columns) == ["GDP", "CPI", "Unemployment"] and frame.index.name == "Quarter"
+    assert freq == "QS-JAN" and len(frame) == 24 and frame["GDP"].iat[-1] == 18000 + 50 * 23
+
+
 def test_a_competitions_table_of_a_series_per_row_is_refused_saying_so(tmp_path):
     """M5's sales (id, item_id, ..., d_1 ... d_200) and M4's (V1, V2, ...): told to pass --no-date, a user
     got each step forecast as a series and a refusal of 3 rows too few."""

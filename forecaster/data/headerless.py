@@ -110,17 +110,25 @@ def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
     return 1 if all(len(cells) == width for cells in rows[:first]) else first
 
 
-# What a line of units under the series' names holds (Stats NZ's Infoshare: "Total exports" above "NZD").
-_UNITS = frozenset({"%", "percent", "index", "number", "units", "persons", "usd", "eur", "gbp", "jpy",
-                    "nzd", "aud", "cad", "chf", "cny", "sek", "nok", "dkk", "inr", "brl", "zar", "mxn",
-                    "krw"})  # fmt: skip
+# The words of a line of units under the series' names (Stats NZ's Infoshare: "Total exports" above "NZD"; an
+# office's "EUR million", "2015=100", "%" under "GDP", "CPI", "Unemployment"): units, scales, an index base.
+_UNITS = frozenset({"%", "percent", "per", "cent", "index", "number", "units", "persons", "usd", "eur", "gbp",
+                    "jpy", "nzd", "aud", "cad", "chf", "cny", "sek", "nok", "dkk", "inr", "brl", "zar", "mxn",
+                    "krw", "dollars", "euros", "thousand", "thousands", "million", "millions", "billion",
+                    "billions", "bn", "mn", "mio", "mrd", "'000"})  # fmt: skip
+_INDEX_BASE = re.compile(r"\d{4}=100")
+
+
+def _units(name: str) -> bool:
+    words = re.findall(r"[^\s()\[\]]+", name.lower())
+    return bool(words) and all(word in _UNITS or _INDEX_BASE.fullmatch(word) for word in words)
 
 
 def names_not_given(header: list[str]) -> bool:
     """Whether a header leaves its columns to a line above (`names_above`): it repeats a name, leaves a
     column unnamed, or gives units only."""
     names = header[1:]
-    return len(set(names)) < len(names) or not all(names) or all(name.lower() in _UNITS for name in names)
+    return len(set(names)) < len(names) or not all(names) or all(map(_units, names))
 
 
 def names_above(
