@@ -64,6 +64,13 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     return times
 
 
+def _period_columns(df: Any) -> dict[str, Any]:
+    """A frame's columns of periods (pandas' yearly or quarterly `ds`), by name, with their frequency."""
+    if not isinstance(df, pd.DataFrame):
+        return {}
+    return {str(name): dtype.freq for name, dtype in df.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
+
+
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
     """`series` up to each series' own stop (independent series end apart): its rows up to the last stop,
     the values of a series that stops before blank after it."""
@@ -115,6 +122,7 @@ class Forecaster:
         self.history: TimeSeries | None = None
         self.history_index: pd.Index | None = None  # the fitted frame's: periods or a zone answered in
         self.labels: dict[str, Any] = {}  # the fitted frame's series names that are not text, by their text
+        self.history_periods: dict[str, Any] = {}  # the fitted frame's columns of periods, answered so
 
     @classmethod
     def from_settings(cls, settings: TrainSettings, *, level: Sequence[int] | None = None) -> Forecaster:
@@ -182,6 +190,7 @@ class Forecaster:
         self.metrics, self.history = outcome.metrics, series
         self.history_index = getattr(df, "index", None)
         self.labels = given_names(df, self.bundle.data.id_col)
+        self.history_periods = _period_columns(df)
         return self
 
     def __repr__(self) -> str:
@@ -232,7 +241,11 @@ class Forecaster:
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
         given = getattr(df, "index", None) if df is not None else self.history_index
         table.index = _as_given(table.index, given, bundle.data.freq)
-        return shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
+        answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
+        for name, freq in (_period_columns(df) if df is not None else self.history_periods).items():
+            if name in answer.columns:  # a long frame's `ds` of periods: periods out, to merge on
+                answer[name] = answer[name].dt.to_period(freq)
+        return answer
 
     def cross_validation(
         self,

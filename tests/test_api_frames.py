@@ -294,3 +294,21 @@ def test_a_frame_of_steps_from_100_is_forecast_from_its_last_step():
     assert naive().fit(frame, no_date=True).predict().index.tolist() == list(range(180, 180 + HORIZON))
     numbered = frame.reset_index(drop=True)
     assert naive().fit(numbered, no_date=True).predict().index.tolist() == list(range(80, 80 + HORIZON))
+
+
+def test_a_long_frame_of_yearly_periods_of_different_spans_fits_and_answers_periods() -> None:
+    """Three yearly series starting in 2000, 2001 and 2002, `ds` a column of Periods as pandas users write
+    yearly data: refused as "not timestamps: row 0 '2000.0'" (the periods became floats), and where the
+    spans agreed the answer's `ds` was datetimes, which no merge on the frame's periods matches (h38)."""
+    spans = [pd.period_range(str(2000 + k), periods=20, freq="Y") for k in range(3)]
+    rows = [(f"S{k}", period, 50.0 + 2 * step + k)
+            for k, span in enumerate(spans) for step, period in enumerate(span)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["unique_id", "ds", "y"])
+    model = Forecaster("drift", horizon=2).fit(frame)
+    answer = model.predict()
+    assert answer["ds"].dtype == pd.PeriodDtype("Y-DEC")
+    ends = frame.groupby("unique_id")["ds"].max()
+    assert answer.groupby("unique_id")["ds"].min().to_dict() == (ends + 1).to_dict()
+    last = frame.groupby("unique_id")["y"].last()
+    np.testing.assert_allclose(answer.groupby("unique_id")["drift"].first(), last + 2, rtol=1e-5)  # +2 a year
+    assert model.predict(frame)["ds"].dtype == pd.PeriodDtype("Y-DEC")

@@ -76,7 +76,13 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     asked for when the frame has no such column), a MultiIndex (`unique_id, ds`), a named or a text index
     its own columns (a RangeIndex too, but for row numbers 0, 1, 2, ..., named or not), an index of whole
     years the `year` column of a frame of numbers only (else it may be row numbers left by a filter); another
-    unnamed numeric index is dropped."""
+    unnamed numeric index is dropped. Columns of periods are their start times (a long frame of yearly periods
+    whose series span different years was refused, its periods read as floats, '2000.0')."""
+    periods = [name for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)]
+    if periods:
+        frame = frame.copy()
+        for name in periods:
+            frame[name] = frame[name].dt.to_timestamp(how="start")
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
