@@ -29,6 +29,8 @@ from forecaster.errors import DataError
         (["1999-2000", "2000-2001", "2001-2002"], "1999-01-01", "YS-JAN"),
         (["2001-02", "2002-03", "2003-04"], "2001-01-01", "YS-JAN"),  # not Feb 2001, Mar 2002, Apr 2003
         (["FY2019", "FY2020", "FY 2021"], "2019-01-01", "YS-JAN"),
+        (["FY2019/20", "FY2020/21", "FY2021/22"], "2019-01-01", "YS-JAN"),  # UK, Australian, Indian public
+        (["FY 2019-20", "FY 2020-21", "fy 2021-22"], "2019-01-01", "YS-JAN"),  # finance: refused (h38)
         (["2019:4", "2020:1", "2020:2"], "2019-10-01", "QS-JAN"),  # EViews: quarters after a colon
         (["2019:12", "2020:01", "2020:02"], "2019-12-01", "MS"),  # and months of two digits
         (["2023 september", "2023 oktober*", "2023 november**"], "2023-09-01", "MS"),  # CBS: * provisional

@@ -64,8 +64,9 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4}):(?P<month>\d{2})$"), "month"),
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
-    # fiscal and academic years ("2019/20", "2019-2020"): kept only where the second year follows the first
-    (re.compile(r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"), "span"),
+    # fiscal and academic years ("2019/20", "2019-2020", UK and Indian public finance's "FY2019/20"): kept
+    # only where the second year follows the first
+    (re.compile(r"^(?:FY\s*)?(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$", re.I), "span"),
     # INEGI's quarters "2010/01" to "2010/04" (its months, "2010/01" to "2010/12", are no quarters), KOSIS's
     # "2015.1/4"
     (re.compile(r"^(?P<year>\d{4})/0(?P<quarter>[1-4])$"), "quarter"),

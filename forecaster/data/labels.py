@@ -46,9 +46,9 @@ def _styles(text: str) -> Iterator[str]:
         match = pattern.match(text)
         if match is None:
             continue
-        if part == "span":  # a fiscal year "2019/20" or "2019-2020"
-            between = text[match.end("year") : match.start("next")]
-            yield "{year}" + between + ("{next2:02d}" if len(match["next"]) == 2 else "{next}")
+        if part == "span":  # a fiscal year "2019/20", "2019-2020" or "FY2019/20"
+            before, between = text[: match.start("year")], text[match.end("year") : match.start("next")]
+            yield before + "{year}" + between + ("{next2:02d}" if len(match["next"]) == 2 else "{next}")
             continue
         names = {"year": "isoyear" if part == "week" else "year"}
         for width in (":02d", ""):  # zero-padded where the labels cannot tell
