@@ -446,6 +446,8 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
         "after the windows that calibrated them; `forecaster calibrate --model M --csv RECENT.csv --on all` "
         "recalibrates on recent rows",
     ]
+    print_metrics({**metrics, "mse": 0.0611 + 1e-9, "naive": {"mse": 0.0611, "mse_step1": 0.2}})
+    assert "above the naive" not in capsys.readouterr().out  # the naive forecast itself, rounded (h37)
     print_metrics({**metrics, "windows": 80, "naive": {"mse": 0.25, "mse_step1": 0.2}}, trained_here=False)
     printed = capsys.readouterr().out  # `evaluate` of other rows: no choice of validation there
     said = ("note: on these rows the model scored above the naive forecast (0.5000 against 0.2500); "
