@@ -9,10 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from forecaster.cli import main
 from forecaster.data import TimeSeries, load_dataset, read_frame
+from forecaster.data.series import INDEPENDENT, ReadOptions
 from forecaster.errors import ConfigError, DataError
+from forecaster.models import get_model
 from forecaster.presets import preset, resolve
 from forecaster.training.planning import plan
 from forecaster.training.scoring import (
@@ -392,10 +395,11 @@ def test_a_seasonal_forecast_that_fits_nothing_reads_the_seasons_it_needs_on_a_s
 
 
 def test_drift_forecasts_a_short_yearly_file_from_no_train_window() -> None:
-    """31 yearly rows at horizon 10: holdout leaves 11 train rows, no window of drift's 2-step input and
-    10-step horizon to learn from, which a forecast that fits nothing does not need; with no model named
-    (S3Attention cannot read 1 step) the run chooses as --model auto does, and keeps drift, whose test error
-    is the closed form's: the last value plus h times the last step."""
+    """31 yearly rows at horizon 10: holdout leaves 11 train rows, no window of drift's input and 10-step
+    horizon to learn from, which a forecast that fits nothing does not need; with no model named
+    (S3Attention cannot read 1 step) the run chooses as --model auto does, and keeps drift, which reads the
+    longest input the rows hold, 31 - 2 * 10 = 11 years (its 2-step input took the last change for the trend),
+    and whose test error is the closed form's: the last value plus h times the window's mean step."""
     from forecaster.api import Forecaster
     from forecaster.data import DataQualityWarning
 
@@ -404,12 +408,36 @@ def test_drift_forecasts_a_short_yearly_file_from_no_train_window() -> None:
     frame = pd.DataFrame({"year": years.astype(str), "gdp": values})
     with pytest.warns(DataQualityWarning, match="leave s3attention an input of 1 step"):
         bundle = Forecaster(horizon=10, max_epochs=1).fit(frame).bundle
-    assert (bundle.model_name, bundle.data.input_size) == ("drift", 2)
+    assert (bundle.model_name, bundle.data.input_size) == ("drift", 11)
     assert bundle.training["windows"] == {"train": 0, "val": 1, "test": 1}
-    last, step = values[-11], values[-11] - values[-12]
+    last, step = values[-11], (values[-11] - values[-21]) / 10
     expected = np.mean((last + step * np.arange(1, 11) - values[-10:]) ** 2)
     np.testing.assert_allclose(bundle.metrics["mse_original"], expected, rtol=1e-4)
     assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 100
+
+
+def test_drift_reads_the_whole_history_a_short_file_holds_and_a_panel_keeps_its_input() -> None:
+    """12 yearly rows rising 3 a year but for a last-year dip, horizon 3 (h38): drift on its 2-step input
+    forecast a fall (the last change, -0.7). It reads the 6 years before validation (12 - 2 * 3) now, FPP3's
+    drift on every observation the splits leave; a trained model, naive and mean keep the default input (2),
+    and independent series the default for drift too (a longer input would leave the shorter series out)."""
+    years = pd.period_range("2001", periods=12, freq="Y").to_timestamp()
+    values = 100 + 3.0 * np.arange(12) + np.random.default_rng(38).normal(0, 2, 12)
+    values[-1] = values[-2] - 0.7
+    series = TimeSeries(pd.DataFrame({"exports": values}, index=years), "YS-JAN", "exports.csv")
+    inputs = {c.label: c.input_size for c in plan(TrainSettings(horizon=3, model_name="auto"), series)}
+    assert (inputs["naive"], inputs["drift"], inputs["mean"]) == (2, 6, 2)
+    assert inputs.get("nlinear", 2) == 2
+    model = get_model("drift", input_size=6, horizon=3, n_channels=1)
+    window = torch.tensor(values[-6:], dtype=torch.float32)[None, :, None]
+    expected = values[-1] + np.arange(1, 4) * (values[-1] - values[-6]) / 5
+    np.testing.assert_allclose(model(window)[0, :, 0].numpy(), expected, rtol=1e-5)
+    assert (expected > values[-1]).all()  # the 10 rises of 11 years carry on
+
+    panel = pd.DataFrame({"a": values, "b": values[::-1]}, index=years)
+    independent = TimeSeries(panel, "YS-JAN", "panel.csv", options=ReadOptions(channels=INDEPENDENT))
+    inputs = {c.label: c.input_size for c in plan(TrainSettings(horizon=3, model_name="auto"), independent)}
+    assert inputs["drift"] == inputs["mean"] == 2
 
 
 def test_auto_plans_no_trained_model_where_the_train_split_holds_no_window_to_learn_from(tmp_path) -> None:
@@ -420,7 +448,7 @@ def test_auto_plans_no_trained_model_where_the_train_split_holds_no_window_to_le
     frame = pd.DataFrame({"spots": np.abs(np.sin(np.arange(25) / 2)) * 100}, index=years)
     series = TimeSeries(frame, "YS-JAN", "spots.csv")
     planned = plan(TrainSettings(horizon=10, model_name="auto"), series)
-    assert [(c.label, c.input_size) for c in planned] == [("naive", 1), ("drift", 2), ("mean", 2)]
+    assert [(c.label, c.input_size) for c in planned] == [("naive", 1), ("drift", 5), ("mean", 2)]
     settings = TrainSettings(horizon=10, model_name="nlinear", trainer=TrainerOptions(max_epochs=1))
     with pytest.raises(DataError, match="25 rows are too few for split holdout with input_size 1 and horizon "
                                         "10: needs at least 31 rows so that train, val and test each hold"):
