@@ -115,6 +115,34 @@ def test_few_windows_are_never_narrower_than_a_random_walk_of_their_changes() ->
     np.testing.assert_allclose(wide.margins[[79, 94]], 10.0)
 
 
+def test_a_level_beyond_few_scores_grows_from_the_highest_they_answer_as_the_random_walk_does() -> None:
+    """4 windows of 2 steps: 8 pooled scores answer levels up to 88% (rank ceil(9 a) <= 8), not 95% (the 9th).
+    95% was the random walk's margin alone, narrower than 80%'s from the scores, and answered as the 80%
+    interval (8 yearly rows, h38). It grows from 88%'s as the walk's does: by 1.96 / 1.5548 for N(0, 1)
+    changes (their two-sided normal quantiles)."""
+    changes = np.random.default_rng(12).standard_normal((40_000, 1))
+    scores = np.full((4, 2, 1), 5.0)
+    calibration = Calibration.from_scores(scores, [], "four windows", "conformal", changes)
+    bands = calibration.intervals([80, 95], np.zeros((1, 2, 1, 1), np.float32))
+    (_, hi80), (_, hi95) = bands[80], bands[95]
+    np.testing.assert_allclose(hi80[0, :, 0], 5.0)  # the scores, above the walk's 1.28 and 1.81
+    np.testing.assert_allclose(hi95[0, :, 0], 5.0 * 1.96 / 1.5548, rtol=0.02)
+    assert (calibration.margins[94] > calibration.margins[79]).all()
+
+
+def test_a_handful_of_changes_floors_the_levels_at_a_normal_walk_of_their_root_mean_square() -> None:
+    """One window of 8 yearly rows: 5 one-step changes, two of them the largest and equal (2.5). Their
+    empirical 80% and 95% quantiles tie, and predict wrote the same 80% and 95% interval (h38); under
+    FEW_WINDOWS changes the floor is their root mean square times the normal quantile, FPP3's naive
+    interval."""
+    changes = np.array([[2.0], [1.2], [1.3], [2.5], [2.5]])
+    calibration = Calibration.from_scores(np.full((1, 3, 1), 0.1), [], "one window", "conformal", changes)
+    rms = np.sqrt(np.mean(changes**2))
+    for level, normal_quantile in ((80, 1.2816), (95, 1.96)):
+        np.testing.assert_allclose(calibration.margins[level - 1, :, 0],
+                                   rms * normal_quantile * np.sqrt([1, 2, 3]), rtol=1e-4)  # fmt: skip
+
+
 def test_a_short_yearly_baseline_answers_both_levels_from_the_random_walk_floor() -> None:
     """14 years at horizon 3 leave 4 windows before the test split: their 12 pooled scores answered levels
     up to 92%, not 95%. The random walk of the windows' one-step changes answers every level."""
