@@ -89,9 +89,7 @@ def check_out_dir(
         raise BundleError(f"output {out} is a symbolic link (to {os.readlink(out)}); give the folder itself")
     atomic.check_folder_path(out)
     if out.exists() and not overwrite:
-        raise BundleError(
-            f"output {out} already exists; use --overwrite (overwrite=True in Python) to replace it"
-        )
+        raise BundleError(f"output {out} already exists; --overwrite (overwrite=True in Python) replaces it")
     atomic.check_ours(out, marker, keys, owned)
 
 

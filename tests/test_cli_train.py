@@ -160,7 +160,7 @@ def bad_files(plant_csv: Path, tmp_path_factory) -> dict[str, Path]:
         ),
         (
             ["train", "--csv", "{short}", "--horizon", "12", "--out", "{bundle}"],
-            "already exists; use --overwrite",
+            "already exists; --overwrite (overwrite=True in Python) replaces it",
         ),
         (
             ["train", "--csv", "{short}", "--horizon", "4", "--out", "{root}", "--overwrite"],
@@ -368,7 +368,8 @@ def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
 
 
 def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(tmp_path, capsys):
-    """39 yearly rows: 7:1:2 leaves 4 validation years for a 6-year horizon, and 96 input years no window."""
+    """39 yearly rows: 7:1:2 leaves 4 validation years for a 6-year horizon, and 96 input years no window;
+    the kept forecast, drift, reads the 39 - 2 * 6 = 27 years before validation (a default of 11 is short)."""
     years = np.arange(1985, 2024)
     values = 50 * 1.01 ** np.arange(len(years)) + np.random.default_rng(0).normal(0, 0.1, len(years))
     csv, out = tmp_path / "population.csv", tmp_path / "population"
@@ -376,9 +377,9 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
     argv = ["train", "--csv", csv, "--horizon", 6, *TINY, "--max-epochs", 2, "--seeds", 1, "--no-progress"]
     code, printed, err = run_cli([*argv, "--out", out], capsys)
     assert code == 0, err
-    assert "split holdout, input 11 steps, horizon 6: windows 11 train, 1 val, 1 test" in printed
+    assert "split holdout, input 27 steps, horizon 6: windows 0 train, 1 val, 1 test" in printed
     bundle = load_bundle(out)
-    assert (bundle.data.split, bundle.data.input_size) == ("holdout", 11)
+    assert (bundle.model_name, bundle.data.split, bundle.data.input_size) == ("drift", "holdout", 27)
     forecast_csv = tmp_path / "f.csv"
     code, printed, err = run_cli(["predict", "--model", out, "--csv", csv, "--output", forecast_csv], capsys)
     assert code == 0, err
@@ -389,8 +390,8 @@ def test_a_short_yearly_file_trains_on_a_holdout_split_with_an_input_that_fits(t
 def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is_one_line(tmp_path, capsys):
     """25 yearly rows on a line, horizon 8: holdout leaves 9 train rows, so an input of 1 step, which
     S3Attention (input >= 2) cannot read: with no model named, the run chooses as --model auto does among the
-    candidates that can (drift and mean read 2 steps from no train window), with a note; a model named with
-    settings of its own that cannot read it is refused in one line."""
+    candidates that can (drift reads the 9 years before validation, mean 2 steps, from no train window), with
+    a note; a model named with settings of its own that cannot read it is refused in one line."""
     csv = tmp_path / "yearly.csv"
     frame = pd.DataFrame({"year": np.arange(1999, 2024), "value": np.linspace(10, 30, 25).round(2)})
     frame.to_csv(csv, index=False)
@@ -412,7 +413,7 @@ def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is
         chosen[model] = printed.split("chose ")[1].splitlines()[0]
         assert "s3attention" not in chosen[model]  # not among the candidates
         bundle = load_bundle(out)
-        assert (bundle.model_name, bundle.data.input_size) == ("drift", 2)  # a line's own forecast
+        assert (bundle.model_name, bundle.data.input_size) == ("drift", 9)  # a line's own forecast
         # one line per candidate as it starts, so a long choice is not silent
         progress = [line for line in err.splitlines() if "training candidate" in line]
         assert progress == [f"forecaster: training candidate {k} of 5: {name}" for k, name in
