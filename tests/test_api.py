@@ -150,7 +150,7 @@ def test_long_file_through_the_cli_matches_the_api(long, tmp_path):
 
 def test_long_format_refusals_are_one_line(long):
     model = Forecaster("naive", horizon=12, input_size=24)
-    with pytest.raises(DataError, match="series 'OT' lacks 1 of its times"):
+    with pytest.raises(DataError, match="series 'OT' ends 1 time\\(s\\) before series"):
         model.fit(long.iloc[:-1], channels="multivariate")
     with pytest.raises(DataError, match="has time '2016-07-01 00:00:00' more than once"):
         model.fit(pd.concat([long, long.iloc[:1].assign(y=-1.0)]))  # an exact copy is dropped, with a note

@@ -125,10 +125,13 @@ def test_misaligned_panel_series_are_independent_unless_multivariate_is_asked():
     assert series.options.channels == "independent" and np.isnan(series.frame["UK"].iloc[[0, 1]]).all()
     assert "read the series as independent, one model shared by series of their own spans (series 'UK" in note
     message = _refusal(panel, channels="multivariate")
-    assert "series 'UK' lacks 2 of its times" in message and "--channels independent" in message
+    assert "series 'UK' starts 2 time(s) after series 'US'" in message and "--channels independent" in message
     late_and_early = _panel(12).drop(index=[12, 13, 33, 34, 35]).reset_index(drop=True)  # JP ends early too
     both = _refusal(late_and_early, channels="multivariate")
-    assert "series 'UK' lacks 2 of its times; series 'JP' lacks 3 of its times; the series" in both
+    said = "series 'UK' starts 2 time(s) after series 'US'; series 'JP' ends 3 time(s) before series 'US'"
+    assert said + "; the series" in both
+    gap = _panel(12).drop(index=[14]).reset_index(drop=True)  # a quarter missing inside UK's span
+    assert "series 'UK' lacks 1 of its times; the series" in _refusal(gap, channels="multivariate")
     assert "read as a long panel keyed by column 'country', since dates repeat in column 'quarter'" in message
     assert _read(_panel(12))[0].options.channels == "multivariate"  # aligned: one model of all, as before
     series, _ = _read(panel, channels="independent")

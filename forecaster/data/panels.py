@@ -244,8 +244,7 @@ def find_long(
     apart: `unique_id`, else its only column of labels besides the dates (`_distinct_labels`), or of ids
     written as numbers (`_numbered_ids`), with each (series, date) once. The values are the numeric columns
     left that vary and the date alone does not determine (`_measures`): the one named y, value or OBS_VALUE,
-    else each, a variable of every series (`variables`), or the targets given. Anything else is returned
-    unchanged."""
+    else each, a variable of every series (`variables`), or the targets given. Else returned unchanged."""
     if not raw[date_col].duplicated().any():
         return raw, read
     # what describes every row alike (an SDMX or OECD export's dataflow, unit and frequency columns, a
@@ -399,10 +398,13 @@ def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
     """MisalignedError naming the series (up to _SHOWN, and how many more) whose times differ."""
     times = {name: set(group) for name, group in keys.groupby("id", sort=False)["time"]}
     reference, said = times[order[0]], []
-    for name in (name for name in order[1:] if times[name] != reference):
-        extra, lacking = len(times[name] - reference), len(reference - times[name])
-        differences = [f"has {extra} time(s) that series {order[0]!r} lacks" if extra else "",
-                       f"lacks {lacking} of its times" if lacking else ""]  # fmt: skip
+    for name in (name for name in order[1:] if times[name] != reference):  # one quarter short: "ends 1 ..."
+        own, extra, lacking = times[name], times[name] - reference, reference - times[name]
+        ends, starts = lacking and min(lacking) > max(own), lacking and max(lacking) < min(own)
+        where = f"ends {len(lacking)} time(s) before" if ends else f"starts {len(lacking)} time(s) after"
+        lacks = f"{where} series {order[0]!r}" if ends or starts else f"lacks {len(lacking)} of its times"
+        differences = [f"has {len(extra)} time(s) that series {order[0]!r} lacks" if extra else "",
+                       lacks if lacking else ""]  # fmt: skip
         said.append(f"series {name!r} {' and '.join(filter(None, differences))}")
     if said:
         more = f"; {len(said) - _SHOWN} more series differ" if len(said) > _SHOWN else ""
