@@ -481,6 +481,8 @@ def test_coverage_far_below_the_level_asked_is_said_with_the_remedy(capsys) -> N
     said = ("note: on these rows the model scored above the naive forecast (0.5000 against 0.2500); "
             "`forecaster train --model naive` keeps the naive forecast\n")
     assert said in printed and "not by enough" not in printed
+    print_metrics({**metrics, "windows": 8}, trained_here=False)  # evaluate told to run evaluate (h38)
+    assert "says little; later rows measure" in capsys.readouterr().out
 
 
 def test_the_test_scores_print_naive_beside_the_model_in_original_units_too(capsys) -> None:

@@ -205,8 +205,8 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
             print(f"note: on these rows the model scored above the naive forecast {scores}; `forecaster "
                   "train --model naive` keeps the naive forecast")
     if intervals and metrics["windows"] < FEW_WINDOWS:  # a few overlapping windows: a handful of outcomes
-        print(f"note: coverage measured on {metrics['windows']} test window(s) says little; `forecaster "
-              "evaluate` on later rows measures it again")
+        again = "`forecaster evaluate` on later rows measures" if trained_here else "later rows measure"
+        print(f"note: coverage measured on {metrics['windows']} test window(s) says little; {again} it again")
     if short:  # said on few windows too: JJ's 95% intervals covered 0.53 of 8, unsaid (h34)
         print(f"note: the intervals covered far less of the test split than asked ({', '.join(short)}): the "
               "series moved after the windows that calibrated them; `forecaster calibrate --model M --csv "
