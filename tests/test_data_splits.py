@@ -275,3 +275,28 @@ def test_describe_refuses_a_zero_it_took_for_unset(data_dir, capsys, option):
         main(["data", "describe", "etth1", "--data-dir", str(data_dir), option, "0"])
     assert refused.value.code == 2
     assert f"argument {option}: expected a whole number >= 1, got '0'" in capsys.readouterr().err
+
+
+def test_describe_splits_a_panel_of_independent_series_as_train_does(tmp_path, capsys):
+    """20 yearly series of 14-23 rows starting and ending apart (h38): describe printed one 24-row table's
+    7:1:2 split (input 7; 7, 2 and 2 windows) while train split each series by its own rows (input 3; 149,
+    20 and 29); it gives train's split, input and window counts now."""
+    rng, rows = np.random.default_rng(38), []
+    for k in range(20):
+        start, length = 2000 + int(rng.integers(0, 8)), int(rng.integers(14, 24))
+        rows += [(f"C{k:02d}", year, 100 + 3 * step + rng.normal()) for step, year in
+                 enumerate(range(start, min(start + length, 2024)))]  # fmt: skip
+    path = tmp_path / "panel.csv"
+    pd.DataFrame(rows, columns=["id", "year", "value"]).to_csv(path, index=False)
+    described = _describe_json(capsys, "--csv", str(path), "--horizon", "3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["train", "--csv", str(path), "--horizon", "3", "--model", "naive", "--out",
+                     str(tmp_path / "model")]) == 0  # fmt: skip
+    capsys.readouterr()
+    trained = json.loads((tmp_path / "model" / "config.json").read_text())
+    assert (described["split"], described["input_size"]) == ("auto", trained["data"]["input_size"])
+    assert described["windows"] == trained["training"]["windows"] and described["borders"] == {}
+    assert main(["data", "describe", "--csv", str(path), "--horizon", "3"]) == 0
+    counts = ", ".join(f"{count} {name}" for name, count in described["windows"].items())
+    assert f"windows    {counts} (each series split by its own rows" in capsys.readouterr().out

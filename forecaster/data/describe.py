@@ -9,8 +9,15 @@ from typing import Any
 from forecaster.checks import check_int
 from forecaster.data.reader import load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
-from forecaster.data.series import TimeSeries
-from forecaster.data.splits import default_split, fitting_input_size, split_borders, window_counts
+from forecaster.data.series import INDEPENDENT, TimeSeries
+from forecaster.data.splits import (
+    AUTO_SPLIT,
+    default_input,
+    default_split,
+    split_borders,
+    usable,
+    window_counts,
+)
 from forecaster.errors import DataError
 
 DEFAULT_HORIZON = 96
@@ -62,15 +69,21 @@ def describe(
     defaulted = horizon is None and spec is None
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
     check_int("stride", stride, minimum=1, error=DataError)
-    borders, unsplit = {}, None
+    borders, unsplit, windows = {}, None, {}
+    spans = [rows.stop - rows.start for rows in series.own_rows()]
+    independent = series.options.channels == INDEPENDENT and split in (None, AUTO_SPLIT)
     try:
-        split = split or default_split(len(series), horizon)
+        split = AUTO_SPLIT if independent else split or default_split(len(series), horizon)
         input_size = input_size or (
-            spec.input_size if spec else fitting_input_size(len(series), horizon, split, series.freq)
+            spec.input_size if spec else default_input(len(series), spans, horizon, split, series.freq)
         )
-        borders = split_borders(
-            len(series), input_size, split, series.freq, horizon=horizon, source=series.source
-        )
+        if independent:  # as `train` splits them: each series by its own rows, the too short left out
+            windows = _series_windows(spans, input_size, horizon, stride, series.freq)
+        else:
+            borders = split_borders(
+                len(series), input_size, split, series.freq, horizon=horizon, source=series.source
+            )
+            windows = window_counts(borders, input_size, horizon, stride)
     except DataError as error:
         if not defaulted:
             raise
@@ -94,9 +107,22 @@ def describe(
         "stride": stride,
         "unsplit": unsplit,
         "borders": {name: [a, b] for name, (a, b) in borders.items()},
-        "windows": window_counts(borders, input_size, horizon, stride) if borders else {},
+        "windows": windows,
+        "series_split": independent and not unsplit,
         "warnings": [str(w.message) for w in caught],
     }
+
+
+def _series_windows(spans: list[int], input_size: int, horizon: int, stride: int, freq: str | None) -> dict:
+    """Windows of independent series, each split by its own rows (`resolve_split`): summed over the series
+    that give every split one (a note names those left out); DataError where none does."""
+    kept = [n for n in spans if usable(n, input_size, horizon, AUTO_SPLIT, freq)]
+    if not kept:
+        raise DataError(f"no series of {max(spans)} rows or fewer gives every split a window with input_size "
+                        f"{input_size} and horizon {horizon}")  # fmt: skip
+    counts = [window_counts(split_borders(n, input_size, AUTO_SPLIT, freq, horizon=horizon), input_size,
+                            horizon, stride) for n in kept]  # fmt: skip
+    return {name: sum(count[name] for count in counts) for name in counts[0]}
 
 
 def _date_parts(columns: list[str] | None) -> str | None:
@@ -117,12 +143,12 @@ def format_description(info: dict[str, Any]) -> str:
     ]
     if info["unsplit"]:
         return "\n".join([*lines, f"split      none: {info['unsplit']}"])
-    lines += [
-        f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
-        f"train stride {info['stride']}",
-        "",
-        f"{'split':<6} {'rows':>18} {'windows':>9}",
-    ]
+    lines.append(f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
+                 f"train stride {info['stride']}")  # fmt: skip
+    if info.get("series_split"):  # independent series: no borders of one table
+        counts = ", ".join(f"{count} {name}" for name, count in info["windows"].items())
+        return "\n".join([*lines, f"windows    {counts} (each series split by its own rows: 7:1:2, holdout)"])
+    lines += ["", f"{'split':<6} {'rows':>18} {'windows':>9}"]
     for name, (a, b) in info["borders"].items():
         lines.append(f"{name:<6} {f'[{a}, {b})':>18} {info['windows'][name]:>9}")
     return "\n".join(lines)

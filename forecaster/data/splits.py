@@ -147,6 +147,27 @@ def fitting_input_size(
     return max(1, min(preferred, (train_rows - horizon + 1) // 2))
 
 
+# A panel's default input lets this share of its series train (the shortest few may be left out rather than
+# shorten every series' input to theirs).
+KEPT_SERIES = 0.9
+
+
+def default_input(n_rows: int, spans: list[int], horizon: int, split: str, freq: str | None) -> int:
+    """A user file's input: 96, shortened on a short file so that training keeps as many windows as input
+    steps (`fitting_input_size`); for a panel of independent series (split auto, each over its `spans` of
+    rows) whose shorter series that input would leave out, as for one of the shortest that any input trains
+    (the KEPT_SERIES share of them keeps its windows: 24-year series beside 64-year ones were left out by the
+    64-year input of 20)."""
+    whole = fitting_input_size(n_rows, horizon, split, freq)
+    if split != AUTO_SPLIT:
+        return whole
+    fewest = min_rows(1, horizon, split)
+    lengths = sorted(n for n in spans if fewest and n >= fewest)
+    if not lengths or all(usable(n, whole, horizon, split, freq) for n in lengths):
+        return whole
+    return fitting_input_size(lengths[int((1 - KEPT_SERIES) * len(lengths))], horizon, split, freq)
+
+
 def split_borders(
     n_rows: int,
     input_size: int,

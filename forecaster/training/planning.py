@@ -23,9 +23,8 @@ from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import (
     AUTO_SPLIT,
     DEFAULT_INPUT_SIZE,
+    default_input,
     default_split,
-    fitting_input_size,
-    min_rows,
     split_borders,
     usable,
 )
@@ -43,9 +42,6 @@ from forecaster.presets import (
 )
 from forecaster.training.settings import TrainSettings
 
-# A panel's default input lets this share of its series train (the shortest few may be left out rather than
-# shorten every series' input to theirs).
-KEPT_SERIES = 0.9
 # At or below this default input, drift's slope is read from the longest input the rows hold
 # (`baseline_input`). Of h34's held-out series, the 11 with a default of 2-12 steps so forecast 0.90x the
 # MASE (geometric mean; 8 below naive's, 5 before); lengthened on all 37 with a default under 96 steps (up
@@ -195,21 +191,11 @@ def logged_channels(series: TimeSeries, settings: TrainSettings) -> np.ndarray |
 
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
-    """A registered dataset's input size; else 96, shortened on a short file so that training keeps as many
-    windows as input steps (`fitting_input_size`); for a panel of independent series whose shorter series
-    that input would leave out, as for one of the shortest that any input trains (the KEPT_SERIES share of
-    them keeps its windows: 24-year series beside 64-year ones were left out by the 64-year input of 20)."""
+    """A registered dataset's input size; else `splits.default_input` of the file's rows and its series'."""
     if series.dataset:
         return get_spec(series.dataset).input_size
-    split, horizon = split_for(series, settings), settings.horizon
-    whole = fitting_input_size(len(series), horizon, split, series.freq)
-    if split != AUTO_SPLIT:
-        return whole
-    fewest = min_rows(1, horizon, split)
-    spans = sorted(n for n in (r.stop - r.start for r in series.own_rows()) if fewest and n >= fewest)
-    if not spans or all(usable(n, whole, horizon, split, series.freq) for n in spans):
-        return whole
-    return fitting_input_size(spans[int((1 - KEPT_SERIES) * len(spans))], horizon, split, series.freq)
+    spans = [rows.stop - rows.start for rows in series.own_rows()]
+    return default_input(len(series), spans, settings.horizon, split_for(series, settings), series.freq)
 
 
 class InputTooShort(DataError):
