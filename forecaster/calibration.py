@@ -121,18 +121,20 @@ def _pooled(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
     return np.where(np.isinf(multiples)[:, None, :], np.inf, margins).astype(np.float32)
 
 
-def _random_walk(changes: np.ndarray, horizon: int) -> np.ndarray:
-    """(99, H, C) margins of a random walk stepping by the one-step `changes` (M, C): each level's quantile of
-    |change| times sqrt(h); from fewer than FEW_WINDOWS changes, their root mean square times the normal
-    quantile (FPP3's naive interval): a handful's empirical quantiles tie (changes 2.5 and 2.5 made 80% and
-    95% one interval, h38)."""
+def _random_walk(changes: np.ndarray, horizon: int, season: int = 1) -> np.ndarray:
+    """(99, H, C) margins of a random walk stepping by the `changes` (M, C) over `season` steps: each level's
+    quantile of |change| times sqrt(k + 1), k the seasons before step h, (h - 1) // season (FPP3 5.5: sqrt(h)
+    for naive, a season's swings being no error of seasonal naive's); from fewer than FEW_WINDOWS changes,
+    their root mean square times the normal quantile: a handful's empirical quantiles tie (changes 2.5 and
+    2.5 made 80% and 95% one interval, h38)."""
     levels = np.asarray(ALL_LEVELS) / 100.0
     if len(changes) < FEW_WINDOWS:
         normal = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
         quantiles = normal[:, None] * np.sqrt(np.mean(np.square(changes), axis=0))[None]  # (99, C)
     else:
         quantiles = np.quantile(np.abs(changes), levels, axis=0)  # (99, C)
-    return (quantiles[:, None, :] * np.sqrt(np.arange(1, horizon + 1))[None, :, None]).astype(np.float32)
+    growth = np.sqrt(np.arange(horizon) // season + 1)
+    return (quantiles[:, None, :] * growth[None, :, None]).astype(np.float32)
 
 
 def _floored(margins: np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -185,17 +187,21 @@ class Calibration:
         source: str,
         method: str,
         changes: np.ndarray | None = None,
+        season: int = 1,
     ) -> Calibration:
         """From `nonconformity` scores of N windows: (N, H, C) for "conformal" (margins for every level
         1-99; `levels` ignored), (N, H, C, K) for "quantile" at the head's K `levels`. `changes` (M, C), the
-        one-step changes of the windows' series, set the random walk's floor under few windows' margins."""
+        changes over `season` steps of the windows' series (1: one-step), set the floor of a random walk (a
+        seasonal one, for a model that repeats a season) under few windows' margins."""
         few = len(scores) < FEW_WINDOWS
         ranked = _pooled if few else _ranked
         if method == "conformal":
             margins = ranked(scores, ALL_LEVELS)
             if few and changes is not None and len(changes):
-                margins = _floored(margins, _random_walk(changes, scores.shape[1]))
-                source = f"{source}, no narrower than a random walk of its one-step changes"
+                margins = _floored(margins, _random_walk(changes, scores.shape[1], season))
+                walk = "a random walk of its one-step changes" if season == 1 else (
+                    f"a seasonal random walk of its changes over {season} steps")
+                source = f"{source}, no narrower than {walk}"
             return cls(ALL_LEVELS, margins, len(scores), source)
         margins = np.stack([ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
         return cls(tuple(levels), margins, len(scores), source, method)

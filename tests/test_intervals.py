@@ -143,6 +143,28 @@ def test_a_handful_of_changes_floors_the_levels_at_a_normal_walk_of_their_root_m
                                    rms * normal_quantile * np.sqrt([1, 2, 3]), rtol=1e-4)  # fmt: skip
 
 
+def test_a_seasonal_model_is_floored_by_a_seasonal_random_walk_of_its_changes_over_a_season() -> None:
+    """A seasonal naive forecast's error is no season's swing: its few windows' floor is a seasonal random
+    walk's (FPP3 5.5: the margin grows by sqrt(k + 1), k the seasons before step h), of the changes over a
+    season. Under the one-step walk, a quarterly seasonal drift's 80% band was 7x its test error (h38)."""
+    changes = np.random.default_rng(13).standard_normal((40_000, 1))
+    scores = np.full((2, 8, 1), 0.01)
+    calibration = Calibration.from_scores(scores, [], "two windows", "conformal", changes, season=4)
+    assert calibration.source.endswith("no narrower than a seasonal random walk of its changes over 4 steps")
+    growth = np.sqrt(np.arange(8) // 4 + 1)  # 1, 1, 1, 1, sqrt 2, ...
+    np.testing.assert_allclose(calibration.margins[79, :, 0], 1.2816 * growth, rtol=0.02)
+
+    from forecaster.api import Forecaster
+
+    quarters = pd.date_range("2012-01-01", periods=48, freq="QS")
+    swings = np.tile([5.0, -3.0, 10.0, -12.0], 12)
+    values = 300 + 2 * np.arange(48) + swings + np.random.default_rng(38).normal(0, 1.5, 48)
+    bundle = Forecaster("seasonal_drift", horizon=4).fit(pd.DataFrame({"q": quarters, "y": values})).bundle
+    assert "seasonal random walk of its changes over 4 steps" in bundle.calibration.source
+    one_step = np.quantile(np.abs(np.diff(values)), 0.8) / bundle.scaler.scale[0]  # the swings: about 20
+    assert bundle.calibration.margins[79, 0, 0] < one_step / 2
+
+
 def test_a_short_yearly_baseline_answers_both_levels_from_the_random_walk_floor() -> None:
     """14 years at horizon 3 leave 4 windows before the test split: their 12 pooled scores answered levels
     up to 92%, not 95%. The random walk of the windows' one-step changes answers every level."""
