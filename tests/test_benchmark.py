@@ -305,7 +305,7 @@ def test_a_horizon_longer_than_a_dataset_holds_is_refused_before_any_cell(tmp_pa
     assert capsys.readouterr().err.strip() == (
         "forecaster: error: ILI: 966 rows are too few for split 7:1:2 with input_size 36 and horizon 98: "
         "needs at least 971 rows so that train, val and test each hold one window (or --split holdout: the "
-        "last horizon tests, the one before validates)"
+        "last horizon tests, the one before validates); a horizon of at most 97 fits"
     )
     assert main(["benchmark", "--datasets", "Weather", "--split", "ett", "--out", str(tmp_path / "grid"),
                  "--dry-run"]) == 2  # fmt: skip

@@ -206,7 +206,8 @@ def test_the_auto_split_is_the_default_split_of_the_rows_split():
         split_borders(14, 4, "auto", horizon=5)
     # a trained model's count, and the baselines' beside it (describe asked 37 rows, train 25: h34's shampoo)
     with pytest.raises(DataError, match=r"needs at least 37 rows so that train, val and test each hold one "
-                       r"window \(25 for a forecast that fits nothing, --model naive\)$"):  # fmt: skip
+                       r"window \(25 for a forecast that fits nothing, --model naive\); a horizon of at most "
+                       r"7 fits$"):  # fmt: skip  # a trained model's input and 3 horizons: (24 - 1) // 3
         split_borders(24, 1, "holdout", horizon=12)
     # by rows and horizon only: every model of one choice, whatever its input, is scored on the same windows
     assert resolve_split("auto", 116, 8) == "7:1:2" and resolve_split("ett", 10, 1) == "ett"
@@ -300,3 +301,14 @@ def test_describe_splits_a_panel_of_independent_series_as_train_does(tmp_path, c
     assert main(["data", "describe", "--csv", str(path), "--horizon", "3"]) == 0
     counts = ", ".join(f"{count} {name}" for name, count in described["windows"].items())
     assert f"windows    {counts} (each series split by its own rows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("rows", "horizon", "longest"), [(24, 12, 11), (25, 13, 12), (100, 60, 49)])
+def test_a_horizon_too_long_for_the_rows_is_refused_naming_the_longest_that_fits(rows, horizon, longest):
+    """Two years of months at horizon 12 (h37's shampoo sales) were refused needing 25 rows, with no word of
+    the horizon the rows hold. Holdout for a forecast that fits nothing needs 1 input row and two horizons,
+    and 1 train row for the scaler: (rows - 1) // 2 (closed form), found by bisection."""
+    assert longest == (rows - 1) // 2
+    with pytest.raises(DataError, match=rf"; a horizon of at most {longest} fits$"):
+        split_borders(rows, 1, "holdout", "MS", horizon=horizon, trained=False)
+    split_borders(rows, 1, "holdout", "MS", horizon=longest, trained=False)  # it does

@@ -192,7 +192,7 @@ def split_borders(
     if horizon is not None:
         check_int("horizon", horizon, minimum=1, error=DataError)
     checked_horizon = 1 if horizon is None else horizon
-    scheme = resolve_split(scheme, n_rows, checked_horizon)  # named as resolved in the messages below
+    asked, scheme = scheme, resolve_split(scheme, n_rows, checked_horizon)  # named as resolved below
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
     if not usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)
@@ -209,11 +209,26 @@ def split_borders(
         elif trained and scheme == HOLDOUT:  # describe said 37 rows, train with the baselines 25
             fewer = min_rows(input_size, checked_horizon, scheme, freq, trained=False)
             shorter = f" ({fewer} for a forecast that fits nothing, --model naive)"
+        fits = _longest_horizon(n_rows, input_size, asked, freq, trained, below=checked_horizon)
+        shorter += f"; a horizon of at most {fits} fits" if horizon and fits else ""
         raise DataError(
             f"{origin}{n_rows} rows are too few for {what}: needs at least {needed} rows "
             f"so that {'train, val and test' if trained else 'val and test'} each hold one window{shorter}"
         )
     return borders
+
+
+def _longest_horizon(
+    n_rows: int, input_size: int, scheme: str, freq: str | None, trained: bool, below: int
+) -> int:
+    """The longest horizon under `below` that `n_rows` split (0: none), by bisection: a horizon's windows only
+    fall as it grows (24 monthly rows at horizon 12 were refused, not told that 11 fits)."""
+    low, high = 0, min(below - 1, n_rows)
+    while low < high:
+        middle = (low + high + 1) // 2
+        held = usable(n_rows, input_size, middle, scheme, freq, trained)
+        low, high = (middle, high) if held else (low, middle - 1)
+    return low
 
 
 def earlier_period(borders: Borders, input_size: int, horizon: int, trained: bool = True) -> Borders | None:
