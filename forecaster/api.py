@@ -23,7 +23,7 @@ from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
 from forecaster.checks import check_int
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
-from forecaster.data.frames import as_frame
+from forecaster.data.frames import as_frame, period_columns
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
@@ -62,13 +62,6 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     if getattr(given, "tz", None) is not None and isinstance(times, pd.DatetimeIndex):
         return in_zone(times, given.tz, freq)
     return times
-
-
-def _period_columns(df: Any) -> dict[str, Any]:
-    """A frame's columns of periods (pandas' yearly or quarterly `ds`), by name, with their frequency."""
-    if not isinstance(df, pd.DataFrame):
-        return {}
-    return {str(name): dtype.freq for name, dtype in df.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
 
 
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
@@ -190,7 +183,7 @@ class Forecaster:
         self.metrics, self.history = outcome.metrics, series
         self.history_index = getattr(df, "index", None)
         self.labels = given_names(df, self.bundle.data.id_col)
-        self.history_periods = _period_columns(df)
+        self.history_periods = period_columns(df)
         return self
 
     def __repr__(self) -> str:
@@ -242,9 +235,9 @@ class Forecaster:
         given = getattr(df, "index", None) if df is not None else self.history_index
         table.index = _as_given(table.index, given, bundle.data.freq)
         answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
-        for name, freq in (_period_columns(df) if df is not None else self.history_periods).items():
-            if name in answer.columns:  # a long frame's `ds` of periods: periods out, to merge on
-                answer[name] = answer[name].dt.to_period(freq)
+        for name, freq in (period_columns(df) if df is not None else self.history_periods).items():
+            if str(name) in answer.columns:  # a long frame's `ds` of periods: periods out, to merge on
+                answer[str(name)] = answer[str(name)].dt.to_period(freq)
         return answer
 
     def cross_validation(

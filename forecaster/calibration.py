@@ -140,8 +140,8 @@ def _random_walk(changes: np.ndarray, horizon: int, season: int = 1) -> np.ndarr
 def _floored(margins: np.ndarray, floor: np.ndarray) -> np.ndarray:
     """(99, H, C) margins no narrower than the random walk's `floor`; a level beyond the ranks the scores
     reach (an infinite margin) gets the highest answered level's margin grown as the walk's grows between the
-    two levels. The walk's alone was narrower than 80%'s from the largest scores, and 95% was answered as
-    the 80% interval (h38: 8 yearly rows)."""
+    two levels: the walk's alone can be narrower than the highest answered margin, and nesting then answers
+    95% as the 80% interval (4 windows of 2 steps in tests/test_intervals.py)."""
     margins = np.where(np.isinf(margins), np.inf, np.maximum(margins, floor))
     answered = np.isfinite(margins).sum(axis=0)  # (H, C): the levels 1 ... answered have a margin
     top = np.maximum(answered - 1, 0)[None]

@@ -427,7 +427,7 @@ def test_drift_reads_the_whole_history_a_short_file_holds_and_a_panel_keeps_its_
     series = TimeSeries(pd.DataFrame({"exports": values}, index=years), "YS-JAN", "exports.csv")
     inputs = {c.label: c.input_size for c in plan(TrainSettings(horizon=3, model_name="auto"), series)}
     assert (inputs["naive"], inputs["drift"], inputs["mean"]) == (2, 6, 2)
-    assert inputs.get("nlinear", 2) == 2
+    assert inputs["nlinear"] == 2
     model = get_model("drift", input_size=6, horizon=3, n_channels=1)
     window = torch.tensor(values[-6:], dtype=torch.float32)[None, :, None]
     expected = values[-1] + np.arange(1, 4) * (values[-1] - values[-6]) / 5

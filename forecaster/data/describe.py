@@ -14,6 +14,7 @@ from forecaster.data.splits import (
     AUTO_SPLIT,
     default_input,
     default_split,
+    series_lengths,
     split_borders,
     usable,
     window_counts,
@@ -70,15 +71,14 @@ def describe(
     horizon = horizon or (spec.horizons[0] if spec else DEFAULT_HORIZON)
     check_int("stride", stride, minimum=1, error=DataError)
     borders, unsplit, windows = {}, None, {}
-    spans = [rows.stop - rows.start for rows in series.own_rows()]
     independent = series.options.channels == INDEPENDENT and split in (None, AUTO_SPLIT)
     try:
         split = AUTO_SPLIT if independent else split or default_split(len(series), horizon)
         input_size = input_size or (
-            spec.input_size if spec else default_input(len(series), spans, horizon, split, series.freq)
+            spec.input_size if spec else default_input(series, horizon, split)
         )
         if independent:  # as `train` splits them: each series by its own rows, the too short left out
-            windows = _series_windows(spans, input_size, horizon, stride, series.freq)
+            windows = _series_windows(series, input_size, horizon, stride)
         else:
             borders = split_borders(
                 len(series), input_size, split, series.freq, horizon=horizon, source=series.source
@@ -113,15 +113,14 @@ def describe(
     }
 
 
-def _series_windows(spans: list[int], input_size: int, horizon: int, stride: int, freq: str | None) -> dict:
-    """Windows of independent series, each split by its own rows (`resolve_split`): summed over the series
-    that give every split one (a note names those left out); DataError where none does."""
-    kept = [n for n in spans if usable(n, input_size, horizon, AUTO_SPLIT, freq)]
-    if not kept:
-        raise DataError(f"no series of {max(spans)} rows or fewer gives every split a window with input_size "
-                        f"{input_size} and horizon {horizon}")  # fmt: skip
-    counts = [window_counts(split_borders(n, input_size, AUTO_SPLIT, freq, horizon=horizon), input_size,
-                            horizon, stride) for n in kept]  # fmt: skip
+def _series_windows(series: TimeSeries, input_size: int, horizon: int, stride: int) -> dict[str, int]:
+    """Windows of independent series, each split by its own rows (`resolve_split`), summed over the series
+    that give every split one, as `train` keeps them; where none does, the longest one's refusal."""
+    lengths = series_lengths(series)
+    kept = [n for n in lengths if usable(n, input_size, horizon, AUTO_SPLIT, series.freq)]
+    splits = [split_borders(n, input_size, AUTO_SPLIT, series.freq, horizon=horizon, source=series.source)
+              for n in kept or [max(lengths)]]  # fmt: skip
+    counts = [window_counts(borders, input_size, horizon, stride) for borders in splits]
     return {name: sum(count[name] for count in counts) for name in counts[0]}
 
 
@@ -145,7 +144,7 @@ def format_description(info: dict[str, Any]) -> str:
         return "\n".join([*lines, f"split      none: {info['unsplit']}"])
     lines.append(f"split      {info['split']}  input_size {info['input_size']}  horizon {info['horizon']}  "
                  f"train stride {info['stride']}")  # fmt: skip
-    if info.get("series_split"):  # independent series: no borders of one table
+    if info["series_split"]:  # independent series: no borders of one table
         counts = ", ".join(f"{count} {name}" for name, count in info["windows"].items())
         return "\n".join([*lines, f"windows    {counts} (each series split by its own rows: 7:1:2, holdout)"])
     lines += ["", f"{'split':<6} {'rows':>18} {'windows':>9}"]

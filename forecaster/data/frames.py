@@ -70,6 +70,13 @@ def _row_numbers(index: pd.Index) -> bool:
     return isinstance(index, pd.RangeIndex) and (index.start, index.step) == (0, 1)
 
 
+def period_columns(frame: object) -> dict[Any, Any]:
+    """A frame's columns of periods (pandas' yearly or quarterly `ds`), by name, with their frequency."""
+    if not isinstance(frame, pd.DataFrame):
+        return {}
+    return {name: dtype.freq for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
+
+
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
@@ -78,7 +85,7 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     years the `year` column of a frame of numbers only (else it may be row numbers left by a filter); another
     unnamed numeric index is dropped. Columns of periods are their start times (a long frame of yearly periods
     whose series span different years was refused, its periods read as floats, '2000.0')."""
-    periods = [name for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)]
+    periods = period_columns(frame)
     if periods:
         frame = frame.copy()
         for name in periods:

@@ -7,12 +7,16 @@ so that their first window forecasts the first row after the previous split (REF
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.checks import check_int
 from forecaster.errors import DataError
+
+if TYPE_CHECKING:
+    from forecaster.data.series import TimeSeries
 
 PROTOCOL_SPLIT, HOLDOUT, AUTO_SPLIT = "7:1:2", "holdout", "auto"
 DEFAULT_INPUT_SIZE = 96  # the protocol's input length, and a user file's unless it is too short for it
@@ -152,20 +156,25 @@ def fitting_input_size(
 KEPT_SERIES = 0.9
 
 
-def default_input(n_rows: int, spans: list[int], horizon: int, split: str, freq: str | None) -> int:
+def default_input(series: TimeSeries, horizon: int, split: str) -> int:
     """A user file's input: 96, shortened on a short file so that training keeps as many windows as input
-    steps (`fitting_input_size`); for a panel of independent series (split auto, each over its `spans` of
-    rows) whose shorter series that input would leave out, as for one of the shortest that any input trains
-    (the KEPT_SERIES share of them keeps its windows: 24-year series beside 64-year ones were left out by the
+    steps (`fitting_input_size`); for a panel of independent series (split auto, each over its own rows)
+    whose shorter series that input would leave out, as for one of the shortest that any input trains (the
+    KEPT_SERIES share of them keeps its windows: 24-year series beside 64-year ones were left out by the
     64-year input of 20)."""
-    whole = fitting_input_size(n_rows, horizon, split, freq)
+    whole = fitting_input_size(len(series), horizon, split, series.freq)
     if split != AUTO_SPLIT:
         return whole
     fewest = min_rows(1, horizon, split)
-    lengths = sorted(n for n in spans if fewest and n >= fewest)
-    if not lengths or all(usable(n, whole, horizon, split, freq) for n in lengths):
+    lengths = sorted(n for n in series_lengths(series) if fewest and n >= fewest)
+    if not lengths or all(usable(n, whole, horizon, split, series.freq) for n in lengths):
         return whole
-    return fitting_input_size(lengths[int((1 - KEPT_SERIES) * len(lengths))], horizon, split, freq)
+    return fitting_input_size(lengths[int((1 - KEPT_SERIES) * len(lengths))], horizon, split, series.freq)
+
+
+def series_lengths(series: TimeSeries) -> list[int]:
+    """Each target's rows from its first value to its last (`TimeSeries.own_rows`): an independent series'."""
+    return [rows.stop - rows.start for rows in series.own_rows()]
 
 
 def split_borders(

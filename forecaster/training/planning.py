@@ -191,11 +191,10 @@ def logged_channels(series: TimeSeries, settings: TrainSettings) -> np.ndarray |
 
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
-    """A registered dataset's input size; else `splits.default_input` of the file's rows and its series'."""
+    """A registered dataset's input size; else `splits.default_input` of the file under its split."""
     if series.dataset:
         return get_spec(series.dataset).input_size
-    spans = [rows.stop - rows.start for rows in series.own_rows()]
-    return default_input(len(series), spans, settings.horizon, split_for(series, settings), series.freq)
+    return default_input(series, settings.horizon, split_for(series, settings))
 
 
 class InputTooShort(DataError):

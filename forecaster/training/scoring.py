@@ -18,7 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
-from forecaster.calibration import FEW_WINDOWS, Calibration, nonconformity
+from forecaster.calibration import FEW_WINDOWS, SCORED_CALIBRATION, Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
@@ -388,10 +388,11 @@ def interval_metrics(
 
 def interval_report(
     model: nn.Module, calibration: Calibration, windows: Windows, levels: list[int]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """{"intervals": scores per level}, and for a quantile head also "intervals_head": what the head gives
-    before its conformal margins (to show what calibration adds)."""
-    report = {"intervals": interval_metrics(model, calibration, windows, levels)}
+) -> dict[str, Any]:
+    """{"intervals": scores per level, SCORED_CALIBRATION: the calibration they measured}, and for a quantile
+    head also "intervals_head": what the head gives before its conformal margins (what calibration adds)."""
+    report: dict[str, Any] = {"intervals": interval_metrics(model, calibration, windows, levels),
+                              SCORED_CALIBRATION: calibration.source}  # fmt: skip
     if calibration.method == "quantile":
         head = Calibration.head(calibration.levels, calibration.horizon, calibration.margins.shape[2])
         report["intervals_head"] = interval_metrics(model, head, windows, levels)

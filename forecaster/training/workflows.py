@@ -28,7 +28,6 @@ from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_fo
 from forecaster.calibration import (
     ALL_WINDOWS,
     DEFAULT_LEVELS,
-    SCORED_CALIBRATION,
     Calibration,
     uncalibrated,
 )
@@ -133,7 +132,6 @@ def evaluate_bundle(
     if checked:
         windows = split_windows(bundle.data, bundle.scaler, series, "test")
         metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
-        metrics[SCORED_CALIBRATION] = bundle.calibration.source
     return metrics
 
 
@@ -430,5 +428,4 @@ def finish(
     if levels:
         test = split_windows(data, scaler, series, "test")
         metrics.update(interval_report(model, calibration, test, levels))
-        metrics[SCORED_CALIBRATION] = calibration.source
     return Finished(model, metrics, calibration)
