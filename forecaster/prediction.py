@@ -31,6 +31,7 @@ from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
 from forecaster.inference import Inference, eager_outputs
+from forecaster.models import fits_nothing
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
 
@@ -269,8 +270,9 @@ def _check_same_zone(future: pd.Index, given: pd.Index) -> None:
 
 def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:
     """(B, input_size [+ horizon], C_in) windows in original units (`check_history`'s) -> the model's
-    standardized (B, horizon, C, 1 + 2K) float32 outputs: point forecast, then its quantile head's bounds,
-    if any (`models.forecast_outputs`), run by `inference` (default: eagerly on the CPU)."""
+    standardized (B, horizon, C, 1 + 2K) outputs: point forecast, then its quantile head's bounds, if any
+    (`models.forecast_outputs`), run by `inference` (default: eagerly on the CPU). A model that fits nothing
+    runs eagerly in float64: a few float32 roundings of a seasonal drift wrote 772 as 771.9998 (h38)."""
     data = bundle.data
     expected = (data.input_size + (data.horizon if data.future_columns else 0), len(data.input_columns))
     if windows.ndim != 3 or windows.shape[1:] != expected:
@@ -279,12 +281,15 @@ def predict_outputs(bundle: Bundle, windows: np.ndarray, inference: Inference | 
         )
     # C order whatever the caller's layout (pandas hands out Fortran-ordered arrays): oneDNN rounds
     # differently by memory layout, and the CLI, the API and the service must answer bit-identically.
+    exact = fits_nothing(bundle.model)
+    dtype = np.float64 if exact else np.float32
     with np.errstate(over="ignore"):  # overflow shows as a non-finite forecast, which check_forecast names
-        scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=np.float32)
+        scaled = np.ascontiguousarray(bundle.scaler.transform(windows), dtype=dtype)
     ahead = scaled[:, data.input_size :]  # horizon rows: only the future covariates are known
     ahead[np.isnan(ahead)] = 0.0
     tensor = torch.from_numpy(scaled)
-    return (inference(tensor) if inference is not None else eager_outputs(bundle.model, tensor)).numpy()
+    outputs = eager_outputs(bundle.model, tensor) if inference is None or exact else inference(tensor)
+    return outputs.numpy()
 
 
 def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | None = None) -> np.ndarray:

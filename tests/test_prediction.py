@@ -122,6 +122,20 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
         value_floor(windows, ["a", "b", "c"], "b")
 
 
+def test_a_model_that_fits_nothing_forecasts_whole_numbers_as_whole_numbers() -> None:
+    """A weekly seasonal drift reading 53 weeks takes its change from two sums of 52 values: in float32 the
+    cancellation wrote 772 as 771.9998 (h38). A model without parameters runs in float64, and the forecast is
+    the closed form: the last season again plus the change of one season (x[-1] - x[-53])."""
+    from forecaster.api import Forecaster
+
+    weeks = pd.date_range("2018-12-31", periods=105, freq="W-MON")
+    claims = np.random.default_rng(0).integers(400, 900, len(weeks))
+    frame = pd.DataFrame({"week": weeks, "claims": claims})
+    model = Forecaster("seasonal_drift", horizon=4, input_size=53).fit(frame)
+    window = claims[-53:]
+    np.testing.assert_array_equal(model.predict()["claims"], window[1:5] + (window[-1] - window[0]))
+
+
 def test_an_overflow_below_a_floor_of_zero_is_refused_not_answered_zero() -> None:
     """A future covariate of 1e300 sent to a model of counts overflowed float32 to -inf, floored at 0: the
     service answered 0.0 with intervals of no width (h31). An overflow stays infinite for the check."""

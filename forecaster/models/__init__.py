@@ -4,6 +4,7 @@ from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.models.registry import (
     FORECAST,
     MODELS,
+    fits_nothing,
     forecast_outputs,
     get_model,
     model_names,
@@ -22,6 +23,7 @@ __all__ = [
     "LRADualClassifier",
     "S3AttentionConfig",
     "S3AttentionForecaster",
+    "fits_nothing",
     "forecast_outputs",
     "get_model",
     "model_names",

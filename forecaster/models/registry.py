@@ -45,6 +45,12 @@ def quantile_levels(model: nn.Module) -> tuple[int, ...]:
     return tuple(getattr(model.config, "quantile_levels", None) or ())
 
 
+def fits_nothing(model: nn.Module) -> bool:
+    """A model without parameters (a baseline, or a choice or average of baselines): it forecasts from its
+    input alone."""
+    return not any(parameter.numel() for parameter in model.parameters())
+
+
 def forecast_outputs(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """(B, H, C, 1 + 2K): the point forecast, then the K quantile-head lower bounds, then the K upper
     bounds (K = 0 for a point forecaster); what prediction, calibration and the service compute."""

@@ -24,7 +24,7 @@ from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
 from forecaster.data.windows import thinned
 from forecaster.devices import default_device, module_device
-from forecaster.models import forecast_outputs, quantile_levels
+from forecaster.models import fits_nothing, forecast_outputs, quantile_levels
 from forecaster.training.module import ForecastModule
 from forecaster.training.trainer import build_eval_trainer, lightning_quiet
 
@@ -342,8 +342,7 @@ def calibration_windows(
     0.65 of 40 later horizons at 80% calibrated on validation, 4.3% on both. Train windows beyond MAX_SCORES
     scores are thinned evenly. Benchmark rows keep the protocol's."""
     windows = {"the validation split": validation}
-    fits_nothing = naive_start or not any(parameter.numel() for parameter in model.parameters())
-    if fits_nothing and series.dataset is None:
+    if (naive_start or fits_nothing(model)) and series.dataset is None:
         train = split_windows(data, scaler, series, "train")  # none where the input leaves no train window
         scores = validation[0][1].numel() if len(validation) else data.horizon  # a window's: H x C
         most = MAX_SCORES // scores - len(validation)
