@@ -205,18 +205,20 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     table = naive().fit(series).predict(series)
     assert table.columns.tolist() == ["volume"] and table.index[0] == pd.Period("1971", "Y")
     by_year = pd.DataFrame({"volume": volumes}, index=np.arange(1871, 1971))  # an unnamed index of years
-    assert naive().fit(by_year).predict(by_year).index[0] == pd.Timestamp("1971-01-01")
+    answer = naive().fit(by_year).predict(by_year).index  # whole years in, whole years out
+    assert answer[:3].tolist() == [1971, 1972, 1973] and answer.dtype == np.int64 and answer.name == "year"
     # as a RangeIndex, which pandas 3's set_index("year") makes of consecutive years (it was dropped as row
     # numbers: "no date column found"), named or not; row numbers 0, 1, 2, ... are still dropped
     for index in (pd.RangeIndex(1871, 1971, name="year"), pd.RangeIndex(1871, 1971)):
         ranged = by_year.set_axis(index, axis=0)
-        assert naive().fit(ranged).predict().index[0] == pd.Timestamp("1971-01-01")
+        assert naive().fit(ranged).predict().index[0] == 1971
     with pytest.raises(DataError, match="no date column found"):
         naive().fit(by_year.reset_index(drop=True))
     years, seasons = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
     quarters = pd.DataFrame({"year": years, "quarter": seasons, "rate": np.linspace(1, 2, 80), "other": 1.0})
     model = naive().fit(quarters, date_from="year,quarter", targets="rate")
-    assert model.predict(quarters).columns.tolist() == ["rate"]
+    quarterly = model.predict(quarters)
+    assert quarterly.columns.tolist() == ["rate"] and quarterly.index[0] == pd.Timestamp("2010-01-01")
     with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
         naive().fit([1.0, 2.0])
 
@@ -312,3 +314,23 @@ def test_a_long_frame_of_yearly_periods_of_different_spans_fits_and_answers_peri
     last = frame.groupby("unique_id")["y"].last()
     np.testing.assert_allclose(answer.groupby("unique_id")["drift"].first(), last + 2, rtol=1e-5)  # +2 a year
     assert model.predict(frame)["ds"].dtype == pd.PeriodDtype("Y-DEC")
+    backtest = model.cross_validation(frame, n_windows=2)  # its times and cutoffs were datetimes
+    assert (backtest[["ds", "cutoff"]].dtypes == pd.PeriodDtype("Y-DEC")).all()
+    assert (backtest["y"] == backtest.merge(frame, on=["unique_id", "ds"])["y_y"]).all()
+
+
+def test_a_long_frame_of_whole_years_is_answered_in_whole_years_to_merge_on() -> None:
+    """`ds` 1990, 1991, ... (integers, as yearly panels are often kept) read as years: the forecast's and the
+    backtest's `ds` and cutoffs were 2010-01-01, which no merge on the frame's `ds` finds (h38)."""
+    years = np.arange(1990, 2010)
+    frame = pd.DataFrame({"unique_id": np.repeat(["A", "B"], 20), "ds": np.tile(years, 2),
+                          "y": np.r_[years - 1900.0, 3.0 * (years - 1980)]})  # fmt: skip
+    model = Forecaster("drift", horizon=2).fit(frame)
+    answer = model.predict()
+    assert answer["ds"].dtype == frame["ds"].dtype and answer["ds"].tolist() == [2010, 2011] * 2
+    truth = pd.DataFrame({"unique_id": ["A", "A", "B", "B"], "ds": [2010, 2011] * 2, "y": [110, 111, 90, 93]})
+    merged = answer.merge(truth, on=["unique_id", "ds"])  # the closed form: drift continues each line
+    np.testing.assert_allclose(merged["drift"], merged["y"], rtol=1e-6)
+    backtest = model.cross_validation(frame, n_windows=2)
+    assert (backtest[["ds", "cutoff"]].dtypes == frame["ds"].dtype).all()
+    assert backtest["cutoff"].tolist() == [2006] * 4 + [2007] * 4  # windows 2007-08 and 2008-09

@@ -109,15 +109,17 @@ def test_predict_writes_quarters_and_years_as_the_file_did_and_naive_repeats_the
         assert read_csv(path).date_style is not None
 
 
-def test_dataframe_callers_keep_timestamps(tmp_path: Path):
+def test_dataframe_callers_get_their_times_types_not_the_files_labels(tmp_path: Path):
+    """A frame's column of whole years is answered in whole years (the CLI writes them as text in the file's
+    style); its column of dates in timestamps."""
     from forecaster.api import Forecaster
 
     frame = pd.DataFrame({"year": range(1931, 1971), "volume": np.arange(40.0)})
-    model = Forecaster(model="naive", horizon=2).fit(frame)
-    forecast = model.predict(frame)
-    assert isinstance(forecast.index, pd.DatetimeIndex)
-    assert list(forecast.index.year) == [1971, 1972]
-    assert list(forecast["volume"]) == [39.0, 39.0]
+    forecast = Forecaster(model="naive", horizon=2).fit(frame).predict(frame)
+    assert forecast.index.tolist() == [1971, 1972] and list(forecast["volume"]) == [39.0, 39.0]
+    dated = frame.assign(year=pd.to_datetime(frame["year"].astype(str)))
+    forecast = Forecaster(model="naive", horizon=2).fit(dated).predict()
+    assert forecast.index.tolist() == [pd.Timestamp("1971-01-01"), pd.Timestamp("1972-01-01")]
 
 
 def test_independent_series_of_a_long_table_keep_the_files_labels(tmp_path: Path):

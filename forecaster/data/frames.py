@@ -77,6 +77,21 @@ def period_columns(frame: object) -> dict[Any, Any]:
     return {name: dtype.freq for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
 
 
+def time_types(frame: object) -> dict[Any, Any]:
+    """The types a forecast's times are answered in, to merge on the frame's own: its columns of periods, by
+    name, with their frequency (`period_columns`), and of whole numbers (years read as dates) with their
+    dtype; an index of whole numbers but row numbers too, unnamed as the `year` column it is read as."""
+    if not isinstance(frame, pd.DataFrame):
+        return {}
+    types = {name: dtype for name, dtype in frame.dtypes.items() if pd.api.types.is_integer_dtype(dtype)}
+    index = frame.index
+    levels = index.levels if isinstance(index, pd.MultiIndex) else [] if _row_numbers(index) else [index]
+    for level in levels:
+        if pd.api.types.is_integer_dtype(level):
+            types.setdefault("year" if level.name is None else level.name, level.dtype)
+    return {**types, **period_columns(frame)}
+
+
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
