@@ -470,7 +470,8 @@ def test_a_header_of_several_lines_takes_the_line_that_tells_columns_apart(tmp_p
     frame, freq, note = read_noted(write(tmp_path, "table.csv", "\n".join(lines) + "\n"))
     assert list(frame.columns) == ["Germany", "France"] and freq == "QS-JAN"
     np.testing.assert_array_equal(frame["France"], [11, 12, 13, 14] * 2)
-    assert note.endswith("skipped 3 metadata line(s) before the data")
+    assert note.endswith("note: named the columns from 1 line(s) above the header: Country, Germany, France; "
+                         "skipped 2 metadata line(s) before the data")  # fmt: skip
 
 
 def test_empty_columns_without_a_name_are_dropped_and_named_ones_kept(tmp_path):

@@ -208,14 +208,19 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
     months = pd.period_range("2019-01", periods=24, freq="M")
     lines = ["Table 3.1: Retail turnover,,,,", ",North,,South,", "Month,Food,Non-food,Food,Non-food"]
     lines += [f"{month:%b-%y},{k},{k + 1},{k + 2},{k + 3}" for k, month in enumerate(months)]
-    frame, freq, _ = read_noted(write(tmp_path, "retail.csv", "\n".join([*lines, "Source: office"]) + "\n"))
+    lines.append("Source: office")
+    frame, freq, note = read_noted(write(tmp_path, "retail.csv", "\n".join(lines) + "\n"))
     assert list(frame.columns) == ["North Food", "North Non-food", "South Food", "South Non-food"]
+    # the groups' line named the columns and only the title was skipped (both were said skipped, h38)
+    assert "note: named the columns from 1 line(s) above the header: Month, North Food, " in note
+    assert note.endswith("; skipped 1 metadata line(s) before the data and 1 after")
     assert freq == "MS" and frame.index[0] == pd.Timestamp("2019-01-01") and frame["South Food"].iat[-1] == 25
     days = pd.bdate_range("2023-01-03", periods=30)
     lines = ["Price,Close,Close,Volume,Volume", "Ticker,AAPL,MSFT,AAPL,MSFT", "Date,,,,"]
     lines += [f"{day.date()},{100 + k},{200 + k},{1000 * k},{2000 * k}" for k, day in enumerate(days)]
-    frame, freq, _ = read_noted(write(tmp_path, "tickers.csv", "\n".join(lines) + "\n"))
+    frame, freq, note = read_noted(write(tmp_path, "tickers.csv", "\n".join(lines) + "\n"))
     assert list(frame.columns) == ["Close AAPL", "Close MSFT", "Volume AAPL", "Volume MSFT"] and freq == "B"
+    assert "named the columns from 2 line(s) above the header" in note and "metadata" not in note
     assert frame.index.name == "Date" and frame["Volume MSFT"].iloc[2] == 4000
     quarters = pd.period_range("2012Q1", periods=20, freq="Q")
     lines = ['"GDP - expenditure measure (Qrtly-Mar/Jun/Sep/Dec)"',

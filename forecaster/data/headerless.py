@@ -133,22 +133,22 @@ def names_not_given(header: list[str]) -> bool:
 
 def names_above(
     rows: list[list[str]], width: int, data: list[list[str]], header: list[str] | None = None
-) -> tuple[str, ...] | None:
+) -> tuple[tuple[str, ...], int] | None:
     """Where a header of several lines ends in one that repeats itself ("Unit,%,%,%" under
     "Country,Germany,France,Italy") or leaves a column unnamed (the Bundesbank's "Stand vom;06.10.2023;" under
     ";BBDE1.M.DE...;BBDE1.M.DE..._FLAGS"), the nearest line above of the same width that names every column
     but the first, or but the first two where the `data` rows hold years and month or quarter names there,
     named year and month or quarter (GENESIS: ";;Verbraucherpreisindex;Veränderung zum Vormonat" above
-    ";;2020=100;in (%)" above "2012;Januar;89,8;...")."""
+    ";;2020=100;in (%)" above "2012;Januar;89,8;..."); with the count of lines above the header it read."""
     for cells in reversed(rows):
         names = [cell.strip() for cell in cells]
         if len(names) != width:
             continue
         if all(names[1:]) and len(set(names[1:])) == width - 1:
-            return tuple(names)
+            return tuple(names), 1
         labelled = width > 2 and not any(names[:2]) and all(names[2:]) and len(set(names[2:])) == width - 2
         if labelled and (part := _year_and_part([cells for cells in data if len(cells) == width])):
-            return ("year", part, *names[2:])
+            return ("year", part, *names[2:]), 1
     return None if header is None else _joined_names(rows, header, width)
 
 
@@ -157,7 +157,7 @@ def _carried(cells: list[str]) -> list[str]:
     return list(accumulate(cells, lambda last, cell: cell or last))
 
 
-def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple[str, ...] | None:
+def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple[tuple[str, ...], int] | None:
     """Where the header repeats a name or names no column but the first (yfinance's "Date,,,"), names joined
     from the lines above that name two columns or more, a group's name carried over the blanks its merged
     cell left ("North,,South," above "Month,Food,Non-food,Food,Non-food": North Food, North Non-food, ...;
@@ -179,7 +179,7 @@ def _joined_names(rows: list[list[str]], header: list[str], width: int) -> tuple
              for parts in zip(*groups, block[-1][1:], strict=True)]  # fmt: skip
     if not all(names) or len(set(names)) < width - 1:
         return None
-    return (header[0], *names)
+    return (header[0], *names), len(block) - bool(named)
 
 
 def years_over_parts(rows: list[list[str]], first: int, width: int) -> tuple[str, ...] | None:

@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
-from forecaster.data.missing import line_number, lines
+from forecaster.data.missing import line_number, lines, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
@@ -75,6 +75,7 @@ class Layout:
     unnamed: tuple[int, ...] = ()  # the columns whose header cell is empty (Excel's trailing ",,,")
     headerless: bool = False  # the first line after `skip` is data: `names` come from what columns hold
     repeated: tuple[str, ...] = ()  # names the header gives more than one column (pandas renames: "OT.1")
+    naming: int = 0  # the lines of the preamble that name the columns (`names_above`), not skipped
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -200,13 +201,15 @@ def sniff(source: Any, **options: Any) -> Layout:
     if spanned is not None:  # a header of years over quarters or months: its names joined
         return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, None, spanned[1])
     header = [cell.strip() for cell in rows[first]]
-    names = above = None
+    above = None  # (names, lines read) from the lines above the header
     if ons is None and len(header) == width and names_not_given(header):
-        names = above = names_above(rows[:first], width, rows[first + 1 :], rows[first])
-        if names is not None and not names[0]:  # the first column, unnamed above a row label, holds periods
-            names = above = (DATE_COLUMN, *names[1:])
+        above = names_above(rows[:first], width, rows[first + 1 :], rows[first])
+        if above is not None and not above[0][0]:  # the first column, unnamed above a row label: periods
+            above = ((DATE_COLUMN, *above[0][1:]), above[1])
+    names, naming = above or (None, 0)
     if ons is None and len(header) < width:  # above a units line ("degC degC days"), the line naming all
-        names = above = names_above(rows[:first], width, rows[first + 1 :])
+        above = names_above(rows[:first], width, rows[first + 1 :])
+        names, naming = above or (None, 0)
         header += [""] * (width - len(header))
         names = names or tuple(cell or f"column {k + 1}" for k, cell in enumerate(header))
     if delimiter == " " and ons is None:  # named, so that notes after a row's values are left out
@@ -216,7 +219,9 @@ def sniff(source: Any, **options: Any) -> Layout:
     unnamed = () if named else tuple(k for k, cell in enumerate(header) if not cell)
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
     repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
-    return Layout(delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated)
+    return Layout(
+        delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated, naming=naming
+    )
 
 
 _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
@@ -364,8 +369,12 @@ def arrange(
         raw = raw.iloc[described:].reset_index(drop=True)
         if 0 in unnamed and not named_first:  # the first column, without a name, holds the dates
             raw = raw.rename(columns={raw.columns[0]: DATE_COLUMN})
-    if layout.preamble or footer:
-        before = f"{layout.preamble} metadata line(s) before the data" if layout.preamble else ""
+    if layout.naming:
+        names = some(list(raw.columns))
+        said.append(f"named the columns from {layout.naming} line(s) above the header: {names}")
+    if layout.preamble > layout.naming or footer:
+        skipped = layout.preamble - layout.naming
+        before = f"{skipped} metadata line(s) before the data" if skipped else ""
         after = (
             (f"{footer} after" if before else f"{footer} metadata line(s) after the data") if footer else ""
         )
