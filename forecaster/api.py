@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.tseries.offsets import YearBegin, YearEnd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
 from forecaster.checks import check_int
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
-from forecaster.data.frames import as_frame, time_types
+from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
@@ -55,9 +54,6 @@ def settings_from(model: str, horizon: int, input_size: int | None, options: dic
     )  # fmt: skip
 
 
-YEARLY = (YearBegin, YearEnd)
-
-
 def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.Index:
     """Forecast times as the frame's index gave its own: periods in, periods out; a zone read back (an
     offset in the bundle)."""
@@ -66,26 +62,6 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     if getattr(given, "tz", None) is not None and isinstance(times, pd.DatetimeIndex):
         return in_zone(times, given.tz, freq)
     return times
-
-
-def _in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None, *extra: str):
-    """`answer` with its time index or column (and the `extra` columns of times, a backtest's cutoffs) in the
-    types the frame gave (`frames.time_types`): periods in, periods out; whole years in, whole years out (a
-    long frame of yearly `ds` 1990, 1991 was answered 2010-01-01, which no merge on its `ds` finds)."""
-    yearly = freq is not None and isinstance(pd.tseries.frequencies.to_offset(freq), YEARLY)
-
-    def converted(times: pd.Series | pd.DatetimeIndex, kind: Any) -> Any:
-        return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
-
-    for name, kind in types.items():
-        if isinstance(kind, np.dtype) and not yearly:
-            continue
-        if answer.index.name == name and isinstance(answer.index, pd.DatetimeIndex):
-            answer.index = converted(answer.index, kind)
-        for column in (name, *extra) if str(name) in answer.columns else ():
-            if pd.api.types.is_datetime64_any_dtype(answer[str(column)]):
-                answer[str(column)] = converted(answer[str(column)].dt, kind)
-    return answer
 
 
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
@@ -260,7 +236,7 @@ class Forecaster:
         table.index = _as_given(table.index, given, bundle.data.freq)
         answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
         types = time_types(df) if df is not None else self.history_times
-        return _in_given_types(answer, types, bundle.data.freq)
+        return in_given_types(answer, types, bundle.data.freq)
 
     def cross_validation(
         self,
@@ -313,7 +289,7 @@ class Forecaster:
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
-        long = _in_given_types(pd.concat(parts, ignore_index=True), time_types(df), data.freq, "cutoff")
+        long = in_given_types(pd.concat(parts, ignore_index=True), time_types(df), data.freq, "cutoff")
         if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
             long[id_col] = long[id_col].map(lambda label: names.get(label, label))
         return long

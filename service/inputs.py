@@ -24,6 +24,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import TimeSeries
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dates import across_offsets, clock_words, past_the_clock
+from forecaster.data.frames import in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.series import collected_notes
@@ -394,6 +395,7 @@ def forecast_records(
             )
             read = ""
             wide = forecast(bundle, history, horizon=request.horizon, levels=levels, future=future)
+            wide = in_given_types(wide, time_types(rows), bundle.data.freq)  # years sent as numbers: numbers
             table = shaped(bundle, dated_as_history(wide, history), given_names(rows, bundle.data.id_col))
     except ForecasterError as error:  # the rows, their future or the horizon asked: a 422, never a 500
         message = str(error).removeprefix("DataFrame: ")

@@ -334,3 +334,24 @@ def test_a_long_frame_of_whole_years_is_answered_in_whole_years_to_merge_on() ->
     backtest = model.cross_validation(frame, n_windows=2)
     assert (backtest[["ds", "cutoff"]].dtypes == frame["ds"].dtype).all()
     assert backtest["cutoff"].tolist() == [2006] * 4 + [2007] * 4  # windows 2007-08 and 2008-09
+
+
+def test_the_service_answers_records_of_whole_years_in_whole_years(tmp_path) -> None:
+    """JSON records whose `ds` are numbers (1990, ...) were answered "2010", a string no client's merge on its
+    numbers finds; labels sent as text keep the text ("2010")."""
+    from test_service import serving
+
+    years = np.arange(1990, 2010)
+    frame = pd.DataFrame({"unique_id": np.repeat(["A", "B"], 20), "ds": np.tile(years, 2),
+                          "y": np.r_[years - 1900.0, 3.0 * (years - 1980)]})  # fmt: skip
+    model = Forecaster("drift", horizon=2).fit(frame)
+    model.save(tmp_path / "models" / "yearly")
+    with serving(tmp_path / "models") as client:
+        numbers = client.post("/v1/models/yearly/forecast", json={"data": frame.to_dict(orient="records")})
+        texts = frame.assign(ds=frame["ds"].astype(str)).to_dict(orient="records")
+        labels = client.post("/v1/models/yearly/forecast", json={"data": texts})
+    assert numbers.status_code == 200, numbers.text
+    answer = pd.DataFrame(numbers.json()["forecast"])
+    pd.testing.assert_frame_equal(answer, model.predict(), check_dtype=False)
+    assert answer["ds"].tolist() == [2010, 2011] * 2
+    assert [row["ds"] for row in labels.json()["forecast"]] == ["2010", "2011"] * 2

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.frequencies import to_offset
+from pandas.tseries.offsets import YearBegin, YearEnd
 
 from forecaster.data.keys import key_columns
 from forecaster.data.numberdates import year_numbers
@@ -92,6 +94,26 @@ def time_types(frame: object) -> dict[Any, Any]:
     return {**types, **period_columns(frame)}
 
 
+def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None, *extra: str):
+    """`answer` with its time index or column (and the `extra` columns of times, a backtest's cutoffs) in the
+    types the frame gave (`time_types`): periods in, periods out; whole years in, whole years out (a
+    long frame of yearly `ds` 1990, 1991 was answered 2010-01-01, which no merge on its `ds` finds)."""
+    yearly = freq is not None and isinstance(to_offset(freq), (YearBegin, YearEnd))
+
+    def converted(times: pd.Series | pd.DatetimeIndex, kind: Any) -> Any:
+        return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
+
+    for name, kind in types.items():
+        if isinstance(kind, np.dtype) and not yearly:
+            continue
+        if answer.index.name == name and isinstance(answer.index, pd.DatetimeIndex):
+            answer.index = converted(answer.index, kind)
+        for column in (name, *extra) if str(name) in answer.columns else ():
+            if pd.api.types.is_datetime64_any_dtype(answer[str(column)]):
+                answer[str(column)] = converted(answer[str(column)].dt, kind)
+    return answer
+
+
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
     """The frame with its index as columns where it holds data, as pandas users keep dates and ids there: a
     DatetimeIndex, a PeriodIndex or an index of Timestamps (in several zones) is the dates (the date column
@@ -143,3 +165,4 @@ def check_names(source: str, names: Iterable[str]) -> None:
     bad = next((name for name in names if _CONTROL.search(name)), None)
     if bad is not None:
         raise DataError(f"{source}: series name {bad!r} holds control characters; expected printable text")
+
