@@ -396,13 +396,16 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("header", "first"), [(["1994-Q1", "1994-Q2"], "2024-Q1"),
-                                               (["2004M01", "2004M02"], "2006M07")])  # fmt: skip
+                                               (["2004M01", "2004M02"], "2006M07"),
+                                               (["Mar-1994", "Jun-1994"], "Mar-2024")])  # fmt: skip
 def test_a_wide_files_forecast_is_labelled_as_its_header_labels_periods(tmp_path, capsys, header, first):
     """Eurostat's '1994-Q1' and PX-Web's '2004M01' period columns: the forecast was dated '2024-01-01' where
-    a long file's is '2024-Q1'; labelled as the header writes them now."""
-    steps = 120 if "Q" in header[0] else 30
-    periods = (pd.period_range("1994Q1", periods=steps, freq="Q").strftime("%Y-Q%q") if "Q" in header[0]
-               else pd.period_range("2004-01", periods=steps, freq="M").strftime("%YM%m"))  # fmt: skip
+    a long file's is '2024-Q1'; labelled as the header writes them now. ABS's quarters by their last month,
+    'Mar-1994', were refused: "no date column found" (h42)."""
+    steps = 30 if header[0] == "2004M01" else 120
+    periods = {"1994-Q1": pd.period_range("1994Q1", periods=steps, freq="Q").strftime("%Y-Q%q"),
+               "2004M01": pd.period_range("2004-01", periods=steps, freq="M").strftime("%YM%m"),
+               "Mar-1994": pd.period_range("1994-03", periods=steps, freq="3M").strftime("%b-%Y")}[header[0]]
     assert list(periods[:2]) == header
     rows = ["geo," + ",".join(periods), "AT," + ",".join(str(100 + k) for k in range(steps)),
             "BE," + ",".join(str(200 + k % 7) for k in range(steps))]  # fmt: skip

@@ -79,8 +79,8 @@ PERIOD_LABELS = (
     # months by name in other languages than pandas reads ("2012 Januar", "März 2012": Destatis, INE), or
     # written on the year (the ECB's "2018Jan")
     (re.compile(r"^(?P<year>\d{4})\s*(?P<month>[^\W\d_]{3,})\.?$"), "month"),
-    # the BCRP's "Ene.2012", INE Portugal's "Janeiro de 2014"
-    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+)(?:de\s+)?(?P<year>\d{4})$"), "month"),
+    # the BCRP's "Ene.2012", INE Portugal's "Janeiro de 2014", ABS and Excel headers' "Mar-1998"
+    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+|-)(?:de\s+)?(?P<year>\d{4})$"), "month"),
     # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
     (re.compile(r"^(?P<month>\d{2})\.(?P<year>\d{4})$"), "month"),
     # Statistics South Africa's time series, months across the columns: "MO012018"
