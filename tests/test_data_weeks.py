@@ -129,11 +129,25 @@ def test_year_and_week_numbers_in_one_column_named_like_weeks_are_weeks(tmp_path
     """Delphi's and other epidemiological exports write `epiweek` 202101 ... 202152: read as months (YYYYMM)
     they stopped at week 12 and the file had no date column; a column named like weeks holds weeks."""
     weeks = [year * 100 + week for year in (2021, 2022) for week in range(1, 53)]
-    path = tmp_path / "epi.csv"
-    path.write_text("epiweek,cases\n" + "".join(f"{code},{k % 7 + 3}\n" for k, code in enumerate(weeks)))
+    path = tmp_path / "weeks.csv"
+    path.write_text("week,cases\n" + "".join(f"{code},{k % 7 + 3}\n" for k, code in enumerate(weeks)))
     series = read_csv(path)
     assert series.freq == "W-MON" and len(series.index) == 104
     assert series.index[0] == pd.Timestamp("2021-01-04") and series.index[-1] == pd.Timestamp("2022-12-26")
+    # an epiweek counts the CDC's weeks, Sunday to Saturday, whose 2014 has a week 53: its file was refused,
+    # every value "not timestamps" (h42); ISO's 2014 has none, refused naming its line
+    weeks = [year * 100 + week for year in (2013, 2014, 2015) for week in range(1, 53 + (year == 2014))]
+    path.write_text("epiweek,cases\n" + "".join(f"{code},{k % 7 + 3}\n" for k, code in enumerate(weeks)))
+    with pytest.warns(DataQualityWarning, match="read column 'epiweek' as epidemiological \\(MMWR\\) weeks"):
+        series = read_csv(path)
+    assert series.freq == "W-SUN" and len(series.index) == 157
+    assert series.index[0] == pd.Timestamp("2012-12-30") and series.index[104] == pd.Timestamp("2014-12-28")
+    assert series.index[105] == pd.Timestamp("2015-01-04")  # 2015's week 1 after 2014's week 53
+    path.write_text(path.read_text().replace("epiweek", "week"))
+    refusal = (r": line 106: 'week' 201453: year 2014 has no week 53 as ISO counts weeks; expected a real "
+               r"week \(a column named epiweek counts the CDC's epidemiological weeks\)$")
+    with pytest.raises(DataError, match=refusal):
+        read_csv(path)
     months = tmp_path / "months.csv"  # YYYYMM under another name: months still
     months.write_text("period,cases\n" + "".join(f"{2021 * 100 + m},{m}\n" for m in range(1, 13)))
     assert read_csv(months).freq == "MS"

@@ -3,13 +3,14 @@ values read as a DatetimeIndex, every form a refusal lists (`DATE_FORMS`) tried 
 
 from __future__ import annotations
 
+import re
 from numbers import Number
 
 import numpy as np
 import pandas as pd
 
 from forecaster.data.columns import is_text, section_numbers
-from forecaster.data.dateparts import find_date_parts, part_named
+from forecaster.data.dateparts import find_date_parts, part_named, week_starts
 from forecaster.data.dates import (
     across_offsets,
     parse_period_labels,
@@ -82,7 +83,8 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
         if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
             return column
     weekly = (column for column in raw.columns if not is_text(raw[column]))  # epiweek 202101: no month
-    if (found := next((column for column in weekly if is_text(_weeks_named(raw[column], column))), None)):
+    coded = (name for name in weekly if part_named(name) == "week" and week_codes(raw[name]) is not None)
+    if (found := next(coded, None)):
         return found
     whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
     found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
@@ -97,21 +99,38 @@ def _month_named(column: str) -> bool:
 
 
 _YEAR_NUMBER = r"^(\d{4})-(\d{1,2})$"
+_EPIDEMIOLOGICAL = re.compile(r"epi|mmwr", re.IGNORECASE)
 
 
 def _weeks_named(column: pd.Series, date_col: str) -> pd.Series:
-    """A column named like weeks of years and weeks as ISO week labels '2021-W05': the ECDC's `year_week`
-    '2021-05' (read as months where they stop by week 12, and refused beyond) or Delphi's `epiweek` numbers
-    202105 (read as YYYYMM alike)."""
-    if part_named(date_col) != "week":
+    """A text column named like weeks of years and weeks as ISO week labels '2021-W05': the ECDC's
+    `year_week` '2021-05' (read as months where they stop by week 12, and refused beyond)."""
+    if part_named(date_col) != "week" or not is_text(column):
         return column
-    if not is_text(column):
-        codes = week_codes(column)
-        return column if codes is None else codes
     texts = column.astype(str).str.strip()
     if not texts.str.match(_YEAR_NUMBER).all():
         return column
     return texts.str.replace(_YEAR_NUMBER, r"\1-W\2", regex=True)
+
+
+def _week_numbers(column: pd.Series, date_col: str, path: str, notes: list[str]) -> pd.DatetimeIndex | None:
+    """Numbers YYYYWW of a column named like weeks (read as YYYYMM alike) as their weeks' first days: ISO
+    weeks, or for an `epiweek` (Delphi's, the CDC's) epidemiological (MMWR) weeks, Sunday to Saturday, whose
+    2014 has a week 53 (its 535 values were refused as "not timestamps")."""
+    codes = week_codes(column) if part_named(date_col) == "week" and not is_text(column) else None
+    if codes is None:
+        return None
+    count = "mmwr" if _EPIDEMIOLOGICAL.search(str(date_col)) else "iso"
+    starts = week_starts(*codes, count)
+    if starts.hasnans:
+        row = int(np.flatnonzero(starts.isna())[0])
+        year, week = (int(part[row]) for part in codes)
+        epiweek = " (a column named epiweek counts the CDC's epidemiological weeks)" if count == "iso" else ""
+        raise DataError(f"{path}: line {row + 2}: {date_col!r} {year}{week:02d}: year {year} has no week "
+                        f"{week} as {count.upper()} counts weeks; expected a real week{epiweek}")  # fmt: skip
+    if count == "mmwr":
+        notes.append(f"read column {date_col!r} as epidemiological (MMWR) weeks, Sunday to Saturday")
+    return starts.rename(date_col)
 
 
 DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in none of them list them
@@ -125,6 +144,9 @@ def parse_dates(
 ) -> pd.DatetimeIndex:
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
+    weeks = _week_numbers(raw[date_col], date_col, path, notes if notes is not None else [])
+    if weeks is not None:
+        return weeks
     column = _weeks_named(raw[date_col], date_col)  # weeks named so, as labels
     if not is_text(column):
         numbers = number_dates(column)

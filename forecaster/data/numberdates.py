@@ -40,17 +40,14 @@ def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
-def week_codes(column: pd.Series) -> pd.Series | None:
-    """Whole numbers YYYYWW (Delphi's and many epidemiological exports' `epiweek` 202101) as ISO week labels
-    "2021-W01", for a column named like weeks; None unless every value has a week 1-53 of years 1000-2999."""
+def week_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Whole numbers YYYYWW (Delphi's and many epidemiological exports' `epiweek` 202101) as (years, weeks),
+    for a column named like weeks; None unless every value has a week 1-53 of years 1000-2999."""
     values = _whole_numbers(column)
     if values is None or values.min() < 100001 or values.max() > 299953:
         return None
     years, weeks = np.divmod(values.astype(np.int64), 100)
-    if weeks.min() < 1 or weeks.max() > 53:
-        return None
-    labels = [f"{year}-W{week:02d}" for year, week in zip(years, weeks, strict=True)]
-    return pd.Series(labels, index=column.index, name=column.name)
+    return None if weeks.min() < 1 or weeks.max() > 53 else (years, weeks)
 
 
 def _yearly_runs(codes: np.ndarray) -> bool:
