@@ -112,12 +112,17 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
     signed.loc[0, "cases"] = -0.5
     model = Forecaster(model="drift", horizon=4).fit(signed)
     assert model.bundle.training["nonnegative"] == [] and (model.predict().to_numpy() < 0).all()
-    # per column of each window: counts get 0, a column never negative in the file too, others none
+    # per column of each window: without a training record counts get 0; with one, the columns never negative
+    # in the file, whole numbers or not, and no other (whole degrees seen at -13 in training: h41)
     windows = np.array([[[0, 1, -1.0], [2, 0.5, 3]], [[1, 1, 1], [2, 2, 2]], [[1, 0.5, 0.5], [2, 2, 2]]])
     np.testing.assert_array_equal(value_floor(windows), [[[0, -np.inf, -np.inf]], [[0, 0, 0]],
                                                          [[0, -np.inf, -np.inf]]])  # fmt: skip
     floors = value_floor(windows, ["a", "b", "c"], ["b", "c"])
-    np.testing.assert_array_equal(floors, [[[0, 0, -np.inf]], [[0, 0, 0]], [[0, 0, 0]]])
+    np.testing.assert_array_equal(floors, [[[-np.inf, 0, -np.inf]], [[-np.inf, 0, 0]], [[-np.inf, 0, 0]]])
+    degrees = counts.assign(cases=counts["cases"] - 20)  # whole degrees below 0 in training, above at the end
+    recent = degrees.iloc[-8:].assign(cases=lambda rows: rows["cases"] - rows["cases"].min())  # down to 0
+    warm = Forecaster(model="naive", horizon=4, level=[80]).fit(degrees).predict(recent)
+    assert (warm["cases-lo-80"] < 0).all() and (warm["cases"] == 0).all()
     with pytest.raises(BundleError, match="training 'nonnegative' must be a list of column names"):
         value_floor(windows, ["a", "b", "c"], "b")
 

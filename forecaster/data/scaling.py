@@ -227,16 +227,19 @@ def original_units(
 
 def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: Any = None) -> np.ndarray:
     """(..., 1, C) 0 for each column of the (..., L, C) rows a model reads that holds no negative value there
-    and either counts (whole numbers) or is among `nonnegative`, the columns never below 0 in the file the
-    model was trained on (a bundle's training record), else -inf: weekly cases of mean 0.6 were forecast -0,
-    their 95% bounds -3; ten yearly sunspot numbers falling to 2.9 were forecast -1.7, -6.3, -10.9."""
+    and is among `nonnegative`, the columns never below 0 in the file the model was trained on (a bundle's
+    training record), or without that record counts (whole numbers), else -inf: weekly cases of mean 0.6
+    were forecast -0, their 95% bounds -3; ten yearly sunspot numbers falling to 2.9 were forecast -1.7,
+    -6.3, -10.9. A column seen below 0 in training is not floored for whole numbers in the rows (temperatures
+    in whole degrees had their 80% lower bound -4 answered 0, h41)."""
     if not nonnegative_ok(nonnegative):
         raise BundleError("config.json: training 'nonnegative' must be a list of column names")
     values = np.asarray(windows, dtype=np.float64)
-    whole = np.all(values == np.round(values), axis=-2, keepdims=True)
-    known = np.isin(np.asarray(list(columns), dtype=object), nonnegative or []) if len(columns) else False
     above = np.all(values >= 0, axis=-2, keepdims=True)
-    return np.where(above & (whole | known), 0.0, -np.inf)
+    if nonnegative is not None and len(columns):
+        return np.where(above & np.isin(np.asarray(list(columns), dtype=object), nonnegative), 0.0, -np.inf)
+    whole = np.all(values == np.round(values), axis=-2, keepdims=True)
+    return np.where(above & whole, 0.0, -np.inf)
 
 
 def nonnegative_columns(frame: pd.DataFrame) -> list[str]:
