@@ -161,7 +161,12 @@ class ModelRegistry:
             self.skipped.pop(name)
         for name, (entry, version) in found.items():
             served = self.models.get(name)
-            if version in ((served.version if served else None), self.failed.get(name)):
+            if served is not None and version == served.version:  # as loaded: restored by `cp -a` too
+                self.failed.pop(name, None)
+                if self.stale.pop(name, None) is not None:
+                    log.info("model %s: its files are back as loaded, no longer stale", name)
+                continue
+            if version == self.failed.get(name):
                 continue
             fresh = await anyio.to_thread.run_sync(self.add, name, entry, version)
             if fresh is None:

@@ -65,6 +65,14 @@ def test_the_service_follows_its_models_folder(tmp_path: Path) -> None:
             handle.write((copy / "calibration.safetensors").read_bytes())
         _eventually(lambda: (client.get("/v1/models/hourly").json()["intervals"] or {}).get("calibrated_on")
                     == "later rows")  # fmt: skip
+        # broken in place, then restored as `cp -a` and `rsync -a` do, times and all: was stale till touched
+        config = root / "hourly" / "config.json"
+        whole, times = config.read_bytes(), config.stat()
+        config.write_bytes(b"{not json")
+        _eventually(lambda: "hourly" in client.get("/health/ready").json()["stale"])
+        config.write_bytes(whole)
+        os.utime(config, ns=(times.st_atime_ns, times.st_mtime_ns))
+        _eventually(lambda: client.get("/health/ready").json()["stale"] == {})
 
 
 def test_zero_keeps_the_bundles_of_startup(tmp_path: Path) -> None:
