@@ -192,6 +192,25 @@ def test_a_quantile_head_calibrated_on_few_windows_pools_their_steps() -> None:
     np.testing.assert_allclose(calibration.margins[1], largest * scale, rtol=1e-6)
 
 
+def test_a_quantile_head_on_one_window_is_calibrated_conformally_with_the_floor() -> None:
+    """A 72-series yearly panel kept a trained S3Attention with a quantile head from one validation window,
+    and its intervals answered no level: a head's bounds of few windows have no random walk's floor
+    (h42). Under FEW_WINDOWS such a model is calibrated as conformal around its point forecast, floored."""
+    from forecaster.data.windows import WindowDataset
+    from forecaster.models import S3AttentionConfig, S3AttentionForecaster
+    from forecaster.training.scoring import calibrate
+
+    torch.manual_seed(0)
+    sizes = {"d_model": 8, "n_heads": 2, "fold": 2, "e_layers": 1, "left_rank": 4, "right_rank": 2}
+    config = S3AttentionConfig(input_size=4, horizon=3, n_channels=6, quantile_levels=[80, 95], **sizes)
+    model = S3AttentionForecaster(config).eval()
+    rows = np.cumsum(np.random.default_rng(0).normal(size=(7, 6)), axis=0).astype(np.float32)
+    calibration = calibrate(model, {"the validation split": WindowDataset(rows, 4, 3)}, "quantile")
+    assert calibration.method == "conformal" and calibration.windows == 1
+    assert calibration.available_levels() == list(range(1, 100))
+    assert "no narrower than a random walk" in calibration.source
+
+
 @pytest.mark.parametrize("head_scale", [0.3, 3.0])
 def test_conformalized_quantiles_restore_coverage_of_a_wrong_head(head_scale: float) -> None:
     """A head whose 80% interval is 0.3x or 3x the right one covers far from 80%; CQR's margin (negative
