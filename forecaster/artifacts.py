@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from forecaster import atomic
-from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_levels
+from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_levels, margins_problem
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, nonnegative_ok
@@ -243,8 +243,8 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
         shown = f"{margins.dtype} {tuple(margins.shape)}"
         raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
-    if torch.isnan(margins).any() or (method == "conformal" and (margins < 0).any()):
-        raise BundleError(f"{path}: margins must be numbers, non-negative for conformal intervals")
+    if (problem := margins_problem(margins.numpy(), method)) is not None:
+        raise BundleError(f"{path}: {problem}")
     digest = metadata.get("model_sha256")  # absent from calibrations saved before it was kept
     if digest is not None and digest != _model_digest(path.parent):
         raise BundleError(f"{path}: made for another model (its model_sha256 is not that of this bundle's "

@@ -153,6 +153,18 @@ def _floored(margins: np.ndarray, floor: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(margins), grown, margins).astype(np.float32)
 
 
+def margins_problem(margins: np.ndarray, method: str) -> str | None:
+    """What makes stored margins unusable, or None: not numbers; for conformal intervals, below 0 or smaller
+    at a higher level than at a lower (a file whose 80% and 95% rows were swapped answered 80% as 95%)."""
+    if np.isnan(margins).any():
+        return "margins must be numbers"
+    with np.errstate(invalid="ignore"):  # infinite margins of levels too few windows reach: inf - inf
+        shrinking = bool((np.diff(margins, axis=0) < 0).any())
+    if method == "conformal" and ((margins < 0).any() or shrinking):
+        return "conformal margins must be non-negative and never smaller at a higher level"
+    return None
+
+
 def split_outputs(outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(point, lower, upper) of a model's (..., H, C, 1 + 2K) outputs (`models.forecast_outputs`)."""
     levels = (outputs.shape[-1] - 1) // 2
@@ -243,6 +255,12 @@ class Calibration:
                 needed = int(np.ceil(level / (100 - level)))  # scores: windows, or windows x steps pooled
                 if self.windows < FEW_WINDOWS:
                     needed = min(max(int(np.ceil(needed / self.horizon)), 2), FEW_WINDOWS)
+                if self.windows >= needed:  # enough windows: a margin made infinite since (h41)
+                    raise ConfigError(
+                        f"interval level {level} has no finite margin, though the model was calibrated on "
+                        f"{self.source}: its calibration file is damaged; calibrate it again (`forecaster "
+                        "calibrate --model MODEL --csv FILE`)"
+                    )
                 answered = self.available_levels()
                 lower = f"ask a level up to {max(answered)}, or" if answered else "it answers no level:"
                 raise ConfigError(

@@ -440,6 +440,8 @@ def test_a_bundle_from_before_intervals_forecasts_points_and_says_how_to_calibra
         (lambda t, m: ({**t, "levels": t["levels"].flip(0)}, m), "increasing int64 levels"),
         (lambda t, m: (t, {**m, "method": "magic"}), "'method' must be one of"),
         (lambda t, m: ({**t, "margins": -t["margins"].abs() - 1}, m), "non-negative"),
+        # the 80% and 95% rows swapped, or all levels reversed: 80% answered as wide as 95% (h41)
+        (lambda t, m: ({**t, "margins": t["margins"].flip(0)}, m), "never smaller at a higher level"),
     ],
 )
 def test_a_tampered_calibration_file_is_refused_on_load(interval_models, tmp_path, tamper, message) -> None:
@@ -454,6 +456,18 @@ def test_a_tampered_calibration_file_is_refused_on_load(interval_models, tmp_pat
     save_file({key: value.contiguous() for key, value in tensors.items()}, path, metadata=metadata)
     with pytest.raises(BundleError, match=message):
         load_bundle(bundle_dir)
+
+
+def test_an_infinite_margin_of_enough_windows_is_said_damaged_not_short_of_windows() -> None:
+    """95% made infinite in a file of 212 windows was refused as "needs at least 19 calibration windows; ...
+    calibrated on ... 212 windows: ask a level up to 99" (h41)."""
+    scores = np.abs(np.random.default_rng(0).normal(size=(212, 3, 1)))
+    calibration = Calibration.from_scores(scores, [], "the validation split, 212 windows", "conformal")
+    calibration.margins[94:] = np.inf
+    assert calibration.check([80, 94]) == [80, 94]
+    with pytest.raises(ConfigError, match=r"^interval level 95 has no finite margin, though the model was "
+                       r"calibrated on the validation split, 212 windows: its calibration file is damaged"):
+        calibration.check([80, 95])
 
 
 def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_a_short_file() -> None:
