@@ -374,6 +374,7 @@ def edit_config(path: Path, change) -> None:
         (lambda c: c["model"].update(name="nope"), "unknown model 'nope'"),
         (lambda c: c["scaler"].update(mean=[0.0, 1.0]), r"one number per column \(3\), got 2"),
         (lambda c: c["scaler"].update(scale=[1.0, 0.0, 1.0]), "positive finite scales"),
+        (lambda c: c["scaler"].update(scale=[1.0, 1e300, 1.0]), "of at most 1.84e"),  # forecast 0.0 (h41)
         (lambda c: c.update(scaler=None), "'mean' and 'scale'"),
         (lambda c: c["data"].update(input_size="96"), "input_size must be an integer >= 1 and <= 100000,"),
         (lambda c: c["data"].update(freq="banana"), "data.freq: unknown frequency 'banana'"),

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forecaster.data.missing import MAX_TRAINING_MAGNITUDE
 from forecaster.errors import BundleError, DataError
 
 
@@ -130,8 +131,11 @@ class Scaler:
                 f"scaler 'mean' and 'scale' must hold one number per column ({expected}), "
                 f"got {mean.size} and {scale.size}"
             )
-        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
-            raise DataError("the scaler must hold finite means and positive finite scales")
+        # at most what training makes (its values' squares fit float32): a scale of 1e300 forecast 0.0 (h41)
+        bounded = (np.abs(mean) <= MAX_TRAINING_MAGNITUDE).all() and (scale <= MAX_TRAINING_MAGNITUDE).all()
+        if not (bounded and (scale > 0).all()):
+            raise DataError("the scaler must hold finite means and positive finite scales of at most "
+                            f"{MAX_TRAINING_MAGNITUDE:.3g}, as training makes them")  # fmt: skip
         log = state.get("log")
         if log is not None and (not isinstance(log, list) or len(log) != expected
                                 or not all(isinstance(v, bool) for v in log)):  # fmt: skip
