@@ -71,6 +71,7 @@ from forecaster.errors import DataError
         (["Juli 2020", "Agustus 2020", "September 2020"], "2020-07-01", "MS"),  # BPS Indonesia
         (["November 2020", "Desember 2020", "Januari 2021"], "2020-11-01", "MS"),
         (["H1 2008", "H2 2008", "H1 2009"], "2008-01-01", "2QS-JAN"),  # half-years before their year
+        (["W52 2020", "W53 2020", "W01 2021"], "2020-12-21", "W-MON"),  # weeks before their year (h42)
         (["2021.11 월", "2021.12 월", "2022.01 월"], "2021-11-01", "MS"),  # KOSIS's months as text
         # the h30 sweep's, refused as "no date column found" before
         (["2022Nov", "2022Dec", "2023Jan"], "2022-11-01", "MS"),  # the ECB's statistical data warehouse

@@ -58,6 +58,7 @@ PERIOD_LABELS = (
     (re.compile(r"^(?P<year>\d{4})MM(?P<month>\d{2})$"), "month"),
     (re.compile(r"^(?P<year>\d{4})KW0(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[WVU](?P<week>\d{1,2})$", re.I), "week"),  # V: vecka, U: uge
+    (re.compile(r"^W(?P<week>\d{1,2})\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "week"),  # "W07 2015", week first
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     (re.compile(r"^[HS](?P<half>[12])\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "half"),  # "H1 2008"
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
