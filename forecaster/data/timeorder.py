@@ -33,6 +33,10 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
     off = _off_grid(index, freq)
     if off.size:  # a date off the grid, not the gaps of missing steps around it, is what breaks the series
         p = off[0]
+        later = infer_frequency(index[p:]) if len(index) - p >= 3 and off.size == len(index) - p else None
+        if later is not None and later != freq:  # a publisher's weeks moved from Mondays to Fridays (h42)
+            grids = f"{freq} before it, {later} from it on"
+            return off.size, f"the rows change grid at {line(p)} ({index[p]}): {grids}"
         return off.size, f"{line(p)} is {index[p]}, off the {freq} grid of {line(0)} ({index[0]})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
@@ -124,7 +128,8 @@ def check_time_order(
         if spec is None:
             raise DataError(
                 f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)"
-                f"{_sampled(index)}); expected a constant frequency (fill the gaps or resample the rows)"
+                f"{_sampled(index)}); expected a constant frequency (fill the gaps or resample the rows to "
+                "one grid)"
             )
         if count:
             notes.append(f"{count} irregular step(s): {first}")
