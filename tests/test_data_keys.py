@@ -46,8 +46,8 @@ def test_an_export_keyed_by_two_columns_is_read_as_a_panel_of_their_pairs(tmp_pa
     assert str(said[-1].message).endswith(
         "read as a long panel of 6 series ('B1GQ/DE', 'B1GQ/FR', 'P3/DE', ...) keyed by columns 'na_item' "
         "and 'geo', its values from column 'OBS_VALUE' (ignored column(s) alike in every row or empty in "
-        "most: 'DATAFLOW', 'freq', 'OBS_FLAG')"
-    )  # the unit goes with the item: no third key
+        "most: 'DATAFLOW', 'freq', 'OBS_FLAG') (left out text column(s) 'unit': no key of the series)"
+    )  # the unit goes with the item: no third key, and said left out (a status column was not said, h42)
 
 
 def _trained_and_predicted(path: Path, tmp_path: Path, horizon: int, input_size: int) -> pd.DataFrame:

@@ -294,9 +294,8 @@ def find_long(
         raise DataError(f"{error} ({found})") from None
     series = [column for column in wide.columns if column != date_col]
     shown = ", ".join(map(repr, series[:_SHOWN])) + (", ..." if len(series) > _SHOWN else "")
-    ignored = ""
-    if alike:
-        ignored = f" (ignored column(s) alike in every row or empty in most: {', '.join(map(repr, alike))})"
+    said_alike = ", ".join(map(repr, alike))
+    ignored = f" (ignored column(s) alike in every row or empty in most: {said_alike})" if alike else ""
     partly = [column for column in others if column in raw.columns and column not in (id_col, *numeric)
               and not text[column] and not pd.api.types.is_numeric_dtype(raw[column])
               and not pd.api.types.is_bool_dtype(raw[column])]  # mostly numbers, some text  # fmt: skip
@@ -310,6 +309,8 @@ def find_long(
     if by_date:  # Walmart's IsHoliday, a panel's Brent price beside each country's rows
         shared = some(list(map(repr, by_date)))
         ignored += f" (left out column(s) {shared}: the same in every series at each date)"
+    if described := [name for name in others if name in raw.columns and text[name] and name not in parts]:
+        ignored += f" (left out text column(s) {some(list(map(repr, described)))}: no key of the series)"
     unused = [column for column in numeric if column not in values]
     if unused:  # which variable is forecast is the user's choice: say which one was taken
         ignored += (f" (left out numeric column(s) {', '.join(map(repr, unused))}"
@@ -323,9 +324,8 @@ def find_long(
 
 def _values_said(values: list[str]) -> str:
     """Where a long panel's values are read from: a column, or columns each a variable of every series."""
-    if len(values) == 1:
-        return f"column {values[0]!r}"
-    return f"columns {', '.join(map(repr, values))}, each a variable of every series"
+    listed = ", ".join(map(repr, values))
+    return f"column {listed}" if len(values) == 1 else f"columns {listed}, each a variable of every series"
 
 
 def _few_repeats(raw: pd.DataFrame, key: list[str]) -> bool:
