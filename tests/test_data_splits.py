@@ -312,3 +312,27 @@ def test_a_horizon_too_long_for_the_rows_is_refused_naming_the_longest_that_fits
     with pytest.raises(DataError, match=rf"; a horizon of at most {longest} fits$"):
         split_borders(rows, 1, "holdout", "MS", horizon=horizon, trained=False)
     split_borders(rows, 1, "holdout", "MS", horizon=longest, trained=False)  # it does
+
+
+def test_a_train_split_of_one_row_standardizes_by_the_rows_before_test():
+    """7 yearly rows at horizon 3 leave the holdout split's train one row, without spread: every scale was
+    1 and a World Bank panel's "standardized" MSE was 1.4e12, squared vehicles (h42). The scaler is fit on the
+    rows before the test split's targets there; on a train split of two rows or more, on the train rows."""
+    from forecaster.api import Forecaster
+
+    years = np.arange(2004, 2011)
+    values = np.array([[1e6, 5.0], [1.2e6, 5.5], [1.3e6, 6.1], [1.1e6, 6.0], [1.5e6, 6.8], [1.6e6, 7.0],
+                       [1.4e6, 7.9]])  # fmt: skip
+    frame = pd.DataFrame(values, columns=["vehicles", "rate"], index=years)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scaler = Forecaster("naive", horizon=3).fit(frame).bundle.scaler
+    np.testing.assert_allclose(scaler.mean, values[:4].mean(axis=0))
+    np.testing.assert_allclose(scaler.scale, values[:4].std(axis=0))
+    longer = pd.DataFrame(np.tile(values, (2, 1)), columns=frame.columns, index=np.arange(2000, 2014))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = Forecaster("naive", horizon=3).fit(longer)
+    train = split_borders(14, model.bundle.data.input_size, "holdout", horizon=3)["train"]
+    assert train[1] - train[0] > 1
+    np.testing.assert_allclose(model.bundle.scaler.scale, longer.to_numpy()[slice(*train)].std(axis=0))

@@ -15,6 +15,14 @@ from forecaster.errors import DataError
 Windows = WindowDataset | PooledWindows
 
 
+def _scaler_rows(borders: Borders) -> slice:
+    """The rows the scaler is fit on: the train split's, or where it holds one row, which has no spread (a
+    forecast that fits nothing needs no train window), the rows before the test split's targets: 7 yearly rows
+    at horizon 3 left 1, every scale was 1 and the 'standardized' scores were squared original units (h42)."""
+    start, end = borders["train"]
+    return slice(start, end if end - start > 1 else borders["val"][1])
+
+
 def window_sets(
     series: TimeSeries,
     input_size: int,
@@ -51,7 +59,7 @@ def window_sets(
     if series.options.channels != INDEPENDENT:
         values = series.inputs
         borders = borders_of(len(values), series.source)
-        scaler = scaler or Scaler.fit(values[slice(*borders["train"])], log)
+        scaler = scaler or Scaler.fit(values[_scaler_rows(borders)], log)
         scaled = scaler.transform(values).astype(np.float32)
         targets = len(series.columns)
         future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
@@ -71,7 +79,7 @@ def window_sets(
         values = matrix[rows, j, None]
         borders = borders_of(len(values), f"{series.source}: series {name!r}")
         own_log = None if log is None else log[j : j + 1]
-        own = Scaler.fit(values[slice(*borders["train"])], own_log) if scaler is None else scaler.channel(j)
+        own = Scaler.fit(values[_scaler_rows(borders)], own_log) if scaler is None else scaler.channel(j)
         scalers.append(own)
         scaled = own.transform(values).astype(np.float32)
         for which in parts:
