@@ -66,6 +66,8 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          "{day:02d} {mon} {year}", ["10 Jan 2010", "11 Jan 2010"]),  # the Bank of England's
         (["3º trimestre 2016", "4º trimestre 2016"], pd.date_range("2016-07-01", periods=2, freq="QS"),
          "{quarter}º trimestre {year}", ["1º trimestre 2017", "2º trimestre 2017"]),  # IBGE
+        (["3rd quarter 2016", "4th quarter 2016"], pd.date_range("2016-07-01", periods=2, freq="QS"),
+         "{qth} quarter {year}", ["1st quarter 2017", "2nd quarter 2017"]),  # dates written before (h42)
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):

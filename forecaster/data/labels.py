@@ -25,13 +25,17 @@ _STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthna
            "{day} {mon} {year}", "{day:02d} {mon} {year}", "{day:02d}-{mon}-{year}")  # fmt: skip
 
 
+_ORDINALS = {1: "st", 2: "nd", 3: "rd", 4: "th"}  # "1st quarter 2016" ... "4th quarter 2016"
+
+
 def _fields(stamp: pd.Timestamp) -> dict[str, object]:
     isoyear, week, _ = stamp.isocalendar()
     return {"year": stamp.year, "quarter": stamp.quarter, "half": (stamp.month - 1) // 6 + 1,
             "month": stamp.month, "day": stamp.day, "week": week, "isoyear": isoyear,
             "next": stamp.year + 1, "next2": (stamp.year + 1) % 100, "yy": stamp.year % 100,
             "mon": stamp.strftime("%b"), "MON": stamp.strftime("%b").upper(),
-            "monthname": stamp.strftime("%B")}  # fmt: skip
+            "monthname": stamp.strftime("%B"), "qth": f"{stamp.quarter}{_ORDINALS[stamp.quarter]}",
+            }  # fmt: skip
 
 
 def _styles(text: str) -> Iterator[str]:
@@ -57,7 +61,7 @@ def _styles(text: str) -> Iterator[str]:
             template = text
             for (start, end), field in reversed(spans):
                 template = template[:start] + "{" + field + "}" + template[end:]
-            yield template
+            yield re.sub(r"\{quarter(?::02d)?\}(?:st|nd|rd|th)", "{qth}", template)  # 2nd, not 2st
     yield from _STYLES
 
 
