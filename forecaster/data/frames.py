@@ -165,4 +165,3 @@ def check_names(source: str, names: Iterable[str]) -> None:
     bad = next((name for name in names if _CONTROL.search(name)), None)
     if bad is not None:
         raise DataError(f"{source}: series name {bad!r} holds control characters; expected printable text")
-
