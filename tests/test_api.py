@@ -293,6 +293,9 @@ def test_independent_series_of_their_own_spans(ragged, long, tmp_path):
     with pytest.raises(DataError, match=r"DataFrame: missing series 'OT' that model 'naive' was trained on; "
                        r"expected series 'HUFL', .*, the rows have 'HUFL', "):  # fmt: skip
         whole.predict(long[long.unique_id != "OT"])
+    renamed = long.replace({"unique_id": {"OT": "Z"}})  # the refusal named no 'Z' (h41)
+    with pytest.raises(DataError, match=r"the rows have 'HUFL', .*'LULL' and 'Z', which it did not learn$"):
+        whole.predict(renamed)
 
 
 def test_predict_after_fit_forecasts_the_series_a_panel_trained(tmp_path):
