@@ -143,9 +143,10 @@ def test_year_and_week_numbers_in_one_column_named_like_weeks_are_weeks(tmp_path
     assert series.freq == "W-SUN" and len(series.index) == 157
     assert series.index[0] == pd.Timestamp("2012-12-30") and series.index[104] == pd.Timestamp("2014-12-28")
     assert series.index[105] == pd.Timestamp("2015-01-04")  # 2015's week 1 after 2014's week 53
+    refusal = r": line 106: year 2014 has no week 53 as iso counts weeks; expected a real week \(weeks iso"
+    with pytest.raises(DataError, match=refusal):  # --weeks holds, as for year and week columns
+        read_csv(path, weeks="iso")
     path.write_text(path.read_text().replace("epiweek", "week"))
-    refusal = (r": line 106: 'week' 201453: year 2014 has no week 53 as ISO counts weeks; expected a real "
-               r"week \(a column named epiweek counts the CDC's epidemiological weeks\)$")
     with pytest.raises(DataError, match=refusal):
         read_csv(path)
     months = tmp_path / "months.csv"  # YYYYMM under another name: months still

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.columns import is_text, section_numbers
-from forecaster.data.dateparts import find_date_parts, part_named, week_starts
+from forecaster.data.dateparts import find_date_parts, part_named, week_dates
 from forecaster.data.dates import (
     across_offsets,
     parse_period_labels,
@@ -113,22 +113,18 @@ def _weeks_named(column: pd.Series, date_col: str) -> pd.Series:
     return texts.str.replace(_YEAR_NUMBER, r"\1-W\2", regex=True)
 
 
-def _week_numbers(column: pd.Series, date_col: str, path: str, notes: list[str]) -> pd.DatetimeIndex | None:
-    """Numbers YYYYWW of a column named like weeks (read as YYYYMM alike) as their weeks' first days: ISO
-    weeks, or for an `epiweek` (Delphi's, the CDC's) epidemiological (MMWR) weeks, Sunday to Saturday, whose
-    2014 has a week 53 (its 535 values were refused as "not timestamps")."""
+def _week_numbers(
+    column: pd.Series, date_col: str, path: str, notes: list[str], count: str | None
+) -> pd.DatetimeIndex | None:
+    """Numbers YYYYWW of a column named like weeks (read as YYYYMM alike) as their weeks' first days, counted
+    as `count` says (--weeks), else ISO's, or for an `epiweek` (Delphi's, the CDC's) epidemiological (MMWR)
+    weeks, Sunday to Saturday, whose 2014 has a week 53 (its 535 values were refused as "not timestamps")."""
     codes = week_codes(column) if part_named(date_col) == "week" and not is_text(column) else None
     if codes is None:
         return None
-    count = "mmwr" if _EPIDEMIOLOGICAL.search(str(date_col)) else "iso"
-    starts = week_starts(*codes, count)
-    if starts.hasnans:
-        row = int(np.flatnonzero(starts.isna())[0])
-        year, week = (int(part[row]) for part in codes)
-        epiweek = " (a column named epiweek counts the CDC's epidemiological weeks)" if count == "iso" else ""
-        raise DataError(f"{path}: line {row + 2}: {date_col!r} {year}{week:02d}: year {year} has no week "
-                        f"{week} as {count.upper()} counts weeks; expected a real week{epiweek}")  # fmt: skip
-    if count == "mmwr":
+    epidemiological = count is None and _EPIDEMIOLOGICAL.search(str(date_col)) is not None
+    starts, _ = week_dates(*codes, path, notes, count or ("mmwr" if epidemiological else "iso"))
+    if epidemiological:
         notes.append(f"read column {date_col!r} as epidemiological (MMWR) weeks, Sunday to Saturday")
     return starts.rename(date_col)
 
@@ -140,13 +136,14 @@ DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in n
 
 
 def parse_dates(
-    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None
+    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None, weeks: str | None = None
 ) -> pd.DatetimeIndex:
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
-    timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`)."""
-    weeks = _week_numbers(raw[date_col], date_col, path, notes if notes is not None else [])
-    if weeks is not None:
-        return weeks
+    timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`); YYYYWW
+    numbers under a name of weeks counted as `weeks` (--weeks iso or mmwr) says (`_week_numbers`)."""
+    coded = _week_numbers(raw[date_col], date_col, path, notes if notes is not None else [], weeks)
+    if coded is not None:
+        return coded
     column = _weeks_named(raw[date_col], date_col)  # weeks named so, as labels
     if not is_text(column):
         numbers = number_dates(column)

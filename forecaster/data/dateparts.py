@@ -222,7 +222,7 @@ def dates_from_parts(
             raise DataError(f"{source}: line {row + 2}: {date} is no calendar day; expected a real date")
         return pd.DatetimeIndex(days, name=name), None
     if part == "week":
-        index, weeks = _weeks(numbers["year"], numbers["week"], source, notes, weeks)
+        index, weeks = week_dates(numbers["year"], numbers["week"], source, notes, weeks)
         return index.rename(name), weeks
     days = []
     for row, year in enumerate(numbers["year"]):
@@ -261,7 +261,7 @@ def _calendar_years(years: np.ndarray, parts: np.ndarray, part: str) -> tuple[np
     return years + (parts < start), f"beginning in {shown}"
 
 
-def week_starts(years: np.ndarray, weeks: np.ndarray, count: str) -> pd.DatetimeIndex:
+def _week_starts(years: np.ndarray, weeks: np.ndarray, count: str) -> pd.DatetimeIndex:
     """Each week's first day, NaT where its year has no such week. ISO weeks (Monday first) and MMWR's
     epidemiological weeks (the CDC's and Brazil's, Sunday first) both count from the week holding 4 January,
     and a week belongs to the year holding its fourth day."""
@@ -277,13 +277,13 @@ def _weeks_left_out(starts: pd.DatetimeIndex) -> int:
     return int(np.maximum(steps - 1, 0).sum())
 
 
-def _weeks(
+def week_dates(
     years: np.ndarray, weeks: np.ndarray, source: str, notes: list[str], count: str | None
 ) -> tuple[pd.DatetimeIndex, str]:
     """The weeks' first days and how they count: as `count` says, else ISO's unless MMWR's fit better (a week
     53 of a year that has one only so, MMWR's 2014; or fewer weeks left out, ISO's 2015 having a week 53
     that MMWR's has not)."""
-    starts = {kind: week_starts(years, weeks, kind) for kind in WEEK_COUNTS}
+    starts = {kind: _week_starts(years, weeks, kind) for kind in WEEK_COUNTS}
     iso, mmwr = starts["iso"], starts["mmwr"]
     if count is None:
         fits = not mmwr.hasnans and (iso.hasnans or _weeks_left_out(mmwr) < _weeks_left_out(iso))

@@ -268,7 +268,7 @@ def _read_table(
             index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
             read = dataclasses.replace(read, weeks=weeks)
         else:
-            index = parse_dates(source, raw, date_col, notes)
+            index = parse_dates(source, raw, date_col, notes, read.weeks)
         if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
             index, completing_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
