@@ -41,12 +41,14 @@ class DataError(ForecasterError, ValueError):
 
 
 class MissingColumnsError(DataError):
-    """Columns asked for by name that a table lacks (`missing`; it has `present`), so a caller can say why
-    they were wanted."""
+    """Columns asked for by name that a table lacks (`missing`; it has `present`, and a long table's series
+    not asked for, `others`, which its reader left out), so a caller can say why they were wanted."""
 
-    def __init__(self, message: str, missing: list[str], present: list[str]) -> None:
+    def __init__(
+        self, message: str, missing: list[str], present: list[str], others: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
-        self.missing, self.present = missing, present
+        self.missing, self.present, self.others = missing, present, list(others)
 
     @classmethod
     def among(cls, head: str, missing: list[str], present: Sequence[object], hint: str = "") -> Self:

@@ -5,7 +5,6 @@ model of independent series reads those of its series the rows hold. `prediction
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +38,7 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     try:
         return read_frame(as_frame(frame), **read, targets=bundle.data.columns)
     except MissingColumnsError as error:
-        others = _other_series(bundle, frame)
-        return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error, others))
-
-
-def _other_series(bundle: Bundle, frame: pd.DataFrame) -> list[str]:
-    """A long frame's series the model did not learn, which the reader leaves out with a note that a refusal
-    of the series missing never shows ('Z' sent for 'A': "the rows have 'B', 'C'", h41)."""
-    column = bundle.data.id_col
-    if column is None or column not in getattr(frame, "columns", ()):
-        return []
-    ids = frame[column].astype(str).str.strip().unique()
-    return [name for name in ids if name not in bundle.data.columns]
+        return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error))
 
 
 # Reading options a model's rows must keep: what another value would read differs from what it learned.
@@ -79,23 +67,19 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
         return read_csv(path, **read, targets=_some_series(bundle, str(path), error))
 
 
-def _some_series(
-    bundle: Bundle, source: str, error: MissingColumnsError, others: Sequence[str] = ()
-) -> list[str]:
-    """The series the rows hold, a model of independent series forecasting them alone (one published late);
-    `others`, the rows' series the model did not learn, named in a refusal."""
+def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> list[str]:
+    """The series the rows hold, a model of independent series forecasting them alone (one published late)."""
     present = [name for name in bundle.data.columns if name not in error.missing]
     if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
-        raise _missing(bundle, source, error, others) from None
+        raise _missing(bundle, source, error) from None
     note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
     say_note(f"{source}: note: {note}: forecast the {len(present)} others", stacklevel=2)
     return present
 
 
-def _missing(
-    bundle: Bundle, source: str, error: MissingColumnsError, others: Sequence[str] = ()
-) -> DataError:
-    """What the rows lack of the model's: its date columns, columns of a wide table, series of a long one."""
+def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:
+    """What the rows lack of the model's: its date columns, columns of a wide table, series of a long one
+    (and those it holds that the model did not learn: 'Z' sent for 'A' was "the rows have 'B', 'C'", h41)."""
     data = bundle.data
     if isinstance(error, MissingDateColumnsError):  # the reader's hints (--no-date) do not apply to a model
         return DataError(
@@ -109,8 +93,8 @@ def _missing(
     return DataError(
         f"{source}: missing {what} {', '.join(map(repr, error.missing))} that model {bundle.name!r} was "
         f"trained on; expected {what} {', '.join(map(repr, data.columns))}, the rows have "
-        f"{', '.join(map(repr, present))}" + (f" and {some(list(map(repr, others)))}, which it did not learn"
-                                              if others else "")  # fmt: skip
+        f"{', '.join(map(repr, present))}"
+        + (f" and {some(list(map(repr, error.others)))}, which it did not learn" if error.others else "")
     )
 
 

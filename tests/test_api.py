@@ -265,7 +265,7 @@ def ragged(long: pd.DataFrame) -> pd.DataFrame:
     return long[~(late | early)].reset_index(drop=True)
 
 
-def test_independent_series_of_their_own_spans(ragged, long, tmp_path):
+def test_independent_series_of_their_own_spans(ragged, long, tmp_path, capsys):
     model = Forecaster("naive", horizon=12, input_size=48).fit(ragged, channels="independent")
     assert "mse_original" not in model.metrics  # series in their own units have no pooled original scale
     said = r"series 'OT' \(2016-11-15 11:00:00\) end\(s\) before the last row \(2016-12-14 15:00:00\)"
@@ -293,9 +293,14 @@ def test_independent_series_of_their_own_spans(ragged, long, tmp_path):
     with pytest.raises(DataError, match=r"DataFrame: missing series 'OT' that model 'naive' was trained on; "
                        r"expected series 'HUFL', .*, the rows have 'HUFL', "):  # fmt: skip
         whole.predict(long[long.unique_id != "OT"])
-    renamed = long.replace({"unique_id": {"OT": "Z"}})  # the refusal named no 'Z' (h41)
+    renamed = long.replace({"unique_id": {"OT": "Z"}})  # the refusal named no 'Z' (h41), nor a file's
     with pytest.raises(DataError, match=r"the rows have 'HUFL', .*'LULL' and 'Z', which it did not learn$"):
         whole.predict(renamed)
+    renamed.to_csv(tmp_path / "renamed.csv", index=False)
+    whole.save(tmp_path / "whole")
+    assert main(["predict", "--model", str(tmp_path / "whole"), "--csv", str(tmp_path / "renamed.csv")]) != 0
+    said = r"renamed.csv: missing series 'OT' .* the rows have 'HUFL', .*'LULL' and 'Z', which it did not"
+    assert re.search(said + " learn\n$", capsys.readouterr().err)
 
 
 def test_predict_after_fit_forecasts_the_series_a_panel_trained(tmp_path):

@@ -1,14 +1,17 @@
 """Series ids of several columns (an official export's country and item, a store and an item): joined into
-one series name ("DE/B1GQ") for reading, split back into their columns for forecasts.
+one series name ("DE/B1GQ") for reading, split back into their columns for forecasts; a model's series
+picked out of a long table's rows (`rows_of_targets`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
-from forecaster.data.missing import line
-from forecaster.errors import DataError
+from forecaster.data.missing import line, some
+from forecaster.errors import DataError, MissingColumnsError
 
 # Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ". Within a
 # value it is written as a look-alike, so that the name splits back into its columns (Kaggle store-sales'
@@ -71,3 +74,29 @@ def in_place_of(raw: pd.DataFrame, parts: list[str], name: str, values: np.ndarr
     joined = raw.drop(columns=parts)
     joined.insert(min(at, len(joined.columns)), name, values)
     return joined
+
+
+def rows_of_targets(
+    raw: pd.DataFrame, id_col: str, targets: Sequence[str] | None, source: str, notes: list[str]
+) -> pd.DataFrame:
+    """A long table's rows of the series `targets` (a model's), the others left out, said in `notes`, before
+    the rows are pivoted: 12,000 series of one row each at its own time made a table of 12,000 x 12,000.
+    MissingColumnsError names a target without rows and the series left out, for `history` to name."""
+    if targets is None or id_col not in raw.columns:  # pivot_long names the missing column
+        return raw
+    ids = raw[id_col].astype(str).str.strip()
+    asked = ids.isin(targets).to_numpy()
+    if asked.all():
+        return raw
+    found, unread = list(dict.fromkeys(ids[asked])), list(dict.fromkeys(ids[~asked]))
+    others, named = some(list(map(repr, unread))), some(list(map(repr, targets)))
+    if not asked.any():
+        raise DataError(f"{source}: no rows of the series {named} in column {id_col!r}, only of {others}; "
+                        "expected rows of those series")  # fmt: skip
+    if missing := [name for name in targets if name not in found]:
+        raise MissingColumnsError(f"{source}: no rows of series {some(list(map(repr, missing)))} in column "
+                                  f"{id_col!r}; the rows have {some(list(map(repr, found)))} and {others}",
+                                  missing, found, unread)  # fmt: skip
+    notes.append(f"left out series {others}: not among the targets {named} (a model's: those long enough "
+                 "to train)")  # fmt: skip
+    return raw[asked]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import counts_rows
-from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, with_key
+from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, rows_of_targets, with_key
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.data.timeindex import steps_in_order
@@ -158,25 +158,14 @@ def read_long(
     `channels`: aligned series in the file's row order, independent series on the union of their times,
     sorted by the times `parse_dates(source, raw, column)` reads. Channels not given: multivariate where the
     series share their times and values at their ends, else independent (a country published from a later
-    year, `_blank_ends`), said in `notes`. Series not among `read.targets` (a model's) are left out first:
-    pivoted, 12,000 series of one row each at its own time made a table of 12,000 x 12,000. Several value
+    year, `_blank_ends`), said in `notes`. Series not among `read.targets` (a model's) are left out first
+    (`rows_of_targets`). Several value
     columns (`target_col` "gdp,unemployment") are each a variable of every series (`variables`)."""
     if value_columns(read.target_col, raw.columns) is not None:
         melted, inner = melt_variables(raw, read, source)
         wide, date_col, inner = read_long(melted, inner, source, parse_dates, notes)
         return wide, date_col, dataclasses.replace(read, channels=inner.channels)
-    if read.targets is not None and read.id_col in raw.columns:  # else pivot_long names the missing column
-        ids = raw[read.id_col].astype(str).str.strip()
-        asked = ids.isin(read.targets).to_numpy()
-        if not asked.all():
-            others = some(list(map(repr, dict.fromkeys(ids[~asked]))))
-            targets = some(list(map(repr, read.targets)))
-            if not asked.any():
-                raise DataError(f"{source}: no rows of the series {targets} in column {read.id_col!r}, only "
-                                f"of {others}; expected rows of those series")  # fmt: skip
-            notes.append(f"left out series {others}: not among the targets {targets} (a model's: those "
-                         "long enough to train)")  # fmt: skip
-            raw = raw[asked]
+    raw = rows_of_targets(raw, read.id_col, read.targets, source, notes)
     _check_values(raw, read.id_col, read.target_col or DEFAULT_TARGET_COL, source)
     if read.channels is None:
         try:
