@@ -29,13 +29,14 @@ CLIENT_CLOSED_REQUEST = 499
 # Names of the tagged-union members of the forecast body; pydantic puts them into error locations.
 UNION_TAGS = frozenset({"single", "batch", "records"})
 
-_HTTP_ERROR_CODES = {
+HTTP_ERROR_CODES = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
     408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    431: "request_head_too_large",
     501: "not_implemented",
     422: "invalid_input",
     503: "unavailable",
@@ -51,7 +52,7 @@ class ApiError(StarletteHTTPException):
     def __init__(self, status: int, message: str, *, field: str | None = None, error: str | None = None):
         super().__init__(status, detail=message)
         self.field = field
-        self.error = error or _HTTP_ERROR_CODES.get(status, "error")
+        self.error = error or HTTP_ERROR_CODES.get(status, "error")
 
 
 # An answer's size is bounded whatever the request held: 300,000 unknown keys were listed in a 6.4 MB
@@ -236,7 +237,7 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
                    "as `curl -F file=@history.csv` sends it")  # fmt: skip
     else:
         message = str(exc.detail)
-    response = error_response(status, _HTTP_ERROR_CODES.get(status, "error"), message)
+    response = error_response(status, HTTP_ERROR_CODES.get(status, "error"), message)
     if exc.headers:
         response.headers.update(exc.headers)
     allowed = response.headers.get("allow", "").split(", ")

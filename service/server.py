@@ -19,6 +19,7 @@ import copy
 import functools
 import resource
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 from uvicorn.config import LOGGING_CONFIG
@@ -27,22 +28,28 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from forecaster.errors import ConfigError
 from service.config import ServiceSettings
+from service.errors import HTTP_ERROR_CODES, error_response
 
 # Descriptors kept free beyond connections and the backlog: bundle files, logs, the event loop, pipes,
 # and the temporary files of uploads in flight.
 RESERVED_DESCRIPTORS = 256
 
-_REFUSED = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 19\r\nconnection: close\r\n\r\nService Unavailable"
-)
 # A request head (line and headers) larger than this is answered 431 and closed: httptools keeps a header
 # until its end, and one 1.5 GB header line took 2 GB of the worker's memory (h11 stops at 16 KiB).
 MAX_HEAD_BYTES = 64 * 1024
-_HEAD_TOO_LARGE = (
-    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 46\r\nconnection: close\r\n\r\nrequest head larger than 64 KiB; expected less"
-)
+
+
+def _answer(status: int, message: str) -> bytes:
+    """An answer written on the connection before any route runs, closing it, in the service's one error
+    shape (`errors.error_response`): uvicorn's own were text/plain ("Invalid HTTP request received.")."""
+    body = error_response(status, HTTP_ERROR_CODES[status], message).body
+    return (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + bytes(body)  # fmt: skip
+
+
+_HEAD_TOO_LARGE = _answer(431, f"request head larger than {MAX_HEAD_BYTES // 1024} KiB; expected less")
+_INVALID = _answer(400, "invalid HTTP request: its request line, headers or framing could not be read; "
+                   "expected HTTP/1.1 (RFC 9112)")  # fmt: skip
 
 # After an answer that closes its connection before the request's body was read (413, 415, a body too
 # slow), the rest is read and dropped for up to LINGER_S or LINGER_BYTES before the socket closes: closing
@@ -98,6 +105,11 @@ def _settings() -> ServiceSettings:
     return ServiceSettings()
 
 
+@functools.cache
+def _refused(limit: int) -> bytes:
+    return _answer(503, f"over {limit} connections open (--limit-concurrency); expected a retry later")
+
+
 def _cancelled(timer: asyncio.TimerHandle | None) -> None:
     """Cancel `timer` if set; None, to store in its place."""
     if timer is not None:
@@ -128,7 +140,7 @@ class HeadDeadline:
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
         if self.limit_concurrency is not None and len(self.connections) > self.limit_concurrency:
-            self.transport.write(_REFUSED)  # silently: a flood of these must not flood the log too
+            self.transport.write(_refused(self.limit_concurrency))  # silently: not to flood the log too
             self.transport.close()
             return
         unread = lambda: self.cycle is not None and self.cycle.more_body  # noqa: E731
@@ -151,6 +163,11 @@ class HeadDeadline:
             self._head_bytes = 0
         elif not self.transport.is_closing():  # still no whole head: counted against MAX_HEAD_BYTES
             self._head_bytes += len(data)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request neither parser can read, answered as every other refusal (uvicorn logs it)."""
+        self.transport.write(_INVALID)
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]

@@ -373,10 +373,31 @@ def test_a_head_past_64_kib_is_refused_and_the_service_keeps_answering(server: S
     whole = b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n"
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:  # one read, head ended
         sock.sendall(whole)  # it was passed whole: the read that ended it was not counted
-        assert sock.recv(65536).startswith(b"HTTP/1.1 431 ")  # counted before either parser reads it
+        head, _, body = sock.recv(65536).partition(b"\r\n\r\n")  # counted before either parser reads it
+    assert head.startswith(b"HTTP/1.1 431 ") and b"content-type: application/json" in head
+    assert json.loads(body) == {"error": "request_head_too_large", "details": [],
+                                "message": "request head larger than 64 KiB; expected less"}  # fmt: skip
     answer = httpx.get(f"{server.url}/health/live", headers={"X-Big": "a" * 8192}, timeout=10)
     assert answer.status_code == 200
     _assert_quiet_log(server)
+
+
+@pytest.mark.parametrize("head", ["Content-Length: -1", "Content-Length: 1x",
+                                  "X-Null: a\0b", "Bad Header Name: 1"])  # fmt: skip
+def test_a_request_no_parser_reads_is_answered_in_the_error_shape(server: Server, head: str) -> None:
+    """uvicorn answered these 400 in text/plain ("Invalid HTTP request received."), unlike every other
+    refusal (h41 #8)."""
+    request = f"POST /v1/models/hourly/forecast HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n\r\n".encode()
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(request)
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), received
+    said = json.loads(body)
+    assert said["error"] == "bad_request" and said["message"].startswith("invalid HTTP request: ")
+    assert _forecast(server)[0] == 200
 
 
 @pytest.mark.parametrize("refused", ["too large", "compressed"])
