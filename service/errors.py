@@ -125,6 +125,8 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
     context = error.get("ctx") or {}
     if kind == "too_short" and "min_length" in context:  # "List should have at least 1 item after validation"
         message = f"expected at least {context['min_length']} item(s), got {context.get('actual_length', 0)}"
+    if kind in ("literal_error", "enum") and "expected" in context:  # "Input should be 'FP32' or 'FP64'"
+        message = f"expected {context['expected']}, got {error.get('input')!r}"
     if kind == "too_long" and "max_length" in context:  # "List should have at most 99 items after validation"
         message = f"expected at most {context['max_length']} item(s), got {context.get('actual_length', '?')}"
     for bound, said in _BOUNDS.items():  # pydantic: "Input should be greater than or equal to 1"

@@ -119,7 +119,7 @@ def test_nested_data_and_fp64_are_accepted(client):
         # the history transposed (channels first): the right count of numbers, nested against the shape
         ({"data": np.zeros((1, 2, INPUT_SIZE)).tolist()}, "inputs[0].data",
          f"data nested as [1, 2, {INPUT_SIZE}]; expected it flat or nested as the shape"),
-        ({"datatype": "INT8"}, "inputs[0].datatype", ""),
+        ({"datatype": "INT8"}, "inputs[0].datatype", "expected 'FP32' or 'FP64', got 'INT8'"),
         ({"shape": [9, INPUT_SIZE, 2]}, "inputs[0].shape", "at most"),
     ],
 )
