@@ -23,6 +23,7 @@ from forecaster.artifacts import Bundle, DataConfig
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
+from forecaster.data.dateparts import parts_index
 from forecaster.data.labels import write_labels
 from forecaster.data.missing import some, when
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
@@ -96,9 +97,13 @@ def given_names(df: Any, id_col: str | None) -> dict[str, Any]:
 
 
 def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
-    """A forecast table whose dates are written as `series`' file wrote its own ("1988Q1", "1971"), for
-    files and answers; DataFrame callers keep timestamps."""
-    if series.date_style is None or not isinstance(table.index, pd.DatetimeIndex):
+    """A forecast table whose dates are written as `series`' file wrote its own ("1988Q1", "1971", or in
+    columns YEAR, WEEK), for files and answers; DataFrame callers keep timestamps."""
+    if not isinstance(table.index, pd.DatetimeIndex):
+        return table
+    if series.date_parts is not None:
+        return table.set_axis(parts_index(table.index, series.date_parts, series.options.weeks), axis=0)
+    if series.date_style is None:
         return table
     return table.set_axis(write_labels(table.index, series.date_style), axis=0)
 

@@ -270,7 +270,7 @@ def test_a_bundle_reads_new_rows_the_way_its_training_rows_were_read(tmp_path, c
     predict = ["predict", "--model", tmp_path / "macro", "--csv", tmp_path / "macro.csv"]
     code, out, err = run_cli(predict, capsys)
     assert code == 0, err
-    assert "2020-01-01" in out and "2020-10-01" in out
+    assert "\n2020 1 " in out and "\n2020 4 " in out  # in the file's year and quarter columns
 
 
 def tree_keys(value, prefix: str = "") -> set[str]:

@@ -97,9 +97,11 @@ def test_a_model_of_mmwr_weeks_forecasts_recent_rows_on_its_sundays(tmp_path, ca
     _fluview(tmp_path / "recent.csv", weeks[-10:])
     recent, out = tmp_path / "recent.csv", tmp_path / "forecast.csv"
     assert main(["predict", "--model", str(model), "--csv", str(recent), "--output", str(out)]) == 0
-    written = pd.read_csv(out, parse_dates=[0])
-    after = weeks[-1][2]
-    assert list(written.iloc[:, 0]) == [after + pd.Timedelta(weeks=k) for k in (1, 2, 3, 4)]
+    written = pd.read_csv(out)  # in the file's YEAR and WEEK, the MMWR weeks after the last (the table's)
+    later = _mmwr_weeks(2014, 2017)
+    after = later.index(weeks[-1])
+    expected = [week[:2] for week in later[after + 1 : after + 5]]
+    assert list(zip(written["YEAR"], written["WEEK"], strict=True)) == expected
     assert written["ILITOTAL"].tolist() == [1009.0] * 4  # the last of the recent rows' 1000 + k
     capsys.readouterr()
     assert main(["predict", "--model", str(model), "--csv", str(recent), "--weeks", "iso"]) == 2

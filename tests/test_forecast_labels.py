@@ -152,3 +152,44 @@ def test_a_bundle_of_an_unnamed_year_column_forecasts_from_its_own_file(tmp_path
     assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
     written = pd.read_csv(output, dtype=str)
     assert list(written.columns) == ["year", "0"] and list(written["year"]) == ["1861", "1862", "1863"]
+
+
+@pytest.mark.parametrize(
+    ("columns", "index", "weeks"),
+    [
+        (["Year", "Quarter"], pd.date_range("2019-01-01", periods=9, freq="QS"), None),
+        (["year", "month"], pd.date_range("2019-06-01", periods=14, freq="MS"), None),
+        (["YEAR", "WEEK"], pd.date_range("2020-11-30", periods=12, freq="W-MON"), "iso"),  # ISO 2020 has W53
+        (["YEAR", "WEEK"], pd.date_range("2014-11-30", periods=12, freq="W-SUN"), "mmwr"),  # MMWR 2014 too
+        (["year", "doy"], pd.date_range("2020-12-25", periods=12, freq="D"), None),  # 2020 has 366 days
+        (["year", "month", "day", "hour"], pd.date_range("2021-02-28 20:00", periods=8, freq="h"), None),
+    ],
+)
+def test_date_parts_read_back_as_the_dates_they_were_written_from(columns, index, weeks):
+    """`parts_index` writes dates in a file's part columns; the reader's `dates_from_parts` (the oracle)
+    reads the same dates back from them, across ISO's and MMWR's weeks 53 and a leap year's day 366."""
+    from forecaster.data.dateparts import dates_from_parts, parts_index, written_as_parts
+
+    parts = parts_index(index, columns, weeks).to_frame(index=False)
+    read, counted = dates_from_parts(parts, columns, "parts.csv", [], weeks)
+    assert (read == index).all() and written_as_parts(parts, columns, index, weeks) == tuple(columns)
+    assert ("WEEK" not in parts or 53 in parts["WEEK"].tolist()) and counted == weeks
+
+
+@pytest.mark.filterwarnings("ignore:.*read weeks as epidemiological")
+def test_predict_writes_the_files_date_part_columns(tmp_path: Path):
+    """The CDC's YEAR, WEEK were forecast as one date column (2015-01-04): a file whose rows hold their dates
+    in part columns has its forecast written in them; months written by name keep the forecast's dates."""
+    weeks = [(2014, week) for week in range(1, 54)] + [(2015, week) for week in range(1, 28)]  # MMWR 2014: 53
+    rows = pd.DataFrame(weeks, columns=["YEAR", "WEEK"]).assign(ILI=np.arange(80.0))
+    named = pd.DataFrame({"Jahr": np.repeat(np.arange(2010, 2016), 12), "Monat": ["Januar", "Februar", "März",
+                          "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November",
+                          "Dezember"] * 6, "Umsatz": np.arange(72.0)})  # fmt: skip
+    expected = {"weekly": ["YEAR,WEEK,ILI", "2015,28,79.0", "2015,29,79.0"],
+                "named": ["date,Umsatz", "2016-01-01,71.0", "2016-02-01,71.0"]}
+    for name, frame in (("weekly", rows), ("named", named)):
+        path, model, output = (tmp_path / f"{name}{suffix}" for suffix in (".csv", "-model", "-out.csv"))
+        frame.to_csv(path, index=False)
+        assert _cli(["train", "--csv", path, "--model", "naive", "--horizon", 2, "--out", model]) == 0
+        assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
+        assert output.read_text().splitlines() == expected[name]

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     elif to_stdout:
         table.to_csv(sys.stdout, index=indexed, **times)
     else:
-        print(table.to_string(index=indexed, float_format=lambda value: f"{value:.6g}"))
+        print(table.to_string(index=indexed, float_format=lambda value: f"{value:.6g}", sparsify=False))
     if plot is not None:
         history_rows = args.plot_history or bundle.data.input_size
         written_to = plot_forecast(series, wide, plot, history_rows, series.columns)

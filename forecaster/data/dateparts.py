@@ -302,6 +302,40 @@ def week_dates(
     return starts[count], count
 
 
+def _parts_of(index: pd.DatetimeIndex, kinds: Sequence[str], weeks: str | None) -> list[np.ndarray]:
+    """Each of `kinds` (DATE_PARTS) of `index`'s dates; a week's year and number those of its fourth day,
+    counted from its Monday (ISO) or Sunday (MMWR), as `_week_starts` reads them."""
+    values = {"year": index.year, "quarter": index.quarter, "month": index.month, "day": index.day,
+              "doy": index.day_of_year, "hour": index.hour}  # fmt: skip
+    if "week" in kinds:
+        since = index.day_of_week if weeks == "iso" else (index.day_of_week + 1) % 7
+        fourth = index.normalize() - pd.to_timedelta(np.asarray(since) - 3, unit="D")
+        values.update(year=fourth.year, week=(fourth.day_of_year - 1) // 7 + 1)
+    return [np.asarray(values[kind], dtype=np.int64) for kind in kinds]
+
+
+def written_as_parts(
+    raw: pd.DataFrame, columns: Sequence[str], index: pd.DatetimeIndex, weeks: str | None
+) -> tuple[str, ...] | None:
+    """`columns`, where every row holds its date's parts in them as numbers (`index` read from them), for
+    forecasts to be written in them (`parts_index`); None where the file wrote them otherwise (fiscal years,
+    months by name, "Nov #") or names them in no language known."""
+    kinds = date_part_kinds(columns)
+    if kinds is None:
+        return None
+    for name, values in zip(columns, _parts_of(index, kinds, weeks), strict=True):
+        if not np.array_equal(pd.to_numeric(raw[name], errors="coerce").to_numpy(np.float64), values):
+            return None
+    return tuple(columns)
+
+
+def parts_index(index: pd.DatetimeIndex, columns: Sequence[str], weeks: str | None) -> pd.MultiIndex:
+    """`index`'s dates as the date-part columns a file wrote its own in (`written_as_parts`): the CDC's
+    YEAR, WEEK forecast as 2020, 14, not as 2020-04-05."""
+    kinds = date_part_kinds(columns) or ()
+    return pd.MultiIndex.from_arrays(_parts_of(index, kinds, weeks), names=list(columns))
+
+
 _WEEKDAY_NAMES = frozenset({"weekday", "dayofweek", "day_of_week", "day of week", "dow", "wday"})
 
 

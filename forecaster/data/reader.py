@@ -41,6 +41,7 @@ from forecaster.data.dateparts import (
     find_date_parts,
     parts_as_column,
     with_hours,
+    written_as_parts,
 )
 from forecaster.data.dates import snap_to_periods
 from forecaster.data.excel import is_workbook, workbook_as_csv
@@ -223,7 +224,7 @@ def _read_table(
         read = dataclasses.replace(read, id_col=read.id_col or ids, date_col=COMPETITION_DATE)
 
     freq: str | None = None
-    date_col, date_from, grid, date_style = read.date_col, read.date_from, None, None
+    date_col, date_from, grid, date_style, date_parts = read.date_col, read.date_from, None, None, None
     rows: np.ndarray | None = None  # each row's place among the file's where not in order, for refusals
     completing_col: str | None = None  # the column of each date's hour, time of day or year (`dateparts`)
     long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
@@ -267,6 +268,7 @@ def _read_table(
         if date_from is not None:
             index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
             read = dataclasses.replace(read, weeks=weeks)
+            date_parts = written_as_parts(raw, date_from, index, weeks)  # forecasts written in them
         else:
             index = parse_dates(source, raw, date_col, notes, read.weeks)
         if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
@@ -322,7 +324,7 @@ def _read_table(
                                     channels=mode)  # fmt: skip
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
-        options=effective, date_style=date_style,
+        options=effective, date_style=date_style, date_parts=date_parts,
     )  # fmt: skip
 
 

@@ -172,6 +172,7 @@ class TimeSeries:
     dataset: str | None = None
     options: ReadOptions = ReadOptions()
     date_style: str | None = None  # how the file wrote its dates (`data.labels`); None: as timestamps
+    date_parts: tuple[str, ...] | None = None  # the date-part columns it wrote them in (`dateparts`)
 
     @property
     def values(self) -> np.ndarray:
