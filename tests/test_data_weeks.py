@@ -170,3 +170,15 @@ def test_weeks_that_move_to_another_weekday_are_refused_saying_where(tmp_path):
                r"the rows to one grid\)$")
     with pytest.raises(DataError, match=refusal):
         read_csv(path)
+
+
+def test_a_column_of_mmwr_week_numbers_beside_the_dates_restates_them(tmp_path):
+    """Sundays with their MMWR week numbers beside them (2015's week 1 begins on 4 January, a Sunday) are
+    the dates written again, no series: MMWR weeks were counted as the ISO week of the Monday after, a week
+    late where 4 January is a Sunday, and the column was forecast."""
+    weeks = _mmwr_weeks(2014, 2015)[48:70]
+    table = pd.DataFrame({"date": [sunday for _, _, sunday in weeks], "week": [week for _, week, _ in weeks],
+                          "cases": np.arange(22.0)})  # fmt: skip
+    table.to_csv(tmp_path / "epi.csv", index=False)
+    series, said = _read(tmp_path / "epi.csv")
+    assert series.columns == ["cases"] and "skipped column(s) 'week': parts or codes of the dates" in said

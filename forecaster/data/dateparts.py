@@ -348,13 +348,13 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
     if kind is None or not pd.api.types.is_numeric_dtype(column):
         return False
     monday, month = index.day_of_week.to_numpy(), index.month.to_numpy()
-    iso, epi = index.isocalendar(), (index + pd.Timedelta(days=1)).isocalendar()  # epi (MMWR): from Sunday
+    iso, epi = _parts_of(index, ("year", "week"), "iso"), _parts_of(index, ("year", "week"), "mmwr")
     starts = range(2, 13)  # a fiscal year from another month, named by the year it ends or begins in
     fiscal = [index.year + ((month >= start) if ending else -(month < start).astype(int))
               for start in starts for ending in (True, False)]  # fmt: skip
-    parts = {"year": [index.year, iso["year"], epi["year"], *fiscal],
+    parts = {"year": [index.year, iso[0], epi[0], *fiscal],
              "quarter": [index.quarter, *(((month - start) % 12) // 3 + 1 for start in starts)],
-             "month": [index.month], "day": [index.day], "week": [iso["week"], epi["week"]],
+             "month": [index.month], "day": [index.day], "week": [iso[1], epi[1]],
              "hour": [index.hour],
              "weekday": [monday, monday + 1, (monday + 1) % 7, (monday + 1) % 7 + 1]}  # fmt: skip
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
