@@ -9,6 +9,7 @@ model; covariates as the CLI takes them. Training is `forecaster train`'s workfl
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import tempfile
 import warnings
@@ -249,11 +250,11 @@ class Forecaster:
     ) -> pd.DataFrame:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
         convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
-        Fits once on the rows up to the first cutoff, then forecasts each window from the rows up to its
-        cutoff (and the window's own rows of any future covariates); series that end apart (independent)
-        each at their own end, as neuralforecast does. Long rows: `unique_id`, the time column (`ds`, or a
-        wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types (periods in,
-        periods out)."""
+        Fits a copy once on the rows up to the first cutoff (this Forecaster's model, fitted or loaded, stays
+        as it was), then forecasts each window from the rows up to its cutoff (and the window's own rows of
+        any future covariates); series that end apart (independent) each at their own end, as neuralforecast
+        does. Long rows: `unique_id`, the time column (`ds`, or a wide frame's), `cutoff`, `<model>`[,
+        intervals], `y`, ids and times of `df`'s types (periods in, periods out)."""
 
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
@@ -266,8 +267,9 @@ class Forecaster:
                 f"{series.source}: {min(ends.values())} rows cannot hold {n_windows} window(s) of {horizon} "
                 f"steps {step_size} apart"
             )  # fmt: skip
-        self.fit(_cut(series, {column: end - span for column, end in ends.items()}))
-        bundle = self._fitted()
+        backtest = copy.copy(self)  # this one's own model, fitted or loaded, stays as it was (h44)
+        backtest.fit(_cut(series, {column: end - span for column, end in ends.items()}))
+        bundle = backtest._fitted()
         data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
         levels = self.level if level is None else _levels(level)

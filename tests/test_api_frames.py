@@ -121,6 +121,18 @@ def test_a_backtest_answers_in_the_ids_and_periods_of_the_frame_as_predict_does(
     assert backtest["date"].tolist() == list(quarters.index[-HORIZON:])
 
 
+def test_a_backtest_leaves_the_fitted_model_as_it_was():
+    """cross_validation fitted the Forecaster itself on the rows before its first cutoff: predict() then
+    forecast days already in the frame, and save() wrote the backtest's model (h44)."""
+    frame = pd.DataFrame({"v": np.arange(60.0)}, index=pd.date_range("2021", periods=60))
+    model = naive().fit(frame)
+    before, bundle = model.predict(), model.bundle
+    model.cross_validation(frame, n_windows=2)
+    assert model.bundle is bundle
+    pd.testing.assert_frame_equal(model.predict(), before)
+    assert before.index[0] == frame.index[-1] + pd.Timedelta(days=1) and (before["v"] == 59.0).all()
+
+
 @pytest.mark.parametrize("cell", [3 + 4j, True, b"12"])
 def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
     frame = hourly(50).astype({"a": object})
