@@ -4,6 +4,7 @@ half-way is swept up (or its previous folder restored) by the next one."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import json
@@ -204,6 +205,9 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
                 raise BundleError(f"output {target} was written by another run while this one worked; use "
                                   "--overwrite (overwrite=True in Python) to replace it, or another "
                                   "folder") from None  # fmt: skip
+    if _exchanged(staged, target):  # the old version now at `staged`
+        shutil.rmtree(staged, ignore_errors=True)
+        return
     aside = target.parent / f".{_hidden_name(target)}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.replace(target, aside)
     try:
@@ -212,6 +216,24 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
         os.replace(aside, target)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # renameat2(2)'s "paths relative to the working folder", "swap them"
+
+
+def _exchanged(staged: Path, target: Path) -> bool:
+    """Swap two folders in one step (Linux's renameat2 with RENAME_EXCHANGE): moved aside, then in, the
+    target was missing for a moment, and a service scanning then dropped its model (404s until the next
+    scan) and a reader said "no model bundle" (h44). False where the system or file system cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:  # not Linux, or a C library before glibc 2.28
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(staged), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # an old kernel or a file system without it
+        return False
+    raise OSError(code, os.strerror(code), str(target))
 
 
 def read_whole(folder: Path, read: Callable[[], T], attempts: int = 3) -> T:

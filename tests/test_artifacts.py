@@ -19,7 +19,7 @@ import safetensors.torch
 import torch
 from torch import nn
 
-from forecaster import artifacts
+from forecaster import artifacts, atomic
 from forecaster.artifacts import DataConfig, load_bundle, save_bundle
 from forecaster.atomic import write_atomically
 from forecaster.checks import setting
@@ -260,10 +260,30 @@ def test_failed_save_leaves_no_bundle_and_keeps_the_previous(tiny, tmp_path, mon
         assert snapshot(path) == before
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="renameat2 is Linux's")
+def test_overwrite_swaps_the_folders_in_one_step(tiny, tmp_path, monkeypatch):
+    """Moved aside, then in, the bundle was missing for a moment: a service scanning then dropped its model
+    (404s until the next scan) and a reader said "no model bundle" (h44). No rename of the save finds it
+    missing now: the folders are exchanged."""
+    path = save(tiny, tmp_path / "bundle")
+    present, real_replace = [], os.replace
+
+    def replace(src, dst):
+        present.append(path.exists())
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    save(tiny_model(), path, overwrite=True)
+    assert all(present) and snapshot(path) != {} and sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
+    assert load_bundle(path).model_name
+
+
 def test_failed_final_rename_restores_the_previous_bundle(tiny, tmp_path, monkeypatch):
+    """Where folders cannot be exchanged (not Linux, or a file system without it), moved aside and back."""
     path = save(tiny, tmp_path / "bundle")
     before = snapshot(path)
     real_replace = os.replace
+    monkeypatch.setattr(atomic, "_exchanged", lambda staged, target: False)
 
     def replace(src, dst):
         if Path(src).name.startswith(".bundle.tmp-"):
@@ -331,6 +351,7 @@ KILLED_BETWEEN_RENAMES = textwrap.dedent(
 
     patch = pytest.MonkeyPatch()
     t.install_tiny_model(patch)
+    patch.setattr(t.atomic, "_exchanged", lambda staged, target: False)  # where folders cannot be swapped
     real_replace = os.replace
 
     def replace(src, dst):
