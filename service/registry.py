@@ -30,7 +30,7 @@ from service.schemas import ModelInfo
 
 log = logging.getLogger("service")
 
-MODEL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole names: `fullmatch`
 INVALID_NAME = "directory name is not a valid model name (letters, digits, . _ -)"
 # Seconds a replaced model's batcher still runs: requests that took the model before the swap finish on it.
 RETIRE_AFTER_S = 30.0
@@ -114,7 +114,7 @@ class ModelRegistry:
         for entry in sorted(self.root.iterdir()) if self.root is not None and self.root.is_dir() else []:
             if not entry.is_dir() or entry.name.startswith("."):
                 continue
-            if not MODEL_NAME_PATTERN.match(entry.name):
+            if not MODEL_NAME_PATTERN.fullmatch(entry.name):  # match's $ let 'nv\n' pass (h44)
                 if entry.name not in self.skipped:
                     self.skipped[entry.name] = INVALID_NAME
                     log.warning("skipping bundle %r: %s", str(entry), INVALID_NAME)  # quoted: its line breaks
