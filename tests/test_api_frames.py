@@ -133,6 +133,38 @@ def test_a_backtest_leaves_the_fitted_model_as_it_was():
     assert before.index[0] == frame.index[-1] + pd.Timedelta(days=1) and (before["v"] == 59.0).all()
 
 
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda frame: frame.rename_axis("a"), "its index is named 'a', as a column is; expected other"),
+        (lambda frame: frame.reset_index(names="date").set_axis(pd.RangeIndex(5, 205, name="date")),
+         "its index is named 'date', as a column is"),  # reset_index failed: "cannot insert date"
+        (lambda frame: frame.assign(b=[[value] for value in frame["b"]]),
+         "column 'b' row 0 holds a list of values; expected one value per cell"),  # "unhashable type"
+        (lambda frame: frame.rename(columns={"b": None}), "column 1 has no name; expected every column"),
+        (lambda frame: frame.rename(columns={"b": " "}), "column 1 has no name"),  # trained: no file fed it
+    ],
+)
+def test_frames_pandas_itself_fails_on_are_refused_in_one_line(change, said):
+    """Each ended in pandas' own exception and traceback, or trained a column no file could give (h44)."""
+    with pytest.raises(DataError, match=re.escape(said)):
+        naive().fit(change(hourly()))
+
+
+def test_a_long_frame_with_no_rows_complex_values_or_its_index_named_as_its_key():
+    """pandas' "'all' with datetime64 dtypes", numpy's ComplexWarning and "'unique_id' is both an index level
+    and a column label" reached the caller (h44); row numbers named as the key are row numbers."""
+    long = hourly().reset_index(names="ds").melt(id_vars="ds", var_name="unique_id", value_name="y")
+    model = naive().fit(long)
+    with pytest.raises(DataError, match="the DataFrame has no rows; expected one row per time step"):
+        model.predict(long.iloc[:0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with pytest.raises(DataError, match="holds complex128 values; expected real numbers"):
+            model.predict(long.astype({"y": complex}))
+    pd.testing.assert_frame_equal(model.predict(long.rename_axis("unique_id")), model.predict(long))
+
+
 @pytest.mark.parametrize("cell", [3 + 4j, True, b"12"])
 def test_object_cells_pandas_would_read_as_numbers_are_refused(cell):
     frame = hourly(50).astype({"a": object})

@@ -19,10 +19,13 @@ from forecaster.data.numberdates import year_numbers
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 
+_SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unhashable, no number
+
 
 def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
-    DataError for anything else, or columns of several levels."""
+    DataError for anything else, columns of several levels or none, an index named as a column (row numbers
+    keep no name), or cells that hold several values (lists)."""
     if isinstance(data, pd.Series):
         return data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
@@ -30,6 +33,22 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
+    names = [name is None or name != name or not str(name).strip() for name in data.columns]  # None, NaN, ""
+    if any(names):  # trained as 'nan' or '', then no file could give the column (h44)
+        raise DataError(f"{source}: column {names.index(True)} has no name; expected every column named (a "
+                        "model reads its columns by name)")  # fmt: skip
+    if clash := [name for name in data.index.names if name is not None and name in data.columns]:
+        if not _row_numbers(data.index):  # rename_axis('date') beside a 'date' column: reset_index failed
+            raise DataError(f"{source}: its index is named {clash[0]!r}, as a column is; expected other "
+                            "names (df.rename_axis(None) unnames the index)")  # fmt: skip
+        data = data.rename_axis(None)
+    for name in [name for name, dtype in data.dtypes.items() if dtype == np.dtype(object)]:
+        several = np.array([isinstance(cell, _SEVERAL) for cell in data[name]], dtype=bool)
+        if several.any():
+            row = int(np.argmax(several))
+            kind = type(data[name].iloc[row]).__name__
+            raise DataError(f"{source}: column {name!r} row {row} holds a {kind} of values; expected one "
+                            "value per cell")  # fmt: skip
     return data
 
 

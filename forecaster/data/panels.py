@@ -208,6 +208,8 @@ def _check_values(raw: pd.DataFrame, id_col: str, target_col: str, source: str) 
     if target_col not in raw.columns or id_col not in raw.columns:
         return  # pivot_long names the missing column
     column = raw[target_col]
+    if pd.api.types.is_complex_dtype(column):  # refused by its type once pivoted (numpy warned casting it)
+        return
     numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
     numbers = column if numeric else pd.to_numeric(column, errors="coerce")
     text = (numbers.isna() & column.notna()).to_numpy()

@@ -199,11 +199,12 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     if read.sheet is not None:
         raise DataError(f"{source}: sheet={read.sheet!r} chooses a sheet of a workbook read_csv reads from "
                         "its path; a DataFrame is one table: expected no sheet")  # fmt: skip
-    frame, notes = in_time_order(as_frame(frame, source), read)
+    frame = as_frame(frame, source)
+    if frame.empty:  # before the rows are ordered: pandas cannot say whether no datetimes are sorted
+        raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
+    frame, notes = in_time_order(frame, read)
     raw, read = index_as_columns(frame, read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
-    if raw.empty:
-        raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
     keys, tally = [part for part in key_parts(read.id_col or "") if part in raw.columns], Tally()
     raw = numbers_in_text_columns(raw, None, tally).assign(**{key: raw[key] for key in keys})  # as a file's
     notes.extend(tally.notes())  # '1,234.5' and '12%' were left out as text (ids stay as written: '01')
