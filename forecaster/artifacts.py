@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,15 +197,11 @@ def write_calibration(bundle: str | Path, calibration: Calibration, read_as: ato
     if read_as is not None and atomic.folder_version(path.parent) != read_as:
         raise BundleError(f"bundle {path.parent} was replaced while it was calibrated (another run wrote "
                           "it); nothing written: run calibrate again")  # fmt: skip
-    staged = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        _save_calibration(calibration, staged)
-        os.replace(staged, path)
+    try:  # a read-only folder's error named the temporary file: write_atomically names `path`
+        atomic.write_atomically(path, lambda staged: _save_calibration(calibration, staged))
     except OSError as error:
         why = error.strerror or error
         raise BundleError(f"cannot write {path}: {why}; the calibration is as it was") from None
-    finally:
-        staged.unlink(missing_ok=True)
     return path
 
 

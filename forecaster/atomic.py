@@ -122,6 +122,15 @@ def check_folder_path(out: Path) -> None:
     blocking = next((parent for parent in out.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None:
         raise BundleError(f"output {out} cannot be made: {blocking} is a file; expected folders above it")
+    check_writable(out.absolute().parent, f"output {out}")  # its next version is written beside it
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """BundleError, before any work, where the nearest folder of `folder` that exists cannot be written (a
+    read-only file system was found once a training run had ended, h44)."""
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    if not os.access(existing, os.W_OK):
+        raise BundleError(f"{what}: folder {existing} is not writable; expected a folder this user can write")
 
 
 def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,6 +120,27 @@ def test_levels_are_taken_comma_separated_or_one_argument_each(csv, naive_bundle
         assert run_cli(predict, capsys)[0] == 0
         written[name] = out.read_text()
     assert written["commas"] == written["apart"] and "-hi-95" in written["apart"]
+
+
+def test_train_and_calibrate_into_a_read_only_folder_are_refused_first(csv, naive_bundle, tmp_path, capsys,
+                                                                        monkeypatch):
+    """On a read-only file system `train --out` failed once the run had ended ("Read-only file system"), and
+    `calibrate` named its hidden temporary file (h44). The folders are as root sees a read-only mount."""
+    locked, copy = tmp_path / "locked", tmp_path / "locked" / "model"
+    locked.mkdir()
+    shutil.copytree(naive_bundle, copy)
+    writable = os.access
+    read_only = (locked, copy)
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) not in read_only and writable(path, mode))
+    train = ["train", "--csv", csv, "--model", "nlinear", "--horizon", 7, "--out", locked / "new"]
+    expected = f"output {locked / 'new'}: folder {locked} is not writable; expected a folder this user can"
+    assert refused(train, capsys) == f"forecaster: error: {expected} write"
+    assert sorted(entry.name for entry in locked.iterdir()) == ["model"]  # no work folder: nothing ran
+    before = (copy / "calibration.safetensors").read_bytes()
+    line = refused(["calibrate", "--model", copy, "--csv", csv], capsys)
+    assert line == (f"forecaster: error: cannot write {copy / 'calibration.safetensors'}: folder {copy} is "
+                    "not writable; expected a folder this user can write")  # fmt: skip
+    assert (copy / "calibration.safetensors").read_bytes() == before
 
 
 def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive_bundle, tmp_path, capsys,

@@ -188,3 +188,20 @@ def test_resume_continues_from_the_last_checkpoint(hourly_csv, tmp_path):
     logs = (tmp_path / ".bundle.work" / "logs").glob("version_*/metrics.csv")
     log = pd.concat(pd.read_csv(p) for p in logs)
     assert sorted(log.dropna(subset=["val_mse"])["epoch"]) == [0, 1]  # epoch 0 was not trained again
+
+
+def test_an_unwritable_training_log_costs_the_run_nothing(hourly_csv, tmp_path, monkeypatch, caplog):
+    """On a full disk Lightning's `metrics.csv`, written after the fit, ended the run: the trained model was
+    lost, "No space left on device" naming no file (h44). The log is said unwritten once; the bundle saved."""
+    from lightning.pytorch.loggers.csv_logs import ExperimentWriter
+
+    def full(self) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ExperimentWriter, "save", full)
+    series = read_csv(hourly_csv, date_col="Zeitstempel", targets=["OT"])
+    with caplog.at_level("WARNING", logger="forecaster.training.trainer"):
+        outcome = train_forecaster(series, tmp_path / "bundle", settings(max_epochs=2))
+    assert load_bundle(outcome.bundle_path).model_name and outcome.training["epochs"] == 2
+    said = [record.getMessage() for record in caplog.records if "training log" in record.getMessage()]
+    assert len(said) == 1 and "metrics.csv not written (No space left on device)" in said[0]

@@ -28,14 +28,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import METRICS_FILE, bundle_path, load_bundle, write_calibration
-    from forecaster.atomic import folder_version
+    from forecaster.artifacts import (
+        CALIBRATION_FILE,
+        METRICS_FILE,
+        bundle_path,
+        load_bundle,
+        write_calibration,
+    )
+    from forecaster.atomic import check_writable, folder_version
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.errors import CalibrationFileError
     from forecaster.history import read_history
     from forecaster.training.workflows import calibrate_bundle
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
+    check_writable(bundle_path(args.model), f"cannot write {bundle_path(args.model) / CALIBRATION_FILE}")
     try:
         bundle = load_bundle(args.model)
     except CalibrationFileError as error:  # what calibrating replaces: say so, and make a new one

@@ -22,7 +22,6 @@ from typing import Any
 import lightning as L
 import numpy as np
 import torch
-from lightning.pytorch.loggers import CSVLogger
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -36,6 +35,7 @@ from forecaster.lra.tasks import TASKS, TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
 from forecaster.nn.attention import MIXERS
 from forecaster.training.graphs import GraphedStep, adamw, use_cuda_graphs
+from forecaster.training.trainer import TrainingLog
 
 
 @dataclass
@@ -236,7 +236,7 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
         max_steps=steps,
         accelerator=settings.accelerator,
         devices=1,
-        logger=CSVLogger(work_dir_for(out_dir), name="logs"),
+        logger=TrainingLog(work_dir_for(out_dir), name="logs"),
         enable_checkpointing=False,
         enable_progress_bar=settings.progress,
         enable_model_summary=False,

@@ -37,6 +37,8 @@ from forecaster.atomic import stops_deferred
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.training.settings import TrainerOptions
 
+log = logging.getLogger(__name__)
+
 MONITOR = "val_mse"
 RUN_KEY = "forecaster_run"  # where a checkpoint keeps the settings of the run that wrote it
 # What Lightning reads back from a checkpoint to continue a fit.
@@ -202,6 +204,23 @@ def _check_checkpoint(path: Path, run: dict[str, Any], state: dict[str, torch.Te
         )
 
 
+class TrainingLog(CSVLogger):
+    """Lightning's CSV log of a run's metrics, which a full disk no longer ends the run over: the trained
+    model was lost to `metrics.csv` written after the fit, "No space left on device" naming no file (h44).
+    The log keeps what it could write, said once; the bundle is saved, or refused by its own check."""
+
+    unwritten = False
+
+    def save(self) -> None:
+        try:
+            super().save()
+        except OSError as error:
+            if not self.unwritten:
+                self.unwritten = True
+                log.warning("note: training log %s not written (%s); the run goes on without it",
+                            Path(self.log_dir) / "metrics.csv", error.strerror or error)  # fmt: skip
+
+
 def build_trainer(
     work_dir: str | Path, options: TrainerOptions, run: dict[str, Any], callbacks: Sequence[pl.Callback] = ()
 ) -> pl.Trainer:
@@ -220,7 +239,7 @@ def build_trainer(
     early_stopping = EarlyStopping(monitor=MONITOR, mode="min", patience=options.patience)
     return pl.Trainer(
         default_root_dir=work_dir,
-        logger=CSVLogger(save_dir=work_dir, name="logs"),
+        logger=TrainingLog(save_dir=work_dir, name="logs"),
         callbacks=[
             checkpoint,
             early_stopping,
