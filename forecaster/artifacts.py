@@ -258,6 +258,9 @@ def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "format_version": FORMAT_VERSION, "data": data, "scaler": scaler}
 
 
+_CONFIG_FIELDS = ("format_version", "model", "data", "scaler", "training", "naive_weights")
+
+
 @dataclass(frozen=True)
 class _Config:
     model_name: str
@@ -273,13 +276,14 @@ def _validate_config(raw: Any, where: Path) -> _Config:
 
     if not isinstance(raw, dict):
         raise BundleError(f"{where}: expected a JSON object")
+    version = raw.get("format_version")  # true == 1 in Python: read as format 1, then the scaler blamed (h44)
+    if type(version) is not int or version not in (1, FORMAT_VERSION):
+        raise BundleError(f"{where}: format_version {version!r} is not supported (expected 1 or "
+                          f"{FORMAT_VERSION}); retrain the model with this version of forecaster")
+    if unknown := sorted(set(raw) - set(_CONFIG_FIELDS)):  # a newer version's, used as if it were not there
+        fields = ", ".join(_CONFIG_FIELDS)
+        raise BundleError(f"{where}: unknown field(s) {', '.join(unknown)}; expected {fields}")
     raw = _upgrade(raw)
-    version = raw.get("format_version")
-    if version != FORMAT_VERSION:
-        raise BundleError(
-            f"{where}: format_version {version!r} is not supported (expected 1 or {FORMAT_VERSION}); "
-            "retrain the model with this version of forecaster"
-        )
     model = raw.get("model")
     if not isinstance(model, dict) or not isinstance(model.get("name"), str) or not isinstance(
         model.get("config"), dict

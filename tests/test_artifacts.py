@@ -392,6 +392,8 @@ def edit_config(path: Path, change) -> None:
     ("change", "message"),
     [
         (lambda c: c.update(format_version=99), "format_version 99"),
+        (lambda c: c.update(format_version=True), "format_version True is not supported"),  # read as 1 (h44)
+        (lambda c: c.update(postprocess={"multiply": 1000}), "unknown field.s. postprocess; expected format"),
         (lambda c: c["model"].update(name="nope"), "unknown model 'nope'"),
         (lambda c: c["scaler"].update(mean=[0.0, 1.0]), r"one number per column \(3\), got 2"),
         (lambda c: c["scaler"].update(scale=[1.0, 0.0, 1.0]), "positive finite scales"),
