@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import math
 import numbers
+import re
 import types
 import typing
 from collections.abc import Callable, Collection
@@ -135,10 +136,21 @@ def parse_names(text: str) -> list[str]:
     return [name.strip() for name in next(csv.reader([text], skipinitialspace=True), []) if name.strip()]
 
 
+_WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def whole_number(text: str) -> int:
+    """Flag text as an integer of ASCII digits; ValueError otherwise: int() also reads "1_2" as 12, and
+    other scripts' digits ("١٢", "８"), a typo more likely than a number (h44)."""
+    if not _WHOLE.fullmatch(text):
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(text)
+
+
 def parse_ints(text: str) -> list[int]:
     """Flag text "1024,2048" -> [1024, 2048]; ConfigError unless every part is an integer >= 1."""
     try:
-        numbers = [int(part) for part in text.split(",") if part.strip()]
+        numbers = [whole_number(part) for part in text.split(",") if part.strip()]
     except ValueError:
         numbers = []
     if not numbers or min(numbers) < 1:

@@ -109,6 +109,11 @@ def test_predict_refuses_to_write_over_its_own_input(csv, naive_bundle, tmp_path
     assert {path.name: path.read_bytes() for path in naive_bundle.iterdir()} == before
     code, _, err = run_cli([*predict, "--plot-history", 0], capsys)
     assert code == 2 and "expected a whole number >= 1, got '0'" in err
+    for typo in ("1_2", "\uff18", "\u0661\u0662", "3.0"):  # int() read 12, 8 and 12; argparse's "invalid int"
+        said = f"expected a whole number >= 1, got {typo!r} (see forecaster predict --help)"
+        assert refused([*predict, "--horizon", typo], capsys).endswith(said)
+    said = "expected comma-separated integers >= 1, got '8_0'"
+    assert said in refused([*predict, "--level", "8_0"], capsys)
 
 
 def test_levels_are_taken_comma_separated_or_one_argument_each(csv, naive_bundle, tmp_path, capsys):

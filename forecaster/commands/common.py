@@ -55,10 +55,10 @@ def checked_output(path: str, flag: str) -> Path:
 
 def positive_int(text: str) -> int:
     """An argument that counts something: a whole number >= 1 (argparse reports what is wrong)."""
-    from forecaster.checks import check_int
+    from forecaster.checks import check_int, whole_number
 
     try:
-        return check_int("value", int(text), minimum=1)
+        return check_int("value", whole_number(text), minimum=1)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
 

@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the horizon's rows of the model's future covariates: its date column and those columns",
     )
     parser.add_argument(
-        "--horizon", type=int, help="steps to forecast, up to the model's (default: the model's)"
+        "--horizon", type=positive_int, help="steps to forecast, up to the model's (default: the model's)"
     )
     parser.add_argument(
         "--level",
