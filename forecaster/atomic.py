@@ -91,9 +91,10 @@ def _a_stream(path: Path) -> bool:
 
 @contextlib.contextmanager
 def stops_deferred() -> Iterator[None]:
-    """Ctrl-C and SIGTERM held while a file is written and delivered after: torch's zip writer calls Python to
-    write its bytes, and a stop raised there came back as a RuntimeError ("unexpected pos 64 vs 0"), a stopped
-    train said as a failed write (exit 2, not 143). Signals are handled in the main thread only."""
+    """Ctrl-C, SIGTERM and SIGHUP held while a file is written and delivered after: torch's zip writer calls
+    Python to write its bytes, and a stop raised there came back as a RuntimeError ("unexpected pos 64 vs 0"),
+    a stopped train said as a failed write (exit 2, not 143). Signals are handled in the main thread only;
+    those the shell ignores stay ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -102,7 +103,9 @@ def stops_deferred() -> Iterator[None]:
     def hold(signum: int, frame: object) -> None:
         arrived.append(signum)
 
-    previous = {signum: signal.signal(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, hold) for signum in stops
+                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
     try:
         yield
     finally:

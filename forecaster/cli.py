@@ -18,7 +18,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import NoReturn
 
 import forecaster
@@ -107,7 +107,7 @@ def _show_progress() -> None:
         logger.propagate = False
 
 
-_STOPS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+_STOPS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
 
 class _Stopped(BaseException):
@@ -125,11 +125,14 @@ def _stop(signum: int, frame: object) -> NoReturn:
 
 @contextmanager
 def _stops_reported(wanted: bool) -> Iterator[None]:
-    """Ctrl-C and SIGTERM as `_Stopped` while a command runs (in the main thread, where signals arrive)."""
+    """Ctrl-C, SIGTERM and a closed terminal (SIGHUP, which ended a run without a word) as `_Stopped` while
+    a command runs (in the main thread, where signals arrive); a stop the shell ignores (`nohup`, a job put
+    in the background by a script) stays ignored: it took effect once the handler was in place (h41, h44)."""
     if not wanted or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
+    previous = {signum: signal.signal(signum, _stop) for signum in _STOPS
+                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
     try:
         yield
     finally:
@@ -140,8 +143,9 @@ def _stops_reported(wanted: bool) -> Iterator[None]:
 def _said_stopped(stopped: BaseException) -> int:
     """Say that a command was stopped; every file is written whole or not at all (atomic)."""
     signum = stopped.signum if isinstance(stopped, _Stopped) else signal.SIGINT  # Ctrl-C while importing
-    print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they were)",
-          file=sys.stderr)  # fmt: skip
+    with suppress(OSError):  # the terminal that hung up takes no line
+        print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they were)",
+              file=sys.stderr)  # fmt: skip
     return 128 + signum
 
 

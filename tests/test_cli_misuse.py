@@ -227,14 +227,14 @@ def test_numpy_scalars_are_taken_as_python_numbers(csv):
     assert model.predict(frame).shape == (4, 1)
 
 
-@pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
-                                                    (signal.SIGTERM, 143, "terminated")])  # fmt: skip
-def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written(csv, tmp_path, sent, code,
-                                                                                word):
-    out = tmp_path / "model"
-    argv = [str(arg) for arg in _train(csv, out, "--max-epochs", 500, "--patience", 500, "--no-progress")]
+def _train_then_signal(csv: Path, tmp_path: Path, sent: int, epochs: int = 500) -> tuple[int, str]:
+    """A `train` sent `sent` once it is inside its fit (Ctrl-C ignored, as by a shell, for a short one): its
+    exit status and standard error."""
+    argv = [str(arg) for arg in _train(csv, tmp_path / "model", "--max-epochs", epochs, "--patience", 500,
+                                       "--no-progress")]  # fmt: skip
+    ignored = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if epochs < 500 else None
     process = subprocess.Popen([str(FORECASTER), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)  # fmt: skip
+                               text=True, preexec_fn=ignored)  # fmt: skip
     logs = tmp_path / ".model.work" / "logs"
     deadline = time.monotonic() + 120
     while not logs.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -242,9 +242,27 @@ def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written
     time.sleep(1.0)  # inside the fit
     process.send_signal(sent)
     _, err = process.communicate(timeout=120)
-    assert process.returncode == code, err
+    return process.returncode, err
+
+
+@pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGINT, 130, "interrupted"),
+                                                    (signal.SIGTERM, 143, "terminated"),
+                                                    (signal.SIGHUP, 129, "hung up")])  # fmt: skip
+def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written(csv, tmp_path, sent, code,
+                                                                                word):
+    """A closed terminal (SIGHUP) ended a run without a word (h44)."""
+    returncode, err = _train_then_signal(csv, tmp_path, sent)
+    assert returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(f"forecaster: {word}; ")
-    assert not out.exists() and not list(tmp_path.glob(".model.tmp-*"))
+    assert not (tmp_path / "model").exists() and not list(tmp_path.glob(".model.tmp-*"))
+
+
+def test_a_stop_the_shell_ignores_stays_ignored(csv, tmp_path):
+    """A job a script starts in the background inherits Ctrl-C ignored: once forecaster's handler was in
+    place, a Ctrl-C meant for the foreground ended it (h41)."""
+    returncode, err = _train_then_signal(csv, tmp_path, signal.SIGINT, epochs=3)
+    assert returncode == 0 and "interrupted" not in err, err
+    assert (tmp_path / "model" / "config.json").is_file()
 
 
 def _copy(bundle: Path, to: Path) -> Path:
