@@ -232,9 +232,13 @@ def _train_then_signal(csv: Path, tmp_path: Path, sent: int, epochs: int = 500) 
     exit status and standard error."""
     argv = [str(arg) for arg in _train(csv, tmp_path / "model", "--max-epochs", epochs, "--patience", 500,
                                        "--no-progress")]  # fmt: skip
-    ignored = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if epochs < 500 else None
+    handled = signal.SIG_IGN if epochs < 500 else signal.SIG_DFL  # a pytest-xdist worker ignores Ctrl-C
+
+    def started() -> None:
+        signal.signal(signal.SIGINT, handled)
+
     process = subprocess.Popen([str(FORECASTER), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, preexec_fn=ignored)  # fmt: skip
+                               text=True, preexec_fn=started)  # fmt: skip
     logs = tmp_path / ".model.work" / "logs"
     deadline = time.monotonic() + 120
     while not logs.exists() and process.poll() is None and time.monotonic() < deadline:
