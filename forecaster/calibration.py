@@ -53,9 +53,14 @@ METHODS = ("conformal", "quantile")
 # answered one as the random walk's margin grows, `_floored`, is a quotient: 0.2475939 above 0.24759391).
 SHRINK_TOLERANCE = 1e-5
 FEW_WINDOWS = 20  # below this, scores are pooled over the horizon's steps (conformal and quantile alike)
+# Test coverage this far below an interval's level is no sampling noise of overlapping windows.
+COVERAGE_SLACK = 0.15
 # The metrics key naming the calibration whose intervals the "intervals" scores measured: metrics.json's are
 # of training's, and a bundle recalibrated since (`forecaster calibrate`) holds margins they did not score.
 SCORED_CALIBRATION = "intervals_calibrated_on"
+# The metrics key of the windows training calibrated the saved margins on again, where those its test split
+# scored covered far less than asked (`undercovered`).
+RECALIBRATED = "intervals_recalibrated_on"
 # How `forecaster calibrate --on all` names its windows: an evaluation of the same rows scores intervals on
 # windows that made them (in sample).
 ALL_WINDOWS = "every window of"
@@ -86,6 +91,12 @@ def increasing_levels(levels: Sequence[int]) -> bool:
 def parse_levels(text: str) -> list[int]:
     """Flag text "80,95" -> [80, 95]."""
     return check_levels(parse_ints(text))
+
+
+def undercovered(intervals: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The levels (as `interval_metrics` keys them) whose coverage fell COVERAGE_SLACK or more below them."""
+    return {level: scores["coverage"] for level, scores in intervals.items()
+            if scores["coverage"] < int(level) / 100 - COVERAGE_SLACK}  # fmt: skip
 
 
 def uncalibrated(model: str) -> str:

@@ -28,8 +28,10 @@ from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_fo
 from forecaster.calibration import (
     ALL_WINDOWS,
     DEFAULT_LEVELS,
+    RECALIBRATED,
     Calibration,
     uncalibrated,
+    undercovered,
 )
 from forecaster.data import (
     Scaler,
@@ -402,7 +404,10 @@ def finish(
 ) -> Finished:
     """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
     (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
-    next to naive, its intervals calibrated on validation (`calibration_windows`) and scored on test.
+    next to naive, its intervals calibrated on validation (`calibration_windows`) and scored on test; on a
+    user's file where they covered far less of the test split than asked, calibrated again on the latest
+    windows, validation's and test's (the margins of windows decades earlier, at a tenth of the level, covered
+    0.54 / 0.74 of 43 such series' later points at 80% / 95%; recalibrated on recent ones, 0.82 / 0.92, h43).
     `forecaster benchmark --refinish` runs it again on saved bundles when these steps change."""
     validation = split_windows(data, scaler, series, "val")
     shrinkage = {}
@@ -428,4 +433,8 @@ def finish(
     if levels:
         test = split_windows(data, scaler, series, "test")
         metrics.update(interval_report(model, calibration, test, levels))
+        if series.dataset is None and undercovered(metrics["intervals"]):  # a user's file moved: the latest
+            latest = {"the validation split": validation, "the test split": test}
+            calibration = calibrate(model, latest, method)
+            metrics[RECALIBRATED] = calibration.source  # the scores above measured the first (out of sample)
     return Finished(model, metrics, calibration)
