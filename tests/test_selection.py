@@ -495,6 +495,20 @@ def test_a_choice_that_lost_clearly_to_naive_on_the_test_split_gives_way_to_naiv
     assert kept.training["candidate"] == "seasonal_naive" and "naive_since_validation" not in kept.training
 
 
+def test_a_choice_on_one_validation_window_says_so(capsys) -> None:
+    """"Two standard errors" was said of a choice one window made (h43: drift over naive on Hartnagel's)."""
+    from forecaster.commands.common import print_training
+
+    training = {"selection": {"naive": 1.0674, "drift": 0.7345}, "candidate": "drift", "parameters": 0,
+                "windows": {"train": 0, "val": 1, "test": 1}}  # fmt: skip
+    print_training(training, {"best_val_mse": 0.7345})
+    assert "validation is short; validation holds 1 window: little evidence either way) among 2" in (
+        capsys.readouterr().out
+    )
+    print_training({**training, "windows": {"train": 40, "val": 12, "test": 24}}, {"best_val_mse": 0.7345})
+    assert "little evidence" not in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_train_says_which_choice_gave_way_to_naive(tmp_path, capsys) -> None:
     _weekly_sales_whose_level_drops().frame.rename_axis("date").to_csv(tmp_path / "sales.csv")

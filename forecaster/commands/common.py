@@ -116,10 +116,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         several = sum(label in NOTHING_TO_FIT for label in selection) > 1
         baselines = " held against the best of the forecasts that fit nothing," if several else ""
         chosen = lost["model"] if lost else training["candidate"]
+        windows = (training.get("windows") or {}).get("val")
+        one = "; validation holds 1 window: little evidence either way" if windows == 1 else ""  # h43
         print(
             f"chose {chosen} (simplest first,{baselines} a model is kept only where "
             "validation clearly says it is better: two standard errors, on an earlier period too where "
-            f"validation is short) among {len(selection)}: {ranked}"
+            f"validation is short{one}) among {len(selection)}: {ranked}"
         )
     if lost:
         mses = f"MSE {lost['test_mse']:.4f} against {lost['naive_test_mse']:.4f}"
@@ -193,9 +195,11 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
     naive_mse = metrics.get("naive", {}).get("mse")
     if naive_mse is not None and metrics["mse"] > naive_mse * (1 + 1e-6):  # not naive itself, its rounding
         scores = f"({metrics['mse']:.4f} against {naive_mse:.4f})"
-        if trained_here:  # kept on validation, not clearly lost on test
-            print(f"note: on the test split the kept forecast scored above the naive forecast {scores}, not "
-                  "by enough to leave what validation chose; --model naive keeps the naive forecast")
+        if trained_here:  # kept on validation, not clearly lost on test ("not by enough" of 18x on 1, h43)
+            count = f"{metrics['windows']} test window{'s' if metrics['windows'] != 1 else ''}"
+            print(f"note: on the test split the kept forecast scored above the naive forecast {scores}, on "
+                  f"{count}: too little evidence to leave what validation chose; --model naive keeps the "
+                  "naive forecast")  # fmt: skip
         else:
             print(f"note: on these rows the model scored above the naive forecast {scores}; `forecaster "
                   "train --model naive` keeps the naive forecast")
