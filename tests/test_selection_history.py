@@ -143,3 +143,18 @@ def test_a_column_takes_another_forecast_only_where_the_train_split_clearly_agre
         [candidate] = plan(dataclasses.replace(settings, model_name=name), series)
         fitted.append(fit_candidate(series, settings, candidate, tmp_path / name))
     assert per_column_of(fitted, series) is None
+
+
+def test_a_reference_the_train_split_refuses_is_said(tmp_path: Path, caplog) -> None:
+    """Seasonal naive 5x lower than naive on validation was left out as a reference without a word (h43's
+    construction employment): the train split's refusal is said, as a reference kept is."""
+    from forecaster.training.references import _better
+
+    fitted, _ = _fitted(_series({"demand": _weekly(15)}), ("naive", "drift"), tmp_path)
+    naive, drift = fitted
+    with caplog.at_level("INFO", logger="forecaster.training.references"):
+        assert not _better(drift, naive, naive.history)
+    said = " ".join(record.getMessage() for record in caplog.records)
+    scores = f"({drift.val_mse:.4f} against {naive.val_mse:.4f})"
+    expected = f"drift forecasts validation better than naive {scores}, not the train split's windows better"
+    assert f"{expected} than naive: no reference" in said

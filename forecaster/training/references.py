@@ -72,9 +72,11 @@ def _better(reference: Fitted, model: Fitted, naive: np.ndarray | None) -> bool:
         periods.append((reference.earlier.mse, model.earlier.mse))
     if not all(ours < theirs for ours, theirs in periods):
         return False
-    if reference.history is not naive and not history_allows(reference.history, naive):
-        return False
     name, label = reference.candidate.label, model.candidate.label
+    if reference.history is not naive and not history_allows(reference.history, naive):  # unsaid before (h43)
+        log.info("%s forecasts validation better than %s (%.4f against %.4f), not the train split's windows "
+                 "better than naive: no reference", name, label, reference.val_mse, model.val_mse)
+        return False
     log.info("%s forecasts validation better than %s (%.4f against %.4f): it is a reference %s must clearly "
              "beat", name, label, reference.val_mse, model.val_mse, label)  # fmt: skip
     return True
