@@ -12,7 +12,6 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
-from forecaster.data.frames import as_frame
 from forecaster.data.missing import NO_FILL, some, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.series import INDEPENDENT, say_note
@@ -36,9 +35,9 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
 
     read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
     try:
-        return read_frame(as_frame(frame), **read, targets=bundle.data.columns)
+        return read_frame(frame, **read, targets=bundle.data.columns)
     except MissingColumnsError as error:
-        return read_frame(as_frame(frame), **read, targets=_some_series(bundle, "DataFrame", error))
+        return read_frame(frame, **read, targets=_some_series(bundle, "DataFrame", error))
 
 
 # Reading options a model's rows must keep: what another value would read differs from what it learned.

@@ -308,7 +308,7 @@ def _parts_of(index: pd.DatetimeIndex, kinds: Sequence[str], weeks: str | None) 
     values = {"year": index.year, "quarter": index.quarter, "month": index.month, "day": index.day,
               "doy": index.day_of_year, "hour": index.hour}  # fmt: skip
     if "week" in kinds:
-        since = index.day_of_week if weeks == "iso" else (index.day_of_week + 1) % 7
+        since = (index.day_of_week + 1) % 7 if weeks == "mmwr" else index.day_of_week  # ISO's, as the reader
         fourth = index.normalize() - pd.to_timedelta(np.asarray(since) - 3, unit="D")
         values.update(year=fourth.year, week=(fourth.day_of_year - 1) // 7 + 1)
     return [np.asarray(values[kind], dtype=np.int64) for kind in kinds]

@@ -24,8 +24,7 @@ _SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unha
 
 def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
-    DataError for anything else, columns of several levels or none, an index named as a column (row numbers
-    keep no name), or cells that hold several values (lists)."""
+    DataError for anything else, or columns of several levels."""
     if isinstance(data, pd.Series):
         return data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
@@ -33,6 +32,14 @@ def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
+    return data
+
+
+def readable_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
+    """`as_frame`, also refused where pandas itself would fail on it or a model could not be fed from a file
+    (h44): a column without a name, an index named as a column (row numbers keep no name), cells that hold
+    several values (lists)."""
+    data = as_frame(data, source)
     names = [name is None or name != name or not str(name).strip() for name in data.columns]  # None, NaN, ""
     if any(names):  # trained as 'nan' or '', then no file could give the column (h44)
         raise DataError(f"{source}: column {names.index(True)} has no name; expected every column named (a "

@@ -89,11 +89,12 @@ def rows_of_targets(
     if asked.all():
         return raw
     found, unread = list(dict.fromkeys(ids[asked])), list(dict.fromkeys(ids[~asked]))
+    held = set(found)
     others, named = some(list(map(repr, unread))), some(list(map(repr, targets)))
     if not asked.any():
         raise DataError(f"{source}: no rows of the series {named} in column {id_col!r}, only of {others}; "
                         "expected rows of those series")  # fmt: skip
-    if missing := [name for name in targets if name not in found]:
+    if missing := [name for name in targets if name not in held]:
         raise MissingColumnsError(f"{source}: no rows of series {some(list(map(repr, missing)))} in column "
                                   f"{id_col!r}; the rows have {some(list(map(repr, found)))} and {others}",
                                   missing, found, unread)  # fmt: skip

@@ -45,7 +45,7 @@ from forecaster.data.dateparts import (
 )
 from forecaster.data.dates import snap_to_periods
 from forecaster.data.excel import is_workbook, workbook_as_csv
-from forecaster.data.frames import as_frame, check_names, in_time_order, index_as_columns
+from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
 from forecaster.data.keys import key_parts, with_key
 from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff
@@ -199,7 +199,7 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     if read.sheet is not None:
         raise DataError(f"{source}: sheet={read.sheet!r} chooses a sheet of a workbook read_csv reads from "
                         "its path; a DataFrame is one table: expected no sheet")  # fmt: skip
-    frame = as_frame(frame, source)
+    frame = readable_frame(frame, source)
     if frame.empty:  # before the rows are ordered: pandas cannot say whether no datetimes are sorted
         raise DataError(f"{source}: the DataFrame has no rows; expected one row per time step")
     frame, notes = in_time_order(frame, read)
