@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from typing import NoReturn
 
 import forecaster
-from forecaster.errors import ForecasterError, one_line, warning_line
+from forecaster.errors import DataQualityWarning, ForecasterError, one_line, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
@@ -87,7 +87,7 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
     """The project's own warnings as its one-line notes (not Python's file:line and source line); a
     library's warning keeps Python's format (the commands silence the known chatter unless --verbose)."""
     if category.__module__.partition(".")[0] == "forecaster":
-        return warning_line(message) + "\n"
+        return warning_line(message, note=issubclass(category, DataQualityWarning)) + "\n"
     return _python_format_warning(message, category, filename, lineno, line)
 
 

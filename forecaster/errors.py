@@ -22,11 +22,21 @@ def one_line(message: object, limit: int = MESSAGE_LIMIT) -> str:
     return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
 
 
-def warning_line(message: object) -> str:
-    """How the CLI shows one of the project's warnings (a data-quality note): one line of its own, each of
-    its notes ("; " apart) kept whole up to MESSAGE_LIMIT (a reader's several notes were cut mid-word)."""
+class ForecasterWarning(UserWarning):
+    """Something the user should act on that does not stop the command (a download with no checksum)."""
+
+
+class DataQualityWarning(ForecasterWarning):
+    """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
+
+
+def warning_line(message: object, note: bool = False) -> str:
+    """How the CLI shows one of the project's warnings: one line of its own, each of its notes ("; " apart)
+    kept whole up to MESSAGE_LIMIT (a reader's several notes were cut mid-word). A note (a
+    DataQualityWarning, which names its file and says "note:" itself) is not called a warning: it informs."""
     notes = " ".join(str(message).splitlines()).split("; ")  # one line, as one_line makes it
-    return "forecaster: warning: " + one_line("; ".join(one_line(note) for note in notes), 8 * MESSAGE_LIMIT)
+    prefix = "forecaster: " if note else "forecaster: warning: "
+    return prefix + one_line("; ".join(one_line(part) for part in notes), 8 * MESSAGE_LIMIT)
 
 
 class ForecasterError(Exception):

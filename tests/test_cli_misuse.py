@@ -326,6 +326,7 @@ def test_a_warning_of_several_notes_keeps_each_note_whole_and_cuts_only_an_echo(
     echoed = warning_line("; ".join([notes[0], "left out column 'x" + "y" * 10**6 + "'"]))
     assert echoed.startswith("forecaster: warning: " + notes[0] + "; left out column 'xyyy")
     assert "characters cut" in echoed and len(echoed) < 1200
+    assert warning_line("; ".join(notes), note=True) == "forecaster: " + "; ".join(notes)
 
 
 def test_a_fault_of_ours_is_one_line_and_its_traceback_shown_with_verbose(tmp_path, capsys, monkeypatch):

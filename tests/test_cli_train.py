@@ -471,7 +471,8 @@ def test_a_panel_series_too_short_for_7_1_2_is_split_holdout_not_left_out(tmp_pa
 
 
 def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv, tmp_path):
-    """Three missing hours filled while reading: the project's note, not Python's file:line and source."""
+    """Three missing hours filled while reading: the project's note, not Python's file:line and source, and
+    not called a warning (it said "forecaster: warning: gapped.csv: note: ...": it informs)."""
     gapped = tmp_path / "gapped.csv"
     pd.read_csv(plant_csv).drop(index=[300, 301, 302]).to_csv(gapped, index=False)
     argv = ["predict", "--model", bundle_dir, "--csv", gapped.name, "--output", "forecast.csv"]
@@ -480,7 +481,7 @@ def test_a_data_quality_note_prints_as_one_line_of_its_own(bundle_dir, plant_csv
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.splitlines() == [
-        "forecaster: warning: gapped.csv: note: filled 3 missing time step(s) by linear interpolation"
+        "forecaster: gapped.csv: note: filled 3 missing time step(s) by linear interpolation"
         " (--fill-missing to choose the method, --fill-missing none to refuse)"
     ]
 

@@ -336,3 +336,15 @@ def test_a_train_split_of_one_row_standardizes_by_the_rows_before_test():
     train = split_borders(14, model.bundle.data.input_size, "holdout", horizon=3)["train"]
     assert train[1] - train[0] > 1
     np.testing.assert_allclose(model.bundle.scaler.scale, longer.to_numpy()[slice(*train)].std(axis=0))
+
+
+def test_describe_returns_the_reading_notes_and_prints_them_as_notes(tmp_path, capsys):
+    """A file with two missing months: describe returns the reader's note under "warnings" and prints it as
+    train does, a note ("forecaster: FILE: note: ..."), not "forecaster: warning: ..." (h43 #6)."""
+    months = pd.date_range("2000-01-01", periods=60, freq="MS").delete([20, 21])
+    frame = pd.DataFrame({"month": months.strftime("%Y-%m-%d"), "sales": np.arange(58.0)})
+    frame.to_csv(tmp_path / "gapped.csv", index=False)
+    described = _describe_json(capsys, str(tmp_path / "gapped.csv"), "--horizon", "6")
+    assert len(described["warnings"]) == 1 and "filled 2 missing time step(s)" in described["warnings"][0]
+    assert main(["data", "describe", str(tmp_path / "gapped.csv"), "--horizon", "6"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"forecaster: {described['warnings'][0]}"]

@@ -65,7 +65,7 @@ def _describe(args: argparse.Namespace) -> int:
         **csv_options(args),
     )
     for message in info["warnings"]:
-        print(warning_line(message), file=sys.stderr)
+        print(warning_line(message, note=True), file=sys.stderr)
     print(json.dumps(info) if args.json else format_description(info))
     return 0
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
 from forecaster.checks import check_int
 from forecaster.data.reader import load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
-from forecaster.data.series import INDEPENDENT, TimeSeries
+from forecaster.data.series import INDEPENDENT, TimeSeries, collected_notes
 from forecaster.data.splits import (
     AUTO_SPLIT,
     default_input,
@@ -60,11 +59,10 @@ def describe(
     Input size and horizon default to the registry's values for benchmark files (first horizon),
     else to what `forecaster train` would use (horizon 96); the split to 7:1:2, or holdout on a short file.
     A file too short to split at the default horizon is described without a split ("split" None, "unsplit"
-    saying why): describing it is how a user learns which horizon fits. Warnings raised while reading are
-    returned under "warnings" instead of printed.
+    saying why): describing it is how a user learns which horizon fits. The reading notes are returned
+    under "warnings" instead of said.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with collected_notes() as notes:
         series = load_source(name_or_path, data_dir=data_dir, **options)
     spec = get_spec(series.dataset) if series.dataset else None
     defaulted = horizon is None and spec is None
@@ -109,7 +107,7 @@ def describe(
         "borders": {name: [a, b] for name, (a, b) in borders.items()},
         "windows": windows,
         "series_split": independent and not unsplit,
-        "warnings": [str(w.message) for w in caught],
+        "warnings": notes,
     }
 
 

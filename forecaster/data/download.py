@@ -20,7 +20,7 @@ from typing import IO
 
 from forecaster.data.registry import DatasetSpec, data_search_dirs, get_spec, locate_dataset
 from forecaster.data.textfile import GZIP_MAGIC, ZIP_MAGIC
-from forecaster.errors import DataError
+from forecaster.errors import DataError, ForecasterWarning
 
 _CHUNK = 1 << 20
 
@@ -106,6 +106,7 @@ def download_dataset(
                 warnings.warn(
                     f"{spec.name}: no registered sha256 to verify against; "
                     f"the downloaded file hashes to {digest}",
+                    ForecasterWarning,
                     stacklevel=2,
                 )
             elif digest != spec.sha256:

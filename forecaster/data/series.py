@@ -27,14 +27,10 @@ from forecaster.data.missing import (
     NO_FILL,
     value_spans,
 )
-from forecaster.errors import DataError
+from forecaster.errors import DataError, DataQualityWarning
 
 FILL_METHODS = (AUTO, NO_FILL, "interpolate", "ffill")
 CHANNEL_MODES = MULTIVARIATE, INDEPENDENT = ("multivariate", "independent")
-
-
-class DataQualityWarning(UserWarning):
-    """Something in a file that is usable but worth knowing (benchmark quirks, skipped or filled cells)."""
 
 
 _COLLECTED: ContextVar[list[str] | None] = ContextVar("collected_notes", default=None)
