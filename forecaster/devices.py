@@ -26,6 +26,21 @@ def default_device(requested: str | torch.device | None = None) -> torch.device:
     return device
 
 
+# Lightning's accelerator names (`--accelerator`) as the torch device a pass that needs no Trainer runs on.
+ACCELERATOR_DEVICES = {"auto": None, "cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "mps": "mps"}
+
+
+def accelerator_device(accelerator: str) -> torch.device:
+    """The one device `--accelerator` names for scoring a split (auto as `default_device`)."""
+    if accelerator not in ACCELERATOR_DEVICES:
+        raise ConfigError(f"--accelerator {accelerator!r}: expected one of {', '.join(ACCELERATOR_DEVICES)}")
+    name = ACCELERATOR_DEVICES[accelerator]
+    available = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available}
+    if name in available and not available[name]():
+        raise ConfigError(f"--accelerator {accelerator}: {accelerator.upper()} is not available here")
+    return default_device(name)
+
+
 def module_device(module: torch.nn.Module) -> torch.device:
     """Where a module's parameters (or buffers) live; the CPU for one with neither (a naive forecaster)."""
     tensor = next(itertools.chain(module.parameters(), module.buffers()), None)

@@ -23,7 +23,7 @@ from forecaster.data.config import DataConfig
 from forecaster.history import read_history
 from forecaster.models import get_model
 from forecaster.prediction import forecast
-from forecaster.training.workflows import evaluate_bundle
+from forecaster.training.evaluation import evaluate_bundle
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bundles_v1"
 NAMES = ("s3attention", "tnn")
@@ -68,8 +68,7 @@ def test_a_format_1_bundle_loads_with_its_scaler_and_forecasts_as_format_2(name:
 def test_a_format_1_bundle_scores_its_test_split_as_format_2(name: str, tmp_path: Path) -> None:
     old_path, new_path = format_1_bundles(name, tmp_path)
     scores = [
-        evaluate_bundle(bundle, read_history(bundle, FIXTURES / "series.csv"), accelerator="cpu",
-                        progress_bar=False)
+        evaluate_bundle(bundle, read_history(bundle, FIXTURES / "series.csv"), accelerator="cpu")
         for bundle in (load_bundle(old_path), load_bundle(new_path))
     ]  # fmt: skip
     old_metrics = json.loads((FIXTURES / name / "metrics.json").read_text())

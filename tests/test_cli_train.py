@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from safetensors import safe_open
 
 import forecaster
@@ -90,6 +92,32 @@ def test_evaluate_json_matches_training_metrics(bundle_dir, plant_csv, tmp_path,
         f"model plant (s3attention) on {later}, split 7:1:2; trained on {plant_csv}, standardized by its "
         "scaler"
     )
+
+
+def test_evaluate_and_calibrate_score_without_lightning(bundle_dir, plant_csv, tmp_path, capsys):
+    """Scoring a bundle is one pass over its windows: evaluate and calibrate ran Lightning's test loop or
+    imported it (3-4 s of a 2-core CPU's start). The numbers are training's (above); a device it cannot use is
+    refused in one line, as train refuses it."""
+    code = (
+        "import sys\n"
+        "from forecaster.cli import main\n"
+        "assert main(sys.argv[1:]) == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('lightning', 'pytorch_lightning'))))\n"
+    )
+    copy = shutil.copytree(bundle_dir, tmp_path / "plant")  # calibrate rewrites it
+    for argv in (["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json", "--accelerator", "cpu"],
+                 ["calibrate", "--model", copy, "--csv", plant_csv]):  # fmt: skip
+        result = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True,
+                                cwd=tmp_path, timeout=120)  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout.splitlines()[-1] == "[]"
+    if not torch.cuda.is_available():
+        gpu = ["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--accelerator", "gpu"]
+        code, _, err = run_cli(gpu, capsys)
+        assert (code, err) == (2, "forecaster: error: --accelerator gpu: GPU is not available here\n")
+    code, _, err = run_cli(["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--accelerator", "tpu"],
+                           capsys)  # fmt: skip
+    assert code == 2 and err.endswith("--accelerator 'tpu': expected one of auto, cpu, gpu, cuda, mps\n")
 
 
 def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path, capsys):

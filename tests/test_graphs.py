@@ -119,7 +119,7 @@ def test_scoring_passes_run_on_the_gpu_and_leave_the_model_where_it_was(data_dir
     """window_errors, toward_naive_weights and the interval passes run on CUDA (where `forecaster train`
     spent its post-fit time on the CPU): the same numbers as the CPU to float32 rounding, the model back on
     the CPU and in training mode afterwards."""
-    from forecaster.data.datamodule import window_sets
+    from forecaster.data.windows import window_sets
     from forecaster.training.scoring import toward_naive_weights, window_errors
 
     series = load_dataset("ILI", data_dir)

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from forecaster.data import TimeSeries
-from forecaster.data.datamodule import window_sets
 from forecaster.data.series import ReadOptions
 from forecaster.data.splits import split_borders
+from forecaster.data.windows import window_sets
 from forecaster.models import get_model
 from forecaster.training.combine import per_column_of
 from forecaster.training.fit import Fitted, fit_candidate

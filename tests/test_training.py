@@ -16,9 +16,10 @@ from forecaster.data.scaling import original_units
 from forecaster.errors import BundleError, ForecasterError
 from forecaster.metrics import ErrorSums, mae, mse
 from forecaster.prediction import predict_windows
+from forecaster.training.evaluation import evaluate_bundle
 from forecaster.training.module import ForecastModule
 from forecaster.training.settings import TrainerOptions, TrainSettings
-from forecaster.training.workflows import evaluate_bundle, train_forecaster
+from forecaster.training.workflows import train_forecaster
 
 TINY_MODEL = {"d_model": 8, "n_heads": 2, "fold": 2, "e_layers": 1, "left_rank": 4, "right_rank": 2}
 INPUT_SIZE, HORIZON = 24, 12
@@ -136,7 +137,7 @@ def test_test_metrics_cover_every_window_and_match_evaluate(trained):
     assert outcome.metrics["mse_original"] == pytest.approx(mse(pred * scale, y * scale), rel=1e-5)
     assert outcome.metrics["mse_step1"] == pytest.approx(mse(pred[:, :1], y[:, :1]), rel=1e-5)
 
-    again = evaluate_bundle(bundle, series, accelerator="cpu", progress_bar=False)
+    again = evaluate_bundle(bundle, series, accelerator="cpu")
     scores = {"mse", "mae", "mse_original", "mae_original", "mse_step1", "windows"}
     assert {key: again[key] for key in scores} == {key: outcome.metrics[key] for key in scores}
     assert set(again) == {*scores, "naive", "seasonal_naive"}

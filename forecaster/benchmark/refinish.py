@@ -57,7 +57,6 @@ def refinish(config: BenchmarkConfig, results_path: Path) -> int:
             loaded[cell.dataset],
             toward_naive=toward_naive,
             naive_start=naive_start,
-            progress_bar=False,
         )
         kept = {key: value for key, value in bundle.metrics.items() if key in _TRAINED_METRICS}
         save_bundle(

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.calibration import DEFAULT_LEVELS
     from forecaster.errors import CalibrationFileError
     from forecaster.history import read_history
-    from forecaster.training.workflows import calibrate_bundle
+    from forecaster.training.evaluation import calibrate_bundle
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
     check_writable(bundle_path(args.model), f"cannot write {bundle_path(args.model) / CALIBRATION_FILE}")

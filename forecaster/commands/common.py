@@ -98,7 +98,7 @@ def add_split_argument(parser: argparse.ArgumentParser) -> None:
 
 def series_source(args: argparse.Namespace) -> Any:
     """The SeriesSource the --dataset / --csv flags and the reading options name."""
-    from forecaster.training.workflows import SeriesSource
+    from forecaster.data.reader import SeriesSource
 
     return SeriesSource(dataset=args.dataset, csv=args.csv, data_dir=args.data_dir, options=csv_options(args))
 

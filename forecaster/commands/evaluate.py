@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from forecaster.commands.common import (
     LevelsAction,
@@ -24,7 +23,7 @@ DESCRIPTION = (
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
     add_source_arguments(parser, targets=False)
-    parser.add_argument("--accelerator", default="auto", help="cpu, gpu, ... (default auto)")
+    parser.add_argument("--accelerator", default="auto", help="auto, cpu, gpu (cuda) or mps (default auto)")
     parser.add_argument(
         "--level",
         type=level_list,
@@ -46,14 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from forecaster.artifacts import load_bundle
     from forecaster.history import read_history
-    from forecaster.training.workflows import evaluate_bundle
+    from forecaster.training.evaluation import evaluate_bundle
 
     bundle = load_bundle(args.model)
     series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
-    metrics = evaluate_bundle(
-        bundle, series, levels=args.level, accelerator=args.accelerator,
-        progress_bar=not args.json and sys.stderr.isatty(),  # as train: a bar for a person at a terminal
-    )  # fmt: skip
+    metrics = evaluate_bundle(bundle, series, levels=args.level, accelerator=args.accelerator)
     if args.json:
         print(json.dumps(metrics))
     else:

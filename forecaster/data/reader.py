@@ -12,6 +12,7 @@ import dataclasses
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,21 @@ def load_dataset(name: str, data_dir: str | Path | None = None, **options: Any) 
             f"`forecaster data download {spec.name} --force`"
         )
     return series
+
+
+@dataclass
+class SeriesSource:
+    """Where a series comes from: a registered benchmark dataset, or a CSV file with its reading options
+    (`forecaster.data.ReadOptions` fields)."""
+
+    dataset: str | None = None
+    csv: Path | None = None
+    data_dir: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def load(self) -> TimeSeries:
+        if (self.dataset is None) == (self.csv is None):
+            raise DataError("give exactly one data source: a dataset name (--dataset) or a CSV file (--csv)")
+        if self.dataset is not None:
+            return load_dataset(self.dataset, self.data_dir, **self.options)
+        return read_csv(self.csv, **self.options)

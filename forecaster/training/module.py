@@ -5,10 +5,10 @@ with a quantile head (`quantile_levels`) adds the pinball loss of its bounds to 
 so early stopping and checkpoints still follow the validation MSE of the point forecast.
 With `cuda_graphs` the step is captured as a CUDA graph (`forecaster.training.graphs`): Lightning's manual
 optimization then steps AdamW (fused on CUDA) after each replay, and the module clips gradients itself.
-Validation and test errors are accumulated as sums over every window (ErrorSums) and the sums are added
-across processes before anything is logged. Under DDP, Lightning's DistributedSampler repeats up to
-world_size - 1 validation windows to even out the ranks; test metrics are therefore scored in one process
-(see `forecaster.training.workflows.evaluate_model`), where every window counts exactly once.
+Validation errors are accumulated as sums over every window (ErrorSums) and the sums are added across
+processes before anything is logged. Under DDP, Lightning's DistributedSampler repeats up to world_size - 1
+validation windows to even out the ranks; test metrics are therefore scored in one process, without a
+Trainer (`forecaster.training.scoring.evaluate_model`), where every window counts exactly once.
 """
 
 from __future__ import annotations
@@ -68,8 +68,6 @@ class ForecastModule(pl.LightningModule):
         if cuda_graphs:
             self.graphed_step = GraphedStep(self.training_loss, list(model.parameters()), max_grad_norm)
         self.val_errors = ErrorSums(scaler)
-        self.test_errors = ErrorSums(scaler)
-        self.test_metrics: dict[str, float | int] = {}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.model(x)
@@ -126,19 +124,6 @@ class ForecastModule(pl.LightningModule):
         # Already summed over ranks, so identical everywhere; sync_dist only tells Lightning so.
         self.log("val_mse", metrics["mse"], prog_bar=True, sync_dist=True)
         self.log("val_mae", metrics["mae"], prog_bar=True, sync_dist=True)
-
-    def on_test_epoch_start(self) -> None:
-        self.test_errors.reset()
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        x, y = batch
-        self.test_errors.update(self(x), y)
-
-    def on_test_epoch_end(self) -> None:
-        self.test_metrics = self._summed(self.test_errors)
-        for key in ("mse", "mae", "mse_original", "mae_original"):
-            if key in self.test_metrics:
-                self.log(f"test_{key}", self.test_metrics[key])
 
     def configure_optimizers(self):
         optimizer = adamw(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)

@@ -15,18 +15,15 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.utils.data import DataLoader
 
 from forecaster.artifacts import DataConfig
 from forecaster.calibration import FEW_WINDOWS, SCORED_CALIBRATION, Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
-from forecaster.data.datamodule import Windows, window_sets
 from forecaster.data.series import INDEPENDENT
-from forecaster.data.windows import thinned
+from forecaster.data.windows import Windows, thinned, window_sets
 from forecaster.devices import default_device, module_device
+from forecaster.metrics import ErrorSums, IntervalSums
 from forecaster.models import fits_nothing, forecast_outputs, quantile_levels
-from forecaster.training.module import ForecastModule
-from forecaster.training.trainer import build_eval_trainer, lightning_quiet
 
 EVAL_BATCH_SIZE = 256
 MAX_SCORES = 20_000_000  # calibration scores of a model that fits nothing held at once (80 MB of float32)
@@ -35,12 +32,12 @@ EVIDENCE = 2.0
 
 
 @contextmanager
-def scoring_on_device(*models: nn.Module) -> Iterator[torch.device]:
+def scoring_on_device(*models: nn.Module, device: torch.device | None = None) -> Iterator[torch.device]:
     """The models in eval mode on the device the passes over validation and test windows run on, then back
     on their own device and in their own mode: one CUDA device where there is one (after a fit on a GPU these
     passes were the CPU's share of `forecaster train`: 28-35 s of a 58-70 s command on an H100), else the
-    CPU, where nothing moves."""
-    device = default_device()
+    CPU, where nothing moves; or `device` where one is asked for."""
+    device = device or default_device()
     before = [(model, module_device(model), model.training) for model in models]
     for model in models:
         model.to(device).eval()
@@ -52,12 +49,15 @@ def scoring_on_device(*models: nn.Module) -> Iterator[torch.device]:
 
 
 def forecast_batches(
-    model: nn.Module, inputs: torch.Tensor, forward: Callable[..., torch.Tensor] | None = None
+    model: nn.Module,
+    inputs: torch.Tensor,
+    forward: Callable[..., torch.Tensor] | None = None,
+    device: torch.device | None = None,
 ) -> Iterator[tuple[slice, torch.Tensor]]:
     """(batch, forecasts on the CPU) over `inputs` in EVAL_BATCH_SIZE windows, in order: `forward(model, x)`
     (default `model(x)`, the point forecast) run on `scoring_on_device`."""
     forward = forward or (lambda module, x: module(x))
-    with scoring_on_device(model) as device, torch.inference_mode():
+    with scoring_on_device(model, device=device) as device, torch.inference_mode():
         for start in range(0, len(inputs), EVAL_BATCH_SIZE):
             batch = slice(start, start + EVAL_BATCH_SIZE)
             yield batch, forward(model, inputs[batch].contiguous().to(device)).cpu()
@@ -83,17 +83,15 @@ def evaluate_model(
     series: TimeSeries,
     *,
     split: str = "test",
-    accelerator: str = "auto",
-    progress_bar: bool = True,
+    device: torch.device | None = None,
 ) -> dict[str, Any]:
-    """MSE/MAE (standardized and original units), step-1 MSE and window count of `split`."""
-    windows = split_windows(data, scaler, series, split)
-    loader = DataLoader(windows, batch_size=EVAL_BATCH_SIZE, shuffle=False, drop_last=False)
-    module = ForecastModule(model, error_scaler(data, scaler))
-    with lightning_quiet():
-        build_eval_trainer(accelerator, progress_bar).test(module, dataloaders=loader, verbose=False)
-    model.cpu()
-    return dict(module.test_metrics)
+    """MSE/MAE (standardized and original units), step-1 MSE and window count of `split`: every window once,
+    in one process (a distributed fit's sampler repeats windows to even out its ranks)."""
+    inputs, targets = split_windows(data, scaler, series, split).stacked()
+    sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
+    for batch, point in forecast_batches(model, inputs, device=device):
+        sums.update(point, targets[batch])
+    return sums.compute()
 
 
 def baseline_metrics(
@@ -102,7 +100,6 @@ def baseline_metrics(
     """Per baseline name, the metrics on the same windows of the forecast that repeats the value one season
     earlier (`baselines.season_steps`: season 1 is naive); computed directly, the windows stacked once:
     nothing to run."""
-    from forecaster.metrics import ErrorSums
     from forecaster.models.baselines import season_steps
 
     histories, targets = split_windows(data, scaler, series, split).stacked()
@@ -380,8 +377,6 @@ def interval_metrics(
     model: nn.Module, calibration: Calibration, windows: Windows, levels: list[int]
 ) -> dict[str, dict[str, float]]:
     """Coverage, mean width and interval score (standardized) of the calibrated intervals at `levels`."""
-    from forecaster.metrics import IntervalSums
-
     sums = IntervalSums(levels)
     for outputs, targets in _outputs(model, windows):
         sums.update(calibration.intervals(levels, outputs), targets)

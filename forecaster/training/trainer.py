@@ -278,16 +278,3 @@ def check_devices(accelerator: str, devices: Any = "auto", strategy: str = "auto
     cpus = os.cpu_count() or 1
     if isinstance(trainer.accelerator, CPUAccelerator) and trainer.num_devices > cpus:
         raise ConfigError(f"{asked}: {trainer.num_devices} processes on CPU; this machine has {cpus} CPUs")
-
-
-def build_eval_trainer(accelerator: str = "auto", progress_bar: bool = True) -> pl.Trainer:
-    """Single-device Trainer for scoring a test split exactly once per window (no distributed sampler)."""
-    return pl.Trainer(
-        accelerator=accelerator,
-        devices=1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_model_summary=False,
-        enable_progress_bar=progress_bar,
-        callbacks=_progress_callbacks(progress_bar)[:1],
-    )

@@ -4,7 +4,7 @@ train: series -> the candidates the settings name (`planning.plan`: one model, a
 `--model auto`) -> each fitted on the train windows and judged on the validation windows -> the best on
 validation kept (the test split is never read for a choice) -> test metrics, with the naive forecast's on
 the same windows -> bundle. Test metrics come from `evaluate_model`, the very code `forecaster evaluate`
-runs on the saved bundle, so both commands print the same numbers.
+(`evaluation`) runs on the saved bundle, so both commands print the same numbers.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import dataclasses
 import logging
 import platform
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +23,21 @@ import torch
 from torch import nn
 
 import forecaster
-from forecaster.artifacts import Bundle, check_out_dir, save_bundle, work_dir_for
-from forecaster.calibration import (
-    ALL_WINDOWS,
-    DEFAULT_LEVELS,
-    RECALIBRATED,
-    Calibration,
-    uncalibrated,
-    undercovered,
-)
-from forecaster.data import (
-    Scaler,
-    TimeSeries,
-    WindowDataset,
-    check_frequency,
-    load_dataset,
-    read_csv,
-    season_length,
-)
+from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
+from forecaster.calibration import DEFAULT_LEVELS, RECALIBRATED, Calibration, undercovered
+from forecaster.data import Scaler, TimeSeries
 from forecaster.data.config import DataConfig
 from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, usable
-from forecaster.errors import BundleError, ConfigError, DataError
+from forecaster.errors import ConfigError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO
 from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combinations
+from forecaster.training.evaluation import reference_seasons
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.planning import (
@@ -83,24 +68,6 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class SeriesSource:
-    """Where a series comes from: a registered benchmark dataset, or a CSV file with its reading options
-    (`forecaster.data.ReadOptions` fields)."""
-
-    dataset: str | None = None
-    csv: Path | None = None
-    data_dir: Path | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def load(self) -> TimeSeries:
-        if (self.dataset is None) == (self.csv is None):
-            raise DataError("give exactly one data source: a dataset name (--dataset) or a CSV file (--csv)")
-        if self.dataset is not None:
-            return load_dataset(self.dataset, self.data_dir, **self.options)
-        return read_csv(self.csv, **self.options)
-
-
-@dataclass
 class TrainOutcome:
     """What rank 0 of a run returns: the bundle's path and contents, and the trained model (eval mode)."""
 
@@ -110,56 +77,6 @@ class TrainOutcome:
     model: nn.Module
 
 
-def evaluate_bundle(
-    bundle: Bundle,
-    series: TimeSeries,
-    *,
-    levels: Sequence[int] = (),
-    accelerator: str = "auto",
-    progress_bar: bool = True,
-) -> dict[str, Any]:
-    """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's, beside the
-    naive and seasonal naive forecasts of the same windows (under their names); with `levels`, also its
-    intervals' coverage, width and interval score per level (under "intervals")."""
-    _check_series(bundle, series)
-    check_devices(accelerator, devices=1)
-    if levels and bundle.calibration is None:
-        raise BundleError(uncalibrated(bundle.name))
-    checked = bundle.calibration.check(levels) if levels else []
-    data, scaler = bundle.data, bundle.scaler
-    metrics = evaluate_model(
-        bundle.model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar
-    )
-    metrics.update(baseline_metrics(data, scaler, series, "test", reference_seasons(data)))
-    if checked:
-        windows = split_windows(bundle.data, bundle.scaler, series, "test")
-        metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
-    return metrics
-
-
-def reference_seasons(data: DataConfig) -> dict[str, int]:
-    """The baselines every model is compared with, by the season they repeat: naive, and seasonal naive where
-    the data's season fits the input."""
-    season = season_length(data.freq, data.input_size)
-    return {"naive": 1, **({} if season is None else {"seasonal_naive": season})}
-
-
-def _check_series(bundle: Bundle, series: TimeSeries) -> None:
-    """The bundle's columns and, where both are known, its frequency: scores on hourly rows of a
-    15-minute model would be computed and mean nothing (prediction refuses them too)."""
-    if series.columns != bundle.data.columns:
-        raise DataError(
-            f"{series.source}: columns {', '.join(map(repr, series.columns))} differ from the columns model "
-            f"{bundle.name!r} was trained on ({', '.join(map(repr, bundle.data.columns))})"
-        )
-    trained = bundle.data.freq
-    if trained and series.freq and check_frequency(series.freq) != check_frequency(trained):
-        raise DataError(
-            f"{series.source}: rows at frequency {series.freq!r}; model {bundle.name!r} was trained on "
-            f"{trained!r} rows"
-        )
-
-
 def _versions() -> dict[str, str]:
     return {
         "forecaster": forecaster.__version__,
@@ -167,30 +84,6 @@ def _versions() -> dict[str, str]:
         "lightning": lightning.__version__,
         "python": platform.python_version(),
     }
-
-
-def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation") -> Calibration:
-    """New interval margins for a bundle from `series`: its validation split under the bundle's split
-    (what training does), or every window of `series` (`on="all"`: recent rows, to recalibrate after the
-    data moved)."""
-    _check_series(bundle, series)
-    method = bundle.calibration.method if bundle.calibration else "conformal"
-    data = bundle.data
-    if on == "validation":
-        windows, where = split_windows(data, bundle.scaler, series, "val"), "the validation split of"
-    elif data.channels == INDEPENDENT:
-        raise ConfigError(
-            "a model of independent series is recalibrated on its validation split (--on validation)"
-        )
-    elif len(series) >= data.input_size + data.horizon:
-        scaled = bundle.scaler.transform(series.values).astype(np.float32)
-        windows, where = WindowDataset(scaled, data.input_size, data.horizon), ALL_WINDOWS
-    else:
-        raise DataError(
-            f"{series.source}: {len(series)} rows make no window; calibrating needs at least input_size + "
-            f"horizon = {data.input_size + data.horizon} rows, better several times that"
-        )
-    return calibrate(bundle.model, {f"{where} {series.source}": windows}, method)
 
 
 def without_short_series(
@@ -331,8 +224,6 @@ def save_kept(
         series,
         toward_naive=best.candidate.toward_naive,
         naive_start=best.training["kept_initial_weights"],
-        accelerator=options.accelerator,
-        progress_bar=options.progress_bar,
     )
     metrics = {
         **finished.metrics,
@@ -399,8 +290,6 @@ def finish(
     *,
     toward_naive: bool,
     naive_start: bool,
-    accelerator: str = "auto",
-    progress_bar: bool = True,
 ) -> Finished:
     """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
     (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
@@ -419,7 +308,7 @@ def finish(
             "weight_mean": float(weights.mean()),
             "val_mse": float(window_errors(model, validation).mean()),
         }
-    metrics = evaluate_model(model, data, scaler, series, accelerator=accelerator, progress_bar=progress_bar)
+    metrics = evaluate_model(model, data, scaler, series)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
     seasons = reference_seasons(data)
