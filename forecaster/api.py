@@ -291,10 +291,10 @@ class Forecaster:
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
-        long = in_given_types(pd.concat(parts, ignore_index=True), time_types(df), data.freq, "cutoff")
+        long = pd.concat(parts, ignore_index=True)
         if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
             long[id_col] = long[id_col].map(lambda label: names.get(label, label))
-        return long
+        return in_given_types(long, time_types(df), data.freq, "cutoff")
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle)."""

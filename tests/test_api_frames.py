@@ -121,6 +121,22 @@ def test_a_backtest_answers_in_the_ids_and_periods_of_the_frame_as_predict_does(
     assert backtest["date"].tolist() == list(quarters.index[-HORIZON:])
 
 
+def test_categorical_ids_are_answered_in_their_categories():
+    """A long frame's `unique_id` of dtype category came back as text from predict and cross_validation
+    (h44): the answers keep the frame's categories, text or numbers, and merge on them as they are."""
+    rng = np.random.default_rng(1)
+    days = pd.date_range("2021", periods=60)
+    for labels in (["b", "a"], [7, 3]):
+        ids = pd.Categorical(np.repeat(labels, 60), categories=sorted(labels))
+        long = pd.DataFrame({"unique_id": ids, "ds": np.tile(days, 2), "y": rng.normal(size=120)})
+        model = naive().fit(long)
+        for answer in (model.predict(), model.cross_validation(long, n_windows=2)):
+            assert answer["unique_id"].dtype == long["unique_id"].dtype
+            assert set(answer["unique_id"]) == set(labels)
+        merged = model.predict().merge(long.tail(1), on="unique_id", how="inner")
+        assert len(merged) == HORIZON
+
+
 def test_a_backtest_leaves_the_fitted_model_as_it_was():
     """cross_validation fitted the Forecaster itself on the rows before its first cutoff: predict() then
     forecast days already in the frame, and save() wrote the backtest's model (h44)."""

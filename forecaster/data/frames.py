@@ -106,12 +106,14 @@ def period_columns(frame: object) -> dict[Any, Any]:
 
 
 def time_types(frame: object) -> dict[Any, Any]:
-    """The types a forecast's times are answered in, to merge on the frame's own: its columns of periods, by
-    name, with their frequency (`period_columns`), and of whole numbers (years read as dates) with their
-    dtype; an index of whole numbers but row numbers too, unnamed as the `year` column it is read as."""
+    """The types a forecast's times (and ids) are answered in, to merge on the frame's own: its columns of
+    periods, by name, with their frequency (`period_columns`), of whole numbers (years read as dates) and of
+    categories (ids) with their dtype; an index of whole numbers but row numbers too, unnamed as the `year`
+    column it is read as."""
     if not isinstance(frame, pd.DataFrame):
         return {}
-    types = {name: dtype for name, dtype in frame.dtypes.items() if pd.api.types.is_integer_dtype(dtype)}
+    types = {name: dtype for name, dtype in frame.dtypes.items()
+             if pd.api.types.is_integer_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)}  # fmt: skip
     index = frame.index
     levels = index.levels if isinstance(index, pd.MultiIndex) else [] if _row_numbers(index) else [index]
     for level in levels:
@@ -123,13 +125,19 @@ def time_types(frame: object) -> dict[Any, Any]:
 def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None, *extra: str):
     """`answer` with its time index or column (and the `extra` columns of times, a backtest's cutoffs) in the
     types the frame gave (`time_types`): periods in, periods out; whole years in, whole years out (a
-    long frame of yearly `ds` 1990, 1991 was answered 2010-01-01, which no merge on its `ds` finds)."""
+    long frame of yearly `ds` 1990, 1991 was answered 2010-01-01, which no merge on its `ds` finds); ids of
+    categories in their categories (they were answered as text, h44)."""
     yearly = freq is not None and isinstance(to_offset(freq), (YearBegin, YearEnd))
 
     def converted(times: pd.Series | pd.DatetimeIndex, kind: Any) -> Any:
         return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
 
     for name, kind in types.items():
+        if isinstance(kind, pd.CategoricalDtype):
+            column = answer.get(str(name))
+            if column is not None and column.isin(kind.categories).all():
+                answer[str(name)] = column.astype(kind)
+            continue
         if isinstance(kind, np.dtype) and not yearly:
             continue
         if answer.index.name == name and isinstance(answer.index, pd.DatetimeIndex):
