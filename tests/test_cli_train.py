@@ -444,8 +444,9 @@ def test_rows_too_few_for_the_default_model_choose_as_auto_does_a_named_model_is
         assert (bundle.model_name, bundle.data.input_size) == ("drift", 9)  # a line's own forecast
         # one line per candidate as it starts, so a long choice is not silent
         progress = [line for line in err.splitlines() if "training candidate" in line]
-        assert progress == [f"forecaster: training candidate {k} of 5: {name}" for k, name in
-                            enumerate(["naive", "drift", "mean", "nlinear", "dlinear"], start=1)]  # fmt: skip
+        assert progress == [f"forecaster: training candidate {k} of 6: {name}" for k, name in
+                            enumerate(["naive", "drift", "mean", "holt_winters", "nlinear", "dlinear"],
+                                      start=1)]  # fmt: skip
     assert chosen["auto"] == chosen[None]
     assert load_bundle(tmp_path / "None").training["model"] == "auto"
 

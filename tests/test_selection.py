@@ -161,10 +161,11 @@ def test_plans_name_each_candidate_once_simplest_first(data_dir: Path) -> None:
     assert labels == [
         "naive",
         "seasonal_naive",
-        "drift",  # on a user's file: the registered datasets' auto rows were chosen without these four
+        "drift",  # on a user's file: the registered datasets' auto rows were chosen without these five
         "mean",
         "seasonal_drift",
         "seasonal_mean",
+        "holt_winters",
         "nlinear",
         "dlinear",
         "s3attention:anchored",
@@ -356,7 +357,9 @@ def test_the_default_model_gives_way_to_seasonal_drift_on_a_season_that_grows() 
 def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it(capsys) -> None:
     """A monthly release of employment (a season on a trend) and a rate (no season): one forecast for both
     columns was naive's, seasonal drift's being far off on the rate; column by column, seasonal drift and
-    naive, lower on each column on both periods, are the bundle, with a third of naive's test MSE."""
+    naive, lower on each column on both periods, are the bundle, with a third of naive's test MSE.
+    Holt-Winters smooths each column on its own, and by default is kept, with a tenth of naive's; on an input
+    of 13 steps, too short for its two seasons, the columns take their own again."""
     from forecaster.api import Forecaster
     from forecaster.commands.common import print_training
 
@@ -364,7 +367,10 @@ def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it
     season = 8000 * np.sin(2 * np.pi * months / 12) + np.random.default_rng(4).normal(0, 1500, months.size)
     frame = pd.DataFrame({"month": pd.date_range("2015-01-01", periods=108, freq="MS"),
                           "employment": 120000 + 300 * months + season, "rate": 5 + np.sin(months / 6)})
-    bundle = Forecaster(horizon=6, max_epochs=1).fit(frame).bundle
+    smoothed = Forecaster(horizon=6, max_epochs=1).fit(frame).bundle
+    assert smoothed.model_name == "holt_winters"
+    assert smoothed.metrics["mse"] < smoothed.metrics["naive"]["mse"] / 10
+    bundle = Forecaster(horizon=6, max_epochs=1, input_size=13).fit(frame).bundle
     assert bundle.training["candidate"] == "per-column"
     assert bundle.training["columns"] == {"employment": "seasonal_drift", "rate": "naive"}
     assert bundle.metrics["mse"] < bundle.metrics["naive"]["mse"] / 2
@@ -448,7 +454,8 @@ def test_auto_plans_no_trained_model_where_the_train_split_holds_no_window_to_le
     frame = pd.DataFrame({"spots": np.abs(np.sin(np.arange(25) / 2)) * 100}, index=years)
     series = TimeSeries(frame, "YS-JAN", "spots.csv")
     planned = plan(TrainSettings(horizon=10, model_name="auto"), series)
-    assert [(c.label, c.input_size) for c in planned] == [("naive", 1), ("drift", 5), ("mean", 2)]
+    assert [(c.label, c.input_size) for c in planned] == [("naive", 1), ("drift", 5), ("mean", 2),
+                                                          ("holt_winters", 5)]  # fmt: skip
     settings = TrainSettings(horizon=10, model_name="nlinear", trainer=TrainerOptions(max_epochs=1))
     with pytest.raises(DataError, match="25 rows are too few for split holdout with input_size 1 and horizon "
                                         "10: needs at least 31 rows so that train, val and test each hold"):

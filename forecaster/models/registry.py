@@ -18,7 +18,7 @@ MODELS: Registry[type[nn.Module]] = Registry(
     "model",
     providers=tuple(
         f"forecaster.models.{name}"
-        for name in ("s3attention", "tnn", "baselines", "peers", "lra", "ensemble")
+        for name in ("s3attention", "tnn", "baselines", "smoothing", "peers", "lra", "ensemble")
     ),
 )
 FORECAST = "forecast"

@@ -30,7 +30,7 @@ from forecaster.data.splits import (
 )
 from forecaster.errors import ConfigError, DataError
 from forecaster.models import MODELS
-from forecaster.models.baselines import NOTHING_TO_FIT, WHOLE_HISTORY
+from forecaster.models.baselines import LONGEST_HISTORY, NOTHING_TO_FIT, WHOLE_HISTORY
 from forecaster.presets import (
     AUTO,
     DEFAULT,
@@ -48,6 +48,8 @@ from forecaster.training.settings import TrainSettings
 # to 64), 1.34x: a longer default already holds a trend's recent slope, which the whole history blurs (US
 # payrolls after 2010).
 SHORT_HISTORY = 12
+# The longest input `LONGEST_HISTORY`'s smoothing reads: each window is smoothed step by step.
+SMOOTHING_HISTORY = 300
 # `--model auto`'s baselines, the forecasts that fit nothing, first: naive and seasonal naive on every series,
 # the others (drift, mean, seasonal drift, seasonal mean) on a user's file only.
 AUTO_BASELINES, USER_BASELINES = NOTHING_TO_FIT[:2], NOTHING_TO_FIT[2:]
@@ -120,15 +122,18 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
     from): seasonal drift on five years of monthly rows reads two seasons although a trained model gets one.
     Where the default is at most SHORT_HISTORY steps, drift reads the longest input the rows hold
     (`WHOLE_HISTORY`): on 12 yearly rows drift's slope was the last year's change (2 steps), and a series
-    that rose in 10 of 11 years was forecast to fall; not on a panel of independent series, whose shorter
-    series a longer input would leave out. An --input-size or --season given holds, and a registered
-    dataset's input size (the protocol's)."""
+    that rose in 10 of 11 years was forecast to fall. Holt-Winters (`LONGEST_HISTORY`) reads the longest
+    input the rows hold, up to SMOOTHING_HISTORY steps, whatever the default. Neither on a panel of
+    independent series, whose shorter series a longer input would leave out. An --input-size or --season
+    given holds, and a registered dataset's input size (the protocol's)."""
     given = settings.input_size or "season" in settings.model_options or series.dataset
     if model_name not in NOTHING_TO_FIT or given:
         return input_size
-    short = input_size <= SHORT_HISTORY and series.options.channels != INDEPENDENT
-    if model_name in WHOLE_HISTORY and short:
-        held = (size for size in range(DEFAULT_INPUT_SIZE, input_size, -1)
+    joint = series.options.channels != INDEPENDENT
+    longest = {**dict.fromkeys(WHOLE_HISTORY, DEFAULT_INPUT_SIZE if input_size <= SHORT_HISTORY else 0),
+               **dict.fromkeys(LONGEST_HISTORY, SMOOTHING_HISTORY)}.get(model_name, 0)  # fmt: skip
+    if joint and longest > input_size:
+        held = (size for size in range(longest, input_size, -1)
                 if rows_hold(size, series, settings, trained=False))  # fmt: skip
         input_size = next(held, input_size)
     needed, season = _smallest_input(model_name), season_length(series.freq)
@@ -246,6 +251,8 @@ def _candidate(
         return None  # no window to learn from (a trained model) or to score on: named, the split says why
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)
+        if season is None and getattr(MODELS.get(model_name).config_class, "season_optional", False):
+            season = 1  # smoothing without a season
         if season is None:
             if settings.model_name != AUTO:
                 raise ConfigError(_no_season(model_name, series.freq, input_size))
