@@ -457,3 +457,25 @@ def test_a_long_tables_series_are_forecast_whatever_their_ids_say():
         series = read_frame(frame, id_col="unique_id")
     assert sorted(series.columns) == sorted(values)
     np.testing.assert_array_equal(series.frame["year"].to_numpy(), months.year.to_numpy(float))
+
+
+@pytest.mark.parametrize("cell", ["", "#N/A", "$5"])
+@pytest.mark.parametrize("spans", ["shared", "own"])
+def test_a_long_file_with_one_unreadable_date_names_its_line(tmp_path, cell, spans):
+    """One blank date in the first of 3 series compared NaN with text while checking their times line up: an
+    internal error (a 500 from the service, h45 #1), shared times or each series' own. Now the reader's line
+    names the cell, as for a wide file."""
+    days, rng = pd.date_range("2023-01-01", periods=40).strftime("%Y-%m-%d"), np.random.default_rng(45)
+    rows = [(name, day, rng.normal()) for name in ("a", "b", "c") for k, day in enumerate(days)
+            if spans == "shared" or k >= {"a": 0, "b": 3, "c": 6}[name]]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["unique_id", "ds", "y"])
+    frame.loc[20, "ds"] = cell  # the first series', which the others are compared with
+    path = tmp_path / "long.csv"
+    frame.to_csv(path, index=False)
+    said = {"": "(empty)", "#N/A": "(empty)", "$5": "'$5'"}[cell]
+    with pytest.raises(DataError, match=re.escape(f"date column 'ds' has 1 value(s) that are not timestamps: "
+                                                  f"line 22 {said}; expected a timestamp in every row")):
+        read_csv(path)
+    frame.loc[20, "ds"] = None
+    with pytest.raises(DataError, match="row 20 \\(empty\\); expected a timestamp in every row"):
+        read_frame(frame)

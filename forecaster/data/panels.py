@@ -181,6 +181,8 @@ def read_long(
         read = dataclasses.replace(read, channels=INDEPENDENT)
     time_col = read.date_col or DEFAULT_TIME_COL
     independent, times = read.channels == INDEPENDENT, None
+    if time_col in raw.columns and not read.no_date and raw[time_col].isna().any():
+        parse_dates(source, raw, time_col)  # its line names the empty cells (the keys compared NaN with text)
     if independent and time_col in raw.columns:
         times = pd.to_numeric(raw[time_col]) if read.no_date else parse_dates(source, raw, time_col)
     wide = pivot_long(
