@@ -633,3 +633,16 @@ def test_cells_longer_than_any_number_or_date_are_text_read_in_linear_time(tmp_p
         assert line.startswith("refused") and "column 'load' holds text" in line and "line 32" in line, line
     for line in lines[1::2]:
         assert line.startswith("refused") and "date column 'date' has 1 value(s) that are not" in line, line
+
+
+@pytest.mark.parametrize("twin", ["a ", "a\t", "\u00a0a"])
+def test_column_names_equal_but_for_spaces_are_refused_naming_both(tmp_path, twin):
+    """'a' and 'a ' in a header were one name once stripped, and reading a column by it gave two: an internal
+    error on the command line and a 500 from the service (h45 #2)."""
+    days = pd.date_range("2024-01-01", periods=30).strftime("%Y-%m-%d")
+    frame = pd.DataFrame({"date": days, "a": np.arange(30.0), "b": np.ones(30), twin: np.arange(30.0) * 2})
+    path = tmp_path / "twins.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError, match=re.escape(f"{path}: column names 'a', {twin!r} are one name but for "
+                                                  "spaces around it; expected each column name once")):
+        read_csv(path)

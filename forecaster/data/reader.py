@@ -107,7 +107,11 @@ def _parse(
                             f"{some(list(map(repr, repeated)))} more than once; expected a header line "
                             "naming each column once") from None  # fmt: skip
         raise DataError(f"{path}: cannot be read as CSV: {error}") from None
-    raw.columns = [str(column).strip() for column in raw.columns]
+    given, raw.columns = list(raw.columns), [str(column).strip() for column in raw.columns]
+    if same := [name for name, count in Counter(raw.columns).items() if count > 1]:  # 'a' and 'a ' (h45)
+        spelled = [repr(str(name)) for name, kept in zip(given, raw.columns, strict=True) if kept in same]
+        raise DataError(f"{path}: column names {some(spelled)} are one name but for spaces around it; "
+                        "expected each column name once")  # fmt: skip
     if raw.empty:
         raise DataError(f"{path}: has a header but no data rows; expected one row per time step")
     raw, repeated = without_repeated_codes(raw, layout.repeated, notes)
