@@ -138,3 +138,14 @@ def test_an_airline_like_series_is_forecast_in_logarithms_with_honest_intervals(
         described = client.get("/v1/models/model").json()
     assert answer.status_code == 422 and said in answer.json()["message"], answer.text
     assert described["logarithms"] == ["Passengers"]
+
+
+def test_a_season_longer_than_the_values_is_no_evidence_and_allocates_nothing():
+    """A day of microsecond steps is a season of 86.4 billion: the moving average over it asked numpy for
+    644 GiB (an internal error), a day of 100-microsecond steps took 155 s and 13 GiB (h45 #3)."""
+    values = np.exp(np.linspace(0, 3, 400)) * (2 + np.sin(np.arange(400)))
+    assert not multiplicative(values, 86_400_000_000)
+    index = pd.date_range("2024-05-01 12:00", periods=400, freq="1us")
+    frame = pd.DataFrame({"a": values}, index=index)
+    forecast = Forecaster("naive", horizon=6).fit(frame).predict()
+    assert list(forecast.index) == list(pd.date_range(index[-1], periods=7, freq="1us")[1:])
