@@ -404,8 +404,11 @@ def forecast_records(
     if served.bundle.data.id_col is None:
         table = table.reset_index()
     stamps = table.columns[table.dtypes.map(lambda dtype: pd.api.types.is_datetime64_any_dtype(dtype))]
-    for column in stamps:
-        table[column] = table[column].map(lambda stamp: stamp.isoformat())
+    for column in stamps:  # as the CSV answer writes them: days as dates (they gained T00:00:00, h45)
+        days = not csv_times(history) and table[column].dt.tz is None
+        days = days and bool((table[column] == table[column].dt.normalize()).all())
+        written = (lambda stamp: stamp.date().isoformat()) if days else (lambda stamp: stamp.isoformat())
+        table[column] = table[column].map(written)
     # what reading changed (cells filled, rows dropped): the client has no console to see the notes on
     return RecordsResponse(model=served.name, forecast=table.to_dict(orient="records"), notes=_notes(said))
 

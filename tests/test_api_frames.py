@@ -415,3 +415,24 @@ def test_the_service_answers_records_of_whole_years_in_whole_years(tmp_path) -> 
     pd.testing.assert_frame_equal(answer, model.predict(), check_dtype=False)
     assert answer["ds"].tolist() == [2010, 2011] * 2
     assert [row["ds"] for row in labels.json()["forecast"]] == ["2010", "2011"] * 2
+
+
+def test_the_service_answers_records_of_days_as_dates_as_its_csv_does(tmp_path) -> None:
+    """Records of a daily model were answered "2024-04-01T00:00:00" where the CSV answer and `predict` write
+    "2024-04-01" (h45 #9); an hourly model's keep their time."""
+    from test_service import serving
+
+    frames, expected = {}, {"daily": ["2024-03-01", "2024-03-02", "2024-03-03"],
+                            "hourly": ["2024-01-03T12:00:00", "2024-01-03T13:00:00", "2024-01-03T14:00:00"]}
+    for name, freq in (("daily", "D"), ("hourly", "h")):
+        stamps = pd.date_range("2024-01-01", periods=60, freq=freq).strftime("%Y-%m-%d %H:%M:%S")
+        frames[name] = pd.DataFrame({"date": stamps, "a": np.arange(60.0)})
+        Forecaster("naive", horizon=3, input_size=5).fit(frames[name]).save(tmp_path / "models" / name)
+    with serving(tmp_path / "models") as client:
+        for name, rows in frames.items():
+            answer = client.post(f"/v1/models/{name}/forecast", json={"data": rows.to_dict(orient="records")})
+            assert answer.status_code == 200, answer.text
+            assert [row["date"] for row in answer.json()["forecast"]] == expected[name]
+            upload = {"file": ("rows.csv", rows.to_csv(index=False))}
+            written = client.post(f"/v1/models/{name}/forecast.csv", files=upload).text.splitlines()[1:]
+            assert [line.split(",")[0] for line in written] == [at.replace("T", " ") for at in expected[name]]
