@@ -101,6 +101,12 @@ def test_real_server_answers_like_forecaster_predict(tmp_path: Path, capsys: pyt
         assert main(bench) == 0
         table = capsys.readouterr().out
         assert "forecasts/s" in table and "in-process predict, one by one" in table
+        elsewhere = tmp_path / "elsewhere"  # a bundle the service does not serve: no table of 404s (h45)
+        make_bundle(elsewhere, "unserved")
+        assert main([*bench[:3], str(elsewhere), "--model", "unserved", *bench[6:]]) == 2
+        assert f"the service at {url} does not serve model 'unserved' (GET" in capsys.readouterr().err
+        assert main([*bench[:7], f"{url}/v1/models", *bench[8:]]) == 2
+        assert "expected the service's root, http://127.0.0.1:PORT, no path" in capsys.readouterr().err
         assert server.poll() is None  # still up after all of that
     finally:
         server.terminate()
@@ -182,6 +188,10 @@ def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.Cap
     assert "loopback" in capsys.readouterr().err
     assert main(["bench", "serve", "--models", str(tmp_path), "--model", "absent"]) == 2
     assert "no model bundle" in capsys.readouterr().err
+    make_bundle(tmp_path, "hourly")
+    nobody = ["bench", "serve", "--models", str(tmp_path), "--model", "hourly", "--url", "http://127.0.0.1:1"]
+    assert main(nobody) == 2  # an internal error (ConnectError), h45
+    assert "--url http://127.0.0.1:1: no service answers there" in capsys.readouterr().err
     for command in (["serve"], ["bench", "serve", "--model", "x"]):
         assert main([*command, "--models", str(tmp_path), "--device", "tpu9"]) == 2
         err = capsys.readouterr().err.strip().splitlines()

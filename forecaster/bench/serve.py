@@ -244,7 +244,23 @@ def check_loopback(url: str) -> str:
         raise ConfigError(
             f"--url {url!r}: expected http://127.0.0.1:PORT (the load generator only targets loopback)"
         )
+    if parts.path.strip("/") or parts.query:  # a route's answer was read as the metrics' text (h45)
+        raise ConfigError(f"--url {url!r}: expected the service's root, http://127.0.0.1:PORT, no path")
     return url.rstrip("/")
+
+
+def check_serves(url: str, model: str) -> None:
+    """ConfigError unless a service answers at `url` and serves `model` (a load of 404s printed a speed
+    table and exited 1 unexplained, h45)."""
+    import httpx
+
+    try:
+        answer = httpx.get(f"{url}/v1/models/{model}", timeout=10.0)
+    except httpx.HTTPError as error:
+        raise ConfigError(f"--url {url}: no service answers there ({error})") from None
+    if answer.status_code != 200:
+        raise ConfigError(f"the service at {url} does not serve model {model!r} (GET /v1/models/{model}: "
+                          f"{answer.status_code} {answer.text[:200]})")  # fmt: skip
 
 
 @dataclass
@@ -277,6 +293,7 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
 
     def measure(target: str) -> tuple[BenchRow, float | None, float]:
         """The load's row, its mean micro-batch and the load generator's CPU ms per request."""
+        check_serves(target, model)
         asyncio.run(_load(target, model, bodies, min(concurrency, 4), min(concurrency, 4)))  # warm-up
         before, cpu = _batch_totals(target, model), time.process_time()
         row = asyncio.run(_load(target, model, bodies, requests, concurrency))
