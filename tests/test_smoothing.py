@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
+from forecaster.data.splits import earlier_period, split_borders
 from forecaster.errors import ConfigError
 from forecaster.models import fits_nothing, get_model
 from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.smoothing import ALPHAS, BETAS, GAMMAS, PHIS, TREND_START_STEPS
-from forecaster.training.planning import SMOOTHING_HISTORY, plan
+from forecaster.training.planning import SMOOTHING_HISTORY, plan, split_for
 from forecaster.training.settings import TrainSettings
 
 
@@ -90,11 +91,13 @@ def test_a_season_needs_two_in_the_input() -> None:
 
 def test_the_defaults_smooth_the_longest_history_the_rows_hold_with_the_data_s_season_or_none() -> None:
     """A user file plans Holt-Winters last of the baselines, on the longest input the rows hold (up to
-    SMOOTHING_HISTORY), its season the frequency's where two fit, and none (season 1) for yearly rows."""
+    SMOOTHING_HISTORY) that leaves the earlier validation period the others have (without it, that period's
+    check was dropped for every candidate: one validation window chose for all), its season the
+    frequency's where two fit, and none (season 1) for yearly rows."""
     from forecaster.data import read_frame
 
     rng = np.random.default_rng(0)
-    for freq, rows, season in (("MS", 144, 12), ("YS", 40, 1), ("h", 2000, 24)):
+    for freq, rows, season in (("MS", 144, 12), ("YS", 40, 1), ("h", 2000, 24), ("QS", 60, 4)):
         index = pd.date_range("2000", periods=rows, freq=freq)
         frame = pd.DataFrame({"y": rng.normal(size=rows).cumsum()}, index=index)
         series = read_frame(frame)
@@ -105,4 +108,7 @@ def test_the_defaults_smooth_the_longest_history_the_rows_hold_with_the_data_s_s
         assert baselines[-1] == "holt_winters" and baselines[0] == "naive"
         assert smoothing.model_options == {"season": season}
         longest = smoothing.input_size
-        assert longest == SMOOTHING_HISTORY if rows == 2000 else longest > 0.6 * rows
+        assert longest == SMOOTHING_HISTORY if rows == 2000 else longest > 0.45 * rows
+        for candidate in (candidates["naive"], smoothing):
+            borders = split_borders(rows, candidate.input_size, split_for(series, settings), freq, horizon=6)
+            assert earlier_period(borders, candidate.input_size, 6, trained=False) is not None

@@ -25,6 +25,7 @@ from forecaster.data.splits import (
     DEFAULT_INPUT_SIZE,
     default_input,
     default_split,
+    earlier_period,
     split_borders,
     usable,
 )
@@ -133,14 +134,28 @@ def baseline_input(model_name: str, series: TimeSeries, settings: TrainSettings,
     longest = {**dict.fromkeys(WHOLE_HISTORY, DEFAULT_INPUT_SIZE if input_size <= SHORT_HISTORY else 0),
                **dict.fromkeys(LONGEST_HISTORY, SMOOTHING_HISTORY)}.get(model_name, 0)  # fmt: skip
     if joint and longest > input_size:
+        earlier = model_name in LONGEST_HISTORY and _earlier_holds(input_size, series, settings)
         held = (size for size in range(longest, input_size, -1)
-                if rows_hold(size, series, settings, trained=False))  # fmt: skip
+                if rows_hold(size, series, settings, trained=False)
+                and (not earlier or _earlier_holds(size, series, settings)))  # fmt: skip
         input_size = next(held, input_size)
     needed, season = _smallest_input(model_name), season_length(series.freq)
     if season is not None and not season_fits(model_name, series.freq, input_size):
         needed = max(needed, season_input(model_name, season))
     held = needed > input_size and rows_hold(needed, series, settings, trained=False)
     return needed if held else input_size
+
+
+def _earlier_holds(input_size: int, series: TimeSeries, settings: TrainSettings) -> bool:
+    """Whether an input of `input_size` steps leaves a forecast that fits nothing the split's earlier
+    validation period (`splits.earlier_period`): a candidate without it drops that period's check for every
+    candidate (Holt-Winters on the longest input did, and one validation window chose for all)."""
+    split, horizon = split_for(series, settings), settings.horizon
+    try:
+        borders = split_borders(len(series), input_size, split, series.freq, horizon=horizon, trained=False)
+    except DataError:  # no window in some split at that input
+        return False
+    return earlier_period(borders, input_size, horizon, trained=False) is not None
 
 
 def rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
