@@ -28,7 +28,7 @@ from forecaster.data.frames import in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.series import collected_notes
-from forecaster.data.textfile import ZIP_MAGIC, compression
+from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
 from forecaster.history import read_future, read_history, read_rows
@@ -269,6 +269,9 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
     if content.startswith(ZIP_MAGIC):  # the reader's advice (name it .xlsx) is no option for an upload
         raise _invalid("file", "a zip archive or an .xlsx workbook; expected an uncompressed CSV file (save "
                        "the sheet as CSV)")  # fmt: skip
+    if b"\x00" in content[:65536] and marked_encoding(content) is None:  # the reader's line offers gzip
+        raise _invalid("file", "binary data (NUL bytes), not CSV text; expected an uncompressed CSV file "
+                       "(UTF-8, or UTF-16 with a byte-order mark)")  # fmt: skip
     data = bundle.data
     text = content.decode("utf-8", errors="replace")
     readable = _readable_columns(data)

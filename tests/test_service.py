@@ -578,7 +578,10 @@ BAD_CSV = [
     ("too few rows", _csv_of(history(INPUT_SIZE - 2)), 422, f"at least {INPUT_SIZE} rows"),
     ("wrong frequency", _csv_of(history().set_axis(pd.date_range("2021", periods=20, freq="D", name="date"))),
      422, "frequency 'h'"),
-    ("not a CSV", "\x00\x01binary\x02", 422, "binary data (NUL bytes), not a CSV text file"),
+    # not the reader's line, which offers gzip: this route refuses compressed files (h45)
+    ("not a CSV", "\x00\x01binary\x02", 422, "binary data (NUL bytes), not CSV text; expected an "
+     "uncompressed CSV file (UTF-8, or UTF-16 with a byte-order mark)"),
+    ("UTF-16 without a mark", _csv_of(history()).encode("utf-16-le"), 422, "expected an uncompressed CSV"),
     # read as a value, not as a missing cell whose row is dropped (a forecast one step late, answered 200)
     *((f"cell {cell}", _last_load(cell), 422,
        "line 21 (2021-03-01 19:00:00): value inf in column 'load' is too large for a float") for cell in

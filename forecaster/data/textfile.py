@@ -58,6 +58,11 @@ def compression(head: bytes) -> str | None:
     return next((name for magic, name in _PACKED.items() if head.startswith(magic)), None)
 
 
+def marked_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of `head` names, if any."""
+    return next((name for mark, name in _MARKS.items() if head.startswith(mark)), None)
+
+
 def read_options(path: Path) -> dict[str, Any]:
     """pandas.read_csv's `compression` and `encoding` for the file's content (a compressed file's by what it
     unpacks to: a gzip of UTF-16 or Windows-1252 text is read as such); DataError for a zip archive not named
@@ -71,7 +76,7 @@ def read_options(path: Path) -> dict[str, Any]:
     if packed is not None:
         scan = _scan_unpacked(path, packed)
         head, zipped = scan.head, False
-    encoding = next((name for mark, name in _MARKS.items() if head.startswith(mark)), None)
+    encoding = marked_encoding(head)
     if encoding is not None:
         return {"compression": packed, "encoding": encoding}
     if zipped or b"\x00" in head:
