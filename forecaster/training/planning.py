@@ -52,7 +52,7 @@ SHORT_HISTORY = 12
 # The longest input `LONGEST_HISTORY`'s smoothing reads: each window is smoothed step by step.
 SMOOTHING_HISTORY = 300
 # `--model auto`'s baselines, the forecasts that fit nothing, first: naive and seasonal naive on every series,
-# the others (drift, mean, seasonal drift, seasonal mean) on a user's file only.
+# the others (drift, mean, seasonal drift, seasonal mean, Holt-Winters) on a user's file only.
 AUTO_BASELINES, USER_BASELINES = NOTHING_TO_FIT[:2], NOTHING_TO_FIT[2:]
 
 
