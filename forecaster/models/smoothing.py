@@ -28,7 +28,7 @@ from forecaster.models.registry import FORECAST, MODELS
 # grid of 126 forecast as well as one of 600 (0.628x and 0.631x naive's MASE from whole histories).
 ALPHAS, BETAS = (0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0), (0.0, 0.05, 0.2)
 PHIS, GAMMAS = (0.9, 0.98), (0.0, 0.1, 0.3)
-# Grid states held at once (grid x series x season), in series chunks: about 64 MB of float32 a chunk.
+# Grid states held at once (grid x series x season), in series chunks: 128 MB of float64 a chunk.
 CHUNK_STATES = 1 << 24
 # The first steps' mean change starts a trend where there is no season.
 TREND_START_STEPS = 3
