@@ -131,6 +131,7 @@ class SeasonalNaiveConfig(BaselineConfig):
 
     season: int = setting(1, "season length in steps (default: from the data's frequency)", minimum=1)
     season_limit = "at most input_size ({input_size}): the model repeats the last season it sees"
+    season_optional = False  # True: where no season fits the input, none (season 1), not a refusal
 
     @staticmethod
     def longest_season(input_size: int) -> int:

@@ -40,11 +40,11 @@ def evaluate_bundle(
         raise BundleError(uncalibrated(bundle.name))
     checked = bundle.calibration.check(levels) if levels else []
     data, scaler = bundle.data, bundle.scaler
-    metrics = evaluate_model(bundle.model, data, scaler, series, device=device)
-    metrics.update(baseline_metrics(data, scaler, series, "test", reference_seasons(data)))
+    test = split_windows(data, scaler, series, "test")  # read once by every score below
+    metrics = evaluate_model(bundle.model, test, data, scaler, device=device)
+    metrics.update(baseline_metrics(test, data, scaler, reference_seasons(data)))
     if checked:
-        windows = split_windows(bundle.data, bundle.scaler, series, "test")
-        metrics.update(interval_report(bundle.model, bundle.calibration, windows, checked))
+        metrics.update(interval_report(bundle.model, bundle.calibration, test, checked))
     return metrics
 
 

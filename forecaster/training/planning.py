@@ -266,7 +266,7 @@ def _candidate(
         return None  # no window to learn from (a trained model) or to score on: named, the split says why
     if "season" in fields and "season" not in options:
         season = fitting_season(model_name, series.freq, input_size)
-        if season is None and getattr(MODELS.get(model_name).config_class, "season_optional", False):
+        if season is None and MODELS.get(model_name).config_class.season_optional:
             season = 1  # smoothing without a season
         if season is None:
             if settings.model_name != AUTO:

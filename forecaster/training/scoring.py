@@ -77,17 +77,11 @@ def error_scaler(data: DataConfig, scaler: Scaler) -> Scaler | None:
 
 
 def evaluate_model(
-    model: nn.Module,
-    data: DataConfig,
-    scaler: Scaler,
-    series: TimeSeries,
-    *,
-    split: str = "test",
-    device: torch.device | None = None,
+    model: nn.Module, windows: Windows, data: DataConfig, scaler: Scaler, device: torch.device | None = None
 ) -> dict[str, Any]:
-    """MSE/MAE (standardized and original units), step-1 MSE and window count of `split`: every window once,
-    in one process (a distributed fit's sampler repeats windows to even out its ranks)."""
-    inputs, targets = split_windows(data, scaler, series, split).stacked()
+    """MSE/MAE (standardized and original units), step-1 MSE and window count of a split's `windows`: every
+    window once, in one process (a distributed fit's sampler repeats windows to even out its ranks)."""
+    inputs, targets = windows.stacked()
     sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])
     for batch, point in forecast_batches(model, inputs, device=device):
         sums.update(point, targets[batch])
@@ -95,14 +89,13 @@ def evaluate_model(
 
 
 def baseline_metrics(
-    data: DataConfig, scaler: Scaler, series: TimeSeries, split: str, seasons: dict[str, int]
+    windows: Windows, data: DataConfig, scaler: Scaler, seasons: dict[str, int]
 ) -> dict[str, dict[str, Any]]:
-    """Per baseline name, the metrics on the same windows of the forecast that repeats the value one season
-    earlier (`baselines.season_steps`: season 1 is naive); computed directly, the windows stacked once:
-    nothing to run."""
+    """Per baseline name, the metrics on a split's `windows` of the forecast that repeats the value one season
+    earlier (`baselines.season_steps`: season 1 is naive); computed directly: nothing to run."""
     from forecaster.models.baselines import season_steps
 
-    histories, targets = split_windows(data, scaler, series, split).stacked()
+    histories, targets = windows.stacked()
     results = {}
     for name, season in seasons.items():
         sums = ErrorSums(error_scaler(data, scaler), targets.shape[-1])

@@ -308,19 +308,19 @@ def finish(
             "weight_mean": float(weights.mean()),
             "val_mse": float(window_errors(model, validation).mean()),
         }
-    metrics = evaluate_model(model, data, scaler, series)
+    test = split_windows(data, scaler, series, "test")  # built once for every score of the test split
+    metrics = evaluate_model(model, test, data, scaler)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
     seasons = reference_seasons(data)
-    on_validation = baseline_metrics(data, scaler, series, "val", seasons)
-    for name, scores in baseline_metrics(data, scaler, series, "test", seasons).items():
+    on_validation = baseline_metrics(validation, data, scaler, seasons)
+    for name, scores in baseline_metrics(test, data, scaler, seasons).items():
         metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
     method = interval_method(model, head_trained=not naive_start)
     windows = calibration_windows(model, naive_start, data, scaler, series, validation)
     calibration = calibrate(model, windows, method)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
     if levels:
-        test = split_windows(data, scaler, series, "test")
         metrics.update(interval_report(model, calibration, test, levels))
         if series.dataset is None and undercovered(metrics["intervals"]):  # a user's file moved: the latest
             latest = {"the validation split": validation, "the test split": test}
