@@ -16,7 +16,7 @@ from layout_checks import one_line_error, read_noted, write
 from forecaster.api import Forecaster
 from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv
-from forecaster.data.layouts import sniff
+from forecaster.data.layouts import DELIMITERS, sniff
 from forecaster.errors import DataError
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
@@ -667,3 +667,24 @@ def test_a_tab_separated_long_table_keeps_the_words_of_its_cells_together(tmp_pa
     assert list(frame.columns) == ["Stockholm county", "Stockholm city"] and freq == "MS"
     assert "keyed by column 'region'" in note and "'unemployed persons'" in note
     np.testing.assert_array_equal(frame["Stockholm city"], 200 + np.arange(24.0))
+
+
+@pytest.mark.parametrize("separator", [",", ";", "|"])
+def test_separators_written_between_spaces_split_the_columns(tmp_path, separator):
+    """`date , sales , price`: split on spaces every row was one cell wider than on the separator and as
+    regular, so spaces won and the lone separators were read as columns (',' named twice: refused)."""
+    months = pd.date_range("2020-01-01", periods=30, freq="MS")
+    sales, price = 100 + np.arange(30.0), 5 + np.arange(30.0) / 4
+    rows = [f"{m:%Y-%m-%d} {separator} {s:.2f} {separator} {p:.2f}" for m, s, p in zip(months, sales, price,
+                                                                                        strict=True)]
+    text = "\n".join([f"date {separator} sales {separator} price", *rows]) + "\n"
+    path = write(tmp_path, "padded.csv", text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = read_csv(path)
+    said = [] if separator == "," else [f"{path}: note: read values separated by {DELIMITERS[separator]}"]
+    assert [str(warning.message) for warning in caught] == said
+    assert list(series.frame.columns) == ["sales", "price"] and series.freq == "MS"
+    assert series.frame.index.equals(pd.DatetimeIndex(months, name="date"))
+    np.testing.assert_array_equal(series.frame["sales"], sales)
+    np.testing.assert_array_equal(series.frame["price"], price)

@@ -125,6 +125,13 @@ def _records(lines: list[str], delimiter: str) -> list[tuple[int, list[str]]]:
     return records
 
 
+def _padded(records: list[tuple[int, list[str]]]) -> bool:
+    """Most records split at spaces hold a lone ",", ";" or "|": the file's separator, written between
+    spaces."""
+    lone = sum(any(cell in DELIMITERS for cell in cells) for _, cells in records)
+    return 2 * lone > len(records)
+
+
 def _datum(text: str) -> bool:
     """A first cell that looks like a date or a number, not a title (a digit, no word)."""
     return any(char.isdigit() for char in text) and not _WORD.search(text)
@@ -155,6 +162,8 @@ def sniff(source: Any, **options: Any) -> Layout:
                 continue
             if delimiter == " " and best is not None and best[1] == "\t" and rows <= best[0][0]:
                 continue  # words of a cell between tabs ("Stockholm county"): more columns, the same rows
+            if delimiter == " " and _padded(records):
+                continue  # "a , b": separators with spaces around them, not a table lined up by spaces
             # a text table's rows are most lines, and most of them values (a date's time is no column)
             values = (len(cells) == width and _data_row(cells) for _, cells in records)
             if delimiter == " " and (2 * rows <= len(records) or 2 * sum(values) <= rows):
