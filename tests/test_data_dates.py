@@ -457,6 +457,23 @@ def test_a_date_column_switching_from_iso_to_day_first_dates_reads_each_kind_its
     pd.testing.assert_index_equal(series.index, days.rename(series.index.name), check_names=False)
 
 
+@pytest.mark.parametrize("freq, day_first", [("MS", True), ("D", False)])
+def test_iso_dates_tell_how_the_ambiguous_dates_after_them_are_read(tmp_path, freq, day_first):
+    """Three years of monthly ISO dates, then a year written 01/02/2021: each reading fits those 12 alone, so
+    they were read month first as 12 days and the file looked daily, 1,060 steps missing (h45 #4). The
+    reading that continues the ISO dates' steps is taken, without a note of a tie; days go on as days."""
+    stamps = pd.date_range("2018-01-01" if freq == "MS" else "2020-11-26", periods=48, freq=freq)
+    ambiguous = "%d/%m/%Y" if day_first else "%m/%d/%Y"
+    written = [f"{stamp:%Y-%m-%d}" if k < 36 else f"{stamp:{ambiguous}}" for k, stamp in enumerate(stamps)]
+    path = tmp_path / "dates.csv"
+    path.write_text("date,v\n" + "".join(f"{date},{k}\n" for k, date in enumerate(written)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        series = read_csv(path)
+    assert series.freq == freq and not caught
+    pd.testing.assert_index_equal(series.index, stamps, check_names=False)
+
+
 def test_day_first_dates_of_series_one_after_another_are_read_day_first():
     """A long table of independent series, hourly, written 29/11/2020 07:00: its column steps back where each
     series begins, so neither reading was in order and month first was taken; 12 days of each month read

@@ -286,7 +286,8 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
     has no 13th month) or, both reading every row, only day first keeps them in order or gives a regular
     series, also where other rows are ISO dates. pandas alone takes month first and switches per value,
     mixing the two readings. Where both readings are whole, in order and regular (a year's months written
-    01/02/2021 read as 12 days), month first is taken and `ties` gets a note saying so.
+    01/02/2021 read as 12 days), month first is taken and `ties` gets a note saying so, unless ISO dates
+    beside them continue only day first's steps.
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
     separators = column.dropna().astype(str).str.strip().str.extract(NUMERIC_DATE)["sep"]
     if separators.isna().all():
@@ -294,7 +295,16 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
     if separators.isna().any():  # a file switching from 2020-07-18 to 19/07/2020: each kind read its own way
         numeric = separators.notna().reindex(column.index, fill_value=False)
         others = _timestamps(column.where(~numeric), dayfirst=False)
-        return others.fillna(parse_timestamps(column.where(numeric), ties))
+        said: list[str] = []
+        read = others.fillna(parse_timestamps(column.where(numeric), said))
+        if said:  # both readings fit the numeric dates alone: the reading that continues the others' steps
+            day_first = others.fillna(_timestamps(column.where(numeric), dayfirst=True))
+            fits = [(_turns(parsed), not _regular(parsed)) for parsed in (read, day_first)]
+            if fits[1] != fits[0]:
+                return day_first if fits[1] < fits[0] else read  # the others decide: no tie to note
+        if ties is not None:
+            ties.extend(said)
+        return read
     # each reading in one format first: where only one reads every row it is the file's, and a reading that
     # does needs no value-by-value parse (11/29/2020 07:00 AM took 5 s a megabyte)
     readings = (True,) if (separators == ".").all() else (True, False)
@@ -316,8 +326,7 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
     turns = [_turns(parsed) for parsed in (month_first, day_first)]
     if turns[0] != turns[1]:
         return day_first if turns[1] < turns[0] else month_first
-    regular = [infer_frequency(pd.DatetimeIndex(parsed.dropna().unique()).sort_values()) is not None
-               for parsed in (month_first, day_first)]  # fmt: skip
+    regular = [_regular(parsed) for parsed in (month_first, day_first)]
     if ties is not None and regular == [True, True] and whole[True] and not day_first.equals(month_first):
         texts, read = column.dropna().astype(str).str.strip(), day_first.dropna()
         shown = ", ".join(f"{stamp:%Y-%m-%d}" for stamp in read.iloc[:2])
@@ -325,6 +334,11 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
                     f"though day first reads them as well ({shown}, ...): write dates as YYYY-MM-DD to be "
                     "sure")
     return day_first if regular == [False, True] else month_first
+
+
+def _regular(parsed: pd.Series) -> bool:
+    """Whether the distinct timestamps, in order, have a frequency."""
+    return infer_frequency(pd.DatetimeIndex(parsed.dropna().unique()).sort_values()) is not None
 
 
 def _turns(parsed: pd.Series) -> int:
