@@ -5,6 +5,7 @@ model of independent series reads those of its series the rows hold. `prediction
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
 from forecaster.data.missing import NO_FILL, some, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
+from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 
@@ -49,10 +51,13 @@ _AS_TRAINED = {
 }
 
 
-def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries:
+def read_history(
+    bundle: Bundle, path: str | Path, others: str | None = "forecast", **options: Any
+) -> TimeSeries:
     """Read a CSV with the bundle's columns (in the bundle's order), the way its training rows were read
     (date column or date parts, fill method) unless `options` (`ReadOptions` fields) say otherwise;
-    DataError names any missing column (a model of independent series reads those present, `_some_series`)."""
+    DataError names any missing column (a model of independent series reads those present, `_some_series`,
+    saying what is done with them, `others`; None where every series is needed)."""
     path, data = Path(path), bundle.data
     for option, other in _AS_TRAINED.items():  # a model forecasts on the time grid it learned
         asked, trained = options.get(option), getattr(data, option)
@@ -63,17 +68,31 @@ def read_history(bundle: Bundle, path: str | Path, **options: Any) -> TimeSeries
     try:
         return read_csv(path, **read, targets=data.columns)
     except MissingColumnsError as error:
-        return read_csv(path, **read, targets=_some_series(bundle, str(path), error))
+        if others is None:
+            raise _missing(bundle, str(path), error) from None
+        return read_csv(path, **read, targets=_some_series(bundle, str(path), error, others))
 
 
-def _some_series(bundle: Bundle, source: str, error: MissingColumnsError) -> list[str]:
-    """The series the rows hold, a model of independent series forecasting them alone (one published late)."""
+def _some_series(
+    bundle: Bundle, source: str, error: MissingColumnsError, others: str = "forecast"
+) -> list[str]:
+    """The series the rows hold, a model of independent series forecasting (`others`: scoring) them alone
+    (one published late)."""
     present = [name for name in bundle.data.columns if name not in error.missing]
     if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
         raise _missing(bundle, source, error) from None
     note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
-    say_note(f"{source}: note: {note}: forecast the {len(present)} others", stacklevel=2)
+    say_note(f"{source}: note: {note}: {others} the {len(present)} others", stacklevel=2)
     return present
+
+
+def of_series(bundle: Bundle, names: list[str]) -> Bundle:
+    """A model of independent series as the model of some of them (`names`), each standardized by its own
+    scaler: what forecasting or scoring them alone reads."""
+    indices = [bundle.data.columns.index(name) for name in names]
+    scaler = Scaler.joined([bundle.scaler.channel(index) for index in indices])
+    data = dataclasses.replace(bundle.data, columns=list(names))
+    return dataclasses.replace(bundle, data=data, scaler=scaler)
 
 
 def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataError:

@@ -31,6 +31,7 @@ from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
+from forecaster.history import of_series
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 
@@ -395,14 +396,11 @@ def forecast(
         return _forecast(bundle, series, horizon, levels, future)
     tables, ended = [], []
     for name in series.columns:  # a model shared by independent series: those given, each its own span
-        index = bundle.data.columns.index(name)
         values = series.frame[name].to_numpy()
         valid = np.flatnonzero(np.isfinite(values))
         first, last = (valid[0], valid[-1]) if valid.size else (0, len(values) - 1)
         ended += [f"{name!r} ({when(series.frame.index[last])})"] if last < len(values) - 1 else []
-        view = dataclasses.replace(
-            bundle, data=dataclasses.replace(bundle.data, columns=[name]), scaler=bundle.scaler.channel(index)
-        )
+        view = of_series(bundle, [name])
         own = dataclasses.replace(series, frame=series.frame.iloc[first : last + 1][[name]])
         tables.append(_forecast(view, own, horizon, levels, None, first_row=first, named=name))
     if ended:  # a discontinued series (Freddie Mac's 5/1 ARM): its forecast lies before the others'

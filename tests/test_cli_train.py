@@ -120,6 +120,39 @@ def test_evaluate_and_calibrate_score_without_lightning(bundle_dir, plant_csv, t
     assert code == 2 and err.endswith("--accelerator 'tpu': expected one of auto, cpu, gpu, cuda, mps\n")
 
 
+def test_some_of_a_models_independent_series_are_scored_alone(plant_csv, tmp_path, capsys):
+    """`evaluate` of a file holding some of a model of independent series' series said "forecast the 2
+    others" and refused them (h45 #5). Each series is standardized and split on its own, so scoring two of
+    them is what a model trained on those two alone scores; calibrate, whose margins all series share,
+    still needs them all."""
+    frame = pd.read_csv(plant_csv)
+    some = tmp_path / "some.csv"
+    frame[["Messzeit", "OT", "HUFL"]].to_csv(some, index=False)
+    models = {}
+    for name, path in (("all", plant_csv), ("two", some)):
+        models[name] = tmp_path / name
+        train = ["train", "--csv", path, "--model", "seasonal_naive", "--horizon", 12, "--input-size", 24,
+                 "--targets", "HUFL,MUFL,OT" if name == "all" else "OT,HUFL", "--channels", "independent",
+                 "--out", models[name]]  # fmt: skip
+        assert run_cli(train, capsys)[0] == 0
+    scored = {}
+    for name, bundle in models.items():
+        code, out, err = run_cli(["evaluate", "--model", bundle, "--csv", some, "--json"], capsys)
+        assert code == 0, err
+        scored[name] = pd.json_normalize(json.loads(out)).iloc[0].to_dict()
+    assert scored["all"] == pytest.approx(scored["two"], rel=1e-6)
+    assert scored["all"]["windows"] == 2 * json.loads((models["all"] / "metrics.json").read_text())[
+        "windows"] // 3  # fmt: skip
+    said = "no rows of series 'MUFL' that model 'all' learned: scored the 2 others"
+    with pytest.warns(DataQualityWarning, match=f"^{some}: note: {said}$"):
+        code, out, _ = run_cli(["evaluate", "--model", models["all"], "--csv", some, "--level", 80], capsys)
+    assert code == 0 and "80% interval: coverage 0." in out
+    code, _, err = run_cli(["calibrate", "--model", models["all"], "--csv", some], capsys)
+    assert code == 2 and err == (f"forecaster: error: {some}: missing column(s) 'MUFL' that model 'all' was "
+                                 "trained on; expected column(s) 'HUFL', 'MUFL', 'OT', the rows have "
+                                 "'Messzeit', 'OT', 'HUFL'\n")  # fmt: skip
+
+
 def test_predict_continues_the_hourly_timestamps(bundle_dir, plant_csv, tmp_path, capsys):
     output, plot = tmp_path / "out" / "forecast.csv", tmp_path / "forecast.png"
     code, out, err = run_cli(

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     except CalibrationFileError as error:  # what calibrating replaces: say so, and make a new one
         print(f"note: replacing an unusable calibration: {error.problem}")
         bundle = load_bundle(args.model, calibration=False)
-    series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
+    series = (read_history(bundle, args.csv, None, **csv_options(args)) if args.csv
+              else series_source(args).load())
     calibration = calibrate_bundle(bundle, series, args.on)
     path = write_calibration(args.model, calibration, read_as)
     shown = [level for level in calibration.levels if level in DEFAULT_LEVELS] or calibration.levels

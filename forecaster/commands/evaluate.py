@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.training.evaluation import evaluate_bundle
 
     bundle = load_bundle(args.model)
-    series = read_history(bundle, args.csv, **csv_options(args)) if args.csv else series_source(args).load()
+    series = (read_history(bundle, args.csv, "scored", **csv_options(args)) if args.csv
+              else series_source(args).load())
     metrics = evaluate_bundle(bundle, series, levels=args.level, accelerator=args.accelerator)
     if args.json:
         print(json.dumps(metrics))

@@ -19,6 +19,7 @@ from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.devices import accelerator_device
 from forecaster.errors import BundleError, ConfigError, DataError
+from forecaster.history import of_series
 from forecaster.training.scoring import (
     baseline_metrics,
     calibrate,
@@ -34,7 +35,9 @@ def evaluate_bundle(
     """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's, beside the
     naive and seasonal naive forecasts of the same windows (under their names); with `levels`, also its
     intervals' coverage, width and interval score per level (under "intervals")."""
-    check_series(bundle, series)
+    check_series(bundle, series, some=True)
+    if series.columns != bundle.data.columns:  # some of a model's independent series: scored alone
+        bundle = of_series(bundle, series.columns)
     device = accelerator_device(accelerator)
     if levels and bundle.calibration is None:
         raise BundleError(uncalibrated(bundle.name))
@@ -55,10 +58,13 @@ def reference_seasons(data: DataConfig) -> dict[str, int]:
     return {"naive": 1, **({} if season is None else {"seasonal_naive": season})}
 
 
-def check_series(bundle: Bundle, series: TimeSeries) -> None:
-    """The bundle's columns and, where both are known, its frequency: scores on hourly rows of a
-    15-minute model would be computed and mean nothing (prediction refuses them too)."""
-    if series.columns != bundle.data.columns:
+def check_series(bundle: Bundle, series: TimeSeries, some: bool = False) -> None:
+    """The bundle's columns (`some`: a model of independent series may be given some of its series) and,
+    where both are known, its frequency: scores on hourly rows of a 15-minute model would be computed and
+    mean nothing (prediction refuses them too)."""
+    columns = bundle.data.columns
+    subset = some and bundle.data.channels == INDEPENDENT and set(series.columns) <= set(columns)
+    if series.columns != columns and not (subset and series.columns):
         raise DataError(
             f"{series.source}: columns {', '.join(map(repr, series.columns))} differ from the columns model "
             f"{bundle.name!r} was trained on ({', '.join(map(repr, bundle.data.columns))})"
