@@ -26,6 +26,13 @@ def default_device(requested: str | torch.device | None = None) -> torch.device:
     return device
 
 
+def sized_only() -> bool:
+    """Whether a model is being built on the meta device, only to be sized (a bundle's, before it is built:
+    artifacts): tables its config determines are then made empty of their shape, as arithmetic on meta
+    tensors runs Python decompositions that import torch's compiler, 1-3 s of `predict`'s start."""
+    return torch.get_default_device().type == "meta"
+
+
 # Lightning's accelerator names (`--accelerator`) as the torch device a pass that needs no Trainer runs on.
 ACCELERATOR_DEVICES = {"auto": None, "cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "mps": "mps"}
 

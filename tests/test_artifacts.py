@@ -542,3 +542,39 @@ def test_a_link_is_followed_and_a_stream_the_shell_opened_is_written_in_place(tm
         stdout.symlink_to(f"/proc/self/fd/{shell.fileno()}")
         write_atomically(stdout, lambda path: path.write_text("a,b\n"))
     assert stdout.is_symlink() and opened.read_text() == "a,b\n"
+
+
+SIZING = """
+import sys, torch
+from forecaster.models import MODELS
+
+def shapes(model):  # every buffer, kept in the state dict or not, and each tensor registered twice again
+    tensors = [*model.named_parameters(), *model.named_buffers(remove_duplicate=False)]
+    return {key: (tuple(tensor.shape), tensor.dtype) for key, tensor in tensors}
+
+common = {"input_size": 48, "horizon": 12, "n_channels": 3}
+cases = [(name, {**common, **({"season": 12} if "season" in name else {})})
+         for name in ("naive", "drift", "mean", "seasonal_naive", "seasonal_drift", "seasonal_mean",
+                      "holt_winters", "nlinear", "dlinear", "s3attention", "tnn")]
+def build(name, config):
+    return MODELS.get(name)(MODELS.get(name).config_class.from_dict(config))
+
+with torch.device("meta"):
+    sized = {name: build(name, config) for name, config in cases}
+print("torch._dynamo" in sys.modules)
+for name, config in cases:
+    built = build(name, config)
+    assert shapes(sized[name]) == shapes(built), name
+    assert len(list(sized[name].buffers())) == len(list(built.buffers())), name  # the size counts each once
+print("same shapes")
+"""
+
+
+def test_a_bundle_is_sized_without_importing_torchs_compiler():
+    """A bundle's model is built on the meta device first, to refuse one too large before it is allocated;
+    arithmetic on meta tensors (a seasonal model's steps, S3Attention's positions) ran Python decompositions
+    that import torch._dynamo: 1-3 s of `predict`'s start on a 2-core CPU. Tables a config determines are
+    only shaped there (`devices.sized_only`), with the shapes and dtypes of the model built for real."""
+    result = subprocess.run([sys.executable, "-c", SIZING], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == ["False", "same shapes"]

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, setting
+from forecaster.devices import sized_only
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 
@@ -93,7 +94,8 @@ class DriftForecaster(nn.Module):
     def __init__(self, config: BaselineConfig) -> None:
         super().__init__()
         self.config = config
-        steps = torch.arange(1, config.horizon + 1, dtype=torch.float32) / (config.input_size - 1)
+        steps = torch.empty(config.horizon) if sized_only() else (
+            torch.arange(1, config.horizon + 1, dtype=torch.float32) / (config.input_size - 1))
         self.register_buffer("steps", steps[None, :, None], persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -145,6 +147,8 @@ class SeasonalNaiveConfig(BaselineConfig):
 
 def season_steps(input_size: int, horizon: int, season: int) -> torch.Tensor:
     """The input step each horizon step repeats: L - m + (h mod m) for season m (naive is season 1)."""
+    if sized_only():
+        return torch.empty(horizon, dtype=torch.long)
     return input_size - season + torch.arange(horizon) % season
 
 
@@ -192,7 +196,8 @@ class SeasonalDriftForecaster(SeasonalNaiveForecaster):
 
     def __init__(self, config: SeasonalDriftConfig) -> None:
         super().__init__(config)
-        seasons_ahead = torch.arange(config.horizon, dtype=torch.float32) // config.season + 1
+        seasons_ahead = torch.empty(config.horizon) if sized_only() else (
+            torch.arange(config.horizon, dtype=torch.float32) // config.season + 1)
         self.register_buffer("seasons_ahead", seasons_ahead[None, :, None], persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -228,6 +233,9 @@ class SeasonalMeanForecaster(SeasonalNaiveForecaster):
 
     def __init__(self, config: SeasonalMeanConfig) -> None:
         super().__init__(config)
+        if sized_only():
+            self.register_buffer("weights", torch.empty(config.horizon, config.input_size), persistent=False)
+            return
         season, steps = config.season, torch.arange(config.input_size)
         last = season_steps(config.input_size, season, season)  # the last season's steps, in order
         same = steps[None, :] % season == torch.cat([self.source, last])[:, None] % season

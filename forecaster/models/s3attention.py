@@ -11,6 +11,7 @@ from torch.nn import functional as F
 
 from forecaster.calibration import increasing_levels, parse_levels
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_LAYERS, MAX_SEED, MAX_STEPS, MAX_WIDTH, setting
+from forecaster.devices import sized_only
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
 from forecaster.nn.fourier import FourierExtrapolation
@@ -75,6 +76,8 @@ class S3AttentionConfig(ModelConfig):
 
 def sinusoidal_positions(length: int, d_model: int) -> torch.Tensor:
     """Fixed sine/cosine positional encoding (length, d_model) of "Attention is all you need"."""
+    if sized_only():
+        return torch.empty(length, d_model)
     position = torch.arange(length, dtype=torch.float64)[:, None]
     frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
     table = torch.zeros(length, d_model, dtype=torch.float64)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from forecaster.checks import check_int
+from forecaster.devices import sized_only
 
 
 class FourierExtrapolation(nn.Module):
@@ -35,10 +36,15 @@ class FourierExtrapolation(nn.Module):
         self.horizon = horizon
         self.n_harmonics = n_harmonics
         # Integer frequency of every FFT bin (fftfreq * L); a stable sort by |k| keeps fftfreq's tie order.
-        harmonics = torch.fft.fftfreq(input_size, d=1.0 / input_size).round().long()
-        order = torch.sort(harmonics.abs(), stable=True).indices[: min(1 + 2 * n_harmonics, input_size)]
+        count = min(1 + 2 * n_harmonics, input_size)
+        if sized_only():
+            order, harmonic = torch.empty(count, dtype=torch.long), torch.empty(count, dtype=torch.long)
+        else:
+            harmonics = torch.fft.fftfreq(input_size, d=1.0 / input_size).round().long()
+            order = torch.sort(harmonics.abs(), stable=True).indices[:count]
+            harmonic = harmonics[order]
         self.register_buffer("frequency_index", order, persistent=False)
-        self.register_buffer("harmonic", harmonics[order], persistent=False)
+        self.register_buffer("harmonic", harmonic, persistent=False)
         self.register_buffer("steps", torch.arange(first_step, input_size + horizon), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
