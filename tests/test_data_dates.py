@@ -474,6 +474,20 @@ def test_iso_dates_tell_how_the_ambiguous_dates_after_them_are_read(tmp_path, fr
     pd.testing.assert_index_equal(series.index, stamps, check_names=False)
 
 
+@pytest.mark.parametrize("day", [5, 12])
+def test_months_on_a_day_other_than_the_first_written_day_first_are_read_as_months(tmp_path, day):
+    """05/01/2020, 05/02/2020, ...: the 5th of each month, or 1-12 May read month first. Both readings fit
+    every row in order, and pandas infers no frequency for the 5th of each month, so month first was taken:
+    daily, 353 steps missing (h47 F12). Months on one day are as regular as months on the first."""
+    months = pd.date_range("2020-01-01", periods=24, freq="MS") + pd.Timedelta(days=day - 1)
+    path = tmp_path / "dates.csv"
+    path.write_text("date,v\n" + "".join(f"{month:%d/%m/%Y},{k}\n" for k, month in enumerate(months)))
+    with pytest.warns(DataQualityWarning, match=r"read dates on different days of their months as months"):
+        series = read_csv(path)
+    assert series.freq == "MS"
+    pd.testing.assert_index_equal(series.index, months.to_period("M").to_timestamp(), check_names=False)
+
+
 def test_day_first_dates_of_series_one_after_another_are_read_day_first():
     """A long table of independent series, hourly, written 29/11/2020 07:00: its column steps back where each
     series begins, so neither reading was in order and month first was taken; 12 days of each month read

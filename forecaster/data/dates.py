@@ -337,8 +337,10 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
 
 
 def _regular(parsed: pd.Series) -> bool:
-    """Whether the distinct timestamps, in order, have a frequency."""
-    return infer_frequency(pd.DatetimeIndex(parsed.dropna().unique()).sort_values()) is not None
+    """Whether the distinct timestamps, in order, have a frequency, or are months, quarters or years on
+    another day than the first (`snap_to_periods`: 05/02/2020 read day first, the 5th of each month)."""
+    index = pd.DatetimeIndex(parsed.dropna().unique()).sort_values()
+    return infer_frequency(index) is not None or snap_to_periods(index) is not None
 
 
 def _turns(parsed: pd.Series) -> int:
