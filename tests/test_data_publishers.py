@@ -1090,18 +1090,23 @@ def test_a_capital_flag_on_the_digits_is_stripped_and_a_column_of_codes_stays_te
     """Statistics Canada's estimate "19,507.5E" in a column of thousands separators left the whole column out
     as text (said as non-numeric, or "no numeric columns" where it was the only one), and Stats NZ's
     provisional "460346P" was refused: one capital on the digits is a flag (not K, M or B, scales). A column
-    mostly of such cells is codes ("1001A", "1002C"), not flagged values."""
+    mostly of such cells is codes ("1001A", "1002C"), not flagged values. Its quality flag B ("very good")
+    was read as billions (19,087.5B as 1.9e13, h47 F21): a K, M or B on numbers that are, as written, in
+    line with the column's plain numbers is a flag; where scaling puts them in line, a scale."""
     months = pd.period_range("2020-01", periods=24, freq="M").astype(str)
-    employment = [f'"{19_500.5 + k:,.1f}{"E" if k == 7 else ""}"' for k in range(24)]
+    employment = [f'"{19_500.5 + k:,.1f}{"E" if k == 7 else "B" if k in (3, 9) else ""}"' for k in range(24)]
     arrivals = [f"{460_000 + k}{'P' if k > 21 else ''}" for k in range(24)]
     codes = [f"{1000 + k}{'AC'[k % 2]}" for k in range(24)]
-    cells = zip(months, employment, arrivals, codes, strict=True)
-    rows = ["month,Employment (thousands),Arrivals,station", *map(",".join, cells)]
+    volume = [f"{0.9 + k / 100:.2f}B" if k % 2 else f"{(0.9 + k / 100) * 1e9:.0f}" for k in range(24)]
+    cells = zip(months, employment, arrivals, codes, volume, strict=True)
+    rows = ["month,Employment (thousands),Arrivals,station,volume", *map(",".join, cells)]
     frame, freq, note = read_noted(write(tmp_path, "labour.csv", "\n".join(rows) + "\n"))
-    assert list(frame.columns) == ["Employment (thousands)", "Arrivals"] and freq == "MS"
+    assert list(frame.columns) == ["Employment (thousands)", "Arrivals", "volume"] and freq == "MS"
     np.testing.assert_array_equal(frame["Employment (thousands)"], 19_500.5 + np.arange(24))
     np.testing.assert_array_equal(frame["Arrivals"], 460_000 + np.arange(24))
-    assert "stripped value flags (p, e) from 3 cell(s)" in note and "'station'" in note
+    np.testing.assert_allclose(frame["volume"], (0.9 + np.arange(24) / 100) * 1e9, rtol=1e-12)
+    assert "stripped value flags (b, p, e) from 5 cell(s)" in note and "'station'" in note
+    assert "read 12 number(s) ending in K (k), M or B as thousands, millions or billions" in note
 
 
 def test_the_treasurys_calendar_and_fiscal_parts_of_each_date_are_no_series(tmp_path):

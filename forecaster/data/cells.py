@@ -167,8 +167,9 @@ def to_numbers(
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
     kinds = _plain_kinds(cells)
+    plain = kinds.any(axis=1)
     values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
-    scales = np.ones(len(cells))
+    scales, letters = np.ones(len(cells)), np.full(len(cells), "", dtype=object)  # letters: K, k, M or B
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
         if (money := _unmoneyed(values[position])) is not None:
             said = ["-"] if values[position].endswith("-") else ["money"]
@@ -178,6 +179,7 @@ def to_numbers(
         if scaled is not None and number_kind(scaled["value"], flags=False) not in (None, "marker"):
             values[position], scales[position] = scaled["value"], _SCALES[scaled["suffix"]]
             suffixes.update([scaled["suffix"]])
+            letters[position] = scaled["suffix"] if scaled["suffix"] in "KkMB" else ""
         elif (below := _BELOW.fullmatch(values[position])) and number_kind(below["value"], flags=False):
             values[position], scales[position] = below["value"], 0.5
             suffixes.update(["<"])
@@ -204,9 +206,16 @@ def to_numbers(
     written = written[~marked]
     digits = written.str.replace(groups, "", regex=True).str.replace(",", ".", regex=False)
     try:
-        parsed = pd.to_numeric(digits).to_numpy(np.float64) * scales[~marked]
+        parsed = pd.to_numeric(digits).to_numpy(np.float64)
     except (ValueError, OverflowError):  # e.g. an integer of more digits than Python converts: not a value
         return None
+    letters = letters[~marked]
+    lettered = letters != ""
+    if lettered.any() and _letters_flag(parsed, letters, plain[~marked]):  # StatCan's "19,087.5B"
+        flags.update(letter.lower() for letter in letters[lettered])
+        suffixes.subtract(letters[lettered])
+        scales[np.flatnonzero(~marked)[lettered]] = 1.0
+    parsed = parsed * scales[~marked]
     numbers = np.full(len(column), np.nan)
     numbers[np.flatnonzero(column.notna().to_numpy())[~marked]] = parsed
     tally.markers.update(values[marked])
@@ -214,6 +223,23 @@ def to_numbers(
     tally.grouped += int(written.str.contains(groups).sum())
     tally.scaled.update(suffixes)
     return pd.Series(numbers, index=column.index, name=column.name)
+
+
+def _letters_flag(written: np.ndarray, letters: np.ndarray, plain: np.ndarray) -> bool:
+    """Whether the K, M or B after numbers (`letters`, "" where none) flags them (Statistics Canada's B,
+    "very good") rather than scaling them: the numbers as written are closer in magnitude (log10 of the
+    medians) to the column's plain numbers than scaled. Investing.com's volumes ("2.47M", "1.2B") have no
+    plain numbers beside them."""
+    lettered = letters != ""
+    reference = np.abs(written[plain & ~lettered])
+    shown = np.abs(written[lettered])
+    scales = np.array([_SCALES[letter] for letter in letters[lettered]])
+    reference, scales, shown = reference[reference > 0], scales[shown > 0], shown[shown > 0]
+    if not (reference.size and shown.size):
+        return False
+    typical = np.log10(np.median(reference))
+    as_written, as_scaled = np.log10(np.median(shown)), np.log10(np.median(shown * scales))
+    return bool(abs(as_written - typical) < abs(as_scaled - typical))
 
 
 def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally) -> pd.DataFrame:
