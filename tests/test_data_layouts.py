@@ -688,3 +688,22 @@ def test_separators_written_between_spaces_split_the_columns(tmp_path, separator
     assert series.frame.index.equals(pd.DatetimeIndex(months, name="date"))
     np.testing.assert_array_equal(series.frame["sales"], sales)
     np.testing.assert_array_equal(series.frame["price"], price)
+
+
+def test_a_wide_table_of_thousands_with_a_gap_is_read_wide(tmp_path):
+    """A World Bank / WEO-like table of "1,037.1" values with one empty cell: the period column '2001', two
+    cells of the same "1,037.1" beside a blank, read as dates (the year 2037), so the table was taken for
+    one dated by its column '2001' and refused as series in rows (h47 F19). A period of the header is no
+    date column."""
+    years = range(2000, 2020)
+    values = {"Australia": 1000 + 37.1 * np.arange(20), "Mexico": 1000 + 37.1 * np.arange(20)}
+    rows = [",".join(["Country", *map(str, years)])]
+    for name, series in values.items():
+        cells = ["" if (name, k) in (("Australia", 19), ("Mexico", 10)) else f'"{v:,.1f}"'
+                 for k, v in enumerate(series)]  # fmt: skip
+        rows.append(",".join([name, *cells]))
+    frame, freq, note = read_noted(write(tmp_path, "wdi.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["Australia", "Mexico"] and freq == "YS-JAN"
+    assert frame.index.equals(pd.date_range("2000-01-01", periods=20, freq="YS", name=frame.index.name))
+    np.testing.assert_allclose(frame["Mexico"], values["Mexico"], rtol=1e-12)  # the gap interpolated
+    assert np.isnan(frame["Australia"].iloc[-1]) and "read the wide layout: 2 row(s)" in note

@@ -43,7 +43,7 @@ from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.series import ReadOptions
-from forecaster.data.wide import DATE_COLUMN, looks_wide, season_by_year, to_long, year_by_season
+from forecaster.data.wide import DATE_COLUMN, dated_apart, looks_wide, season_by_year, to_long, year_by_season
 from forecaster.errors import DataError
 
 PREFIX_LINES = 200
@@ -425,7 +425,7 @@ def arrange(
         raw, note = by
         said.append(note)
         context = "in this season-by-year table line 2 means the first year's first season, line 3 its second"
-    elif automatic and looks_wide(raw.columns) and find_date(raw) is None:
+    elif automatic and looks_wide(raw.columns) and not dated_apart(raw.columns, find_date(raw)):
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"

@@ -154,6 +154,13 @@ def looks_wide(header: Sequence[str], ordered: bool = False) -> bool:
     return end - first >= MIN_PERIODS and 2 * (end - first) > len(_named(header))
 
 
+def dated_apart(header: Sequence[str], date_col: str | None) -> bool:
+    """Whether a table whose header looks wide has a date column of its own: not one of its periods, whose
+    cells are values ("1,037.1" reads as the year 2037)."""
+    first, end = period_span(header)
+    return date_col is not None and date_col not in _named(header)[first:end]
+
+
 def _distinct(parts: list[pd.Series]) -> int:
     return len(set(zip(*parts, strict=True))) if parts else 1
 
