@@ -707,3 +707,16 @@ def test_a_wide_table_of_thousands_with_a_gap_is_read_wide(tmp_path):
     assert frame.index.equals(pd.date_range("2000-01-01", periods=20, freq="YS", name=frame.index.name))
     np.testing.assert_allclose(frame["Mexico"], values["Mexico"], rtol=1e-12)  # the gap interpolated
     assert np.isnan(frame["Australia"].iloc[-1]) and "read the wide layout: 2 row(s)" in note
+
+
+@pytest.mark.parametrize("first", [1000, 900])
+def test_thousands_separators_without_quotes_are_refused_naming_the_line(tmp_path, first):
+    """`2020-01-01,1,000` under `date,sales`: read as 'sales' 1 and 'column 3' 0 without a word, or where the
+    values pass 999 mid-file, refused as "column 'month' ... 980 is not a month number" (h47 F2, F9)."""
+    rows = ["date,sales", *(f"{2000 + k}-01-01,{first + 37 * k:,}" for k in range(30))]
+    line = 2 if first == 1000 else 5  # 900 + 37 * 3 = 1,011
+    message = one_line_error(write(tmp_path, "sales.csv", "\n".join(rows) + "\n"))
+    assert message.endswith(f"line {line} has 3 fields under a header of 2, its last ones "
+                            f"'{first + 37 * (line - 2):,}': a number written with a thousands separator and "
+                            'no quotes; expected such numbers quoted ("1,000") or written without separators '
+                            "(1000)")  # fmt: skip

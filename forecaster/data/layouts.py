@@ -132,6 +132,24 @@ def _padded(records: list[tuple[int, list[str]]]) -> bool:
     return 2 * lone > len(records)
 
 
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def _unquoted_thousands(records: list[tuple[int, list[str]]]) -> tuple[int, int, int, str] | None:
+    """(file line, cells, the header's cells, the last ones joined) of the first record longer than the
+    header (the first record) whose cells from the header's last column on join into a number grouped by
+    commas ("2005,1,000" under "date,value"), where every longer record does: thousands separators not quoted
+    split a value into columns (read as 'sales' 1 and 'column 3' 0, unsaid)."""
+    width = len(records[0][1]) if records else 0
+    longer = [(start, cells) for start, cells in records[1:] if len(cells) > width]
+    if width < 2 or not longer:
+        return None
+    joined = [",".join(cell.strip() for cell in cells[width - 1 :]) for _, cells in longer]
+    if not all(_GROUPED.fullmatch(text) for text in joined):
+        return None
+    return longer[0][0] + 1, len(longer[0][1]), width, joined[0]
+
+
 def _datum(text: str) -> bool:
     """A first cell that looks like a date or a number, not a title (a digit, no word)."""
     return any(char.isdigit() for char in text) and not _WORD.search(text)
@@ -180,6 +198,11 @@ def sniff(source: Any, **options: Any) -> Layout:
     if len(widest) > MAX_COLUMNS:  # one line of 8 million cells below a narrow header: 22 s of sniffing
         raise DataError(f"{where}: line {start + 1} has {len(widest):,} cells; expected at most "
                         f"{MAX_COLUMNS:,} columns, as many as its header's")  # fmt: skip
+    if delimiter == "," and (split := _unquoted_thousands(records)) is not None:
+        line, cells, named, joined = split
+        raise DataError(f"{where}: line {line} has {cells} fields under a header of {named}, its last ones "
+                        f"{joined!r}: a number written with a thousands separator and no quotes; "
+                        f'expected such numbers quoted ("1,000") or written without separators (1000)')
     rows = [cells for _, cells in records]
     ons = ons_names(rows, width)
     if ons is not None:
