@@ -720,3 +720,22 @@ def test_thousands_separators_without_quotes_are_refused_naming_the_line(tmp_pat
                             f"'{first + 37 * (line - 2):,}': a number written with a thousands separator and "
                             'no quotes; expected such numbers quoted ("1,000") or written without separators '
                             "(1000)")  # fmt: skip
+
+
+@pytest.mark.parametrize(("cell", "said"), [
+    ("-inf", "column 'value' holds text where numbers are expected: line 10 '-inf' (1 cell(s) in total)"),
+    ("xyz", "column 'value' holds text where numbers are expected: line 10 'xyz' (1 cell(s) in total)"),
+])  # fmt: skip
+def test_a_flag_is_stripped_from_a_marker_only_apart_from_it(tmp_path, cell, said):
+    """Beside a '..' marker, `-inf` was read as the marker '-' flagged 'inf', and `xyz` as 'x' flagged 'yz':
+    missing values, interpolated (h47 F7); the refusal of a cell pandas reads named the '..' (F8). Eurostat's
+    ': c' (confidential) is a marker with its flag."""
+    values = [f"{100 + k}" for k in range(30)]
+    values[4], values[8] = "..", cell
+    rows = ["date,value", *(f"{2020 + k // 12}-{k % 12 + 1:02d}-01,{v}" for k, v in enumerate(values))]
+    assert said in one_line_error(write(tmp_path, "a.csv", "\n".join(rows) + "\n"))
+    values[8] = ": c"
+    rows = ["date,value", *(f"{2020 + k // 12}-{k % 12 + 1:02d}-01,{v}" for k, v in enumerate(values))]
+    frame, _, note = read_noted(write(tmp_path, "b.csv", "\n".join(rows) + "\n"))
+    assert "read 2 cell(s) marked '..', ':' as missing; stripped value flags (c) from 1 cell(s)" in note
+    assert frame["value"].iloc[8] == pytest.approx(108.0)  # interpolated

@@ -119,7 +119,9 @@ def _unflagged(text: str) -> tuple[str, str | None]:
     if number_kind(text, flags=False) is not None:
         return text, None
     found = _FLAGGED.fullmatch(text) or _CAPITAL_FLAG.fullmatch(text)
-    if found is None or number_kind(found["value"], flags=False) is None:
+    kind = None if found is None else number_kind(found["value"], flags=False)
+    joined = found is not None and found.end("value") == found.start("flag") and found["flag"][0] != "("
+    if kind is None or (kind == "marker" and joined):  # Eurostat's ": c", not "-inf" nor "xyz"
         return text, None
     flag = found["flag"]
     if flag.upper() in MONTHS and found["value"].isdigit():  # ONS month labels such as "1990 JAN"

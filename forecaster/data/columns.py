@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell
+from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell, number_kind
 from forecaster.data.dateparts import codes_the_dates, date_codes, restates_a_part
 from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
@@ -160,6 +160,8 @@ def numeric_columns(
             mixed = pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")  # a file's: text
             odd = column.map(not_a_number_cell).to_numpy(dtype=bool) if mixed else np.zeros(len(column), bool)
             bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
+            unread = np.flatnonzero(column.map(lambda cell: isinstance(cell, str) and not number_kind(cell)))
+            bad = unread if bad.size and unread.size and not odd.any() else bad  # not '..' beside '-inf'
             if bad.size:
                 parsed = int(numbers.notna().sum())
                 if not explicit and parsed < bad.size:
