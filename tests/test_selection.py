@@ -358,7 +358,9 @@ def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it
     """A monthly release of employment (a season on a trend) and a rate (no season): one forecast for both
     columns was naive's, seasonal drift's being far off on the rate; column by column, seasonal drift and
     naive, lower on each column on both periods, are the bundle, with a third of naive's test MSE (on an input
-    of 13 steps); by default Holt-Winters takes the employment column."""
+    of 13 steps). By default Holt-Winters takes both columns, lower on each period than the per-column
+    forecast (0.25 of naive's test MSE, Holt-Winters for the employment and naive for the rate, until its
+    states started from the first two seasons: 0.10)."""
     from forecaster.api import Forecaster
     from forecaster.commands.common import print_training
 
@@ -367,8 +369,8 @@ def test_each_column_of_a_file_takes_the_forecast_that_fits_nothing_that_fits_it
     frame = pd.DataFrame({"month": pd.date_range("2015-01-01", periods=108, freq="MS"),
                           "employment": 120000 + 300 * months + season, "rate": 5 + np.sin(months / 6)})
     smoothed = Forecaster(horizon=6, max_epochs=1).fit(frame).bundle
-    assert smoothed.training["columns"] == {"employment": "holt_winters", "rate": "naive"}
-    assert smoothed.metrics["mse"] < smoothed.metrics["naive"]["mse"] / 2
+    assert smoothed.model_name == "holt_winters" and "columns" not in smoothed.training
+    assert smoothed.metrics["mse"] < smoothed.metrics["naive"]["mse"] / 10
     bundle = Forecaster(horizon=6, max_epochs=1, input_size=13).fit(frame).bundle  # no Holt-Winters
     assert bundle.training["candidate"] == "per-column"
     assert bundle.training["columns"] == {"employment": "seasonal_drift", "rate": "naive"}

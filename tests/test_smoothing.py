@@ -27,10 +27,14 @@ def smoothed_by_hand(y: list[float], horizon: int, season: int) -> list[float]:
         for beta in BETAS:
             for phi in PHIS:
                 for gamma in GAMMAS if season > 1 else (0.0,):
-                    if season > 1:
-                        level = sum(y[:season]) / season
-                        trend = (sum(y[season : 2 * season]) / season - level) / season
-                        states, start = [value - level for value in y[:season]], season
+                    if season > 1:  # the line through the two first seasons' means, level at its first end
+                        first, second = sum(y[:season]) / season, sum(y[season : 2 * season]) / season
+                        trend = (second - first) / season
+                        line = [first + trend * (t - (season - 1) / 2) for t in range(2 * season)]
+                        off = [value - on_line for value, on_line in zip(y, line, strict=False)]
+                        states = [(off[p] + off[season + p]) / 2 for p in range(season)]
+                        states = [state - sum(states) / season for state in states]
+                        level, start = line[season - 1], season
                     else:
                         steps = min(len(y) - 1, TREND_START_STEPS)
                         level, trend, states, start = y[0], (y[steps] - y[0]) / steps, [0.0], 1

@@ -7,7 +7,10 @@ packages fit one model per series, by the lowest one-step squared error over the
 (`GRID`). Nothing is learned across windows, so it is scored, calibrated and chosen as the other
 baselines are. Kept on every one of h43's 147 held-out short series (yearly to daily), it forecast with
 0.64x naive's MASE (geometric mean) from an input of 70% of the rows; statsmodels' AICc-chosen Holt-Winters
-(whole histories) 0.63x, and forecaster's defaults before it 0.72x (monthly: 0.51x, 0.45x, 0.63x).
+(whole histories) 0.63x, and forecaster's defaults before it 0.72x (monthly: 0.51x, 0.45x, 0.63x). Its states
+start from the line through the first two seasons' means, the level at the first season's end where smoothing
+starts (it started at the season's centre, a trend of half a season behind): on h48's 137 series 0.98x the
+held-out MAE of that start (monthly 0.95x, weekly 1.02x; bootstrap CIs include 1).
 """
 
 from __future__ import annotations
@@ -36,13 +39,13 @@ TREND_START_STEPS = 3
 
 @dataclass(frozen=True)
 class HoltWintersConfig(SeasonalNaiveConfig):
-    """A season of `season` steps (1: none), two of which the input holds: the first starts the seasonal
-    states, the second the trend."""
+    """A season of `season` steps (1: none), two of which the input holds: they start the level, the trend
+    and the seasonal states."""
 
     label = "holt_winters"
 
     input_size: int = setting(help="history length L", minimum=2, maximum=MAX_STEPS, cli=False)
-    season_limit = "at most half of input_size ({input_size}): the first season starts the smoothing"
+    season_limit = "at most half of input_size ({input_size}): the first two seasons start the smoothing"
     season_optional = True
 
     @staticmethod
@@ -84,10 +87,15 @@ class HoltWintersForecaster(nn.Module):
         """(N, L) float64 series -> (N, H) forecasts."""
         season, horizon, length = self.config.season, self.config.horizon, y.shape[1]
         alpha, beta, phi, gamma = (column[:, None] for column in self.grid.unbind(1))  # each (K, 1)
-        if season > 1:
-            level = y[:, :season].mean(1)
-            trend = (y[:, season : 2 * season].mean(1) - level) / season
-            seasonal = (y[:, :season] - level[:, None]).expand(len(self.grid), -1, -1).clone()  # (K, N, m)
+        if season > 1:  # the line through the first two seasons' means, and their mean deviation from it
+            means = y[:, : 2 * season].view(len(y), 2, season).mean(2)
+            trend = (means[:, 1] - means[:, 0]) / season
+            steps = torch.arange(2 * season, dtype=y.dtype, device=y.device) - (season - 1) / 2
+            line = means[:, :1] + trend[:, None] * steps  # (N, 2m), the first season's mean at its centre
+            deviation = (y[:, : 2 * season] - line).view(len(y), 2, season).mean(1)
+            deviation = deviation - deviation.mean(1, keepdim=True)
+            level = line[:, season - 1]  # at the first season's last step, where smoothing starts
+            seasonal = deviation.expand(len(self.grid), -1, -1).clone()  # (K, N, m)
         else:
             steps = min(length - 1, TREND_START_STEPS)
             level, trend = y[:, 0], (y[:, steps] - y[:, 0]) / steps
