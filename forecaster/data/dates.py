@@ -159,10 +159,22 @@ def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
     "2015:5"): the kind ("fiscal year", "quarter", ...) and the positions of the values that are not."""
     texts = _label_texts(values)
     for pattern, part in PERIOD_LABELS:
-        fits = _labels_of(texts, pattern, part)[1]
+        found, fits = _labels_of(texts, pattern, part)
+        if part not in ("span", "day") and fits.any():  # of the form, but no such period: "2001M13"
+            pairs = found[fits][["year", part]].itertuples(index=False)
+            fits[fits] = [_possible(int(year), part, int(value)) for year, value in pairs]
         if 2 * fits.sum() > len(fits) and not fits.all():
             return {"span": "fiscal year"}.get(part, part), np.flatnonzero(~fits)
     return None
+
+
+def _possible(year: int, part: str, value: int) -> bool:
+    """Whether a period exists (no 13th month, no week 53 of a 52-week year)."""
+    try:
+        first_day(year, part, value)
+    except ValueError:
+        return False
+    return True
 
 
 def _label_texts(values: pd.Series) -> pd.Series:
