@@ -134,7 +134,8 @@ def _check_distinct(paths: dict[str, str | Path | None], model: str) -> None:
 
 
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
-_NOT_CSV = (".xlsx", ".xlsm", ".xls", ".ods", ".json", ".parquet", ".feather", ".pkl", ".pickle", ".h5")
+_NOT_CSV = (".xlsx", ".xlsm", ".xls", ".ods", ".json", ".parquet", ".feather", ".pkl", ".pickle", ".h5",
+            ".zst", ".zstd", ".lz4", ".br", ".7z", ".tar", ".tgz", ".sz")  # compressions not written
 
 
 def csv_written(output: Path) -> dict[str, Any]:
