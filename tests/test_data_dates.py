@@ -539,7 +539,7 @@ def test_a_number_among_date_texts_is_named_as_no_timestamp():
 def test_zoned_dates_snap_to_their_months_without_pandas_chatter() -> None:
     """A zoned index went through `to_period`, whose warning that it drops the zone reached the user's
     terminal (a 10-minute sensor log in UTC with an outage printed it three times)."""
-    from forecaster.data.dates import snap_to_periods
+    from forecaster.data.grids import snap_to_periods
 
     released = pd.DatetimeIndex(["2024-01-15", "2024-02-14", "2024-03-15", "2024-04-15"], tz="UTC")
     with warnings.catch_warnings():

@@ -16,7 +16,8 @@ from layout_checks import one_line_error, read_noted, write
 from forecaster.api import Forecaster
 from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv
-from forecaster.data.layouts import DELIMITERS, sniff
+from forecaster.data.layouts import sniff
+from forecaster.data.records import DELIMITERS
 from forecaster.errors import DataError
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
 import os
 import re
 from collections import Counter
@@ -42,6 +41,7 @@ from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
+from forecaster.data.records import DELIMITERS, padded, split_records, unquoted_thousands
 from forecaster.data.series import ReadOptions
 from forecaster.data.wide import DATE_COLUMN, dated_apart, looks_wide, season_by_year, to_long, year_by_season
 from forecaster.errors import DataError
@@ -50,7 +50,6 @@ PREFIX_LINES = 200
 # Columns a table may have: Traffic has 862; reading one of 1,000,000 (10 MB) took 131 s and 4.4 GB before
 # it failed, of 100,000 30 s (a table of that many series is a long one: a row per series and time).
 MAX_COLUMNS = 50_000
-DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters", " ": "spaces"}
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
@@ -109,47 +108,6 @@ def _prefix(source: Any, **options: Any) -> list[str]:
     return [texts[0].removeprefix("\ufeff"), *texts[1:]]
 
 
-def _records(lines: list[str], delimiter: str) -> list[tuple[int, list[str]]]:
-    """(first file line, 0-based, and cells) of each record that is not blank."""
-    if delimiter == " ":  # a text table: values in columns lined up by spaces
-        return [(row, line.split()) for row, line in enumerate(lines) if line.strip()]
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter)
-    records, start = [], 0
-    try:
-        for cells in reader:
-            if any(cell.strip() for cell in cells):
-                records.append((start, cells))
-            start = reader.line_num
-    except csv.Error:  # the prefix ends inside a quoted cell
-        pass
-    return records
-
-
-def _padded(records: list[tuple[int, list[str]]]) -> bool:
-    """Most records split at spaces hold a lone ",", ";" or "|": the file's separator, written between
-    spaces."""
-    lone = sum(any(cell in DELIMITERS for cell in cells) for _, cells in records)
-    return 2 * lone > len(records)
-
-
-_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-
-
-def _unquoted_thousands(records: list[tuple[int, list[str]]]) -> tuple[int, int, int, str] | None:
-    """(file line, cells, the header's cells, the last ones joined) of the first record longer than the
-    header (the first record) whose cells from the header's last column on join into a number grouped by
-    commas ("2005,1,000" under "date,value"), where every longer record does: thousands separators not quoted
-    split a value into columns (read as 'sales' 1 and 'column 3' 0, unsaid)."""
-    width = len(records[0][1]) if records else 0
-    longer = [(start, cells) for start, cells in records[1:] if len(cells) > width]
-    if width < 2 or not longer:
-        return None
-    joined = [",".join(cell.strip() for cell in cells[width - 1 :]) for _, cells in longer]
-    if not all(_GROUPED.fullmatch(text) for text in joined):
-        return None
-    return longer[0][0] + 1, len(longer[0][1]), width, joined[0]
-
-
 def _datum(text: str) -> bool:
     """A first cell that looks like a date or a number, not a title (a digit, no word)."""
     return any(char.isdigit() for char in text) and not _WORD.search(text)
@@ -172,7 +130,7 @@ def sniff(source: Any, **options: Any) -> Layout:
     lines = _prefix(source, **options)
     best: tuple[tuple[int, int], str, list, int] | None = None
     for delimiter in DELIMITERS:
-        records = _records(lines, delimiter)
+        records = split_records(lines, delimiter)
         widths = Counter(len(cells) for _, cells in records if len(cells) > 1)
         if widths:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
@@ -180,7 +138,7 @@ def sniff(source: Any, **options: Any) -> Layout:
                 continue
             if delimiter == " " and best is not None and best[1] == "\t" and rows <= best[0][0]:
                 continue  # words of a cell between tabs ("Stockholm county"): more columns, the same rows
-            if delimiter == " " and _padded(records):
+            if delimiter == " " and padded(records):
                 continue  # "a , b": separators with spaces around them, not a table lined up by spaces
             # a text table's rows are most lines, and most of them values (a date's time is no column)
             values = (len(cells) == width and _data_row(cells) for _, cells in records)
@@ -198,7 +156,7 @@ def sniff(source: Any, **options: Any) -> Layout:
     if len(widest) > MAX_COLUMNS:  # one line of 8 million cells below a narrow header: 22 s of sniffing
         raise DataError(f"{where}: line {start + 1} has {len(widest):,} cells; expected at most "
                         f"{MAX_COLUMNS:,} columns, as many as its header's")  # fmt: skip
-    if delimiter == "," and (split := _unquoted_thousands(records)) is not None:
+    if delimiter == "," and (split := unquoted_thousands(records)) is not None:
         line, cells, named, joined = split
         raise DataError(f"{where}: line {line} has {cells} fields under a header of {named}, its last ones "
                         f"{joined!r}: a number written with a thousands separator and no quotes; "

@@ -44,9 +44,9 @@ from forecaster.data.dateparts import (
     with_hours,
     written_as_parts,
 )
-from forecaster.data.dates import snap_to_periods
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
+from forecaster.data.grids import snap_to_periods
 from forecaster.data.keys import key_parts, with_key
 from forecaster.data.labels import label_style
 from forecaster.data.layouts import Layout, arrange, sniff

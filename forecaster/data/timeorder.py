@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from forecaster.data.dates import regular_grid
+from forecaster.data.grids import regular_grid
 from forecaster.data.missing import advice, line
 from forecaster.data.registry import DatasetSpec
 from forecaster.data.timeindex import infer_frequency
