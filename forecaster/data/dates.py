@@ -160,16 +160,17 @@ def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
         found, fits = _labels_of(texts, pattern, part)
         if part not in ("span", "day") and fits.any():  # of the form, but no such period: "2001M13"
             pairs = found[fits][["year", part]].itertuples(index=False)
-            fits[fits] = [_possible(int(year), part, int(value)) for year, value in pairs]
+            fits[fits] = [_possible(year, part, value) for year, value in pairs]
         if 2 * fits.sum() > len(fits) and not fits.all():
             return {"span": "fiscal year"}.get(part, part), np.flatnonzero(~fits)
     return None
 
 
-def _possible(year: int, part: str, value: int) -> bool:
-    """Whether a period exists (no 13th month, no week 53 of a 52-week year)."""
+def _possible(year: str, part: str, value: str) -> bool:
+    """Whether a period found as text exists (no 13th month, no week 53 of a 52-week year); a month found by
+    its name is its number as "1.0"."""
     try:
-        first_day(year, part, value)
+        first_day(int(float(year)), part, int(float(value)))
     except ValueError:
         return False
     return True
