@@ -457,3 +457,16 @@ def test_an_unknown_model_is_refused_naming_only_the_models_one_can_train(csv, t
     assert line.startswith("forecaster: error: model must be one of dlinear, drift, ")
     assert line.endswith("got 'nosuch'")
     assert "ensemble" not in line and "lra_classifier" not in line
+
+
+def test_data_describe_of_a_folder_or_a_pipe_says_what_it_is(tmp_path, capsys):
+    """`data describe --csv` of a folder, a FIFO or /dev/zero said "no such file, and not a registered
+    dataset", where `train` says what the path is (h47 #13)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, what in ((tmp_path, "is a folder"), (fifo, "is not a regular file")):
+        line = refused(["data", "describe", "--csv", path], capsys)
+        assert line == f"forecaster: error: {path}: {what}; expected a CSV, TSV or Excel file"
+    line = refused(["data", "describe", "--csv", tmp_path / "none.csv"], capsys)
+    assert line.startswith(f"forecaster: error: {tmp_path / 'none.csv'}: no such file, and not a registered "
+                           "dataset (ETTh1, ")

@@ -35,6 +35,8 @@ def load_source(name_or_path: str, *, data_dir: str | Path | None = None, **opti
     try:
         spec = get_spec(name_or_path)
     except DataError:
+        if path.exists():  # a folder, a device, a pipe: read_csv says which
+            return read_csv(path, **options)
         raise DataError(
             f"{name_or_path}: no such file, and not a registered dataset ({', '.join(DATASETS)})"
         ) from None
