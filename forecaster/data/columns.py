@@ -160,13 +160,14 @@ def numeric_columns(
             mixed = pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty")  # a file's: text
             odd = column.map(not_a_number_cell).to_numpy(dtype=bool) if mixed else np.zeros(len(column), bool)
             bad = np.flatnonzero((numbers.isna() & column.notna()).to_numpy() | odd)
-            unread = np.flatnonzero(column.map(lambda cell: isinstance(cell, str) and not number_kind(cell)))
-            bad = unread if bad.size and unread.size and not odd.any() else bad  # not '..' beside '-inf'
             if bad.size:
                 parsed = int(numbers.notna().sum())
                 if not explicit and parsed < bad.size:
                     skipped.append(name)
                     continue
+                if not odd.any():  # named: the cells no reading takes, not the markers beside them
+                    unread = column.map(lambda text: isinstance(text, str) and not number_kind(text))
+                    bad = np.flatnonzero(unread.to_numpy(dtype=bool)) if unread.any() else bad
                 shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
                 raise DataError(
                     f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
