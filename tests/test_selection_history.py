@@ -158,3 +158,46 @@ def test_a_reference_the_train_split_refuses_is_said(tmp_path: Path, caplog) -> 
     scores = f"({drift.val_mse:.4f} against {naive.val_mse:.4f})"
     expected = f"drift forecasts validation better than naive {scores}, not the train split's windows better"
     assert f"{expected} than naive: no reference" in said
+
+
+@pytest.mark.parametrize(
+    ("seasons", "blocks", "shared_history", "reference"),
+    [((1, 12, 1), 1, False, 1), ((1, 1, 1), 1, False, 2), ((1, 12, 1), 2, False, 2),
+     ((1, 12, 1), 1, True, 2)],
+)
+def test_with_no_train_split_one_window_does_not_trade_a_season_for_none(
+    seasons, blocks, shared_history, reference
+) -> None:
+    """USAccDeaths (54 months, horizon 18, no train window): naive 0.9608, seasonal naive 0.6434 and a
+    2-month mean 0.6164 on the one validation window; the mean became the reference and scored 0.91x
+    naive's held-out MAE, seasonal naive 0.47x. A season is given up for none only on two blocks at least
+    or where the train split agrees; a forecast without a season replaces another without one as before."""
+    periods = [[Score(m, np.full(blocks, m)) for m in (0.9608, 0.6434, 0.6164)]]
+    history = np.array([[1.0], [0.9], [1.1]])
+    histories = [history, history * 0.7, history * 0.5] if shared_history else None
+    assert fits_nothing_reference(periods, 3, histories, list(seasons)) == reference
+
+
+USACCDEATHS_SEEN = [  # R's datasets::USAccDeaths, monthly US accidental deaths, January 1973 to June 1977
+    9007, 8106, 8928, 9137, 10017, 10826, 11317, 10744, 9713, 9938, 9161, 8927,
+    7750, 6981, 8038, 8422, 8714, 9512, 10120, 9823, 8743, 9129, 8710, 8680,
+    8162, 7306, 8124, 7870, 9387, 9556, 10093, 9620, 8285, 8466, 8160, 8034,
+    7717, 7461, 7767, 7925, 8623, 8945, 10078, 9179, 8037, 8488, 7874, 8647,
+    7792, 6957, 7726, 8106, 8890, 9299,
+]
+
+
+def test_usaccdeaths_keeps_its_season_over_a_two_month_mean(tmp_path: Path) -> None:
+    """The rule above where `keep_best` applies it: the file h48 scored, as `--model auto` fits its
+    forecasts that fit nothing (no train window, one validation window); the mean is lower there."""
+    index = pd.date_range("1973-01-01", periods=len(USACCDEATHS_SEEN), freq="MS", name="month")
+    frame = pd.DataFrame({"deaths": np.array(USACCDEATHS_SEEN, dtype=float)}, index=index)
+    series = TimeSeries(frame, "MS", "usaccdeaths.csv", date_col="month", options=ReadOptions())
+    settings = TrainSettings(horizon=18, model_name="auto")
+    fitted = []
+    for name in ("naive", "seasonal_naive", "mean"):
+        [candidate] = plan(dataclasses.replace(settings, model_name=name), series)
+        fitted.append(fit_candidate(series, settings, candidate, tmp_path / name))
+    naive, seasonal, mean = (result.val_mse for result in fitted)
+    assert mean < seasonal < naive and all(result.history is None for result in fitted)
+    assert keep_best(fitted, series, settings)[0].candidate.label == "seasonal_naive"

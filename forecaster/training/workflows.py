@@ -56,6 +56,7 @@ from forecaster.training.scoring import (
     history_means,
     interval_method,
     interval_report,
+    season_of,
     simplest_consistent,
     split_windows,
     toward_naive_weights,
@@ -150,7 +151,8 @@ def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings)
         periods.append([result.earlier for result in fitted])
     baselines = fits_nothing_count(fitted)
     histories = [result.history for result in fitted[:baselines]]
-    chosen = simplest_consistent(periods, max(baselines, 1), histories)
+    seasons = [season_of(result.model) for result in fitted[:baselines]]
+    chosen = simplest_consistent(periods, max(baselines, 1), histories, seasons)
     if len(fitted) > 1:
         _say_why(fitted, chosen, periods, baselines)
     return fitted[chosen], {result.candidate.label: result.val_mse for result in fitted}
@@ -171,6 +173,9 @@ def _say_why(fitted: list[Fitted], chosen: int, periods: list[list[Score]], base
         said = [f"{scores[lowest].mse:.4f} against {scores[chosen].mse:.4f}" for scores in periods]
         if means := history_means(fitted[lowest].history, fitted[chosen].history):
             said.append(f"train split {means[0].mean():.4f} against {means[1].mean():.4f}")
+        elif season_of(fitted[chosen].model) > 1 and season_of(fitted[lowest].model) == 1:
+            said.append("no train split to say: a forecast without a season replaces a seasonal one on two "
+                        "blocks at least")  # fmt: skip
         log.info("kept %s though %s scored lower on validation: of the forecasts that fit nothing, a later "
                  "one is kept only where it is lower on every validation period and on the train split's "
                  "windows (%s)", labels[chosen], labels[lowest], ", ".join(said))  # fmt: skip
