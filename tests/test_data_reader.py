@@ -471,6 +471,23 @@ def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_ut
             read_csv(path.with_suffix(".csv.xz"), id_col="country")
 
 
+def test_a_utf8_byte_order_mark_before_windows_text_is_refused_not_read_as_gbk(tmp_path):
+    """Excel's "CSV UTF-8" mark, then a Latin-1 editor's body: GBK read it, 'Bevölkerung' became
+    'Bev鰈kerung' and the date column '锘縕eit' (h47). The mark says UTF-8: the first line that is not is
+    named; without the mark the same bytes read as Windows-1252."""
+    quarters = [f"{2000 + i // 4} Q{i % 4 + 1}" for i in range(24)]
+    values = [f"{q};{8000 + i},5;{400 + i},25" for i, q in enumerate(quarters)]
+    rows = ["Zeit;Bevölkerung;Erwerbstätige", *values]
+    body = "\r\n".join(rows).encode("cp1252") + b"\r\n"
+    path = tmp_path / "bom.csv"
+    path.write_bytes(codecs.BOM_UTF8 + body)
+    with pytest.raises(DataError, match="bom.csv: line 1 is not UTF-8 though the file begins with UTF-8's "
+                                        "byte-order mark; expected one encoding: save it as UTF-8"):
+        read_csv(path)
+    path.write_bytes(body)
+    assert list(read_csv(path).columns) == ["Bevölkerung", "Erwerbstätige"]
+
+
 def test_compressed_files_read_by_their_content_whatever_their_name(tmp_path):
     text = _rows(HOURS, _ints(12))
     expected = read_csv(_write(tmp_path, "plain.csv", text)).frame

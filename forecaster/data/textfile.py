@@ -89,15 +89,16 @@ def read_options(path: Path) -> dict[str, Any]:
     if scan is None:
         with path.open("rb") as handle:
             scan = _scan(handle, limit=None)
-    if scan.not_utf8 is not None and (asian := _east_asian(path, packed)) is not None:
+    marked = scan.head.startswith(codecs.BOM_UTF8)  # Windows-1252 after it was read as GBK (h47)
+    if scan.not_utf8 is not None and not marked and (asian := _east_asian(path, packed)) is not None:
         return {"compression": packed, "encoding": asian}
-    if scan.not_utf8 is not None and scan.utf8_letters:
+    if scan.not_utf8 is not None and scan.utf8_letters:  # UTF-8's byte-order mark is one such letter
         with _opened(path, packed) as handle:
             line = _line_at(handle, scan.not_utf8)
-        raise DataError(
-            f"{path}: line {line} is not UTF-8 though other lines are (two encodings in one "
-            "file read a name two ways, 'Türkiye' and 'TÃ¼rkiye'); expected one encoding: save it as UTF-8"
-        )
+        though = ("the file begins with UTF-8's byte-order mark" if marked else "other lines are (two "
+                  "encodings in one file read a name two ways, 'Türkiye' and 'TÃ¼rkiye')")  # fmt: skip
+        raise DataError(f"{path}: line {line} is not UTF-8 though {though}; expected one encoding: save it "
+                        "as UTF-8")  # fmt: skip
     windows = {} if scan.not_utf8 is None else {"encoding": _windows_text(scan.head)}
     return {"compression": packed, **windows}
 
