@@ -287,6 +287,18 @@ def test_title_lines_and_footer_notes_are_skipped(tmp_path):
     )
 
 
+def test_a_dos_end_of_file_byte_after_the_last_line_is_no_row(tmp_path):
+    """DOS programs end a file with ^Z (0x1A): alone on the last line it is no row and no note (the file was
+    refused: "no date column found"); after a number on the last line, that cell is named."""
+    rows = "year,value\n" + "".join(f"{2000 + k},{10 + k}.5\n" for k in range(25))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no note
+        series = read_csv(write(tmp_path, "dos.csv", rows + "\x1a"))
+    assert series.freq.startswith("Y") and len(series.frame) == 25 and series.frame["value"].iloc[-1] == 34.5
+    message = one_line_error(write(tmp_path, "glued.csv", rows[:-1] + "\x1a"))
+    assert "column 'value' holds text where numbers are expected: line 26 '34.5\\x1a'" in message
+
+
 def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_path):
     rows = "".join(f'2020-01-0{d},"{d},234",{d}.5\n' for d in range(1, 8))
     frame, _, note = read_noted(write(tmp_path, "grouped.csv", "date,a,b\n" + rows))

@@ -215,6 +215,7 @@ def sniff(source: Any, **options: Any) -> Layout:
 
 
 _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
+_DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
 
 
 def _footnote(text: str) -> bool:
@@ -239,15 +240,16 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
     kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
-        if pd.notna(cell) and str(cell).strip() and not _footnote(str(cell).strip()):  # " ": Stats NZ's gaps
+        text = str(cell).strip().strip(_DOS_END) if pd.notna(cell) else ""  # " ": Stats NZ's gaps
+        if text and not _footnote(text):
             break
-        notice = str(cell).strip().startswith(_NOTICES)  # "©IMF, 2024, Source: ...", split by its commas
+        notice = text.startswith(_NOTICES)  # "©IMF, 2024, Source: ...", split by its commas
         if not alone[end - 1] and not notice:
             if pd.isna(cell):
                 break
             kept = (end, notes) if kept is None else kept
-            summaries.append((end - 1, str(cell).strip()))
-        notes += int(pd.notna(cell) and (alone[end - 1] or notice))
+            summaries.append((end - 1, text))
+        notes += int(bool(text) and (alone[end - 1] or notice))
         end -= 1
     if summaries:
         text = str(first.iloc[end - 1]).strip() if end else ""
