@@ -338,6 +338,10 @@ def test_an_offset_after_a_zone_name_is_the_offset_people_mean_and_naive_beside_
     mixed = pd.DataFrame({"date": clock[:15] + zoned, "y": np.arange(30.0)})
     with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets"):
         read_frame(mixed)
+    months = [f"{2015 + k // 12}-{k % 12 + 1:02d}-01" for k in range(24)]  # a date's day is no offset (h47)
+    alternate = [month + ("T00:00:00+05:00" if k % 2 == 0 else "") for k, month in enumerate(months)]
+    with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets"):
+        read_frame(pd.DataFrame({"date": alternate, "y": np.arange(24.0)}))
 
 
 @pytest.mark.parametrize(("freq", "clock", "first"), [("h", "in UTC", "2020-02-29 23:00:00+00:00"),

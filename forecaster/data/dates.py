@@ -107,7 +107,8 @@ _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
 _LEAP_SECOND = re.compile(r"(?<=\d\d:\d\d):60(?=(?:[.,]0+)?(?:Z|[+-]\d\d(?::?\d\d)?)?$)")  # 23:59:60
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
 _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
-_OFFSET_AFTER_TIME = re.compile(r"\d\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")  # "...15:00+05:00", "...15:00Z"
+# "...15:00+05:00", "...15:00:00.5Z": after a time, not a date's day ("2015-02-01" read as offset -01:00)
+_OFFSET_AFTER_TIME = re.compile(r"\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")
 _GUESSED = 24  # the first values a format is inferred from where pandas infers none from the first
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
 NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
