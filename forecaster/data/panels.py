@@ -371,13 +371,14 @@ def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:
     """Whether a long table's column holds numbers measured per series: not true/false nor text, not the rows
     counted (Kaggle's store-sales `id`: its row numbers were forecast as a variable of every series) and not
     what the date alone determines (a day of the week, a holiday flag: Rossmann's DayOfWeek, Walmart's
-    IsHoliday)."""
+    IsHoliday), unless named as values (euro-area members' exchange rates to the euro, alike in an SDMX-CSV
+    OBS_VALUE: refused as unsorted, h47)."""
     values = raw[column]
     if pd.api.types.is_bool_dtype(values) or counts_rows(values):
         return False
     parsed = pd.to_numeric(values, errors="coerce")  # text of numbers only (Rossmann's StateHoliday: 0, a)
     numbers = pd.api.types.is_numeric_dtype(values) or parsed.notna().sum() == values.notna().sum()
-    return numbers and not _determines(raw, date_col, column)
+    return numbers and (str(column).lower() in VALUE_NAMES or not _determines(raw, date_col, column))
 
 
 def _labels(column: pd.Series) -> bool:
