@@ -525,6 +525,28 @@ def test_a_compressed_file_unpacking_past_the_bound_is_refused_before_pandas_rea
         read_csv(tmp_path / "cut.csv.gz")
 
 
+def test_a_line_longer_than_any_table_line_is_refused_as_soon_as_it_is_seen(tmp_path, monkeypatch):
+    """One line of 100 MB (in 100 KB of gzip) took 26 s and 830 MB to refuse (h47): a line past
+    MAX_LINE_BYTES (8 MiB; 64 KiB here) is named while the bytes are scanned, wherever it lies (across the
+    scan's megabyte chunks here), in a plain or a compressed file; old Macs' lines end with "\\r" alone."""
+    from forecaster.data import textfile
+
+    monkeypatch.setattr(textfile, "MAX_LINE_BYTES", 2**16)
+    rows = "".join(f"{stamp:%Y-%m-%d %H:%M},{k % 97}.25\n" for k, stamp in
+                   enumerate(pd.date_range("2000-01-01", periods=45_000, freq="h")))  # fmt: skip
+    content = ("date,value\n" + rows + "2004-07-26 16:00," + "9" * 2**17 + "\n").encode()
+    assert len(content) - 2**17 < 2**20 < len(content)  # the long line crosses the first chunk's end
+    (tmp_path / "long.csv.gz").write_bytes(gzip.compress(content))
+    for name in ("long.csv", "long.csv.gz"):
+        if name == "long.csv":
+            _write(tmp_path, name, content.decode())
+        with pytest.raises(DataError, match=f"{name}: line 45002 is longer than 0.0625 MiB; expected a "
+                                            "table's lines, a row of values each"):  # fmt: skip
+            read_csv(tmp_path / name)
+    mac = _write(tmp_path, "mac.csv", ("date,value\n" + rows[: 2**17]).rsplit("\n", 1)[0].replace("\n", "\r"))
+    assert mac.stat().st_size > 2**16 and len(read_csv(mac).frame) == rows[: 2**17].count("\n")
+
+
 @pytest.mark.parametrize(
     ("content", "what"),
     [(b"PK\x03\x04" + b"\x14\x00" * 20, "a zip archive (an .xlsx workbook is one: name it .xlsx)"),

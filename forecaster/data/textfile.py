@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from forecaster.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -31,6 +33,9 @@ _MARKS = {codecs.BOM_UTF32_LE: "utf-32", codecs.BOM_UTF32_BE: "utf-32",
           codecs.BOM_UTF16_LE: "utf-16", codecs.BOM_UTF16_BE: "utf-16"}  # fmt: skip
 _HEAD = 8192  # bytes looked at: a text file holds no NUL byte among them
 MAX_UNPACKED_BYTES = 2**30  # 8 times the largest benchmark file (Traffic, 130 MB unpacked)
+# A table's line, at most: Traffic's are 9 KB, a wide row of 100,000 numbers 1 MB; pandas took 26 s and
+# 830 MB to read one line of 100 MB before it was refused (h47)
+MAX_LINE_BYTES = 8 << 20
 _UTF8_LETTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}")
 WINDOWS_TEXT = "cp1252"  # Latin-1's letters, and the euro sign and typographic quotes besides
 TURKISH_TEXT = "cp1254"  # the same but ğ, ı, ş, Ğ, İ, Ş in place of Icelandic letters
@@ -88,7 +93,7 @@ def read_options(path: Path) -> dict[str, Any]:
         )
     if scan is None:
         with path.open("rb") as handle:
-            scan = _scan(handle, limit=None)
+            scan = _scan(handle, limit=None, path=path)
     marked = scan.head.startswith(codecs.BOM_UTF8)  # Windows-1252 after it was read as GBK (h47)
     if scan.not_utf8 is not None and not marked and (asian := _east_asian(path, packed)) is not None:
         return {"compression": packed, "encoding": asian}
@@ -127,12 +132,14 @@ class _Scan:
     utf8_letters: bool  # UTF-8 letters of two or three bytes, which Windows-1252 text almost never holds
 
 
-def _scan(handle: Any, limit: int | None) -> _Scan:
+def _scan(handle: Any, limit: int | None, path: Path) -> _Scan:
     """One pass a megabyte at a time, stopped past `limit` bytes (a compressed file's bound) or, with no
     limit, once both a byte that is not UTF-8 and a UTF-8 letter are found: a Latin-1 'Veränderung' read as
-    UTF-8 is 'Ver\ufffdnderung', and 'ü' in UTF-8 is 'Ã¼' in Windows-1252."""
+    UTF-8 is 'Ver\ufffdnderung', and 'ü' in UTF-8 is 'Ã¼' in Windows-1252. DataError at a line longer than
+    MAX_LINE_BYTES."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     head, size, bad, letters, tail = b"", 0, None, False, b""
+    lines, run = 1, 0  # the line the chunk starts on, and the bytes of it before the chunk
     while (limit is None or size <= limit) and (chunk := handle.read(1 << 20)):
         head = head or chunk[:_HEAD]
         if bad is None:
@@ -143,6 +150,14 @@ def _scan(handle: Any, limit: int | None) -> _Scan:
                 bad = size - pending + error.start
         letters = letters or _UTF8_LETTER.search(tail + chunk) is not None
         tail, size = chunk[-2:], size + len(chunk)
+        codes = np.frombuffer(chunk, dtype=np.uint8)
+        ends = np.flatnonzero((codes == 10) | (codes == 13))  # "\r" alone ends old Macs' lines
+        lengths = np.diff(ends, prepend=-1 - run, append=len(chunk)) - 1  # the last still running
+        if (longest := int(np.argmax(lengths > MAX_LINE_BYTES))) or lengths[0] > MAX_LINE_BYTES:
+            line = lines + chunk.count(b"\n", 0, ends[longest - 1] + 1 if longest else 0)
+            raise DataError(f"{path}: line {line} is longer than {MAX_LINE_BYTES / 2**20:g} MiB; expected a "
+                            "table's lines, a row of values each")  # fmt: skip
+        lines, run = lines + chunk.count(b"\n"), int(lengths[-1])
         if limit is None and bad is not None and letters:
             break
     return _Scan(head, size, bad, letters)
@@ -209,7 +224,9 @@ def _scan_unpacked(path: Path, packed: str) -> _Scan:
     reads it (2 MB of gzip held a 2 GB line and took 14 GB of memory to refuse), or if it does not unpack."""
     try:
         with _opened(path, packed) as handle:
-            scan = _scan(handle, limit=MAX_UNPACKED_BYTES)
+            scan = _scan(handle, limit=MAX_UNPACKED_BYTES, path=path)
+    except DataError:
+        raise
     except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as error:
         raise DataError(f"{path}: a {packed} file that does not unpack ({error}); expected a whole "
                         "file") from None  # fmt: skip
