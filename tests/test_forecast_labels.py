@@ -62,6 +62,10 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          "{month:02d}/{day:02d}/{year}", ["03/16/2024", "03/17/2024"]),  # the EIA's
         (["5/31/2023", "6/1/2023"], pd.date_range("2023-05-31", periods=2, freq="D"), "{month}/{day}/{year}",
          ["6/2/2023", "6/3/2023"]),  # Google Sheets'
+        (["11/2020", "12/2020"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{month:02d}/{year}",
+         ["01/2021", "02/2021"]),  # written back as ISO dates (h47)
+        (["11.2020", "12.2020"], pd.date_range("2020-11-01", periods=2, freq="MS"), "{month:02d}.{year}",
+         ["01.2021", "02.2021"]),
         (["08 Jan 2010", "09 Jan 2010"], pd.date_range("2010-01-08", periods=2, freq="D"),
          "{day:02d} {mon} {year}", ["10 Jan 2010", "11 Jan 2010"]),  # the Bank of England's
         (["3º trimestre 2016", "4º trimestre 2016"], pd.date_range("2016-07-01", periods=2, freq="QS"),

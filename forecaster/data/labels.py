@@ -17,12 +17,14 @@ from forecaster.data.dates import PERIOD_LABELS
 _CHECKED = 24  # the history's last labels a style must write back
 # Month labels pandas reads itself, as published with month names or without a day, and Excel's "Jan-19";
 # days as offices and spreadsheets write them (the Bank of England's "31 Jan 2010", the EIA's "03/15/2024",
-# Google Sheets' "6/1/2023", the RBNZ's "31/01/2015"): each kept only where it writes the dates back.
+# Google Sheets' "6/1/2023", the RBNZ's "31/01/2015"), months as "06/2021": each kept only where it writes
+# the dates back.
 _STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthname} {year}",
            "{mon}-{year}", "{year} {mon}", "{year}-{mon}", "{year} {MON}", "{year} {monthname}",
            "{mon}-{yy:02d}", "{day:02d}/{month:02d}/{year}", "{month:02d}/{day:02d}/{year}",
            "{day}/{month}/{year}", "{month}/{day}/{year}", "{day:02d}.{month:02d}.{year}",
-           "{day} {mon} {year}", "{day:02d} {mon} {year}", "{day:02d}-{mon}-{year}")  # fmt: skip
+           "{day} {mon} {year}", "{day:02d} {mon} {year}", "{day:02d}-{mon}-{year}", "{month:02d}/{year}",
+           "{month}/{year}", "{month:02d}.{year}")  # fmt: skip
 
 
 _ORDINALS = {1: "st", 2: "nd", 3: "rd", 4: "th"}  # "1st quarter 2016" ... "4th quarter 2016"
