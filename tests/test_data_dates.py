@@ -33,6 +33,7 @@ from forecaster.errors import DataError
         (["FY 2019-20", "FY 2020-21", "fy 2021-22"], "2019-01-01", "YS-JAN"),  # finance: refused (h38)
         (["2019:4", "2020:1", "2020:2"], "2019-10-01", "QS-JAN"),  # EViews: quarters after a colon
         (["2019:12", "2020:01", "2020:02"], "2019-12-01", "MS"),  # and months of two digits
+        ([f"1990:{m}" for m in range(1, 13)] + ["1991:1"], "1990-01-01", "MS"),  # or all 12 unpadded (h49)
         (["2023 september", "2023 oktober*", "2023 november**"], "2023-09-01", "MS"),  # CBS: * provisional
         (["2023-Q2", "2023-Q3", "2023-Q4*"], "2023-04-01", "QS-JAN"),
         (["2023-09-01", "2023-10-01*", "2023-11-01*"], "2023-09-01", "MS"),
@@ -345,10 +346,12 @@ def test_an_offset_after_a_zone_name_is_the_offset_people_mean_and_naive_beside_
 
 
 @pytest.mark.parametrize(("freq", "clock", "first"), [("h", "in UTC", "2020-02-29 23:00:00+00:00"),
-                                                        ("D", "as local clock times", "2020-01-01 00:00:00")])
+                                                      ("D", "as local clock times", "2020-01-01 00:00:00"),
+                                                      ("MS", "as local clock times", "2020-01-01 00:00:00")])
 def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_path, freq, clock, first):
     """Local times of one zone change UTC offset twice a year: hourly data is regular in UTC (its local clock
-    skips and repeats an hour), daily data on the local clock (its days are 23 or 25 hours long in UTC)."""
+    skips and repeats an hour), daily and monthly data on the local clock (months at local midnight were read
+    in UTC, month ends at 23:00 or 22:00, and the bundle refused its own training file, h49)."""
     start = "2020-03-01" if freq == "h" else "2020-01-01"
     index = pd.date_range(start, periods=24 * 60 if freq == "h" else 330, freq=freq, tz="Europe/Berlin")
     frame = pd.DataFrame({"y": np.arange(len(index), dtype=np.float64)}, index=index.rename("date"))
@@ -358,6 +361,11 @@ def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_pa
             series = read()
         assert series.freq == freq and str(series.frame.index[0]) == first and len(series.frame) == len(index)
         np.testing.assert_array_equal(series.frame["y"].to_numpy(), frame["y"].to_numpy())
+    if freq == "MS":  # fitted on the zone's months, forecast from them
+        from forecaster.api import Forecaster
+
+        ahead = Forecaster("drift", horizon=2).fit(frame).predict().index
+        assert list(ahead) == list(pd.date_range(index[-1], periods=3, freq="MS", tz="Europe/Berlin")[1:])
 
 
 @pytest.mark.parametrize(("numbers", "freq", "first"), [

@@ -40,6 +40,7 @@ _MONTH_NAMES = (
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
                  for cut in (3, None)}  # fmt: skip
+_UNPADDED_MONTHS = re.compile(r"^(?P<year>\d{4}):(?P<month>\d{1,2})$")
 PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1"), K for kvartal
     # (Statistics Sweden: "2020K1")
@@ -59,9 +60,11 @@ PERIOD_LABELS = (
     (re.compile(r"^W(?P<week>\d{1,2})\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "week"),  # "W07 2015", week first
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     (re.compile(r"^[HS](?P<half>[12])\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "half"),  # "H1 2008"
-    # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month
+    # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month, and "1990:1" ... "1990:12" where
+    # every month is among them (`_UNPADDED_MONTHS`: a quarterly file's "2016:5" is no month)
     (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4}):(?P<month>\d{2})$"), "month"),
+    (_UNPADDED_MONTHS, "month"),
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020", UK and Indian public finance's "FY2019/20"): kept
     # only where the second year follows the first
@@ -139,7 +142,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
         if not pattern.search(first):  # every label fits, the first too: 70,000 timestamps are not matched
             continue
         found, fits = _labels_of(texts, pattern, part)
-        if not fits.all():
+        if not fits.all() or (pattern is _UNPADDED_MONTHS and found["month"].astype(int).nunique() < 12):
             continue
         if part == "span":
             return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in found["year"]])
@@ -385,8 +388,8 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     utc = utc_timestamps(column)
     if utc is None:
         return None
-    if infer_frequency(utc) is not None:
-        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
+    if (freq := infer_frequency(utc)) is not None and sub_daily(freq):  # months at local midnight: 'ME' in
+        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"  # UTC (h49)
     local = pd.DatetimeIndex([pd.Timestamp(value).tz_localize(None) for value in column], name=column.name)
     freq = infer_frequency(local)
     if freq is not None and not sub_daily(freq):
