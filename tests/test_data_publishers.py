@@ -572,11 +572,13 @@ def test_a_bank_of_japan_download_is_named_by_its_series_codes(tmp_path):
     ("cells", "said"),
     [(["$120,345.67", "$98,001.10", "($1,250.00)"], "12 amount(s) of money without their currency sign, 4"),
      (["105.510,44 €", "99.001,10 €", "-1.250,00 €"], "12 amount(s) of money without their currency"),
-     (["105.510,44", "99.001,10", "1.250,00-"], "4 number(s) with a minus after them (1.234,56-)")],
+     (["105.510,44", "99.001,10", "1.250,00-"], "4 number(s) with a minus after them (1.234,56-)"),
+     (["105.510,44", "99.001,10", "(1.250,00)"], "stripped value flags (( )) from 4 cell(s)")],
 )  # SAP exports negative amounts with the minus after them; such a column was refused
 def test_money_as_spreadsheets_format_it_is_read_as_numbers(tmp_path, cells, said):
     """A revenue column of '$120,345.67' was skipped as text (silently: only the other column was forecast);
-    accounting's '($1,250.00)' is a negative amount."""
+    accounting's '($1,250.00)' is a negative amount. Among decimal commas and no currency sign, German-
+    speaking offices' parentheses mark a value published as uncertain: it was read as negative (h49)."""
     months = [f"2023-{month:02d}" for month in range(1, 13)]
     separator = "," if cells[0].startswith("$") else ";"
     rows = [f'{month}{separator}"{cells[k % 3]}"{separator}{k}' for k, month in enumerate(months)]
@@ -585,6 +587,7 @@ def test_money_as_spreadsheets_format_it_is_read_as_numbers(tmp_path, cells, sai
     frame, _, note = read_noted(path)
     assert list(frame.columns) == ["Revenue", "Orders"]
     expected = [120345.67, 98001.10, -1250.0] if separator == "," else [105510.44, 99001.10, -1250.0]
+    expected[2] = 1250.0 if cells[2] == "(1.250,00)" else expected[2]
     np.testing.assert_allclose(frame["Revenue"].to_numpy()[:3], expected)
     assert said in note
 

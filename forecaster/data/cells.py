@@ -47,6 +47,9 @@ _SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
 _MONEY = re.compile(r"(?P<open>\()?(?P<sign>[+-]?)\s*[$€£¥]?\s*(?P<value>\d[\d.,\s\u00a0\u202f]*?)\s*[$€£¥]?"
                     r"(?P<close>\))?")  # fmt: skip
 _CURRENCY = re.compile(r"[$€£¥]")
+# ... but a number in parentheses among decimal commas, no currency sign, is a value published as uncertain
+# (Destatis, Statistik Austria, the FSO: "(1227,6)", "Aussagewert eingeschränkt"), not a negative one
+_UNCERTAIN = re.compile(r"\((?P<value>\d[\d.\s\u00a0\u202f]*(?:,\d+)?)\)")
 # A minus after the number, as SAP and other ERP systems export negative amounts: "1.234,56-", "263-"
 _TRAILING_MINUS = re.compile(r"(?P<value>\d[\d.,\u00a0\u202f]*)-")
 # A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
@@ -173,7 +176,10 @@ def to_numbers(
     values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
     scales, letters = np.ones(len(cells)), np.full(len(cells), "", dtype=object)  # letters: K, k, M or B
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
-        if (money := _unmoneyed(values[position])) is not None:
+        if decimal == "," and (uncertain := _UNCERTAIN.fullmatch(values[position])):
+            values[position] = uncertain["value"]
+            flags.update(["( )"])
+        elif (money := _unmoneyed(values[position])) is not None:
             said = ["-"] if values[position].endswith("-") else ["money"]
             suffixes.update(said + (["owed"] if values[position].startswith("(") else []))
             values[position] = money
