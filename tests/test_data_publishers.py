@@ -243,7 +243,7 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
 @pytest.mark.parametrize(
     "units",
     [",EUR million,2015=100,%", ",EUR million,Index,Percent", "Unit,EUR million,2015=100,%",
-     ",NZD bn,Index (2015=100),per cent"],
+     ",NZD bn,Index (2015=100),per cent", ",1000 persons,%,2015=100", "Unit,1.000 persons,Index,%"],
 )  # fmt: skip
 def test_a_line_of_each_columns_unit_under_the_names_names_nothing(tmp_path, units):
     """A quarterly table as offices publish it, the series' units under their names: the units line was

@@ -117,11 +117,13 @@ _UNITS = frozenset({"%", "percent", "per", "cent", "index", "number", "units", "
                     "krw", "dollars", "euros", "thousand", "thousands", "million", "millions", "billion",
                     "billions", "bn", "mn", "mio", "mrd", "'000"})  # fmt: skip
 _INDEX_BASE = re.compile(r"\d{4}=100")
+_SCALE = re.compile(r"1(?:[,.' ]?000)+|100")  # "1000 persons", "1,000 tonnes": a unit's scale (h49)
 
 
 def _units(name: str) -> bool:
     words = re.findall(r"[^\s()\[\]]+", name.lower())
-    return bool(words) and all(word in _UNITS or _INDEX_BASE.fullmatch(word) for word in words)
+    return bool(words) and all(word in _UNITS or _INDEX_BASE.fullmatch(word) or _SCALE.fullmatch(word)
+                               for word in words)  # fmt: skip
 
 
 def names_not_given(header: list[str]) -> bool:
