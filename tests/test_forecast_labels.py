@@ -32,6 +32,8 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          "{year}M{month}", ["2020M10", "2020M11"]),
         (["2020-W52", "2020-W53"], pd.date_range("2020-12-21", periods=2, freq="W-MON"),
          "{isoyear}-W{week:02d}", ["2021-W01", "2021-W02"]),
+        (["202052", "202053"], pd.date_range("2020-12-21", periods=2, freq="W-MON"), "{isoyear}{week:02d}",
+         ["202101", "202102"]),  # written back as ISO dates (h49)
         (["2019-H1", "2019-H2"], pd.date_range("2019-01-01", periods=2, freq="6MS"), "{year}-H{half}",
          ["2020-H1", "2020-H2"]),
         (["1969", "1970"], _years(1969, 2), "{year}", ["1971", "1972"]),

@@ -46,6 +46,7 @@ def _styles(text: str) -> Iterator[str]:
         yield "{year}"
     if re.fullmatch(r"\d{6}", text):
         yield "{year}{month:02d}"
+        yield "{isoyear}{week:02d}"  # "202050": weeks, as statistics offices number them (h49)
     if re.fullmatch(r"\d{8}", text):
         yield "{year}{month:02d}{day:02d}"
     for pattern, part in PERIOD_LABELS:
