@@ -297,6 +297,10 @@ def test_rows_before_every_column_starts_are_dropped_and_a_late_latest_period_re
     assert "read the series as independent, one model shared by series of their own spans ('a' from " \
         "2003-01-01 to 2039-01-01;" in said  # named beside the longest span, b's  # fmt: skip
     assert _read(frame, channels="multivariate")[0].index[-1] == pd.Timestamp("2038-01-01")  # asked: trimmed
+    frame.loc[39, "a"] = np.nan  # the next period's placeholder row, blank in every column: no late series
+    series, said = _read(frame)  # (it read as independent, the reason empty: "(; channels=...", h49)
+    assert series.options.channels == "multivariate" and series.index[-1] == pd.Timestamp("2038-01-01")
+    assert "read the series as independent" not in said
 
 
 def test_cells_before_the_first_value_or_after_the_last_are_not_interpolated_by_default():

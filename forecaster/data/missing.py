@@ -217,8 +217,8 @@ def spans_apart(frame: pd.DataFrame, notes: list[str]) -> bool:
     if frame.shape[1] < 2 or not finite.any(axis=0).all():
         return False
     shared = _shared_rows(finite)
-    if shared is not None and shared[1] == len(finite) - 1:
-        return False
+    if shared is not None and shared[1] == np.flatnonzero(finite.any(axis=1))[-1]:  # rows of no value after:
+        return False  # dropped (the next quarter's blank placeholder row made series independent, h49)
     spans = value_spans(finite)
     first, last = max(spans, key=lambda span: span[1] - span[0])
     apart = [f"{frame.columns[j]!r}" + (f" from {when(frame.index[a])}" if a != first else "")
