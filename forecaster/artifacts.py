@@ -101,18 +101,12 @@ def _write_json(path: Path, payload: dict[str, Any]) -> None:
 
 
 def save_bundle(
-    out_dir: str | Path,
-    *,
-    model: nn.Module,
-    model_name: str,
-    metrics: dict[str, Any],
-    training: dict[str, Any],
-    data: DataConfig | None = None,
-    scaler: Scaler | None = None,
-    calibration: Calibration | None = None,
-    overwrite: bool = False,
+    out_dir: str | Path, *, model: nn.Module, model_name: str, metrics: dict[str, Any],
+    training: dict[str, Any], data: DataConfig | None = None, scaler: Scaler | None = None,
+    calibration: Calibration | None = None, overwrite: bool = False,
 ) -> Path:
-    """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False."""
+    """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False. The weights'
+    metadata names the sha256 of the config and metrics saved with them (`load_bundle` checks)."""
     target = bundle_path(out_dir)
     if target.parent.is_dir():
         atomic.sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
@@ -138,8 +132,8 @@ def save_bundle(
     try:
         _write_json(staged / CONFIG_FILE, config)
         _write_json(staged / METRICS_FILE, metrics)
-        digest = hashlib.sha256((staged / METRICS_FILE).read_bytes()).hexdigest()
-        saved_with = {"format_version": str(FORMAT_VERSION), "metrics_sha256": digest}
+        saved_with = {"format_version": str(FORMAT_VERSION), **{f"{Path(name).stem}_sha256": hashlib.sha256(
+            (staged / name).read_bytes()).hexdigest() for name in (METRICS_FILE, CONFIG_FILE)}}  # fmt: skip
         _save_tensors(tensors, staged / WEIGHTS_FILE, saved_with)
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
@@ -412,7 +406,8 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     if away:  # a metrics.json linked to a credentials file was served by /v1/models
         raise BundleError(f"bundle {root}: {', '.join(away)} a link out of the bundle's folder; expected the "
                           "files forecaster wrote")  # fmt: skip
-    config = _validate_config(atomic.read_json(root / CONFIG_FILE)[0], root / CONFIG_FILE)
+    config_json, config_bytes = atomic.read_json(root / CONFIG_FILE)
+    config = _validate_config(config_json, root / CONFIG_FILE)
     model_class = MODELS.get(config.model_name)
     if task is not None and model_class.task != task:
         raise BundleError(
@@ -433,13 +428,14 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     model = _build(model_class, config)
     try:
         with safe_open(root / WEIGHTS_FILE, framework="pt") as handle:
-            saved_with = (handle.metadata() or {}).get("metrics_sha256")
+            saved_with = handle.metadata() or {}
             tensors = handle.get_tensors()
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
-    if saved_with not in (None, hashlib.sha256(metrics_bytes).hexdigest()):  # absent from older bundles
-        raise BundleError(f"{root / METRICS_FILE}: not the metrics saved with {WEIGHTS_FILE} (another "
-                          "bundle's?); expected the bundle's own")  # fmt: skip
+    for name, content in ((CONFIG_FILE, config_bytes), (METRICS_FILE, metrics_bytes)):  # a config copied in
+        if saved_with.get(f"{Path(name).stem}_sha256") not in (None, hashlib.sha256(content).hexdigest()):
+            raise BundleError(f"{root / name}: not the {Path(name).stem} saved with {WEIGHTS_FILE} (another "
+                              "bundle's?); expected the bundle's own")  # fmt: skip
     _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
     stored(model).load_state_dict(tensors, strict=True)
     model.eval()
