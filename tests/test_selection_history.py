@@ -153,7 +153,7 @@ def test_a_reference_the_train_split_refuses_is_said(tmp_path: Path, caplog) -> 
     fitted, _ = _fitted(_series({"demand": _weekly(15)}), ("naive", "drift"), tmp_path)
     naive, drift = fitted
     with caplog.at_level("INFO", logger="forecaster.training.references"):
-        assert not _better(drift, naive, naive.history)
+        assert not _better(drift, naive, naive.history, HORIZON)
     said = " ".join(record.getMessage() for record in caplog.records)
     scores = f"({drift.val_mse:.4f} against {naive.val_mse:.4f})"
     expected = f"drift forecasts validation better than naive {scores}, not the train split's windows better"
@@ -201,3 +201,32 @@ def test_usaccdeaths_keeps_its_season_over_a_two_month_mean(tmp_path: Path) -> N
     naive, seasonal, mean = (result.val_mse for result in fitted)
     assert mean < seasonal < naive and all(result.history is None for result in fitted)
     assert keep_best(fitted, series, settings)[0].candidate.label == "seasonal_naive"
+
+
+def test_a_reference_of_a_yearly_weekly_season_must_be_clearly_better_over_two_seasons(tmp_path, caplog):
+    """A reference repeating 52 weeks reads so long an input that the train split holds a block of windows
+    or none: melsyd's Business class kept Holt-Winters over 104 of 163 weeks with no train window, 4.95x
+    naive held out. Its train split is scored at two seasons' input (`_two_seasons`: the rows before that
+    input NaN) and must be clearly lower than naive's: no history, no reference (h50)."""
+    from forecaster.training.references import _better, _two_seasons
+
+    weeks = np.arange(300)
+    values = 200 + 25 * np.sin(2 * np.pi * weeks / 52) + np.random.default_rng(4).normal(0, 6, 300)
+    index = pd.date_range("2015-01-05", periods=300, freq="W-MON", name="week")
+    series = TimeSeries(pd.DataFrame({"demand": values}, index=index), "W-MON", "weekly.csv", date_col="week",
+                        options=ReadOptions())  # fmt: skip
+    settings = TrainSettings(horizon=HORIZON, input_size=120)
+    naive, seasonal = (fit_candidate(series, settings, plan(dataclasses.replace(settings, model_name=name),
+                                                            series)[0], tmp_path / name)
+                       for name in ("naive", "seasonal_naive"))  # fmt: skip
+    assert seasonal.model.config.season == 52 and seasonal.data.input_size == 120
+    history = _two_seasons(seasonal, series, settings, tmp_path)
+    assert history.shape == naive.history.shape == (210 - HORIZON + 1, 1)
+    assert np.isnan(history[:104]).all() and not np.isnan(history[104:]).any()
+    model = dataclasses.replace(naive, val_errors=seasonal.val_errors + 1.0)  # the reference lower there
+    label = seasonal.candidate.label
+    with caplog.at_level("INFO", logger="forecaster.training.references"):
+        assert _better(seasonal, model, naive.history, HORIZON)
+        assert not _better(seasonal, model, naive.history, HORIZON, {label: None})
+    assert "read over two of its seasons (a season of 52 steps or more): no reference" in caplog.text
+    assert _better(seasonal, model, naive.history, HORIZON, {label: history})  # the season is plain here
