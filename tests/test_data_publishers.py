@@ -616,6 +616,15 @@ def test_banxico_and_bea_markers_are_missing_values(tmp_path):
     assert "read 2 cell(s) marked" in note and "filled 2 empty cell(s) by linear interpolation" in note
 
 
+@pytest.mark.parametrize("marker", ["—", "[x]", "[c]", "[z]", "(X)", "(S)", "np", "N.A."])
+def test_markers_of_the_ons_census_and_abs_are_missing_values(tmp_path, marker):
+    """The ONS's "[x]", "[c]", "[z]", the Census Bureau's "(X)", the ABS's "np", an em dash as typeset: each
+    was refused as text, where an en dash and "n.d." were read as missing (h49)."""
+    rows = [f"2023-{month:02d},{marker if month == 6 else 100 + month}" for month in range(1, 13)]
+    frame, _, note = read_noted(write(tmp_path, "m.csv", "\n".join(["month,value", *rows]) + "\n"))
+    assert frame["value"].iloc[5] == pytest.approx(106.0) and f"read 1 cell(s) marked {marker!r}" in note
+
+
 def test_a_noaa_station_file_and_a_crypto_export_forecast_their_measurements_only(tmp_path):
     """NCEI's GHCN-Daily CSV repeats the station's LATITUDE, LONGITUDE and ELEVATION on every row, and
     CryptoDataDownload writes each hour's Unix time in milliseconds beside its date: each was forecast as a

@@ -21,10 +21,12 @@ import pandas as pd
 
 # World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data),
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
-# meaningful), the IMF DataMapper's "no data", the Banco de España's "_", and what other offices print for
-# "not available".
-MARKERS = frozenset({"..", ":", ".", "-", "–", "x", "…", "...", "n/a", "(na)", "na", "***", "---", "nd",
-                     "n/e", "n.d.", "(d)", "(nm)", "no data", "_"})  # fmt: skip
+# meaningful), the IMF DataMapper's "no data", the Banco de España's "_", the ONS's "[x]" (not available),
+# "[c]" (confidential) and "[z]" (not applicable), the Census Bureau's "(X)" and "(S)", the ABS's "np" (not
+# published), and what other offices print for "not available" (dashes as typeset, "n.a.").
+MARKERS = frozenset({"..", ":", ".", "-", "–", "—", "x", "…", "...", "n/a", "(na)", "na", "n.a.",
+                     "***", "---", "nd", "n/e", "n.d.", "(d)", "(nm)", "(x)", "(s)", "[x]", "[c]", "[z]",
+                     "np", "no data", "_"})  # fmt: skip
 # What groups thousands under either decimal mark: spaces, and the apostrophes of Swiss tables ("1'201.5")
 _GROUP_MARKS = "[ \u00a0\u202f'\u2019]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
