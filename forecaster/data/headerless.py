@@ -117,7 +117,7 @@ _UNITS = frozenset({"%", "percent", "per", "cent", "index", "number", "units", "
                     "krw", "dollars", "euros", "thousand", "thousands", "million", "millions", "billion",
                     "billions", "bn", "mn", "mio", "mrd", "'000"})  # fmt: skip
 _INDEX_BASE = re.compile(r"\d{4}=100")
-_SCALE = re.compile(r"1(?:[,.' ]?000)+|100")  # "1000 persons", "1,000 tonnes": a unit's scale (h49)
+_SCALE = re.compile(r"1(?:[,.' ]?000)+|100")  # "1000 persons", "1.000 persons": a unit's scale (h49)
 
 
 def _units(name: str) -> bool:
