@@ -532,6 +532,19 @@ def test_genesis_tables_of_year_and_month_or_quarter_named_by_the_lines_above_th
     np.testing.assert_allclose(series.frame.iloc[:, 0], 90 + np.arange(3 * len(labels)) / 10)
 
 
+def test_a_semicolon_table_is_not_split_by_the_commas_of_its_decimals_and_footnotes(tmp_path):
+    """A GENESIS table of one series, decimal commas, and Destatis' footnotes below it of a comma each: ","
+    split more lines in two than ";" split in three, and the file was "no date column found" (h49)."""
+    rows = [f"{2010 + k // 4};{k % 4 + 1}. Quartal;{1200 + k},{k % 10}" for k in range(40)]
+    notes = ["__________", "( ) Aussagewert eingeschränkt, da der Zahlenwert statistisch unsicher ist",
+             "© Statistisches Bundesamt (Destatis), 2024"]  # fmt: skip
+    lines = ["Statistisches Bundesamt", "Tabelle: Erwerbstätige", "Jahr;Quartal;Erwerbstätige", *rows, *notes]
+    frame, freq, note = read_noted(write(tmp_path, "erwerbstaetige.csv", "\n".join(lines) + "\n"))
+    assert freq == "QS-JAN" and len(frame) == 40 and frame.index[0] == pd.Timestamp("2010-01-01")
+    np.testing.assert_allclose(frame["Erwerbstätige"], [1200 + k + (k % 10) / 10 for k in range(40)])
+    assert "read values separated by semicolons; read decimal commas" in note
+
+
 def test_an_abs_sheet_naming_two_series_alike_tells_them_apart_by_their_series_type(tmp_path):
     """The ABS's national accounts sheet names its seasonally adjusted and trend GDP alike ('Gross domestic
     product: Chain volume measures ;'): refused as a repeated name, they are named by the first row that
