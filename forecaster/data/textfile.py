@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from forecaster.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -140,7 +138,7 @@ def _scan(handle: Any, limit: int | None, path: Path) -> _Scan:
     decoder = codecs.getincrementaldecoder("utf-8")()
     head, size, bad, letters, tail = b"", 0, None, False, b""
     lines, run = 1, 0  # the line the chunk starts on, and the bytes of it before the chunk
-    while (limit is None or size <= limit) and (chunk := handle.read(1 << 20)):
+    while (limit is None or size <= limit) and (chunk := handle.read(min(1 << 20, MAX_LINE_BYTES))):
         head = head or chunk[:_HEAD]
         if bad is None:
             pending = len(decoder.getstate()[0])  # bytes of a character the last chunk cut
@@ -150,14 +148,13 @@ def _scan(handle: Any, limit: int | None, path: Path) -> _Scan:
                 bad = size - pending + error.start
         letters = letters or _UTF8_LETTER.search(tail + chunk) is not None
         tail, size = chunk[-2:], size + len(chunk)
-        codes = np.frombuffer(chunk, dtype=np.uint8)
-        ends = np.flatnonzero((codes == 10) | (codes == 13))  # "\r" alone ends old Macs' lines
-        lengths = np.diff(ends, prepend=-1 - run, append=len(chunk)) - 1  # the last still running
-        if (longest := int(np.argmax(lengths > MAX_LINE_BYTES))) or lengths[0] > MAX_LINE_BYTES:
-            line = lines + chunk.count(b"\n", 0, ends[longest - 1] + 1 if longest else 0)
-            raise DataError(f"{path}: line {line} is longer than {MAX_LINE_BYTES / 2**20:g} MiB; expected a "
+        # a line within a chunk is shorter than the bound: only the one running across chunks is measured
+        ends = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]  # "\r" ends old Macs' lines
+        if run + (min(ends) if ends else len(chunk)) > MAX_LINE_BYTES:
+            raise DataError(f"{path}: line {lines} is longer than {MAX_LINE_BYTES / 2**20:g} MiB; expected a "
                             "table's lines, a row of values each")  # fmt: skip
-        lines, run = lines + chunk.count(b"\n"), int(lengths[-1])
+        last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+        lines, run = lines + chunk.count(b"\n"), len(chunk) - 1 - last if ends else run + len(chunk)
         if limit is None and bad is not None and letters:
             break
     return _Scan(head, size, bad, letters)
