@@ -7,7 +7,9 @@ several gives way to where it lost to naive clearly on the test split (`naive_if
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -62,10 +64,9 @@ def with_references(
         references += [] if reference is None else [reference]
     combined = per_column_of(references, series)
     naive = references[0].history if references else None
-    long = {reference.candidate.label: _two_seasons(reference, series, settings, work_dir)
-            for reference in references if season_of(reference.model) >= LONG_SEASON}  # fmt: skip
+    two_seasons = functools.partial(_two_seasons, series=series, settings=settings, work_dir=work_dir)
     better = [reference for reference in [*references, *([combined] if combined else [])]
-              if _better(reference, model, naive, settings.horizon, long)]  # fmt: skip
+              if _better(reference, model, naive, settings.horizon, two_seasons)]  # fmt: skip
     return [*better, model]
 
 
@@ -88,7 +89,7 @@ def _two_seasons(
 
 def _better(
     reference: Fitted, model: Fitted, naive: np.ndarray | None, horizon: int,
-    long: dict[str, np.ndarray | None] | None = None,
+    two_seasons: Callable[[Fitted], np.ndarray | None] = lambda reference: reference.history,
 ) -> bool:
     """Whether `reference` forecasts validation better than `model` on every period scored, and the train
     split's windows better than naive does (`naive`: its history; the model starts as naive, and trained
@@ -100,8 +101,8 @@ def _better(
     mean and seasonal drift scored 4.4x, 2.4x and 5.1x naive held out, while seasonal naive and the
     seasonal mean won on all three they were chosen on (SEASONAL_LEVELS); not a weekly file's year, which
     3.6 noisy years do not show (gasoline's seasonal mean so chosen: 1.7x naive). A season of LONG_SEASON
-    steps or more must be clearly better than naive on the train split (`long`: its errors there over two
-    seasons, `_two_seasons`; none or unclear, no reference)."""
+    steps or more must be clearly better than naive on the train split (its errors there over two seasons,
+    `two_seasons`, scored only for such a reference; none or unclear, no reference)."""
     periods = [(reference.val_mse, model.val_mse)]
     if reference.earlier is not None and model.earlier is not None:  # both or neither: one short split
         periods.append((reference.earlier.mse, model.earlier.mse))
@@ -120,7 +121,8 @@ def _better(
         log.info("%s forecasts validation better than %s (%.4f against %.4f), not the train split's windows "
                  "better than naive: no reference", name, label, reference.val_mse, model.val_mse)
         return False
-    if name in (long or {}) and not _clearly_lower_everywhere(long[name], naive, horizon):
+    long = season_of(reference.model) >= LONG_SEASON
+    if long and not _clearly_lower_everywhere(two_seasons(reference), naive, horizon):
         log.info("%s forecasts validation better than %s (%.4f against %.4f), not the train split's windows "
                  "clearly better than naive, read over two of its seasons (a season of %d steps or more): no "
                  "reference", name, label, reference.val_mse, model.val_mse, LONG_SEASON)  # fmt: skip
