@@ -181,6 +181,31 @@ def test_key_codes_are_read_as_written(tmp_path):
     assert read_csv(tmp_path / "one.csv", id_col="geo").columns == ["01", "10"]
 
 
+def test_codes_of_a_key_found_on_its_own_are_read_as_written(tmp_path):
+    """FIPS codes '01', '02', '06', '10' under `id`, found without --id-col, were read as numbers: trained as
+    series '1', '2', '6', the bundle refused its own file ('the rows have 01'); and '01', '1', '001' were one
+    number, the panel refused as unsorted. Store numbers without zeros stay numbers (Kaggle's, above)."""
+    rows = [(code, quarter, 100.0 + 5 * int(code) + k) for code in ("01", "02", "06", "10")
+            for k, quarter in enumerate(QUARTERS[:24])]  # fmt: skip
+    table = pd.DataFrame(rows, columns=["id", "date", "value"])
+    table.to_csv(tmp_path / "fips.csv", index=False)
+    series = read_csv(tmp_path / "fips.csv")
+    assert series.columns == ["01", "02", "06", "10"] and series.options.id_col == "id"
+    np.testing.assert_array_equal(series.frame["06"], 130.0 + np.arange(24))
+    assert read_frame(table.assign(date=pd.PeriodIndex(table["date"], freq="Q").to_timestamp())).columns == [
+        "01", "02", "06", "10"]  # fmt: skip
+    assert main(["train", "--csv", str(tmp_path / "fips.csv"), "--model", "naive", "--horizon", "2",
+                 "--out", str(tmp_path / "m")]) == 0  # fmt: skip
+    out = tmp_path / "forecast.csv"
+    assert main(["predict", "--model", str(tmp_path / "m"), "--csv", str(tmp_path / "fips.csv"),
+                 "--output", str(out)]) == 0  # fmt: skip
+    forecast = pd.read_csv(out, dtype={"id": str})
+    assert forecast["id"].tolist() == ["01", "01", "02", "02", "06", "06", "10", "10"]
+    np.testing.assert_array_equal(forecast["naive"], np.repeat([128.0, 133.0, 153.0, 173.0], 2))
+    table["id"] = np.repeat(["01", "1", "001", "10"], 24)
+    table.to_csv(tmp_path / "three.csv", index=False)
+    assert read_csv(tmp_path / "three.csv").columns == ["01", "1", "001", "10"]
+
 def test_the_records_route_caps_each_series_of_a_long_model(tmp_path):
     """--max-rows is per series: one series of many records beside the others' few was read whole (only
     the total, max_rows times the model's series, was capped)."""

@@ -324,6 +324,35 @@ def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_pat
     assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message
 
 
+@pytest.mark.parametrize("delimiter", ["\t", "|"])
+def test_an_ambiguous_separator_is_read_by_the_size_of_the_plain_numbers_beside_it(tmp_path, delimiter):
+    """A German tab export of counts ('1.234' beside '987', no decimal mark anywhere) was read by pandas as
+    1.234 next to 987, silently; the reading that makes such numbers the size of the column's plain whole
+    numbers is taken: thousands there, decimals beside '3' ('1.500' is 1.5), and one of either size alone
+    is taken as pandas reads it (three-decimal prices)."""
+    counts = ["1.234", "1.456", "987", "1.002", "999", "1.050", "998", "1.010"]
+    prices = ["1.500", "2.250", "3", "2.750", "3.125", "4", "3.500", "2.875"]
+    rates = ["1.123", "1.145", "1.098", "1.087", "1.112", "1.134", "1.101", "1.099"]
+    rows = "".join(delimiter.join([f"2020-{m + 1:02d}", *cells]) + "\n"
+                   for m, cells in enumerate(zip(counts, prices, rates, strict=True)))  # fmt: skip
+    header = delimiter.join(["month", "a", "b", "c"]) + "\n"
+    frame, _, note = read_noted(write(tmp_path, "counts.tsv", header + rows))
+    np.testing.assert_array_equal(frame["a"], [1234.0, 1456.0, 987.0, 1002.0, 999.0, 1050.0, 998.0, 1010.0])
+    np.testing.assert_array_equal(frame["b"], [float(cell) for cell in prices])
+    np.testing.assert_array_equal(frame["c"], [float(cell) for cell in rates])
+    assert note.endswith("read 5 number(s) written with thousands separators")
+
+
+def test_a_semicolon_files_presumed_decimal_comma_is_said_as_presumed(tmp_path):
+    """A ';' file showing no decimal mark reads '1.123' as 1123 (German Excel's thousands), as it did, but the
+    note claimed decimal commas it never saw; a Swiss file of rates '1.123' would be misread silently."""
+    rows = "".join(f"2020-{m + 1:02d};1.{123 + m}\n" for m in range(12))
+    frame, _, note = read_noted(write(tmp_path, "fx.csv", "Datum;EUR in CHF\n" + rows))
+    assert frame["EUR in CHF"].tolist() == [1123.0 + m for m in range(12)]
+    assert "no decimal mark seen: read ',' as the decimal mark and '.' as a thousands separator" in note
+    assert "read decimal commas" not in note
+
+
 def test_decimal_commas_of_three_digits_are_read_where_a_cell_or_the_delimiter_says_so(tmp_path):
     """"0,985" groups no thousands, so its column's comma is a decimal one ("1,002" beside it read 1002, the
     "0,985" 985); and a file split by ";" whose cells are all "1,000"-like writes decimal commas (it was

@@ -205,11 +205,13 @@ def to_numbers(
         return None
     written = pd.Series(values, dtype=object)
     marked = written.str.lower().isin(MARKERS).to_numpy()
-    ambiguous, _, dot, comma = kinds[~marked].T
+    ambiguous, whole, dot, comma = kinds[~marked].T
     if not empty and marked.all():
         return None
     dot, comma = (dot & ~ambiguous).any(), (comma & ~ambiguous).any()
     mark = "," if comma else "." if dot else decimal
+    if mark is None and ambiguous.any():
+        mark = _mark_by_size(written[~marked].reset_index(drop=True), ambiguous, whole)
     if (dot and comma) or (decimal is not None and mark != decimal) or (mark is None and ambiguous.any()):
         return None
     groups = _GROUPS[mark == ","]
@@ -233,6 +235,37 @@ def to_numbers(
     tally.grouped += int(written.str.contains(groups).sum())
     tally.scaled.update(suffixes)
     return pd.Series(numbers, index=column.index, name=column.name)
+
+
+def _mark_by_size(written: pd.Series, ambiguous: np.ndarray, whole: np.ndarray) -> str | None:
+    """The decimal mark of a column whose only separators are ambiguous ('1.234' beside '987', a German tab
+    export of counts): the reading that makes those numbers the size of the column's plain whole numbers
+    (log10 of the medians), as thousands or as decimals. None without plain numbers, or for both marks."""
+    separators = set(written[ambiguous].str.extract(r"([.,])")[0])
+    plain = np.abs(pd.to_numeric(written[whole & ~ambiguous].str.replace(_GROUP_MARKS, "", regex=True)))
+    plain = plain[plain > 0].to_numpy(np.float64)
+    if len(separators) != 1 or not plain.size:
+        return None
+    separator = separators.pop()
+    shown = np.abs(pd.to_numeric(written[ambiguous].str.replace(separator, ".", regex=False)).to_numpy())
+    typical, as_decimals = np.log10(np.median(plain)), np.log10(np.median(shown))
+    grouping = abs(as_decimals + 3 - typical) < abs(as_decimals - typical)
+    return ("," if separator == "." else ".") if grouping else separator
+
+
+def doubtful_marks(rows: pd.DataFrame) -> list[str]:
+    """The columns of `rows` (a file's first, as text) whose numbers show one ambiguous separator beside
+    plain whole numbers ('1.234', '987'): pandas would read the dot as a decimal one, the column 1000x
+    smaller in places; read as text, `to_numbers` decides by their size."""
+    doubtful = []
+    for name, column in rows.items():
+        cells = column.dropna().astype(str).str.strip()
+        kinds = _plain_kinds(cells) if cells.str.fullmatch(_PATTERNS["ambiguous"]).any() else None
+        if kinds is None or not kinds.any(axis=1).all() or (kinds[:, 2:] & ~kinds[:, :1]).any():
+            continue  # no doubt: text, or a decimal mark of its own ('1.5'), which pandas reads
+        if (kinds[:, 1] & ~kinds[:, 0]).any():
+            doubtful.append(str(name))
+    return doubtful
 
 
 def _letters_flag(written: np.ndarray, letters: np.ndarray, plain: np.ndarray) -> bool:

@@ -5,6 +5,7 @@ picked out of a long table's rows (`rows_of_targets`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,32 @@ from forecaster.errors import DataError, MissingColumnsError
 # value it is written as a look-alike, so that the name splits back into its columns (Kaggle store-sales'
 # family 'BREAD/BAKERY' beside its store: '1/BREAD∕BAKERY'; such keys were refused).
 KEY_SEPARATOR, _WITHIN_VALUE = "/", "\u2215"
+
+_ID_WORDS = frozenset({"store", "item", "dept", "department", "shop", "sku", "product", "id", "series",
+                       "region", "customer", "station", "sensor", "site", "family", "category", "location",
+                       "warehouse"})  # fmt: skip
+
+
+def named_as_ids(name: object) -> bool:
+    """Whether a column's name is one of ids (`store`, `item_id`, `Dept`): its whole numbers name series."""
+    return bool(set(re.split(r"[\W_]+", str(name).lower())) & _ID_WORDS)
+
+
+def padded_codes(rows: pd.DataFrame) -> list[str]:
+    """The text columns of `rows` (a table's first) named as ids holding a whole number written with leading
+    zeros: codes ('01': FIPS, ZIP, NUTS), which read as numbers lose their zeros and the series their names
+    (a bundle refused its own file: the forecast named '1' what the file calls '01')."""
+    return [str(name) for name, column in rows.items() if named_as_ids(name)
+            and not pd.api.types.is_numeric_dtype(column)
+            and column.astype(str).str.fullmatch(r"\s*0\d+\s*").any()]  # fmt: skip
+
+
+def written_codes(column: pd.Series) -> bool:
+    """Text of whole numbers only (`padded_codes` read so): ids, not a value."""
+    if pd.api.types.is_numeric_dtype(column):
+        return False
+    present = column.dropna().astype(str).str.strip()
+    return len(present) > 0 and bool(present.str.fullmatch(r"\d+").all())
 
 
 def key_values(joined: pd.Series, count: int) -> list[list[str]] | None:

@@ -34,7 +34,7 @@ from forecaster.data.headerless import (
     years_over_parts,
 )
 from forecaster.data.headerless import names as headerless_names
-from forecaster.data.keys import key_parts
+from forecaster.data.keys import key_parts, padded_codes
 from forecaster.data.missing import line_number, lines, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -67,6 +67,7 @@ class Layout:
     skip: int = 0  # file lines before the header (an ONS file: before its first data row)
     preamble: int = 0  # the lines among them that are not blank
     decimal: str | None = None  # the decimal mark of the numbers seen, when they show one
+    presumed: bool = False  # no mark seen: a ";" file's "," taken for it (German Excel's), said as such
     ons: tuple[str, ...] | None = None  # an ONS file: the names of its series
     # a header with fewer cells than the rows ('"Période";""' above '"2025-T4";"937 974";"A"', INSEE): named
     # in full, as pandas would otherwise take the first column for the row index
@@ -179,8 +180,9 @@ def sniff(source: Any, **options: Any) -> Layout:
         first = max(first - 1, 0)  # the header
     mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
-    if decimal is None and delimiter == ";" and mark["ambiguous"]:  # "1,000;19,640": fields split by ";"
-        decimal = ","  # because "," marks their decimals (Excel's CSV where the comma is the decimal mark)
+    presumed = decimal is None and delimiter == ";" and bool(mark["ambiguous"])
+    if presumed:  # "1,000;19,640": fields split by ";" because "," marks their decimals (Excel's CSV where
+        decimal = ","  # the comma is the decimal mark)
     elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
         decimal = "."  # whose numbers quote their commas: thousands, as US agencies write them
     blank = first > 0 and rows[first][0].strip() == "#" and len(rows[first]) == 1  # KNMI's "# " under names
@@ -189,11 +191,11 @@ def sniff(source: Any, **options: Any) -> Layout:
     if ons is None and (commented or data_first or rows[first][0].startswith("#")):
         start = first + (not data_first)  # under a comment line: the data's first row
         names = commented or headerless_names(rows[start:], width)
-        return Layout(delimiter, records[start][0], start, decimal, None, names, headerless=True)
+        return Layout(delimiter, records[start][0], start, decimal, presumed, None, names, headerless=True)
     tops = range(min(len(rows) - 1, _SPANNED_ROWS) if ons is None else 0)
     spanned = next(((top, names) for top in tops if (names := years_over_parts(rows, top, width))), None)
     if spanned is not None:  # a header of years over quarters or months: its names joined
-        return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, None, spanned[1])
+        return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, presumed, None, spanned[1])
     header = [cell.strip() for cell in rows[first]]
     above = None  # (names, lines read) from the lines above the header
     if ons is None and len(header) == width and names_not_given(header):
@@ -214,7 +216,8 @@ def sniff(source: Any, **options: Any) -> Layout:
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
     repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
     return Layout(
-        delimiter, records[first][0], first, decimal, ons, names, unnamed, repeated=repeated, naming=naming
+        delimiter, records[first][0], first, decimal, presumed, ons, names, unnamed, repeated=repeated,
+        naming=naming,
     )
 
 
@@ -324,7 +327,10 @@ def arrange(
     said = []
     if layout.delimiter != ",":
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
-    if layout.decimal == ",":
+    if layout.presumed:  # a Swiss file's exchange rates '1.123' are read 1123: said, not claimed as commas
+        said.append("no decimal mark seen: read ',' as the decimal mark and '.' as a thousands separator, as "
+                    "';'-separated files write them ('1.234' is 1234, '1,234' is 1.234)")  # fmt: skip
+    elif layout.decimal == ",":
         said.append("read decimal commas")
     if layout.headerless:
         said.append(f"no header line: named the columns {', '.join(map(repr, raw.columns))} by their values")
@@ -417,6 +423,7 @@ def arrange(
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
     keys = [part for part in key_parts(read.id_col or "") if part in raw.columns]  # read as written: '01'
+    keys += padded_codes(raw.head(PREFIX_LINES))
     raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})
     notes.extend(said + tally.notes())
     return raw, context, read

@@ -16,7 +16,15 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import counts_rows
-from forecaster.data.keys import KEY_SEPARATOR, key_parts, key_values, rows_of_targets, with_key
+from forecaster.data.keys import (
+    KEY_SEPARATOR,
+    key_parts,
+    key_values,
+    named_as_ids,
+    rows_of_targets,
+    with_key,
+    written_codes,
+)
 from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.data.timeindex import steps_in_order
@@ -355,16 +363,11 @@ def _alike(column: pd.Series) -> bool:
     return 2 * len(present) < len(column) or (len(present) == len(column) and present.nunique() == 1)
 
 
-_ID_WORDS = frozenset({"store", "item", "dept", "department", "shop", "sku", "product", "id", "series",
-                       "region", "customer", "station", "sensor", "site", "family", "category", "location",
-                       "warehouse"})  # fmt: skip
-
-
 def _numbered_ids(column: pd.Series) -> bool:
-    """Whole numbers under a name of ids (`store`, `item_id`, `Dept`): series told apart by numbers, not rows
-    numbered (store-sales' `id`)."""
-    words = set(re.split(r"[\W_]+", str(column.name).lower()))
-    return pd.api.types.is_integer_dtype(column) and bool(words & _ID_WORDS) and not counts_rows(column)
+    """Whole numbers under a name of ids (`store`, `item_id`, `Dept`), or codes of digits ('01'): series told
+    apart by numbers, not rows numbered (store-sales' `id`)."""
+    whole = pd.api.types.is_integer_dtype(column) or written_codes(column)
+    return whole and named_as_ids(column.name) and not counts_rows(column)
 
 
 def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.calendar import calendar_features
-from forecaster.data.cells import Tally, counts_rows, numbers_in_text_columns
+from forecaster.data.cells import Tally, counts_rows, doubtful_marks, numbers_in_text_columns
 from forecaster.data.columns import (
     check_names_once,
     named_apart,
@@ -47,9 +47,9 @@ from forecaster.data.dateparts import (
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
 from forecaster.data.grids import snap_to_periods
-from forecaster.data.keys import key_parts, with_key
+from forecaster.data.keys import key_parts, padded_codes, with_key
 from forecaster.data.labels import label_style
-from forecaster.data.layouts import Layout, arrange, sniff
+from forecaster.data.layouts import PREFIX_LINES, Layout, arrange, sniff
 from forecaster.data.missing import (
     AUTO,
     NO_FILL,
@@ -89,7 +89,8 @@ def _parse(
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
         sniffed = True
-        options = {"dtype": dict.fromkeys(text, str), **layout.read_options()}
+        options = {"dtype": dict.fromkeys([*text, *_as_text(source, opened, layout)], str),
+                   **layout.read_options()}  # fmt: skip
         raw = pd.read_csv(source, encoding_errors="replace", **opened, **options)
     except DataError:  # a ValueError, said in full
         raise
@@ -118,6 +119,19 @@ def _parse(
     raw, repeated = named_apart(raw, repeated, notes)
     check_names_once(str(path), repeated)  # pandas renamed the second 'OT' 'OT.1'
     return raw, layout
+
+
+def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> list[str]:
+    """The columns to read as text, by the file's first rows: ids written as codes ('01', `padded_codes`),
+    and, where no decimal mark shows, numbers whose separator is in doubt ('1.234' beside '987',
+    `doubtful_marks`); a buffer (a workbook's sheet) rewound for the whole read."""
+    if layout.ons is not None:  # read as text throughout
+        return []
+    head = pd.read_csv(source, nrows=PREFIX_LINES, dtype=str, encoding_errors="replace", **opened,
+                       **layout.read_options())  # fmt: skip
+    if hasattr(source, "seek"):
+        source.seek(0)
+    return padded_codes(head) + (doubtful_marks(head) if layout.decimal is None else [])
 
 
 def _indexed_by_steps(
@@ -210,7 +224,8 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     frame, notes = in_time_order(frame, read)
     raw, read = index_as_columns(frame, read, source)
     raw.columns = [str(column).strip() for column in raw.columns]
-    keys, tally = [part for part in key_parts(read.id_col or "") if part in raw.columns], Tally()
+    keys = [part for part in key_parts(read.id_col or "") if part in raw.columns]
+    keys, tally = keys + padded_codes(raw.head(PREFIX_LINES)), Tally()
     raw = numbers_in_text_columns(raw, None, tally).assign(**{key: raw[key] for key in keys})  # as a file's
     notes.extend(tally.notes())  # '1,234.5' and '12%' were left out as text (ids stay as written: '01')
     with rows_of_a_frame():
