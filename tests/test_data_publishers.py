@@ -463,6 +463,22 @@ def test_a_years_total_after_its_iso_months_is_dropped_as_a_total(tmp_path):
     assert "skipped 1 summary row(s) after the data: line 40 'Total 2022'" in note  # the last, as before
 
 
+def test_a_years_total_column_among_quarter_columns_is_dropped_as_a_total(tmp_path):
+    """A national-accounts table `Region,2015Q1,...,2015Q4,2015,2016Q1,...`: refused as periods of mixed
+    kinds, where the same totals as rows are dropped; the year columns are totals among the quarters now."""
+    header, rows = ["Region"], []
+    for year in range(2015, 2021):
+        header += [f"{year}Q{quarter}" for quarter in range(1, 5)] + [str(year)]
+    for region, base in (("North", 100.0), ("South", 200.0)):
+        years = [[base + 4 * (year - 2015) + quarter for quarter in range(4)] for year in range(2015, 2021)]
+        rows.append(",".join([region, *(f"{value}" for four in years for value in [*four, sum(four)])]))
+    table = "\n".join([",".join(header), *rows]) + "\n"
+    frame, freq, note = read_noted(write(tmp_path, "regions.csv", table))
+    assert freq.startswith("Q") and list(frame.columns) == ["North", "South"] and len(frame) == 24
+    np.testing.assert_array_equal(frame["South"], [200.0 + 4 * (k // 4) + k % 4 for k in range(24)])
+    assert "left out 6 column(s) of whole years ('2015', '2016', '2017', ...): a year's total" in note
+
+
 @pytest.mark.parametrize("office", ["insee", "genesis"])
 def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_path, office):
     """INSEE's yearly download heads its years 'Libellé' (newest first); GENESIS leaves them unnamed under

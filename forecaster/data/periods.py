@@ -64,8 +64,18 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     first column that is not numbers (CBS open data's Perioden follows an ID) (a year's total or average, not
     a further step), and a note naming them; None for other tables."""
     labels = next((raw[name] for name in raw.columns if not pd.api.types.is_numeric_dtype(raw[name])), None)
-    if labels is None:
+    totals = None if labels is None else year_totals(labels)
+    if totals is None:
         return None
+    kind, rows, shown = totals
+    note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
+    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+
+
+def year_totals(labels: pd.Series) -> tuple[str, np.ndarray, str] | None:
+    """(the kind of the others, the positions of the whole years among `labels` of months, quarters or
+    timestamps, a few of them said): a year's total or average, no further step; None where there are none,
+    or labels that are no years misfit."""
     sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
     if period_label_misfits(sample) is not None:
         misfits, year_row = period_label_misfits(labels), _YEAR_ROW
@@ -77,9 +87,7 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
     if not years.str.fullmatch(year_row, case=False).all():
         return None
-    shown = ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
-    note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
-    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+    return kind, rows, ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
 
 
 def _worded_among_dates(labels: pd.Series) -> tuple[str, np.ndarray] | None:

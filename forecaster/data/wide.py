@@ -16,6 +16,7 @@ from forecaster.data.dateparts import part_named
 from forecaster.data.dates import MONTH_NUMBERS, NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
 from forecaster.data.numberdates import year_numbers
+from forecaster.data.periods import year_totals
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
@@ -242,6 +243,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     labels = list(raw.columns[first:end])
     unknown = [label for label in labels if _UNKNOWN_WEEK.fullmatch(str(label).strip())]
     labels = [label for label in labels if label not in unknown]
+    totals = year_totals(pd.Series(labels, dtype=object))  # a national-accounts table's '2015' after 2015Q4
+    labels = labels if totals is None else [label for k, label in enumerate(labels) if k not in totals[1]]
     count = len(labels)
     after = [str(name) for name in raw.columns[end:]]
     variables, columns, periods, dates = _by_variable(source, labels)
@@ -281,6 +284,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         + (f" of the variable(s) {', '.join(map(repr, named))}" if named else "")
     )
     note += f"; left out {len(unknown)} column(s) of unknown weeks ({unknown[0]!r}, ...)" if unknown else ""
+    if totals is not None:
+        note += f"; left out {len(totals[1])} column(s) of whole years ({totals[2]}): a year's total"
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
     return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
