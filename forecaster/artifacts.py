@@ -31,7 +31,7 @@ from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_l
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, nonnegative_ok
-from forecaster.errors import BundleError, CalibrationFileError, ForecasterError
+from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError
 
 FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
@@ -141,8 +141,9 @@ def save_bundle(
     except BaseException as error:
         shutil.rmtree(staged, ignore_errors=True)
         if isinstance(error, OSError):  # a full disk: one line, not safetensors' or json's traceback
-            raise BundleError(f"cannot write bundle {target}: {error.strerror or error}; nothing of it was "
-                              "written (an earlier bundle there is as it was)") from None  # fmt: skip
+            why = error.strerror or error
+            raise WriteRefusedError(f"cannot write bundle {target}: {why}; nothing of it was written (an "
+                                    "earlier bundle there is as it was)") from None  # fmt: skip
         raise
     return target
 
@@ -195,7 +196,7 @@ def write_calibration(bundle: str | Path, calibration: Calibration, read_as: ato
         atomic.write_atomically(path, lambda staged: _save_calibration(calibration, staged))
     except OSError as error:
         why = error.strerror or error
-        raise BundleError(f"cannot write {path}: {why}; the calibration is as it was") from None
+        raise WriteRefusedError(f"cannot write {path}: {why}; the calibration is as it was") from None
     return path
 
 

@@ -80,6 +80,11 @@ class BundleError(ForecasterError):
     """A model bundle that is missing, incomplete, invalid, or would be overwritten."""
 
 
+class WriteRefusedError(ForecasterError):
+    """What the system refused as a command wrote (a full disk, a permission), nothing of it half-written: the
+    CLI's exit status 1, as an OSError's, not the 2 of input or options refused (a script retrying on 1)."""
+
+
 class CalibrationFileError(BundleError):
     """A bundle's calibration file cannot be used (`problem`); `forecaster calibrate` makes a new one."""
 

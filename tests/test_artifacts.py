@@ -24,7 +24,7 @@ from forecaster.artifacts import DataConfig, load_bundle, save_bundle
 from forecaster.atomic import write_atomically
 from forecaster.checks import setting
 from forecaster.data import Scaler
-from forecaster.errors import BundleError
+from forecaster.errors import BundleError, WriteRefusedError
 from forecaster.models import FORECAST, MODELS
 from forecaster.models.config import ModelConfig
 
@@ -251,7 +251,7 @@ def test_failed_save_leaves_no_bundle_and_keeps_the_previous(tiny, tmp_path, mon
                                           "(os error 28)")
 
     monkeypatch.setattr(safetensors.torch, "save_file", broken_save_file)
-    with pytest.raises(BundleError) as failure:
+    with pytest.raises(WriteRefusedError) as failure:  # the CLI's exit status 1, not the input's 2
         save(tiny_model(), path, overwrite=True)
     assert str(failure.value) == (f"cannot write bundle {path}: No space left on device; nothing of it was "
                                   "written (an earlier bundle there is as it was)")  # fmt: skip
@@ -291,7 +291,8 @@ def test_failed_final_rename_restores_the_previous_bundle(tiny, tmp_path, monkey
         return real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(BundleError, match="cannot write bundle .*: rename failed; nothing of it was written"):
+    said = "cannot write bundle .*: rename failed; nothing of it was written"
+    with pytest.raises(WriteRefusedError, match=said):
         save(tiny_model(), path, overwrite=True)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]

@@ -28,11 +28,12 @@ TRAIN = [
 ]
 
 
-def refused(argv: list, capsys) -> str:
-    """Run a command that must fail: exit 2, one `forecaster: error:` line (a usage error names its
-    subcommand, `forecaster train: error:`, as argparse does), no traceback; the line."""
+def refused(argv: list, capsys, status: int = 2) -> str:
+    """Run a command that must fail: exit `status` (2: the input or options refused; 1: the system refused
+    a write), one `forecaster: error:` line (a usage error names its subcommand, `forecaster train: error:`,
+    as argparse does), no traceback; the line."""
     code, out, err = run_cli(argv, capsys)
-    assert code == 2, (out, err)
+    assert code == status, (out, err)
     assert "Traceback" not in out + err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and re.match(r"forecaster( [a-z]+)*: error: ", lines[0]), err
@@ -170,8 +171,8 @@ def test_a_full_disk_while_checkpointing_leaves_no_partial_checkpoint(
     monkeypatch.setattr(torch, "save", _full_disk(written, zip_writer))
     if zip_writer:  # the disk it leaves: nothing free
         monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 0))
-    line = refused(["train", "--csv", csv, *TRAIN, *TINY, "--out", tmp_path / "model"], capsys)
-    assert "disk full while writing checkpoint" in line
+    line = refused(["train", "--csv", csv, *TRAIN, *TINY, "--out", tmp_path / "model"], capsys, status=1)
+    assert "disk full while writing checkpoint" in line  # the system's refusal: exit 1, not the input's 2
     assert ("unexpected pos 64 vs 0" if zip_writer else "No space left on device") in line
     assert written and not any((tmp_path / ".model.work" / "checkpoints").iterdir())
     assert not (tmp_path / "model").exists()
@@ -203,7 +204,7 @@ def test_a_full_disk_on_a_later_checkpoint_keeps_the_previous_one(resumable, mon
     argv, checkpoints = resumable
     before = {path.name: path.read_bytes() for path in checkpoints.iterdir()}
     monkeypatch.setattr(torch, "save", _full_disk([]))
-    assert "disk full while writing checkpoint" in refused(argv, capsys)
+    assert "disk full while writing checkpoint" in refused(argv, capsys, status=1)
     assert {path.name: path.read_bytes() for path in checkpoints.iterdir()} == before
 
 

@@ -34,7 +34,7 @@ from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.plugins import TorchCheckpointIO
 
 from forecaster.atomic import stops_deferred
-from forecaster.errors import ConfigError, ForecasterError
+from forecaster.errors import ConfigError, ForecasterError, WriteRefusedError
 from forecaster.training.settings import TrainerOptions
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         except (OSError, RuntimeError) as error:  # torch's zip writer on a full disk: "unexpected pos 64"
             full = getattr(error, "errno", None) == errno.ENOSPC or shutil.disk_usage(path.parent).free < 1e6
             why = error.strerror if isinstance(error, OSError) and error.strerror else reason(error)
-            raise ForecasterError(
+            raise WriteRefusedError(
                 f"{'disk full' if full else 'cannot write'} while writing checkpoint {path}: {why}; the "
                 "previous checkpoint, if any, is intact (free space, then run again; --resume continues)"
             ) from None
