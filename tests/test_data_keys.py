@@ -303,7 +303,8 @@ def test_series_a_model_lacks_are_left_out_before_the_table_is_pivoted(tmp_path,
 
 def test_rows_without_the_id_column_or_of_no_series_of_the_model_are_refused_in_one_line(tmp_path):
     """Rows sent to a model keyed by unique_id that lack the column, or hold none of its series: the
-    service answered 500 (a KeyError, then an empty table's first date), predict an internal error."""
+    service answered 500 (a KeyError, then an empty table's first date), predict an internal error. A row
+    without its id was read as a series 'nan', left out, and its series forecast from the row before."""
     from test_service import serving
 
     hours = pd.date_range("2024-01-01", periods=40, freq="h")
@@ -316,6 +317,8 @@ def test_rows_without_the_id_column_or_of_no_series_of_the_model_are_refused_in_
             recent.drop(columns="unique_id"),
         "no rows of the series 'A', 'B' in column 'unique_id', only of 'Z'; expected rows of those series":
             recent.assign(unique_id="Z"),
+        "empty series id in column 'unique_id'":
+            recent.assign(unique_id=recent["unique_id"].astype(object).where(np.arange(24) != 11, None)),
     }  # fmt: skip
     with serving(tmp_path / "models") as client:
         for said, sent in cases.items():

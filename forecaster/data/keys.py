@@ -84,15 +84,21 @@ def with_key(raw: pd.DataFrame, id_col: str, source: str) -> pd.DataFrame:
             f"columns by commas); columns are {', '.join(map(repr, raw.columns))}"
         )
     for part in parts:
-        if raw[part].isna().any():
-            row = int(raw[part].isna().to_numpy().argmax())
-            raise DataError(f"{source}: {line(row)}: empty series id in column {part!r}")
+        check_ids_given(raw, part, source)
     values = [raw[part].astype(str).str.strip().str.replace(KEY_SEPARATOR, _WITHIN_VALUE, regex=False)
               for part in parts]  # fmt: skip
     joined = values[0]
     for value in values[1:]:  # column by column: a join row by row took seconds on a million rows
         joined = joined + KEY_SEPARATOR + value
     return in_place_of(raw, parts, id_col, joined.to_numpy())
+
+
+def check_ids_given(raw: pd.DataFrame, id_col: str, source: str) -> None:
+    """DataError naming the first row without a series id: at predict time as in training (such a row was
+    read as a series 'nan', left out, and its series forecast from the row before it)."""
+    if raw[id_col].isna().any():
+        row = int(raw[id_col].isna().to_numpy().argmax())
+        raise DataError(f"{source}: {line(row)}: empty series id in column {id_col!r}")
 
 
 def in_place_of(raw: pd.DataFrame, parts: list[str], name: str, values: np.ndarray) -> pd.DataFrame:
@@ -111,6 +117,7 @@ def rows_of_targets(
     MissingColumnsError names a target without rows and the series left out, for `history` to name."""
     if targets is None or id_col not in raw.columns:  # pivot_long names the missing column
         return raw
+    check_ids_given(raw, id_col, source)
     ids = raw[id_col].astype(str).str.strip()
     asked = ids.isin(targets).to_numpy()
     if asked.all():

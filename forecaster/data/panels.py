@@ -18,6 +18,7 @@ import pandas as pd
 from forecaster.data.cells import counts_rows
 from forecaster.data.keys import (
     KEY_SEPARATOR,
+    check_ids_given,
     key_parts,
     key_values,
     named_as_ids,
@@ -69,9 +70,7 @@ def pivot_long(
             f"missing {', '.join(map(repr, missing))} (columns are {', '.join(map(repr, raw.columns))})"
             + advice(f"; {', '.join(named)}" if named else "")
         )  # fmt: skip
-    if raw[id_col].isna().any():
-        row = int(raw[id_col].isna().to_numpy().argmax())
-        raise DataError(f"{source}: {line(row)}: empty series id in column {id_col!r}")
+    check_ids_given(raw, id_col, source)
     ids = raw[id_col].astype(str).str.strip()
     keys = pd.DataFrame({"id": ids, "time": raw[time_col].astype(str).str.strip()})
     repeated = keys.duplicated(keep=False).to_numpy()
