@@ -65,6 +65,19 @@ def test_a_zoned_index_is_answered_in_its_zone_across_a_clock_change():
                                                                     "04:00+0200"]  # fmt: skip
 
 
+def test_days_fitted_in_utc_are_forecast_from_rows_shown_on_a_zones_clock():
+    """A model fitted on days at UTC midnight, sent the same rows converted to Europe/Berlin (01:00 in winter,
+    02:00 in summer): refused as 'mixes time zones'; now read in UTC and answered at the next UTC midnights
+    on Berlin's clock (local midnight would be two hours early)."""
+    days = pd.date_range("2021-01-01", periods=200, freq="D", tz="UTC")
+    frame = pd.DataFrame({"y": np.arange(200.0) % 7}, index=days)
+    table = naive().fit(frame).predict(frame.tz_convert("Europe/Berlin"))
+    assert str(table.index.tz) == "Europe/Berlin"
+    following = days[-1] + pd.to_timedelta(np.arange(1, HORIZON + 1), "D")
+    assert list(table.index.tz_convert("UTC")) == list(following)
+    np.testing.assert_allclose(table["y"], frame["y"].iloc[-1], rtol=1e-6)
+
+
 def test_an_index_of_timestamps_in_several_zones_is_read_as_dates():
     """Timestamps of UTC and Tokyo alternating (an object index, as pandas keeps them): one hourly series in
     UTC, as a file's column of them is read (it was 'no date column found')."""

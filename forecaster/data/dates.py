@@ -380,7 +380,8 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     """Timestamps whose UTC offsets change along the column (a zone's daylight saving time) as one regular
     series, and a note saying how: in UTC where that is regular (hourly data, whose local clock skips and
     repeats an hour), else as the local clock times without their offsets where those are (daily and longer
-    data at local midnight, whose days are 23 or 25 hours long in UTC). None when neither is regular or the
+    data at local midnight, whose days are 23 or 25 hours long in UTC), else in UTC where that is regular
+    (days at UTC midnight shown on a local clock). None when neither is regular or the
     values are not all timestamps with an offset after their time (none read as UTC beside others that have
     one; "GMT+5", which dateutil reads as UTC-5 as POSIX zones mean it, no offset)."""
     if not timestamp_texts(column).astype(str).str.contains(_OFFSET_AFTER_TIME).all():
@@ -394,4 +395,6 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
     freq = infer_frequency(local)
     if freq is not None and not sub_daily(freq):
         return local, "read the dates, whose UTC offsets change (daylight saving time), as local clock times"
+    if infer_frequency(utc) is not None:  # UTC midnights shown on Berlin's clock (a frame tz_convert-ed)
+        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
     return None

@@ -98,8 +98,9 @@ def sub_daily(freq: str) -> bool:
 def in_zone(index: pd.DatetimeIndex, zone: Any, freq: str | None) -> pd.DatetimeIndex:
     """Timestamps read back at a fixed UTC offset or as local clock times, in the time zone they came in:
     steps of a day or longer keep their clock time (local midnights across DST), shorter ones their
-    instant."""
-    if (freq is None or sub_daily(freq)) and index.tz is not None:
+    instant, as do days read in UTC across a zone's offsets (UTC midnights on Berlin's clock: answered at
+    Berlin's midnight, two hours early)."""
+    if (freq is None or sub_daily(freq) or str(index.tz) == "UTC") and index.tz is not None:
         return index.tz_convert(zone)
     return index.tz_localize(None).tz_localize(zone, nonexistent="shift_forward", ambiguous=False)
 
