@@ -135,6 +135,8 @@ def _validation_detail(error: dict[str, Any]) -> ErrorDetail:
     if kind == "float_type" and type(error.get("input")) is int:  # 400 digits, past float's range; not a bool
         digits = len(str(error["input"]).lstrip("-"))
         message = f"a number of {digits} digits; expected numbers a float can hold"
+    if kind == "int_type" and isinstance(error.get("input"), float) and abs(error["input"]) >= 2**63:
+        message = f"{error['input']:.3g} is past a 64-bit integer's range; expected an integer"  # 10**30
     loc = tuple(error.get("loc", ()))
     if kind == "extra_forbidden" and loc[:2] == ("body", "batch") and loc[-1] in ("horizon", "level"):
         message = f"not a field of a batch: give {loc[-1]} in each of its inputs"

@@ -458,6 +458,8 @@ BAD_JSON = [
      "a number of more than 4300 digits"),
     ("number of 4,000 digits", _raw('{"values": {"OT": [1' + "0" * 3999 + "]}}"), 422, "values.OT[0]",
      "a number of 4000 digits; expected numbers a float can hold"),  # was "expected a number" (h33)
+    ("horizon of 31 digits", {"json": {"values": {"OT": [1.0]}, "horizon": 10**30}}, 422, "horizon",
+     "1e+30 is past a 64-bit integer's range; expected an integer"),  # was "expected an integer" (h52)
     ("compressed body", {"content": gzip.compress(_BODY_TEXT.encode()),
                          "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
      415, "content-encoding", "uncompressed body, got 'gzip'"),
