@@ -181,6 +181,22 @@ def test_key_codes_are_read_as_written(tmp_path):
     assert read_csv(tmp_path / "one.csv", id_col="geo").columns == ["01", "10"]
 
 
+def test_namibias_code_na_is_a_series_id_and_an_empty_cell_is_none(tmp_path):
+    """ISO 3166's 'NA' (Namibia) under --id-col country was pandas' missing value: 'line 2: empty series id'
+    for a cell that holds one; an empty id cell is still refused, naming its line."""
+    rows = [f"{country},{year},{base + year - 2000}.5" for country, base in (("NA", 50), ("ZA", 300))
+            for year in range(2000, 2020)]  # fmt: skip
+    path = tmp_path / "sacu.csv"
+    path.write_text("\n".join(["country,year,gdp", *rows]) + "\n")
+    series = read_csv(path, id_col="country")
+    assert series.columns == ["NA", "ZA"]
+    np.testing.assert_array_equal(series.frame["NA"], 50.5 + np.arange(20))
+    path = tmp_path / "gap.csv"
+    path.write_text("\n".join(["country,year,gdp", *rows[:5], ",2005,55.5", *rows[6:]]) + "\n")
+    with pytest.raises(DataError, match="gap.csv: line 7: empty series id in column 'country'"):
+        read_csv(path, id_col="country")
+
+
 def test_codes_of_a_key_found_on_its_own_are_read_as_written(tmp_path):
     """FIPS codes '01', '02', '06', '10' under `id`, found without --id-col, were read as numbers: trained as
     series '1', '2', '6', the bundle refused its own file ('the rows have 01'); and '01', '1', '001' were one

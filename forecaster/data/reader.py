@@ -91,7 +91,8 @@ def _parse(
         sniffed = True
         options = {"dtype": dict.fromkeys([*text, *_as_text(source, opened, layout)], str),
                    **layout.read_options()}  # fmt: skip
-        raw = pd.read_csv(source, encoding_errors="replace", **opened, **options)
+        raw = _ids_as_written(pd.read_csv(source, encoding_errors="replace", **opened, **options), source,
+                              {**opened, **options}, text)  # fmt: skip
     except DataError:  # a ValueError, said in full
         raise
     except pd.errors.EmptyDataError:
@@ -132,6 +133,22 @@ def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> list[str]:
     if hasattr(source, "seek"):
         source.seek(0)
     return padded_codes(head) + (doubtful_marks(head) if layout.decimal is None else [])
+
+
+def _ids_as_written(
+    raw: pd.DataFrame, source: Any, options: dict[str, Any], ids: Sequence[str]
+) -> pd.DataFrame:
+    """`raw` with its id columns `ids` as written where pandas read a cell as missing: Namibia's ISO code
+    'NA' was 'an empty series id'; only an empty cell is one. The file is read again for those columns, only
+    where such a cell is."""
+    missing = [name for name in dict.fromkeys(ids) if name in raw.columns and raw[name].isna().any()]
+    if not missing:
+        return raw
+    if hasattr(source, "seek"):
+        source.seek(0)
+    again = {**options, "usecols": missing, "keep_default_na": False, "na_values": [""]}
+    written = pd.read_csv(source, encoding_errors="replace", **again)
+    return raw.assign(**{name: written[name].to_numpy() for name in missing})
 
 
 def _indexed_by_steps(
