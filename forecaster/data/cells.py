@@ -256,16 +256,22 @@ def _mark_by_size(written: pd.Series, ambiguous: np.ndarray, whole: np.ndarray) 
 def doubtful_marks(rows: pd.DataFrame) -> list[str]:
     """The columns of `rows` (a file's first, as text) whose numbers show one ambiguous separator beside
     plain whole numbers ('1.234', '987'): pandas would read the dot as a decimal one, the column 1000x
-    smaller in places; read as text, `to_numbers` decides by their size."""
-    doubtful = []
-    for name, column in rows.items():
-        cells = column.dropna().astype(str).str.strip()
-        kinds = _plain_kinds(cells) if cells.str.fullmatch(_PATTERNS["ambiguous"]).any() else None
-        if kinds is None or not kinds.any(axis=1).all() or (kinds[:, 2:] & ~kinds[:, :1]).any():
-            continue  # no doubt: text, or a decimal mark of its own ('1.5'), which pandas reads
-        if (kinds[:, 1] & ~kinds[:, 0]).any():
-            doubtful.append(str(name))
-    return doubtful
+    smaller in places; read as text, `to_numbers` decides by their size. One pass over all cells (a file of
+    10,000 columns took 9 s column by column)."""
+    cells = pd.Series(rows.to_numpy(dtype=object).ravel(order="F"))  # column after column
+    present = cells.notna().to_numpy().reshape(rows.shape[1], -1)
+    texts = cells.fillna("").astype(str).str.strip()
+    ambiguous = texts.str.fullmatch(_PATTERNS["ambiguous"]).to_numpy().reshape(present.shape)
+    candidates = np.flatnonzero(ambiguous.any(axis=1))
+    if not candidates.size:
+        return []
+    length = present.shape[1]
+    kinds = _plain_kinds(texts.iloc[(candidates[:, None] * length + np.arange(length)).ravel()])
+    kinds = kinds.reshape(len(candidates), length, -1)
+    numbers = kinds.any(axis=2) | ~present[candidates]
+    marked = (kinds[..., 2:] & ~kinds[..., :1]).any(axis=(1, 2))  # a decimal mark of its own ('1.5')
+    whole = (kinds[..., 1] & ~kinds[..., 0]).any(axis=1)
+    return [str(rows.columns[k]) for k in candidates[numbers.all(axis=1) & ~marked & whole]]
 
 
 def _letters_flag(written: np.ndarray, letters: np.ndarray, plain: np.ndarray) -> bool:
