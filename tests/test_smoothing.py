@@ -3,6 +3,7 @@ grid, closed forms (a repeating season, a constant), its place among the baselin
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -12,48 +13,72 @@ import torch
 
 from forecaster.data.splits import earlier_period, split_borders
 from forecaster.errors import ConfigError
-from forecaster.models import fits_nothing, get_model
+from forecaster.models import fits_nothing, get_model, smoothing
 from forecaster.models.baselines import NOTHING_TO_FIT
-from forecaster.models.smoothing import ALPHAS, BETAS, GAMMAS, PHIS, TREND_START_STEPS
+from forecaster.models.smoothing import ALPHAS, BETAS, GAMMAS, MIN_REFIT_SEASON, PHIS, TREND_START_STEPS
 from forecaster.training.planning import SMOOTHING_HISTORY, plan, split_for
 from forecaster.training.settings import TrainSettings
 
 
+def run_by_hand(y: list[float], season: int, grid_point: tuple, start: list[float]) -> tuple[list, list]:
+    """The one-step errors and the end states (level, trend, seasonal...) from the start states."""
+    alpha, beta, phi, gamma = grid_point
+    level, trend, states = start[0], start[1], list(start[2:])
+    errors = []
+    for t in range(season if season > 1 else 1, len(y)):
+        error = y[t] - (level + phi * trend + states[t % season])
+        errors.append(error)
+        level, trend = level + phi * trend + alpha * error, phi * trend + alpha * beta * error
+        states[t % season] += gamma * (1 - alpha) * error
+    return errors, [level, trend, *states]
+
+
+def aicc(steps: int, parameters: int) -> float:
+    free = steps - parameters - 1
+    return 2 * parameters + 2 * parameters * (parameters + 1) / free if free > 0 else math.inf
+
+
 def smoothed_by_hand(y: list[float], horizon: int, season: int) -> list[float]:
     """ETS(A,Ad,A) one series at a time (Hyndman & Athanasopoulos, FPP3 8.3, error-correction form), every
-    grid point tried in turn, the lowest one-step squared error kept (the first of equals)."""
-    best, forecast = math.inf, None
-    for alpha in ALPHAS:
-        for beta in BETAS:
-            for phi in PHIS:
-                for gamma in GAMMAS if season > 1 else (0.0,):
-                    if season > 1:  # the line through the two first seasons' means, level at its first end
-                        first, second = sum(y[:season]) / season, sum(y[season : 2 * season]) / season
-                        trend = (second - first) / season
-                        line = [first + trend * (t - (season - 1) / 2) for t in range(2 * season)]
-                        off = [value - on_line for value, on_line in zip(y, line, strict=False)]
-                        states = [(off[p] + off[season + p]) / 2 for p in range(season)]
-                        states = [state - sum(states) / season for state in states]
-                        level, start = line[season - 1], season
-                    else:
-                        steps = min(len(y) - 1, TREND_START_STEPS)
-                        level, trend, states, start = y[0], (y[steps] - y[0]) / steps, [0.0], 1
-                    total = 0.0
-                    for t in range(start, len(y)):
-                        error = y[t] - (level + phi * trend + states[t % season])
-                        total += error * error
-                        level, trend = level + phi * trend + alpha * error, phi * trend + alpha * beta * error
-                        states[t % season] += gamma * (1 - alpha) * error
-                    if total < best:
-                        ahead = range(1, horizon + 1)
-                        damped = [sum(phi**k for k in range(1, h + 1)) for h in ahead]
-                        best = total
-                        seasons = [states[(len(y) - 1 + h) % season] for h in ahead]
-                        forecast = [level + damped[h - 1] * trend + seasons[h - 1] for h in ahead]
-    return forecast
+    grid point tried in turn, the lowest one-step squared error kept (the first of equals); with a season,
+    also every grid point from the start states that minimise it (least squares on the errors' numerical
+    slopes), kept instead where AICc prefers it, the season is 12 steps or more and the series' steps
+    correlate positively at its lag."""
+    change = np.diff(y) - np.mean(np.diff(y))
+    refitting = season >= MIN_REFIT_SEASON and np.sum(change[season:] * change[:-season]) > 0
+    if season > 1:  # the line through the two first seasons' means, level at its first end
+        first, second = sum(y[:season]) / season, sum(y[season : 2 * season]) / season
+        trend = (second - first) / season
+        line = [first + trend * (t - (season - 1) / 2) for t in range(2 * season)]
+        off = [value - on_line for value, on_line in zip(y, line, strict=False)]
+        states = [(off[p] + off[season + p]) / 2 for p in range(season)]
+        start = [line[season - 1], trend, *[state - sum(states) / season for state in states]]
+    else:
+        steps = min(len(y) - 1, TREND_START_STEPS)
+        start = [y[0], (y[steps] - y[0]) / steps, 0.0]
+    best, refit = (math.inf, None), (math.inf, None)
+    for grid_point in itertools.product(ALPHAS, BETAS, PHIS, GAMMAS if season > 1 else (0.0,)):
+        errors, end = run_by_hand(y, season, grid_point, start)
+        if sum(e * e for e in errors) < best[0]:
+            best = (sum(e * e for e in errors), (grid_point, end))
+        if refitting:
+            units = np.eye(len(start))
+            slopes = np.array([run_by_hand(y, season, grid_point, list(start + unit))[0] for unit in units]).T
+            move = np.linalg.lstsq(slopes - np.array(errors)[:, None], -np.array(errors), rcond=None)[0]
+            moved_errors, moved_end = run_by_hand(y, season, grid_point, list(start + move))
+            if sum(e * e for e in moved_errors) < refit[0]:
+                refit = (sum(e * e for e in moved_errors), (grid_point, moved_end))
+    steps = len(errors)
+    refit_aicc = steps * math.log(max(refit[0], 0.0) or 1e-300) + aicc(steps, 5 + season)
+    if refitting and refit_aicc < steps * math.log(best[0] or 1e-300) + aicc(steps, 4):
+        best = refit
+    (_, _, phi, _), (level, trend, *states) = best[1]
+    ahead = range(1, horizon + 1)
+    damped = [sum(phi**k for k in range(1, h + 1)) for h in ahead]
+    return [level + damped[h - 1] * trend + states[(len(y) - 1 + h) % season] for h in ahead]
 
 
-@pytest.mark.parametrize(("season", "length"), [(1, 2), (1, 30), (4, 9), (12, 60)])
+@pytest.mark.parametrize(("season", "length"), [(1, 2), (1, 30), (4, 9), (4, 40), (12, 60)])
 def test_each_window_is_smoothed_under_the_grid_point_that_fits_it_best(season: int, length: int) -> None:
     rng = np.random.default_rng(season * 100 + length)
     steps = np.arange(length)
@@ -77,6 +102,33 @@ def test_a_repeating_season_and_a_constant_are_forecast_exactly() -> None:
     constant = torch.full((2, 20, 3), 7.5)
     flat = get_model("holt_winters", input_size=20, horizon=4, n_channels=3)(constant)
     assert flat.dtype == torch.float32 and torch.equal(flat, torch.full((2, 4, 3), 7.5))
+
+
+def test_a_damped_trend_the_start_misreads_is_forecast_exactly_from_refitted_start_states() -> None:
+    """Without errors from its true start the model forecasts itself; the line through the first two seasons'
+    means misreads a damped trend, and the least-squares start (chosen by AICc) recovers it."""
+    season = np.array([2.0, -1.0, 0.5, -1.5, 3.0, 1.0, -2.5, 0.0, 1.5, -0.5, -1.0, -0.5])
+    steps = np.arange(72)
+    damped = np.cumsum(0.98 ** np.arange(1, 73))  # phi + ... + phi^(t + 1)
+    series = 5.0 + 0.7 * damped + season[steps % 12]
+    model = get_model("holt_winters", input_size=60, horizon=12, n_channels=1, season=12)
+    forecast = model(torch.tensor(series[None, :60, None]))[0, :, 0]
+    np.testing.assert_allclose(forecast, series[60:], atol=1e-8)
+
+
+def test_a_wave_of_another_period_keeps_the_heuristic_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """test_selection's rate, 5 + sin(months / 6) read with a season of 12: a refitted start fits it closely
+    in-sample (AICc would take it) and forecasts it worse; its steps correlate negatively at lag 12, so the
+    start stays the line through the first two seasons."""
+    wave = torch.tensor(5 + np.sin(np.arange(63) / 6))[None, :, None]
+    model = get_model("holt_winters", input_size=63, horizon=6, n_channels=1, season=12)
+    assert smoothing.season_lag_correlation(wave[:, :, 0], 12).item() < 0
+    forecast = model(wave)
+    monkeypatch.setattr(smoothing, "MIN_REFIT_SEASON", 13)  # no refit at all
+    torch.testing.assert_close(forecast, model(wave), rtol=0, atol=0)
+    monkeypatch.setattr(smoothing, "MIN_REFIT_SEASON", 12)
+    monkeypatch.setattr(smoothing, "season_lag_correlation", lambda y, season: torch.ones(len(y)))
+    assert not torch.equal(forecast, model(wave))  # the refit, let through, would move it
 
 
 def test_many_series_are_smoothed_in_chunks_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
