@@ -34,7 +34,7 @@ from forecaster.data.headerless import (
     years_over_parts,
 )
 from forecaster.data.headerless import names as headerless_names
-from forecaster.data.keys import key_parts, padded_codes
+from forecaster.data.keys import key_parts
 from forecaster.data.missing import line_number, lines, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -76,6 +76,7 @@ class Layout:
     headerless: bool = False  # the first line after `skip` is data: `names` come from what columns hold
     repeated: tuple[str, ...] = ()  # names the header gives more than one column (pandas renames: "OT.1")
     naming: int = 0  # the lines of the preamble that name the columns (`names_above`), not skipped
+    codes: tuple[str, ...] = ()  # ids written with leading zeros ('01'), read and kept as text (`_as_text`)
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -422,8 +423,7 @@ def arrange(
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
-    keys = [part for part in key_parts(read.id_col or "") if part in raw.columns]  # read as written: '01'
-    keys += padded_codes(raw.head(PREFIX_LINES))
+    keys = [part for part in [*key_parts(read.id_col or ""), *layout.codes] if part in raw.columns]  # '01'
     raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})
     notes.extend(said + tally.notes())
     return raw, context, read

@@ -89,7 +89,8 @@ def _parse(
         notes.extend([f"read as {named} text: its bytes are not UTF-8"] if named else [])
         layout = sniff(source, **opened)
         sniffed = True
-        options = {"dtype": dict.fromkeys([*text, *_as_text(source, opened, layout)], str),
+        layout, doubtful = _as_text(source, opened, layout)
+        options = {"dtype": dict.fromkeys([*text, *layout.codes, *doubtful], str),
                    **layout.read_options()}  # fmt: skip
         raw = _ids_as_written(pd.read_csv(source, encoding_errors="replace", **opened, **options), source,
                               {**opened, **options}, text)  # fmt: skip
@@ -122,17 +123,19 @@ def _parse(
     return raw, layout
 
 
-def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> list[str]:
+def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> tuple[Layout, list[str]]:
     """The columns to read as text, by the file's first rows: ids written as codes ('01', `padded_codes`),
-    and, where no decimal mark shows, numbers whose separator is in doubt ('1.234' beside '987',
-    `doubtful_marks`); a buffer (a workbook's sheet) rewound for the whole read."""
+    kept in the layout (which keeps them as written), and, where no decimal mark shows, numbers whose
+    separator is in doubt ('1.234' beside '987', `doubtful_marks`); a buffer (a workbook's sheet) rewound for
+    the whole read."""
     if layout.ons is not None:  # read as text throughout
-        return []
+        return layout, []
     head = pd.read_csv(source, nrows=PREFIX_LINES, dtype=str, encoding_errors="replace", **opened,
                        **layout.read_options())  # fmt: skip
     if hasattr(source, "seek"):
         source.seek(0)
-    return padded_codes(head) + (doubtful_marks(head) if layout.decimal is None else [])
+    doubtful = doubtful_marks(head) if layout.decimal is None else []
+    return dataclasses.replace(layout, codes=tuple(padded_codes(head))), doubtful
 
 
 def _ids_as_written(
