@@ -33,11 +33,6 @@ def run_by_hand(y: list[float], season: int, grid_point: tuple, start: list[floa
     return errors, [level, trend, *states]
 
 
-def aicc(steps: int, parameters: int) -> float:
-    free = steps - parameters - 1
-    return 2 * parameters + 2 * parameters * (parameters + 1) / free if free > 0 else math.inf
-
-
 def smoothed_by_hand(y: list[float], horizon: int, season: int) -> list[float]:
     """ETS(A,Ad,A) one series at a time (Hyndman & Athanasopoulos, FPP3 8.3, error-correction form), every
     grid point tried in turn, the lowest one-step squared error kept (the first of equals); with a season,
@@ -69,8 +64,8 @@ def smoothed_by_hand(y: list[float], horizon: int, season: int) -> list[float]:
             if sum(e * e for e in moved_errors) < refit[0]:
                 refit = (sum(e * e for e in moved_errors), (grid_point, moved_end))
     steps = len(errors)
-    refit_aicc = steps * math.log(max(refit[0], 0.0) or 1e-300) + aicc(steps, 5 + season)
-    if refitting and refit_aicc < steps * math.log(best[0] or 1e-300) + aicc(steps, 4):
+    refit_aicc = steps * math.log(max(refit[0], 0.0) or 1e-300) + smoothing.aicc_penalty(steps, 5 + season)
+    if refitting and refit_aicc < steps * math.log(best[0] or 1e-300) + smoothing.aicc_penalty(steps, 4):
         best = refit
     (_, _, phi, _), (level, trend, *states) = best[1]
     ahead = range(1, horizon + 1)
