@@ -319,6 +319,29 @@ def test_predict_after_fit_forecasts_the_series_a_panel_trained(tmp_path):
     np.testing.assert_allclose(model.predict().groupby("unique_id")["naive"].first(), lasts, rtol=1e-6)
 
 
+@pytest.mark.parametrize("model", ["naive", "mean"])
+def test_a_series_that_never_moved_gets_no_band_in_a_panel_of_independent_series(model):
+    """Margins pooled over independent series are in standard units; a series constant in every row its
+    scaler saw has scale 1, and a rate held at 0.07 got 80% bands of 0-1.38, one held at 7000 +-1.3 (h52)."""
+    rng = np.random.default_rng(8)
+    dates = pd.date_range("2019-01-01", periods=48, freq="MS")
+    values = {"small": np.full(48, 0.07), "big": np.full(48, 7000.0), "noise": 50 + rng.normal(0, 2, 48)}
+    long = pd.concat([pd.DataFrame({"unique_id": name, "ds": dates, "y": series})
+                      for name, series in values.items()])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        forecast = Forecaster(model, horizon=2).fit(long, channels="independent").predict(level=[80, 95])
+    bounds = [f"{model}-{side}-{level}" for side in ("lo", "hi") for level in (80, 95)]
+    for name, value in (("small", 0.07), ("big", 7000.0)):
+        rows = forecast[forecast.unique_id == name]
+        np.testing.assert_allclose(rows[[model, *bounds]].to_numpy(), value, rtol=1e-6)
+    noise = forecast[forecast.unique_id == "noise"]
+    width = (noise[f"{model}-hi-80"] - noise[f"{model}-lo-80"]).to_numpy()
+    # white noise of std 2: the mean's errors have std 2, the naive's (and the random walk floor's) 2.8;
+    # pooled with the constant series' zero scores, the band was 0.4x as wide
+    assert (width > 0.6 * 2 * 1.2816 * 2).all() and (width < 1.4 * 2 * 1.2816 * 2 * np.sqrt(2)).all(), width
+
+
 def test_independent_long_file_through_the_cli(ragged, tmp_path):
     written = _cli_train_and_predict(ragged, tmp_path, "--id-col", "unique_id", "--channels", "independent")
     api = Forecaster.load(tmp_path / "bundle").predict(ragged, level=[80])

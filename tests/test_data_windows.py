@@ -69,10 +69,34 @@ def test_scaler_round_trips_through_json_and_matches_sklearn():
     np.testing.assert_allclose(rebuilt.inverse(rebuilt.transform(values)), values, rtol=1e-12)
 
 
-def test_constant_channel_gets_unit_scale():
+def test_constant_channel_gets_unit_scale_and_is_marked_constant_through_json():
     scaler = Scaler.fit(np.column_stack([np.full(10, 7.0), np.arange(10.0)]))
     assert scaler.to_dict()["scale"][0] == 1.0
+    assert scaler.to_dict()["constant"] == [True, False]
+    assert Scaler.from_dict(json.loads(json.dumps(scaler.to_dict()))).steady.tolist() == [True, False]
     assert Scaler.fit(1e10 + np.array([[0.0], [1e-6], [0.0]])).scale[0] == 1.0  # below float64's rounding
+    assert Scaler.fit(np.arange(6.0)[:, None]).constant is None  # nothing constant: nothing marked
+
+
+def test_channel_constant_in_the_train_rows_is_scaled_by_the_later_rows_where_they_vary():
+    """A product launched after the train rows (0 there, then about 500) was standardized by scale 1: its
+    sales were 500 standard units, and pooled validation scores were those of that series alone (h52)."""
+    train = np.column_stack([np.zeros(8), np.arange(8.0), np.full(8, 3.0)])
+    later = np.vstack([train, [[500.0, 8.0, 3.0], [620.0, 9.0, 3.0]]])
+    scaler = Scaler.fit(train, later_values=later)
+    np.testing.assert_allclose(scaler.mean, [later[:, 0].mean(), 3.5, 3.0], rtol=1e-12)
+    np.testing.assert_allclose(scaler.scale, [later[:, 0].std(), np.arange(8.0).std(), 1.0], rtol=1e-12)
+    assert scaler.steady.tolist() == [False, False, True]  # constant in every row it was fit on
+
+
+def test_a_series_launched_in_validation_is_standardized_by_its_rows_through_validation():
+    frame = pd.DataFrame({"c0": np.r_[np.zeros(70), np.linspace(400, 600, 30)]},
+                         index=pd.date_range("2021-01-01", periods=100, freq="h", name="date"))  # fmt: skip
+    module = ForecastDataModule(TimeSeries(frame=frame, freq="h", source="s", date_col="date"), 10, 5)
+    module.setup()
+    through_validation = frame["c0"].to_numpy()[:80]  # 7:1:2
+    np.testing.assert_allclose(module.scaler.scale, [through_validation.std()], rtol=1e-12)
+    assert module.scaler.constant is None
 
 
 @pytest.mark.parametrize("unit", [1e-15, 1e-17, 1e-200])
@@ -89,8 +113,9 @@ def test_a_series_of_tiny_values_is_standardized_and_forecast_to_its_own_digits(
 @pytest.mark.parametrize(
     ("state", "expected"),
     [
-        ({"mean": [0.0]}, "the fields 'mean' and 'scale' (and 'log')"),
-        ({"mean": [0.0], "scale": [1.0], "var": [1.0]}, "the fields 'mean' and 'scale' (and 'log')"),
+        ({"mean": [0.0]}, "the fields 'mean' and 'scale' (and 'log', 'constant')"),
+        ({"mean": [0.0], "scale": [1.0], "var": [1.0]}, "the fields 'mean' and 'scale' (and 'log', "),
+        ({"mean": [0.0], "scale": [1.0], "constant": [1]}, "'constant' must be a list of 1 true/false"),
         ({"mean": [0.0, 1.0], "scale": [1.0]}, "one number per column"),
         ({"mean": [0.0], "scale": [0.0]}, "positive finite scales"),
         ({"mean": ["a"], "scale": [1.0]}, "list of numbers"),

@@ -1,9 +1,13 @@
 """The one scaler: per-channel standardization fit on the train rows only, stored as plain numbers.
 
 The data module, bundles, metrics and the service all use `Scaler`: the mean and population std of each
-channel (a constant one gets scale 1), applied in float64 as (x - mean) / scale, undone as x * scale + mean,
-and written to a bundle as JSON numbers (no pickle). Not scikit-learn's StandardScaler: it takes any std
-below 2.2e-15 for a constant channel, so a series in units of 1e-17 was left unscaled and forecast 0.
+channel, applied in float64 as (x - mean) / scale, undone as x * scale + mean, and written to a bundle as JSON
+numbers (no pickle). Not scikit-learn's StandardScaler: it takes any std below 2.2e-15 for a constant channel,
+so a series in units of 1e-17 was left unscaled and forecast 0.
+
+A channel constant in the train rows is scaled by the rows through validation (a product launched after the
+train rows: its sales of 500 were 500 standard units); one constant there too gets scale 1 and is marked
+`constant`: that scale measures no swings, so no interval is drawn from it.
 
 A channel may be standardized in logarithms (`log`), where its swings grow with its level (`multiplicative`):
 forecasts and interval bounds come back through exp, so intervals widen with the level they are at.
@@ -21,26 +25,43 @@ import pandas as pd
 from forecaster.data.missing import MAX_TRAINING_MAGNITUDE
 from forecaster.errors import BundleError, DataError
 
+MARKS = ("log", "constant")  # a scaler's optional per-channel true/false fields
+
 
 @dataclass(frozen=True, eq=False)
 class Scaler:
-    """Per-channel mean and scale (C,) float64 arrays, and which channels are in logarithms (`log`, (C,)
-    bool; None: none)."""
+    """Per-channel mean and scale (C,) float64 arrays, which channels are in logarithms (`log`, (C,) bool;
+    None: none), and which were constant in every row fit (`constant`, likewise)."""
 
     mean: np.ndarray
     scale: np.ndarray
     log: np.ndarray | None = None
+    constant: np.ndarray | None = None
 
-    def __post_init__(self) -> None:  # no channel in logarithms is none: bundles without any are as before
-        log = None if self.log is None or not np.any(self.log) else np.asarray(self.log, dtype=bool)
-        object.__setattr__(self, "log", log)
+    def __post_init__(self) -> None:  # no channel marked is none: bundles without any are as before
+        for field in MARKS:
+            marks = getattr(self, field)
+            object.__setattr__(self, field, None if marks is None or not np.any(marks) else
+                               np.asarray(marks, dtype=bool))  # fmt: skip
 
     @classmethod
-    def fit(cls, train_values: np.ndarray, log: np.ndarray | None = None) -> Scaler:
-        """Fit on the (N, C) train rows, the `log` channels in logarithms; DataError for an empty or
-        non-finite array. A channel is constant where its std is 0 or below float64 rounding of its mean
-        (1e10 + 1e-7 noise)."""
-        values = np.asarray(train_values, dtype=np.float64)
+    def fit(cls, train_values: np.ndarray, log: np.ndarray | None = None,
+            later_values: np.ndarray | None = None) -> Scaler:  # fmt: skip
+        """Fit on the (N, C) train rows, the `log` channels in logarithms, a channel constant there on the
+        `later_values` (the rows through validation) where they vary; DataError for an empty or non-finite
+        array."""
+        mean, std, constant = cls._moments(train_values, log)
+        if constant.any() and later_values is not None:
+            later_mean, later_std, still = cls._moments(later_values, log)
+            mean, std = np.where(constant, later_mean, mean), np.where(constant, later_std, std)
+            constant &= still
+        return cls(mean, np.where(constant, 1.0, std), log, constant)
+
+    @staticmethod
+    def _moments(rows: np.ndarray, log: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean, population std and constancy of each channel of (N, C) rows: constant where the std is 0
+        or below float64 rounding of the mean (1e10 + 1e-7 noise)."""
+        values = np.asarray(rows, dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 1:
             raise DataError(
                 f"the scaler needs a (rows, channels) array with at least one row, got shape {values.shape}"
@@ -56,8 +77,7 @@ class Scaler:
         size = np.abs(values).max(axis=0)  # squares of 1e-200 underflow to 0: the std is taken at unit size
         size = np.where(size > 0, size, 1.0)
         mean, std = values.mean(axis=0), (values / size).std(axis=0) * size
-        constant = std <= 10 * np.finfo(np.float64).eps * np.abs(mean)
-        return cls(mean, np.where(constant | (std == 0), 1.0, std), log)
+        return mean, std, (std <= 10 * np.finfo(np.float64).eps * np.abs(mean)) | (std == 0)
 
     @property
     def n_channels(self) -> int:
@@ -68,6 +88,11 @@ class Scaler:
         """(C,) bool: the channels standardized in logarithms."""
         return np.zeros(self.mean.size, dtype=bool) if self.log is None else self.log
 
+    @property
+    def steady(self) -> np.ndarray:
+        """(C,) bool: the channels constant in every row they were fit on (`constant`)."""
+        return np.zeros(self.mean.size, dtype=bool) if self.constant is None else self.constant
+
     def first(self, count: int) -> Scaler:
         """The scaler of the first `count` channels (the targets, before any covariates)."""
         return self._part(slice(count))
@@ -77,7 +102,7 @@ class Scaler:
         return self._part(slice(index, index + 1))
 
     def _part(self, part: slice) -> Scaler:
-        return Scaler(self.mean[part], self.scale[part], self.logged[part])
+        return Scaler(self.mean[part], self.scale[part], self.logged[part], self.steady[part])
 
     def logged_columns(self, columns: Sequence[str]) -> list[str]:
         """Those of `columns` (the first channels, the targets) standardized in logarithms."""
@@ -87,7 +112,7 @@ class Scaler:
     def joined(cls, scalers: Sequence[Scaler]) -> Scaler:
         """One scaler of the channels of several, in order (independent series, each fit on its own)."""
         return cls(*(np.concatenate([getattr(scaler, part) for scaler in scalers])
-                      for part in ("mean", "scale", "logged")))  # fmt: skip
+                      for part in ("mean", "scale", "logged", "steady")))  # fmt: skip
 
     def transform(self, values: np.ndarray) -> np.ndarray:
         """(x - mean) / scale in float64, over the last axis (the channels), of log x in the `log` ones (-inf
@@ -107,15 +132,20 @@ class Scaler:
             return np.where(self.log, np.exp(values), values)
 
     def to_dict(self) -> dict[str, list]:
-        """JSON-ready: {"mean": [...], "scale": [...]}, and "log": [true, false, ...] where any is."""
+        """JSON-ready: {"mean": [...], "scale": [...]}, and "log" / "constant": [true, false, ...] where any
+        is."""
         state: dict[str, list] = {"mean": list(map(float, self.mean)), "scale": list(map(float, self.scale))}
-        return state if self.log is None else {**state, "log": [bool(v) for v in self.log]}
+        for field in MARKS:
+            if getattr(self, field) is not None:
+                state[field] = [bool(v) for v in getattr(self, field)]
+        return state
 
     @classmethod
     def from_dict(cls, state: Any, n_channels: int | None = None) -> Scaler:
         """Rebuild from `to_dict` output, checking every number (and the channel count when given)."""
-        if not isinstance(state, Mapping) or not {"mean", "scale"} <= set(state) <= {"mean", "scale", "log"}:
-            raise DataError("the scaler must be an object with the fields 'mean' and 'scale' (and 'log')")
+        if not isinstance(state, Mapping) or not {"mean", "scale"} <= set(state) <= {*MARKS, "mean", "scale"}:
+            raise DataError("the scaler must be an object with the fields 'mean' and 'scale' (and 'log', "
+                            "'constant')")  # fmt: skip
         arrays = []
         for key in ("mean", "scale"):
             values = state[key]
@@ -136,11 +166,13 @@ class Scaler:
         if not (bounded and (scale > 0).all()):
             raise DataError("the scaler must hold finite means and positive finite scales of at most "
                             f"{MAX_TRAINING_MAGNITUDE:.3g}, as training makes them")  # fmt: skip
-        log = state.get("log")
-        if log is not None and (not isinstance(log, list) or len(log) != expected
-                                or not all(isinstance(v, bool) for v in log)):  # fmt: skip
-            raise DataError(f"scaler 'log' must be a list of {expected} true/false values, one per column")
-        return cls(mean, scale, log)
+        for field in MARKS:
+            marks = state.get(field)
+            if marks is not None and (not isinstance(marks, list) or len(marks) != expected
+                                      or not all(isinstance(v, bool) for v in marks)):  # fmt: skip
+                raise DataError(f"scaler {field!r} must be a list of {expected} true/false values, one per "
+                                "column")  # fmt: skip
+        return cls(mean, scale, state.get("log"), state.get("constant"))
 
 
 # A column is standardized in logarithms (`--transform auto`) where the coefficient of variation of its

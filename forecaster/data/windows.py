@@ -141,12 +141,14 @@ def thinned(windows: WindowDataset | PooledWindows, most: int) -> WindowDataset 
 Windows = WindowDataset | PooledWindows
 
 
-def _scaler_rows(borders: Borders) -> slice:
-    """The rows the scaler is fit on: the train split's, or where it holds one row, which has no spread (a
-    forecast that fits nothing needs no train window), the rows before the test split's targets: 7 yearly rows
-    at horizon 3 left 1, every scale was 1 and the 'standardized' scores were squared original units (h42)."""
+def _fit_scaler(values: np.ndarray, borders: Borders, log: np.ndarray | None) -> Scaler:
+    """The scaler of (N, C) rows, fit on the train split's, or where it holds one row, which has no spread (a
+    forecast that fits nothing needs no train window), on the rows before the test split's targets: 7 yearly
+    rows at horizon 3 left 1, every scale was 1 and the 'standardized' scores were squared original units
+    (h42). A channel constant in the train rows is fit on those too."""
     start, end = borders["train"]
-    return slice(start, end if end - start > 1 else borders["val"][1])
+    later = values[start : borders["val"][1]]
+    return Scaler.fit(values[start:end], log, later) if end - start > 1 else Scaler.fit(later, log)
 
 
 def window_sets(
@@ -185,7 +187,7 @@ def window_sets(
     if series.options.channels != INDEPENDENT:
         values = series.inputs
         borders = borders_of(len(values), series.source)
-        scaler = scaler or Scaler.fit(values[_scaler_rows(borders)], log)
+        scaler = scaler or _fit_scaler(values, borders, log)
         scaled = scaler.transform(values).astype(np.float32)
         targets = len(series.columns)
         future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
@@ -205,12 +207,17 @@ def window_sets(
         values = matrix[rows, j, None]
         borders = borders_of(len(values), f"{series.source}: series {name!r}")
         own_log = None if log is None else log[j : j + 1]
-        own = Scaler.fit(values[_scaler_rows(borders)], own_log) if scaler is None else scaler.channel(j)
+        own = _fit_scaler(values, borders, own_log) if scaler is None else scaler.channel(j)
         scalers.append(own)
         scaled = own.transform(values).astype(np.float32)
         for which in parts:
             a, b = borders[which]
             parts[which].append(WindowDataset(scaled[a:b], input_size, horizon, strides.get(which, 1),
                                               allow_empty=empty_allowed.get(which, False)))  # fmt: skip
-    pooled = {name: PooledWindows(datasets) for name, datasets in parts.items()}
-    return Scaler.joined(scalers), pooled
+    joined = Scaler.joined(scalers)
+    # a series that never moved scores 0 whatever is forecast: pooled, its windows narrowed the others'
+    # margins (two constant series of three gave the third's 80% band 40% of its width, h52)
+    moving = ~joined.steady if not joined.steady.all() else np.ones(len(scalers), dtype=bool)
+    pooled = {name: PooledWindows([part for part, kept in zip(datasets, moving, strict=True) if kept])
+              for name, datasets in parts.items()}  # fmt: skip
+    return joined, pooled
