@@ -32,7 +32,7 @@ from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency
 from forecaster.errors import ConfigError, DataError
 from forecaster.history import read_future, read_rows
 from forecaster.prediction import forecast, forecast_name, given_names, shaped
-from forecaster.training.planning import check_model_options
+from forecaster.training.planning import InputTooShort, check_model_options
 from forecaster.training.settings import TrainerOptions, TrainSettings
 
 
@@ -268,7 +268,16 @@ class Forecaster:
                 f"steps {step_size} apart"
             )  # fmt: skip
         backtest = copy.copy(self)  # this one's own model, fitted or loaded, stays as it was (h44)
-        backtest.fit(_cut(series, {column: end - span for column, end in ends.items()}))
+        try:
+            backtest.fit(_cut(series, {column: end - span for column, end in ends.items()}))
+        except DataError as error:  # said as the backtest's, not as train's --horizon (h52)
+            source = series.source
+            why = error.why if isinstance(error, InputTooShort) else str(error).removeprefix(f"{source}: ")
+            raise DataError(
+                f"{source}: {n_windows} window(s) of {horizon} steps {step_size} apart hold out the last "
+                f"{span} rows and leave {min(ends.values()) - span} to fit on, too few: {why}; expected "
+                "fewer or closer windows (n_windows, step_size) or more rows"
+            ) from None
         bundle = backtest._fitted()
         data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL

@@ -93,6 +93,20 @@ def test_cross_validation_cutoffs_match_neuralforecast(long):
     np.testing.assert_allclose(ours["naive"].to_numpy(), [at_cutoff[key] for key in cutoffs], rtol=1e-6)
 
 
+@pytest.mark.parametrize("model", ["naive", None])
+def test_cross_validation_too_long_for_its_rows_says_so_in_its_own_terms(model):
+    """Ten windows of 12 monthly rows leave 1 row to fit: the refusal spoke of train's validation and test
+    horizons and a shorter --horizon (h52)."""
+    rows = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2020-01-01", periods=12, freq="MS"),
+                         "y": np.arange(12.0)})  # fmt: skip
+    with pytest.raises(DataError) as caught:
+        (Forecaster(model, horizon=2) if model else Forecaster(horizon=2)).cross_validation(rows, n_windows=10)
+    said = str(caught.value)
+    assert said.startswith("DataFrame: 10 window(s) of 2 steps 1 apart hold out the last 11 rows and leave 1 to")
+    assert said.endswith("expected fewer or closer windows (n_windows, step_size) or more rows")
+    assert "--" not in said and "\n" not in said
+
+
 def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_as_neuralforecast():
     """Independent series ending 30 hours apart: the one that ended first had its rows forecast from its own
     end under the other's cutoffs, dated before them, with no actual (h35)."""
