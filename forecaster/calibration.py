@@ -42,7 +42,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from forecaster.checks import check_int, is_int, parse_ints
+from forecaster.checks import check_int, is_int, is_number, parse_ints
 from forecaster.errors import ConfigError
 
 MAX_LEVEL = 99  # interval levels are the integers 1-99, each calibrated
@@ -74,7 +74,9 @@ def check_levels(levels: Iterable[int]) -> list[int]:
     elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
         raise ConfigError(f"interval levels must be integers 1-{MAX_LEVEL} in a list such as [80, 95], got "
                           f"{levels!r}")
-    checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in levels]
+    # 80.0 is level 80 (as JSON's reader and Nixtla's `level` take it); 80.5 is no calibrated level
+    whole = [int(level) if is_number(level) and float(level).is_integer() else level for level in levels]
+    checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in whole]
     if not checked:
         raise ConfigError("expected at least one interval level, e.g. 80,95")
     return sorted(set(checked))

@@ -221,6 +221,9 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
             model.predict(horizon=horizon)
     with pytest.raises(ConfigError, match="interval levels must be integers 1-99 in a list such as"):
         model.predict(level="80")
+    pd.testing.assert_frame_equal(model.predict(level=[80.0, 95]), model.predict(level=[80, 95]))  # h52
+    with pytest.raises(ConfigError, match="interval level must be an integer >= 1 and <= 99, got 80.5"):
+        model.predict(level=[80.5])
     with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
         Forecaster.load(None)
     with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
