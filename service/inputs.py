@@ -285,8 +285,8 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
                     f"line {line} has {len(record)} columns; expected at most {allowed}: the {readable} "
                     f"model {bundle.name!r} may read and {max_extra_columns} more",
                 )
-    except csv.Error as error:
-        raise _invalid("file", f"not a well-formed CSV file: {error}") from None
+    except csv.Error as error:  # a cell over the field limit was said without where it was (h52)
+        raise _invalid("file", f"not a well-formed CSV file: line {records.line_num}: {error}") from None
     body = text.rstrip("\r\n")
     rows = max(body.count("\n"), body.count("\r"))  # lines after the header, whatever their ending
     most = max_rows * (len(data.columns) if data.id_col is not None else 1)

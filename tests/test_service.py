@@ -122,9 +122,8 @@ class Client:
 
 @contextmanager
 def serving(models_dir: Path, **options) -> Iterator[Client]:
-    app = create_app(ServiceSettings(
-        models_dir=models_dir, max_rows=MAX_ROWS, max_inputs=MAX_INPUTS, max_body_bytes=MAX_BODY, **options
-    ))
+    limits = {"max_rows": MAX_ROWS, "max_inputs": MAX_INPUTS, "max_body_bytes": MAX_BODY}
+    app = create_app(ServiceSettings(models_dir=models_dir, **{**limits, **options}))
     with (
         anyio.from_thread.start_blocking_portal() as portal,
         portal.wrap_async_context_manager(_running(app)) as client,
@@ -604,6 +603,14 @@ def test_bad_csv_uploads_answer_4xx(client: Client, case: str, text: str, status
     response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("../../etc/x.tar", text)})
     assert_error(response, status, "file", needle)
     assert "/tmp" not in response.json()["message"] and "--" not in response.json()["message"]
+
+
+def test_a_csv_cell_over_the_field_limit_is_refused_naming_its_line(models_dir: Path) -> None:
+    """Past the csv module's 131,072-character cell limit the refusal named no line (h52)."""
+    upload = {"file": ("h.csv", _csv_of(history()) + "x" * 200_000 + "\n")}
+    with serving(models_dir, max_body_bytes=400_000) as client:
+        response = client.post("/v1/models/hourly/forecast.csv", files=upload)
+    assert_error(response, 422, "file", "not a well-formed CSV file: line 22: field larger than field limit")
 
 
 def test_csv_route_checks_content_type_file_field_and_horizon(client: Client) -> None:
