@@ -99,10 +99,11 @@ def test_cross_validation_too_long_for_its_rows_says_so_in_its_own_terms(model):
     horizons and a shorter --horizon (h52)."""
     rows = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2020-01-01", periods=12, freq="MS"),
                          "y": np.arange(12.0)})  # fmt: skip
+    forecaster = Forecaster(model, horizon=2) if model else Forecaster(horizon=2)
     with pytest.raises(DataError) as caught:
-        (Forecaster(model, horizon=2) if model else Forecaster(horizon=2)).cross_validation(rows, n_windows=10)
+        forecaster.cross_validation(rows, n_windows=10)
     said = str(caught.value)
-    assert said.startswith("DataFrame: 10 window(s) of 2 steps 1 apart hold out the last 11 rows and leave 1 to")
+    assert said.startswith("DataFrame: 10 window(s) of 2 steps 1 apart hold out the last 11 rows and leave 1")
     assert said.endswith("expected fewer or closer windows (n_windows, step_size) or more rows")
     assert "--" not in said and "\n" not in said
 
