@@ -30,6 +30,15 @@ held-out files of 1-18 windows (short yearly, quarterly panels, noise), coverage
 covered already, got bands twice as wide. A level beyond the ranks the scores reach grows from the highest
 they answer as the walk's margin grows (`_floored`).
 
+From FEW_WINDOWS windows on, a level whose rank is one of a step's two highest scores is no narrower than
+the normal reading of the step's scores (`_top_floored`). Every conformal margin is then made
+non-decreasing along the horizon by sorting its steps (`_rearranged`): a later step is never given a
+narrower interval for the noise of a few scores. On 137 held-out series (h55) the two, with the untied random
+walk below, raised coverage from 0.827 / 0.900 to 0.827 / 0.907 and lowered the mean scaled interval score at
+95% by 2.5% (at 80%: unchanged). Under FEW_WINDOWS windows, a level of the random walk whose empirical
+quantile ties the level below's is no narrower than the normal reading of the changes (changes of
+0 and +-1 answered 95% as the 80% interval, h52).
+
 Margins are on the standardized scale; the train scaler maps intervals to original units. Intervals are
 nested around the forecast: lower <= forecast <= upper, and a higher level is never narrower.
 """
@@ -137,18 +146,51 @@ def _pooled(scores: np.ndarray, levels: Sequence[int]) -> np.ndarray:
     return np.where(np.isinf(multiples)[:, None, :], np.inf, margins).astype(np.float32)
 
 
+def _normal(scores: np.ndarray) -> np.ndarray:
+    """(99, ...) margins of a normal reading of (N, ...) scores or changes: each level's two-sided normal
+    quantile times their root mean square (the level's quantile of |e| for e ~ N(0, sigma^2))."""
+    normal = np.array([NormalDist().inv_cdf((1 + level / 100) / 2) for level in ALL_LEVELS])
+    rms = np.sqrt(np.mean(np.square(np.asarray(scores, dtype=np.float64)), axis=0))
+    return normal.reshape(-1, *[1] * rms.ndim) * rms[None]
+
+
+def _top_floored(margins: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """(99, H, C) per-step margins of N windows' (N, H, C) scores, those a level takes from the highest two
+    scores of a step (rank N - 1 or N: 95% below 59 windows) no narrower than the normal reading of the step's
+    scores: one or two scores decide such a margin (from 20-38 windows, 95%'s is the step's largest). On 65
+    held-out series of 20-75 windows it raised 95% coverage from 0.870 to 0.879 (h55)."""
+    count = len(scores)
+    top = np.ceil((count + 1) * np.asarray(ALL_LEVELS) / 100.0) >= count - 1  # (99,)
+    normal = _normal(scores)
+    floored = np.where(top[:, None, None] & np.isfinite(margins), np.maximum(margins, normal), margins)
+    return np.maximum.accumulate(floored, axis=0).astype(np.float32)
+
+
+def _rearranged(margins: np.ndarray) -> np.ndarray:
+    """(K, H, C) margins made non-decreasing along the horizon by sorting each level's steps (rearrangement,
+    Chernozhukov, Fernandez-Val & Galichon 2009: the sorted estimate of a non-decreasing curve is never
+    farther from it): ranked alone, a step's margin can fall below an earlier step's for the noise of a few
+    scores. The steps keep their widths, reordered: on 65 held-out series of 20-75 windows the mean width was
+    unchanged and the mean scaled interval score 0.6% lower (h55). Levels with an infinite margin are kept."""
+    finite = np.isfinite(margins).all(axis=1, keepdims=True)
+    rearranged = np.where(finite, np.sort(margins, axis=1), margins)
+    return np.maximum.accumulate(rearranged, axis=0).astype(np.float32)
+
+
 def _random_walk(changes: np.ndarray, horizon: int, season: int = 1) -> np.ndarray:
     """(99, H, C) margins of a random walk stepping by the `changes` (M, C) over `season` steps: each level's
     quantile of |change| times sqrt(k + 1), k the seasons before step h, (h - 1) // season (FPP3 5.5: sqrt(h)
     for naive, a season's swings being no error of seasonal naive's); from fewer than FEW_WINDOWS changes,
     their root mean square times the normal quantile: a handful's empirical quantiles tie (changes 2.5 and
-    2.5 made 80% and 95% one interval, h38)."""
-    levels = np.asarray(ALL_LEVELS) / 100.0
+    2.5 made 80% and 95% one interval, h38). From more, a level whose empirical quantile ties the level
+    below's takes the normal one where wider: changes of 0 and +-1 made 80% and 95% one interval (h52)."""
+    normal = _normal(changes)  # (99, C)
     if len(changes) < FEW_WINDOWS:
-        normal = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
-        quantiles = normal[:, None] * np.sqrt(np.mean(np.square(changes), axis=0))[None]  # (99, C)
-    else:
-        quantiles = np.quantile(np.abs(changes), levels, axis=0)  # (99, C)
+        quantiles = normal
+    else:  # a level whose quantile ties the level below's is no narrower than the normal reading
+        quantiles = np.quantile(np.abs(changes), np.asarray(ALL_LEVELS) / 100.0, axis=0)  # (99, C)
+        tied = np.concatenate([np.zeros_like(quantiles[:1], dtype=bool), quantiles[1:] <= quantiles[:-1]])
+        quantiles = np.maximum.accumulate(np.where(tied, np.maximum(quantiles, normal), quantiles), axis=0)
     growth = np.sqrt(np.arange(horizon) // season + 1)
     return (quantiles[:, None, :] * growth[None, :, None]).astype(np.float32)
 
@@ -224,13 +266,13 @@ class Calibration:
         few = len(scores) < FEW_WINDOWS
         ranked = _pooled if few else _ranked
         if method == "conformal":
-            margins = ranked(scores, ALL_LEVELS)
+            margins = ranked(scores, ALL_LEVELS) if few else _top_floored(ranked(scores, ALL_LEVELS), scores)
             if few and changes is not None and len(changes):
                 margins = _floored(margins, _random_walk(changes, scores.shape[1], season))
                 walk = "a random walk of its one-step changes" if season == 1 else (
                     f"a seasonal random walk of its changes over {season} steps")
                 source = f"{source}, no narrower than {walk}"
-            return cls(ALL_LEVELS, margins, len(scores), source)
+            return cls(ALL_LEVELS, _rearranged(margins), len(scores), source)
         margins = np.stack([ranked(scores[..., k], [level])[0] for k, level in enumerate(levels)])
         return cls(tuple(levels), margins, len(scores), source, method)
 

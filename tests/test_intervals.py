@@ -143,6 +143,43 @@ def test_a_handful_of_changes_floors_the_levels_at_a_normal_walk_of_their_root_m
                                    rms * normal_quantile * np.sqrt([1, 2, 3]), rtol=1e-4)  # fmt: skip
 
 
+def test_tied_walk_quantiles_of_many_small_changes_are_untied_by_their_normal_reading() -> None:
+    """Spare-part demand of 0, 1 and 2: 47 one-step changes of 0 and +-1 have the same empirical 80% and 95%
+    quantile (1), and predict answered 80% and 95% as one interval at every step (h52). A tied level is no
+    narrower than the normal reading of the changes, their root mean square times its normal quantile."""
+    changes = np.array([0.0] * 30 + [1.0] * 9 + [-1.0] * 8)[:, None]
+    calibration = Calibration.from_scores(np.zeros((3, 4, 1)), [], "three windows", "conformal", changes)
+    rms, growth = np.sqrt(17 / 47), np.sqrt([1, 2, 3, 4])
+    np.testing.assert_allclose(calibration.margins[79, :, 0], growth, rtol=1e-6)  # the empirical quantile, 1
+    np.testing.assert_allclose(calibration.margins[94, :, 0], 1.96 * rms * growth, rtol=1e-4)  # tied: 1.18
+
+
+def test_a_level_one_or_two_scores_decide_is_no_narrower_than_their_normal_reading() -> None:
+    """From 20 windows each step's scores are ranked alone: at 20-38 windows the 95% margin is a step's
+    largest score, and equal scores answered 80% and 95% as one interval. A level whose rank is one of a
+    step's two highest is no narrower than the normal quantile times the scores' root mean square; lower
+    ones keep their conformal rank."""
+    scores = np.full((20, 3, 1), 2.0)
+    calibration = Calibration.from_scores(scores, [], "twenty windows", "conformal")
+    np.testing.assert_allclose(calibration.margins[79], 2.0)  # rank 17 of 20
+    np.testing.assert_allclose(calibration.margins[94], 1.96 * 2.0, rtol=1e-4)  # rank 20: the largest
+    many = Calibration.from_scores(np.full((80, 3, 1), 2.0), [], "eighty windows", "conformal")
+    np.testing.assert_allclose(many.margins[94], 2.0)  # rank 77 of 80: many scores decide it
+
+
+def test_margins_never_narrow_along_the_horizon_and_keep_their_widths_sorted() -> None:
+    """Ranked alone, a later step's margin fell below an earlier one's for the noise of a few scores; sorted
+    along the horizon (rearrangement, Chernozhukov et al. 2009) each level keeps its margins' values."""
+    errors = np.abs(np.random.default_rng(14).standard_normal((30, 6, 2))) * [1.0, 3.0]
+    errors[:, 1] *= 0.5  # step 2 errs less than step 1
+    calibration = Calibration.from_scores(errors, [], "thirty windows", "conformal")
+    unsorted = Calibration.from_scores(errors[:, [0]], [], "step 1", "conformal").margins[:, 0]
+    assert (np.diff(calibration.margins[:95], axis=1) >= 0).all()  # 96% and up: 30 windows answer none
+    assert (calibration.margins[79, 1] < unsorted[79]).all()  # step 2's own margin, now at step 1
+    ranked = np.stack([np.sort(errors[:, step], axis=0)[int(np.ceil(31 * 0.5)) - 1] for step in range(6)])
+    np.testing.assert_allclose(calibration.margins[49], np.sort(ranked, axis=0), rtol=1e-6)
+
+
 def test_a_seasonal_model_is_floored_by_a_seasonal_random_walk_of_its_changes_over_a_season() -> None:
     """A seasonal naive forecast's error is no season's swing: its few windows' floor is a seasonal random
     walk's (FPP3 5.5: the margin grows by sqrt(k + 1), k the seasons before step h), of the changes over a
