@@ -334,9 +334,9 @@ class Calibration:
     ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """{level: (lo, hi)} for a model's standardized (..., H', C, 1 + 2K) outputs (H' <= the calibrated
         horizon): around the point (conformal) or the head's bounds (quantile); nested, never crossing the
-        point. The `steady` (C,) channels, constant in every row their scaler was fit on, span their value
-        (0) and the point at every level: their scale (1) measures no swings, and margins pooled over
-        independent series drew a band of +-1.3 in any units around a rate held at 0.25 for 8 years (h52)."""
+        point. The `steady` (C,) independent series, constant in every row their scaler was fit on, span their
+        value (0) and the point at every level: their scale (1) measures no swings, and margins pooled over
+        the series drew a band of +-1.3 in any units around a rate held at 0.25 for 8 years (h52)."""
         point, lower, upper = split_outputs(outputs)
         if steady is not None and np.any(steady):
             low, high = np.minimum(point, 0), np.maximum(point, 0)

@@ -347,7 +347,8 @@ def interval_columns(
     (`predict_outputs`) of `window` (`check_history`'s) and the bundle's calibration."""
     scaler, floor = _target_scaler(bundle), _floor(bundle, window)
     levels = check_interval_levels(bundle, levels)
-    intervals = bundle.calibration.intervals(levels, outputs, scaler.steady) if levels else {}
+    steady = scaler.steady if bundle.data.channels == INDEPENDENT else None  # margins pooled in std units
+    intervals = bundle.calibration.intervals(levels, outputs, steady) if levels else {}
     bounds = [bound for lo_hi in intervals.values() for bound in lo_hi]
     # converted at once: bound by bound, 256 histories at 99 levels held the service's event loop 5 s
     point, *converted = check_forecast(original_units(scaler, np.stack([outputs[..., 0], *bounds]), floor))

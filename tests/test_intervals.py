@@ -9,6 +9,7 @@ import dataclasses
 import io
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from test_service import body_of, history, make_bundle, serving
 from forecaster.artifacts import CALIBRATION_FILE, load_bundle, save_bundle
 from forecaster.calibration import Calibration, nonconformity
 from forecaster.cli import main
+from forecaster.data.series import DataQualityWarning
 from forecaster.errors import BundleError, ConfigError
 from forecaster.history import read_history
 from forecaster.metrics import IntervalSums
@@ -686,3 +688,26 @@ def test_intervals_that_missed_the_test_split_are_calibrated_again_on_the_latest
     assert "the bundle's are calibrated again on the latest (the validation split and the test split" in (
         capsys.readouterr().out
     )
+
+
+@pytest.mark.parametrize("model", ["naive", None])
+def test_intervals_of_no_width_where_the_test_split_erred_are_calibrated_again(model, capsys) -> None:
+    """59 equal months and then a new price: every calibration score was 0, the test split's last windows
+    erred, and the 80% and 95% bands had no width at every step (h52). Training calibrates again on the
+    latest windows, which saw the move, and says why."""
+    from forecaster.api import Forecaster
+    from forecaster.calibration import RECALIBRATED
+    from forecaster.commands.common import print_metrics
+
+    months = pd.date_range("2019-01-01", periods=60, freq="MS")
+    frame = pd.DataFrame({"price": [5.0] * 59 + [6.0]}, index=months)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)  # the default model keeps its naive start
+        fitted = (Forecaster(model, horizon=6) if model else Forecaster(horizon=6)).fit(frame)
+    assert fitted.metrics[RECALIBRATED].startswith("the validation split and the test split")
+    bands = fitted.predict(level=[80, 95]).iloc[0]
+    ordered = ["price-lo-95", "price-lo-80", "price", "price-hi-80", "price-hi-95"]
+    assert (np.diff(bands[ordered].to_numpy(dtype=float)) > 0).all()
+    print_metrics(fitted.metrics)
+    said = capsys.readouterr().out
+    assert "note: the intervals had no width where the test split erred: the series moved" in said

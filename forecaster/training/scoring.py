@@ -27,6 +27,7 @@ from forecaster.models import fits_nothing, forecast_outputs, quantile_levels
 
 EVAL_BATCH_SIZE = 256
 MAX_SCORES = 20_000_000  # calibration scores of a model that fits nothing held at once (80 MB of float32)
+CERTAINTY = 1e-6  # a test error (standardized) below this is float32 rounding, no move a zero margin missed
 # Standard errors by which a more complex model must beat a simpler one on validation to be kept.
 EVIDENCE = 2.0
 
@@ -378,6 +379,24 @@ def calibrate(model: nn.Module, windows: dict[str, Windows], method: str) -> Cal
     changes = np.concatenate([_changes(group, season) for group in windows.values()]) if few else None
     where = f"{' and '.join(windows)}, {count} window{'' if count == 1 else 's'}"
     return Calibration.from_scores(scores, quantile_levels(model), where, method, changes, season)
+
+
+def erred_where_certain(
+    model: nn.Module, calibration: Calibration, windows: Windows, levels: list[int]
+) -> bool:
+    """Whether `windows` (the test split) erred at a step and channel where a conformal margin at `levels` is
+    zero: the windows that calibrated it never saw the series move (59 equal months, then a first sale,
+    answered 80% and 95% bands of no width, h52)."""
+    if calibration.method != "conformal":
+        return False
+    certain = np.stack([calibration.margins[calibration.levels.index(level)] == 0 for level in levels]).any(0)
+    if not certain.any():
+        return False
+    for outputs, targets in _outputs(model, windows):
+        steps = targets.shape[1]
+        if (certain[:steps] & (nonconformity(outputs, targets, "conformal") > CERTAINTY)).any():
+            return True
+    return False
 
 
 def interval_metrics(

@@ -52,6 +52,7 @@ from forecaster.training.scoring import (
     block_means,
     calibrate,
     calibration_windows,
+    erred_where_certain,
     evaluate_model,
     history_means,
     interval_method,
@@ -299,9 +300,10 @@ def finish(
     """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
     (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
     next to naive, its intervals calibrated on validation (`calibration_windows`) and scored on test; on a
-    user's file where they covered far less of the test split than asked, calibrated again on the latest
-    windows, validation's and test's (the margins of windows decades earlier, at a tenth of the level, covered
-    0.55 / 0.75 of 42 such series' later points at 80% / 95%; recalibrated so, 0.80 / 0.88, h43).
+    user's file where they covered far less of the test split than asked, or had no width where it erred,
+    calibrated again on the latest windows, validation's and test's (the margins of windows decades earlier,
+    at a tenth of the level, covered 0.55 / 0.75 of 42 such series' later points at 80% / 95%; recalibrated
+    so, 0.80 / 0.88, h43).
     `forecaster benchmark --refinish` runs it again on saved bundles when these steps change."""
     validation = split_windows(data, scaler, series, "val")
     shrinkage = {}
@@ -327,7 +329,9 @@ def finish(
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
     if levels:
         metrics.update(interval_report(model, calibration, test, levels))
-        if series.dataset is None and undercovered(metrics["intervals"]):  # a user's file moved: the latest
+        moved = series.dataset is None and (  # a user's file moved: the latest windows calibrate
+            undercovered(metrics["intervals"]) or erred_where_certain(model, calibration, test, levels))
+        if moved:
             latest = {"the validation split": validation, "the test split": test}
             calibration = calibrate(model, latest, method)
             metrics[RECALIBRATED] = calibration.source  # the scores above measured the first (out of sample)
