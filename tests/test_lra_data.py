@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import inspect
 import random
 import statistics
@@ -312,10 +313,12 @@ def test_pathfinder_label_means_connected_markers():
 def test_read_listops_tsv(tmp_path):
     path = tmp_path / "basic_train.tsv"
     path.write_text("Source\tTarget\n( [MAX 2 9 ] )\t9\n[SM 1 2 ]\t3\n")
+    limit = csv.field_size_limit()
     assert readers.read_listops_tsv(path) == [
         {"text": "( [MAX 2 9 ] )", "label": 9},
         {"text": "[SM 1 2 ]", "label": 3},
     ]
+    assert csv.field_size_limit() == limit  # the process's limit: the service's CSV check reads with it
     path.write_text("Source\tTarget\n[SM 1 2 ]\tthree\n")
     with pytest.raises(DataError, match=r"basic_train.tsv: row 2: label 'three' is not an integer in 0..9"):
         readers.read_listops_tsv(path)

@@ -27,9 +27,12 @@ def _require_file(path: Path, what: str) -> Path:
 
 
 def _tsv_rows(path: Path) -> list[list[str]]:
-    csv.field_size_limit(sys.maxsize)  # retrieval documents are long single fields
-    with _require_file(Path(path), "LRA TSV file").open(newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    previous = csv.field_size_limit(sys.maxsize)  # retrieval documents are long single fields
+    try:  # the limit is the process's: the service's CSV check reads with the module's own (h52)
+        with _require_file(Path(path), "LRA TSV file").open(newline="", encoding="utf-8") as handle:
+            return list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    finally:
+        csv.field_size_limit(previous)
 
 
 def _label(path: Path, row: int, text: str, n_classes: int) -> int:
