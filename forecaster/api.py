@@ -164,7 +164,7 @@ class Forecaster:
         """Train on `df` (the 7:1:2 split, or holdout on a short frame: train, validation for early stopping,
         model choice and interval calibration, test for the reported metrics); with `out`, the bundle is also
         saved there."""
-        from forecaster.training.fit import training_notes, transform_notes
+        from forecaster.training.fit import outlier_notes, training_notes, transform_notes
         from forecaster.training.workflows import train_forecaster
 
         series = self.read(df, **read)
@@ -175,7 +175,8 @@ class Forecaster:
             if outcome is None:  # a non-zero rank of a distributed run
                 return self
             self.bundle = load_bundle(outcome.bundle_path)
-        notes = [*training_notes(self.bundle.training, self.bundle.metrics), *transform_notes(self.bundle)]
+        notes = [*training_notes(self.bundle.training, self.bundle.metrics), *transform_notes(self.bundle),
+                 *outlier_notes(self.bundle, series)]
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         left_out = [name for name in series.columns if name not in self.bundle.data.columns]

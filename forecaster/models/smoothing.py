@@ -18,6 +18,11 @@ season's lag: on h48's 38 monthly series 0.90x the held-out MAE of Holt-Winters 
 fell furthest behind maximum-likelihood ETS, and the defaults' 0.92x (0.448 -> 0.410x naive, CI 0.82-1.00);
 weekly windows leave AICc too few errors for 53 states. Not for quarters (the refit changed which forecast
 the tool kept, 1.02x) nor without a season (1.04x on yearly series).
+Each window is smoothed with its isolated outliers filled (`forecaster.models.outliers`; the rows themselves
+are scored as given): one cell moved by 10 robust standard deviations of the steps (or times 10), in the last
+two seasons of h48's 137 series, cost Holt-Winters 1.47-1.58x (times 10: 8.3-9.3x) its clean held-out MAE,
+and 0.99-1.05x (1.00-1.01x) filled; on the clean series 0.99x (CI 0.98-1.00; at worst 1.15x, a price's
+one-off).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from torch import nn
 from forecaster.checks import MAX_STEPS, setting
 from forecaster.models.baselines import SeasonalNaiveConfig
 from forecaster.models.config import check_history
+from forecaster.models.outliers import fill_isolated
 from forecaster.models.registry import FORECAST, MODELS
 
 # Smoothing parameters tried for every window: level (alpha), trend (beta, times alpha in the error-correction
@@ -98,6 +104,7 @@ class HoltWintersForecaster(nn.Module):
     def _smooth(self, y: torch.Tensor) -> torch.Tensor:
         """(N, L) float64 series -> (N, H) forecasts."""
         season, horizon, length = self.config.season, self.config.horizon, y.shape[1]
+        y = fill_isolated(y, season)  # smoothed as if a typo were its neighbours' value
         alpha, beta, phi, gamma = (column[:, None] for column in self.grid.unbind(1))  # each (K, 1)
         if season > 1:  # the line through the first two seasons' means, and their mean deviation from it
             means = y[:, : 2 * season].view(len(y), 2, season).mean(2)

@@ -1,0 +1,82 @@
+"""Isolated outliers: found by their jumps, filled for Holt-Winters and seasonal mean, said in a note."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from forecaster import Forecaster
+from forecaster.data.series import DataQualityWarning
+from forecaster.models.outliers import fill_isolated, isolated_outliers
+
+MONTHS = pd.date_range("2016-01-01", periods=96, freq="MS")
+
+
+def _seasonal(seed: int = 3) -> np.ndarray:
+    """96 months of 200 + 50 sin(month) and noise of sd 8, whole numbers (h52's repro)."""
+    noise = np.random.default_rng(seed).normal(0, 8, 96)
+    return np.round(200 + 50 * np.sin(2 * np.pi * np.arange(96) / 12) + noise)
+
+
+def _flags(values: np.ndarray, season: int = 12) -> np.ndarray:
+    flags, _, _ = isolated_outliers(torch.tensor(values, dtype=torch.float64)[None], season)
+    return np.flatnonzero(flags[0].numpy())
+
+
+@pytest.mark.parametrize("where", [89, 94, 1])  # inside; next to the last cell, or the first
+def test_a_typo_is_flagged_and_filled_near_the_value_it_replaced(where: int) -> None:
+    clean = _seasonal()
+    spiked = clean.copy()
+    spiked[where] *= 20
+    assert _flags(clean).size == 0
+    assert _flags(spiked).tolist() == [where]
+    filled = fill_isolated(torch.tensor(spiked)[None], 12)[0].numpy()
+    assert abs(filled[where] - clean[where]) < 6 * 8  # its neighbours' mean: not the 20x typo
+    np.testing.assert_array_equal(np.delete(filled, where), np.delete(spiked, where))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["new level", "two far values in a row", "the last value", "a peak that grows every season"],
+)
+def test_what_moves_more_than_one_cell_or_ends_the_window_is_not_flagged(case: str) -> None:
+    values = _seasonal()
+    if case == "new level":
+        values[60:] += 400
+    elif case == "two far values in a row":
+        values[70:72] *= 20
+    elif case == "the last value":  # the cell before it had looked isolated, filled with half of it
+        values[-1] *= 20
+    else:  # every March far above the others, further each year (fpp3's souvenirs)
+        values[2::12] += 100 * np.arange(1, 9)
+    assert _flags(values).size == 0
+
+
+@pytest.mark.parametrize(("model", "back"), [("holt_winters", 6), ("seasonal_mean", 15)])
+def test_one_typo_no_longer_moves_a_baselines_forecast_and_is_said(model: str, back: int) -> None:
+    """A cell times 20 six months back made Holt-Winters forecast every month of the next year at about twice
+    its level (404 where the clean file says 197); 15 months back, seasonal mean pulled the other months down
+    by 85 (h52)."""
+    clean = _seasonal()
+    spiked = clean.copy()
+    spiked[-back] *= 20
+
+    def forecast(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            fitted = Forecaster(model, horizon=12).fit(pd.DataFrame({"sales": values}, index=MONTHS))
+        said = [str(warning.message) for warning in caught]
+        notes = [note for note in said if "robust standard deviations" in note]
+        return fitted.predict()["sales"].to_numpy(), notes
+
+    (expected, clean_notes), (answered, notes) = forecast(clean), forecast(spiked)
+    np.testing.assert_allclose(answered, expected, rtol=0.08)
+    assert clean_notes == []
+    when = MONTHS[-back].date()
+    assert len(notes) == 1 and f"'sales' at {when}: {spiked[-back]:g} is " in notes[0]
+    assert f"{model} fitted as if it were" in notes[0]
+    assert notes[0].endswith("(the row is used as given everywhere else)")
