@@ -80,3 +80,18 @@ def test_one_typo_no_longer_moves_a_baselines_forecast_and_is_said(model: str, b
     assert len(notes) == 1 and f"'sales' at {when}: {spiked[-back]:g} is " in notes[0]
     assert f"{model} fitted as if it were" in notes[0]
     assert notes[0].endswith("(the row is used as given everywhere else)")
+
+
+def test_a_typo_in_a_series_that_ends_early_among_independent_ones_is_said_at_its_own_end() -> None:
+    """The note read every series' last rows of the table: a series ending 9 months early had its window
+    padded with missing cells, and its typo went unsaid."""
+    values = _seasonal()
+    ragged = values.copy()
+    ragged[-14] *= 20  # five months before its own end
+    long = pd.concat([pd.DataFrame({"unique_id": "A", "ds": MONTHS, "y": values}),
+                      pd.DataFrame({"unique_id": "B", "ds": MONTHS[:-9], "y": ragged[:-9]})])  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        Forecaster("holt_winters", horizon=6).fit(long, channels="independent")
+    notes = [str(note.message) for note in caught if "robust standard deviations" in str(note.message)]
+    assert len(notes) == 1 and f"'B' at {MONTHS[-14].date()}: {ragged[-14]:g} is " in notes[0]

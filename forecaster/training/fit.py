@@ -113,31 +113,33 @@ def transform_notes(bundle: Bundle) -> list[str]:
 
 
 def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
-    """The isolated outliers (a typo, a one-off) of the last input window that the kept forecast fitted its
-    states as if they were their neighbours' value (`forecaster.models.outliers`); the rows stay as given."""
+    """The isolated outliers (a typo, a one-off) of each series' last input window that the kept forecast
+    fitted its states as if they were their neighbours' value (`forecaster.models.outliers`); the rows stay as
+    given."""
     from forecaster.models.outliers import FILLED, isolated_outliers
 
     season = getattr(getattr(bundle.model, "config", None), "season", None)
     if bundle.model_name not in FILLED or season is None or bundle.data is None:
         return []
-    columns, length = list(bundle.data.columns), bundle.data.input_size
-    if not set(columns) <= set(series.frame.columns):
-        return []
-    rows = series.frame[columns].iloc[-length:]
-    if len(rows) < 3:
-        return []
-    scaled = bundle.scaler.transform(rows.to_numpy(dtype=np.float64))  # as the model reads them
-    flags, local, scale = (part.numpy() for part in isolated_outliers(torch.from_numpy(scaled.T.copy()),
-                                                                       season))  # fmt: skip
-    filled = bundle.scaler.inverse(np.where(flags.T, local.T, scaled))
     notes = []
-    for channel, step in zip(*np.nonzero(flags), strict=True):
-        distance = abs(scaled[step, channel] - local[channel, step]) / scale[channel]
-        when = rows.index[step]
-        when = when.date() if isinstance(when, pd.Timestamp) and when == when.normalize() else when
-        notes.append(f"{columns[channel]!r} at {when}: {rows.iat[step, channel]:g} is {distance:.0f} robust "
-                     f"standard deviations from its neighbours; {bundle.model_name} fitted as if it were "
-                     f"{filled[step, channel]:.4g} (the row is used as given everywhere else)")
+    for index, name in enumerate(bundle.data.columns):
+        if name not in series.frame.columns:
+            continue
+        rows = series.frame[name].dropna().iloc[-bundle.data.input_size :]  # its own end (independent series)
+        if len(rows) < 3:
+            continue
+        scaler = bundle.scaler.channel(index)
+        scaled = scaler.transform(rows.to_numpy(dtype=np.float64)[:, None])[:, 0]  # as the model reads them
+        flags, local, scale = (part[0].numpy() for part in isolated_outliers(torch.from_numpy(scaled)[None],
+                                                                             season))  # fmt: skip
+        for step in np.flatnonzero(flags):
+            when = rows.index[step]
+            when = when.date() if isinstance(when, pd.Timestamp) and when == when.normalize() else when
+            filled = scaler.inverse(np.array([[local[step]]]))[0, 0]
+            distance = abs(scaled[step] - local[step]) / scale
+            notes.append(f"{name!r} at {when}: {rows.iat[step]:g} is {distance:.0f} robust standard "
+                         f"deviations from its neighbours; {bundle.model_name} fitted as if it were "
+                         f"{filled:.4g} (the row is used as given everywhere else)")
     return notes
 
 
