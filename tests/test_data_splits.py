@@ -278,15 +278,18 @@ def test_describe_refuses_a_zero_it_took_for_unset(data_dir, capsys, option):
     assert f"argument {option}: expected a whole number >= 1, got '0'" in capsys.readouterr().err
 
 
-def test_describe_splits_a_panel_of_independent_series_as_train_does(tmp_path, capsys):
+@pytest.mark.parametrize("flat", [False, True])
+def test_describe_splits_a_panel_of_independent_series_as_train_does(tmp_path, capsys, flat):
     """20 yearly series of 14-23 rows starting and ending apart (h38): describe printed one 24-row table's
     7:1:2 split (input 7; 7, 2 and 2 windows) while train split each series by its own rows (input 3; 149,
-    20 and 29); it gives train's split, input and window counts now."""
+    20 and 29); it gives train's split, input and window counts now, leaving out as train does a series that
+    never moved (`flat`)."""
     rng, rows = np.random.default_rng(38), []
     for k in range(20):
         start, length = 2000 + int(rng.integers(0, 8)), int(rng.integers(14, 24))
         rows += [(f"C{k:02d}", year, 100 + 3 * step + rng.normal()) for step, year in
                  enumerate(range(start, min(start + length, 2024)))]  # fmt: skip
+    rows += [("FLAT", year, 7.0) for year in range(2004, 2024)] if flat else []
     path = tmp_path / "panel.csv"
     pd.DataFrame(rows, columns=["id", "year", "value"]).to_csv(path, index=False)
     described = _describe_json(capsys, "--csv", str(path), "--horizon", "3")

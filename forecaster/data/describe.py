@@ -8,6 +8,7 @@ from typing import Any
 from forecaster.checks import check_int
 from forecaster.data.reader import load_dataset, read_csv
 from forecaster.data.registry import DATASETS, get_spec, locate_dataset
+from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, TimeSeries, collected_notes
 from forecaster.data.splits import (
     AUTO_SPLIT,
@@ -115,12 +116,18 @@ def describe(
 
 def _series_windows(series: TimeSeries, input_size: int, horizon: int, stride: int) -> dict[str, int]:
     """Windows of independent series, each split by its own rows (`resolve_split`), summed over the series
-    that give every split one, as `train` keeps them; where none does, the longest one's refusal."""
+    that give every split one, as `train` keeps them (and, as it does, not over those constant through
+    validation unless all are, `Scaler.steady`); where none does, the longest one's refusal."""
     lengths = series_lengths(series)
-    kept = [n for n in lengths if usable(n, input_size, horizon, AUTO_SPLIT, series.freq)]
-    splits = [split_borders(n, input_size, AUTO_SPLIT, series.freq, horizon=horizon, source=series.source)
-              for n in kept or [max(lengths)]]  # fmt: skip
-    counts = [window_counts(borders, input_size, horizon, stride) for borders in splits]
+    kept = [j for j, n in enumerate(lengths) if usable(n, input_size, horizon, AUTO_SPLIT, series.freq)]
+    kept = kept or [lengths.index(max(lengths))]
+    splits = {j: split_borders(lengths[j], input_size, AUTO_SPLIT, series.freq, horizon=horizon,
+                               source=series.source) for j in kept}  # fmt: skip
+    rows = series.own_rows()
+    steady = {j: Scaler.fit_split(series.values[rows[j], j, None], borders).steady[0]
+              for j, borders in splits.items()}  # fmt: skip
+    moving = [j for j in kept if not steady[j]] or kept
+    counts = [window_counts(splits[j], input_size, horizon, stride) for j in moving]
     return {name: sum(count[name] for count in counts) for name in counts[0]}
 
 

@@ -57,6 +57,18 @@ class Scaler:
             constant &= still
         return cls(mean, np.where(constant, 1.0, std), log, constant)
 
+    @classmethod
+    def fit_split(
+        cls, values: np.ndarray, borders: Mapping[str, tuple[int, int]], log: np.ndarray | None = None
+    ) -> Scaler:
+        """The scaler of a split's (N, C) rows, fit on the train split's, or where it holds one row, which has
+        no spread (a forecast that fits nothing needs no train window), on the rows before the test split's
+        targets: 7 yearly rows at horizon 3 left 1, every scale was 1 and the 'standardized' scores were
+        squared original units (h42). A channel constant in the train rows is fit on those too."""
+        start, end = borders["train"]
+        later = values[start : borders["val"][1]]
+        return cls.fit(values[start:end], log, later) if end - start > 1 else cls.fit(later, log)
+
     @staticmethod
     def _moments(rows: np.ndarray, log: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean, population std and constancy of each channel of (N, C) rows: constant where the std is 0

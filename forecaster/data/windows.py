@@ -141,16 +141,6 @@ def thinned(windows: WindowDataset | PooledWindows, most: int) -> WindowDataset 
 Windows = WindowDataset | PooledWindows
 
 
-def _fit_scaler(values: np.ndarray, borders: Borders, log: np.ndarray | None) -> Scaler:
-    """The scaler of (N, C) rows, fit on the train split's, or where it holds one row, which has no spread (a
-    forecast that fits nothing needs no train window), on the rows before the test split's targets: 7 yearly
-    rows at horizon 3 left 1, every scale was 1 and the 'standardized' scores were squared original units
-    (h42). A channel constant in the train rows is fit on those too."""
-    start, end = borders["train"]
-    later = values[start : borders["val"][1]]
-    return Scaler.fit(values[start:end], log, later) if end - start > 1 else Scaler.fit(later, log)
-
-
 def window_sets(
     series: TimeSeries,
     input_size: int,
@@ -187,7 +177,7 @@ def window_sets(
     if series.options.channels != INDEPENDENT:
         values = series.inputs
         borders = borders_of(len(values), series.source)
-        scaler = scaler or _fit_scaler(values, borders, log)
+        scaler = scaler or Scaler.fit_split(values, borders, log)
         scaled = scaler.transform(values).astype(np.float32)
         targets = len(series.columns)
         future = range(values.shape[1] - len(series.future_covariates), values.shape[1])
@@ -207,7 +197,7 @@ def window_sets(
         values = matrix[rows, j, None]
         borders = borders_of(len(values), f"{series.source}: series {name!r}")
         own_log = None if log is None else log[j : j + 1]
-        own = _fit_scaler(values, borders, own_log) if scaler is None else scaler.channel(j)
+        own = Scaler.fit_split(values, borders, own_log) if scaler is None else scaler.channel(j)
         scalers.append(own)
         scaled = own.transform(values).astype(np.float32)
         for which in parts:
