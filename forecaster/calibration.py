@@ -160,10 +160,9 @@ def _top_floored(margins: np.ndarray, scores: np.ndarray) -> np.ndarray:
     scores: one or two scores decide such a margin (from 20-38 windows, 95%'s is the step's largest). On 65
     held-out series of 20-75 windows it raised 95% coverage from 0.870 to 0.879 (h55)."""
     count = len(scores)
-    top = np.ceil((count + 1) * np.asarray(ALL_LEVELS) / 100.0) >= count - 1  # (99,)
-    normal = _normal(scores)
-    floored = np.where(top[:, None, None] & np.isfinite(margins), np.maximum(margins, normal), margins)
-    return np.maximum.accumulate(floored, axis=0).astype(np.float32)
+    top = np.ceil((count + 1) * np.asarray(ALL_LEVELS) / 100.0) >= count - 1  # (99,): the highest levels
+    # nested still: the larger of two margins that each grow with the level
+    return np.where(top[:, None, None] & np.isfinite(margins), np.maximum(margins, _normal(scores)), margins)
 
 
 def _rearranged(margins: np.ndarray) -> np.ndarray:
@@ -173,8 +172,8 @@ def _rearranged(margins: np.ndarray) -> np.ndarray:
     scores. The steps keep their widths, reordered: on 65 held-out series of 20-75 windows the mean width was
     unchanged and the mean scaled interval score 0.6% lower (h55). Levels with an infinite margin are kept."""
     finite = np.isfinite(margins).all(axis=1, keepdims=True)
-    rearranged = np.where(finite, np.sort(margins, axis=1), margins)
-    return np.maximum.accumulate(rearranged, axis=0).astype(np.float32)
+    # nested still: the k-th smallest of margins no smaller than another level's is no smaller than its k-th
+    return np.where(finite, np.sort(margins, axis=1), margins).astype(np.float32)
 
 
 def _random_walk(changes: np.ndarray, horizon: int, season: int = 1) -> np.ndarray:
