@@ -22,13 +22,12 @@ from typing import Any, NamedTuple
 
 import lightning
 import numpy as np
-import pandas as pd
 import torch
 from torch import nn
 
 from forecaster.artifacts import Bundle, DataConfig, check_model_size
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries
-from forecaster.data.missing import check_magnitudes, some
+from forecaster.data.missing import check_magnitudes, some, when
 from forecaster.errors import DataError, ForecasterError
 from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
@@ -133,12 +132,10 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
         flags, local, scale = (part[0].numpy() for part in isolated_outliers(torch.from_numpy(scaled)[None],
                                                                              season))  # fmt: skip
         for step in np.flatnonzero(flags):
-            when = rows.index[step]
-            when = when.date() if isinstance(when, pd.Timestamp) and when == when.normalize() else when
             filled = scaler.inverse(np.array([[local[step]]]))[0, 0]
             distance = abs(scaled[step] - local[step]) / scale
-            notes.append(f"{name!r} at {when}: {rows.iat[step]:g} is {distance:.0f} robust standard "
-                         f"deviations from its neighbours; {bundle.model_name} fitted as if it were "
+            notes.append(f"{name!r} at {when(rows.index[step])}: {rows.iat[step]:g} is {distance:.0f} robust "
+                         f"standard deviations from its neighbours; {bundle.model_name} fitted as if it were "
                          f"{filled:.4g} (the row is used as given everywhere else)")
     return notes
 
