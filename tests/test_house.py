@@ -1,11 +1,14 @@
 """The house rules of ../shared/ARCHITECTURE.md that the code itself can be held to: file sizes, which way
-imports run, one scaler, and command-line flags that are the settings' own fields."""
+imports run, one scaler, and command-line flags that are the settings' own fields; and the test groups that
+`make test` relies on."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,25 @@ def test_flags_are_checked_when_parsed(capsys: pytest.CaptureFixture) -> None:
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
         assert message in capsys.readouterr().err
+
+
+def test_make_tests_groups_keep_their_tests_in_one_process(tmp_path: Path) -> None:
+    """`make test` (`--dist loadgroup`) runs each `xdist_group` in one test process: the Ray tests find Ray's
+    processes by name, and module fixtures start once. pytest 9.2 with xdist 3.8 silently spread them."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pytest\n"
+        "@pytest.mark.xdist_group('together')\n"
+        "@pytest.mark.parametrize('k', range(6))\n"
+        "def test_grouped(k):\n"
+        "    with open('workers.txt', 'a') as out:\n"
+        "        out.write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n"
+        "@pytest.mark.parametrize('k', range(6))\n"
+        "def test_free(k):\n"
+        "    pass\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
+    workers = (tmp_path / "workers.txt").read_text().split()
+    assert len(workers) == 6 and len(set(workers)) == 1, workers
