@@ -56,6 +56,7 @@ def tiny_grid(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tiny_grid")  # one test process runs the grid for both of its tests
 def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
     results = pd.read_csv(tiny_grid / "results.csv")
     assert list(results.columns) == list(RESULT_COLUMNS)
@@ -89,6 +90,7 @@ def test_tiny_grid_writes_results_summary_and_plot(tiny_grid: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("tiny_grid")
 def test_older_rows_are_refinished_from_their_bundles_as_a_fresh_run_records_them(
     tiny_grid: Path, data_dir: Path, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("neuralforecast")
 ray = pytest.importorskip("ray")
 
-from forecaster.benchmark import BenchmarkConfig, Cell, executors, read_results  # noqa: E402
+from forecaster.benchmark import BenchmarkConfig, Cell, executors, read_results, runners  # noqa: E402
 from forecaster.benchmark.progress import GridProgress  # noqa: E402
 from forecaster.cli import main  # noqa: E402
 from forecaster.errors import DataError  # noqa: E402
@@ -73,26 +73,6 @@ def _training(out: Path, count: int) -> bool:
     return len(list((out / "bundles").glob(".*.work"))) >= count
 
 
-def test_cells_run_as_ray_tasks_give_the_rows_of_one_process(data_dir: Path, tmp_path: Path, capfd) -> None:
-    """`--jobs 2` starts a Ray for the grid and shuts it down; the rows (deterministic models) are those of a
-    sequential run, each recorded once, and the log is one line per cell (no Lightning banners from the
-    workers, which import Lightning afresh)."""
-    models = "naive,nlinear:reference"
-    assert main([*_grid_args(data_dir, tmp_path / "ray", models), "--repeats", "2", "--max-epochs", "2",
-                 "--jobs", "2"]) == 0
-    log = "".join(capfd.readouterr())
-    assert main([*_grid_args(data_dir, tmp_path / "one", models), "--repeats", "2", "--max-epochs", "2"]) == 0
-    assert not ray.is_initialized()
-    on_ray = read_results(tmp_path / "ray" / "results.csv").sort_values(KEYS, ignore_index=True)
-    alone = read_results(tmp_path / "one" / "results.csv").sort_values(KEYS, ignore_index=True)
-    assert len(on_ray) == 4 and not on_ray.duplicated(KEYS).any()
-    columns = [*KEYS, "mse", "mae", "val_mse"]
-    pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
-    assert "--jobs 2" in (tmp_path / "ray" / "summary.md").read_text()
-    runner_lines = ("ILI h=24 ", "benchmark (2 Ray tasks x 1 threads)", "4 cells run", "summary: ")
-    assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
-
-
 @pytest.fixture(scope="class")
 def local_ray():
     """One Ray in this process for the tests of `TestOnARunningRay`."""
@@ -121,18 +101,22 @@ class TestOnARunningRay:
 
 
     def test_each_row_is_recorded_when_its_task_finishes(self, data_dir: Path, tmp_path: Path) -> None:
-        """A quick cell is recorded while a slow one still trains, not when the whole grid is done (the slow
-        one trains 30 epochs: at 3, on a worker warm from the test before, it beat naive's cold worker)."""
+        """A quick cell is recorded while a slow one (300 epochs) has not finished, not when the whole grid is
+        done; an error in this process then cancels the task still running."""
         config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention", "naive"],
-                                 repeats=1, max_epochs=30, patience=30, data_dir=data_dir, out_dir=tmp_path,
+                                 repeats=1, max_epochs=300, patience=300, data_dir=data_dir, out_dir=tmp_path,
                                  progress=False, jobs=2)  # fmt: skip
         slow, quick = Cell("ILI", 24, "s3attention", 0), Cell("ILI", 24, "naive", 0)
-        recorded: list[tuple[Cell, float]] = []
-        with GridProgress(2, 0, enabled=False) as progress:
-            executors.run_on_ray([slow, quick], config, lambda c, row: recorded.append((c, time.monotonic())),
-                                 progress)
-        assert [cell for cell, _ in recorded] == [quick, slow]
-        assert recorded[1][1] - recorded[0][1] > 0.5
+        recorded: list[tuple[Cell, bool]] = []
+
+        def record(cell: Cell, row: dict) -> None:
+            recorded.append((cell, runners.bundle_dir(config, slow).exists()))
+            raise OSError("no space left on device")  # writing the row failed
+
+        with GridProgress(2, 0, enabled=False) as progress, pytest.raises(OSError, match="no space"):
+            executors.run_on_ray([slow, quick], config, record, progress)
+        assert recorded == [(quick, False)]  # the slow cell's bundle was not written yet
+        _wait_until(lambda: not _cell_tasks(), 60, "the cancelled cell stops training")
 
 
 def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, tmp_path: Path) -> None:
@@ -184,23 +168,35 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_a_grid_runs_on_a_ray_head_started_apart(data_dir: Path, tmp_path: Path) -> None:
-    """`ray start --head` on loopback, as on a cluster's head node; `--ray-address` sends the cells there."""
+def test_a_grid_on_a_ray_head_started_apart_gives_the_rows_of_one_process(
+    data_dir: Path, tmp_path: Path, capfd
+) -> None:
+    """`ray start --head` on loopback, as on a cluster's head node; `--ray-address` sends the cells there. The
+    rows (deterministic models) are those of a sequential run, each recorded once, and the log is one line per
+    cell (no Lightning banners from the workers, which import Lightning afresh)."""
     ray_cli = str(Path(sys.executable).parent / "ray")
     port = _free_port()
     start = [ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus",
              "2", "--include-dashboard", "false", "--disable-usage-stats"]
     subprocess.run(start, check=True, capture_output=True, timeout=180)
+    models = ("naive,nlinear:reference", "--repeats", "2", "--max-epochs", "2")
     try:
-        args = _grid_args(data_dir, tmp_path, "naive,nlinear:reference", "--repeats", "1", "--max-epochs",
-                          "1", "--jobs", "2", "--ray-address", f"127.0.0.1:{port}")
-        assert main(args) == 0
+        capfd.readouterr()
+        assert main([*_grid_args(data_dir, tmp_path / "ray", *models), "--jobs", "2", "--ray-address",
+                     f"127.0.0.1:{port}"]) == 0
+        log = "".join(capfd.readouterr())
         assert not ray.is_initialized()  # disconnected; the cluster stays up for its owner
-        rows = read_results(tmp_path / "results.csv")
-        assert sorted(rows["model"]) == ["naive", "nlinear:reference"]
-        assert "--ray-address 127.0.0.1:" in (tmp_path / "summary.md").read_text()
     finally:
         _stop_head(port)
+    assert "--ray-address 127.0.0.1:" in (tmp_path / "ray" / "summary.md").read_text()
+    assert main(_grid_args(data_dir, tmp_path / "one", *models)) == 0
+    on_ray = read_results(tmp_path / "ray" / "results.csv").sort_values(KEYS, ignore_index=True)
+    alone = read_results(tmp_path / "one" / "results.csv").sort_values(KEYS, ignore_index=True)
+    assert len(on_ray) == 4 and not on_ray.duplicated(KEYS).any()
+    columns = [*KEYS, "mse", "mae", "val_mse"]
+    pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
+    runner_lines = ("ILI h=24 ", "benchmark (2 Ray tasks x 1 threads)", "4 cells run", "summary: ")
+    assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
 
 
 def _children() -> dict[int, list[int]]:

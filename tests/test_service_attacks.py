@@ -35,6 +35,8 @@ from service.app import create_app
 from service.config import ENV_PREFIX, ServiceSettings
 from service.routes import in_thread, unless_client_leaves
 
+# One test process runs this module (`make test` runs two): each would otherwise start both servers.
+pytestmark = pytest.mark.xdist_group("service_attacks")
 CAP, HEADER_S, BODY_S, WRITE_S = 20, 2.0, 3.0, 2.0  # the test server's --limit-concurrency and deadlines
 CSV_ROUTE = "/v1/models/hourly/forecast.csv"
 
