@@ -1,6 +1,7 @@
 """Recent rows read the way a bundle's training rows were: from a CSV (`read_history`), a DataFrame
 (`read_rows`) or the horizon's future covariates (`read_future`), with the bundle's columns in its order; a
-model of independent series reads those of its series the rows hold. `prediction` forecasts from them.
+model of independent series reads those of its series the rows hold; `far_from_training` notes rows on
+another scale than the model learned. `prediction` forecasts from them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle
@@ -140,3 +142,26 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
         raise DataError(f"{source}: missing future covariate(s) {', '.join(map(repr, error.missing))} that "
                         f"model {bundle.name!r} needs over the horizon; the rows have "
                         f"{', '.join(map(repr, error.present))}") from None  # fmt: skip
+
+
+# Standard deviations of its training rows beyond which a value sent lies on another scale than the model
+# learned (a file in units sent to a model of millions): the forecast extrapolates, and the intervals keep
+# the training rows' widths, which float32 may not even hold at that level (+-5 vanishes beside 2.5e8).
+FAR_FROM_TRAINING = 1000.0
+
+
+def far_from_training(bundle: Bundle, window: np.ndarray) -> str | None:
+    """The note to say where the rows a forecast reads (`window`, the bundle's input columns) lie further than
+    FAR_FROM_TRAINING standard deviations from the training rows' mean (a constant's scale is no spread)."""
+    scaler = bundle.scaler
+    if scaler.n_channels != window.shape[1]:
+        return None
+    distance = np.where(scaler.steady, 0.0, np.abs(scaler.transform(window)))
+    row, column = np.unravel_index(np.argmax(distance), distance.shape)
+    if not distance[row, column] > FAR_FROM_TRAINING:
+        return None
+    center = scaler.channel(column).inverse(np.zeros(1))[0]
+    return (f"note: column {bundle.data.input_columns[column]!r} holds {window[row, column]:.4g}, "
+            f"{distance[row, column]:.3g} standard deviations of its training rows from their mean "
+            f"({center:.4g}): model {bundle.name!r} forecasts far beyond what it learned, with intervals of "
+            "its training rows' widths; expected values in the units it was trained on")  # fmt: skip

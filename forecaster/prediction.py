@@ -25,13 +25,13 @@ from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dateparts import parts_index
 from forecaster.data.labels import write_labels
-from forecaster.data.missing import some, when
+from forecaster.data.missing import MAX_TRAINING_MAGNITUDE, some, when
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
-from forecaster.history import of_series
+from forecaster.history import far_from_training, of_series
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 
@@ -51,11 +51,13 @@ class HistoryError(DataError):
 
 @dataclass(frozen=True)
 class PreparedHistory:
-    """Checked recent rows: the (input_size, C) float64 window the model sees and what its answer covers."""
+    """Checked recent rows: the (input_size, C) float64 window the model sees, what its answer covers, and
+    what a note should say of the rows (`history.far_from_training`)."""
 
     window: np.ndarray
     horizon: int
     future: pd.Index
+    note: str | None = None
 
     @property
     def labels(self) -> list[str] | list[int]:
@@ -200,14 +202,14 @@ def check_history(
             f"expected 1 <= horizon <= {data.horizon} (the model's horizon), got {steps}", part="horizon"
         )
     window = np.ascontiguousarray(values[-data.input_size :])
-    bad = np.argwhere(~np.isfinite(window))
+    huge = np.abs(window) > MAX_TRAINING_MAGNITUDE  # what train refuses: float32 forecasts cannot hold it
+    bad = np.argwhere(~np.isfinite(window) | huge)
     if bad.size:
         row, column = bad[0]
-        raise HistoryError(
-            f"non-finite value in column {columns[column]!r}; expected numbers",
-            part="values",
-            row=int(rows - data.input_size + row),
-        )
+        what = f"value {window[row, column]:g}" if huge[row, column] else "non-finite value"
+        limit = f" of |value| <= {MAX_TRAINING_MAGNITUDE:.3g}, as train takes" if huge[row, column] else ""
+        raise HistoryError(f"{what} in column {columns[column]!r}; expected numbers{limit}", part="values",
+                           row=int(rows - data.input_size + row))  # fmt: skip
     below = np.argwhere((window <= 0) & bundle.scaler.logged)
     if below.size:
         row, column = below[0]
@@ -217,6 +219,7 @@ def check_history(
             part="values",
             row=int(rows - data.input_size + row),
         )
+    note = far_from_training(bundle, window)
     if isinstance(index, pd.DatetimeIndex):
         index = _on_model_periods(index, data.freq)
         _check_time_grid(index, data.freq)
@@ -230,7 +233,7 @@ def check_history(
         ) from None
     if data.future_columns:
         window = np.vstack([window, _rows_ahead(data, future, steps, ahead)])
-    return PreparedHistory(window=window, horizon=steps, future=future[:steps])
+    return PreparedHistory(window=window, horizon=steps, future=future[:steps], note=note)
 
 
 def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarray | pd.DataFrame | None):
@@ -432,6 +435,8 @@ def _forecast(
         source = future.source if error.part == "future" and future is not None else series.source
         which = f"series {named!r}: " if named is not None else ""
         raise DataError(f"{source}: {which}{where}{error}") from None
+    if prepared.note:
+        say_note(f"{series.source}: {prepared.note}", stacklevel=3)
     return forecast_table(bundle, series, prepared, columns)
 
 

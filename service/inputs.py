@@ -334,7 +334,7 @@ def prepare_csv(
         refusal = _file_error(error)
         refusal.detail += _as_read(notes)
         raise refusal from None
-    return CsvUpload(series, notes, prepared=prepared)
+    return CsvUpload(series, notes + ([prepared.note] if prepared.note else []), prepared=prepared)
 
 
 def _forecast_apart(

@@ -12,7 +12,7 @@ from test_artifacts import SCALER, save, tiny  # noqa: F401  (tiny is a fixture)
 from forecaster.artifacts import load_bundle
 from forecaster.data import TimeSeries
 from forecaster.errors import DataError, ForecasterError
-from forecaster.prediction import HistoryError, check_history, forecast, predict_windows
+from forecaster.prediction import HistoryError, check_forecast, check_history, forecast, predict_windows
 
 
 @pytest.fixture
@@ -82,7 +82,10 @@ def test_forecast_names_the_file_line_and_refuses_overflowing_values(bundle):
     shifted = frame.set_axis(hourly(14).delete(3).append(pd.DatetimeIndex(["2024-01-03"])), axis=0)
     with pytest.raises(DataError, match=r"recent.csv: line 5: .* does not follow"):
         forecast(bundle, TimeSeries(shifted, "h", "recent.csv", date_col="when"))
-    with pytest.raises(DataError, match="recent.csv: the forecast is not finite"):
+    with pytest.raises(HistoryError, match="the forecast is not finite"):  # arithmetic overflowed
+        check_forecast(np.array([1.0, np.inf]))
+    refused = r"recent.csv: line 4: value 1e\+308 in column 'c0'; expected numbers of \|value\| <= 1.84e\+19"
+    with pytest.raises(DataError, match=refused):  # what train refuses (h56)
         forecast(bundle, TimeSeries(frame + 1e308, "h", "recent.csv", date_col="when"))
 
 

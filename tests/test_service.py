@@ -318,6 +318,29 @@ def test_csv_upload_is_answered_as_csv_equal_to_predict(client: Client, bundle) 
     assert response.text.splitlines()[1].startswith("2021-03-02 00:00:00,")
 
 
+def test_rows_beyond_what_train_takes_are_refused_and_rows_on_another_scale_noted(client: Client) -> None:
+    """1e20 (train refuses its square in float32) answered a forecast of 1e20 with bounds equal to it; 2.5e8
+    sent to a model of values around 20 +- 5 is forecast, with a note (h56): its intervals keep the training
+    rows' widths, which float32 does not even hold at that level."""
+    frame = history(rows=INPUT_SIZE)
+    frame.iloc[-1, 0] = 1e20
+    response = client.post("/v1/models/hourly/forecast", json=body_of(frame))
+    assert_error(response, 422, None, "value 1e+20 in column 'load'; expected numbers of |value| <= 1.84e+19")
+    frame.iloc[-1, 0], frame.iloc[-1, 1] = 25.0, 2.5e8
+    upload = {"file": ("units.csv", frame.to_csv(), "text/csv")}
+    response = client.post("/v1/models/hourly/forecast.csv", files=upload)
+    assert response.status_code == 200, response.text
+    [note] = json.loads(response.headers["forecaster-notes"])
+    assert note.startswith("note: column 'OT' holds 2.5e+08, 5e+07 standard deviations of its training "
+                           "rows from their mean (20): model 'hourly' forecasts far beyond what it learned")
+    records = frame.reset_index().assign(date=lambda table: table["date"].astype(str)).to_dict("records")
+    [note] = client.post("/v1/models/hourly/forecast", json={"data": records}).json()["notes"]
+    assert note.startswith("note: column 'OT' holds 2.5e+08, 5e+07 standard deviations")  # as predict says it
+    frame.iloc[-1, 1] = 20.0 + 5 * 999  # within 1000 standard deviations: nothing to say
+    response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("ok.csv", frame.to_csv())})
+    assert response.status_code == 200 and "forecaster-notes" not in response.headers
+
+
 def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> None:
     client.post("/v1/models/hourly/forecast", json=body_of(history()))
     client.post("/v1/models/hourly/forecast", json={"values": {}})
@@ -428,7 +451,8 @@ BAD_JSON = [
     ("thousands of invalid items", {"json": {"inputs": [{}] * 3000}}, 422, "inputs[0].values", "2,995 more"),
     ("horizon float", {"json": body_of(history(), horizon=2.0)}, 422, "horizon", "expected an integer"),
     ("horizon text", {"json": body_of(history(), horizon="2")}, 422, "horizon", "expected an integer"),
-    ("values overflow float32", {"json": _with_values(OT=[3e38, -3e38] * 10)}, 422, "values", "not finite"),
+    ("values overflow float32", {"json": _with_values(OT=[3e38, -3e38] * 10)}, 422, "values",
+     "value 3e+38 in column 'OT'; expected numbers of |value| <= 1.84e+19"),
     ("empty inputs", {"json": {"inputs": []}}, 422, "inputs", "expected at least 1 item(s), got 0"),
     ("empty levels", {"json": body_of(history(), level=[])}, 422, "level", "expected at least 1 item(s)"),
     ("too many inputs", {"json": {"inputs": [body_of(history())] * (MAX_INPUTS + 1)}}, 422, "inputs",
