@@ -77,6 +77,10 @@ def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
     return dataclasses.replace(series, frame=frame)
 
 
+# The training record's field of `Forecaster.save`'s default interval levels.
+DEFAULT_LEVEL = "default_level"
+
+
 def _levels(level: Any) -> list[int]:
     """Interval levels given to the API: none (None, []), one level, or several (`check_levels`)."""
     if level is None or (isinstance(level, (list, tuple)) and not level):
@@ -307,21 +311,25 @@ class Forecaster:
         return in_given_types(long, time_types(df), data.freq, "cutoff")
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle)."""
+        """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle), with
+        the default interval levels (`level`) that `load` restores: a job loading it each morning answered
+        points only (h56)."""
         bundle = self._fitted()
+        training = {**bundle.training, DEFAULT_LEVEL: self.level} if self.level else bundle.training
         return save_bundle(
             path, model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics,
-            training=bundle.training, data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration,
+            training=training, data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration,
             overwrite=overwrite,
         )  # fmt: skip
 
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:
-        """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict."""
+        """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict at
+        `level`, else the levels it was saved with."""
         bundle = load_bundle(path)
         forecaster = cls(
             model=forecast_name(bundle), horizon=bundle.data.horizon, input_size=bundle.data.input_size,
-            freq=bundle.data.freq, level=level,
+            freq=bundle.data.freq, level=bundle.training.get(DEFAULT_LEVEL) if level is None else level,
         )  # fmt: skip
         forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
         return forecaster

@@ -255,6 +255,12 @@ def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
     np.testing.assert_allclose(model.predict()["OT"].to_numpy(), etth1["OT"].to_numpy()[-24:], rtol=1e-6)
     with pytest.raises(ConfigError, match="predict\\(df\\)"):
         loaded.predict()
+    # the constructor's levels are the saved model's: a job loading it each morning answered points only (h56)
+    banded = Forecaster("seasonal_naive", horizon=24, input_size=96, level=[80, 95]).fit(etth1)
+    again = Forecaster.load(banded.save(tmp_path / "banded"))
+    assert again.level == [80, 95] and Forecaster.load(tmp_path / "banded", level=[50]).level == [50]
+    pd.testing.assert_frame_equal(again.predict(etth1), banded.predict())
+    assert "OT-lo-95" in again.predict(etth1) and Forecaster.load(path).level == []
 
 
 def test_a_model_that_is_the_naive_forecast_is_said_so_and_shown_in_its_repr():
