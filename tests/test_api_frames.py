@@ -94,6 +94,23 @@ def test_a_unique_id_ds_multiindex_is_the_long_panel_it_indexes():
     pd.testing.assert_frame_equal(naive().fit(indexed).predict(indexed), naive().fit(long).predict(long))
 
 
+def test_a_long_frames_numeric_column_read_from_no_series_is_named_in_a_note():
+    """statsforecast takes a long frame's extra columns as regressors; here a long table's series are
+    forecast from their own values, and `price` (y = 100 - 20 price) was left out without a word (h56)."""
+    stamps = pd.date_range("2015-01-01", periods=30, freq="D")
+    price = np.random.default_rng(0).uniform(1, 2, 30)
+    frame = pd.concat([pd.DataFrame({"unique_id": key, "ds": stamps, "price": price, "y": level - 20 * price,
+                                     "row": np.arange(30) + 30 * k})
+                       for k, (key, level) in enumerate([("a", 100.0), ("b", 50.0)])])  # fmt: skip
+    said = r"DataFrame: note: left out numeric column\(s\) 'price': a long table's series are forecast from"
+    with pytest.warns(DataQualityWarning, match=said):  # the row counter is no variable
+        series = naive().read(frame)
+    assert series.columns == ["a", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the columns it reads: nothing to say
+        naive().read(frame.drop(columns=["price", "row"]))
+
+
 def test_integer_steps_in_a_long_ds_column_continue_with_no_date():
     rng = np.random.default_rng(0)
     long = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 100), "ds": np.tile(np.arange(1, 101), 2),

@@ -61,12 +61,13 @@ from forecaster.data.missing import (
     some,
     spans_apart,
 )
-from forecaster.data.panels import find_long, long_columns, read_long
+from forecaster.data.panels import DEFAULT_TARGET_COL, DEFAULT_TIME_COL, find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
 from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import business_days, check_time_order
+from forecaster.data.variables import value_columns
 from forecaster.errors import DataError, MissingDateColumnsError
 
 
@@ -277,6 +278,10 @@ def _read_table(
             read = dataclasses.replace(read, date_col=joined, date_from=None, weeks=weeks)
             date_from = None
         read = long_columns(raw, read, source, find_dates_of_long_rows)
+        if unused := _unused_numbers(raw, read):  # a regressor, as statsforecast takes one (h56)
+            notes.append(f"left out numeric column(s) {some(list(map(repr, unused)))}: a long table's series "
+                         "are forecast from their own values (target_col names the values; covariates come "
+                         "with a wide table: past_covariates, future_covariates)")  # fmt: skip
         raw, date_col, read = read_long(raw, read, source, parse_dates, notes)
     if not read.no_date and date_col is None and date_from is None:
         date_col = find_date_column(raw)
@@ -400,3 +405,12 @@ class SeriesSource:
         if self.dataset is not None:
             return load_dataset(self.dataset, self.data_dir, **self.options)
         return read_csv(self.csv, **self.options)
+
+
+def _unused_numbers(raw: pd.DataFrame, read: ReadOptions) -> list[str]:
+    """The numeric columns of a long table keyed by its given id column that give no series its values (not
+    a key part, the time or a value column; a row counter is no variable)."""
+    values = value_columns(read.target_col, raw.columns) or [read.target_col or DEFAULT_TARGET_COL]
+    used = {*key_parts(read.id_col or ""), read.date_col or DEFAULT_TIME_COL, *values}
+    return [str(name) for name in raw.columns if name not in used and pd.api.types.is_numeric_dtype(raw[name])
+            and not pd.api.types.is_bool_dtype(raw[name]) and not counts_rows(raw[name])]  # fmt: skip
