@@ -94,6 +94,17 @@ def test_a_unique_id_ds_multiindex_is_the_long_panel_it_indexes():
     pd.testing.assert_frame_equal(naive().fit(indexed).predict(indexed), naive().fit(long).predict(long))
 
 
+def test_blank_text_cells_are_missing_as_empty_csv_cells_are():
+    """"" is how a JSON client or a form writes an empty cell: it was refused as text where numbers are
+    expected, while None and "n/a" were read as missing (h56)."""
+    frame = hourly(60).astype(object)
+    frame.iloc[30, 0], frame.iloc[31, 1] = "", "  "
+    with pytest.warns(DataQualityWarning, match=r"filled 2 empty cell\(s\)"):
+        series = read_frame(frame)
+    assert np.isfinite(series.values).all()
+    np.testing.assert_allclose(series.values[31, 1], hourly(60).iloc[31, 1])  # a line through its neighbours
+
+
 def test_a_long_frames_numeric_column_read_from_no_series_is_named_in_a_note():
     """statsforecast takes a long frame's extra columns as regressors; here a long table's series are
     forecast from their own values, and `price` (y = 100 - 20 price) was left out without a word (h56)."""

@@ -166,7 +166,9 @@ def to_numbers(
     column: pd.Series, decimal: str | None, tally: Tally, *, empty: bool = False
 ) -> pd.Series | None:
     """The float64 values of a text column, or None unless every cell is a number, a marker or empty
-    (and, unless `empty`, one at least is a number); `decimal` is the file's decimal mark if known."""
+    (and, unless `empty`, one at least is a number); `decimal` is the file's decimal mark if known. A blank
+    text ("", as a JSON client or a form writes an empty cell) is missing, as an empty CSV cell is."""
+    column = column.mask(column.notna() & column.astype(str).str.strip().eq(""))
     present = column.dropna()
     if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE]):
         return None
