@@ -523,6 +523,40 @@ def test_a_forecast_that_fits_nothing_calibrates_on_every_window_before_test_on_
     assert {"80", "95"} <= set(map(str, model.bundle.metrics["intervals"]))
 
 
+@pytest.mark.parametrize(("model", "row"), [("drift", 40), ("naive", 30)])
+def test_a_typo_in_the_calibration_windows_is_read_as_its_neighbours_value(model: str, row: int) -> None:
+    """60 months of 100 +- 5 with one typo (10000): 20 calibration windows, and 95%'s margin is the largest
+    of a step's 20 scores. 20 rows before the end the typo was in drift's targets at steps 5 and 6 only, a
+    band of 0-9993 there and +-20 at steps 1-4 (h52); 30 rows before, it was a naive window's last input, a
+    band of 0-10000 at every step. Calibration forecasts and scores its windows with gross isolated outliers
+    filled (the forecasts and the test split's scores read the rows as given)."""
+    from forecaster.api import Forecaster
+
+    months = pd.date_range("2019-01-01", periods=60, freq="MS")
+    values = (100 + np.random.default_rng(1).normal(0, 5, 60)).round(1)
+    values[row] = 10_000
+    frame = pd.DataFrame({"m": months, "y": values})
+    bundle = Forecaster(model, horizon=6, input_size=18).fit(frame).bundle
+    assert bundle.calibration.windows == 20
+    margins = bundle.calibration.margins[94, :, 0] * bundle.scaler.scale[0]  # 95%, in original units
+    assert margins.max() < 40  # 9893 before at drift's steps 5 and 6, 9900 at every naive step
+
+
+def test_calibration_windows_are_filled_in_their_own_rows_and_the_windows_given_are_kept() -> None:
+    """`scoring.filled`: a gross spike in the rows of the windows, thinned windows and pooled series alike;
+    one of 7 robust standard deviations (a real one-off's size, a strike week's) is left to the margins."""
+    from forecaster.data.windows import EveryNth, PooledWindows, WindowDataset
+    from forecaster.training.scoring import filled
+
+    rows = np.tile(np.array([[1.0], [2.0], [1.5], [2.5]], dtype=np.float32), (6, 1))
+    rows[9], rows[17] = 100.0, 17.0  # 44 and 7 robust standard deviations of the jumps
+    windows = WindowDataset(rows, 4, 3)
+    for kept in (windows, EveryNth(windows, 2), PooledWindows([windows, windows])):
+        scored, targets = filled(kept, 1).stacked()[1], kept.stacked()[1]  # the windows' own rows kept
+        assert (targets == 100).any() and (scored < 20).all() and (scored == 17).any()
+        assert torch.equal(scored[targets != 100], targets[targets != 100])
+
+
 def test_a_baseline_calibrates_on_the_train_split_too_with_enough_validation_windows(monkeypatch) -> None:
     """A year of days at horizon 14 (input 96; split 7:1:2 at rows 255 and 292): validation's 24 overlapping
     windows are 2 whole horizons; calibrated on them alone, 7 of 40 daily baselines of a simulation covered

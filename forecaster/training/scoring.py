@@ -7,6 +7,7 @@ scored on the very same windows, as the floor every model is compared with.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,10 +21,11 @@ from forecaster.artifacts import DataConfig
 from forecaster.calibration import FEW_WINDOWS, SCORED_CALIBRATION, Calibration, nonconformity
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.series import INDEPENDENT
-from forecaster.data.windows import Windows, thinned, window_sets
+from forecaster.data.windows import EveryNth, PooledWindows, Windows, thinned, window_sets
 from forecaster.devices import default_device, module_device
 from forecaster.metrics import ErrorSums, IntervalSums
 from forecaster.models import fits_nothing, forecast_outputs, quantile_levels
+from forecaster.models.outliers import GROSS, fill_isolated
 
 EVAL_BATCH_SIZE = 256
 MAX_SCORES = 20_000_000  # calibration scores of a model that fits nothing held at once (80 MB of float32)
@@ -350,6 +352,23 @@ def calibration_windows(
     return windows
 
 
+def filled(windows: Windows, season: int) -> Windows:
+    """The same windows over their rows with each target channel's gross isolated outliers filled
+    (`outliers.fill_isolated` beyond `GROSS` robust standard deviations, the check run once over a series'
+    rows as the windows see them, `season` the data's), for calibration to forecast and score: one typo of
+    10000 among values of 100 +- 5 was the largest of a step's 20 scores and so its 95% margin, a band of
+    0-9993 (h52); in a naive window's last input it was every step's. Validation, test and the user's
+    forecasts read the rows as given."""
+    if isinstance(windows, PooledWindows):
+        return PooledWindows([filled(part, season) for part in windows.parts])
+    if isinstance(windows, EveryNth):
+        return EveryNth(filled(windows.windows, season), windows.step)
+    rows, targets = windows.data, windows.targets
+    clone = copy.copy(windows)  # the covariates' columns kept
+    clone.data = torch.cat([fill_isolated(rows[:, :targets].T, season, GROSS).T, rows[:, targets:]], dim=1)
+    return clone
+
+
 def _changes(windows: Windows, lag: int) -> np.ndarray:
     """(M, C) changes over `lag` steps of the target channels along each window's input and horizon rows."""
     inputs, targets = windows.stacked()
@@ -363,22 +382,24 @@ def season_of(model: nn.Module) -> int:
     return getattr(getattr(model, "config", None), "season", None) or 1
 
 
-def calibrate(model: nn.Module, windows: dict[str, Windows], method: str) -> Calibration:
+def calibrate(model: nn.Module, windows: dict[str, Windows], method: str, season: int = 1) -> Calibration:
     """Split-conformal margins from the model's scores on the sets of `windows`, each named by its key (few
     windows' with the floor of a random walk of their one-step changes, or for a model that repeats a season
     of a seasonal one, whose swings are no error of its: a quarterly seasonal drift's 80% band was 7x its test
     error under the one-step walk's, h38). Under FEW_WINDOWS a quantile head's intervals are conformal too,
     around its point forecast: its bounds' few scores have no floor, and a 72-series panel of one validation
-    window answered no level (h42)."""
+    window answered no level (h42). The windows are forecast and scored, and their changes taken, with their
+    gross isolated outliers filled (`filled`)."""
     count = sum(map(len, windows.values()))
     few = count < FEW_WINDOWS
     method = "conformal" if few else method
-    batches = [batch for group in windows.values() for batch in _outputs(model, group)]
+    scored = [filled(group, season) for group in windows.values()]
+    batches = [batch for group in scored for batch in _outputs(model, group)]
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
-    season = season_of(model)
-    changes = np.concatenate([_changes(group, season) for group in windows.values()]) if few else None
+    lag = season_of(model)
+    changes = np.concatenate([_changes(group, lag) for group in scored]) if few else None
     where = f"{' and '.join(windows)}, {count} window{'' if count == 1 else 's'}"
-    return Calibration.from_scores(scores, quantile_levels(model), where, method, changes, season)
+    return Calibration.from_scores(scores, quantile_levels(model), where, method, changes, lag)
 
 
 def erred_where_certain(
