@@ -22,8 +22,8 @@ ILI_ROWS, ILI_TEST_ROWS = 966, 193  # int(0.2 * 966) test rows under 7:1:2
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """One Ray in this process for this module's searches, which use it rather than start their own (each
-    start and stop took 6 s, and its workers started again); their xdist group keeps them in one test
-    process, so the two test processes of `make test` do not each start one."""
+    start and stop took 6 s, and its workers started again). No xdist group: the two searches, the suite's
+    last long tests, run in both test processes at once rather than one after the other."""
     ray = pytest.importorskip("ray")
     ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     yield
@@ -121,7 +121,6 @@ def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("tuning")
 @pytest.mark.usefixtures("local_ray")
 def test_a_search_keeps_the_best_on_validation_and_never_reads_test(
     data_dir: Path, tmp_path: Path, capsys
@@ -193,7 +192,6 @@ def test_the_best_trial_is_kept_over_the_untuned_settings_only_on_clear_evidence
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("tuning")
 @pytest.mark.usefixtures("local_ray")
 def test_tuned_benchmark_rows_search_once_and_train_the_kept_settings_at_every_seed(
     data_dir: Path, tmp_path: Path, monkeypatch
