@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,baselines,cluster]"
 	touch $(STAMP)
 
-# Two test processes of one thread each (pytest-xdist): on 2 cores the suite takes 10-13 minutes (README's
+# Two test processes of one thread each (pytest-xdist): on 2 cores the suite takes 12-14 minutes (README's
 # figures); `pytest` alone runs one process, slower. The Ray tests share a process (their xdist_group): each finds
 # Ray's by name.
 TEST_PROCESSES ?= 2
