@@ -98,5 +98,4 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
             f"{series.source}: {len(series)} rows make no window; calibrating needs at least input_size + "
             f"horizon = {data.input_size + data.horizon} rows, better several times that"
         )
-    season = season_length(data.freq) or 1  # the outlier check of the targets (`scoring.filled`)
-    return calibrate(bundle.model, {f"{where} {series.source}": windows}, method, season)
+    return calibrate(bundle.model, {f"{where} {series.source}": windows}, method, data.freq)

@@ -19,7 +19,7 @@ from torch import nn
 
 from forecaster.artifacts import DataConfig
 from forecaster.calibration import FEW_WINDOWS, SCORED_CALIBRATION, Calibration, nonconformity
-from forecaster.data import Scaler, TimeSeries
+from forecaster.data import Scaler, TimeSeries, season_length
 from forecaster.data.series import INDEPENDENT
 from forecaster.data.windows import EveryNth, PooledWindows, Windows, thinned, window_sets
 from forecaster.devices import default_device, module_device
@@ -382,17 +382,20 @@ def season_of(model: nn.Module) -> int:
     return getattr(getattr(model, "config", None), "season", None) or 1
 
 
-def calibrate(model: nn.Module, windows: dict[str, Windows], method: str, season: int = 1) -> Calibration:
+def calibrate(
+    model: nn.Module, windows: dict[str, Windows], method: str, freq: str | None = None
+) -> Calibration:
     """Split-conformal margins from the model's scores on the sets of `windows`, each named by its key (few
     windows' with the floor of a random walk of their one-step changes, or for a model that repeats a season
     of a seasonal one, whose swings are no error of its: a quarterly seasonal drift's 80% band was 7x its test
     error under the one-step walk's, h38). Under FEW_WINDOWS a quantile head's intervals are conformal too,
     around its point forecast: its bounds' few scores have no floor, and a 72-series panel of one validation
     window answered no level (h42). The windows are forecast and scored, and their changes taken, with their
-    gross isolated outliers filled (`filled`)."""
+    gross isolated outliers filled (`filled`, with the season of the data's frequency `freq`)."""
     count = sum(map(len, windows.values()))
     few = count < FEW_WINDOWS
     method = "conformal" if few else method
+    season = season_length(freq) or 1  # the data's: a season's peak is no typo to any model
     scored = [filled(group, season) for group in windows.values()]
     batches = [batch for group in scored for batch in _outputs(model, group)]
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])

@@ -25,7 +25,7 @@ from torch import nn
 import forecaster
 from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
 from forecaster.calibration import DEFAULT_LEVELS, RECALIBRATED, Calibration, undercovered
-from forecaster.data import Scaler, TimeSeries, season_length
+from forecaster.data import Scaler, TimeSeries
 from forecaster.data.config import DataConfig
 from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
@@ -325,8 +325,7 @@ def finish(
         metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
     method = interval_method(model, head_trained=not naive_start)
     windows = calibration_windows(model, naive_start, data, scaler, series, validation)
-    season = season_length(data.freq) or 1  # the data's, for the outlier check of calibration's targets
-    calibration = calibrate(model, windows, method, season)
+    calibration = calibrate(model, windows, method, data.freq)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
     if levels:
         metrics.update(interval_report(model, calibration, test, levels))
@@ -334,6 +333,6 @@ def finish(
             undercovered(metrics["intervals"]) or erred_where_certain(model, calibration, test, levels))
         if moved:
             latest = {"the validation split": validation, "the test split": test}
-            calibration = calibrate(model, latest, method, season)
+            calibration = calibrate(model, latest, method, data.freq)
             metrics[RECALIBRATED] = calibration.source  # the scores above measured the first (out of sample)
     return Finished(model, metrics, calibration)
