@@ -151,17 +151,17 @@ FAR_FROM_TRAINING = 1000.0
 
 
 def far_from_training(bundle: Bundle, window: np.ndarray) -> str | None:
-    """The note to say where the rows a forecast reads (`window`, the bundle's input columns) lie further than
-    FAR_FROM_TRAINING standard deviations from the training rows' mean (a constant's scale is no spread)."""
-    scaler = bundle.scaler
-    if scaler.n_channels != window.shape[1]:
-        return None
-    distance = np.where(scaler.steady, 0.0, np.abs(scaler.transform(window)))
+    """The note to say where the rows a forecast reads (`window`, checked: the bundle's input columns, then
+    any horizon rows of future covariates) lie further than FAR_FROM_TRAINING standard deviations from the
+    training rows' mean (a constant's scale is no spread). Said where a forecast's notes are answered, not
+    in every check of rows (the micro-batched routes answer none)."""
+    scaler, rows = bundle.scaler, window[: bundle.data.input_size]
+    distance = np.where(scaler.steady, 0.0, np.abs(scaler.transform(rows)))
     row, column = np.unravel_index(np.argmax(distance), distance.shape)
     if not distance[row, column] > FAR_FROM_TRAINING:
         return None
     center = scaler.channel(column).inverse(np.zeros(1))[0]
-    return (f"note: column {bundle.data.input_columns[column]!r} holds {window[row, column]:.4g}, "
+    return (f"note: column {bundle.data.input_columns[column]!r} holds {rows[row, column]:.4g}, "
             f"{distance[row, column]:.3g} standard deviations of its training rows from their mean "
             f"({center:.4g}): model {bundle.name!r} forecasts far beyond what it learned, with intervals of "
             "its training rows' widths; expected values in the units it was trained on")  # fmt: skip

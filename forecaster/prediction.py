@@ -51,13 +51,11 @@ class HistoryError(DataError):
 
 @dataclass(frozen=True)
 class PreparedHistory:
-    """Checked recent rows: the (input_size, C) float64 window the model sees, what its answer covers, and
-    what a note should say of the rows (`history.far_from_training`)."""
+    """Checked recent rows: the (input_size, C) float64 window the model sees and what its answer covers."""
 
     window: np.ndarray
     horizon: int
     future: pd.Index
-    note: str | None = None
 
     @property
     def labels(self) -> list[str] | list[int]:
@@ -219,7 +217,6 @@ def check_history(
             part="values",
             row=int(rows - data.input_size + row),
         )
-    note = far_from_training(bundle, window)
     if isinstance(index, pd.DatetimeIndex):
         index = _on_model_periods(index, data.freq)
         _check_time_grid(index, data.freq)
@@ -233,7 +230,7 @@ def check_history(
         ) from None
     if data.future_columns:
         window = np.vstack([window, _rows_ahead(data, future, steps, ahead)])
-    return PreparedHistory(window=window, horizon=steps, future=future[:steps], note=note)
+    return PreparedHistory(window=window, horizon=steps, future=future[:steps])
 
 
 def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarray | pd.DataFrame | None):
@@ -435,8 +432,8 @@ def _forecast(
         source = future.source if error.part == "future" and future is not None else series.source
         which = f"series {named!r}: " if named is not None else ""
         raise DataError(f"{source}: {which}{where}{error}") from None
-    if prepared.note:
-        say_note(f"{series.source}: {prepared.note}", stacklevel=3)
+    if note := far_from_training(bundle, prepared.window):
+        say_note(f"{series.source}: {note}", stacklevel=3)
     return forecast_table(bundle, series, prepared, columns)
 
 

@@ -31,7 +31,7 @@ from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
-from forecaster.history import read_future, read_history, read_rows
+from forecaster.history import far_from_training, read_future, read_history, read_rows
 from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
@@ -334,7 +334,8 @@ def prepare_csv(
         refusal = _file_error(error)
         refusal.detail += _as_read(notes)
         raise refusal from None
-    return CsvUpload(series, notes + ([prepared.note] if prepared.note else []), prepared=prepared)
+    far = far_from_training(bundle, prepared.window)
+    return CsvUpload(series, notes + ([far] if far else []), prepared=prepared)
 
 
 def _forecast_apart(
