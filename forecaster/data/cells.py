@@ -168,11 +168,13 @@ def to_numbers(
     """The float64 values of a text column, or None unless every cell is a number, a marker or empty
     (and, unless `empty`, one at least is a number); `decimal` is the file's decimal mark if known. A blank
     text ("", as a JSON client or a form writes an empty cell) is missing, as an empty CSV cell is."""
-    column = column.mask(column.notna() & column.astype(str).str.strip().eq(""))
     present = column.dropna()
-    if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE]):
+    if any(number_kind(str(text)) is None for text in present.iloc[:_SAMPLE] if str(text).strip()):
         return None
-    cells = present.astype(str).str.strip().str.replace("\u2212", "-", regex=False)
+    cells = present.astype(str).str.strip()
+    blank = cells.eq("").to_numpy()
+    places = np.flatnonzero(column.notna().to_numpy())[~blank]  # the rows of the cells read
+    cells = cells[~blank].str.replace("\u2212", "-", regex=False)
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
     kinds = _plain_kinds(cells)
@@ -231,7 +233,7 @@ def to_numbers(
         scales[np.flatnonzero(~marked)[lettered]] = 1.0
     parsed = parsed * scales[~marked]
     numbers = np.full(len(column), np.nan)
-    numbers[np.flatnonzero(column.notna().to_numpy())[~marked]] = parsed
+    numbers[places[~marked]] = parsed
     tally.markers.update(values[marked])
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())
