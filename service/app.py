@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
@@ -75,6 +76,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         gc.collect()
         gc.freeze()
         app.state.registry = registry
+        app.state.readers = anyio.CapacityLimiter(settings.reading_threads)  # `routes.in_thread`
         registry.start()
         app.state.ready = True
         watching = asyncio.create_task(_watch(registry, settings.reload_interval_s))

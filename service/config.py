@@ -82,6 +82,13 @@ class ServiceSettings(BaseSettings):
         "recalibrated since it was loaded is loaded again and swapped in, a new one added, a removed one "
         "dropped; 0: the bundles of startup only",
     )
+    reading_threads: int = Field(
+        2,
+        ge=1,
+        description="threads per worker that read request bodies (records, CSV uploads, long JSON histories) "
+        "and answer records; each holds the GIL through pandas work, and with anyio's 40 a burst of 100 "
+        "records requests kept the event loop from answering a liveness probe for 2-15 s",
+    )
     torch_threads: int | None = Field(
         None,
         ge=1,

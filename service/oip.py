@@ -284,7 +284,7 @@ async def infer(
     )
     keyed = dict(zip(names, keys, strict=True))
     tensors = [(tensor, keyed[tensor]) for tensor in asked]
-    content = await in_thread(lambda: _answer(name, body.id, tensors, answers))
+    content = await in_thread(request, lambda: _answer(name, body.id, tensors, answers))
     return Response(content=content, media_type="application/json")
 
 

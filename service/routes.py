@@ -186,9 +186,12 @@ def checked_levels(served: ServedModel, levels: list[int] | None, field: str) ->
         raise ApiError(422, str(error), field=field) from None
 
 
-async def in_thread(work: Callable[[], T]) -> T:
-    """`work()` in a worker thread, abandoned (left to finish on its own) if the request is cancelled."""
-    return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+async def in_thread(request: Request, work: Callable[[], T]) -> T:
+    """`work()` in one of the worker's reading threads (`ServiceSettings.reading_threads`), abandoned (left to
+    finish on its own) if the request is cancelled: a request beyond them waits on the event loop, holding no
+    GIL, so health probes and the micro-batched routes keep being answered."""
+    readers = request.app.state.readers
+    return await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=readers)
 
 
 async def unless_client_leaves(
@@ -267,7 +270,7 @@ async def forecast(
         levels = checked_levels(served, body.level, "level")
         limits = settings.max_extra_columns, settings.max_answer_numbers
         records = partial(forecast_records, served, body, levels, *limits)
-        return await unless_client_leaves(request, lambda: in_thread(records))
+        return await unless_client_leaves(request, lambda: in_thread(request, records))
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs
     if len(items) > settings.max_inputs:
@@ -290,7 +293,7 @@ async def forecast(
     if rows <= INLINE_ROWS:
         prepared = prepare()
     else:
-        prepared = await unless_client_leaves(request, lambda: in_thread(prepare), left)
+        prepared = await unless_client_leaves(request, lambda: in_thread(request, prepare), left)
     levels = [
         checked_levels(served, item.level, f"{prefix}level")
         for item, prefix in zip(items, prefixes, strict=True)
@@ -358,7 +361,7 @@ async def forecast_csv(
     )  # fmt: skip
 
     async def answer() -> Response:
-        upload = await in_thread(read)
+        upload = await in_thread(request, read)
         text = upload.answer
         if upload.prepared is not None:
             [columns] = await forecast_histories(served, [upload.prepared], [levels], ["file"])

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import anyio.to_thread
@@ -217,9 +218,10 @@ def test_no_work_begins_for_a_client_gone_and_a_thread_is_told_when_it_goes() ->
         with pytest.raises(ClientDisconnect):
             await unless_client_leaves(Request({"type": "http", "method": "POST", "headers": []}, gone), work)
         left = threading.Event()
-        request = Request({"type": "http", "method": "POST", "headers": []}, hang_up_soon)
+        app = SimpleNamespace(state=SimpleNamespace(readers=anyio.CapacityLimiter(1)))  # what lifespan sets
+        request = Request({"type": "http", "method": "POST", "headers": [], "app": app}, hang_up_soon)
         with pytest.raises(ClientDisconnect):
-            await unless_client_leaves(request, lambda: in_thread(partial(histories, left)), left)
+            await unless_client_leaves(request, lambda: in_thread(request, partial(histories, left)), left)
 
     anyio.run(scenario)
     assert stopped.wait(10) and not begun and 5 < len(steps) < 6000

@@ -244,3 +244,32 @@ def test_startup_objects_are_frozen_while_the_app_runs(models_dir: Path) -> None
         assert running.get("/health/ready").status_code == 200
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_request_bodies_are_read_in_at_most_the_reading_threads(
+    models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight records requests at once run at most `reading_threads` at a time: with anyio's 40 threads, a
+    burst of 100 held a liveness probe for 2-15 s (h56 #7)."""
+    from service import routes
+
+    lock, running, most = threading.Lock(), [0], [0]
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            threading.Event().wait(0.05)  # long enough for every request to have reached its thread
+            return forecast_records(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    forecast_records = routes.forecast_records
+    monkeypatch.setattr(routes, "forecast_records", counted)
+    records = history().reset_index().assign(date=lambda table: table["date"].astype(str)).to_dict("records")
+    with serving(models_dir, reading_threads=2) as client:
+        answers = client.post_concurrently("/v1/models/hourly/forecast", [{"data": records}] * 8)
+    assert [answer.status_code for answer in answers] == [200] * 8
+    assert most[0] == 2
