@@ -213,6 +213,25 @@ def test_a_forecast_beyond_fp32_is_refused_not_answered_as_null(tmp_path):
     assert "value 1e+39 in column 'a'; expected numbers of |value| <= 1.84e+19" in answer.text
 
 
+def test_a_forecast_that_grows_beyond_fp32_meets_the_outputs_check(tmp_path):
+    """Drift of a logged channel from 6e-6 to 1.6e19 (both within train's bound) forecasts exp(100), 2.7e43:
+    finite as a float64, infinity as FP32, which JSON would write as null at a 200."""
+    import pandas as pd
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    frame = pd.DataFrame({"date": pd.date_range("2024-01-01", periods=60, freq="h"),
+                          "a": np.exp(np.linspace(0, 3, 60))})  # fmt: skip
+    with pytest.warns(DataQualityWarning, match="in logarithms"):
+        Forecaster("drift", horizon=1, input_size=2, transform="log").fit(frame).save(tmp_path / "drift")
+    body = {"inputs": [{"name": "history", "shape": [1, 2, 1], "datatype": "FP64", "data": [6e-6, 1.6e19]}]}
+    with serving(tmp_path) as client:
+        answer = client.post("/v2/models/drift/infer", json=body)
+    assert answer.status_code == 422, answer.text
+    assert "output 'forecast' reaches 4.267e+43, beyond FP32's" in answer.json()["message"]
+
+
 def test_answers_past_the_numbers_limit_are_refused_before_they_are_forecast(models_dir):
     """256 histories at 99 levels answered 59 MB (v1) and 158 MB (v2), built and serialized on the event
     loop. An answer holds series x horizon x (1 + 2 x levels) numbers; past --max-answer-numbers: a 422."""
