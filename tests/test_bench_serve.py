@@ -9,10 +9,20 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
-from test_service import make_bundle
+from test_service import make_bundle, serving
 
-from forecaster.bench.serve import ServeBenchSettings, _load, render_serve_bench, run_serve_bench
+from forecaster.artifacts import load_bundle
+from forecaster.bench.serve import (
+    ServeBenchSettings,
+    _load,
+    _probed,
+    render_serve_bench,
+    run_serve_bench,
+    synthetic_requests,
+)
 from service.config import default_torch_threads
 
 BODIES = [b'{"values": {"x": [1.0, 2.0]}}', b'{"values": {"x": [3.0, 4.5, 6.0]}}']
@@ -80,6 +90,51 @@ def test_a_connection_cut_mid_answer_is_an_error_and_replaced() -> None:
     assert (row.forecasts, row.errors, len(received), connections) == (5, 1, 5, 2)
 
 
+def test_liveness_probes_come_over_new_connections_while_the_load_runs() -> None:
+    """One probe answered 0.2 s late and one 503 (inf): the latencies the table reports of the probes."""
+    answers = iter([(0.0, 200), (0.2, 200), (0.0, 503)])
+    heads: list[str] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append((await reader.readuntil(b"\r\n\r\n")).decode())
+        delay, status = next(answers, (0.0, 200))
+        await asyncio.sleep(delay)
+        writer.write(_answer(status, b"{}"))
+        await writer.drain()
+        writer.close()
+
+    async def load() -> str:
+        await asyncio.sleep(1.0)  # room for three probes on a loaded machine
+        return "row"
+
+    async def scenario():
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        async with server:
+            return await _probed(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", load())
+
+    row, probes = asyncio.run(scenario())
+    assert row == "row" and len(heads) == len(probes) >= 3  # one connection each
+    assert all(head.startswith("GET /health/live HTTP/1.1\r\n") for head in heads)
+    assert probes[1] >= 200 and probes[2] == np.inf and np.isfinite(probes[[0, 1]]).all()
+
+
+def test_records_bodies_forecast_what_the_values_bodies_do(tmp_path: Path) -> None:
+    """`--records` sends the same histories as rows: the service answers them with the same numbers."""
+    make_bundle(tmp_path)
+    bundle = load_bundle(tmp_path / "hourly")
+    _, values = synthetic_requests(bundle, 2)
+    _, records = synthetic_requests(bundle, 2, records=True)
+    with serving(tmp_path) as client:
+        for plain, rows in zip(values, records, strict=True):
+            by_values = client.post("/v1/models/hourly/forecast", content=plain,
+                                    headers={"content-type": "application/json"}).json()  # fmt: skip
+            by_rows = client.post("/v1/models/hourly/forecast", content=rows,
+                                  headers={"content-type": "application/json"}).json()  # fmt: skip
+            forecast = pd.DataFrame(by_rows["forecast"])
+            for column, numbers in by_values["forecast"].items():
+                np.testing.assert_allclose(forecast[column], numbers, rtol=1e-6)
+
+
 @pytest.mark.slow
 def test_the_table_compares_the_service_with_the_same_forecasts_in_process(
     tmp_path: Path, capsys: pytest.CaptureFixture
@@ -98,3 +153,4 @@ def test_the_table_compares_the_service_with_the_same_forecasts_in_process(
     render_serve_bench(result)
     printed = capsys.readouterr().out
     assert "service over HTTP (concurrency 6)" in printed and "mean micro-batch size" in printed
+    assert result["probes_ms"].size >= 1 and "GET /health/live during the load" in printed

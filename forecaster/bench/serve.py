@@ -12,6 +12,7 @@ cost on top of the model (the overhead ratio).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -20,7 +21,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,11 @@ class BenchRow:
         return float(np.percentile(self.latencies_ms, q)) if self.latencies_ms.size else float("nan")
 
 
-def synthetic_requests(bundle: Bundle, count: int, seed: int = 0) -> tuple[list[np.ndarray], list[bytes]]:
-    """`count` histories in the model's training units (scaler mean +- scale) and their JSON bodies."""
+def synthetic_requests(
+    bundle: Bundle, count: int, seed: int = 0, records: bool = False
+) -> tuple[list[np.ndarray], list[bytes]]:
+    """`count` histories in the model's training units (scaler mean +- scale) and their JSON bodies:
+    timestamps and values, or (`records`) rows as the training table lays them out, which pandas reads."""
     data = bundle.data
     rng = np.random.default_rng(seed)
     mean, scale = bundle.scaler.mean, bundle.scaler.scale
@@ -78,6 +82,11 @@ def synthetic_requests(bundle: Bundle, count: int, seed: int = 0) -> tuple[list[
         payload: dict[str, Any] = {"values": {c: history[:, j].tolist() for j, c in enumerate(data.columns)}}
         if timestamps is not None:
             payload["timestamps"] = timestamps
+        if records:
+            rows = [dict(zip(data.columns, row, strict=True)) for row in history.tolist()]
+            if timestamps is not None:
+                rows = [{data.date_col: stamp, **row} for stamp, row in zip(timestamps, rows, strict=True)]
+            payload = {"data": rows}
         histories.append(history)
         bodies.append(json.dumps(payload).encode())
     return histories, bodies
@@ -136,7 +145,7 @@ class _Connection:
         self.host, self.port, self.tls = host, port, tls
         self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def post(self, request: bytes) -> int:
+    async def send(self, request: bytes) -> int:
         """The answer's status; the connection is reopened for the next request if the server closes it."""
         if self.streams is None:
             self.streams = await asyncio.open_connection(self.host, self.port, ssl=self.tls)
@@ -176,7 +185,7 @@ async def _load(url: str, model: str, bodies: list[bytes], requests: int, concur
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(REQUEST_TIMEOUT_S):
-                    failed = await connection.post(prebuilt[index % len(prebuilt)]) != 200
+                    failed = await connection.send(prebuilt[index % len(prebuilt)]) != 200
             except _FAILED:
                 failed = True
                 connection.close()
@@ -188,6 +197,39 @@ async def _load(url: str, model: str, bodies: list[bytes], requests: int, concur
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     seconds = time.perf_counter() - started
     return BenchRow(f"service over HTTP (concurrency {concurrency})", requests, errors, seconds, latencies)
+
+
+PROBE_INTERVAL_S = 0.1
+
+
+async def _probed(url: str, load: Awaitable[BenchRow]) -> tuple[BenchRow, np.ndarray]:
+    """`load`'s row, and the latencies (ms) of GET /health/live sent every PROBE_INTERVAL_S meanwhile, each
+    over a new connection as a liveness probe comes (inf: not answered 200): how long the service keeps a
+    probe waiting under load."""
+    parts = urlsplit(url)
+    tls = ssl.create_default_context() if parts.scheme == "https" else None
+    request = f"GET /health/live HTTP/1.1\r\nhost: {parts.netloc}\r\n\r\n".encode()
+    done, latencies = asyncio.Event(), []
+
+    async def probe() -> None:
+        while not done.is_set():
+            connection = _Connection(parts.hostname or "127.0.0.1", parts.port or (443 if tls else 80), tls)
+            started, status = time.perf_counter(), None
+            with contextlib.suppress(*_FAILED, TimeoutError):
+                async with asyncio.timeout(REQUEST_TIMEOUT_S):
+                    status = await connection.send(request)
+            latencies.append((time.perf_counter() - started) * 1e3 if status == 200 else np.inf)  # failed
+            connection.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), PROBE_INTERVAL_S)
+
+    prober = asyncio.create_task(probe())
+    try:
+        row = await load
+    finally:
+        done.set()
+        await prober
+    return row, np.array(latencies)
 
 
 def _one_by_one(
@@ -274,6 +316,7 @@ class ServeBenchSettings:
     url: str | None = setting(None, "a running service on loopback, e.g. http://127.0.0.1:8000")
     device: str = setting("cpu", "torch device of the forecasts, in-process and in the server it starts")
     cuda_graphs: bool = setting(True, "on CUDA: replay forward passes from graphs (a row without them too)")
+    records: bool = setting(False, "send histories as records (rows pandas reads), not timestamps and values")
 
     def __post_init__(self) -> None:
         check_fields(self, "bench serve setting")
@@ -286,20 +329,21 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
     concurrency, requests = settings.concurrency, settings.requests
     target = check_loopback(url) if url is not None else None
     bundle = load_bundle(Path(models_dir) / model)
-    histories, bodies = synthetic_requests(bundle, min(requests, 64))
+    histories, bodies = synthetic_requests(bundle, min(requests, 64), records=settings.records)
     batch_size = ServiceSettings.model_fields["max_batch_size"].default  # the service's default batch
     inference = Inference(bundle.model, settings.device, settings.cuda_graphs, batch_size)
     graphs = "--cuda-graphs" if settings.cuda_graphs else "--no-cuda-graphs"
 
-    def measure(target: str) -> tuple[BenchRow, float | None, float]:
-        """The load's row, its mean micro-batch and the load generator's CPU ms per request."""
+    def measure(target: str) -> tuple[BenchRow, float | None, float, np.ndarray]:
+        """The load's row, its mean micro-batch, the load generator's CPU ms per request and the liveness
+        probes' latencies (`_probed`)."""
         check_serves(target, model)
         asyncio.run(_load(target, model, bodies, min(concurrency, 4), min(concurrency, 4)))  # warm-up
         before, cpu = _batch_totals(target, model), time.process_time()
-        row = asyncio.run(_load(target, model, bodies, requests, concurrency))
+        row, probes = asyncio.run(_probed(target, _load(target, model, bodies, requests, concurrency)))
         cpu_ms = (time.process_time() - cpu) * 1e3 / requests
         total, passes = _batch_totals(target, model) - before
-        return row, total / passes if passes else None, cpu_ms
+        return row, total / passes if passes else None, cpu_ms, probes
 
     import torch
 
@@ -316,9 +360,9 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
         before = _one_by_one(bundle, inference, histories, range(requests // 2))
         if target is None:
             with local_server(models_dir, "--device", settings.device, graphs) as own:
-                served, mean_batch, client_cpu_ms = measure(own)
+                served, mean_batch, client_cpu_ms, probes = measure(own)
         else:
-            served, mean_batch, client_cpu_ms = measure(target)
+            served, mean_batch, client_cpu_ms, probes = measure(target)
         after = _one_by_one(bundle, inference, histories, range(requests // 2, requests))
         latencies, seconds = np.concatenate([before[0], after[0]]), before[1] + after[1]
         rows = [
@@ -333,7 +377,8 @@ def run_serve_bench(settings: ServeBenchSettings) -> dict[str, Any]:
         gc.unfreeze()
     return {
         "model": model, "rows": rows, "mean_batch_size": mean_batch, "cpu_count": os.cpu_count(),
-        "torch_threads": threads, "client_cpu_ms": client_cpu_ms,
+        "torch_threads": threads, "client_cpu_ms": client_cpu_ms, "probes_ms": probes,
+        "body": "records" if settings.records else "timestamps and values",
     }  # fmt: skip
 
 
@@ -380,7 +425,15 @@ def render_serve_bench(result: dict[str, Any]) -> None:
         console.print(
             f"mean micro-batch size in the service: {mean_batch:.1f} (from /metrics, during the load)"
         )
-    console.print(f"load generator: {result['client_cpu_ms']:.2f} ms of CPU per request, on the same cores")
+    console.print(f"load generator: {result['client_cpu_ms']:.2f} ms of CPU per request, on the same cores; "
+                  f"request bodies of {result['body']}")  # fmt: skip
+    probes = result["probes_ms"]
+    if probes.size:
+        failed = int(np.isinf(probes).sum())
+        unanswered = f", {failed} not answered 200" if failed else ""
+        console.print(f"GET /health/live during the load, a new connection every {PROBE_INTERVAL_S:g} s: "
+                      f"{probes.size} probes, p50 {np.percentile(probes, 50):.1f} ms, "
+                      f"max {probes.max():.1f} ms{unanswered}")  # fmt: skip
     console.print(
         "latency: per HTTP request for the service, per predict call in-process (per batch for batched rows)"
     )
