@@ -109,13 +109,14 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
 
     selection = training.get("selection", {})
     lost = training.get("naive_since_validation")  # the choice gave way to naive on the test split
+    grew = training.get("seasons_grew")  # seasonal drift in place of the seasonal naive chosen (`growth`)
     if len(selection) > 1:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
         several = sum(label in NOTHING_TO_FIT for label in selection) > 1
         baselines = " held against the best of the forecasts that fit nothing," if several else ""
-        chosen = lost["model"] if lost else training["candidate"]
+        chosen = lost["model"] if lost else grew["model"] if grew else training["candidate"]
         windows = (training.get("windows") or {}).get("val")
         one = "; validation holds 1 window: little evidence either way" if windows == 1 else ""  # h43
         print(
@@ -127,6 +128,12 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         mses = f"MSE {lost['test_mse']:.4f} against {lost['naive_test_mse']:.4f}"
         print(f"kept naive over {lost['model']}: chosen on validation, it forecast the test split clearly "
               f"worse than naive ({mses}): the series changed after validation")  # fmt: skip
+    if grew:
+        t = ", ".join(f"{value:.1f}" for value in grew["t"])
+        print(f"kept seasonal_drift over {grew['model']}: the seasons before the test split grew (the mean "
+              f"of their {grew['changes']} seasonal differences at t {t}, beyond {grew['bound']:g}); "
+              f"validation holds no window of its input of {grew['input_size']} rows, so its intervals are "
+              f"{grew['model']}'s, calibrated on validation")  # fmt: skip
     if "members" in training:
         weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
         print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")
@@ -155,7 +162,8 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
                 f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
                 f"best epoch {training['best_epoch']}"
             )
-    print(f"validation MSE {metrics['best_val_mse']:.4f}  ({_baselines(metrics, 'val_mse')})")
+    scored = f" ({grew['model']}'s)" if grew else ""
+    print(f"validation MSE {metrics['best_val_mse']:.4f}{scored}  ({_baselines(metrics, 'val_mse')})")
     shrunk = metrics.get("toward_naive")
     if shrunk:
         print(

@@ -98,15 +98,20 @@ def resolve_split(scheme: str, n_rows: int, horizon: int) -> str:
 
 
 def usable(
-    n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None, trained: bool = True
+    n_rows: int, input_size: int, horizon: int, scheme: str, freq: str | None, trained: bool = True,
+    only: str | None = None,
 ) -> bool:
     """Whether every split holds a window; `trained` False (a forecast that fits nothing learns from no
-    train window): validation and test do, and train holds rows to fit the scaler on."""
+    train window): validation and test do, and train holds rows to fit the scaler on; `only`: that split
+    (a forecast whose input validation cannot hold is scored on the test split, `training.growth`)."""
     borders = _raw_borders(n_rows, input_size, scheme, freq, horizon)
     counts = window_counts(borders, input_size, horizon)
     if not trained:
         counts["train"] = borders["train"][1] - borders["train"][0]
-    return borders["test"][1] <= n_rows and borders["val"][0] >= 0 and min(counts.values()) >= 1
+    within = {name: start >= 0 and stop <= n_rows for name, (start, stop) in borders.items()}
+    if only is not None:
+        return within[only] and counts[only] >= 1
+    return all(within.values()) and min(counts.values()) >= 1
 
 
 def min_rows(
@@ -186,6 +191,7 @@ def split_borders(
     horizon: int | None = None,
     source: str | None = None,
     trained: bool = True,
+    only: str | None = None,
 ) -> Borders:
     """Half-open train/val/test row ranges of `scheme` ("7:1:2", "ett", "holdout" or "auto"; ett needs `freq`,
     holdout's validation and test each hold the last `horizon` rows before the next split, auto is
@@ -193,7 +199,7 @@ def split_borders(
 
     With `horizon`, also checks that every split holds at least one window (train none where not `trained`)
     and otherwise raises a DataError saying how many rows are needed and how many there are (`source` names
-    the file).
+    the file); `only`: that split alone (`usable`).
     """
     if scheme not in SPLIT_SCHEMES:
         raise DataError(f"unknown split {scheme!r}; expected one of {', '.join(SPLIT_SCHEMES)}")
@@ -203,7 +209,7 @@ def split_borders(
     checked_horizon = 1 if horizon is None else horizon
     asked, scheme = scheme, resolve_split(scheme, n_rows, checked_horizon)  # named as resolved below
     borders = _raw_borders(n_rows, input_size, scheme, freq, checked_horizon)
-    if not usable(n_rows, input_size, checked_horizon, scheme, freq, trained):
+    if not usable(n_rows, input_size, checked_horizon, scheme, freq, trained, only):
         needed = min_rows(input_size, checked_horizon, scheme, freq, trained)
         what = f"split {scheme} with input_size {input_size}" + (f" and horizon {horizon}" if horizon else "")
         origin = f"{source}: " if source else ""

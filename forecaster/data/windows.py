@@ -165,7 +165,7 @@ def window_sets(
 
     def borders_of(n_rows: int, source: str) -> Borders:
         borders = split_borders(
-            n_rows, input_size, split, series.freq, horizon=horizon, source=source, trained=trained
+            n_rows, input_size, split, series.freq, horizon=horizon, source=source, trained=trained, only=only
         )
         if not earlier:
             return borders

@@ -66,6 +66,9 @@ class Fitted:
     earlier: Score | None = None  # on the earlier validation period, trained on the rows before it
     start_errors: np.ndarray | None = None  # of its initial weights, where they forecast as naive
     history: np.ndarray | None = None  # fitting nothing: its train split errors, `train_split_history`
+    # The model and data whose validation windows calibrate its intervals where validation holds none of its
+    # input (`growth`); None: its own.
+    calibrating: tuple[nn.Module, DataConfig] | None = None
 
     @property
     def val_mse(self) -> float:

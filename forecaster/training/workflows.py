@@ -40,6 +40,7 @@ from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combi
 from forecaster.training.evaluation import reference_seasons
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
+from forecaster.training.growth import seasonal_drift_if_seasons_grew
 from forecaster.training.planning import (
     Candidate,
     plan_fitting,
@@ -209,6 +210,7 @@ def train_forecaster(
             return None
         fitted = with_references(fitted, series, settings, work_dir_for(out))
         best, scores = keep_best(fitted, series, settings)
+        best = seasonal_drift_if_seasons_grew(best, fitted, series, settings)
         best = naive_if_it_lost_since(best, fitted, series, settings, work_dir_for(out))
         return save_kept(best, scores, series, out, settings, record)
 
@@ -230,6 +232,7 @@ def save_kept(
         series,
         toward_naive=best.candidate.toward_naive,
         naive_start=best.training["kept_initial_weights"],
+        calibrating=best.calibrating,
     )
     metrics = {
         **finished.metrics,
@@ -296,6 +299,7 @@ def finish(
     *,
     toward_naive: bool,
     naive_start: bool,
+    calibrating: tuple[nn.Module, DataConfig] | None = None,
 ) -> Finished:
     """What follows training, on the kept model: shrunk toward the naive forecast on the validation split
     (if `toward_naive`, and unless it has nothing trained or kept its naive start), scored on the test split
@@ -303,9 +307,11 @@ def finish(
     user's file where they covered far less of the test split than asked, or had no width where it erred,
     calibrated again on the latest windows, validation's and test's (the margins of windows decades earlier,
     at a tenth of the level, covered 0.55 / 0.75 of 42 such series' later points at 80% / 95%; recalibrated
-    so, 0.80 / 0.88, h43).
+    so, 0.80 / 0.88, h43). `calibrating`: the model and data whose validation windows stand in for the
+    model's where validation holds none of its input (`growth`).
     `forecaster benchmark --refinish` runs it again on saved bundles when these steps change."""
-    validation = split_windows(data, scaler, series, "val")
+    calibrated, calibrated_data = calibrating or (model, data)
+    validation = split_windows(calibrated_data, scaler, series, "val")
     shrinkage = {}
     if shrinks_toward_naive(model, toward_naive=toward_naive, naive_start=naive_start):
         weights = toward_naive_weights(model, validation)
@@ -320,19 +326,20 @@ def finish(
     if shrinkage:
         metrics["toward_naive"] = shrinkage
     seasons = reference_seasons(data)
-    on_validation = baseline_metrics(validation, data, scaler, seasons)
+    on_validation = baseline_metrics(validation, calibrated_data, scaler, seasons)
     for name, scores in baseline_metrics(test, data, scaler, seasons).items():
         metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
     method = interval_method(model, head_trained=not naive_start)
-    windows = calibration_windows(model, naive_start, data, scaler, series, validation)
-    calibration = calibrate(model, windows, method, data.freq)
+    windows = calibration_windows(calibrated, naive_start, calibrated_data, scaler, series, validation)
+    calibration = calibrate(calibrated, windows, method, data.freq)
     levels = [level for level in DEFAULT_LEVELS if level in calibration.available_levels()]
     if levels:
         metrics.update(interval_report(model, calibration, test, levels))
         moved = series.dataset is None and (  # a user's file moved: the latest windows calibrate
             undercovered(metrics["intervals"]) or erred_where_certain(model, calibration, test, levels))
         if moved:
-            latest = {"the validation split": validation, "the test split": test}
-            calibration = calibrate(model, latest, method, data.freq)
+            tested = test if calibrating is None else split_windows(calibrated_data, scaler, series, "test")
+            latest = {"the validation split": validation, "the test split": tested}
+            calibration = calibrate(calibrated, latest, method, data.freq)
             metrics[RECALIBRATED] = calibration.source  # the scores above measured the first (out of sample)
     return Finished(model, metrics, calibration)

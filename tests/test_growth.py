@@ -1,0 +1,92 @@
+"""Seasonal drift in place of seasonal naive where validation cannot hold it and the seasons grew
+(`forecaster.training.growth`): three years of monthly rows at horizon 12, five of quarterly at 8."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from forecaster.api import Forecaster
+from forecaster.data.series import DataQualityWarning
+from forecaster.errors import ConfigError
+from forecaster.history import read_history
+from forecaster.training.evaluation import calibrate_bundle
+from forecaster.training.growth import GROWTH_T, seasonal_change_t
+
+
+def test_the_check_is_the_t_statistic_of_the_mean_seasonal_difference() -> None:
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(30, 2)) + np.arange(30)[:, None] * [0.1, 0.0]
+    expected = [stats.ttest_1samp(rows[4:, column] - rows[:-4, column], 0.0).statistic for column in (0, 1)]
+    np.testing.assert_allclose(seasonal_change_t(rows, 4), expected, rtol=1e-12)
+    steady = np.tile(np.arange(4.0), 3)[:, None]  # the same season three times: no change at all
+    assert seasonal_change_t(steady, 4)[0] == 0
+    assert seasonal_change_t(steady + np.arange(12)[:, None], 4)[0] == np.inf  # every change 4: no doubt
+
+
+def _months(trend: float, seed: int = 1, rows: int = 48) -> pd.DataFrame:
+    """h56 #2: 200 + trend t + 40 sin(2 pi t / 12) + N(0, 6), monthly: 36 rows to train, 12 after."""
+    rng, t = np.random.default_rng(seed), np.arange(rows)
+    values = 200 + trend * t + 40 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 6, rows)
+    return pd.DataFrame({"month": pd.date_range("2020-01-01", periods=rows, freq="MS"), "v": values.round(1)})
+
+
+def test_three_years_of_monthly_growth_are_forecast_with_their_trend(tmp_path) -> None:
+    """Seasonal naive, kept on the one validation window 36 rows leave, was last year's values: MAE 21.8 over
+    the next year, every month below the truth (AutoETS 3.5, AutoARIMA 6.0). Seasonal drift over the 24 rows
+    before the test split: scored there out of sample, and about 6 over the next year."""
+    frame = _months(trend=2.0)
+    with pytest.warns(DataQualityWarning, match="chose as --model auto does"):  # the default model's note
+        model = Forecaster(horizon=12, level=[80, 95]).fit(frame.iloc[:36])
+    training, metrics = model.bundle.training, model.bundle.metrics
+    grew = training["seasons_grew"]
+    assert training["candidate"] == "seasonal_drift" and grew["model"] == "seasonal_naive"
+    assert grew["t"][0] > GROWTH_T and grew["input_size"] == model.bundle.data.input_size == 24
+    assert metrics["mse"] < metrics["seasonal_naive"]["mse"] / 4  # the test split, out of sample
+    forecast, truth = model.predict(frame.iloc[:36]), frame["v"].to_numpy()[36:]
+    assert np.abs(forecast["v"].to_numpy() - truth).mean() < 8
+    assert np.abs(frame["v"].to_numpy()[24:36] - truth).mean() > 18  # seasonal naive's forecast
+    inside = (forecast["v-lo-80"] <= truth) & (truth <= forecast["v-hi-80"])
+    assert inside.mean() >= 0.8  # seasonal naive's margins, wider than seasonal drift's errors
+    assert "the validation split" in model.bundle.calibration.source
+    frame.to_csv(tmp_path / "later.csv", index=False)
+    later = read_history(model.bundle, tmp_path / "later.csv")
+    with pytest.raises(ConfigError, match="give --on all"):
+        calibrate_bundle(model.bundle, later)
+    assert calibrate_bundle(model.bundle, later, "all").windows == 13  # 48 rows: windows of 24 + 12
+
+
+def test_a_season_that_does_not_grow_keeps_seasonal_naive() -> None:
+    with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
+        training = Forecaster(horizon=12).fit(_months(trend=0.0).iloc[:36]).bundle.training
+    assert training["candidate"] == "seasonal_naive" and "seasons_grew" not in training
+
+
+def test_five_years_of_quarterly_growth_read_three_seasons() -> None:
+    """20 quarters at horizon 8 leave 4 rows before validation, one season: seasonal drift reads the 12
+    rows before the test split."""
+    rng, t = np.random.default_rng(3), np.arange(20)
+    values = 50 + 1.5 * t + 8 * np.array([1.0, -1.0, 2.0, -2.0])[t % 4] + rng.normal(0, 1, 20)
+    labels = pd.period_range("2019Q1", periods=20, freq="Q").astype(str)
+    quarters = pd.DataFrame({"quarter": labels, "y": values})
+    with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
+        training = Forecaster(horizon=8).fit(quarters).bundle.training
+    assert training["candidate"] == "seasonal_drift" and training["seasons_grew"]["input_size"] == 12
+
+
+def test_train_says_seasonal_drift_was_kept_over_seasonal_naive(capsys) -> None:
+    from forecaster.commands.common import print_training
+
+    grew = {"model": "seasonal_naive", "t": [13.6], "changes": 12, "input_size": 24, "bound": 3.0}
+    training = {"selection": {"naive": 2.68, "seasonal_naive": 1.01}, "candidate": "seasonal_drift",
+                "parameters": 0, "windows": {"train": 0, "val": 0, "test": 1},
+                "seasons_grew": grew}  # fmt: skip
+    print_training(training, {"best_val_mse": 1.01})
+    said = capsys.readouterr().out
+    assert "chose seasonal_naive (simplest first" in said
+    assert "validation MSE 1.0100 (seasonal_naive's)" in said
+    assert "kept seasonal_drift over seasonal_naive: the seasons before the test split grew (the mean of " \
+        "their 12 seasonal differences at t 13.6, beyond 3); validation holds no window of its input of 24 " \
+        "rows" in said  # fmt: skip
