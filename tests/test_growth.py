@@ -64,6 +64,13 @@ def test_a_season_that_does_not_grow_keeps_seasonal_naive() -> None:
     assert training["candidate"] == "seasonal_naive" and "seasons_grew" not in training
 
 
+def test_seasonal_naive_named_or_its_input_given_stays() -> None:
+    growing = _months(trend=2.0).iloc[:36]
+    for named in (Forecaster("seasonal_naive", horizon=12), Forecaster("auto", horizon=12, input_size=12)):
+        training = named.fit(growing).bundle.training
+        assert training["candidate"] == "seasonal_naive" and "seasons_grew" not in training
+
+
 def test_five_years_of_quarterly_growth_read_three_seasons() -> None:
     """20 quarters at horizon 8 leave 4 rows before validation, one season: seasonal drift reads the 12
     rows before the test split."""

@@ -53,8 +53,10 @@ def seasonal_drift_if_seasons_grew(
     the seasonal naive forecast kept, where validation holds no window of seasonal drift's shortest input and
     those rows hold two seasons whose seasonal differences have |t| > GROWTH_T in every column
     (`seasonal_change_t`, in the scale the model reads: logarithms where the column is logged). A user's file
-    of one table (not independent series, nor covariates: not measured)."""
-    if series.dataset is not None or best.candidate.model_name != "seasonal_naive":
+    of one table (not independent series, nor covariates: not measured), where seasonal naive was chosen
+    among others (not named) at the input the run chose (no --input-size)."""
+    chosen = len(fitted) > 1 and settings.input_size is None
+    if series.dataset is not None or not chosen or best.candidate.model_name != "seasonal_naive":
         return best
     data, season = best.data, season_of(best.model)
     if data.channels == INDEPENDENT or data.input_columns != data.columns:
