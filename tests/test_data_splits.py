@@ -351,3 +351,12 @@ def test_describe_returns_the_reading_notes_and_prints_them_as_notes(tmp_path, c
     assert len(described["warnings"]) == 1 and "filled 2 missing time step(s)" in described["warnings"][0]
     assert main(["data", "describe", str(tmp_path / "gapped.csv"), "--horizon", "6"]) == 0
     assert capsys.readouterr().err.splitlines() == [f"forecaster: {described['warnings'][0]}"]
+
+
+def test_the_test_split_alone_names_the_rows_it_needs() -> None:
+    """A seasonal drift kept over the 24 rows before holdout's test split (`training.growth`) is evaluated on
+    a test window of 24 + 12 rows: 35 rows were refused as needing 48, validation's too."""
+    assert split_borders(36, 24, "holdout", "MS", horizon=12, trained=False, only="test")["test"] == (0, 36)
+    expected = "35 rows are too few for split holdout with input_size 24 and horizon 12: needs at least 36"
+    with pytest.raises(DataError, match=f"{expected} rows so that the test split holds a window"):
+        split_borders(35, 24, "holdout", "MS", horizon=12, trained=False, only="test")

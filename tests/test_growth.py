@@ -97,3 +97,13 @@ def test_train_says_seasonal_drift_was_kept_over_seasonal_naive(capsys) -> None:
     assert "kept seasonal_drift over seasonal_naive: the seasons before the test split grew (the mean of " \
         "their 12 seasonal differences at t 13.6, beyond 3); validation holds no window of its input of 24 " \
         "rows" in said  # fmt: skip
+
+
+def test_a_season_it_was_not_measured_on_stays_seasonal_naive() -> None:
+    """Three weeks of daily rows growing 2 a day with a weekly season pass the check (t 21.7), but random
+    walks pass it as often on such seasons (h59) and no study of real daily series weighed the trade."""
+    rng, t = np.random.default_rng(5), np.arange(21)
+    values = 100 + 2 * t + 9 * np.array([0, 3, 5, 4, 2, -6, -8])[t % 7] / 5 + rng.normal(0, 1, 21)
+    days = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=21, freq="D"), "v": values})
+    training = Forecaster(horizon=7).fit(days).bundle.training
+    assert training["candidate"] == "seasonal_naive" and "seasons_grew" not in training

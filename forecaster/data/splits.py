@@ -218,6 +218,12 @@ def split_borders(
                 f"{origin}{what} cannot give every split a window (the ett val/test splits hold "
                 f"{ETT_HOURS[1] - ETT_HOURS[0]} hours); expected a shorter horizon or the 7:1:2 split"
             )
+        if only is not None:  # that split alone: the fewest rows that hold it (evaluating a `growth` bundle)
+            fewer = (count for count in range(n_rows + 1, needed)
+                     if usable(count, input_size, checked_horizon, scheme, freq, trained, only))  # fmt: skip
+            least = next(fewer, needed)
+            raise DataError(f"{origin}{n_rows} rows are too few for {what}: needs at least {least} rows so "
+                            f"that the {only} split holds a window")  # fmt: skip
         shorter = ""
         if scheme == PROTOCOL_SPLIT and usable(n_rows, input_size, checked_horizon, HOLDOUT, freq, trained):
             shorter = " (or --split holdout: the last horizon tests, the one before validates)"
