@@ -13,7 +13,7 @@ from forecaster.data.series import DataQualityWarning
 from forecaster.errors import ConfigError
 from forecaster.history import read_history
 from forecaster.training.evaluation import calibrate_bundle
-from forecaster.training.growth import GROWTH_T, seasonal_change_t
+from forecaster.training.growth import GROWTH_T, season_shows, seasonal_change_t
 
 
 def test_the_check_is_the_t_statistic_of_the_mean_seasonal_difference() -> None:
@@ -31,6 +31,12 @@ def _months(trend: float, seed: int = 1, rows: int = 48) -> pd.DataFrame:
     rng, t = np.random.default_rng(seed), np.arange(rows)
     values = 200 + trend * t + 40 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 6, rows)
     return pd.DataFrame({"month": pd.date_range("2020-01-01", periods=rows, freq="MS"), "v": values.round(1)})
+
+
+def test_the_season_shows_where_last_seasons_value_is_the_better_guess() -> None:
+    alternating = np.array([[0.0], [1.0], [0.0], [1.0], [0.0], [1.0]])
+    assert season_shows(alternating, 2)[0] == 0  # seasonal differences 0, one-step ones 1
+    assert season_shows(np.arange(6.0)[:, None], 2)[0] == 4  # a line: seasonal differences 2, one-step 1
 
 
 def test_three_years_of_monthly_growth_are_forecast_with_their_trend(tmp_path) -> None:
@@ -58,6 +64,24 @@ def test_three_years_of_monthly_growth_are_forecast_with_their_trend(tmp_path) -
     assert calibrate_bundle(model.bundle, later, "all").windows == 13  # 48 rows: windows of 24 + 12
 
 
+def test_a_season_validation_cannot_hold_replaces_the_unseasoned_choice(tmp_path) -> None:
+    """35 months of a season without a trend leave 11 rows before validation: no seasonal candidate, naive
+    kept, next year's MAE 31.5. The 23 rows before the test split show the season: seasonal naive, MAE 5.6;
+    its intervals naive's, calibrated on validation."""
+    frame = _months(trend=0.0, rows=47)
+    with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
+        model = Forecaster(horizon=12, level=[80]).fit(frame.iloc[:35])
+    training, truth = model.bundle.training, frame["v"].to_numpy()[35:]
+    shows = training["season_shows"]
+    assert training["candidate"] == "seasonal_naive" and "seasons_grew" not in training
+    assert shows["model"] == "naive" and shows["ratio"][0] < 0.5 and model.bundle.data.input_size == 12
+    forecast = model.predict(frame.iloc[:35])
+    naive = np.abs(frame["v"].iat[34] - truth).mean()
+    assert np.abs(forecast["v"].to_numpy() - truth).mean() < 7 < 30 < naive
+    assert model.bundle.metrics["mse"] < model.bundle.metrics["naive"]["mse"] / 4  # the test split
+    assert ((forecast["v-lo-80"] <= truth) & (truth <= forecast["v-hi-80"])).mean() >= 0.8
+
+
 def test_a_season_that_does_not_grow_keeps_seasonal_naive() -> None:
     with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
         training = Forecaster(horizon=12).fit(_months(trend=0.0).iloc[:36]).bundle.training
@@ -83,20 +107,22 @@ def test_five_years_of_quarterly_growth_read_three_seasons() -> None:
     assert training["candidate"] == "seasonal_drift" and training["seasons_grew"]["input_size"] == 12
 
 
-def test_train_says_seasonal_drift_was_kept_over_seasonal_naive(capsys) -> None:
+def test_train_says_what_was_kept_in_place_of_the_choice(capsys) -> None:
     from forecaster.commands.common import print_training
 
+    shows = {"model": "naive", "ratio": [0.12], "bound": 0.5}
     grew = {"model": "seasonal_naive", "t": [13.6], "changes": 12, "input_size": 24, "bound": 3.0}
-    training = {"selection": {"naive": 2.68, "seasonal_naive": 1.01}, "candidate": "seasonal_drift",
+    training = {"selection": {"naive": 2.68, "mean": 3.01}, "candidate": "seasonal_drift",
                 "parameters": 0, "windows": {"train": 0, "val": 0, "test": 1},
-                "seasons_grew": grew}  # fmt: skip
-    print_training(training, {"best_val_mse": 1.01})
+                "season_shows": shows, "seasons_grew": grew}  # fmt: skip
+    print_training(training, {"best_val_mse": 2.68})
     said = capsys.readouterr().out
-    assert "chose seasonal_naive (simplest first" in said
-    assert "validation MSE 1.0100 (seasonal_naive's)" in said
+    assert "chose naive (simplest first" in said and "validation MSE 2.6800 (naive's)" in said
+    assert "kept seasonal_naive over naive: the rows before the test split show a season (the mean square " \
+        "of their seasonal differences 0.12 of their one-step differences', below 0.5)" in said  # fmt: skip
     assert "kept seasonal_drift over seasonal_naive: the seasons before the test split grew (the mean of " \
-        "their 12 seasonal differences at t 13.6, beyond 3); validation holds no window of its input of 24 " \
-        "rows" in said  # fmt: skip
+        "their 12 seasonal differences at t 13.6, beyond 3)" in said  # fmt: skip
+    assert "validation holds no window of seasonal_drift's input, so its intervals are naive's" in said
 
 
 def test_a_season_it_was_not_measured_on_stays_seasonal_naive() -> None:

@@ -109,14 +109,16 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
 
     selection = training.get("selection", {})
     lost = training.get("naive_since_validation")  # the choice gave way to naive on the test split
-    grew = training.get("seasons_grew")  # seasonal drift in place of the seasonal naive chosen (`growth`)
+    shows = training.get("season_shows")  # seasonal naive in place of the forecast chosen (`growth`)
+    grew = training.get("seasons_grew")  # seasonal drift in place of seasonal naive (`growth`)
+    validated = (shows or grew or {}).get("model")  # what validation chose, where `growth` replaced it
     if len(selection) > 1:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
         )
         several = sum(label in NOTHING_TO_FIT for label in selection) > 1
         baselines = " held against the best of the forecasts that fit nothing," if several else ""
-        chosen = lost["model"] if lost else grew["model"] if grew else training["candidate"]
+        chosen = lost["model"] if lost else validated or training["candidate"]
         windows = (training.get("windows") or {}).get("val")
         one = "; validation holds 1 window: little evidence either way" if windows == 1 else ""  # h43
         print(
@@ -128,12 +130,18 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         mses = f"MSE {lost['test_mse']:.4f} against {lost['naive_test_mse']:.4f}"
         print(f"kept naive over {lost['model']}: chosen on validation, it forecast the test split clearly "
               f"worse than naive ({mses}): the series changed after validation")  # fmt: skip
+    if shows:
+        ratio = ", ".join(f"{value:.2f}" for value in shows["ratio"])
+        print(f"kept seasonal_naive over {shows['model']}: the rows before the test split show a season (the "
+              f"mean square of their seasonal differences {ratio} of their one-step differences', below "
+              f"{shows['bound']:g})")  # fmt: skip
     if grew:
         t = ", ".join(f"{value:.1f}" for value in grew["t"])
         print(f"kept seasonal_drift over {grew['model']}: the seasons before the test split grew (the mean "
-              f"of their {grew['changes']} seasonal differences at t {t}, beyond {grew['bound']:g}); "
-              f"validation holds no window of its input of {grew['input_size']} rows, so its intervals are "
-              f"{grew['model']}'s, calibrated on validation")  # fmt: skip
+              f"of their {grew['changes']} seasonal differences at t {t}, beyond {grew['bound']:g})")
+    if validated:
+        print(f"validation holds no window of {training['candidate']}'s input, so its intervals are "
+              f"{validated}'s, calibrated on validation")  # fmt: skip
     if "members" in training:
         weights = ", ".join(f"{label} {weight:.2f}" for label, weight in training["members"].items())
         print(f"{training['candidate']}: the weighted average of {weights} (weights chosen on validation)")
@@ -162,7 +170,7 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
                 f"{training['candidate']}: trained {training['epochs']} epoch(s) in {seconds:.1f} s; "
                 f"best epoch {training['best_epoch']}"
             )
-    scored = f" ({grew['model']}'s)" if grew else ""
+    scored = f" ({validated}'s)" if validated else ""
     print(f"validation MSE {metrics['best_val_mse']:.4f}{scored}  ({_baselines(metrics, 'val_mse')})")
     shrunk = metrics.get("toward_naive")
     if shrunk:

@@ -83,12 +83,13 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     data moved)."""
     check_series(bundle, series)
     method = bundle.calibration.method if bundle.calibration else "conformal"
-    data, grew = bundle.data, bundle.training.get("seasons_grew")
-    if on == "validation" and grew:  # `growth`: no validation window holds its input
-        raise ConfigError(f"model {bundle.name!r} is seasonal_drift kept over {grew['model']}, whose seasons "
-                          f"grew: validation holds no window of its input of {data.input_size} rows "
-                          f"(training calibrated it with {grew['model']}'s); give --on all, every window of "
-                          "the rows")  # fmt: skip
+    data = bundle.data
+    placed = bundle.training.get("season_shows") or bundle.training.get("seasons_grew")  # `growth`
+    if on == "validation" and placed:
+        raise ConfigError(f"model {bundle.name!r} is {bundle.model_name} kept over {placed['model']}, which "
+                          f"validation chose: validation holds no window of its input of {data.input_size} "
+                          f"rows (training calibrated it with {placed['model']}'s); give --on all, every "
+                          "window of the rows")  # fmt: skip
     if on == "validation":
         windows, where = split_windows(data, bundle.scaler, series, "val"), "the validation split of"
     elif data.channels == INDEPENDENT:

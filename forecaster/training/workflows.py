@@ -40,7 +40,7 @@ from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combi
 from forecaster.training.evaluation import reference_seasons
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
-from forecaster.training.growth import seasonal_drift_if_seasons_grew
+from forecaster.training.growth import seasonal_in_place
 from forecaster.training.planning import (
     Candidate,
     plan_fitting,
@@ -210,7 +210,7 @@ def train_forecaster(
             return None
         fitted = with_references(fitted, series, settings, work_dir_for(out))
         best, scores = keep_best(fitted, series, settings)
-        best = seasonal_drift_if_seasons_grew(best, fitted, series, settings)
+        best = seasonal_in_place(best, fitted, series, settings)
         best = naive_if_it_lost_since(best, fitted, series, settings, work_dir_for(out))
         return save_kept(best, scores, series, out, settings, record)
 
@@ -325,10 +325,10 @@ def finish(
     metrics = evaluate_model(model, test, data, scaler)
     if shrinkage:
         metrics["toward_naive"] = shrinkage
-    seasons = reference_seasons(data)
-    on_validation = baseline_metrics(validation, calibrated_data, scaler, seasons)
-    for name, scores in baseline_metrics(test, data, scaler, seasons).items():
-        metrics[name] = {"val_mse": on_validation[name]["mse"], **scores}
+    on_validation = baseline_metrics(validation, calibrated_data, scaler, reference_seasons(calibrated_data))
+    for name, scores in baseline_metrics(test, data, scaler, reference_seasons(data)).items():
+        scored = {"val_mse": on_validation[name]["mse"]} if name in on_validation else {}  # a season it holds
+        metrics[name] = {**scored, **scores}
     method = interval_method(model, head_trained=not naive_start)
     windows = calibration_windows(calibrated, naive_start, calibrated_data, scaler, series, validation)
     calibration = calibrate(calibrated, windows, method, data.freq)
