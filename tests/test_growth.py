@@ -82,6 +82,13 @@ def test_a_season_validation_cannot_hold_replaces_the_unseasoned_choice(tmp_path
     assert ((forecast["v-lo-80"] <= truth) & (truth <= forecast["v-hi-80"])).mean() >= 0.8
 
 
+def test_too_few_seasonal_differences_say_nothing_of_a_season() -> None:
+    """26 months leave 14 rows before the test split, two seasonal differences: no check measured there."""
+    with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
+        training = Forecaster(horizon=12).fit(_months(trend=0.0).iloc[:26]).bundle.training
+    assert "season_shows" not in training and training["candidate"] != "seasonal_naive"
+
+
 def test_a_season_that_does_not_grow_keeps_seasonal_naive() -> None:
     with pytest.warns(DataQualityWarning, match="chose as --model auto does"):
         training = Forecaster(horizon=12).fit(_months(trend=0.0).iloc[:36]).bundle.training

@@ -48,6 +48,9 @@ MEASURED_SEASONS = (4, 12)
 # Below 0.25: 88 changed at 0.47x, giving up the gains between; always: 0.75x, quarterly's CI crossing 1.
 # Simulated random walks without a season pass it 0-0.9% of the time, white noise 6-14% (at 4% more error).
 SEASON_SHOWS = 0.5
+# The fewest seasonal differences the season check reads: h60 measured it on 6 (30 months, 18 quarters) and 10
+# (34 months); 25 months would hold one.
+SEASONAL_DIFFERENCES = 6
 
 
 def season_shows(rows: np.ndarray, season: int) -> np.ndarray:
@@ -91,7 +94,8 @@ def seasonal_in_place(
     if not np.isfinite(rows).all():
         return best
     unvalidated = not rows_hold(season_input("seasonal_naive", season), series, settings, trained=False)
-    if fits_nothing(best.model) and season_of(best.model) == 1 and unvalidated and before > season:
+    held = before - season >= SEASONAL_DIFFERENCES
+    if fits_nothing(best.model) and season_of(best.model) == 1 and unvalidated and held:
         ratio = season_shows(rows, season)
         if (ratio < SEASON_SHOWS).all():
             shows = {"model": best.candidate.label, "ratio": [round(float(value), 3) for value in ratio],
