@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,baselines,cluster]"
 	touch $(STAMP)
 
-# Two test processes of one thread each (pytest-xdist): on 2 cores the suite takes 12-14 minutes (README's
-# figures); `pytest` alone runs one process, slower. The Ray tests share a process (their xdist_group): each finds
-# Ray's by name.
+# Two test processes of one thread each (pytest-xdist): on 2 cores the suite takes 6-14 minutes, by the
+# machine's day (README's figures); `pytest` alone runs one process, slower. The Ray tests share a process
+# (their xdist_group): each finds Ray's by name.
 TEST_PROCESSES ?= 2
 test: install
 	$(VENV)/bin/ruff check .

@@ -145,6 +145,13 @@ class _Connection:
         self.host, self.port, self.tls = host, port, tls
         self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
+    @classmethod
+    def to(cls, url: str) -> _Connection:
+        """A connection to `url`'s host and port (TLS for https), opened when it first sends."""
+        parts = urlsplit(url)
+        tls = ssl.create_default_context() if parts.scheme == "https" else None
+        return cls(parts.hostname or "127.0.0.1", parts.port or (443 if tls else 80), tls)
+
     async def send(self, request: bytes) -> int:
         """The answer's status; the connection is reopened for the next request if the server closes it."""
         if self.streams is None:
@@ -166,11 +173,8 @@ class _Connection:
 
 
 async def _load(url: str, model: str, bodies: list[bytes], requests: int, concurrency: int) -> BenchRow:
-    parts = urlsplit(url)
-    tls = ssl.create_default_context() if parts.scheme == "https" else None
-    port = parts.port or (443 if tls else 80)
     path = f"/v1/models/{model}/forecast"
-    head = f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+    head = f"POST {path} HTTP/1.1\r\nhost: {urlsplit(url).netloc}\r\ncontent-type: application/json\r\n"
     prebuilt = [f"{head}content-length: {len(body)}\r\n\r\n".encode() + body for body in bodies]
     latencies = np.zeros(requests)
     errors = 0
@@ -178,7 +182,7 @@ async def _load(url: str, model: str, bodies: list[bytes], requests: int, concur
 
     async def worker() -> None:
         nonlocal next_request, errors
-        connection = _Connection(parts.hostname or "127.0.0.1", port, tls)
+        connection = _Connection.to(url)
         while next_request < requests:
             index = next_request
             next_request += 1
@@ -206,16 +210,14 @@ async def _probed(url: str, load: Awaitable[BenchRow]) -> tuple[BenchRow, np.nda
     """`load`'s row, and the latencies (ms) of GET /health/live sent every PROBE_INTERVAL_S meanwhile, each
     over a new connection as a liveness probe comes (inf: not answered 200): how long the service keeps a
     probe waiting under load."""
-    parts = urlsplit(url)
-    tls = ssl.create_default_context() if parts.scheme == "https" else None
-    request = f"GET /health/live HTTP/1.1\r\nhost: {parts.netloc}\r\n\r\n".encode()
+    request = f"GET /health/live HTTP/1.1\r\nhost: {urlsplit(url).netloc}\r\n\r\n".encode()
     done, latencies = asyncio.Event(), []
 
     async def probe() -> None:
         while not done.is_set():
-            connection = _Connection(parts.hostname or "127.0.0.1", parts.port or (443 if tls else 80), tls)
+            connection = _Connection.to(url)
             started, status = time.perf_counter(), None
-            with contextlib.suppress(*_FAILED, TimeoutError):
+            with contextlib.suppress(*_FAILED):  # a timeout is an OSError
                 async with asyncio.timeout(REQUEST_TIMEOUT_S):
                     status = await connection.send(request)
             latencies.append((time.perf_counter() - started) * 1e3 if status == 200 else np.inf)  # failed
