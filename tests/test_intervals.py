@@ -697,6 +697,32 @@ def test_recalibrating_on_every_window_says_what_the_saved_and_later_scores_meas
     assert scored["intervals_calibrated_on"] == recalibrated.calibration.source
 
 
+def test_recalibrating_on_few_windows_says_how_few_made_the_margins(tmp_path, capsys) -> None:
+    """`calibrate --on all` on a file holding one window (a 36-row training file's test split, h59 F9) made
+    margins from one window's errors and said nothing of it; below FEW_WINDOWS it says they are few."""
+    path, model = tmp_path / "walk.csv", tmp_path / "model"
+    days = pd.date_range("2024-01-01", periods=200, freq="D")
+    walk = 100 + np.cumsum(np.random.default_rng(9).normal(0, 1, 200))
+    pd.DataFrame({"date": days, "y": walk}).to_csv(path, index=False)
+    assert main(["train", "--csv", str(path), "--model", "naive", "--horizon", "7", "--out", str(model)]) == 0
+    rows = load_bundle(model).data.input_size + 7
+    said = {}
+    for windows in (1, 19, 20):
+        recent = tmp_path / f"recent{windows}.csv"
+        pd.read_csv(path).tail(rows + windows - 1).to_csv(recent, index=False)
+        capsys.readouterr()
+        assert main(["calibrate", "--model", str(model), "--csv", str(recent), "--on", "all"]) == 0
+        said[windows] = capsys.readouterr().out.splitlines()
+        assert load_bundle(model).calibration.windows == windows
+    assert said[1][0].startswith(f"calibrated on every window of {tmp_path / 'recent1.csv'}, 1 window,")
+    assert said[1][2] == (
+        "note: 1 window made these margins, their errors pooled over the horizon's steps: little evidence of "
+        "how far the series strays; calibrate again on more rows as they come"
+    )
+    assert said[19][2].startswith("note: 19 windows made these margins")
+    assert not any(line.startswith("note: 20 windows") for line in said[20])
+
+
 def test_intervals_that_missed_the_test_split_are_calibrated_again_on_the_latest_windows(capsys) -> None:
     """A series whose changes grow fivefold after its validation split: the margins of the earlier windows
     cover far less of the test split than asked (h43: 43 of 147 real series; 0.54 / 0.74 of their later

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         write_calibration,
     )
     from forecaster.atomic import check_writable, folder_version
-    from forecaster.calibration import DEFAULT_LEVELS
+    from forecaster.calibration import DEFAULT_LEVELS, FEW_WINDOWS
     from forecaster.errors import CalibrationFileError
     from forecaster.history import read_history
     from forecaster.training.evaluation import calibrate_bundle
@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
+    if calibration.windows < FEW_WINDOWS:  # one window of a 36-row file's test split, unsaid (h59 F9)
+        windows = f"{calibration.windows} window{'s' if calibration.windows != 1 else ''}"
+        print(f"note: {windows} made these margins, their errors pooled over the horizon's steps: little "
+              "evidence of how far the series strays; calibrate again on more rows as they come")  # fmt: skip
     if bundle.metrics.get("intervals") and not calibration.scored_in(bundle.metrics):
         print(f"note: the interval scores in {bundle.path / METRICS_FILE} are of the calibration made at "
               f"training, not of these margins; `forecaster evaluate --model {bundle.path} --csv LATER.csv "
