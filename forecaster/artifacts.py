@@ -176,7 +176,7 @@ def _model_digest(folder: Path) -> str:
 def _save_calibration(calibration: Calibration, path: Path) -> None:
     metadata = {
         "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method,
-        "model_sha256": _model_digest(path.parent),
+        "filled": str(calibration.filled), "model_sha256": _model_digest(path.parent),
     }
     tensors = {
         "margins": torch.from_numpy(np.ascontiguousarray(calibration.margins, dtype=np.float32)),
@@ -222,10 +222,13 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{path}: not a readable calibration file ({error})") from None
     method, windows = metadata.get("method"), metadata.get("windows", "")
+    filled = metadata.get("filled", "False")  # absent from calibrations saved before it was kept
     if method not in METHODS:
         raise BundleError(f"{path}: metadata 'method' must be one of {', '.join(METHODS)}, got {method!r}")
     if not windows.isdigit():
         raise BundleError(f"{path}: metadata 'windows' must be a count, got {windows!r}")
+    if filled not in ("True", "False"):
+        raise BundleError(f"{path}: metadata 'filled' must be True or False, got {filled!r}")
     listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
     if not increasing_levels(listed):
         raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-{MAX_LEVEL}, got {listed}")
@@ -241,7 +244,8 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
                           f"{CONFIG_FILE} and {WEIGHTS_FILE})")  # fmt: skip
     # copied out of the file's memory map: a file rewritten in place under a service would crash it (SIGBUS)
     margins = margins.numpy().copy()
-    return Calibration(tuple(listed), margins, int(windows), metadata.get("source", ""), method)
+    source = metadata.get("source", "")
+    return Calibration(tuple(listed), margins, int(windows), source, method, filled == "True")
 
 
 def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:

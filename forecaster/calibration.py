@@ -239,14 +239,16 @@ def nonconformity(outputs: np.ndarray, targets: np.ndarray, method: str) -> np.n
 
 @dataclass(frozen=True, eq=False)
 class Calibration:
-    """Margins (K, H, C) on the standardized scale for `levels`, how they apply (`method`), and what
-    calibrated them."""
+    """Margins (K, H, C) on the standardized scale for `levels`, how they apply (`method`), what calibrated
+    them, and whether those windows' rows held a gross isolated outlier read as its neighbours' value
+    (`filled`)."""
 
     levels: tuple[int, ...]
     margins: np.ndarray
     windows: int
     source: str
     method: str = "conformal"
+    filled: bool = False
 
     @classmethod
     def from_scores(

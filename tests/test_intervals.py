@@ -478,6 +478,7 @@ def test_a_bundle_from_before_intervals_forecasts_points_and_says_how_to_calibra
         (lambda t, m: ({**t, "margins": t["margins"][:, :2]}, m), "expected float32"),
         (lambda t, m: ({**t, "levels": t["levels"].flip(0)}, m), "increasing int64 levels"),
         (lambda t, m: (t, {**m, "method": "magic"}), "'method' must be one of"),
+        (lambda t, m: (t, {**m, "filled": "yes"}), "'filled' must be True or False"),
         (lambda t, m: ({**t, "margins": -t["margins"].abs() - 1}, m), "non-negative"),
         # the 80% and 95% rows swapped, or all levels reversed: 80% answered as wide as 95% (h41)
         (lambda t, m: ({**t, "margins": t["margins"].flip(0)}, m), "never smaller at a higher level"),
@@ -542,6 +543,26 @@ def test_a_typo_in_the_calibration_windows_is_read_as_its_neighbours_value(model
     assert margins.max() < 40  # 9893 before at drift's steps 5 and 6, 9900 at every naive step
 
 
+def test_train_and_calibrate_say_calibration_read_a_typo_as_its_neighbours_value(tmp_path, capsys) -> None:
+    """The typo above, filled where calibration reads it and nowhere else: train said nothing of it (h57), so
+    a user saw the bands ignore a value the forecasts used. The bundle keeps whether it was (reloaded), and
+    train and calibrate say so; on the clean rows they do not."""
+    months = pd.date_range("2019-01-01", periods=60, freq="MS")
+    values = (100 + np.random.default_rng(1).normal(0, 5, 60)).round(1)
+    note = "note: the windows that calibrated the intervals held a value over 20 robust standard deviations"
+    for typo in (False, True):
+        path, model = tmp_path / f"typo{typo}.csv", tmp_path / f"model{typo}"
+        pd.DataFrame({"m": months, "y": np.where(np.arange(60) == 30, 10_000, values) if typo else values}
+                     ).to_csv(path, index=False)  # fmt: skip
+        argv = ["train", "--csv", str(path), "--model", "naive", "--horizon", "6", "--input-size", "18"]
+        assert main([*argv, "--out", str(model)]) == 0
+        said = [line for line in capsys.readouterr().out.splitlines() if line.startswith(note)]
+        assert load_bundle(model).calibration.filled is typo and len(said) == typo
+        assert main(["calibrate", "--model", str(model), "--csv", str(path), "--on", "all"]) == 0
+        said = [line for line in capsys.readouterr().out.splitlines() if line.startswith(note)]
+        assert load_bundle(model).calibration.filled is typo and len(said) == typo
+
+
 def test_calibration_windows_are_filled_in_their_own_rows_and_the_windows_given_are_kept() -> None:
     """`scoring.filled`: a gross spike in the rows of the windows, thinned windows and pooled series alike;
     one of 7 robust standard deviations (a real one-off's size, a strike week's) is left to the margins."""
@@ -552,9 +573,12 @@ def test_calibration_windows_are_filled_in_their_own_rows_and_the_windows_given_
     rows[9], rows[17] = 100.0, 17.0  # 44 and 7 robust standard deviations of the jumps
     windows = WindowDataset(rows, 4, 3)
     for kept in (windows, EveryNth(windows, 2), PooledWindows([windows, windows])):
-        scored, targets = filled(kept, 1).stacked()[1], kept.stacked()[1]  # the windows' own rows kept
-        assert (targets == 100).any() and (scored < 20).all() and (scored == 17).any()
+        (scoring, spiked), targets = filled(kept, 1), kept.stacked()[1]  # the windows' own rows kept
+        scored = scoring.stacked()[1]
+        assert (targets == 100).any() and (scored < 20).all() and (scored == 17).any() and spiked
         assert torch.equal(scored[targets != 100], targets[targets != 100])
+    rows[9] = 2.0
+    assert filled(WindowDataset(rows, 4, 3), 1)[1] is False  # 7 robust standard deviations: no fill
 
 
 def test_a_baseline_calibrates_on_the_train_split_too_with_enough_validation_windows(monkeypatch) -> None:

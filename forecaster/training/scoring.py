@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -352,21 +352,23 @@ def calibration_windows(
     return windows
 
 
-def filled(windows: Windows, season: int) -> Windows:
+def filled(windows: Windows, season: int) -> tuple[Windows, bool]:
     """The same windows over their rows with each target channel's gross isolated outliers filled
     (`outliers.fill_isolated` beyond `GROSS` robust standard deviations, the check run once over a series'
-    rows as the windows see them, `season` the data's), for calibration to forecast and score: one typo of
-    10000 among values of 100 +- 5 was the largest of a step's 20 scores and so its 95% margin, a band of
-    0-9993 (h52); in a naive window's last input it was every step's. Validation, test and the user's
-    forecasts read the rows as given."""
+    rows as the windows see them, `season` the data's), for calibration to forecast and score, and whether
+    any was: one typo of 10000 among values of 100 +- 5 was the largest of a step's 20 scores and so its 95%
+    margin, a band of 0-9993 (h52). Validation, test and the user's forecasts read the rows as given."""
     if isinstance(windows, PooledWindows):
-        return PooledWindows([filled(part, season) for part in windows.parts])
+        parts = [filled(part, season) for part in windows.parts]
+        return PooledWindows([part for part, _ in parts]), any(changed for _, changed in parts)
     if isinstance(windows, EveryNth):
-        return EveryNth(filled(windows.windows, season), windows.step)
-    rows, targets = windows.data, windows.targets
+        inner, changed = filled(windows.windows, season)
+        return EveryNth(inner, windows.step), changed
+    given, others = windows.data[:, : windows.targets], windows.data[:, windows.targets :]
+    filling = fill_isolated(given.T, season, GROSS).T
     clone = copy.copy(windows)  # the covariates' columns kept
-    clone.data = torch.cat([fill_isolated(rows[:, :targets].T, season, GROSS).T, rows[:, targets:]], dim=1)
-    return clone
+    clone.data = torch.cat([filling, others], dim=1)
+    return clone, bool((filling != given).logical_and(~given.isnan()).any())
 
 
 def _changes(windows: Windows, lag: int) -> np.ndarray:
@@ -391,18 +393,20 @@ def calibrate(
     error under the one-step walk's, h38). Under FEW_WINDOWS a quantile head's intervals are conformal too,
     around its point forecast: its bounds' few scores have no floor, and a 72-series panel of one validation
     window answered no level (h42). The windows are forecast and scored, and their changes taken, with their
-    gross isolated outliers filled (`filled`, with the season of the data's frequency `freq`)."""
+    gross isolated outliers filled (`filled`, with the season of the data's frequency `freq`; said in the
+    calibration's `filled`)."""
     count = sum(map(len, windows.values()))
     few = count < FEW_WINDOWS
     method = "conformal" if few else method
     season = season_length(freq) or 1  # the data's: a season's peak is no typo to any model
-    scored = [filled(group, season) for group in windows.values()]
+    scored, changed = zip(*(filled(group, season) for group in windows.values()), strict=True)
     batches = [batch for group in scored for batch in _outputs(model, group)]
     scores = np.concatenate([nonconformity(outputs, targets, method) for outputs, targets in batches])
     lag = season_of(model)
     changes = np.concatenate([_changes(group, lag) for group in scored]) if few else None
     where = f"{' and '.join(windows)}, {count} window{'' if count == 1 else 's'}"
-    return Calibration.from_scores(scores, quantile_levels(model), where, method, changes, lag)
+    calibration = Calibration.from_scores(scores, quantile_levels(model), where, method, changes, lag)
+    return replace(calibration, filled=any(changed))
 
 
 def erred_where_certain(
