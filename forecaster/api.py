@@ -179,8 +179,9 @@ class Forecaster:
             if outcome is None:  # a non-zero rank of a distributed run
                 return self
             self.bundle = load_bundle(outcome.bundle_path)
+        calibration = self.bundle.calibration
         notes = [*training_notes(self.bundle.training, self.bundle.metrics), *transform_notes(self.bundle),
-                 *outlier_notes(self.bundle, series)]
+                 *outlier_notes(self.bundle, series), *(calibration.notes() if calibration else [])]
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         left_out = [name for name in series.columns if name not in self.bundle.data.columns]

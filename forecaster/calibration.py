@@ -296,6 +296,18 @@ class Calibration:
         """Whether every window of a file calibrated these margins (`forecaster calibrate --on all`)."""
         return self.source.startswith(ALL_WINDOWS)
 
+    def notes(self) -> list[str]:
+        """Where the windows that calibrated these margins held a gross isolated outlier, read there as its
+        neighbours' value (`scoring.filled`): a typo the bands leave alone, which a user should know of
+        (h57); `fit` warns it, `forecaster calibrate` prints it."""
+        from forecaster.models.outliers import GROSS
+
+        if not self.filled:
+            return []
+        return [f"the windows that calibrated the intervals held a value over {GROSS:g} robust standard "
+                "deviations from its neighbours (a typo or a one-off), read there as their value so that it "
+                "sets no margin; the rows are used as given everywhere else"]  # fmt: skip
+
     def available_levels(self) -> list[int]:
         """The levels this calibration answers (enough windows for a finite margin)."""
         return [level for index, level in enumerate(self.levels) if np.isfinite(self.margins[index]).all()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from forecaster.commands.common import add_source_arguments, csv_options, print_filled, series_source
+from forecaster.commands.common import add_source_arguments, csv_options, series_source
 
 HELP = "recalibrate a bundle's prediction intervals (conformal) on a dataset or recent rows"
 DESCRIPTION = (
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
-    print_filled(calibration)
+    for note in calibration.notes():
+        print(f"note: {note}")
     if calibration.windows < FEW_WINDOWS:  # one window of a 36-row file's test split, unsaid (h59 F9)
         windows = f"{calibration.windows} window{'s' if calibration.windows != 1 else ''}"
         print(f"note: {windows} made these margins, their errors pooled over the horizon's steps: little "

@@ -233,14 +233,3 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
               "series moved after the windows that calibrated them; `forecaster calibrate --model M --csv "
               "RECENT.csv --on all` recalibrates on recent rows")  # fmt: skip
 
-
-def print_filled(calibration: Any) -> None:
-    """A note where the windows that calibrated the intervals held a gross isolated outlier, read there as
-    its neighbours' value (`scoring.filled`): the user sees a typo leave the bands alone and should know why
-    (h57)."""
-    from forecaster.models.outliers import GROSS
-
-    if calibration is not None and calibration.filled:
-        print(f"note: the windows that calibrated the intervals held a value over {GROSS:g} robust "
-              "standard deviations from its neighbours (a typo or a one-off), read there as their value so "
-              "that it sets no margin; the rows are used as given everywhere else")  # fmt: skip

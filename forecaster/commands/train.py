@@ -6,13 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from forecaster.commands.common import (
-    add_source_arguments,
-    print_filled,
-    print_metrics,
-    print_training,
-    series_source,
-)
+from forecaster.commands.common import add_source_arguments, print_metrics, print_training, series_source
 from forecaster.commands.options import add_settings, given
 
 HELP = "train a forecaster from a dataset or CSV and save a model bundle"
@@ -93,7 +87,6 @@ def run(args: argparse.Namespace) -> int:
     print_training(bundle.training, bundle.metrics)
     print_metrics(bundle.metrics)
     calibration = bundle.calibration
-    print_filled(calibration)
     answered = calibration.available_levels() if calibration else DEFAULT_LEVELS
     unanswered = [f"{level}%" for level in DEFAULT_LEVELS if level not in answered]
     if unanswered:
