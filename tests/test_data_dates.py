@@ -659,6 +659,31 @@ def test_power_bis_year_quarter_month_hierarchy_is_monthly(tmp_path) -> None:
         assert series.columns == ["Sales Amount"] and series.options.date_from == ["Year", "Month"]
 
 
+@pytest.mark.parametrize(
+    ("header", "label"),
+    [("Year,Quarter", "Q{}"), ("Year,Quarter", "Qtr {}"), ("Year,Quarter", "Quarter {}"),
+     ("Year,Quarter", "{}Q"), ("Année,Trimestre", "T{}"), ("År,Kvartal", "K{}"), ("Tahun,Triwulan", "Q{}"),
+     ("Year,Month", "M{:02d}"), ("Year,Month", "M{}")],
+)
+def test_a_quarter_or_month_written_with_its_letter_in_a_column_is_read(tmp_path, header, label) -> None:
+    """Excel pivots, Power BI ("Qtr 1"), INSEE ("T1") and Statistics Sweden ("K1") write a year's quarter
+    in a column of its own with its letter, as "M01" a month: refused as 'Q1 is not a quarter number' (h62
+    F2), though "1", "1. Quartal" and "I kvartal" were read. A letter that is no part still is."""
+    months = header.endswith("Month")
+    parts = 12 if months else 4
+    rows = "".join(f"{2005 + k // parts},{label.format(k % parts + 1)},{100 + k}\n" for k in range(3 * parts))
+    path = tmp_path / "parts.csv"
+    path.write_text(f"{header},Value\n{rows}")
+    series = read_csv(path, date_from=header.split(","))
+    expected = pd.date_range("2005-01-01", periods=3 * parts, freq="MS" if months else "QS-JAN")
+    assert series.freq == ("MS" if months else "QS-JAN") and list(series.index) == list(expected)
+    assert series.frame["Value"].tolist() == [100 + k for k in range(3 * parts)]
+    beyond = label.format(parts + 1)  # Q5, M13
+    path.write_text(f"{header},Value\n{rows.replace(label.format(2), beyond, 1)}")
+    with pytest.raises(DataError, match=rf"line 3: {beyond} is not a (quarter|month) number"):
+        read_csv(path, date_from=header.split(","))
+
+
 def test_date_from_columns_named_in_any_language_are_read_by_what_they_hold(tmp_path) -> None:
     """`--date-from Tahun,Triwulan` (Indonesian) was refused as 'expected columns named year | year,quarter
     ...'; the second column's largest number says quarters; Roman quarters ('I kvartal') read as numbers."""

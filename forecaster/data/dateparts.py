@@ -132,6 +132,19 @@ def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     return None
 
 
+# A quarter or a month written with its letter in a column of its own, as spreadsheets, pivots and offices
+# write them: "Q1", Power BI's "Qtr 1", "Quarter 1", "T1" (trimestre), "K1" (kvartal), "1Q"; "M01" (h62 F2)
+_LETTERED = {
+    "quarter": re.compile(r"^(?:Q|Qtr\.?|Quarter|T|K)\s*(?P<number>[1-4])$|^(?P<before>[1-4])\s*Q$", re.I),
+    "month": re.compile(r"^M(?P<number>0?[1-9]|1[0-2])$", re.I),
+}
+
+
+def _lettered(texts: pd.Series, kind: str) -> pd.Series:
+    """A column's quarters or months written with their letter (`_LETTERED`) as numbers, else NaN."""
+    return pd.to_numeric(texts.str.extract(_LETTERED[kind]).bfill(axis=1).iloc[:, 0])
+
+
 def _roman_quarters(texts: pd.Series) -> pd.Series:
     """Quarters written in Roman numerals ("I kvartal"; DANE's "IIIpr", preliminary) as numbers, else NaN."""
     return pd.to_numeric(texts.str.extract(r"^(IV|I{1,3})(?![IVX])", expand=False).map(ROMAN_QUARTERS))
@@ -145,7 +158,8 @@ def _kinds_by_values(raw: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ..
     if any(name not in raw.columns for name in columns):
         return None
     texts = raw[columns[1]].astype(str).str.strip()
-    high = pd.to_numeric(raw[columns[1]], errors="coerce").fillna(_roman_quarters(texts)).max()
+    high = (pd.to_numeric(raw[columns[1]], errors="coerce").fillna(_roman_quarters(texts))
+            .fillna(_lettered(texts, "quarter")).max())  # fmt: skip
     kind = next((kind for kind in ("quarter", "month", "week") if high <= _RANGES[kind][1]), None)
     return None if kind is None else ("year", kind)
 
@@ -182,6 +196,8 @@ def dates_from_parts(
         elif kind == "quarter":  # "1. Quartal", or Roman as Statistics Estonia's "I kvartal"
             named = pd.to_numeric(texts.str.extract(f"^{QUARTER_WORDS.pattern}$", flags=re.I)["quarter"])
             named = named.fillna(_roman_quarters(texts))
+        if kind in _LETTERED:
+            named = named.fillna(_lettered(texts, kind))
         column = pd.to_numeric(raw[name] if kind == "year" else texts, errors="coerce").to_numpy(np.float64)
         if named is not None:
             column = np.where(np.isnan(column), named.to_numpy(dtype=np.float64), column)
