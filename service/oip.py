@@ -111,7 +111,20 @@ async def server_metadata() -> dict[str, Any]:
     return {"name": "forecaster", "version": __version__, "extensions": []}
 
 
+def _served_version(version: str) -> None:
+    """The protocol's versioned routes (`/models/{name}/versions/{version}/...`, which Triton's and KServe's
+    clients call given a model_version, h62 F4) answer the one version served; 404 naming it otherwise."""
+    if version != __version__:
+        raise ApiError(404, f"unknown model version {version[:50]!r}; served: {__version__!r}",
+                       field="version")  # fmt: skip
+
+
+VERSIONED = "/models/{name}/versions/{version}"
+_IN_VERSION = [Depends(_served_version)]
+
+
 @router.get("/models/{name}", response_model=ModelMetadata)
+@router.get(VERSIONED, response_model=ModelMetadata, dependencies=_IN_VERSION)
 async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
     """The model's tensors: `history` [-1, input_size, C] (and `future` [-1, horizon, F]) in, `forecast`
     [-1, horizon, C] out."""
@@ -131,6 +144,7 @@ async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
 
 
 @router.get("/models/{name}/ready")
+@router.get(f"{VERSIONED}/ready", dependencies=_IN_VERSION)
 async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
     """Ready unless the model computes calendar covariates from dates, which this protocol does not carry."""
     return {"name": name, "ready": not registry.get(name).bundle.data.calendar}
@@ -147,7 +161,11 @@ def _histories(
     wanted = f"tensor {INPUT!r}" if len(names) == 1 else f"tensors {INPUT!r} and {FUTURE!r}, each once"
     found: dict[str, int] = {}
     for position, tensor in enumerate(tensors):
-        if tensor.name not in names or tensor.name in found:
+        if tensor.name in found:  # "expected 'history'; got 'history'" named the right tensor as wrong (h62)
+            raise ApiError(422, f"the input tensor {tensor.name!r} is given twice (inputs["
+                           f"{found[tensor.name]}] too); expected the input {wanted}",
+                           field=f"inputs[{position}].name")  # fmt: skip
+        if tensor.name not in names:
             raise ApiError(422, f"expected the input {wanted}; got {tensor.name!r}",
                            field=f"inputs[{position}].name")  # fmt: skip
         found[tensor.name] = position
@@ -245,13 +263,13 @@ def _levels(served: ServedModel, parameters: dict[str, Any] | None) -> list[int]
     return checked_levels(served, asked, "parameters.level")
 
 
-@router.post(
-    "/models/{name}/infer",
-    response_model=InferResponse,
-    dependencies=[Depends(require_media_type("application/json")),
-                  Depends(no_query_parameters('levels from "parameters": {"level": [...]} in its JSON body; '
-                                              "the horizon is the model's"))],  # fmt: skip
-)
+_INFER_CHECKS = [Depends(require_media_type("application/json")),
+                 Depends(no_query_parameters('levels from "parameters": {"level": [...]} in its JSON body; '
+                                             "the horizon is the model's"))]  # fmt: skip
+
+
+@router.post("/models/{name}/infer", response_model=InferResponse, dependencies=_INFER_CHECKS)
+@router.post(f"{VERSIONED}/infer", response_model=InferResponse, dependencies=[*_IN_VERSION, *_INFER_CHECKS])
 async def infer(
     name: str, request: Request, body: InferRequest, registry: Registry, settings: Settings
 ) -> Response:

@@ -56,6 +56,28 @@ def test_health_and_metadata_follow_the_protocol(client):
     assert client.get("/v2/models/nope/ready").status_code == 404
 
 
+def test_the_versioned_routes_answer_the_served_version_and_name_it_otherwise(client):
+    """The metadata lists one version and every answer carries it as model_version; Triton's and KServe's
+    clients given it call `/v2/models/{name}/versions/{version}/...`, answered 404 'no route' (h62 F4)."""
+    from forecaster import __version__
+
+    served = f"/v2/models/hourly/versions/{__version__}"
+    assert client.get("/v2/models/hourly").json()["versions"] == [__version__]
+    assert client.get(served).json() == client.get("/v2/models/hourly").json()
+    assert client.get(f"{served}/ready").json() == {"name": "hourly", "ready": True}
+    body = {"id": "r1", "inputs": [tensor([float32_history(3)])], "parameters": {"level": [80]}}
+    answer = client.post(f"{served}/infer", json=body)
+    assert answer.status_code == 200 and answer.json()["model_version"] == __version__
+    assert answer.json() == client.post("/v2/models/hourly/infer", json=body).json()
+    for path in ("", "/ready", "/infer"):
+        url = f"/v2/models/hourly/versions/9.9{path}"
+        other = client.post(url, json=body) if path == "/infer" else client.get(url)
+        assert other.status_code == 404 and other.json()["details"] == [
+            {"field": "version", "message": f"unknown model version '9.9'; served: {__version__!r}"}
+        ]
+    assert client.get(f"/v2/models/nope/versions/{__version__}").status_code == 404
+
+
 def _v2(client, frames: list, levels: list[int]) -> dict[str, np.ndarray]:
     body = {"id": "r1", "inputs": [tensor(frames)], "parameters": {"level": levels}}
     answer = client.post("/v2/models/hourly/infer", json=body)
@@ -144,6 +166,17 @@ def test_non_finite_values_and_bad_levels_are_named(client):
     body = {"inputs": [tensor([float32_history(0)])], "parameters": {"level": ["80"]}}
     answer = client.post("/v2/models/hourly/infer", json=body)
     assert answer.status_code == 422 and answer.json()["details"][0]["field"] == "parameters.level"
+
+
+def test_a_tensor_given_twice_is_named_as_repeated(client):
+    """`{"inputs": [H, H]}` was answered "expected the input tensor 'history'; got 'history'" (h62 F4)."""
+    history_tensor = tensor([float32_history(0)])
+    answer = client.post("/v2/models/hourly/infer", json={"inputs": [history_tensor, history_tensor]})
+    assert answer.status_code == 422 and answer.json()["details"] == [{
+        "field": "inputs[1].name",
+        "message": "the input tensor 'history' is given twice (inputs[0] too); expected the input tensor "
+                   "'history'",
+    }]
 
 
 def test_outputs_asked_are_the_outputs_answered_and_unknown_or_repeated_ones_are_named(client):
