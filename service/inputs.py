@@ -209,11 +209,25 @@ def csv_answer(bundle: Bundle, series: TimeSeries, table: pd.DataFrame) -> str:
     return written.to_csv(index=bundle.data.id_col is None, lineterminator="\n", **csv_times(series))
 
 
+# Characters of notes a `Forecaster-Notes` header holds: under 5 KB once escaped to ASCII.
+NOTES_CHARACTERS = 800
+
+
 def notes_header(notes: list[str]) -> dict[str, str]:
     """What reading an upload changed (series left out, cells filled), for a CSV answer that has no place for
-    it: a `Forecaster-Notes` header of a JSON list in ASCII (a header holds no other text), at most 4 notes
-    of 200 characters (under 5 KB escaped)."""
-    return {"forecaster-notes": json.dumps([note[:200] for note in notes[:4]])} if notes else {}
+    it: a `Forecaster-Notes` header of a JSON list in ASCII (a header holds no other text), whole notes in
+    NOTES_CHARACTERS, the one cut there ending "..." and a count of those left out (4 notes of 200 characters
+    each cut a Eurostat TSV's reading note mid-word before its last step, the rows it dropped: h62)."""
+    shown: list[str] = []
+    left = NOTES_CHARACTERS
+    for note in notes:
+        if left < 10:
+            break
+        shown.append(note if len(note) <= left else f"{note[: left - 3]}...")
+        left -= len(shown[-1])
+    if len(shown) < len(notes):
+        shown.append(f"and {len(notes) - len(shown)} more note(s)")
+    return {"forecaster-notes": json.dumps(shown)} if notes else {}
 
 
 def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: int) -> None:

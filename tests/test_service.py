@@ -358,6 +358,23 @@ def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> 
     assert not any(s.labels.get("model") == "made-up-name" for s in samples)
 
 
+def test_the_notes_header_keeps_whole_notes_and_marks_what_it_cut() -> None:
+    """A Eurostat TSV's reading note (its steps joined, the rows it dropped last) was cut at 200 characters
+    mid-word with nothing to say so (h62 F7): whole notes up to NOTES_CHARACTERS, a cut one ends "...", and
+    those left out are counted."""
+    from service.inputs import NOTES_CHARACTERS, notes_header
+
+    reading = "note: read values separated by tabs; " + "read the wide layout; " * 12 + "dropped 3 rows"
+    assert 200 < len(reading) < NOTES_CHARACTERS
+    assert json.loads(notes_header([reading])["forecaster-notes"]) == [reading]
+    many = [reading, "x" * NOTES_CHARACTERS, "note: a third", "note: a fourth"]
+    said = json.loads(notes_header(many)["forecaster-notes"])
+    assert said[0] == reading and said[1] == "x" * (NOTES_CHARACTERS - len(reading) - 3) + "..."
+    assert said[2:] == ["and 2 more note(s)"]
+    assert notes_header([]) == {}
+    assert len(notes_header(["\u00e9" * 5000] * 9)["forecaster-notes"]) < 5 * 1024  # escaped to ASCII
+
+
 def test_openapi_documents_every_route_with_examples(client: Client) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]
