@@ -106,12 +106,14 @@ def series_source(args: argparse.Namespace) -> Any:
 def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
     """How the kept model was found, and its validation MSE beside the naive forecast's."""
     from forecaster.models.baselines import NOTHING_TO_FIT
+    from forecaster.training.growth import IN_PLACE
 
     selection = training.get("selection", {})
     lost = training.get("naive_since_validation")  # the choice gave way to naive on the test split
     shows = training.get("season_shows")  # seasonal naive in place of the forecast chosen (`growth`)
     grew = training.get("seasons_grew")  # seasonal drift in place of seasonal naive (`growth`)
-    validated = (shows or grew or {}).get("model")  # what validation chose, where `growth` replaced it
+    aicc_chose = training.get("season_chosen")  # a seasonal forecast the rows' AICc chose (`growth`)
+    validated = next((training[key]["model"] for key in IN_PLACE if training.get(key)), None)
     if len(selection) > 1:
         ranked = ", ".join(
             f"{label} {mse:.4f}" for label, mse in sorted(selection.items(), key=lambda kv: kv[1])
@@ -135,6 +137,11 @@ def print_training(training: dict[str, Any], metrics: dict[str, Any]) -> None:
         print(f"kept seasonal_naive over {shows['model']}: the rows before the test split show a season (the "
               f"mean square of their seasonal differences {ratio} of their one-step differences', below "
               f"{shows['bound']:g})")  # fmt: skip
+    if aicc_chose:
+        aicc = ", ".join(f"{name} {values[0]:.1f}" for name, values in aicc_chose["aicc"].items())
+        print(f"kept {training['candidate']} over {aicc_chose['model']}: of naive, drift, seasonal naive "
+              f"and seasonal drift, its one-step errors over the {aicc_chose['changes']} rows before the "
+              f"test split that follow a season have the lowest AICc ({aicc})")  # fmt: skip
     if grew:
         t = ", ".join(f"{value:.1f}" for value in grew["t"])
         print(f"kept seasonal_drift over {grew['model']}: the seasons before the test split grew (the mean "

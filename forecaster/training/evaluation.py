@@ -20,6 +20,7 @@ from forecaster.data.series import INDEPENDENT
 from forecaster.devices import accelerator_device
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import of_series
+from forecaster.training.growth import IN_PLACE
 from forecaster.training.scoring import (
     baseline_metrics,
     calibrate,
@@ -84,7 +85,7 @@ def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation")
     check_series(bundle, series)
     method = bundle.calibration.method if bundle.calibration else "conformal"
     data = bundle.data
-    placed = bundle.training.get("season_shows") or bundle.training.get("seasons_grew")  # `growth`
+    placed = next((bundle.training[key] for key in IN_PLACE if bundle.training.get(key)), None)
     if on == "validation" and placed:
         raise ConfigError(f"model {bundle.name!r} is {bundle.model_name} kept over {placed['model']}, which "
                           f"validation chose: validation holds no window of its input of {data.input_size} "
