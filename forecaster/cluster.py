@@ -11,6 +11,17 @@ import warnings
 from forecaster.errors import ConfigError
 
 
+def lightning_loggers() -> list[logging.Logger]:
+    """The loggers of the Lightning packages installed: the unified `lightning` and the standalone ones
+    neuralforecast trains its peers with, each imported first (importing one resets its logger to INFO)."""
+    loggers = []
+    for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            loggers.append(logging.getLogger(name))
+    return loggers
+
+
 def quiet_lightning() -> None:
     """One line per finished cell is the grid's log; Lightning's per-fit banners would drown it.
 
@@ -20,10 +31,8 @@ def quiet_lightning() -> None:
     on machines with more than a few cores (a GPU host, say) Lightning advises DataLoader worker processes,
     which the runner does not use: its windows are slices of arrays already in memory.
     """
-    for name in ("lightning.pytorch", "pytorch_lightning", "lightning.fabric", "lightning_fabric"):
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-            logging.getLogger(name).setLevel(logging.WARNING)
+    for logger in lightning_loggers():
+        logger.setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
                             category=FutureWarning)
     warnings.filterwarnings("ignore", message="Attribute 'callbacks' removed from hparams",

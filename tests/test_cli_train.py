@@ -410,6 +410,19 @@ def test_output_into_a_closed_pipe_ends_without_a_traceback(data_dir: Path) -> N
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
 
 
+def test_a_neuralforecast_peer_trains_without_lightnings_lines(plant_csv, tmp_path):
+    """PatchTST trains through neuralforecast, which imports the standalone Lightning packages and seeds
+    every model it builds: 64 lines of banners and "Seed set to" for one fit (h62), none now."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    argv = ["train", "--csv", str(plant_csv), "--date-col", "Messzeit", "--targets", "OT", "--horizon", "6",
+            "--input-size", "24", "--model", "patchtst", "--max-epochs", "1", "--limit-train-batches", "2",
+            "--seeds", "1", "--accelerator", "cpu", "--out", str(tmp_path / "peer")]  # fmt: skip
+    quiet = subprocess.run([str(FORECASTER), *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    chatter = ("Seed set", "GPU available", "TPU available", "Trainer.fit", "Warning")
+    assert not [word for word in chatter if word in quiet.stdout + quiet.stderr], quiet.stderr[-2000:]
+
+
 def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
     """Progress bar aside: no Lightning banners, tips or deprecation warnings unless --verbose."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -9,6 +9,7 @@ Lightning and Ray) is imported only when such a model is built, never by the reg
 from __future__ import annotations
 
 import inspect
+import logging
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -69,16 +70,22 @@ class NeuralforecastPeer(nn.Module):
                 f"{self.network_class} has no argument(s) {unknown}; its arguments are {sorted(allowed)}"
             )
         sizes = {"n_series": config.n_channels} if network_class.MULTIVARIATE else {}
-        self.network = network_class(
-            h=config.horizon,
-            input_size=config.input_size,
-            random_seed=config.seed,
-            **sizes,
-            **config.options,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            logger=False,
-        )
+        seeding = logging.getLogger("lightning_fabric.utilities.seed")  # a "Seed set to" line a model (h62)
+        level = seeding.level
+        seeding.setLevel(logging.WARNING)
+        try:
+            self.network = network_class(
+                h=config.horizon,
+                input_size=config.input_size,
+                random_seed=config.seed,
+                **sizes,
+                **config.options,
+                enable_progress_bar=False,
+                enable_model_summary=False,
+                logger=False,
+            )
+        finally:
+            seeding.setLevel(level)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         config = self.config
