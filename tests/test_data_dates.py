@@ -499,10 +499,27 @@ def test_months_on_a_day_other_than_the_first_written_day_first_are_read_as_mont
     months = pd.date_range("2020-01-01", periods=24, freq="MS") + pd.Timedelta(days=day - 1)
     path = tmp_path / "dates.csv"
     path.write_text("date,v\n" + "".join(f"{month:%d/%m/%Y},{k}\n" for k, month in enumerate(months)))
-    with pytest.warns(DataQualityWarning, match=r"read dates on different days of their months as months"):
+    with pytest.warns(DataQualityWarning, match=rf"read dates on day {day} of each of their months as"):
         series = read_csv(path)
     assert series.freq == "MS"
     pd.testing.assert_index_equal(series.index, months.to_period("M").to_timestamp(), check_names=False)
+
+
+@pytest.mark.parametrize("written", ["%Y-%m-%d", "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y"])
+def test_a_forecast_of_months_dated_on_one_day_is_dated_on_that_day(tmp_path, written) -> None:
+    """Every row on the 15th (a pay day, a release day), read as months: the forecast was dated on the 1st
+    and the note said the dates fell on different days (h62 F8); both say the 15th now."""
+    from forecaster.cli import main
+
+    months = pd.date_range("2019-01-01", periods=36, freq="MS") + pd.Timedelta(days=14)
+    path, model, output = tmp_path / "paid.csv", tmp_path / "model", tmp_path / "forecast.csv"
+    pd.DataFrame({"date": months.strftime(written), "v": np.arange(36.0)}).to_csv(path, index=False)
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "3", "--out", str(model)]
+    with pytest.warns(DataQualityWarning, match="read dates on day 15 of each of their months as months"):
+        assert main(train) == 0
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--output", str(output)]) == 0
+    ahead = pd.date_range("2022-01-01", periods=3, freq="MS") + pd.Timedelta(days=14)
+    assert pd.read_csv(output)["date"].tolist() == list(ahead.strftime(written))
 
 
 def test_day_first_dates_of_series_one_after_another_are_read_day_first():

@@ -31,7 +31,9 @@ def snap_to_periods(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | N
             if starts.equals(index):
                 return None
             first = f"{index[0].date()} -> {periods[0]}"
-            return starts, f"read dates on different days of their {name} as {name} ({first})"
+            into = (local.normalize() - periods.to_timestamp()).days  # a pay day, a release day (h62)
+            days = f"on day {into[0] + 1} of each of" if (into == into[0]).all() else "on different days of"
+            return starts, f"read dates {days} their {name} as {name} ({first})"
     return _snap_to_weekday(index)
 
 

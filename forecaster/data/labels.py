@@ -27,6 +27,8 @@ _STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthna
            "{month}/{year}", "{month:02d}.{year}")  # fmt: skip
 
 
+# Days of a month, written as the file wrote them on one day of each (ISO dates too: read as months there).
+_ON_A_DAY = ("{year}-{month:02d}-{day:02d}", *(style for style in _STYLES if "{day" in style))
 _ORDINALS = {1: "st", 2: "nd", 3: "rd", 4: "th"}  # "1st quarter 2016" ... "4th quarter 2016"
 
 
@@ -66,6 +68,9 @@ def _styles(text: str) -> Iterator[str]:
                 template = template[:start] + "{" + field + "}" + template[end:]
             yield re.sub(r"\{quarter(?::02d)?\}(?:st|nd|rd|th)", "{qth}", template)  # 2nd, not 2st
     yield from _STYLES
+    for day in sorted({int(number) for number in re.findall(r"\d{1,2}", text) if 1 < int(number) <= 28}):
+        for style in _ON_A_DAY:  # every date on the day (the 15th), read as months: written on it (h62)
+            yield style.replace("{day:02d}", f"{day:02d}").replace("{day}", str(day))
 
 
 def _text(value: object) -> str:
