@@ -130,6 +130,31 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
         value_floor(windows, ["a", "b", "c"], "b")
 
 
+def test_a_long_panel_floors_a_series_only_where_its_variable_is_never_below_zero() -> None:
+    """Quarterly inflation of two countries in one long file, Japan's below 0 for years, the US's never: the
+    US's bands were cut at 0, deflation impossible in a file holding years of it (h62). The floor follows
+    the variable across the panel's series, and each variable of a panel of several its own."""
+    from forecaster.api import Forecaster
+    from forecaster.data.scaling import nonnegative_columns
+
+    quarters = pd.period_range("2016Q1", periods=32, freq="Q").astype(str)
+    step = np.random.default_rng(2).normal(0, 0.3, (2, 32))
+    rows = [{"country": country, "quarter": quarter, "inflation": level + step[index, :k + 1].sum(),
+             "output": 100.0 + k} for index, (country, level) in enumerate((("US", 1.0), ("JP", -1.5)))
+            for k, quarter in enumerate(quarters)]  # fmt: skip
+    panel = pd.DataFrame(rows)
+    assert (panel.loc[panel["country"] == "US", "inflation"] > 0).all()
+    model = Forecaster("naive", horizon=8, level=[95]).fit(panel[["country", "quarter", "inflation"]])
+    assert model.bundle.training["nonnegative"] == []
+    us = model.predict().query("country == 'US'")
+    assert (us["naive-lo-95"].iloc[-1] < 0) and (us["naive"] > 0).all()  # a band not cut at 0
+    both = Forecaster("naive", horizon=8).fit(panel, id_col="country", date_col="quarter",
+                                             target_col="inflation,output")
+    assert both.bundle.training["nonnegative"] == ["US/output", "JP/output"]
+    wide = panel.pivot(index="quarter", columns="country", values="inflation")
+    assert nonnegative_columns(wide) == ["US"]  # a wide table's columns are variables each
+
+
 def test_a_model_that_fits_nothing_forecasts_whole_numbers_as_whole_numbers() -> None:
     """A weekly seasonal drift reading 53 weeks takes its change from two sums of 52 values: in float32 the
     cancellation wrote 772 as 771.9998 (h38). A model without parameters runs in float64, and the forecast is

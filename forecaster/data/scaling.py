@@ -291,9 +291,15 @@ def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: A
     return np.where(above & whole, 0.0, -np.inf)
 
 
-def nonnegative_columns(frame: pd.DataFrame) -> list[str]:
-    """The columns of a training table with no value below 0 (missing cells aside), for `value_floor`."""
-    return [str(name) for name in frame.columns if not (frame[name] < 0).any()]
+def nonnegative_columns(frame: pd.DataFrame, variables: Sequence[str] | None = None) -> list[str]:
+    """The columns of a training table with no value below 0 (missing cells aside), for `value_floor`; with
+    `variables` (the variable each column of a long panel measures), those whose variable is below 0 in no
+    column: a rate negative in half a country panel was floored at 0 for the other countries (h62)."""
+    below = [bool((frame[name] < 0).any()) for name in frame.columns]
+    if variables is not None:
+        negative = {variable for variable, low in zip(variables, below, strict=True) if low}
+        below = [variable in negative for variable in variables]
+    return [str(name) for name, low in zip(frame.columns, below, strict=True) if not low]
 
 
 def nonnegative_ok(value: Any) -> bool:

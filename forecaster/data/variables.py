@@ -25,6 +25,16 @@ def value_columns(target_col: str | None, columns: Sequence[str] = ()) -> list[s
     return names if len(names) > 1 and target_col not in columns else None
 
 
+def column_variables(columns: Sequence[str], read: ReadOptions) -> list[str] | None:
+    """The variable each series column of a long panel measures (`DE/gdp_growth`: gdp_growth; of one value
+    column, that column); None for a wide table, whose columns are each a variable of their own."""
+    if read.id_col is None:
+        return None
+    if value_columns(read.target_col) is None:
+        return [str(read.target_col)] * len(columns)
+    return [name.rsplit(KEY_SEPARATOR, 1)[-1] for name in columns]
+
+
 def joined_values(values: list[str], source: str) -> str:
     """Several value columns as one `target_col`; DataError for a name holding the joining comma."""
     joining = [name for name in values if "," in name] if len(values) > 1 else []

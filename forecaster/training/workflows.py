@@ -31,6 +31,7 @@ from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
 from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, usable
+from forecaster.data.variables import column_variables
 from forecaster.errors import ConfigError
 from forecaster.models.assembly import stored
 from forecaster.models.ensemble import Ensemble
@@ -260,7 +261,8 @@ def save_kept(
         "gradient_clip_val": options.gradient_clip_val,
         "resumed": settings.resume,
         "versions": _versions(),
-        "nonnegative": nonnegative_columns(series.frame[series.columns]),  # forecasts floored at 0 there
+        "nonnegative": nonnegative_columns(series.frame[series.columns],  # forecasts floored at 0 there
+                                           column_variables(series.columns, series.options)),
         **(record or {}),
     }
     path = save_bundle(
