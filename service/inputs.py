@@ -31,7 +31,7 @@ from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
-from forecaster.history import far_from_training, read_future, read_history, read_rows
+from forecaster.history import far_from_training, last_row_apart, read_future, read_history, read_rows
 from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
@@ -349,7 +349,8 @@ def prepare_csv(
         refusal.detail += _as_read(notes)
         raise refusal from None
     far = far_from_training(bundle, prepared.window)
-    return CsvUpload(series, notes + ([far] if far else []), prepared=prepared)
+    said = [*notes, *last_row_apart(bundle, series), *([far] if far else [])]
+    return CsvUpload(series, said, prepared=prepared)
 
 
 def _forecast_apart(

@@ -200,3 +200,31 @@ def test_a_monthly_model_reads_month_ends_as_its_months() -> None:
     twice.loc[twice.index[-1], "ds"] = pd.Timestamp("2022-11-30")  # December's row dated in November
     with pytest.raises(ForecasterError, match="2022-11-30"):
         model.predict(twice)
+
+
+def test_a_last_row_far_from_the_row_before_and_a_season_earlier_is_said() -> None:
+    """96 months of sales, the last exported mid-month (40% of its level): Holt-Winters' forecast fell to 0
+    within six months, and nothing was said (h62 F1). A last row over LAST_ROW_APART robust standard
+    deviations of the recent changes from the row before it and from a season earlier is named; a full
+    month, or a seasonal peak as far from the row before as from nothing a year earlier, is not."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    t = np.arange(96)
+    sales = 240 + 0.5 * t + 30 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(6).normal(0, 5, 96)
+    frame = pd.DataFrame({"sales": sales.round(1)}, index=pd.date_range("2016-01-01", periods=96, freq="MS"))
+    model = Forecaster("naive", horizon=6).fit(frame)
+    partial, peaked = frame.copy(), frame.copy()
+    partial.iloc[-1, 0] = round(0.4 * frame.iat[-1, 0], 1)
+    peaked.iloc[11::12, 0] += 150  # every December, the last row among them
+    said = {}
+    for name, rows in (("full", frame), ("partial", partial), ("peaked", peaked)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            model.predict(rows)
+        said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert said["full"] == [] and said["peaked"] == []
+    assert len(said["partial"]) == 1 and f"the last row of 'sales' ({partial.iat[-1, 0]:.4g}) lies " in \
+        said["partial"][0] and "from the row before it and from a season earlier" in said["partial"][0]

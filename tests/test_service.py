@@ -326,17 +326,24 @@ def test_rows_beyond_what_train_takes_are_refused_and_rows_on_another_scale_note
     frame.iloc[-1, 0] = 1e20
     response = client.post("/v1/models/hourly/forecast", json=body_of(frame))
     assert_error(response, 422, None, "value 1e+20 in column 'load'; expected numbers of |value| <= 1.84e+19")
-    frame.iloc[-1, 0], frame.iloc[-1, 1] = 25.0, 2.5e8
+    frame.iloc[-1, 0], frame.iloc[-1, 1] = 11.0, 2.5e8
     upload = {"file": ("units.csv", frame.to_csv(), "text/csv")}
     response = client.post("/v1/models/hourly/forecast.csv", files=upload)
     assert response.status_code == 200, response.text
-    [note] = json.loads(response.headers["forecaster-notes"])
+    apart, note = json.loads(response.headers["forecaster-notes"])  # far from the row before it too (h62)
+    assert apart.startswith("note: the last row of 'OT' (2.5e+08) lies ")
     assert note.startswith("note: column 'OT' holds 2.5e+08, 5e+07 standard deviations of its training "
                            "rows from their mean (20): model 'hourly' forecasts far beyond what it learned")
     records = frame.reset_index().assign(date=lambda table: table["date"].astype(str)).to_dict("records")
-    [note] = client.post("/v1/models/hourly/forecast", json={"data": records}).json()["notes"]
+    apart, note = client.post("/v1/models/hourly/forecast", json={"data": records}).json()["notes"]
+    assert apart.startswith("note: the last row of 'OT' (2.5e+08) lies ")
     assert note.startswith("note: column 'OT' holds 2.5e+08, 5e+07 standard deviations")  # as predict says it
-    frame.iloc[-1, 1] = 20.0 + 5 * 999  # within 1000 standard deviations: nothing to say
+    frame.iloc[-1, 1] = 20.0 + 5 * 999  # within 1000 standard deviations: nothing to say of training
+    response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("ok.csv", frame.to_csv())})
+    assert response.status_code == 200
+    [note] = json.loads(response.headers["forecaster-notes"])  # but far from the row before it (h62)
+    assert note.startswith("note: the last row of 'OT' (5015) lies ")
+    frame.iloc[-1, 1] = 20.0
     response = client.post("/v1/models/hourly/forecast.csv", files={"file": ("ok.csv", frame.to_csv())})
     assert response.status_code == 200 and "forecaster-notes" not in response.headers
 
