@@ -1,4 +1,5 @@
-"""Isolated outliers: found by their jumps, filled for Holt-Winters and seasonal mean, said in a note."""
+"""Isolated outliers: found by their jumps, filled for Holt-Winters and seasonal mean (gross ones for seasonal
+naive and seasonal drift), said in a note."""
 
 from __future__ import annotations
 
@@ -56,11 +57,16 @@ def test_what_moves_more_than_one_cell_or_ends_the_window_is_not_flagged(case: s
     assert _flags(values).size == 0
 
 
-@pytest.mark.parametrize(("model", "back"), [("holt_winters", 6), ("seasonal_mean", 15)])
+@pytest.mark.parametrize(
+    ("model", "back"),
+    [("holt_winters", 6), ("seasonal_mean", 15), ("seasonal_naive", 6), ("seasonal_drift", 6),
+     ("seasonal_drift", 18)],
+)  # fmt: skip
 def test_one_typo_no_longer_moves_a_baselines_forecast_and_is_said(model: str, back: int) -> None:
     """A cell times 20 six months back made Holt-Winters forecast every month of the next year at about twice
     its level (404 where the clean file says 197); 15 months back, seasonal mean pulled the other months down
-    by 85 (h52)."""
+    by 85 (h52). Seasonal naive repeated it as next year's month, and seasonal drift's change between seasons
+    carried it into every month (h62)."""
     clean = _seasonal()
     spiked = clean.copy()
     spiked[-back] *= 20
@@ -95,3 +101,18 @@ def test_a_typo_in_a_series_that_ends_early_among_independent_ones_is_said_at_it
         Forecaster("holt_winters", horizon=6).fit(long, channels="independent")
     notes = [str(note.message) for note in caught if "robust standard deviations" in str(note.message)]
     assert len(notes) == 1 and f"'B' at {MONTHS[-14].date()}: {ragged[-14]:g} is " in notes[0]
+
+
+def test_a_seasons_peak_in_a_window_of_one_season_is_repeated_as_it_is() -> None:
+    """Seasonal naive on one season (a 36-month file's input) has no season before to tell a peak from a typo:
+    filled at the 5 robust standard deviations Holt-Winters uses, departures' July (10.7 among 5-7) was
+    forecast 6.1 for a truth of 10.0; the seasonal baselines fill only gross outliers (`outliers.FILLED`,
+    h64), and a value x10 still is."""
+    from forecaster.models import get_model
+
+    window = torch.tensor([6.5, 7.4, 5.2, 4.9, 5.3, 6.6, 10.7, 5.5, 6.4, 6.9, 5.6, 5.4])
+    model = get_model("seasonal_naive", input_size=12, horizon=12, n_channels=1, season=12).eval()
+    np.testing.assert_array_equal(model(window[None, :, None])[0, :, 0].numpy(), window.numpy())
+    typo = window.clone()
+    typo[6] *= 10
+    assert abs(float(model(typo[None, :, None])[0, 6, 0]) - 6.0) < 0.5  # its neighbours' mean

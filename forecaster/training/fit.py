@@ -132,8 +132,8 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
             continue
         scaler = bundle.scaler.channel(index)
         scaled = scaler.transform(rows.to_numpy(dtype=np.float64)[:, None])[:, 0]  # as the model reads them
-        flags, local, scale = (part[0].numpy() for part in isolated_outliers(torch.from_numpy(scaled)[None],
-                                                                             season))  # fmt: skip
+        found = isolated_outliers(torch.from_numpy(scaled)[None], season, FILLED[bundle.model_name])
+        flags, local, scale = (part[0].numpy() for part in found)
         for step in np.flatnonzero(flags):
             filled = scaler.inverse(np.array([[local[step]]]))[0, 0]
             distance = abs(scaled[step] - local[step]) / scale
