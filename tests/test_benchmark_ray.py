@@ -86,9 +86,12 @@ class TestOnARunningRay:
     """`run_on_ray` uses a Ray already running in this process and leaves it up."""
 
     def test_a_failing_cell_keeps_the_cells_that_finish(self, data_dir: Path, tmp_path: Path) -> None:
-        """The running cell finishes and is recorded; the cell after the failure never starts."""
+        """The running cell finishes and is recorded; the cell after the failure never starts. The running
+        cell trains long enough for the failure to come first: of one epoch it had once finished before the
+        failing cell's worker started, and the cell after it ran (a loaded CI machine)."""
         config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["dlinear"], repeats=1,
-                                 max_epochs=1, data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)
+                                 max_epochs=60, patience=60, data_dir=data_dir, out_dir=tmp_path,
+                                 progress=False, jobs=2)  # fmt: skip
         good, broken = Cell("ILI", 24, "dlinear", 0), Cell("NoSuchData", 24, "dlinear", 0)
         after = Cell("ILI", 36, "dlinear", 0)
         recorded: list[tuple[Cell, dict]] = []
