@@ -64,14 +64,19 @@ def _running_median(y: torch.Tensor, window: int) -> torch.Tensor:
     return padded.unfold(1, window, 1).nanmedian(-1).values
 
 
+def robust_scale(values: torch.Tensor) -> torch.Tensor:
+    """(N, L) -> (N,) the standard deviation of each row as its median absolute deviation gives it (its mean
+    absolute deviation's where half the cells tie: counts, mostly 0)."""
+    deviation = (values - values.median(1, keepdim=True).values).abs()
+    scale = MAD_SIGMA * deviation.median(1).values
+    return torch.where(scale > 0, scale, MEAN_AD_SIGMA * deviation.mean(1))
+
+
 def _jumps(adjusted: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(N, L) -> each cell less the mean of its two neighbours (0 at the ends) and their robust scale (N,)."""
     jump = adjusted.new_zeros(adjusted.shape)
     jump[:, 1:-1] = adjusted[:, 1:-1] - (adjusted[:, :-2] + adjusted[:, 2:]) / 2
-    inner = jump[:, 1:-1]
-    deviation = (inner - inner.median(1, keepdim=True).values).abs()
-    scale = MAD_SIGMA * deviation.median(1).values  # where half the cells tie (counts, mostly 0): the mean's
-    return jump, torch.where(scale > 0, scale, MEAN_AD_SIGMA * deviation.mean(1))
+    return jump, robust_scale(jump[:, 1:-1])
 
 
 def isolated_outliers(
