@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic_core import PydanticCustomError
 
 from forecaster.calibration import MAX_LEVEL
+from forecaster.data.textfile import composed
 
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 
@@ -55,6 +58,19 @@ class ForecastRequest(BaseModel):
         description="Prediction-interval levels in percent, e.g. [80, 95]: `forecast` then also has "
         "`<col>-lo-<level>` and `<col>-hi-<level>` (Nixtla's naming); see the model's `intervals`.",
     )
+
+    @field_validator("values", "future")
+    @classmethod
+    def _composed_names(cls, lists: dict[str, list[float]] | None) -> dict[str, list[float]] | None:
+        """Column names as the reader composes a table's (`composed`): 'Zürich' sent decomposed is the
+        model's 'Zürich'."""
+        if lists is None:
+            return None
+        names = [composed(name) for name in lists]
+        if twice := sorted(name for name, count in Counter(names).items() if count > 1):
+            raise PydanticCustomError("names_twice", "names {names} more than once (spelled with and without "
+                                      "combining accents); expected each column once", {"names": str(twice)})
+        return dict(zip(names, lists.values(), strict=True))
 
 
 class BatchForecastRequest(BaseModel):

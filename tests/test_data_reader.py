@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 import warnings
 import zipfile
 from pathlib import Path
@@ -19,7 +20,7 @@ import pandas as pd
 import pytest
 
 from forecaster.cli import main
-from forecaster.data import DataQualityWarning, load_dataset, read_csv
+from forecaster.data import DataQualityWarning, load_dataset, read_csv, read_frame
 from forecaster.errors import DataError
 
 HOURS = [f"2020-01-01 {h:02d}:00" for h in range(12)]
@@ -450,6 +451,24 @@ def test_chinese_and_korean_downloads_read_like_their_utf8_twins(tmp_path, encod
     path.write_bytes(text.encode(encoding))
     with pytest.warns(DataQualityWarning, match=rf"read as {re.escape(named)} text: its bytes are not UTF-8"):
         pd.testing.assert_frame_equal(read_csv(path).frame, expected)
+
+
+def test_names_and_series_ids_written_decomposed_are_the_composed_ones(tmp_path):
+    """macOS writes 'Zürich' as u and a combining diaeresis: a model trained on the composed name (Windows,
+    pandas) refused it, naming both alike (h66). Column names, series ids and names given are composed."""
+    names = ["Zürich", "Genève", "Besançon"]
+    decomposed = [unicodedata.normalize("NFD", name) for name in names]
+    assert decomposed != names  # the premise: two spellings of each name
+    wide = pd.DataFrame(np.arange(72.0).reshape(24, 3) % 7, columns=decomposed)
+    wide.insert(0, "date", pd.date_range("2020-01-01", periods=24, freq="MS").strftime("%Y-%m-%d"))
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    assert read_csv(tmp_path / "wide.csv").columns == names
+    assert read_csv(tmp_path / "wide.csv", targets=names[1]).columns == names[1:2]
+    assert read_frame(wide, targets=decomposed[1:]).columns == names[1:]
+    long = wide.melt(id_vars="date", var_name="city", value_name="y")
+    long.to_csv(tmp_path / "long.csv", index=False)
+    assert sorted(read_csv(tmp_path / "long.csv", id_col="city").columns) == sorted(names)
+    assert sorted(read_frame(long.assign(city=long["city"].astype("string"))).columns) == sorted(names)
 
 
 def test_a_file_of_two_encodings_is_refused_naming_the_first_line_that_is_not_utf8(tmp_path):

@@ -38,10 +38,12 @@ INPUT_SIZE, HORIZON = 16, 4
 MAX_ROWS, MAX_INPUTS, MAX_BODY = 400, 8, 64_000
 
 
-def make_bundle(root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON) -> Path:
+def make_bundle(
+    root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON, columns: list = COLUMNS
+) -> Path:
     """A small untrained S3Attention bundle (no training needed to test serving)."""
     torch.manual_seed(0)
-    columns = COLUMNS if dated else ["x"]
+    columns = columns if dated else ["x"]
     model = get_model(
         "s3attention", input_size=INPUT_SIZE, horizon=horizon, n_channels=len(columns), d_model=8, n_heads=2,
         fold=2, left_rank=4, right_rank=4,
@@ -433,6 +435,8 @@ BAD_JSON = [
     ("not an object", {"json": [1, 2]}, 422, "body", "expected a JSON object"),
     ("values missing", {"json": {"timestamps": _ROWS}}, 422, "values", "required"),
     ("unknown field", {"json": {**body_of(history()), "extra": 1}}, 422, "extra", "unknown field"),
+    ("a name in two spellings", {"json": _with_values(**{"Zürich": [1.0] * 20, "Zu\u0308rich": [1.0] * 20})},
+     422, "values", "names ['Zürich'] more than once (spelled with and without combining accents)"),
     ("NaN value", _raw(json.dumps(_with_values(load=[math.nan] * 20))), 422, "values.load[0]", "finite"),
     ("infinite value", _raw(json.dumps(_with_values(OT=[0, math.inf] * 10))), 422, "values.OT[1]", "finite"),
     ("text value", {"json": _with_values(OT=["1.5"] * 20)}, 422, "values.OT[0]", "expected a number"),
@@ -511,6 +515,17 @@ BAD_JSON = [
                          "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
      415, "content-encoding", "uncompressed body, got 'gzip'"),
 ]  # fmt: skip
+
+
+def test_a_column_name_sent_decomposed_is_the_models_composed_one(tmp_path: Path) -> None:
+    """'Zürich' sent as u and a combining diaeresis (macOS) was refused as missing and unknown, the two names
+    printed alike (h66)."""
+    make_bundle(tmp_path, columns=["Zürich", "OT"])
+    with serving(tmp_path) as client:
+        bodies = [body_of(history().rename(columns={"load": name})) for name in ("Zürich", "Zu\u0308rich")]
+        answers = [client.post("/v1/models/hourly/forecast", json=body) for body in bodies]
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert answers[1].json()["forecast"] == answers[0].json()["forecast"]
 
 
 def test_a_compressed_upload_is_refused_before_it_is_read(client: Client) -> None:

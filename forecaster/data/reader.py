@@ -64,7 +64,7 @@ from forecaster.data.missing import (
 from forecaster.data.panels import DEFAULT_TARGET_COL, DEFAULT_TIME_COL, find_long, long_columns, read_long
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
-from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, read_options
+from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, composed_table, read_options
 from forecaster.data.timeindex import infer_frequency
 from forecaster.data.timeorder import business_days, check_time_order
 from forecaster.data.variables import value_columns
@@ -256,6 +256,7 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
 def _read_table(
     raw: pd.DataFrame, source: str, read: ReadOptions, spec: DatasetSpec | None, notes: list[str]
 ) -> TimeSeries:
+    raw = composed_table(raw)
     if replaced := [column for column in raw.columns if "\ufffd" in column]:
         notes.append(f"header name(s) {', '.join(map(repr, replaced))} contain U+FFFD (bytes not text)")
     counts = Counter(raw.columns)  # built once: per name, 50,000 columns took minutes

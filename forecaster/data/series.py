@@ -27,6 +27,7 @@ from forecaster.data.missing import (
     NO_FILL,
     value_spans,
 )
+from forecaster.data.textfile import composed
 from forecaster.errors import DataError, DataQualityWarning
 
 FILL_METHODS = (AUTO, NO_FILL, "interpolate", "ffill")
@@ -131,7 +132,10 @@ class ReadOptions:
         for field in dataclasses.fields(self):  # "year,quarter" or "OT" as the command line takes them
             value = getattr(self, field.name)
             if isinstance(value, str) and field.metadata.get("parse") is parse_names:
-                object.__setattr__(self, field.name, parse_names(value))
+                value = parse_names(value)
+            if isinstance(value, list):  # names as the reader composes a table's
+                value = [composed(name) if isinstance(name, str) else name for name in value]
+            object.__setattr__(self, field.name, composed(value) if isinstance(value, str) else value)
         check_fields(self, "reading option", error=DataError)
         named = self.date_from is not None and date_part_kinds(self.date_from) is not None
         if self.date_from is not None and not named and len(self.date_from) != 2:

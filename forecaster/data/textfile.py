@@ -14,12 +14,15 @@ import gzip
 import io
 import lzma
 import re
+import unicodedata
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from forecaster.errors import DataError
 
@@ -54,6 +57,30 @@ _SAMPLE = 8 << 20  # bytes of a file whose text is counted by script
 _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.compile("[\uff61-\uff9f]"),
             "hangul": re.compile("[\uac00-\ud7a3]"), "hanzi": re.compile("[\u4e00-\u9fff]"),
             "runs": re.compile("[\u4e00-\u9fff\uac00-\ud7a3]{2,}")}  # fmt: skip
+
+
+def composed(name: str) -> str:
+    """`name` in Unicode's composed form (NFC), the one Windows, Excel and pandas write: macOS writes
+    'Zürich' as u and a combining diaeresis, which every terminal shows alike, and a model trained on one
+    spelling refused the other, naming both the same way (h66)."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+def composed_table(raw: pd.DataFrame) -> pd.DataFrame:
+    """`raw` with its column names and its text cells (ids, labels) `composed`, other cells as they are."""
+    raw = raw.set_axis([composed(str(name)) for name in raw.columns], axis=1)
+    for position, dtype in enumerate(raw.dtypes):
+        if not (pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)):
+            continue
+        cells = raw.iloc[:, position]
+        try:  # the texts beyond ASCII, each once: a million cells one by one took 5 s
+            other = cells.notna() & ~cells.str.isascii().fillna(True).astype(bool)
+        except AttributeError:  # a column of objects, none of them text
+            continue
+        spelled = {text: composed(text) for text in cells[other].unique()} if other.any() else {}
+        if changed := {text: name for text, name in spelled.items() if name != text}:
+            raw.isetitem(position, cells.replace(changed))
+    return raw
 
 
 def compression(head: bytes) -> str | None:
