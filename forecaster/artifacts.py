@@ -30,7 +30,7 @@ from forecaster import atomic
 from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_levels, margins_problem
 from forecaster.checks import is_number
 from forecaster.data.config import DataConfig
-from forecaster.data.scaling import Scaler, nonnegative_ok
+from forecaster.data.scaling import Scaler, names_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError
 
 FORMAT_VERSION = 2
@@ -287,15 +287,15 @@ def _validate_config(raw: Any, where: Path) -> _Config:
     if not isinstance(model, dict) or not isinstance(model.get("name"), str) or not isinstance(
         model.get("config"), dict
     ):
-        raise BundleError(f"{where}: field 'model' must be an object with a string 'name' and an object "
-                          "'config'")  # fmt: skip
+        raise BundleError(f"{where}: field 'model' must hold a string 'name' and an object 'config'")
     try:
         model_class = MODELS.get(model["name"])
     except ForecasterError as error:
         raise BundleError(f"{where}: {error}") from None
     training = raw.get("training")
-    if not isinstance(training, dict) or not nonnegative_ok(training.get("nonnegative")):
-        raise BundleError(f"{where}: field 'training' must be an object, its 'nonnegative' a list of names")
+    if not isinstance(training, dict) or not names_ok(training.get("nonnegative"), training.get("left_out")):
+        raise BundleError(f"{where}: field 'training' must be an object, its 'nonnegative' and 'left_out' "
+                          "lists of names")  # fmt: skip
     if model_class.task != FORECAST:
         if raw.get("data") is not None or raw.get("scaler") is not None:
             raise BundleError(f"{where}: a {model['name']} bundle has no 'data' or 'scaler'; expected null")

@@ -184,6 +184,17 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
     return notes
 
 
+def left_out_in_training(bundle: Bundle) -> list[str]:
+    """The note naming a wide table's series that training left out, too short to split
+    (`without_short_series`): a forecast of the training file answered without them, unsaid (h66: a World
+    Bank table's South Sudan). A long table's rows of them are named as they are read (`rows_of_targets`)."""
+    short = (bundle.training or {}).get("left_out") or []
+    if not short or bundle.data is None or bundle.data.id_col is not None:
+        return []
+    return [f"note: model {bundle.name!r} forecasts no series {some(list(map(repr, short)))}: left out in "
+            "training, too short for its split and input"]
+
+
 def far_from_training(bundle: Bundle, window: np.ndarray) -> str | None:
     """The note to say where the rows a forecast reads (`window`, checked: the bundle's input columns, then
     any horizon rows of future covariates) lie further than FAR_FROM_TRAINING standard deviations from the

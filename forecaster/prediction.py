@@ -31,7 +31,7 @@ from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
-from forecaster.history import far_from_training, last_row_apart, of_series
+from forecaster.history import far_from_training, last_row_apart, left_out_in_training, of_series
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 
@@ -393,6 +393,8 @@ def forecast(
 
     DataError names the file and line at fault, counting the header as line 1.
     """
+    for note in left_out_in_training(bundle):
+        say_note(f"{series.source}: {note}", stacklevel=2)
     if not each_on_its_own(bundle, series):
         return _forecast(bundle, series, horizon, levels, future)
     tables, ended = [], []

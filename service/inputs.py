@@ -31,7 +31,14 @@ from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
 from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
-from forecaster.history import far_from_training, last_row_apart, read_future, read_history, read_rows
+from forecaster.history import (
+    far_from_training,
+    last_row_apart,
+    left_out_in_training,
+    read_future,
+    read_history,
+    read_rows,
+)
 from forecaster.prediction import (
     HistoryError,
     PreparedHistory,
@@ -235,8 +242,7 @@ def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: in
     series of 40,000 records was read, the total cap being `max_rows` times the model's series)."""
     limit = max_rows * (len(data.columns) if data.id_col else 1)
     if len(records) > limit:
-        raise _invalid("data", f"expected at most {limit} records ({max_rows} per series), got "
-                       f"{len(records)}")  # fmt: skip
+        raise _invalid("data", f"{len(records)} records; expected at most {limit} ({max_rows} per series)")
     parts = key_columns(list(records[0]), data.id_col) if data.id_col else None
     if parts:
         counts = Counter(tuple(str(record.get(part)) for part in parts) for record in records)
@@ -349,7 +355,7 @@ def prepare_csv(
         refusal.detail += _as_read(notes)
         raise refusal from None
     far = far_from_training(bundle, prepared.window)
-    said = [*notes, *last_row_apart(bundle, series), *([far] if far else [])]
+    said = [*notes, *left_out_in_training(bundle), *last_row_apart(bundle, series), *([far] if far else [])]
     return CsvUpload(series, said, prepared=prepared)
 
 

@@ -233,11 +233,12 @@ def test_a_bundle_file_linked_out_of_its_folder_is_refused(bundle, tmp_path):
 
 
 @pytest.mark.parametrize("value", [5, "cases", [1, 2], {"cases": True}])
-def test_a_training_record_naming_never_negative_columns_otherwise_than_by_a_list_is_refused(bundle, value):
-    """The columns forecast at 0 or above (`training.nonnegative`) are read at every forecast: a tampered
-    value is refused as the bundle loads, not in the middle of a request."""
-    edit_config(bundle, lambda c: c["training"].update(nonnegative=value))
-    refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' a list of names")
+@pytest.mark.parametrize("key", ["nonnegative", "left_out"])
+def test_a_training_record_naming_columns_otherwise_than_by_a_list_is_refused(bundle, key, value):
+    """The columns forecast at 0 or above (`training.nonnegative`) and the series training left out are
+    read at forecasts: a tampered value is refused as the bundle loads, not in the middle of a request."""
+    edit_config(bundle, lambda c: c["training"].update({key: value}))
+    refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' and 'left_out' lists")
 
 
 def test_metrics_not_saved_with_the_weights_are_refused_and_older_bundles_load(bundle):

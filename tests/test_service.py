@@ -449,7 +449,7 @@ BAD_JSON = [
     ("too many rows", {"json": body_of(history(MAX_ROWS + 1))}, 422, "values", f"at most {MAX_ROWS} rows"),
     ("too many records", {"json": {"data": history(MAX_ROWS + 1).reset_index().astype({"date": str})
                                    .to_dict(orient="records")}}, 422, "data",
-     f"expected at most {MAX_ROWS} records ({MAX_ROWS} per series), got {MAX_ROWS + 1}"),
+     f"{MAX_ROWS + 1} records; expected at most {MAX_ROWS} ({MAX_ROWS} per series)"),
     ("timestamps missing", {"json": {"values": _VALUES}}, 422, "timestamps", "required"),
     ("timestamps count", {"json": {"timestamps": _ROWS[:-1], "values": _VALUES}}, 422, "timestamps",
      "expected 20"),

@@ -281,7 +281,7 @@ def value_floor(windows: np.ndarray, columns: Sequence[str] = (), nonnegative: A
     were forecast -0, their 95% bounds -3; ten yearly sunspot numbers falling to 2.9 were forecast -1.7,
     -6.3, -10.9. A column seen below 0 in training is not floored for whole numbers in the rows (temperatures
     in whole degrees had their 80% lower bound -4 answered 0, h41)."""
-    if not nonnegative_ok(nonnegative):
+    if not names_ok(nonnegative):
         raise BundleError("config.json: training 'nonnegative' must be a list of column names")
     values = np.asarray(windows, dtype=np.float64)
     above = np.all(values >= 0, axis=-2, keepdims=True)
@@ -302,6 +302,8 @@ def nonnegative_columns(frame: pd.DataFrame, variables: Sequence[str] | None = N
     return [str(name) for name, low in zip(frame.columns, below, strict=True) if not low]
 
 
-def nonnegative_ok(value: Any) -> bool:
-    """Whether a bundle's training record names its never-negative columns as `value_floor` reads them."""
-    return value is None or (isinstance(value, list) and all(isinstance(name, str) for name in value))
+def names_ok(*values: Any) -> bool:
+    """Whether fields of a bundle's training record (its never-negative columns as `value_floor` reads them,
+    the series training left out) are lists of names, where they are given."""
+    return all(value is None or (isinstance(value, list) and all(isinstance(name, str) for name in value))
+               for value in values)  # fmt: skip

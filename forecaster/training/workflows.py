@@ -205,7 +205,10 @@ def train_forecaster(
     use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)  # early
     with lightning_quiet(not options.verbose):
         settings, candidates = plan_fitting(settings, series)
-        series = without_short_series(series, settings, candidates)
+        kept = without_short_series(series, settings, candidates)
+        if short := [name for name in series.columns if name not in kept.columns]:  # said again at predict
+            record = {**(record or {}), "left_out": short}
+        series = kept
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
             return None
