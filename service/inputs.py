@@ -296,7 +296,8 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
     text = content.decode("utf-8", errors="replace")
     readable = _readable_columns(data)
     allowed = readable + max_extra_columns
-    records = csv.reader(io.StringIO(text, newline=""))
+    header = text.split("\n", 1)[0]  # its delimiter: tabs had counted a 9,999-column upload as 1 (h66)
+    records = csv.reader(io.StringIO(text, newline=""), delimiter=max(",;\t|", key=header.count))
     try:
         for line, record in enumerate(records, start=1):
             if len(record) > allowed:

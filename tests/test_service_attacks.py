@@ -5,6 +5,7 @@ Also /docs offline and `forecaster serve` taking its models folder from the envi
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -99,6 +100,10 @@ def test_wide_uploads_are_refused_before_parsing_while_others_are_served(server:
         "a narrow header, a first row of 100,000 cells": f"date,load,OT\n{row}",
         "narrow first lines, then rows ending in 40,000 empty cells": "date,load,OT\n2020-12-31 23:00,1,2\n"
         + "\n".join(f"2021-01-01 {hour:02d}:00,1,2" + "," * 40_000 for hour in range(24)),
+        "Eurostat's 20,000 days as tab-separated columns (counted as one, read for minutes: h66)": "\n".join(
+            ["geo\\TIME_PERIOD\t" + "\t".join(str(datetime.date(1970, 1, 1) + datetime.timedelta(days))
+                                            for days in range(20_000)),
+             *(f"{geo}\t" + "\t".join(["1.5"] * 20_000) for geo in ("AT", "BE", "DE"))]),
     }
     answers: dict[str, tuple[httpx.Response, float]] = {}
 

@@ -43,7 +43,14 @@ from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
 from forecaster.data.records import DELIMITERS, padded, split_records, unquoted_thousands
 from forecaster.data.series import ReadOptions
-from forecaster.data.wide import DATE_COLUMN, dated_apart, looks_wide, season_by_year, to_long, year_by_season
+from forecaster.data.wide import (
+    DATE_COLUMN,
+    beside_periods,
+    looks_wide,
+    season_by_year,
+    to_long,
+    year_by_season,
+)
 from forecaster.errors import DataError
 
 PREFIX_LINES = 200
@@ -362,7 +369,7 @@ def arrange(
     # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
     # column's name where the file gives it one (INSEE's "Libellé")
     named_first = read.date_col is not None and read.date_col == raw.columns[0]
-    found = read.date_col in (None, DATE_COLUMN) and find_date(raw) is None
+    found = read.date_col in (None, DATE_COLUMN) and find_date(beside_periods(raw)) is None
     describable = not read.no_date and layout.ons is None and (found or named_first)
     described = _description_rows(raw) if describable else 0
     if described:
@@ -419,7 +426,7 @@ def arrange(
         raw, note = by
         said.append(note)
         context = "in this season-by-year table line 2 means the first year's first season, line 3 its second"
-    elif automatic and looks_wide(raw.columns) and not dated_apart(raw.columns, find_date(raw)):
+    elif automatic and looks_wide(raw.columns) and find_date(beside_periods(raw)) is None:  # no dates apart
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
