@@ -31,6 +31,10 @@ from forecaster.errors import DataError
         (["FY2019", "FY2020", "FY 2021"], "2019-01-01", "YS-JAN"),
         (["FY2019/20", "FY2020/21", "FY2021/22"], "2019-01-01", "YS-JAN"),  # UK, Australian, Indian public
         (["FY 2019-20", "FY 2020-21", "fy 2021-22"], "2019-01-01", "YS-JAN"),  # finance: refused (h38)
+        (["2019 to 2020", "2020 to 2021", "2021 to 2022"], "2019-01-01", "YS-JAN"),  # GOV.UK's (h66)
+        (["2019\u201320", "2020\u201321", "2021\u201322"], "2019-01-01", "YS-JAN"),  # typeset: an en dash,
+        (["2019\u20142020", "2020\u20142021", "2021\u20142022"], "2019-01-01", "YS-JAN"),  # an em dash,
+        (["2019\u221220", "2020\u221221", "2021\u221222"], "2019-01-01", "YS-JAN"),  # a minus sign
         (["2019:4", "2020:1", "2020:2"], "2019-10-01", "QS-JAN"),  # EViews: quarters after a colon
         (["2019:12", "2020:01", "2020:02"], "2019-12-01", "MS"),  # and months of two digits
         ([f"1990:{m}" for m in range(1, 13)] + ["1991:1"], "1990-01-01", "MS"),  # or all 12 unpadded (h49)

@@ -56,6 +56,10 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
         (["FY2022/23", "FY2023/24"], _years(2022, 2), "FY{year}/{next2:02d}", ["FY2024/25", "FY2025/26"]),
         (["FY 2022-23", "FY 2023-24"], _years(2022, 2), "FY {year}-{next2:02d}",
          ["FY 2024-25", "FY 2025-26"]),
+        (["2022 to 2023", "2023 to 2024"], _years(2022, 2), "{year} to {next}",
+         ["2024 to 2025", "2025 to 2026"]),  # GOV.UK's financial years (h66)
+        (["2022\u201323", "2023\u201324"], _years(2022, 2), "{year}\u2013{next2:02d}",
+         ["2024\u201325", "2025\u201326"]),  # typeset with an en dash
         (["Nov-99", "Dec-99"], pd.date_range("1999-11-01", periods=2, freq="MS"), "{mon}-{yy:02d}",
          ["Jan-00", "Feb-00"]),  # Excel's mmm-yy
         (["30/01/2015", "31/01/2015"], pd.date_range("2015-01-30", periods=2, freq="D"),

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import datum_texts
-from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, first_day
+from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, SPAN_BETWEEN, first_day
 from forecaster.data.keys import in_place_of
 from forecaster.errors import DataError, MissingDateColumnsError
 
@@ -252,7 +252,7 @@ def dates_from_parts(
     return pd.DatetimeIndex(days, name=name), None
 
 
-_SPAN = r"^(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$"  # "2018-19", "2018/2019"
+_SPAN = rf"^(?P<year>\d{{4}}){SPAN_BETWEEN}(?P<next>\d{{2}}|\d{{4}})$"  # "2018-19", "2018/2019"
 
 
 def _fiscal_years(texts: pd.Series) -> np.ndarray | None:

@@ -41,6 +41,9 @@ QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestr
 MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
                  for cut in (3, None)}  # fmt: skip
 _UNPADDED_MONTHS = re.compile(r"^(?P<year>\d{4}):(?P<month>\d{1,2})$")
+# Between a fiscal year's two years: a slash or a dash, typeset too (en and em dashes, the minus sign:
+# "2019–20"), or GOV.UK's "2019 to 2020" (h66)
+SPAN_BETWEEN = r"\s*(?:[-/\u2010-\u2015\u2212]|to)\s*"
 PERIOD_LABELS = (
     # quarters: Q, or T for trimestre / trimestre / Trimester (INSEE, INE, Istat: "2020-T1"), K for kvartal
     # (Statistics Sweden: "2020K1")
@@ -68,7 +71,7 @@ PERIOD_LABELS = (
     (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
     # fiscal and academic years ("2019/20", "2019-2020", UK and Indian public finance's "FY2019/20"): kept
     # only where the second year follows the first
-    (re.compile(r"^(?:FY\s*)?(?P<year>\d{4})\s*[-/]\s*(?P<next>\d{2}|\d{4})$", re.I), "span"),
+    (re.compile(rf"^(?:FY\s*)?(?P<year>\d{{4}}){SPAN_BETWEEN}(?P<next>\d{{2}}|\d{{4}})$", re.I), "span"),
     # INEGI's quarters "2010/01" to "2010/04" (its months, "2010/01" to "2010/12", are no quarters), KOSIS's
     # "2015.1/4"
     (re.compile(r"^(?P<year>\d{4})/0(?P<quarter>[1-4])$"), "quarter"),
