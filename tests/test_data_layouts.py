@@ -324,6 +324,16 @@ def test_thousands_separators_only_where_the_file_shows_its_decimal_mark(tmp_pat
     assert "column 'a' holds text where numbers are expected: line 2 '1,234'" in message
 
 
+def test_indian_digit_grouping_in_lakhs_and_crores_reads_as_the_number(tmp_path):
+    """RBI's, MOSPI's and GST tables group "15,22,535.13" (1,522,535.13) in lakhs: refused as no numeric
+    column (h66). A crore with no decimals, "1,05,00,000", is 10,500,000."""
+    cells = ["15,22,535.13", "9,87,654.50", "1,05,00,000", "12,345.6", "3,21,000"]
+    rows = "".join(f'2020-0{m + 1},"{cell}"\n' for m, cell in enumerate(cells))
+    frame, _, note = read_noted(write(tmp_path, "lakh.csv", "month,collection\n" + rows))
+    assert frame["collection"].tolist() == [1522535.13, 987654.5, 10500000.0, 12345.6, 321000.0]
+    assert note.endswith("read 5 number(s) written with thousands separators")
+
+
 @pytest.mark.parametrize("delimiter", ["\t", "|"])
 def test_an_ambiguous_separator_is_read_by_the_size_of_the_plain_numbers_beside_it(tmp_path, delimiter):
     """A German tab export of counts ('1.234' beside '987', no decimal mark anywhere) was read by pandas as

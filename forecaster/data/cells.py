@@ -34,7 +34,8 @@ _SHAPES = {
     "ambiguous": r"[1-9]\d{0,2}[.,]\d{3}",  # "0,985" groups no thousands: its comma is a decimal one
     "integer": rf"\d+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+",
     "dot": rf"(?:\d{{1,3}}(?:[,]\d{{3}})+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+|\d+)?\.\d+(?:[eE][+-]?\d+)?"
-    r"|\d+\.?[eE][+-]?\d+|\d+\.|\d{1,3}(?:,\d{3}){2,}",
+    r"|\d+\.?[eE][+-]?\d+|\d+\.|\d{1,3}(?:,\d{3}){2,}"
+    r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?",  # India's lakhs and crores: "15,22,535.13" (h66)
     "comma": rf"(?:\d{{1,3}}(?:[.]\d{{3}})+|\d{{1,3}}(?:{_GROUP_MARKS}\d{{3}})+|\d+),\d+"
     r"|\d{1,3}(?:\.\d{3}){2,}",
 }
