@@ -32,6 +32,8 @@ from forecaster.errors import DataError
         (["FY2019/20", "FY2020/21", "FY2021/22"], "2019-01-01", "YS-JAN"),  # UK, Australian, Indian public
         (["FY 2019-20", "FY 2020-21", "fy 2021-22"], "2019-01-01", "YS-JAN"),  # finance: refused (h38)
         (["2019 to 2020", "2020 to 2021", "2021 to 2022"], "2019-01-01", "YS-JAN"),  # GOV.UK's (h66)
+        (["Oct-Dec 2004", "Jan-Mar 2005", "Apr\u2013Jun 2005"], "2004-10-01", "QS-JAN"),  # by their months,
+        (["Nov-Jan 2010", "Dec-Feb 2010", "Jan-Mar 2010", "Feb-Apr 2010"], "2010-01-01", "MS"),  # ONS rolling
         (["2019\u201320", "2020\u201321", "2021\u201322"], "2019-01-01", "YS-JAN"),  # typeset: an en dash,
         (["2019\u20142020", "2020\u20142021", "2021\u20142022"], "2019-01-01", "YS-JAN"),  # an em dash,
         (["2019\u221220", "2020\u221221", "2021\u221222"], "2019-01-01", "YS-JAN"),  # a minus sign

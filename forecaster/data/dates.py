@@ -104,6 +104,9 @@ _PROVISIONAL = re.compile(r"\s*\*+$")
 _WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginning|starting|commencing|of)|"
                       r"w/e|w/c)\s*:?\s*", re.IGNORECASE)  # fmt: skip
 ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
+# Three months by their names and the year of the last: "Jan-Mar 2005", the ONS's rolling "Nov-Jan 2010"
+_MONTH_RANGE = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?\s*[-\u2013]\s*(?P<last>[^\W\d_]{3,})\.?\s+"
+                          r"(?P<year>\d{4})$")  # fmt: skip
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
 _QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{1,2})\s*月期?$")
@@ -190,7 +193,25 @@ def _label_texts(values: pd.Series) -> pd.Series:
     if texts.str.contains("年", regex=False).any():
         texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
         texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
+    texts = _month_ranges(texts)
     return texts.str.replace(_PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
+
+
+def _month_ranges(texts: pd.Series) -> pd.Series:
+    """Three months by their names ("Jan-Mar 2005") as the quarter they are where every label is a
+    calendar quarter, else as their last month (the ONS's rolling "Nov-Jan 2010", "Dec-Feb 2010": three
+    months stepping monthly, dated by their end); both were refused (h66)."""
+    if not (len(texts) and _MONTH_RANGE.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
+        return texts
+    found = texts.str.extract(_MONTH_RANGE)
+    if found["year"].isna().any():
+        return texts
+    first, last = (found[end].str.lower().map(MONTH_NUMBERS) for end in ("first", "last"))
+    if first.isna().any() or last.isna().any() or ((last - first) % 12 != 2).any():
+        return texts
+    if ((first - 1) % 3 == 0).all():
+        return found["year"] + "Q" + ((first + 2) // 3).astype(int).astype(str)
+    return found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
 
 
 def _quarter_named(found: re.Match) -> str:
