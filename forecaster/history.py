@@ -22,7 +22,9 @@ from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import season_length
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
+from forecaster.models.assembly import stored
 from forecaster.models.outliers import robust_scale
+from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
 def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
@@ -165,9 +167,9 @@ _RECENT = 36  # the rows before the last whose changes set the scale (three seas
 def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
     """Notes naming the target columns whose last row lies further than LAST_ROW_APART robust standard
     deviations of their recent changes from the row before it (and, with a season, from a season earlier):
-    a partial period, a typo or a new level, which every forecast starts from."""
+    a partial period, a typo or a new level, which the forecast starts from (but Holt-Winters: `_start`)."""
     season = season_length(series.freq) or 1
-    notes = []
+    notes, start = [], _start(bundle)
     for name in [column for column in bundle.data.columns if column in series.frame.columns]:
         values = series.frame[name].dropna().to_numpy(dtype=np.float64)[-(max(_RECENT, 3 * season) + 1) :]
         distances = []
@@ -180,8 +182,18 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
             earlier = " and from a season earlier" if len(distances) > 1 else ""
             notes.append(f"note: the last row of {name!r} ({values[-1]:.4g}) lies {min(distances):.3g} "
                          f"robust standard deviations of its recent changes from the row before it{earlier}: "
-                         "a partial period, a typo or a new level? The forecast starts from it")  # fmt: skip
+                         f"a partial period, a typo or a new level? {start}")  # fmt: skip
     return notes
+
+
+def _start(bundle: Bundle) -> str:
+    """What the bundle's forecast does with a last row apart: Holt-Winters clips its one-step error
+    (`smoothing.clipped_last`) where its window holds enough earlier errors; any other forecast starts from
+    it."""
+    if bundle.model_name == "holt_winters" and clips_last(stored(bundle.model).config):
+        return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
+                "one-step errors on it")
+    return "The forecast starts from it"
 
 
 def left_out_in_training(bundle: Bundle) -> list[str]:

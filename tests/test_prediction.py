@@ -228,3 +228,27 @@ def test_a_last_row_far_from_the_row_before_and_a_season_earlier_is_said() -> No
     assert said["full"] == [] and said["peaked"] == []
     assert len(said["partial"]) == 1 and f"the last row of 'sales' ({partial.iat[-1, 0]:.4g}) lies " in \
         said["partial"][0] and "from the row before it and from a season earlier" in said["partial"][0]
+
+
+def test_holt_winters_clips_a_partial_last_month_and_says_so() -> None:
+    """h62 F1 through the API: a Holt-Winters bundle forecast a month exported mid-month (40% of its level)
+    as a fall toward 0 (274 -> 52 within six months); its last one-step error is now clipped
+    (`smoothing.clipped_last`), the forecast stays near the full month's, and the note says what was done."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    t = np.arange(96)
+    sales = 200 + t + 40 * np.sin(t * np.pi / 6) + np.random.default_rng(5).normal(0, 5, 96)
+    frame = pd.DataFrame({"sales": sales.round(1)}, index=pd.date_range("2016-01-01", periods=96, freq="MS"))
+    model = Forecaster("holt_winters", horizon=6).fit(frame)
+    partial = frame.copy()
+    partial.iloc[-1, 0] = round(0.4 * frame.iat[-1, 0], 1)
+    full = model.predict(frame)["sales"].to_numpy()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        clipped = model.predict(partial)["sales"].to_numpy()
+    said = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert np.abs(clipped - full).max() < 0.15 * full.min()
+    assert len(said) == 1 and "Holt-Winters moved its states by at most 5 robust standard" in said[0]

@@ -20,13 +20,20 @@ from forecaster.training.planning import SMOOTHING_HISTORY, plan, split_for
 from forecaster.training.settings import TrainSettings
 
 
-def run_by_hand(y: list[float], season: int, grid_point: tuple, start: list[float]) -> tuple[list, list]:
-    """The one-step errors and the end states (level, trend, seasonal...) from the start states."""
+def run_by_hand(
+    y: list[float], season: int, grid_point: tuple, start: list[float], clip: bool = True
+) -> tuple[list, list]:
+    """The one-step errors and the end states (level, trend, seasonal...) from the start states, the last
+    error clipped at LAST_ERROR robust standard deviations of the earlier ones (`clip`)."""
     alpha, beta, phi, gamma = grid_point
     level, trend, states = start[0], start[1], list(start[2:])
     errors = []
     for t in range(season if season > 1 else 1, len(y)):
         error = y[t] - (level + phi * trend + states[t % season])
+        if clip and t == len(y) - 1 and len(errors) >= smoothing.MIN_CLIP_ERRORS:
+            earlier = torch.tensor([errors], dtype=torch.float64)
+            bound = smoothing.LAST_ERROR * smoothing.robust_scale(earlier).item()
+            error = min(max(error, -bound), bound) if bound > 0 else error
         errors.append(error)
         level, trend = level + phi * trend + alpha * error, phi * trend + alpha * beta * error
         states[t % season] += gamma * (1 - alpha) * error
@@ -56,11 +63,15 @@ def smoothed_by_hand(y: list[float], horizon: int, season: int) -> list[float]:
         errors, end = run_by_hand(y, season, grid_point, start)
         if sum(e * e for e in errors) < best[0]:
             best = (sum(e * e for e in errors), (grid_point, end))
-        if refitting:
+        if refitting:  # the clipped errors moved along the unclipped recursions' slopes, as the model does
             units = np.eye(len(start))
-            slopes = np.array([run_by_hand(y, season, grid_point, list(start + unit))[0] for unit in units]).T
-            move = np.linalg.lstsq(slopes - np.array(errors)[:, None], -np.array(errors), rcond=None)[0]
-            moved_errors, moved_end = run_by_hand(y, season, grid_point, list(start + move))
+            free, free_end = run_by_hand(y, season, grid_point, start, clip=False)
+            moves = [run_by_hand(y, season, grid_point, list(start + unit), clip=False)[0] for unit in units]
+            slopes = np.array(moves).T - np.array(free)[:, None]
+            move = np.linalg.lstsq(slopes, -np.array(errors), rcond=None)[0]
+            moved_errors = list(np.array(errors) + slopes @ move)
+            moved_free_end = run_by_hand(y, season, grid_point, list(start + move), clip=False)[1]
+            moved_end = list(np.array(end) + np.array(moved_free_end) - np.array(free_end))
             if sum(e * e for e in moved_errors) < refit[0]:
                 refit = (sum(e * e for e in moved_errors), (grid_point, moved_end))
     steps = len(errors)
@@ -163,3 +174,24 @@ def test_the_defaults_smooth_the_longest_history_the_rows_hold_with_the_data_s_s
         for candidate in (candidates["naive"], smoothing):
             borders = split_borders(rows, candidate.input_size, split_for(series, settings), freq, horizon=6)
             assert earlier_period(borders, candidate.input_size, 6, trained=False) is not None
+
+
+@pytest.mark.parametrize("share", [0.08, 0.4, 2.0, 5.0])
+def test_a_partial_or_double_counted_last_month_moves_the_forecast_as_a_clipped_error(share: float) -> None:
+    """h62 F1's 96 months of sales (~250 a month, a season), the last exported mid-month (8%, 40% of its
+    level) or counted twice or five times: its one-step error, unclipped, had moved the level and the damped
+    trend (40%: 274 -> 52 within six months; 8%: 0). It is clipped at LAST_ERROR robust standard deviations
+    of the earlier one-step errors, so the forecast stays near the full month's; a last error within that
+    bound is read as given."""
+    rng = np.random.default_rng(5)
+    months = np.arange(96)
+    sales = 200 + months + 40 * np.sin(months * np.pi / 6) + rng.normal(0, 5, 96)
+    model = get_model("holt_winters", input_size=96, horizon=12, n_channels=1, season=12)
+    full = model(torch.tensor(sales[None, :, None]))[0, :, 0].numpy()
+    exported = sales.copy()
+    exported[-1] *= share
+    forecast = model(torch.tensor(exported[None, :, None]))[0, :, 0].numpy()
+    assert np.abs(forecast - full).max() < 0.15 * full.min()  # unclipped: 0.90-3.6 x its lowest month
+    error, earlier = torch.tensor([[3.0, -40.0]]), torch.tensor([[[1.0, -1.0, 2.0, -2.0]] * 2])
+    bound = smoothing.LAST_ERROR * smoothing.robust_scale(earlier[0, :1]).item()
+    torch.testing.assert_close(smoothing.clipped_last(error, earlier), torch.tensor([[3.0, -bound]]))
