@@ -3,6 +3,7 @@ object cells pandas would turn into numbers, names that clash with the forecast'
 
 from __future__ import annotations
 
+import datetime
 import re
 import warnings
 from decimal import Decimal
@@ -435,6 +436,20 @@ def test_a_long_frame_of_whole_years_is_answered_in_whole_years_to_merge_on() ->
     backtest = model.cross_validation(frame, n_windows=2)
     assert (backtest[["ds", "cutoff"]].dtypes == frame["ds"].dtype).all()
     assert backtest["cutoff"].tolist() == [2006] * 4 + [2007] * 4  # windows 2007-08 and 2008-09
+
+
+def test_a_long_frame_of_date_objects_is_answered_in_date_objects_to_merge_on() -> None:
+    """A database driver's DATE column holds datetime.date objects: the forecast's `ds` were Timestamps, and
+    a merge on the frame's own `ds` raised (h66); the backtest's `ds` and cutoffs likewise."""
+    months = [stamp.date() for stamp in pd.date_range("2015-01-01", periods=60, freq="MS")]
+    frame = pd.DataFrame({"unique_id": "a", "ds": months, "y": np.arange(60.0) + 100})
+    model = Forecaster("drift", horizon=2).fit(frame)
+    answer = model.predict()
+    assert answer["ds"].tolist() == [datetime.date(2020, 1, 1), datetime.date(2020, 2, 1)]
+    plan = pd.DataFrame({"unique_id": "a", "ds": answer["ds"].tolist(), "budget": [1, 2]})
+    np.testing.assert_allclose(plan.merge(answer, on=["unique_id", "ds"])["drift"], [160.0, 161.0], rtol=1e-6)
+    backtest = model.cross_validation(frame, n_windows=2)
+    assert all(isinstance(day, datetime.date) for day in [*backtest["ds"], *backtest["cutoff"]])
 
 
 def test_the_service_answers_records_of_whole_years_in_whole_years(tmp_path) -> None:

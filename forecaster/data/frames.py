@@ -5,6 +5,7 @@ table's series may have."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +20,7 @@ from forecaster.data.numberdates import year_numbers
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 
+DATE_OBJECTS = "datetime.date"  # the type `time_types` names a column of dates without times by
 _SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unhashable, no number
 
 
@@ -114,6 +116,10 @@ def time_types(frame: object) -> dict[Any, Any]:
         return {}
     types = {name: dtype for name, dtype in frame.dtypes.items()
              if pd.api.types.is_integer_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)}  # fmt: skip
+    for name, column in frame.items():  # a database driver's DATE column: datetime.date objects (h66)
+        first = column.dropna().iloc[:1].tolist() if column.dtype == object else []
+        if first and isinstance(first[0], datetime.date) and not isinstance(first[0], datetime.datetime):
+            types[name] = DATE_OBJECTS
     index = frame.index
     levels = index.levels if isinstance(index, pd.MultiIndex) else [] if _row_numbers(index) else [index]
     for level in levels:
@@ -130,6 +136,8 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
     yearly = freq is not None and isinstance(to_offset(freq), (YearBegin, YearEnd))
 
     def converted(times: pd.Series | pd.DatetimeIndex, kind: Any) -> Any:
+        if kind == DATE_OBJECTS:
+            return pd.Index(times.date, name=times.name) if isinstance(times, pd.Index) else times.date
         return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
 
     for name, kind in types.items():
