@@ -158,7 +158,8 @@ def test_year_and_week_numbers_in_one_column_named_like_weeks_are_weeks(tmp_path
 
 def test_weeks_that_move_to_another_weekday_are_refused_saying_where(tmp_path):
     """A publisher's weekly rows on Mondays to 2012, on Fridays from 2013: every step is a week but one of 11
-    days, and the refusal said line 212 was "off the W-MON grid" of the first, and to fill the gaps (h42)."""
+    days, and the refusal said line 212 was "off the W-MON grid" of the first, and to fill the gaps (h42);
+    one step changes grid, not every one after it (h66: "130 irregular step(s)")."""
     weeks = pd.date_range("2008-12-29", "2012-12-31", freq="W-MON").append(
         pd.date_range("2013-01-11", periods=30, freq="W-FRI"))
     path = tmp_path / "weekday_shift.csv"
@@ -166,7 +167,7 @@ def test_weeks_that_move_to_another_weekday_are_refused_saying_where(tmp_path):
     path.write_text("week_of,barrels\n" + rows)
     line = 2 + int(np.flatnonzero(weeks == pd.Timestamp("2013-01-11"))[0])
     refusal = (rf": the rows change grid at line {line} \(2013-01-11 00:00:00\): W-MON before it, W-FRI from "
-               r"it on \(30 irregular step\(s\)\); expected a constant frequency \(fill the gaps or resample "
+               r"it on \(1 irregular step\(s\)\); expected a constant frequency \(fill the gaps or resample "
                r"the rows to one grid\)$")
     with pytest.raises(DataError, match=refusal):
         read_csv(path)

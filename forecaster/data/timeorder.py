@@ -36,7 +36,7 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         later = infer_frequency(index[p:]) if len(index) - p >= 3 and off.size == len(index) - p else None
         if later is not None and later != freq:  # a publisher's weeks moved from Mondays to Fridays (h42)
             grids = f"{freq} before it, {later} from it on"
-            return off.size, f"the rows change grid at {line(p)} ({index[p]}): {grids}"
+            return 1, f"the rows change grid at {line(p)} ({index[p]}): {grids}"  # one step: not each after
         return off.size, f"{line(p)} is {index[p]}, off the {freq} grid of {line(0)} ({index[0]})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
