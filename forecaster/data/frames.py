@@ -20,7 +20,7 @@ from forecaster.data.numberdates import year_numbers
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 
-DATE_OBJECTS = "datetime.date"  # the type `time_types` names a column of dates without times by
+DATE_OBJECTS = "datetime.date"  # how `time_types` names a column of datetime.date objects
 _SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unhashable, no number
 
 
