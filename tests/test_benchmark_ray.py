@@ -129,7 +129,7 @@ def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, t
     command = [sys.executable, "-m", "forecaster.cli", *grid]
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_until(lambda: _training(out, 1) and _cell_tasks(), 180, "a cell trains")
+        _wait_until(lambda: _training(out, 1) and _cell_tasks(), 300, "a cell trains")  # 180: once short
         killed = _cell_tasks()[0]
         os.kill(killed, signal.SIGKILL)
         log, _ = driver.communicate(timeout=300)
