@@ -201,7 +201,7 @@ def left_out_in_training(bundle: Bundle) -> list[str]:
     (`without_short_series`): a forecast of the training file answered without them, unsaid (h66: a World
     Bank table's South Sudan). A long table's rows of them are named as they are read (`rows_of_targets`)."""
     short = (bundle.training or {}).get("left_out") or []
-    if not short or bundle.data is None or bundle.data.id_col is not None:
+    if not short or bundle.data.id_col is not None:
         return []
     return [f"note: model {bundle.name!r} forecasts no series {some(list(map(repr, short)))}: left out in "
             "training, too short for its split and input"]

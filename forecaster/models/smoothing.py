@@ -141,13 +141,14 @@ class HoltWintersForecaster(nn.Module):
         slopes = y.new_zeros(len(self.grid), tracked, states)
         errors = y.new_zeros(len(self.grid), len(y), tracked)
         squared = y.new_zeros(len(self.grid), len(y))
-        seen = y.new_zeros(len(self.grid), len(y), length - first)  # one-step errors: the last one's scale
+        clipping = clips_last(self.config)  # a partial or double-counted last period: no neighbour fills it
+        seen = y.new_zeros(len(self.grid), len(y), (length - first) * clipping)  # the last error's scale
         for step in range(first, length):
             position = step % season
             error = y[:, step] - (level + phi * trend + seasonal[:, :, position])
-            if step == length - 1:  # a partial or double-counted period: no right-hand neighbour fills it
-                error = clipped_last(error, seen[:, :, : step - first])
-            seen[:, :, step - first] = error
+            if clipping:
+                error = clipped_last(error, seen[:, :, : step - first]) if step == length - 1 else error
+                seen[:, :, step - first] = error
             squared = squared + error * error
             level = level + phi * trend + alpha * error
             trend = phi * trend + alpha * beta * error
@@ -184,10 +185,8 @@ def clipped_last(error: torch.Tensor, earlier: torch.Tensor) -> torch.Tensor:
     """(K, N) last one-step errors clipped at LAST_ERROR robust standard deviations (`outliers.robust_scale`)
     of each grid point's (K, N, T) earlier ones, the clipped error read wherever the last error is (the
     states' update, the squared errors the grid is chosen on, the refit's errors, whose slopes stay the
-    unclipped recursions'); as given with fewer than MIN_CLIP_ERRORS earlier errors, or where their scale
-    is 0."""
-    if earlier.shape[2] < MIN_CLIP_ERRORS:
-        return error
+    unclipped recursions'); as given where their scale is 0. Read where the window holds MIN_CLIP_ERRORS
+    earlier errors at least (`clips_last`)."""
     bound = LAST_ERROR * robust_scale(earlier.flatten(0, 1)).view_as(error)
     bound = torch.where(bound > 0, bound, math.inf)
     return torch.minimum(torch.maximum(error, -bound), bound)
