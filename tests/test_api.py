@@ -174,6 +174,11 @@ def test_long_format_refusals_are_one_line(long):
     with pytest.raises(DataError, match=f"'HUFL' has time '2016-07-01 00:00:00' more than once \\(at row 0, "
                        f"row {at}\\) \\(they differ in column 'store': a second key"):  # fmt: skip
         model.fit(stores)
+    alike = long[long["unique_id"] == "OT"]  # a number and a text that print alike: one series as text
+    mixed = pd.concat([alike.assign(unique_id=1), alike.assign(unique_id="1")], ignore_index=True)
+    said = f"'1' has time '2016-07-01 00:00:00' more than once (at row 0, row {len(alike)}) (ids 1 and '1'"
+    with pytest.raises(DataError, match=re.escape(f"series {said} are one series read as text)")):
+        model.fit(mixed)
     with pytest.raises(DataError, match="long format needs columns 'unique_id', 'ds' and 'value'.*; "
                        "target_col / --target-col the values$"):  # fmt: skip
         model.fit(long, target_col="value")

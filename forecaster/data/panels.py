@@ -81,6 +81,8 @@ def pivot_long(
                   and raw[name].iloc[same].astype(str).nunique() > 1]  # fmt: skip
         hint = (f" (they differ in column {others[0]!r}: a second key, such as a store beside an item; name "
                 f"both, id_col / --id-col '{id_col},{others[0]}')" if others else "")  # fmt: skip
+        given = list(dict.fromkeys(map(repr, raw[id_col].iloc[same])))  # 1 and '1' in one frame's ids
+        hint = f" (ids {given[0]} and {given[1]} are one series read as text)" if len(given) > 1 else hint
         raise DataError(
             f"{source}: series {first['id']!r} has time {first['time']!r} more than once (at "
             f"{', '.join(line(row) for row in same[:_SHOWN])}){hint}; expected one row per series and time"
