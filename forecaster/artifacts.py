@@ -92,14 +92,6 @@ def check_out_dir(
     atomic.check_ours(out, marker, keys, owned)
 
 
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(payload, handle, indent=2)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
 def save_bundle(
     out_dir: str | Path, *, model: nn.Module, model_name: str, metrics: dict[str, Any],
     training: dict[str, Any], data: DataConfig | None = None, scaler: Scaler | None = None,
@@ -130,8 +122,8 @@ def save_bundle(
 
     staged = atomic.staging_dir(target)
     try:
-        _write_json(staged / CONFIG_FILE, config)
-        _write_json(staged / METRICS_FILE, metrics)
+        atomic.write_json(staged / CONFIG_FILE, config)
+        atomic.write_json(staged / METRICS_FILE, metrics)
         saved_with = {"format_version": str(FORMAT_VERSION), **{f"{Path(name).stem}_sha256": hashlib.sha256(
             (staged / name).read_bytes()).hexdigest() for name in (METRICS_FILE, CONFIG_FILE)}}  # fmt: skip
         _save_tensors(tensors, staged / WEIGHTS_FILE, saved_with)
@@ -437,8 +429,10 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
             tensors = handle.get_tensors()
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
-    for name, content in ((CONFIG_FILE, config_bytes), (METRICS_FILE, metrics_bytes)):  # a config copied in
-        if saved_with.get(f"{Path(name).stem}_sha256") not in (None, hashlib.sha256(content).hexdigest()):
+    read = ((CONFIG_FILE, config_bytes, config_json), (METRICS_FILE, metrics_bytes, metrics))
+    for name, content, value in read:  # a config copied in; not one whose line endings changed (autocrlf)
+        digests = {hashlib.sha256(text).hexdigest() for text in (content, atomic.json_text(value).encode())}
+        if saved_with.get(f"{Path(name).stem}_sha256") not in (None, *digests):
             raise BundleError(f"{root / name}: not the {Path(name).stem} saved with {WEIGHTS_FILE} (another "
                               "bundle's?); expected the bundle's own")  # fmt: skip
     _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)

@@ -51,6 +51,20 @@ def read_json(path: Path) -> tuple[Any, bytes]:
     return value, content
 
 
+def json_text(value: Any) -> str:
+    """A bundle's JSON as forecaster writes it: the text its digest is of, and what the content of a copy
+    whose line endings or indents were changed (git's autocrlf, a formatter) is written as again (h72)."""
+    return json.dumps(value, indent=2) + "\n"
+
+
+def write_json(path: Path, value: Any) -> None:
+    """`json_text` of `value` in `path`, flushed to disk (the bundle's folder is moved into place next)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(json_text(value))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
     """Let `write` fill a sibling temp file, then rename it over `path`: a kill or a full disk never leaves
     half a file. A device, a pipe or a stream (/dev/stdout, a link into /proc/self/fd) is written in place:

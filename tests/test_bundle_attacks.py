@@ -241,6 +241,19 @@ def test_a_training_record_naming_columns_otherwise_than_by_a_list_is_refused(bu
     refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' and 'left_out' lists")
 
 
+def test_json_whose_line_endings_or_indents_changed_loads_and_a_changed_value_does_not(bundle):
+    """git's autocrlf (Windows checkouts) and JSON formatters rewrite a committed bundle's config.json and
+    metrics.json byte for byte, not value for value: such a bundle was refused as "another bundle's" (h72)."""
+    saved = load_bundle(bundle)
+    for name in ("config.json", "metrics.json"):
+        value = json.loads((bundle / name).read_text())
+        (bundle / name).write_bytes(json.dumps(value, indent=4).replace("\n", "\r\n").encode())
+    loaded = load_bundle(bundle)
+    assert loaded.metrics == saved.metrics and loaded.data == saved.data and loaded.training == saved.training
+    edit_config(bundle, lambda config: config["data"].update(columns=["a", "b", "x"]))
+    refused(bundle, "config.json: not the config saved with weights.safetensors (another bundle's?)")
+
+
 def test_metrics_not_saved_with_the_weights_are_refused_and_older_bundles_load(bundle):
     """A metrics.json copied from another bundle loaded and was served as this model's: the weights file
     names the sha256 of the metrics saved with it. A bundle saved before that (no such metadata) loads."""
