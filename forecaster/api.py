@@ -81,6 +81,17 @@ def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
 DEFAULT_LEVEL = "default_level"
 
 
+def _column_names(option: str, name: Any) -> str:
+    """A column's name, or several in a list or tuple as the comma-joined text `--id-col` takes (pandas'
+    groupby and darts take lists: `id_col=["country", "indicator"]` raised Python's TypeError, h72)."""
+    if isinstance(name, list | tuple) and name and all(isinstance(part, str) for part in name):
+        return ",".join(name)
+    if not isinstance(name, str):
+        raise ConfigError(f"{option} names a column, or several in a list such as ['country', 'indicator'], "
+                          f"got {name!r}")  # fmt: skip
+    return name
+
+
 def _levels(level: Any) -> list[int]:
     """Interval levels given to the API: none (None, []), one level, or several (`check_levels`)."""
     if level is None or (isinstance(level, (list, tuple)) and not level):
@@ -133,9 +144,9 @@ class Forecaster:
         self,
         df: pd.DataFrame | TimeSeries,
         *,
-        id_col: str = DEFAULT_ID_COL,
+        id_col: str | Sequence[str] = DEFAULT_ID_COL,
         time_col: str | None = None,
-        target_col: str = DEFAULT_TARGET_COL,
+        target_col: str | Sequence[str] = DEFAULT_TARGET_COL,
         **read: Any,
     ) -> TimeSeries:
         """A DataFrame as a series: long when it has `id_col`, else wide; `read` holds further
@@ -143,6 +154,7 @@ class Forecaster:
         if isinstance(df, TimeSeries):
             return df
         df = as_frame(df)
+        id_col, target_col = _column_names("id_col", id_col), _column_names("target_col", target_col)
         unknown = sorted(set(read) - _names(ReadOptions))
         if unknown:
             known = sorted(_names(ReadOptions) | {"time_col"})
@@ -175,7 +187,8 @@ class Forecaster:
         with tempfile.TemporaryDirectory(prefix="forecaster-fit-") as scratch:
             # unsaved, messages name the model as asked for ("that model 'nlinear' was trained on")
             target = Path(out) if out is not None else Path(scratch) / self.settings.model_name
-            outcome = train_forecaster(series, target, self.settings)
+            settings = dataclasses.replace(self.settings, interval_levels=self.level)  # a head trained so
+            outcome = train_forecaster(series, target, settings)
             if outcome is None:  # a non-zero rank of a distributed run
                 return self
             self.bundle = load_bundle(outcome.bundle_path)
@@ -274,6 +287,7 @@ class Forecaster:
                 f"steps {step_size} apart"
             )  # fmt: skip
         backtest = copy.copy(self)  # this one's own model, fitted or loaded, stays as it was (h44)
+        backtest.level = levels = self.level if level is None else _levels(level)  # its head trained at them
         try:
             backtest.fit(_cut(series, {column: end - span for column, end in ends.items()}))
         except DataError as error:  # said as the backtest's, not as train's --horizon (h52)
@@ -287,7 +301,6 @@ class Forecaster:
         bundle = backtest._fitted()
         data, name = bundle.data, forecast_name(bundle)
         id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-        levels = self.level if level is None else _levels(level)
         given, names = getattr(df, "index", None), given_names(df, data.id_col)
         windows = slice(min(ends[column] for column in data.columns) - span, None)  # the rows backtested
         actual = series.frame[data.columns].iloc[windows]

@@ -188,6 +188,20 @@ def test_long_format_refusals_are_one_line(long):
         model.fit([1, 2, 3])
 
 
+def test_an_id_of_two_columns_is_given_as_a_list_as_pandas_users_give_it(long):
+    """`id_col=["unique_id", "store"]` (pandas' groupby, darts' group_cols) raised Python's TypeError, a tuple
+    its AttributeError (h72): each is the comma-joined text `--id-col` takes."""
+    stores = pd.concat([long.assign(store="A"), long.assign(store="B")], ignore_index=True)
+    joined = Forecaster("naive", horizon=4, input_size=24).fit(stores, id_col="unique_id,store").predict()
+    for given in (["unique_id", "store"], ("unique_id", "store")):
+        answer = Forecaster("naive", horizon=4, input_size=24).fit(stores, id_col=given).predict()
+        pd.testing.assert_frame_equal(answer, joined)
+    for given in (5, [], ["unique_id", 5]):
+        said = f"id_col names a column, or several in a list such as ['country', 'indicator'], got {given!r}"
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            Forecaster("naive", horizon=4).fit(stores, id_col=given)
+
+
 def test_settings_and_state_are_checked(etth1):
     with pytest.raises(ConfigError, match="horizon"):
         Forecaster("naive")

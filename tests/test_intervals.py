@@ -797,3 +797,24 @@ def test_intervals_of_no_width_where_the_test_split_erred_are_calibrated_again(m
     print_metrics(fitted.metrics)
     said = capsys.readouterr().out
     assert "note: the intervals had no width where the test split erred: the series moved" in said
+
+
+def test_levels_given_to_the_python_api_train_the_quantile_head_at_them() -> None:
+    """A quantile head answers only the levels it was trained at: `Forecaster(level=[50, 80])` fitted and then
+    refused `predict()`'s 50% band after the whole fit, and `cross_validation(level=[60])` after the whole
+    backtest (h72). The levels asked are trained beside the default ones, and answered in nested bands (a head
+    trained without a level refuses it: `test_levels_a_bundle_cannot_answer_are_refused_by_name`)."""
+    from forecaster import Forecaster
+
+    steps = np.arange(480)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"y": np.sin(2 * np.pi * steps / 24) + rng.normal(0, 0.3, steps.size)},
+                         index=pd.date_range("2024-01-01", periods=steps.size, freq="h"))  # fmt: skip
+    options = {"horizon": 8, "input_size": 48, "max_epochs": 2, "limit_train_batches": 4, "lr": 1e-2}
+    model = Forecaster("s3attention", level=[50, 80], **options).fit(frame)
+    assert model.bundle.calibration.method == "quantile" and model.bundle.calibration.levels == (50, 80, 95)
+    table = model.predict()
+    assert (table["y-lo-80"] <= table["y-lo-50"]).all() and (table["y-lo-50"] <= table["y"]).all()
+    assert (table["y"] <= table["y-hi-50"]).all() and (table["y-hi-50"] <= table["y-hi-80"]).all()
+    backtest = Forecaster("s3attention", **options).cross_validation(frame, level=[60])
+    assert {"s3attention-lo-60", "s3attention-hi-60"} <= set(backtest.columns)

@@ -249,6 +249,8 @@ def _candidate(
         if settings.model_options.get("quantile_levels"):
             raise ConfigError("--levels sets the levels of a quantile head, which --loss mse does not train")
         options.pop("quantile_levels", None)  # the preset's head: --loss mse trains the point forecast alone
+    if options.get("quantile_levels") and settings.interval_levels:  # neuralforecast's MQLoss(level=) so
+        options["quantile_levels"] = sorted({*options["quantile_levels"], *settings.interval_levels})
     preset_size = training_preset.get("input_size")
     input_size = settings.input_size or preset_size or baseline_input(
         model_name, series, settings, default_input_size(series, settings)

@@ -113,6 +113,9 @@ class TrainSettings:
         [], "with --model auto, more models to choose among (e.g. patchtst,itransformer)", parse=parse_names
     )
     model_options: dict = setting({}, cli=False)
+    # the levels `predict` will be asked for (the Python API's `level`): a quantile head is trained at them
+    # too, as it answers only its own levels, and `level=[50]` was refused after the whole fit (h72)
+    interval_levels: list = setting([], cli=False)
     loss: str | None = setting(
         None, "mse: point forecasts, conformal intervals around them; quantile: also a learned quantile head "
         "at --levels (default 80,95; s3attention), conformally calibrated (default: quantile where the "
