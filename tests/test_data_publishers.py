@@ -118,6 +118,34 @@ def test_a_bundesbank_export_is_named_by_its_series_code_and_reads_the_next_rele
     np.testing.assert_array_equal(again.frame[code].iloc[:60], frame[code])
 
 
+def test_an_old_ecb_export_is_named_by_its_series_key_not_by_its_unit_line(tmp_path):
+    """The ECB Statistical Data Warehouse's export: the series key on the first line (its first cell empty),
+    then "Collection:" and "Period\\Unit:" key lines above the months, newest first. The unit line named the
+    series ("[Percentage change ]") and the key was lost."""
+    code = "ICP.M.U2.N.000000.4.ANR"
+    stamps = pd.date_range("2021-01-01", periods=36, freq="MS")[::-1]
+    rows = [f"{stamp:%Y%b},{k / 10:.1f}" for k, stamp in enumerate(stamps)]
+    head = [f",{code}", '"Collection:","Average of observations through period (A)"',
+            '"Period\\Unit:","[Percentage change ]"']  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "ecb.csv", "\n".join([*head, *rows]) + "\n"))
+    assert freq == "MS" and list(frame.columns) == [code] and frame.index[0] == pd.Timestamp("2021-01-01")
+    np.testing.assert_allclose(frame[code], np.arange(35, -1, -1) / 10)
+    assert f"named the columns from 1 line(s) above the header: period, {code}" in note
+
+
+def test_fred_md_reads_below_its_row_of_transformation_codes(tmp_path):
+    """FRED-MD and FRED-QD (St. Louis Fed), the macro-forecasting panels: a "Transform:" row of each column's
+    stationarity code under the header, read as data: "no date column found" (h72 F5)."""
+    months = pd.date_range("2000-01-01", periods=40, freq="MS")
+    rows = [f"{day.month}/1/{day.year},{1e4 + 10 * k:.3f},{5 + k / 10:.1f}" for k, day in enumerate(months)]
+    path = write(tmp_path, "fredmd.csv", "\n".join(["sasdate,RPI,UNRATE", "Transform:,5,2", *rows]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "MS" and list(frame.columns) == ["RPI", "UNRATE"] and frame.index.equals(
+        months.rename("sasdate"))
+    np.testing.assert_allclose(frame["UNRATE"], 5 + np.arange(40) / 10)
+    assert "skipped 1 row(s) below the header describing the columns ('Transform:')" in note
+
+
 def test_silso_sunspots_without_a_header_read_every_row_with_year_and_month_found(tmp_path):
     """SILSO's monthly sunspot file: no header, semicolons, year;month;decimal year;number;sd;obs;flag."""
     rows = [f"{1749 + k // 12};{k % 12 + 1:02d};{1749 + (k % 12 + 0.5) / 12:8.3f};{50 + k:6.1f};-1.0;-1;1"

@@ -126,11 +126,16 @@ def _units(name: str) -> bool:
                                for word in words)  # fmt: skip
 
 
+def _keyed(cells: list[str]) -> bool:
+    """A metadata line of a key and its values ("Collection:,Average of observations"), naming no column."""
+    return cells[0].strip().endswith(":")
+
+
 def names_not_given(header: list[str]) -> bool:
     """Whether a header leaves its columns to a line above (`names_above`): it repeats a name, leaves a
-    column unnamed, or gives units only."""
+    column unnamed, gives units only, or is a key's line (the ECB's "Period\\Unit:,[Percentage change ]")."""
     names = header[1:]
-    return len(set(names)) < len(names) or not all(names) or all(map(_units, names))
+    return len(set(names)) < len(names) or not all(names) or all(map(_units, names)) or _keyed(header)
 
 
 def names_above(
@@ -144,7 +149,7 @@ def names_above(
     ";;2020=100;in (%)" above "2012;Januar;89,8;..."); with the count of lines above the header it read."""
     for cells in reversed(rows):
         names = [cell.strip() for cell in cells]
-        if len(names) != width:
+        if len(names) != width or _keyed(names):  # the ECB's series key above "Collection:,..." lines
             continue
         if all(names[1:]) and len(set(names[1:])) == width - 1:
             return tuple(names), 1

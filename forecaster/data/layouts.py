@@ -302,15 +302,16 @@ def _second_table(raw: pd.DataFrame) -> int:
 
 def _description_rows(raw: pd.DataFrame) -> int:
     """How many rows right below the header describe the columns instead of holding data (an ABS time-series
-    spreadsheet's Unit, Series Type, ..., Series ID rows; the Banco de España's): at most MAX_DESCRIPTION_ROWS
-    whose first cell is text and no date, above rows whose first cells, a sample spread over them, all are
-    dates or period labels ("ENE 2018"); else 0."""
+    spreadsheet's Unit, Series Type, ..., Series ID rows; the Banco de España's; FRED-MD's codes of a
+    "Transform:" key): at most MAX_DESCRIPTION_ROWS whose first cell is text and no date, above rows whose
+    first cells, a sample spread over them, all are dates or period labels ("ENE 2018"); else 0."""
     first = cell_texts(raw.iloc[:, 0])
     dated = (_datum(text) or is_date(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
-    if all(_data_row(cell_texts(row).tolist()) for _, row in raw.iloc[:start].iterrows()):
+    keyed = all(text.strip().endswith(":") for text in first.iloc[:start])  # FRED-MD's "Transform:,5,2,5"
+    if not keyed and all(_data_row(cell_texts(row).tolist()) for _, row in raw.iloc[:start].iterrows()):
         return 0  # numbers beside each: series named by codes, above one named like a date (EU27_2020)
     rest = first.iloc[start:]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
