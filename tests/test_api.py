@@ -548,6 +548,34 @@ def test_a_frame_in_a_time_zone_is_forecast_in_its_zone(start, end, freq, expect
         assert str(answer.index.tz) == "Europe/Berlin" and answer.index.astype(str).tolist() == expected
 
 
+@pytest.mark.parametrize(("start", "end", "freq"), [
+    ("2024-01-01", "2024-03-29", "D"),  # days: the forecast crosses Paris's change of 2024-03-31
+    ("2024-01-01", "2024-04-02", "D"),  # the rows and the backtest's windows cross it
+    ("2024-03-25 00:00", "2024-03-31 00:00", "h"),  # hours: the clock skips 02:00 on 2024-03-31
+    ("2024-03-25 00:00", "2024-03-31 04:00", "h"),
+])  # fmt: skip
+def test_independent_series_in_a_time_zone_are_forecast_in_its_zone(start, end, freq):
+    """A Paris panel read as independent series was answered at its last row's offset, days after the change
+    at 01:00 local, or without a zone where its rows crossed the change: a merge on ds lost rows (h72 F4)."""
+    times = pd.date_range(start, periods=len(pd.date_range(start, end, freq=freq)) + 4, freq=freq,
+                          tz="Europe/Paris")  # fmt: skip
+    index, ahead = times[:-4], times[-4:]  # the frame's times, and the user's own next ones
+
+    def rows(at: pd.DatetimeIndex) -> pd.DataFrame:
+        return pd.concat([pd.DataFrame({"unique_id": key, "ds": at}) for key in "ab"], ignore_index=True)
+
+    frame = rows(index).assign(y=np.random.default_rng(0).normal(10, 1, 2 * len(index)))
+    model = Forecaster("naive", horizon=4).fit(frame, channels="independent")
+    backtest = Forecaster("naive", horizon=4).cross_validation(frame, n_windows=2, step_size=4,
+                                                               channels="independent")  # fmt: skip
+    future = rows(ahead)
+    for answer, given in ((model.predict(), future), (model.predict(frame), future), (backtest, frame)):
+        assert str(answer["ds"].dt.tz) == "Europe/Paris"
+        assert freq == "h" or (answer["ds"].dt.hour == 0).all()  # days at local midnights
+        assert len(given.merge(answer, on=["unique_id", "ds"])) == len(answer)
+    assert model.predict()["ds"].astype(str).tolist() == future["ds"].astype(str).tolist()
+
+
 def test_predict_of_the_fitted_frame_answers_periods_for_periods():
     quarters = pd.period_range("2000Q1", periods=60, freq="Q")
     frame = pd.DataFrame({"gdp": np.linspace(1, 2, 60)}, index=quarters)

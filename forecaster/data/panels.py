@@ -207,8 +207,10 @@ def read_long(
         return wide, None, read
     if not independent:  # rows in no order (ONS's CMD downloads, Redfin's tracker): sorted by time
         wide = sorted_by_time(wide, time_col, source, parse_dates, notes)
-    if times is not None:  # each time written back as the file wrote it ("2010 Q1"), for the reader to parse
-        written = pd.Series(raw[time_col].astype(str).str.strip().to_numpy(), index=times)
+    if times is not None:  # each time written back as the file wrote it ("2010 Q1"), for the reader to parse;
+        column = raw[time_col]  # a frame's timestamps kept: as text, a zone's read at one offset (h72 F4)
+        typed = pd.api.types.is_datetime64_any_dtype(column)
+        written = pd.Series(column.array if typed else column.astype(str).str.strip().to_numpy(), index=times)
         wide[time_col] = wide[time_col].map(written[~written.index.duplicated()])
     return wide, time_col, read
 
