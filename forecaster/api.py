@@ -180,6 +180,7 @@ class Forecaster:
         """Train on `df` (the 7:1:2 split, or holdout on a short frame: train, validation for early stopping,
         model choice and interval calibration, test for the reported metrics); with `out`, the bundle is also
         saved there."""
+        from forecaster.history import runs_filled
         from forecaster.training.fit import outlier_notes, training_notes, transform_notes
         from forecaster.training.workflows import train_forecaster
 
@@ -194,7 +195,8 @@ class Forecaster:
             self.bundle = load_bundle(outcome.bundle_path)
         calibration = self.bundle.calibration
         notes = [*training_notes(self.bundle.training, self.bundle.metrics), *transform_notes(self.bundle),
-                 *outlier_notes(self.bundle, series), *(calibration.notes() if calibration else [])]
+                 *outlier_notes(self.bundle, series), *runs_filled(self.bundle, series),
+                 *(calibration.notes() if calibration else [])]
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         left_out = [name for name in series.columns if name not in self.bundle.data.columns]

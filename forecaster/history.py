@@ -16,14 +16,14 @@ import torch
 
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
-from forecaster.data.missing import NO_FILL, some, without_reading_advice
+from forecaster.data.missing import NO_FILL, some, when, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import season_length
 from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
 from forecaster.models.assembly import stored
-from forecaster.models.outliers import robust_scale
+from forecaster.models.outliers import FILLED, RUNS_FILLED, fill_isolated, fill_runs, robust_scale
 from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
@@ -183,6 +183,31 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
             notes.append(f"note: the last row of {name!r} ({values[-1]:.4g}) lies {min(distances):.3g} "
                          f"robust standard deviations of its recent changes from the row before it{earlier}: "
                          f"a partial period, a typo or a new level? {start}")  # fmt: skip
+    return notes
+
+
+def runs_filled(bundle: Bundle, series: TimeSeries) -> list[str]:
+    """The steps of each target's last season that the kept forecast read as the seasons before, a shock of a
+    few steps (`outliers.fill_runs`), in its input window of `series`; the rows stay as given."""
+    season = getattr(getattr(stored(bundle.model), "config", None), "season", None)
+    if bundle.model_name not in RUNS_FILLED or not season or bundle.data is None:
+        return []
+    notes, columns = [], list(bundle.data.columns)
+    for name in [column for column in columns if column in series.frame.columns]:
+        rows = series.frame[name].dropna().iloc[-bundle.data.input_size :]  # its own end, as `outlier_notes`
+        scaler = bundle.scaler.channel(columns.index(name))
+        scaled = torch.from_numpy(scaler.transform(rows.to_numpy(dtype=np.float64)[:, None])[:, 0])[None]
+        isolated = fill_isolated(scaled, season, FILLED[bundle.model_name])
+        read = fill_runs(isolated, season)
+        cells = np.flatnonzero((read != isolated)[0].numpy())
+        if cells.size:
+            given = ", ".join(f"{value:g}" for value in rows.iloc[cells])
+            values = scaler.inverse(read[0, cells].numpy()[:, None])[:, 0]
+            span = f"{when(rows.index[cells[0]])} to {when(rows.index[cells[-1]])}"
+            notes.append(f"{name!r} from {span} ({given}) departs from the same steps of the seasons before, "
+                         f"all one way, and the steps after it return: {bundle.model_name} read it as a "
+                         f"passing shock, as if it were {', '.join(f'{value:.4g}' for value in values)} (the "
+                         "rows are used as given everywhere else)")  # fmt: skip
     return notes
 
 

@@ -12,7 +12,7 @@ import torch
 
 from forecaster import Forecaster
 from forecaster.data.series import DataQualityWarning
-from forecaster.models.outliers import fill_isolated, isolated_outliers
+from forecaster.models.outliers import fill_isolated, fill_runs, isolated_outliers
 
 MONTHS = pd.date_range("2016-01-01", periods=96, freq="MS")
 
@@ -116,3 +116,62 @@ def test_a_seasons_peak_in_a_window_of_one_season_is_repeated_as_it_is() -> None
     typo = window.clone()
     typo[6] *= 10
     assert abs(float(model(typo[None, :, None])[0, 6, 0]) - 6.0) < 0.5  # its neighbours' mean
+
+
+def _quarters(seed: int = 12) -> np.ndarray:
+    """89 quarters from 2000 Q1 of a growing index with a season and noise (h66 F2's shape)."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(89)
+    season = np.tile([-3.0, 1.0, 2.5, -0.5], 23)[:89] * 3
+    return 100 * np.exp(0.004 * steps) + season + np.cumsum(rng.normal(0, 0.3, 89)) + rng.normal(0, 0.6, 89)
+
+
+@pytest.mark.parametrize("model", ["seasonal_naive", "seasonal_drift", "holt_winters"])
+def test_a_shock_over_a_few_quarters_of_the_last_year_is_not_repeated_a_year_later(model: str) -> None:
+    """COVID's 2020 Q2-Q4 (-22, -8, -3) in a window ending 2021 Q1: seasonal drift forecast 2021 Q2 at 120.4
+    where the truth was 142.4, inside an 80% band of +-1.3 (h66 F2). The shock is read as the seasons
+    before plus the level change; a new level lasting to the window's end, and a clean window, are kept."""
+    from forecaster.models import get_model
+
+    series = _quarters()
+    truth, clean = series[85:], series[:85]
+    shocked = clean.copy()
+    shocked[81:84] -= [22.0, 8.0, 3.0]
+    shifted = clean.copy()
+    shifted[81:] -= 22.0
+    net = get_model(model, input_size=51, horizon=4, n_channels=1, season=4).eval()
+
+    def forecast(values: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net(torch.tensor(values[-51:], dtype=torch.float32)[None, :, None])[0, :, 0].numpy()
+
+    assert abs(forecast(shocked)[0] - truth[0]) < 4.0  # the dip of 22 not repeated
+    np.testing.assert_allclose(forecast(shocked), forecast(clean), atol=4.0)
+    window = torch.tensor(shifted[-51:])[None]
+    assert torch.equal(fill_runs(window, 4), window)  # a lasting new level is kept
+    assert torch.equal(fill_runs(torch.tensor(clean[-51:])[None], 4), torch.tensor(clean[-51:])[None])
+
+
+def test_a_shock_read_as_the_seasons_before_is_said_at_training_and_at_predict() -> None:
+    """Seasonal drift read 2020 Q2-Q3 of a COVID-shaped file as the years before (`fill_runs`) and changed its
+    forecast without a word, where a filled typo is named (h70)."""
+    series = _quarters()[:85]
+    shocked = series.copy()
+    shocked[81:84] -= [22.0, 8.0, 3.0]
+    quarters = pd.period_range("2000Q1", periods=85, freq="Q").to_timestamp()
+
+    def said(values: np.ndarray) -> tuple[list[str], list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            fitted = Forecaster("seasonal_drift", horizon=4).fit(pd.DataFrame({"gdp": values}, quarters))
+            trained = len(caught)
+            fitted.predict()
+        notes = [(index < trained, str(warning.message)) for index, warning in enumerate(caught)]
+        shocks = [(training, note) for training, note in notes if "read it as a passing shock" in note]
+        return [note for early, note in shocks if early], [note for early, note in shocks if not early]
+
+    assert said(series) == ([], [])
+    at_training, at_predict = said(shocked)
+    assert len(at_training) == 1 and at_training == at_predict
+    assert f"'gdp' from {quarters[81].date()} to {quarters[82].date()} ({shocked[81]:g}, " in at_training[0]
+    assert at_training[0].endswith("(the rows are used as given everywhere else)")

@@ -24,7 +24,7 @@ from torch import nn
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, setting
 from forecaster.devices import sized_only
 from forecaster.models.config import ModelConfig, check_history
-from forecaster.models.outliers import FILLED, fill_isolated
+from forecaster.models.outliers import FILLED, RUNS_FILLED, fill_isolated, fill_runs
 from forecaster.models.registry import FORECAST, MODELS
 
 # The baselines with nothing to fit (nor to tune), simplest first as `--model auto` plans them (Holt-Winters,
@@ -170,10 +170,13 @@ class SeasonalNaiveForecaster(nn.Module):
 
     def filled(self, x: torch.Tensor) -> torch.Tensor:
         """(B, L, C) windows with each channel's isolated outliers beyond the model's distance in `FILLED`
-        read as their neighbours' value (`outliers.fill_isolated`)."""
+        read as their neighbours' value (`outliers.fill_isolated`), and for seasonal naive and seasonal drift
+        a few steps' shock in the last season as the seasons before (`outliers.fill_runs`)."""
         batch, length, channels = x.shape
         filled = fill_isolated(x.transpose(1, 2).reshape(-1, length).double(), self.config.season,
                                FILLED[self.name])  # fmt: skip
+        if self.name in RUNS_FILLED:  # and a shock of a few steps in the last season (`outliers.fill_runs`)
+            filled = fill_runs(filled, self.config.season)
         return filled.view(batch, channels, length).transpose(1, 2).to(x.dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

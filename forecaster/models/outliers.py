@@ -117,3 +117,63 @@ def fill_isolated(y: torch.Tensor, season: int, threshold: float = THRESHOLD) ->
         return y
     flags, local, _ = isolated_outliers(y, season, threshold)
     return torch.where(flags, local, y)
+
+
+# A shock over a few steps of the last season (COVID's 2020 Q2-Q4, a strike, a shutdown) is no isolated
+# outlier, and seasonal naive, seasonal drift and Holt-Winters repeated it a season later (h66 F2: 2021 Q2
+# forecast 120.4, truth 142.4). They read a run of 2 or more cells of the last season as the seasons
+# before plus the level change (`fill_runs`) where each cell is beyond THRESHOLD robust standard deviations
+# from its position in the RUN_SEASONS seasons before, all on one side, and the cells after it are back
+# within THRESHOLD (a new level lasting to the window's end is kept). On h48's monthly and quarterly series
+# with a run of 2 or 3 cells moved by 30%: held-out MAE 0.49x (seasonal drift), 0.56x (seasonal naive),
+# 0.69x (Holt-Winters); on their clean windows at 9 origins 19 of 4,986 windows changed, geometric means
+# 0.996-1.003x (h69, model level).
+RUNS_FILLED = ("seasonal_naive", "seasonal_drift", "holt_winters")
+RUN_SEASONS = 3
+# A run is half a season at most, or 3 steps (COVID's three quarters): a longer one is a new level, and a
+# month's 9-step run read so (us_employment's health services) cost seasonal drift 1.74x (h69).
+MIN_LONGEST_RUN = 3
+# Residuals of the seasons before that scale a departure (and two seasons' at least): with fewer the window is
+# read as given. A random walk's last season wanders: read with a season of 12 from 56-60 steps (8-12 such
+# residuals) 5-8% of random walks were filled, from 72 steps 2.7%, from 100 0.7% (h69).
+MIN_RUN_REFERENCE = 8
+
+
+def fill_runs(y: torch.Tensor, season: int, threshold: float = THRESHOLD) -> torch.Tensor:
+    """(N, L) series with a departure of a few consecutive cells in their last season (2 to MIN_LONGEST_RUN
+    or season // 2), one side of the same positions in the RUN_SEASONS seasons before (raised by the window's
+    median change per season) and followed by cells back on them, read as those positions plus the last
+    season's other cells' departure."""
+    count, length = y.shape
+    first = RUN_SEASONS * season
+    if season < 3 or not count or length - first - season < max(MIN_RUN_REFERENCE, 2 * season):
+        return y
+    change = (y[:, season:] - y[:, :-season]).quantile(0.5, dim=1, keepdim=True)  # (N, 1) per season
+    before = [y[:, first - j * season : length - j * season] + j * change for j in range(1, RUN_SEASONS + 1)]
+    earlier = torch.stack(before).median(0).values
+    departure = y[:, first:] - earlier  # (N, L - first)
+    reference = departure[:, :-season]
+    scale = robust_scale(reference)[:, None]
+    z = (departure[:, -season - 1 :] - reference.quantile(0.5, dim=1, keepdim=True)) / scale  # (N, m + 1)
+    side = torch.where(z > threshold, 1, torch.where(z < -threshold, -1, 0)) * (scale > 0)
+    steps = torch.arange(season + 1, device=y.device)
+    end = torch.where(side != 0, steps, -1).max(1).values  # the last far cell: 0 (the one before)..m
+    rows = torch.arange(count, device=y.device)
+    sign = side[rows, end.clamp_min(0)]
+    run = torch.zeros_like(side, dtype=torch.bool)
+    inside = end >= 1
+    for back in range(season + 1):  # the cells on `sign`'s side in a row that end at `end`
+        cell = (end - back).clamp_min(0)
+        inside = inside & (end - back >= 0) & (side[rows, cell] == sign)
+        run[rows, cell] |= inside
+    size = run.sum(1)
+    found = (end >= 1) & (end <= season - 1) & ~run[:, 0]  # inside the season, and a cell after it
+    found &= (size >= 2) & (size <= max(season // 2, MIN_LONGEST_RUN))
+    if not found.any():
+        return y
+    cells = run[:, 1:] & found[:, None]  # (N, m): the last season's cells filled
+    rest = departure[:, -season:].masked_fill(cells, float("nan")).nanquantile(0.5, dim=1)
+    estimate = earlier[:, -season:] + torch.nan_to_num(rest)[:, None]
+    filled = y.clone()
+    filled[:, -season:] = torch.where(cells, estimate, y[:, -season:])
+    return filled

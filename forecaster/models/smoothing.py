@@ -46,7 +46,7 @@ from torch import nn
 from forecaster.checks import MAX_STEPS, setting
 from forecaster.models.baselines import SeasonalNaiveConfig
 from forecaster.models.config import check_history
-from forecaster.models.outliers import THRESHOLD, fill_isolated, robust_scale
+from forecaster.models.outliers import THRESHOLD, fill_isolated, fill_runs, robust_scale
 from forecaster.models.registry import FORECAST, MODELS
 
 # Smoothing parameters tried for every window: level (alpha), trend (beta, times alpha in the error-correction
@@ -117,6 +117,7 @@ class HoltWintersForecaster(nn.Module):
         """(N, L) float64 series -> (N, H) forecasts."""
         season, horizon, length = self.config.season, self.config.horizon, y.shape[1]
         y = fill_isolated(y, season)  # smoothed as if a typo were its neighbours' value
+        y = fill_runs(y, season)  # and a few steps' shock in the last season as the seasons before
         alpha, beta, phi, gamma = (column[:, None] for column in self.grid.unbind(1))  # each (K, 1)
         if season > 1:  # the line through the first two seasons' means, and their mean deviation from it
             means = y[:, : 2 * season].view(len(y), 2, season).mean(2)
