@@ -197,7 +197,7 @@ def _baselines(metrics: dict[str, Any], key: str, style: str = ".4f") -> str:
 def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
     """The test split's scores; `trained_here`: of the run that chose the model (`train`, `tune`), not of
     rows scored later (`evaluate`), where validation's choice is no longer the question."""
-    from forecaster.calibration import FEW_WINDOWS, RECALIBRATED, undercovered
+    from forecaster.training.fit import test_notes
 
     naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
@@ -214,29 +214,6 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
             f"{level}% interval: coverage {scores['coverage']:.3f}  mean width {scores['width']:.4f}  "
             f"interval score {scores['interval_score']:.4f}  (standardized)"
         )
-    short = [f"{level}% {coverage:.2f}" for level, coverage in undercovered(intervals).items()]
-    naive_mse = metrics.get("naive", {}).get("mse")
-    if naive_mse is not None and metrics["mse"] > naive_mse * (1 + 1e-6):  # not naive itself, its rounding
-        scores = f"({metrics['mse']:.4f} against {naive_mse:.4f})"
-        if trained_here:  # kept on validation, not clearly lost on test ("not by enough" of 18x on 1, h43)
-            count = f"{metrics['windows']} test window{'s' if metrics['windows'] != 1 else ''}"
-            print(f"note: on the test split the kept forecast scored above the naive forecast {scores}, on "
-                  f"{count}: too little evidence to leave what validation chose; --model naive keeps the "
-                  "naive forecast")  # fmt: skip
-        else:
-            print(f"note: on these rows the model scored above the naive forecast {scores}; `forecaster "
-                  "train --model naive` keeps the naive forecast")
-    if intervals and metrics["windows"] < FEW_WINDOWS:  # a few overlapping windows: a handful of outcomes
-        again = "`forecaster evaluate` on later rows measures" if trained_here else "later rows measure"
-        print(f"note: coverage measured on {metrics['windows']} test window(s) says little; {again} it again")
-    if RECALIBRATED in metrics:  # train did what the note below advises
-        missed = (f"covered far less of the test split than asked ({', '.join(short)})" if short else
-                  "had no width where the test split erred")  # fmt: skip
-        print(f"note: the intervals {missed}: the series moved after the windows that calibrated them; the "
-              f"bundle's are calibrated again on the latest ({metrics[RECALIBRATED]}): later rows measure "
-              "them (`forecaster evaluate`)")
-    elif short:  # said on few windows too: JJ's 95% intervals covered 0.53 of 8, unsaid (h34)
-        print(f"note: the intervals covered far less of the test split than asked ({', '.join(short)}): the "
-              "series moved after the windows that calibrated them; `forecaster calibrate --model M --csv "
-              "RECENT.csv --on all` recalibrates on recent rows")  # fmt: skip
+    for note in test_notes(metrics, trained_here):
+        print(f"note: {note}")
 

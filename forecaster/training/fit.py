@@ -104,6 +104,41 @@ def training_notes(training: dict[str, Any], metrics: dict[str, Any]) -> list[st
     return []
 
 
+def test_notes(metrics: dict[str, Any], trained_here: bool = True, bands: bool = True) -> list[str]:
+    """What the test split's scores say a user should know: the kept forecast scored above the naive one, and
+    with `bands`, the coverage rests on few windows or fell far short; `trained_here`: of the run that chose
+    the model (`train`, `fit`), not of rows scored later (`evaluate`). The command line prints these, `fit`
+    warns (it had said nothing of a model at 2.55x the naive forecast's test MSE, h72 F9)."""
+    from forecaster.calibration import FEW_WINDOWS, RECALIBRATED, undercovered
+
+    notes, intervals, windows = [], metrics.get("intervals", {}) if bands else {}, metrics["windows"]
+    short = [f"{level}% {coverage:.2f}" for level, coverage in undercovered(intervals).items()]
+    naive_mse = metrics.get("naive", {}).get("mse")
+    if naive_mse is not None and metrics["mse"] > naive_mse * (1 + 1e-6):  # not naive itself, its rounding
+        scores = f"({metrics['mse']:.4f} against {naive_mse:.4f})"
+        if trained_here:  # kept on validation, not clearly lost on test ("not by enough" of 18x on 1, h43)
+            notes.append(f"on the test split the kept forecast scored above the naive forecast {scores}, on "
+                         f"{windows} test window{'s' if windows != 1 else ''}: too little evidence to leave "
+                         "what validation chose; --model naive keeps the naive forecast")  # fmt: skip
+        else:
+            notes.append(f"on these rows the model scored above the naive forecast {scores}; `forecaster "
+                         "train --model naive` keeps the naive forecast")  # fmt: skip
+    if intervals and windows < FEW_WINDOWS:  # a few overlapping windows: a handful of outcomes
+        again = "`forecaster evaluate` on later rows measures" if trained_here else "later rows measure"
+        notes.append(f"coverage measured on {windows} test window(s) says little; {again} it again")
+    if RECALIBRATED in metrics and bands:  # train did what the note below advises
+        missed = (f"covered far less of the test split than asked ({', '.join(short)})" if short else
+                  "had no width where the test split erred")  # fmt: skip
+        notes.append(f"the intervals {missed}: the series moved after the windows that calibrated them; the "
+                     f"bundle's are calibrated again on the latest ({metrics[RECALIBRATED]}): later rows "
+                     "measure them (`forecaster evaluate`)")  # fmt: skip
+    elif short:  # said on few windows too: JJ's 95% intervals covered 0.53 of 8, unsaid (h34)
+        notes.append(f"the intervals covered far less of the test split than asked ({', '.join(short)}): the "
+                     "series moved after the windows that calibrated them; `forecaster calibrate --model M "
+                     "--csv RECENT.csv --on all` recalibrates on recent rows")  # fmt: skip
+    return notes
+
+
 def transform_notes(bundle: Bundle) -> list[str]:
     """The columns a model forecasts in logarithms (`--transform`), which its user should know of: their
     forecasts stay positive, their intervals widen with the level, and rows at or below 0 are refused."""
