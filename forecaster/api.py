@@ -28,7 +28,7 @@ from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency
+from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import ConfigError, DataError
 from forecaster.history import read_future, read_rows
 from forecaster.prediction import forecast, forecast_name, given_names, shaped
@@ -122,8 +122,8 @@ class Forecaster:
         self.settings = settings_from(model, horizon, input_size, dict(options))
         check_model_options(self.settings)  # a typo (max_epoch=1) was refused at fit, not here (h35)
         if freq is not None and not names_a_frequency(freq):  # 'bogus' was said to differ from the data's
-            raise ConfigError(f"freq: unknown frequency {str(freq)[:40]!r}; expected a pandas offset or "
-                              "period alias such as h, D, W, MS or Q")  # fmt: skip
+            raise ConfigError(f"freq: unknown frequency {str(freq)[:40]!r}{renamed(freq)}; expected a pandas "
+                              "offset or period alias such as h, D, W, MS or Q")  # fmt: skip
         self.freq = freq
         self.level = _levels(level)
         self.bundle: Bundle | None = None

@@ -261,6 +261,10 @@ def test_settings_are_checked_when_given_and_named_as_given():
         Forecaster("naive", horizon=HORIZON, max_epoch=1)
     with pytest.raises(ConfigError, match="freq: unknown frequency 'bogus'; expected a pandas offset or"):
         Forecaster("naive", horizon=HORIZON, freq="bogus")
+    for old, new in (("H", "h"), ("A", "Y"), ("T", "min")):  # pandas < 2.2's, still in most tutorials (h72)
+        said = f"unknown frequency '{old}' (pandas' old spelling of '{new}'); expected"
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            Forecaster("naive", horizon=HORIZON, freq=old)
     with pytest.raises(ConfigError, match="^time_col names a date column, which no_date or date_from says"):
         naive().fit(hourly().reset_index(names="when"), time_col="when", no_date=True)
 

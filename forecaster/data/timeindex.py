@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -68,6 +69,20 @@ def _season_of(freq: str | None) -> int | None:
     return seasons.get(name)
 
 
+_SUGGESTED = re.compile(r"Did you mean (\w+)\?")
+
+
+def renamed(freq: Any) -> str:
+    """pandas' own suggestion for an alias it renamed ('H' is 'h' now, 'A' 'Y', 'T' 'min'), as a hint to add
+    to a refusal: code written for pandas before 2.2, and most tutorials, spell them so (h72)."""
+    try:
+        to_offset(freq)
+    except (ValueError, TypeError) as error:
+        found = _SUGGESTED.search(str(error))
+        return f" (pandas' old spelling of {found[1]!r})" if found else ""
+    return ""
+
+
 def check_frequency(freq: str) -> pd.DateOffset:
     """The pandas offset of alias `freq` (e.g. "15min", "h", "W-TUE"); DataError for anything else.
 
@@ -82,8 +97,8 @@ def check_frequency(freq: str) -> pd.DateOffset:
     if offset is None or offset.n < 1:
         shown = freq if len(str(freq)) <= 40 else f"{str(freq)[:40]}..."
         raise DataError(
-            f"unknown frequency {shown!r}; expected a pandas offset alias of a positive step such as 15min, "
-            "h, D"
+            f"unknown frequency {shown!r}{renamed(freq)}; expected a pandas offset alias of a positive step "
+            "such as 15min, h, D"
         )
     return offset
 
