@@ -211,6 +211,12 @@ def runs_filled(bundle: Bundle, series: TimeSeries) -> list[str]:
     return notes
 
 
+def window_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
+    """What a forecast from the last rows of `series` should say of them, `predict` and the service alike: a
+    last row apart (`last_row_apart`), a last season's shock read as the seasons before (`runs_filled`)."""
+    return [*last_row_apart(bundle, series), *(f"note: {note}" for note in runs_filled(bundle, series))]
+
+
 def _start(bundle: Bundle) -> str:
     """What the bundle's forecast does with a last row apart: Holt-Winters clips its one-step error
     (`smoothing.clipped_last`) where its window holds enough earlier errors; any other forecast starts from

@@ -31,7 +31,7 @@ from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
-from forecaster.history import far_from_training, last_row_apart, left_out_in_training, of_series, runs_filled
+from forecaster.history import far_from_training, left_out_in_training, of_series, window_notes
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 
@@ -428,14 +428,13 @@ def _forecast(
         outputs = predict_outputs(bundle, prepared.window[None])[0, : prepared.horizon]
         columns = interval_columns(bundle, outputs, levels, prepared.window)
     except HistoryError as error:
-        if error.part == "level":  # the request is at fault, not the file
+        if error.part in ("level", "horizon"):  # the request is at fault, not the file (h72)
             raise ConfigError(str(error)) from None
         where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
         source = future.source if error.part == "future" and future is not None else series.source
         which = f"series {named!r}: " if named is not None else ""
         raise DataError(f"{source}: {which}{where}{error}") from None
-    shocks = [f"note: {note}" for note in runs_filled(bundle, series)]  # read as the seasons before
-    for note in [*last_row_apart(bundle, series), *shocks, far_from_training(bundle, prepared.window)]:
+    for note in [*window_notes(bundle, series), far_from_training(bundle, prepared.window)]:
         if note:
             say_note(f"{series.source}: {note}", stacklevel=3)
     return forecast_table(bundle, series, prepared, columns)

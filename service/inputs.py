@@ -33,11 +33,11 @@ from forecaster.data.timeorder import before_year_one
 from forecaster.errors import DataError, ForecasterError
 from forecaster.history import (
     far_from_training,
-    last_row_apart,
     left_out_in_training,
     read_future,
     read_history,
     read_rows,
+    window_notes,
 )
 from forecaster.prediction import (
     HistoryError,
@@ -356,7 +356,7 @@ def prepare_csv(
         refusal.detail += _as_read(notes)
         raise refusal from None
     far = far_from_training(bundle, prepared.window)
-    said = [*notes, *left_out_in_training(bundle), *last_row_apart(bundle, series), *([far] if far else [])]
+    said = [*notes, *left_out_in_training(bundle), *window_notes(bundle, series), *([far] if far else [])]
     return CsvUpload(series, said, prepared=prepared)
 
 

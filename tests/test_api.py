@@ -234,6 +234,8 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
     model = Forecaster("naive", horizon=12, input_size=24, level=80).fit(etth1)
     assert model.level == [80]
     assert len(model.predict(horizon=np.int64(3))) == 3
+    with pytest.raises(ConfigError, match=r"^expected 1 <= horizon <= 12 \(the model's horizon\), got 13$"):
+        model.predict(horizon=13)  # a setting asked for, not the data: no DataError naming the frame (h72)
     columns = model.predict(level=np.array([95, 80])).columns[-4:].tolist()
     assert columns == ["OT-lo-80", "OT-hi-80", "OT-lo-95", "OT-hi-95"]
     for horizon in (2.5, "12", True):

@@ -3,6 +3,7 @@ naive and seasonal drift), said in a note."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -175,3 +176,21 @@ def test_a_shock_read_as_the_seasons_before_is_said_at_training_and_at_predict()
     assert len(at_training) == 1 and at_training == at_predict
     assert f"'gdp' from {quarters[81].date()} to {quarters[82].date()} ({shocked[81]:g}, " in at_training[0]
     assert at_training[0].endswith("(the rows are used as given everywhere else)")
+
+
+def test_the_service_says_a_shock_read_as_the_seasons_before_as_predict_does(tmp_path) -> None:
+    """The CSV route names what predict names of the rows a forecast starts from (`history.window_notes`)."""
+    from test_service import serving
+
+    shocked = _quarters()[:85]
+    shocked[81:84] -= [22.0, 8.0, 3.0]
+    frame = pd.DataFrame({"gdp": shocked}, pd.period_range("2000Q1", periods=85, freq="Q").to_timestamp())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        Forecaster("seasonal_drift", horizon=4).fit(frame).save(tmp_path / "gdp")
+    upload = {"file": ("gdp.csv", frame.to_csv(index_label="date"), "text/csv")}
+    with serving(tmp_path) as client:
+        response = client.post("/v1/models/gdp/forecast.csv", files=upload)
+    assert response.status_code == 200
+    assert any("seasonal_drift read it as a passing shock" in note
+               for note in json.loads(response.headers["forecaster-notes"]))  # fmt: skip
