@@ -181,7 +181,7 @@ class Forecaster:
         model choice and interval calibration, test for the reported metrics); with `out`, the bundle is also
         saved there."""
         from forecaster.history import runs_filled
-        from forecaster.training.fit import outlier_notes, test_notes, training_notes, transform_notes
+        from forecaster.training.fit import outlier_notes, scored_notes, training_notes, transform_notes
         from forecaster.training.workflows import train_forecaster
 
         series = self.read(df, **read)
@@ -197,7 +197,7 @@ class Forecaster:
         notes = [*training_notes(self.bundle.training, self.bundle.metrics), *transform_notes(self.bundle),
                  *outlier_notes(self.bundle, series), *runs_filled(self.bundle, series),
                  *(calibration.notes() if calibration else []),
-                 *test_notes(self.bundle.metrics, bands=bool(self.level))]  # bands: of intervals asked for
+                 *scored_notes(self.bundle.metrics, bands=bool(self.level))]  # bands: of intervals asked for
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         left_out = [name for name in series.columns if name not in self.bundle.data.columns]

@@ -197,7 +197,7 @@ def _baselines(metrics: dict[str, Any], key: str, style: str = ".4f") -> str:
 def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
     """The test split's scores; `trained_here`: of the run that chose the model (`train`, `tune`), not of
     rows scored later (`evaluate`), where validation's choice is no longer the question."""
-    from forecaster.training.fit import test_notes
+    from forecaster.training.fit import scored_notes
 
     naive = f"  ({_baselines(metrics, 'mse')})" if "naive" in metrics else ""
     print(f"test MSE {metrics['mse']:.4f}  MAE {metrics['mae']:.4f}  (standardized){naive}")
@@ -214,6 +214,6 @@ def print_metrics(metrics: dict[str, Any], trained_here: bool = True) -> None:
             f"{level}% interval: coverage {scores['coverage']:.3f}  mean width {scores['width']:.4f}  "
             f"interval score {scores['interval_score']:.4f}  (standardized)"
         )
-    for note in test_notes(metrics, trained_here):
+    for note in scored_notes(metrics, trained_here):
         print(f"note: {note}")
 

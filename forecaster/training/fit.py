@@ -104,7 +104,7 @@ def training_notes(training: dict[str, Any], metrics: dict[str, Any]) -> list[st
     return []
 
 
-def test_notes(metrics: dict[str, Any], trained_here: bool = True, bands: bool = True) -> list[str]:
+def scored_notes(metrics: dict[str, Any], trained_here: bool = True, bands: bool = True) -> list[str]:
     """What the test split's scores say a user should know: the kept forecast scored above the naive one, and
     with `bands`, the coverage rests on few windows or fell far short; `trained_here`: of the run that chose
     the model (`train`, `fit`), not of rows scored later (`evaluate`). The command line prints these, `fit`
