@@ -268,6 +268,7 @@ class Forecaster:
         n_windows: int = 1,
         step_size: int = 1,
         level: Sequence[int] | None = None,
+        refit: bool = False,
         **read: Any,
     ) -> pd.DataFrame:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
@@ -278,6 +279,10 @@ class Forecaster:
         does. Long rows: `unique_id`, the time column (`ds`, or a wide frame's), `cutoff`, `<model>`[,
         intervals], `y`, ids and times of `df`'s types (periods in, periods out)."""
 
+        if refit is not False:  # statsforecast's and neuralforecast's name, said to be a reading option (h72)
+            raise ConfigError(f"refit={refit!r}: cross_validation fits once, on the rows before the first "
+                              "cutoff (refit=False); to refit per window, fit on each cutoff's rows and "
+                              "predict")  # fmt: skip
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
         series = self.read(df, **read)

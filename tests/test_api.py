@@ -106,6 +106,8 @@ def test_cross_validation_too_long_for_its_rows_says_so_in_its_own_terms(model):
     assert said.startswith("DataFrame: 10 window(s) of 2 steps 1 apart hold out the last 11 rows and leave 1")
     assert said.endswith("expected fewer or closer windows (n_windows, step_size) or more rows")
     assert "--" not in said and "\n" not in said
+    with pytest.raises(ConfigError, match=r"^refit=True: cross_validation fits once, on the rows before the"):
+        forecaster.cross_validation(rows, refit=True)  # statsforecast's name, not a reading option (h72)
 
 
 def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_as_neuralforecast():
