@@ -126,8 +126,9 @@ def _units(name: str) -> bool:
                                for word in words)  # fmt: skip
 
 
-def _keyed(cells: list[str]) -> bool:
-    """A metadata line of a key and its values ("Collection:,Average of observations"), naming no column."""
+def keyed_line(cells: list[str]) -> bool:
+    """A line of a key and its values ("Collection:,Average of observations", FRED-MD's "Transform:,5,2"),
+    which names no column and holds no data."""
     return cells[0].strip().endswith(":")
 
 
@@ -135,7 +136,7 @@ def names_not_given(header: list[str]) -> bool:
     """Whether a header leaves its columns to a line above (`names_above`): it repeats a name, leaves a
     column unnamed, gives units only, or is a key's line (the ECB's "Period\\Unit:,[Percentage change ]")."""
     names = header[1:]
-    return len(set(names)) < len(names) or not all(names) or all(map(_units, names)) or _keyed(header)
+    return len(set(names)) < len(names) or not all(names) or all(map(_units, names)) or keyed_line(header)
 
 
 def names_above(
@@ -149,7 +150,7 @@ def names_above(
     ";;2020=100;in (%)" above "2012;Januar;89,8;..."); with the count of lines above the header it read."""
     for cells in reversed(rows):
         names = [cell.strip() for cell in cells]
-        if len(names) != width or _keyed(names):  # the ECB's series key above "Collection:,..." lines
+        if len(names) != width or keyed_line(names):  # the ECB's series key above "Collection:,..." lines
             continue
         if all(names[1:]) and len(set(names[1:])) == width - 1:
             return tuple(names), 1

@@ -29,6 +29,7 @@ from forecaster.data.headerless import (
     is_date,
     is_record,
     is_timestamp,
+    keyed_line,
     names_above,
     names_not_given,
     years_over_parts,
@@ -310,7 +311,7 @@ def _description_rows(raw: pd.DataFrame) -> int:
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
-    keyed = all(text.strip().endswith(":") for text in first.iloc[:start])  # FRED-MD's "Transform:,5,2,5"
+    keyed = all(keyed_line([text]) for text in first.iloc[:start])  # FRED-MD's "Transform:,5,2,5"
     if not keyed and all(_data_row(cell_texts(row).tolist()) for _, row in raw.iloc[:start].iterrows()):
         return 0  # numbers beside each: series named by codes, above one named like a date (EU27_2020)
     rest = first.iloc[start:]
