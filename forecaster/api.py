@@ -22,33 +22,30 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
-from forecaster.checks import check_int
+from forecaster.checks import check_int, field_names
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency, renamed
-from forecaster.errors import ConfigError, DataError
+from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import read_future, read_rows
 from forecaster.prediction import forecast, forecast_name, given_names, shaped
 from forecaster.training.planning import InputTooShort, check_model_options
-from forecaster.training.settings import TrainerOptions, TrainSettings
-
-
-def _names(cls: type) -> set[str]:
-    return {field.name for field in dataclasses.fields(cls)}
+from forecaster.training.settings import RECIPE, TrainerOptions, TrainSettings, from_recipe
 
 
 def settings_from(model: str, horizon: int, input_size: int | None, options: dict[str, Any]) -> TrainSettings:
     """Keyword options sorted into training settings, Lightning options and model config fields (the
     model's own check names any it does not take)."""
-    reading = sorted(set(options) & _names(ReadOptions))
+    reading = sorted(set(options) & field_names(ReadOptions))
     if reading:
         raise ConfigError(f"{reading[0]} says how to read the data: give it to fit(df, {reading[0]}=...)")
-    trainer = {key: options.pop(key) for key in list(options) if key in _names(TrainerOptions)}
+    trainer = {key: options.pop(key) for key in list(options) if key in field_names(TrainerOptions)}
     trainer.setdefault("progress_bar", False)
-    fields = {key: options.pop(key) for key in list(options) if key in _names(TrainSettings) - {"trainer"}}
+    named = field_names(TrainSettings) - {"trainer"}
+    fields = {key: options.pop(key) for key in list(options) if key in named}
     return TrainSettings(
         horizon=horizon, input_size=input_size, model_name=model, **fields, model_options=options,
         trainer=TrainerOptions(**trainer),
@@ -155,9 +152,9 @@ class Forecaster:
             return df
         df = as_frame(df)
         id_col, target_col = _column_names("id_col", id_col), _column_names("target_col", target_col)
-        unknown = sorted(set(read) - _names(ReadOptions))
+        unknown = sorted(set(read) - field_names(ReadOptions))
         if unknown:
-            known = sorted(_names(ReadOptions) | {"time_col"})
+            known = sorted(field_names(ReadOptions) | {"time_col"})
             raise ConfigError(f"unknown reading option {unknown[0]!r}; expected one of {', '.join(known)}")
         if key_columns(df.columns, id_col):  # with no_date, the time column (`ds`) holds integer steps
             read.update(id_col=id_col, target_col=target_col)
@@ -347,11 +344,18 @@ class Forecaster:
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:
         """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict at
-        `level`, else the levels it was saved with."""
+        `level`, else the levels it was saved with; `fit` and `cross_validation` train the recipe the bundle
+        records (model or auto, preset, lr, seed, epochs, transform, ...) on this machine."""
         bundle = load_bundle(path)
         forecaster = cls(
             model=forecast_name(bundle), horizon=bundle.data.horizon, input_size=bundle.data.input_size,
             freq=bundle.data.freq, level=bundle.training.get(DEFAULT_LEVEL) if level is None else level,
         )  # fmt: skip
+        if RECIPE in bundle.training:  # bundles trained before it was recorded refit the model's defaults
+            try:
+                forecaster.settings = from_recipe(bundle.training[RECIPE], forecaster.settings.trainer)
+            except ConfigError as error:
+                raise BundleError(f"{path}: its training record's recipe is not one this version trains: "
+                                  f"{error}; expected a bundle written by forecaster") from None  # fmt: skip
         forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
         return forecaster

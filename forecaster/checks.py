@@ -158,6 +158,11 @@ def parse_ints(text: str) -> list[int]:
     return numbers
 
 
+def field_names(cls: type) -> set[str]:
+    """The names of dataclass `cls`'s fields: which keywords a settings class takes."""
+    return {field.name for field in dataclasses.fields(cls)}
+
+
 def default_of(cls: type, name: str) -> Any:
     """The declared default of dataclass field `name`: how one setting's default serves another."""
     field = next(field for field in dataclasses.fields(cls) if field.name == name)

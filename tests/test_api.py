@@ -16,6 +16,7 @@ from forecaster.cli import main
 from forecaster.data import min_rows
 from forecaster.data.series import DataQualityWarning
 from forecaster.errors import BundleError, ConfigError, DataError
+from forecaster.training.settings import TrainerOptions, from_recipe
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -284,6 +285,27 @@ def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
     assert again.level == [80, 95] and Forecaster.load(tmp_path / "banded", level=[50]).level == [50]
     pd.testing.assert_frame_equal(again.predict(etth1), banded.predict())
     assert "OT-lo-95" in again.predict(etth1) and Forecaster.load(path).level == []
+
+
+def test_a_loaded_model_fits_and_backtests_the_recipe_it_was_trained_with(etth1, tmp_path):
+    """h72 F8: a loaded model's cross_validation trained the defaults (lr, seed, epochs, transform) and
+    backtested another model than the one saved; the bundle records the recipe, not the machine it ran on."""
+    frame = etth1[["date", "OT"]].iloc[:1200]
+    asked = dict(lr=3e-3, seed=7, max_epochs=2, limit_train_batches=3, seeds=1, transform="log")
+    asked["toward_naive"] = False
+    model = Forecaster("nlinear", horizon=12, input_size=48, **asked).fit(frame)
+    loaded = Forecaster.load(model.save(tmp_path / "bundle"))
+    settings = loaded.settings
+    assert (settings.lr, settings.seed, settings.seeds, settings.transform) == (3e-3, 7, 1, "log")
+    assert (settings.trainer.max_epochs, settings.trainer.limit_train_batches) == (2, 3)
+    assert settings.toward_naive is False and settings.input_size == 48
+    assert "accelerator" not in model.bundle.training["recipe"]["trainer"]  # a GPU's bundle refits on a CPU
+    backtest = model.cross_validation(frame, n_windows=2)
+    pd.testing.assert_frame_equal(loaded.cross_validation(frame, n_windows=2), backtest)
+    later = {**model.bundle.training["recipe"], "a_later_setting": 1}  # a later version's bundle: left out
+    assert from_recipe(later, TrainerOptions()).lr == 3e-3
+    with pytest.raises(ConfigError, match="lr"):
+        from_recipe({**later, "lr": -1.0}, TrainerOptions())
 
 
 def test_a_model_that_is_the_naive_forecast_is_said_so_and_shown_in_its_repr():

@@ -7,7 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forecaster.checks import MAX_SEED, check_choice, check_fields, is_int, is_number, parse_names, setting
+from forecaster.checks import (
+    MAX_SEED,
+    check_choice,
+    check_fields,
+    field_names,
+    is_int,
+    is_number,
+    parse_names,
+    setting,
+)
 from forecaster.data.splits import SPLIT_SCHEMES
 from forecaster.errors import ConfigError
 from forecaster.presets import AUTO, DEFAULT, resolve
@@ -162,3 +171,31 @@ class TrainSettings:
                               "one model: leave out --candidates or use --model auto")  # fmt: skip
         if self.model_name != AUTO and self.preset != AUTO:
             resolve(self.model_name, self.preset)
+
+
+
+# What a bundle records of the settings that trained it (its recipe), so that `Forecaster.load(p).fit(df)`
+# and `.cross_validation(df)` train the same recipe again (h72: lr, seed, epochs and transform were lost).
+# Left out: where and how one run ran (a bundle trained on a GPU refits on a laptop), and run-only switches.
+RECIPE = "recipe"  # the training record's field
+RUN_ONLY = frozenset({"resume", "overwrite", "trainer"})
+MACHINE_ONLY = frozenset({"accelerator", "devices", "strategy", "cuda_graphs", "progress_bar", "verbose"})
+
+
+def recipe(settings: TrainSettings) -> dict[str, Any]:
+    """The settings a bundle records: what was asked, not what the run chose (that is the training record)."""
+    asked = {name: getattr(settings, name) for name in field_names(TrainSettings) - RUN_ONLY}
+    trainer = {name: getattr(settings.trainer, name) for name in field_names(TrainerOptions) - MACHINE_ONLY}
+    return {**asked, "trainer": trainer}
+
+
+def from_recipe(recorded: Any, machine: TrainerOptions) -> TrainSettings:
+    """Settings again from a bundle's recipe (checked as given ones), run with `machine`'s options; a name
+    this version does not know (a later version's) is left out."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("trainer"), dict):
+        raise ConfigError(f"a recipe must be an object with a 'trainer' object, got {str(recorded)[:80]}")
+    asked = {name: value for name, value in recorded.items() if name in field_names(TrainSettings) - RUN_ONLY}
+    kept = field_names(TrainerOptions) - MACHINE_ONLY
+    trainer = {name: value for name, value in recorded["trainer"].items() if name in kept}
+    trainer.update({name: getattr(machine, name) for name in MACHINE_ONLY})
+    return TrainSettings(**asked, trainer=TrainerOptions(**trainer))

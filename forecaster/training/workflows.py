@@ -65,7 +65,7 @@ from forecaster.training.scoring import (
     toward_naive_weights,
     window_errors,
 )
-from forecaster.training.settings import TrainSettings
+from forecaster.training.settings import RECIPE, TrainSettings, recipe
 from forecaster.training.trainer import check_devices, lightning_quiet
 
 log = logging.getLogger(__name__)
@@ -263,6 +263,7 @@ def save_kept(
         "limit_train_batches": options.limit_train_batches,
         "gradient_clip_val": options.gradient_clip_val,
         "resumed": settings.resume,
+        RECIPE: recipe(settings),  # what was asked: `Forecaster.load(p).fit(df)` trains it again
         "versions": _versions(),
         "nonnegative": nonnegative_columns(series.frame[series.columns],  # forecasts floored at 0 there
                                            column_variables(series.columns, series.options)),
