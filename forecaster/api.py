@@ -28,7 +28,7 @@ from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
-from forecaster.data.timeindex import in_zone, is_frequency, names_a_frequency, renamed
+from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import read_future, read_rows
 from forecaster.prediction import forecast, forecast_name, given_names, shaped
@@ -167,9 +167,10 @@ class Forecaster:
             read["date_col"] = time_col
         series = read_frame(df, **read)
         if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):
+            known = f", freq={series.freq!r} for these rows," if series.freq else ""
             raise DataError(
-                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for; expected "
-                "rows at that frequency, or no freq"
+                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for"
+                f"{alias_meaning(self.freq)}; expected rows at that frequency{known} or no freq"
             )
         return series
 

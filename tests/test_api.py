@@ -228,8 +228,18 @@ def test_freq_is_checked_as_the_frequency_it_names_not_as_text(dates, asked, sam
     if same:
         assert model.fit(frame).bundle.data.freq == pd.tseries.frequencies.to_offset(dates).rule_code
     else:
-        with pytest.raises(DataError, match=f"not the freq={asked!r} asked for; expected rows at that"):
+        with pytest.raises(DataError, match=f"not the freq={asked!r} asked for.*; expected rows at that"):
             model.fit(frame)
+
+
+def test_a_freq_refused_says_what_pandas_reads_it_as_and_what_to_give():
+    """h72 F7: freq='W' on Monday weeks was refused without saying that pandas' 'W' is Sunday weeks."""
+    mondays = pd.date_range("2020-01-06", periods=40, freq="W-MON")
+    frame = pd.DataFrame({"date": mondays, "y": np.arange(40.0)})
+    expected = ("the data's frequency is 'W-MON', not the freq='W' asked for ('W' is pandas' 'W-SUN'); "
+                "expected rows at that frequency, freq='W-MON' for these rows, or no freq")  # fmt: skip
+    with pytest.raises(DataError, match=re.escape(expected)):
+        Forecaster("naive", horizon=2, freq="W").fit(frame)
 
 
 def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):

@@ -192,6 +192,16 @@ def names_a_frequency(freq: str) -> bool:
     return True
 
 
+def alias_meaning(asked: str) -> str:
+    """" ('W' is pandas' 'W-SUN')" where an alias stands for an anchored offset, else "": freq='W' on Monday
+    weeks was refused without saying that 'W' means Sunday weeks (h72)."""
+    try:
+        name = to_offset(asked).freqstr
+    except ValueError:
+        return ""
+    return f" ({asked!r} is pandas' {name!r})" if name != asked else ""
+
+
 def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
     """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
     period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes
