@@ -162,6 +162,7 @@ FAR_FROM_TRAINING = 1000.0
 # Weather's and Exchange's OT, 0.2%, 0.2%, none and 1.1%.
 LAST_ROW_APART = 5.0
 _RECENT = 36  # the rows before the last whose changes set the scale (three seasons where that is more)
+ROUNDING = 1e-12  # relative to the levels: float64's rounding (2e-16) with a wide margin, far below a unit
 
 
 def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
@@ -176,7 +177,8 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
         for lag in dict.fromkeys((1, season)):
             if len(values) > 2 * lag + 3:
                 changes = torch.from_numpy(values[lag:-1] - values[: -1 - lag])[None]
-                spread = float(robust_scale(changes)[0])  # 0: no changes to judge by
+                noise = ROUNDING * float(np.abs(values).max())  # float64's error on changes of such levels
+                spread = float(robust_scale(changes, noise)[0])  # 0: no changes to judge by
                 distances.append(abs(values[-1] - values[-1 - lag]) / spread if spread > 0 else 0.0)
         if distances and min(distances) > LAST_ROW_APART:
             earlier = " and from a season earlier" if len(distances) > 1 else ""

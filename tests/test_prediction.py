@@ -230,6 +230,30 @@ def test_a_last_row_far_from_the_row_before_and_a_season_earlier_is_said() -> No
         said["partial"][0] and "from the row before it and from a season earlier" in said["partial"][0]
 
 
+def test_a_last_row_one_tick_from_the_row_before_is_not_said_to_lie_far_apart() -> None:
+    """Prices moving by ticks of 0.1 at 505.1: their changes differ by float rounding (1e-13), which the
+    robust scale took for their spread, and one more tick was said to lie 1.2e12 robust standard deviations
+    from the row before (h71). Rounding is a tie; a new level (+5) is still named."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    ticks = np.round(505.1 + 0.1 * np.array([0, 1, 2, 3, 2, 3, 2, 1] * 6), 1)
+    frame = pd.DataFrame({"price": ticks}, index=pd.date_range("2024-01-01", periods=len(ticks), freq="D"))
+    model = Forecaster("naive", horizon=3).fit(frame)
+    said = {}
+    for name, last in (("tick", ticks[-2] + 0.2), ("level", ticks[-2] + 5)):
+        rows = frame.copy()
+        rows.iloc[-1, 0] = round(last, 1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            model.predict(rows)
+        said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert said["tick"] == [] and len(said["level"]) == 1
+    assert "the last row of 'price' (510.3)" in said["level"][0]
+
+
 def test_holt_winters_clips_a_partial_last_month_and_says_so() -> None:
     """h62 F1 through the API: a Holt-Winters bundle forecast a month exported mid-month (40% of its level)
     as a fall toward 0 (274 -> 52 within six months); its last one-step error is now clipped

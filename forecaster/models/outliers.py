@@ -64,10 +64,12 @@ def _running_median(y: torch.Tensor, window: int) -> torch.Tensor:
     return padded.unfold(1, window, 1).nanmedian(-1).values
 
 
-def robust_scale(values: torch.Tensor) -> torch.Tensor:
+def robust_scale(values: torch.Tensor, noise: float = 0.0) -> torch.Tensor:
     """(N, L) -> (N,) the standard deviation of each row as its median absolute deviation gives it (its mean
-    absolute deviation's where half the cells tie: counts, mostly 0)."""
+    absolute deviation's where half the cells tie: counts, mostly 0). Deviations up to `noise` are ties: the
+    changes of prices moving by one tick (0.1 at 505.1) differ by float rounding, 1e-13, which was a scale."""
     deviation = (values - values.median(1, keepdim=True).values).abs()
+    deviation = torch.where(deviation > noise, deviation, 0.0)
     scale = MAD_SIGMA * deviation.median(1).values
     return torch.where(scale > 0, scale, MEAN_AD_SIGMA * deviation.mean(1))
 
