@@ -22,7 +22,7 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
-from forecaster.checks import check_int, field_names
+from forecaster.checks import check_int, field_names, is_int
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
@@ -87,6 +87,15 @@ def _column_names(option: str, name: Any) -> str:
         raise ConfigError(f"{option} names a column, or several in a list such as ['country', 'indicator'], "
                           f"got {name!r}")  # fmt: skip
     return name
+
+
+def _refit_every(refit: Any, n_windows: int) -> int:
+    """Windows per fit of a backtest: all of them (refit=False), one (True), or every `refit` windows."""
+    if isinstance(refit, bool | np.bool_):
+        return 1 if refit else n_windows
+    if not is_int(refit) or refit < 1:
+        raise ConfigError(f"refit must be True, False or a number of windows >= 1, got {refit!r:.40}")
+    return int(refit)
 
 
 def _levels(level: Any) -> list[int]:
@@ -266,57 +275,41 @@ class Forecaster:
         n_windows: int = 1,
         step_size: int = 1,
         level: Sequence[int] | None = None,
-        refit: bool = False,
+        refit: bool | int = False,
         **read: Any,
     ) -> pd.DataFrame:
         """Backtest on the last `n_windows` windows of `df`, `step_size` steps apart (neuralforecast's
         convention and defaults: the windows cover the last horizon + step_size * (n_windows - 1) rows).
-        Fits a copy once on the rows up to the first cutoff (this Forecaster's model, fitted or loaded, stays
-        as it was), then forecasts each window from the rows up to its cutoff (and the window's own rows of
-        any future covariates); series that end apart (independent) each at their own end, as neuralforecast
-        does. Long rows: `unique_id`, the time column (`ds`, or a wide frame's), `cutoff`, `<model>`[,
-        intervals], `y`, ids and times of `df`'s types (periods in, periods out)."""
-
-        if refit is not False:  # statsforecast's and neuralforecast's name, said to be a reading option (h72)
-            raise ConfigError(f"refit={refit!r}: cross_validation fits once, on the rows before the first "
-                              "cutoff (refit=False); to refit per window, fit on each cutoff's rows and "
-                              "predict")  # fmt: skip
+        Fits a copy on the rows up to the first cutoff (this Forecaster's model, fitted or loaded, stays as it
+        was), again on the rows up to each later cutoff with `refit=True`, every `refit` windows with an
+        integer (neuralforecast's and statsforecast's refit); forecasts each window from the rows up to its
+        cutoff (and the window's own rows of any future covariates); series that end apart (independent)
+        each at their own end, as neuralforecast does. Long rows: `unique_id`, the time column (`ds`, or a
+        wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types (periods in,
+        periods out)."""
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
+        every = _refit_every(refit, n_windows)
         series = self.read(df, **read)
-        horizon, span = self.settings.horizon, self.settings.horizon + step_size * (n_windows - 1)
+        span = self.settings.horizon + step_size * (n_windows - 1)
         values = series.frame[series.columns]  # each series' windows end at its own last value
         ends = {column: int(np.flatnonzero(values[column].notna().to_numpy())[-1]) + 1 for column in values}
+        windows = f"{n_windows} window(s) of {self.settings.horizon} steps {step_size} apart"
         if min(ends.values()) - span < 1:
-            raise DataError(
-                f"{series.source}: {min(ends.values())} rows cannot hold {n_windows} window(s) of {horizon} "
-                f"steps {step_size} apart"
-            )  # fmt: skip
-        backtest = copy.copy(self)  # this one's own model, fitted or loaded, stays as it was (h44)
-        backtest.level = levels = self.level if level is None else _levels(level)  # its head trained at them
-        try:
-            backtest.fit(_cut(series, {column: end - span for column, end in ends.items()}))
-        except DataError as error:  # said as the backtest's, not as train's --horizon (h52)
-            source = series.source
-            why = error.why if isinstance(error, InputTooShort) else str(error).removeprefix(f"{source}: ")
-            raise DataError(
-                f"{source}: {n_windows} window(s) of {horizon} steps {step_size} apart hold out the last "
-                f"{span} rows and leave {min(ends.values()) - span} to fit on, too few: {why}; expected "
-                "fewer or closer windows (n_windows, step_size) or more rows"
-            ) from None
-        bundle = backtest._fitted()
-        data, name = bundle.data, forecast_name(bundle)
-        id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-        given, names = getattr(df, "index", None), given_names(df, data.id_col)
-        windows = slice(min(ends[column] for column in data.columns) - span, None)  # the rows backtested
-        actual = series.frame[data.columns].iloc[windows]
-        actual = actual.set_axis(_as_given(series.index[windows], given, data.freq))
-        actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
-        parts = []
+            raise DataError(f"{series.source}: {min(ends.values())} rows cannot hold {windows}")
+        levels = self.level if level is None else _levels(level)
+        given, names, parts = getattr(df, "index", None), {}, []
         for window in range(n_windows):
-            stops = {column: ends[column] - span + window * step_size for column in data.columns}
+            stops = {column: end - span + window * step_size for column, end in ends.items()}
+            if window % every == 0:
+                held = f"{windows} hold out the last {span - window * step_size} rows"
+                bundle = self._backtest_fit(series, stops, levels, held)
+                data, name = bundle.data, forecast_name(bundle)
+                id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
+                names = given_names(df, data.id_col)
+            stops = {column: stops[column] for column in data.columns}
             history, stop = _cut(series, stops), max(stops.values())
-            ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + horizon])
+            ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
             table.index = _as_given(table.index, given, data.freq)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
@@ -324,11 +317,33 @@ class Forecaster:
             cutoffs = _as_given(last, given, data.freq)
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
+            rows_ahead = slice(min(stops.values()), stop + self.settings.horizon)  # each series' own window
+            actual = series.frame[data.columns].iloc[rows_ahead]
+            actual = actual.set_axis(_as_given(series.index[rows_ahead], given, data.freq))
+            actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)
         if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
             long[id_col] = long[id_col].map(lambda label: names.get(label, label))
         return in_given_types(long, time_types(df), data.freq, "cutoff")
+
+    def _backtest_fit(
+        self, series: TimeSeries, stops: dict[str, int], levels: list[int], held: str
+    ) -> Bundle:
+        """A copy of this Forecaster fitted on each series' rows before its stop, its head trained at
+        `levels`; too few rows said as the backtest's (`held`: the windows and the rows they hold out), not as
+        train's --horizon (h52)."""
+        backtest = copy.copy(self)  # this one's own model, fitted or loaded, stays as it was (h44)
+        backtest.level = levels
+        try:
+            return backtest.fit(_cut(series, stops))._fitted()
+        except DataError as error:
+            source = series.source
+            why = error.why if isinstance(error, InputTooShort) else str(error).removeprefix(f"{source}: ")
+            raise DataError(
+                f"{source}: {held} and leave {min(stops.values())} to fit on, too few: {why}; expected fewer "
+                "or closer windows (n_windows, step_size) or more rows"
+            ) from None
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle), with

@@ -107,8 +107,28 @@ def test_cross_validation_too_long_for_its_rows_says_so_in_its_own_terms(model):
     assert said.startswith("DataFrame: 10 window(s) of 2 steps 1 apart hold out the last 11 rows and leave 1")
     assert said.endswith("expected fewer or closer windows (n_windows, step_size) or more rows")
     assert "--" not in said and "\n" not in said
-    with pytest.raises(ConfigError, match=r"^refit=True: cross_validation fits once, on the rows before the"):
-        forecaster.cross_validation(rows, refit=True)  # statsforecast's name, not a reading option (h72)
+    with pytest.raises(ConfigError, match=r"^refit must be True, False or a number of windows >= 1, got 0"):
+        forecaster.cross_validation(rows, refit=0)
+
+
+def test_cross_validation_refit_fits_again_at_the_cutoffs_it_names():
+    """statsforecast's and neuralforecast's refit (h72 F7): True fits on the rows up to every cutoff, an
+    integer every so many windows. The oracle: fit on the rows up to a cutoff, predict from the rows up to
+    a window's cutoff."""
+    hours, rng = pd.date_range("2021-01-01", periods=400, freq="h"), np.random.default_rng(3)
+    frame = pd.DataFrame({"ds": hours, "y": rng.normal(size=400).cumsum() + 5 * np.sin(np.arange(400) / 4)})
+    recipe = dict(input_size=24, max_epochs=1, limit_train_batches=2, seeds=1, lr=1e-2)
+    model = Forecaster("nlinear", horizon=6, **recipe)
+    backtest = model.cross_validation(frame, n_windows=3, step_size=6, refit=2)
+    cutoffs = sorted(backtest["cutoff"].unique())
+    assert len(cutoffs) == 3 and len(backtest) == 18
+    first = Forecaster("nlinear", horizon=6, **recipe).fit(frame[frame.ds <= cutoffs[0]])
+    third = Forecaster("nlinear", horizon=6, **recipe).fit(frame[frame.ds <= cutoffs[2]])
+    for cutoff, model in zip(cutoffs, (first, first, third), strict=True):
+        expected = model.predict(frame[frame.ds <= cutoff])["y"].to_numpy()
+        got = backtest.loc[backtest.cutoff == cutoff, "nlinear"].to_numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert not np.allclose(first.predict(frame[frame.ds <= cutoffs[2]])["y"], third.predict()["y"])
 
 
 def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_as_neuralforecast():
