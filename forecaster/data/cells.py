@@ -1,6 +1,6 @@
 """Numbers as statistics offices print them: decimal commas and thousands separators ("9.990,64", "1 234,5",
 "1,234.5", "1'234.5"), missing-value markers ("..", ":", ".", "-") and value flags ("12.3 p", ": c",
-"12.3(P)", "12.3*").
+"12.3(P)", "12.3*"), and the footnote marks and quality grades of `marks` ("89.8¹", "19,507.5A").
 
 A text column becomes numbers only when every cell is one of these; its decimal mark comes from its own
 unambiguous cells ("12,5" / "12.25"), else from the file's (its delimiter's: `layouts.sniff`), so "1,234"
@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forecaster.data.marks import FOOTNOTE, b_among_grades, is_footnote, without_grades
+
 # World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data),
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
 # meaningful), the IMF DataMapper's "no data", the Banco de España's "_", the ONS's "[x]" (not available),
@@ -27,6 +29,8 @@ import pandas as pd
 MARKERS = frozenset({"..", ":", ".", "-", "–", "—", "x", "…", "...", "n/a", "(na)", "na", "n.a.",
                      "***", "---", "nd", "n/e", "n.d.", "(d)", "(nm)", "(x)", "(s)", "[x]", "[c]", "[z]",
                      "np", "no data", "_"})  # fmt: skip
+# ... and as written, Statistics Canada's "F" (too unreliable to be published): a lower-case "f" is a flag
+CASED_MARKERS = frozenset({"F"})
 # What groups thousands under either decimal mark: spaces, and the apostrophes of Swiss tables ("1'201.5")
 _GROUP_MARKS = "[ \u00a0\u202f'\u2019]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
@@ -60,7 +64,7 @@ _TRAILING_MINUS = re.compile(r"(?P<value>\d[\d.,\u00a0\u202f]*)-")
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
 # Flags after a value: Eurostat's lower-case letters ("12.3 p"), letters set apart ("12.3(P)"), the Met
 # Office's "*" and "#"; capitals alone are a unit's code ("1 EUR", the Riksbank's series label), no flag
-_FLAGGED = re.compile(r"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{1,3}\)|[a-z]{1,3}|\*|#)")
+_FLAGGED = re.compile(rf"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{{1,3}}\)|[a-z]{{1,3}}|\*|#|{FOOTNOTE})")
 # ... and one capital on the digits (Statistics Canada's "19,507.5E", Stats NZ's "460346P"), not a scale's
 # (K, M, B): flags of a few cells, not a column of codes ("1001A", "1002C": at most half its cells)
 _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
@@ -82,15 +86,22 @@ class Tally:
     flags: Counter = field(default_factory=Counter)
     grouped: int = 0  # numbers written with thousands separators
     scaled: Counter = field(default_factory=Counter)  # numbers written with K, M, B or % after them
+    grades: int = 0  # numbers written with a quality grade after them (`marks.without_grades`)
 
     def notes(self) -> list[str]:
         said = []
         if self.markers:
             shown = ", ".join(repr(marker) for marker, _ in self.markers.most_common())
             said.append(f"read {sum(self.markers.values())} cell(s) marked {shown} as missing")
-        if self.flags:
-            shown = ", ".join(flag for flag, _ in self.flags.most_common())
-            said.append(f"stripped value flags ({shown}) from {sum(self.flags.values())} cell(s)")
+        footnotes = Counter({flag: count for flag, count in self.flags.items() if is_footnote(flag)})
+        for counted, what in ((self.flags - footnotes, "stripped value flags"),
+                              (footnotes, "dropped footnote marks")):  # fmt: skip
+            if counted:
+                shown = ", ".join(flag for flag, _ in counted.most_common(5)) + ", ..." * (len(counted) > 5)
+                said.append(f"{what} ({shown}) from {sum(counted.values())} cell(s)")
+        if self.grades:
+            said.append(f"dropped the quality grades A to E (Statistics Canada's) after {self.grades} "
+                        "number(s)")  # fmt: skip
         if self.grouped:
             said.append(f"read {self.grouped} number(s) written with thousands separators")
         if below := self.scaled["<"]:
@@ -158,7 +169,7 @@ def number_kind(text: str, *, flags: bool = True) -> str | None:
     if flags:
         scaled = _SCALED.fullmatch(text) or _BELOW.fullmatch(text)
         text = _unflagged(scaled["value"] if scaled else text)[0]
-    if text.lower() in MARKERS:
+    if text.lower() in MARKERS or text in CASED_MARKERS:
         return "marker"
     return next((kind for kind, pattern in _PATTERNS.items() if pattern.fullmatch(text)), None)
 
@@ -178,7 +189,10 @@ def to_numbers(
     cells = cells[~blank].str.replace("\u2212", "-", regex=False)
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
-    kinds = _plain_kinds(cells)
+    kinds, graded = _plain_kinds(cells), 0
+    if 2 * kinds.any(axis=1).sum() < len(cells):  # mostly no plain numbers: graded A to E, maybe
+        cells, graded = without_grades(cells, kinds.any(axis=1) | _marked(cells))
+        kinds = _plain_kinds(cells) if graded else kinds
     plain = kinds.any(axis=1)
     values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
     scales, letters = np.ones(len(cells)), np.full(len(cells), "", dtype=object)  # letters: K, k, M or B
@@ -209,7 +223,7 @@ def to_numbers(
     if 2 * capitals > len(cells):
         return None
     written = pd.Series(values, dtype=object)
-    marked = written.str.lower().isin(MARKERS).to_numpy()
+    marked = _marked(written)
     ambiguous, whole, dot, comma = kinds[~marked].T
     if not empty and marked.all():
         return None
@@ -228,7 +242,8 @@ def to_numbers(
         return None
     letters = letters[~marked]
     lettered = letters != ""
-    if lettered.any() and _letters_flag(parsed, letters, plain[~marked]):  # StatCan's "19,087.5B"
+    grade = lettered.any() and b_among_grades(letters[lettered], flags, capitals)  # beside "12.3A"
+    if lettered.any() and (grade or _letters_flag(parsed, letters, plain[~marked])):  # StatCan's "19,087.5B"
         flags.update(letter.lower() for letter in letters[lettered])
         suffixes.subtract(letters[lettered])
         scales[np.flatnonzero(~marked)[lettered]] = 1.0
@@ -239,7 +254,13 @@ def to_numbers(
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())
     tally.scaled.update(suffixes)
+    tally.grades += graded
     return pd.Series(numbers, index=column.index, name=column.name)
+
+
+def _marked(texts: pd.Series) -> np.ndarray:
+    """Which texts are markers of a missing value."""
+    return (texts.str.lower().isin(MARKERS) | texts.isin(CASED_MARKERS)).to_numpy(bool)
 
 
 def _mark_by_size(written: pd.Series, ambiguous: np.ndarray, whole: np.ndarray) -> str | None:

@@ -13,6 +13,7 @@ from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell, nu
 from forecaster.data.dateparts import codes_the_dates, date_codes, restates_a_part
 from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
+from forecaster.data.marks import graded_or_codes
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
 
@@ -171,8 +172,8 @@ def numeric_columns(
                 shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
                 raise DataError(
                     f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
-                    f"expected: {shown} "
-                    f"({bad.size} cell(s) in total); expected a number in every cell"
+                    f"expected: {shown} ({bad.size} cell(s) in total); expected a number in every cell"
+                    f"{graded_or_codes(raw, [name])}"
                 )
             column = numbers
         kept.append(name)
@@ -183,7 +184,7 @@ def numeric_columns(
     if not kept:
         raise DataError(
             f"{path}: no numeric columns to forecast among {', '.join(map(repr, raw.columns))}; "
-            "expected at least one column of numbers besides the date"
+            f"expected at least one column of numbers besides the date{graded_or_codes(raw, skipped)}"
         )
     return kept, np.column_stack(arrays)
 

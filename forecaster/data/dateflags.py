@@ -1,7 +1,8 @@
 """Flags after the dates of a table's rows. Publishers mark their latest periods as estimated, provisional,
 revised or forecast in the date cell itself ("2023 (e)", "2024 estimate", "Mar 2024 (p)", "2023F", "FY2024
-(est.)"): such a year was read as no date (the file refused) or its row dropped as a summary below the data.
-The dates are read without their flags, said in a note; the values' own flags are `cells`' to read."""
+(est.)"), or mark a footnote ("2023¹"): such a year was read as no date (the file refused) or its row dropped
+as a summary below the data. The dates are read without their flags, said in a note; the values' own flags
+are `cells`' to read."""
 
 from __future__ import annotations
 
@@ -14,19 +15,20 @@ from forecaster.data.cells import cell_texts, datum_texts
 from forecaster.data.datecolumn import DATE_NAMES, PERIOD_NAMES, YEAR_NAMES
 from forecaster.data.dateparts import part_named
 from forecaster.data.headerless import is_date
+from forecaster.data.marks import FOOTNOTE, is_footnote
 
 _WORDS = (r"e|p|r|f|est|prel|estd|estimated?|estimates?|prelim|preliminary|prov|provisional|proj|projected|"
           r"projections?|forecasts?|fcst|revised|rev")  # fmt: skip
 # A date ending in a digit, then a flag: in parentheses or brackets, set apart or written on (2023p), or marks
 _FLAG_PATTERN = re.compile(rf"(?P<date>.*\d)\s*(?:[(\[](?P<enclosed>{_WORDS})\.?[)\]]|(?P<word>{_WORDS})\.?|"
-                           r"(?P<mark>[*\u2020\u2021]+))$", re.IGNORECASE)  # fmt: skip
+                           rf"(?P<mark>(?:\*|{FOOTNOTE})+))$", re.IGNORECASE)  # fmt: skip
 _SAMPLE = 20  # cells of a column read as dates to tell it holds them
 
 
 def _flags(texts: pd.Series) -> dict[str, tuple[str, str]]:
     """The texts with a flag after a date: {text: (the date before the flag, the flag)}. Only texts not
     ending in a digit are matched, each once (a column of 200,000 dates took seconds)."""
-    candidates = texts[~texts.str[-1:].str.isdigit() & (datum_texts(texts) != "")].unique()
+    candidates = texts[~texts.str[-1:].str.isdecimal() & (datum_texts(texts) != "")].unique()
     found = {}
     for text in candidates:
         if (match := _FLAG_PATTERN.match(text)) is not None:
@@ -60,6 +62,8 @@ def _named_like_dates(name: object) -> bool:
 
 def _said(dates: pd.Series, flags: list[str], where: str) -> str:
     shown = ", ".join(dict.fromkeys(flags))
+    if all(map(is_footnote, flags)):
+        return f"read {int(dates.notna().sum())} date(s) {where} without their footnote marks ({shown})"
     return (f"read {int(dates.notna().sum())} date(s) {where} without their flags ({shown}: estimated, "
             "provisional, revised or forecast values, read as the others)")
 

@@ -36,6 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
+from forecaster.data.legends import without_legend
 from forecaster.data.missing import line_number, lines, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -360,7 +361,7 @@ def arrange(
         said.append("read the first column, without a name, as years")
     raw = raw.drop(columns=raw.columns[empty + numbered])
     raw = unflagged_dates(raw, said) if not read.no_date else raw  # "2024 estimate" is no summary row
-    raw, footer, summaries = _drop_footer(raw)
+    raw, footer, summaries = _drop_footer(without_legend(raw, said))
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
     among = read.date_from is None and not read.no_date and layout.ons is None  # ONS: a block of years

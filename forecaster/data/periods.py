@@ -3,15 +3,18 @@ quarters Q01-Q04, half-years S01-S02, years A01), made one column of period labe
 rows are annual or semiannual averages of the same data, not further steps, so they are dropped; where a
 file mixes kinds, the finest is kept. So are a year's rows among its months or quarters in one column of
 labels (CBS StatLine: "2012" after "2012 december"), and a year's total among timestamps ("Total 2020" after
-"2020-12").
+"2020-12"), and the quarters' and years' subtotals among monthly rows ("2019 Q1" after "2019-03").
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
-from forecaster.data.dates import parse_timestamps, period_label_misfits
+from forecaster.data.cells import datum_texts
+from forecaster.data.dates import parse_period_labels, parse_timestamps, period_label_misfits
 
 _CODE = r"(?P<kind>[MQSA])(?P<number>\d{2})"
 _AVERAGE = {"M": 13, "Q": 5, "S": 3}  # the code of each kind's average over the year
@@ -57,6 +60,9 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
 # among timestamps ("2020-01", ...) only one a word says is a year's ("Total 2020")
 _WORDED_YEAR = r"\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|year)\s*\d{4}"
 _YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
+# A quarter's row among months: "2019 Q1", "2019Q1", "2019-Q1", "Q1 2019", maybe with a total's word
+_QUARTER_ROW = r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4})(?:\s*total)?|total\s*Q[1-4]\s*\d{4}"
+_FIRST_ROWS = 40  # the labels a subtotal shows among (after 12 months and a quarter's at most)
 
 
 def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -69,25 +75,70 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
         return None
     kind, rows, shown = totals
     note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
+    if kind == "subtotal":
+        note = (f"dropped {len(rows)} row(s) of quarters or years ({shown}) among the monthly rows: "
+                "subtotals of the months, no further steps")  # fmt: skip
     return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
 
 
 def year_totals(labels: pd.Series) -> tuple[str, np.ndarray, str] | None:
     """(the kind of the others, the positions of the whole years among `labels` of months, quarters or
-    timestamps, a few of them said): a year's total or average, no further step; None where there are none,
-    or labels that are no years misfit."""
+    timestamps, a few of them said): a year's total or average, no further step; else the quarters' and years'
+    subtotals among months (`_subtotals_among_months`); None where there are none, or labels that are no
+    years misfit."""
     sample = labels.iloc[:: max(1, len(labels) // 500)]  # a million timestamps are not matched 17 ways
     if period_label_misfits(sample) is not None:
         misfits, year_row = period_label_misfits(labels), _YEAR_ROW
     else:
         misfits, year_row = _worded_among_dates(labels), _WORDED_YEAR
     if misfits is None or misfits[0] not in ("month", "quarter", "dated"):
-        return None
+        return _subtotals_among_months(labels)
     kind, rows = misfits
     years = labels.iloc[rows].astype(str).str.strip().str.rstrip("*")
     if not years.str.fullmatch(year_row, case=False).all():
+        return _subtotals_among_months(labels)
+    return kind, rows, _shown(years)
+
+
+def _shown(labels: pd.Series) -> str:
+    return ", ".join(map(repr, labels[:3])) + (", ..." if len(labels) > 3 else "")
+
+
+def _subtotals_among_months(labels: pd.Series) -> tuple[str, np.ndarray, str] | None:
+    """("subtotal", the positions of the quarters' and years' rows among `labels` of months, a few said):
+    sums or averages of the months beside them (an office's monthly table with its quarters and years), no
+    steps of a series; None unless the other labels are months each after the one before, in most rows, and
+    each of those rows is next to one of its months (not a block of years, then quarters, then months)."""
+    subtotal = re.compile(f"{_QUARTER_ROW}|{_YEAR_ROW}", re.IGNORECASE)
+    head = datum_texts(labels.iloc[:_FIRST_ROWS].astype(str).str.strip()).str.rstrip("*")
+    if not head.str.fullmatch(subtotal).any():  # one a year at least: a million timestamps are not matched
         return None
-    return kind, rows, ", ".join(map(repr, years[:3])) + (", ..." if len(years) > 3 else "")
+    texts = datum_texts(labels.astype(str).str.strip()).str.rstrip("*")  # a long cell is no label
+    coarser = texts.str.fullmatch(subtotal).to_numpy(bool)
+    if 2 * coarser.sum() >= len(texts):  # a file of quarters or years is one
+        return None
+    finer = texts[~coarser]
+    try:
+        dates = parse_period_labels(finer)
+        dates = pd.DatetimeIndex(parse_timestamps(finer)) if dates is None else dates
+    except ValueError:  # mixed time zones: no months
+        return None
+    months = dates.year * 12 + dates.month
+    if dates.hasnans or not (dates.is_month_start | dates.is_month_end).all():
+        return None
+    if not (np.diff(months) >= 1).all() or np.median(np.diff(months)) != 1:
+        return None
+    rows = np.flatnonzero(coarser)
+    years = pd.to_numeric(texts.iloc[rows].str.extract(r"(\d{4})")[0]).to_numpy()
+    quarters = pd.to_numeric(texts.iloc[rows].str.extract(r"(?i)Q([1-4])")[0]).to_numpy()  # NaN: a year
+    after = np.searchsorted(np.flatnonzero(~coarser), rows)  # the month after each row, one before it above
+    beside = np.zeros(len(rows), bool)
+    for month in (np.maximum(after - 1, 0), np.minimum(after, len(dates) - 1)):
+        quarter = dates.quarter.to_numpy()[month]
+        beside |= (dates.year.to_numpy()[month] == years) & (np.isnan(quarters) | (quarter == quarters))
+    if not beside.all():
+        return None
+    return "subtotal", rows, _shown(labels.iloc[rows].astype(str))
 
 
 def _worded_among_dates(labels: pd.Series) -> tuple[str, np.ndarray] | None:

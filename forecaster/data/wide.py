@@ -76,7 +76,7 @@ def _ordered_periods(labels: Sequence[str]) -> bool:
         steps = np.diff(split[2][[name == variable for name in split[0]]].asi8)
         if not ((steps > 0).all() or (steps < 0).all()):
             return False
-        years = [int(period) for period in split[1] if period.isdigit()]
+        years = [int(period) for period in split[1] if period.isdecimal()]
         if len(years) == len(split[1]) and len(set(np.diff(years))) > 1:
             return False
     return True
@@ -377,7 +377,7 @@ def season_by_year(
     series: a row per week (ISO weeks: Mondays) or month with a DATE_COLUMN, and a note. None for other
     tables."""
     first, years = str(raw.columns[0]), [str(name) for name in raw.columns[1:]]
-    numbers = [int(year) if year.isdigit() and 1000 <= int(year) <= 2999 else None for year in years]
+    numbers = [int(year) if year.isdecimal() and 1000 <= int(year) <= 2999 else None for year in years]
     if len(years) < 2 or None in numbers or np.any(np.diff(numbers) != 1) or len(raw) < 4:
         return None
     labels = raw[first].astype(str).str.strip()

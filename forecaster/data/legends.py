@@ -1,0 +1,40 @@
+"""The legend of special values and flags an office prints below its data: Eurostat's legacy downloads end in
+"Special value:" and lines such as ":;not available", "b;break in time series", "p;provisional", which a
+";" file splits into rows of a code and its meaning, no dates; Statistics Canada's in "Symbol legend:". The
+legend is left out, said in a note; the flags on the values ("12.3 p", ": c") are `cells`' to read.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+# The line heading a legend, and one of its entries: a marker (":", "..", "...") or a flag of one to three
+# letters, then its meaning in words
+_HEADING = re.compile(r"(?:special values?|available flags|flags?|symbols?|symbol legend|legend)\s*:?", re.I)
+_ENTRY = re.compile(r"(?P<code>:|\.{2,3}|[A-Za-z]{1,3})\s+(?P<meaning>[^\W\d_]{3}.*)")
+_MOST = 50  # the legend's lines at most (Eurostat's flags are a dozen)
+
+
+def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """`raw` without the legend closing it: a heading row alone ("Special value:"), then to the end rows of
+    entries (two cells at most) or further headings only; a note naming a few entries. Else `raw`."""
+    tail = raw.iloc[-_MOST:]
+    filled = tail.notna().sum(axis=1).to_numpy()
+    lines: list[str] = []  # from the last up
+    while len(lines) < len(tail) and filled[-len(lines) - 1] <= 2:
+        cells = tail.iloc[-len(lines) - 1].dropna().astype(str).str.strip()
+        line = " ".join(cell for cell in cells if cell)
+        if not (_ENTRY.fullmatch(line) or _HEADING.fullmatch(line)):
+            break
+        lines.append(line)
+    headed = [k for k, line in enumerate(lines) if _HEADING.fullmatch(line)]
+    lines = lines[: headed[-1] + 1][::-1] if headed else []  # from the first heading down
+    entries = [found for line in lines if (found := _ENTRY.fullmatch(line))]
+    if not entries:
+        return raw
+    shown = ", ".join(f"{found['code']!r} {found['meaning']}" for found in entries[:3])
+    notes.append(f"skipped the legend after the data: {len(lines)} line(s) from {lines[0]!r} "
+                 f"({shown}{', ...' if len(entries) > 3 else ''})")  # fmt: skip
+    return raw.iloc[: len(raw) - len(lines)]
