@@ -254,6 +254,30 @@ def test_a_last_row_one_tick_from_the_row_before_is_not_said_to_lie_far_apart() 
     assert "the last row of 'price' (510.3)" in said["level"][0]
 
 
+def test_a_trends_last_step_is_not_said_to_lie_apart_but_a_step_off_the_trend_is() -> None:
+    """30 yearly values growing by 10 a year with noise of 1: the last row was said to lie 9 robust standard
+    deviations from the row before it, a typo? (h75 F5): a change is measured from the recent changes'
+    median, so the trend's own step is none; a last row 10 below the trend still is."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    years = 100 + 10 * np.arange(30) + np.random.default_rng(2).normal(0, 1, 30)
+    frame = pd.DataFrame({"gdp": years.round(2)}, index=pd.date_range("1994-01-01", periods=30, freq="YS"))
+    model = Forecaster("naive", horizon=3).fit(frame)
+    said = {}
+    for name, shift in (("clean", 0.0), ("off", -10.0)):
+        rows = frame.copy()
+        rows.iloc[-1, 0] += shift
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            model.predict(rows)
+        said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert said["clean"] == [] and len(said["off"]) == 1
+    assert "(each plus their median change)" in said["off"][0]
+
+
 def test_holt_winters_clips_a_partial_last_month_and_says_so() -> None:
     """h62 F1 through the API: a Holt-Winters bundle forecast a month exported mid-month (40% of its level)
     as a fall toward 0 (274 -> 52 within six months); its last one-step error is now clipped
