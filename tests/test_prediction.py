@@ -202,29 +202,39 @@ def test_a_monthly_model_reads_month_ends_as_its_months() -> None:
         model.predict(twice)
 
 
-def test_a_last_row_far_from_the_row_before_and_a_season_earlier_is_said() -> None:
-    """96 months of sales, the last exported mid-month (40% of its level): Holt-Winters' forecast fell to 0
-    within six months, and nothing was said (h62 F1). A last row over LAST_ROW_APART robust standard
-    deviations of the recent changes from the row before it and from a season earlier is named; a full
-    month, or a seasonal peak as far from the row before as from nothing a year earlier, is not."""
+def _last_row_notes(frame: pd.DataFrame, horizon: int, **variants: pd.DataFrame) -> dict[str, list[str]]:
+    """The 'last row' notes of a naive model fitted on `frame` predicting from each variant of its rows."""
     import warnings
 
     from forecaster.api import Forecaster
     from forecaster.data.series import DataQualityWarning
 
-    t = np.arange(96)
-    sales = 240 + 0.5 * t + 30 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(6).normal(0, 5, 96)
-    frame = pd.DataFrame({"sales": sales.round(1)}, index=pd.date_range("2016-01-01", periods=96, freq="MS"))
-    model = Forecaster("naive", horizon=6).fit(frame)
-    partial, peaked = frame.copy(), frame.copy()
-    partial.iloc[-1, 0] = round(0.4 * frame.iat[-1, 0], 1)
-    peaked.iloc[11::12, 0] += 150  # every December, the last row among them
-    said = {}
-    for name, rows in (("full", frame), ("partial", partial), ("peaked", peaked)):
+    model, said = Forecaster("naive", horizon=horizon).fit(frame), {}
+    for name, rows in variants.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DataQualityWarning)
             model.predict(rows)
         said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    return said
+
+
+def _last_set(frame: pd.DataFrame, value: float) -> pd.DataFrame:
+    rows = frame.copy()
+    rows.iloc[-1, 0] = value
+    return rows
+
+
+def test_a_last_row_far_from_the_row_before_and_a_season_earlier_is_said() -> None:
+    """96 months of sales, the last exported mid-month (40% of its level): Holt-Winters' forecast fell to 0
+    within six months, and nothing was said (h62 F1). A last row over LAST_ROW_APART robust standard
+    deviations of the recent changes from the row before it and from a season earlier is named; a full
+    month, or a seasonal peak as far from the row before as from nothing a year earlier, is not."""
+    t = np.arange(96)
+    sales = 240 + 0.5 * t + 30 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(6).normal(0, 5, 96)
+    frame = pd.DataFrame({"sales": sales.round(1)}, index=pd.date_range("2016-01-01", periods=96, freq="MS"))
+    partial, peaked = _last_set(frame, round(0.4 * frame.iat[-1, 0], 1)), frame.copy()
+    peaked.iloc[11::12, 0] += 150  # every December, the last row among them
+    said = _last_row_notes(frame, 6, full=frame, partial=partial, peaked=peaked)
     assert said["full"] == [] and said["peaked"] == []
     assert len(said["partial"]) == 1 and f"the last row of 'sales' ({partial.iat[-1, 0]:.4g}) lies " in \
         said["partial"][0] and "from the row before it and from a season earlier" in said["partial"][0]
@@ -234,22 +244,10 @@ def test_a_last_row_one_tick_from_the_row_before_is_not_said_to_lie_far_apart() 
     """Prices moving by ticks of 0.1 at 505.1: their changes differ by float rounding (1e-13), which the
     robust scale took for their spread, and one more tick was said to lie 1.2e12 robust standard deviations
     from the row before (h71). Rounding is a tie; a new level (+5) is still named."""
-    import warnings
-
-    from forecaster.api import Forecaster
-    from forecaster.data.series import DataQualityWarning
-
     ticks = np.round(505.1 + 0.1 * np.array([0, 1, 2, 3, 2, 3, 2, 1] * 6), 1)
     frame = pd.DataFrame({"price": ticks}, index=pd.date_range("2024-01-01", periods=len(ticks), freq="D"))
-    model = Forecaster("naive", horizon=3).fit(frame)
-    said = {}
-    for name, last in (("tick", ticks[-2] + 0.2), ("level", ticks[-2] + 5)):
-        rows = frame.copy()
-        rows.iloc[-1, 0] = round(last, 1)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DataQualityWarning)
-            model.predict(rows)
-        said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    tick, level = _last_set(frame, round(ticks[-2] + 0.2, 1)), _last_set(frame, round(ticks[-2] + 5, 1))
+    said = _last_row_notes(frame, 3, tick=tick, level=level)
     assert said["tick"] == [] and len(said["level"]) == 1
     assert "the last row of 'price' (510.3)" in said["level"][0]
 
@@ -258,22 +256,9 @@ def test_a_trends_last_step_is_not_said_to_lie_apart_but_a_step_off_the_trend_is
     """30 yearly values growing by 10 a year with noise of 1: the last row was said to lie 9 robust standard
     deviations from the row before it, a typo? (h75 F5): a change is measured from the recent changes'
     median, so the trend's own step is none; a last row 10 below the trend still is."""
-    import warnings
-
-    from forecaster.api import Forecaster
-    from forecaster.data.series import DataQualityWarning
-
-    years = 100 + 10 * np.arange(30) + np.random.default_rng(2).normal(0, 1, 30)
-    frame = pd.DataFrame({"gdp": years.round(2)}, index=pd.date_range("1994-01-01", periods=30, freq="YS"))
-    model = Forecaster("naive", horizon=3).fit(frame)
-    said = {}
-    for name, shift in (("clean", 0.0), ("off", -10.0)):
-        rows = frame.copy()
-        rows.iloc[-1, 0] += shift
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DataQualityWarning)
-            model.predict(rows)
-        said[name] = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    years = (100 + 10 * np.arange(30) + np.random.default_rng(2).normal(0, 1, 30)).round(2)
+    frame = pd.DataFrame({"gdp": years}, index=pd.date_range("1994-01-01", periods=30, freq="YS"))
+    said = _last_row_notes(frame, 3, clean=frame, off=_last_set(frame, years[-1] - 10))
     assert said["clean"] == [] and len(said["off"]) == 1
     assert "(each plus their median change)" in said["off"][0]
 
