@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from forecaster.atomic import write_atomically
-from forecaster.data import TimeSeries
+from forecaster.data import DataQualityWarning, TimeSeries
 from forecaster.errors import ConfigError
+
+_GLYPH = re.compile(r"Glyph (\d+)")  # the code point matplotlib's warning of a missing glyph names
 
 
 def plot_path(path: str | Path) -> Path:
@@ -56,11 +60,21 @@ def plot_forecast(
                 label=f"{level}%",
             )
         axis.plot(forecast.index, forecast[column], color="tab:orange", label="forecast")
-        axis.axvline(history.index[-1], color="grey", linewidth=0.8, linestyle="--")
+        # each series' own end: a panel's series that ended early is forecast from there (h75 F17)
+        axis.axvline(history[column].last_valid_index(), color="grey", linewidth=0.8, linestyle="--")
         axis.set_ylabel(column)
     axes[0].legend(loc="best")
-    axes[0].set_title(f"{Path(series.source).name}: {len(forecast)}-step forecast")
+    steps = int(forecast[list(columns)].notna().sum().max())  # not the panel's dates, which series span apart
+    axes[0].set_title(f"{Path(series.source).name}: {steps}-step forecast")
     path.parent.mkdir(parents=True, exist_ok=True)
     kind = path.suffix[1:].lower() or "png"  # a device or a pipe has no suffix
-    write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=kind))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.filterwarnings("always", "Glyph .* missing from", UserWarning)
+        write_atomically(path, lambda staged: figure.savefig(staged, dpi=100, format=kind))
+    missing = sorted({chr(int(found[1])) for note in caught if (found := _GLYPH.search(str(note.message)))})
+    if missing:  # matplotlib's warning per character, with its source line (h75 F16), as one note
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        warnings.warn(f"{path}: note: the plot's font has no glyph for {len(missing)} character(s) of the "
+                      f"labels ({shown}), drawn as boxes; a font that has them (Noto Sans CJK for Chinese, "
+                      "Japanese, Korean) draws them", DataQualityWarning, stacklevel=2)  # fmt: skip
     return path
