@@ -67,6 +67,11 @@ class MissingColumnsError(DataError):
         return cls(f"{head}; columns are {names}{hint}", missing, list(map(str, present)))
 
 
+class OneBlockError(DataError):
+    """--periods, which chooses a block of a file of several frequencies (an ONS time series), given for a
+    file of one: a model trained on such a block reads the block's own rows as they are (h75 F6)."""
+
+
 class MissingDateColumnsError(MissingColumnsError):
     """The column(s) the dates were to be read from, absent. Its message suggests other ways to find the
     dates; the rows a trained model reads must have the columns its training data had (`prediction`)."""

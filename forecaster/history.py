@@ -21,7 +21,13 @@ from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import season_length
-from forecaster.errors import ConfigError, DataError, MissingColumnsError, MissingDateColumnsError
+from forecaster.errors import (
+    ConfigError,
+    DataError,
+    MissingColumnsError,
+    MissingDateColumnsError,
+    OneBlockError,
+)
 from forecaster.models.assembly import stored
 from forecaster.models.outliers import FILLED, RUNS_FILLED, fill_isolated, fill_runs, robust_scale
 from forecaster.models.smoothing import LAST_ERROR, clips_last
@@ -73,7 +79,17 @@ def read_history(
                             f"expected no --{option}, or --{option} {trained}")  # fmt: skip
     read = history_options(bundle, **options)
     try:
-        return read_csv(path, **read, targets=data.columns)
+        return _targets_read(bundle, path, read, others)
+    except OneBlockError:
+        if options.get("periods"):
+            raise
+        # the rows of the block the model was trained on, as it writes them: read as they are (h75 F6)
+        return _targets_read(bundle, path, {**read, "periods": None}, others)
+
+
+def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str | None) -> TimeSeries:
+    try:
+        return read_csv(path, **read, targets=bundle.data.columns)
     except MissingColumnsError as error:
         if others is None:
             raise _missing(bundle, str(path), error) from None

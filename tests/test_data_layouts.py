@@ -199,6 +199,11 @@ def test_ons_blocks_are_chosen_by_periods_and_a_bundle_reads_its_block_again(tmp
         Forecaster(model="naive", horizon=2).fit(history, periods="quarterly")
     fred = write(tmp_path, "fred.csv", "DATE,GDP\n2020-01-01,1\n2020-04-01,2\n2020-07-01,3\n")
     assert "this file holds one: expected no --periods" in one_line_error(fred, periods="monthly")
+    # its block's rows alone, under the header predict writes: refused as a --periods never given (h75 F6)
+    block = ["period,ABMI", *(f"{1990 + k // 4} Q{k % 4 + 1},{100000 + 250 * k}" for k in range(138))]
+    alone = write(tmp_path, "block.csv", "\n".join(block) + "\n")
+    assert main(["predict", "--model", str(out), "--csv", str(alone), "--output", str(forecast)]) == 0
+    assert pd.read_csv(forecast).values.tolist() == [["2024 Q3", 134250], ["2024 Q4", 134250]]
 
 
 def test_semicolons_decimal_commas_and_metadata_lines(tmp_path):
@@ -793,3 +798,19 @@ def test_a_flag_is_stripped_from_a_marker_only_apart_from_it(tmp_path, cell, sai
     frame, _, note = read_noted(write(tmp_path, "b.csv", "\n".join(rows) + "\n"))
     assert "read 2 cell(s) marked '..', ':' as missing; stripped value flags (c) from 1 cell(s)" in note
     assert frame["value"].iloc[8] == pytest.approx(108.0)  # interpolated
+
+
+@pytest.mark.parametrize("breaks", [1, 3])
+def test_a_quoted_title_spanning_lines_above_the_header_keeps_the_header(tmp_path, breaks):
+    """A title cell with line breaks (Excel's Alt-Enter) above `month,rate`: pandas skips records, not lines,
+    so skipping the title's lines took the header and the first rows too; the series was named '1.1000' and
+    60 months read as 59, said only as a skipped metadata line (h75 F1)."""
+    title = '"' + "\n".join(["Exchange rates, monthly."] + [f"Note {k}." for k in range(breaks)]) + '"'
+    months = pd.date_range("2015-01-01", periods=60, freq="MS")
+    rows = [f"{month:%Y-%m},{1.1 + k / 1000:.4f}" for k, month in enumerate(months)]
+    text = "\n".join([title, "month,rate", *rows]) + "\n"
+    frame, freq, note = read_noted(write(tmp_path, "rates.csv", text))
+    assert list(frame.columns) == ["rate"] and freq == "MS"
+    assert frame.index.equals(pd.DatetimeIndex(months, name="month"))
+    np.testing.assert_allclose(frame["rate"], 1.1 + np.arange(60) / 1000)
+    assert note.endswith("skipped 1 metadata line(s) before the data")

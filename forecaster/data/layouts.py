@@ -43,7 +43,7 @@ from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names
 from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
-from forecaster.data.records import DELIMITERS, padded, split_records, unquoted_thousands
+from forecaster.data.records import DELIMITERS, padded, records_before, split_records, unquoted_thousands
 from forecaster.data.series import ReadOptions
 from forecaster.data.wide import (
     DATE_COLUMN,
@@ -53,7 +53,7 @@ from forecaster.data.wide import (
     to_long,
     year_by_season,
 )
-from forecaster.errors import DataError
+from forecaster.errors import DataError, OneBlockError
 
 PREFIX_LINES = 200
 # Columns a table may have: Traffic has 862; reading one of 1,000,000 (10 MB) took 131 s and 4.4 GB before
@@ -86,6 +86,7 @@ class Layout:
     repeated: tuple[str, ...] = ()  # names the header gives more than one column (pandas renames: "OT.1")
     naming: int = 0  # the lines of the preamble that name the columns (`names_above`), not skipped
     codes: tuple[str, ...] = ()  # ids written with leading zeros ('01'), read and kept as text (`_as_text`)
+    skip_records: int | None = None  # the records of the `skip` lines, pandas' skiprows (None: as many)
 
     def read_options(self) -> dict[str, Any]:
         """pandas.read_csv options; none for a plain comma-separated file, which reads as it always did."""
@@ -95,7 +96,7 @@ class Layout:
             if self.decimal == ",":
                 options["decimal"] = ","
         if self.skip:
-            options["skiprows"] = self.skip
+            options["skiprows"] = self.skip if self.skip_records is None else self.skip_records
         if self.ons is not None:
             options.update(header=None, dtype=str)
         elif self.names is not None:
@@ -140,6 +141,11 @@ def sniff(source: Any, **options: Any) -> Layout:
     looks like data), and the decimal mark of the values; `options`: pandas' compression and encoding of the
     file."""
     lines = _prefix(source, **options)
+    layout = _layout(lines, source)
+    return dataclasses.replace(layout, skip_records=records_before(lines, layout.skip, layout.delimiter))
+
+
+def _layout(lines: list[str], source: Any) -> Layout:
     best: tuple[tuple[int, int], str, list, int] | None = None
     for delimiter in DELIMITERS:
         records = split_records(lines, delimiter)
@@ -332,7 +338,7 @@ def arrange(
     to it, how the line numbers of later messages map to the file (None: as they are), and `read` with the
     block of several frequencies that was read (`periods`), which a bundle reads again."""
     if read.periods is not None and layout.ons is None:
-        raise DataError(f"{source}: --periods {read.periods} chooses a block of a file of several "
+        raise OneBlockError(f"{source}: --periods {read.periods} chooses a block of a file of several "
                         "frequencies (an ONS time series); this file holds one: expected no "
                         "--periods")  # fmt: skip
     said = []

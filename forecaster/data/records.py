@@ -27,6 +27,17 @@ def split_records(lines: list[str], delimiter: str) -> list[tuple[int, list[str]
     return records
 
 
+def records_before(lines: list[str], line: int, delimiter: str) -> int:
+    """The records (blank ones too) of the file lines before `line`, as pandas' `skiprows` counts them: a
+    quoted title holding a line break is one record of two lines; skipping two took the header (h75 F1)."""
+    if delimiter == " ":
+        return line
+    try:
+        return sum(1 for _ in csv.reader(io.StringIO("\n".join(lines[:line])), delimiter=delimiter))
+    except csv.Error:  # a quote left open: the lines as they are
+        return line
+
+
 def padded(records: list[tuple[int, list[str]]]) -> bool:
     """Most records split at spaces hold a lone ",", ";" or "|": the file's separator, written between
     spaces."""
