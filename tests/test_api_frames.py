@@ -313,6 +313,9 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     by_year = pd.DataFrame({"volume": volumes}, index=np.arange(1871, 1971))  # an unnamed index of years
     answer = naive().fit(by_year).predict(by_year).index  # whole years in, whole years out
     assert answer[:3].tolist() == [1971, 1972, 1973] and answer.dtype == np.int64 and answer.name == "year"
+    for given in (by_year["volume"], by_year["volume"].rename_axis("year")):  # a Series' too (h75 F9)
+        answer = naive().fit(given).predict().index
+        assert answer[:3].tolist() == [1971, 1972, 1973] and answer.dtype == np.int64
     # as a RangeIndex, which pandas 3's set_index("year") makes of consecutive years (it was dropped as row
     # numbers: "no date column found"), named or not; row numbers 0, 1, 2, ... are still dropped
     for index in (pd.RangeIndex(1871, 1971, name="year"), pd.RangeIndex(1871, 1971)):

@@ -112,6 +112,8 @@ def time_types(frame: object) -> dict[Any, Any]:
     periods, by name, with their frequency (`period_columns`), of whole numbers (years read as dates) and of
     categories (ids) with their dtype; an index of whole numbers but row numbers too, unnamed as the `year`
     column it is read as."""
+    if isinstance(frame, pd.Series):  # its frame's types: a Series of years was answered in dates (h75 F9)
+        frame = as_frame(frame)
     if not isinstance(frame, pd.DataFrame):
         return {}
     types = {name: dtype for name, dtype in frame.dtypes.items()
