@@ -759,6 +759,22 @@ def test_the_imf_ifs_with_a_status_row_under_each_value_row(tmp_path):
     assert "left out 2 row(s) of text only (flags, units)" in note
 
 
+def test_the_imf_ifs_header_of_every_frequency_reads_its_months(tmp_path):
+    """IFS's wide export writes each year's columns as '2000', '2000Q1' ... '2000Q4', '2000M1' ... '2000M12':
+    refused as mixing kinds of periods, and --periods as a file of one (h75 F11). The monthly columns are the
+    series; the years and quarters (their totals or means) are said left out."""
+    labels = []
+    for year in range(2000, 2010):
+        labels += [str(year), *(f"{year}Q{q}" for q in range(1, 5)), *(f"{year}M{m}" for m in range(1, 13))]
+    values = {label: (100 + k if "M" in label else 9999) for k, label in enumerate(labels)}
+    row = {"Country Name": "Germany", "Indicator Code": "PCPI_IX", **values}
+    text = pd.DataFrame([row]).to_csv(index=False)
+    frame, freq, note = read_noted(write(tmp_path, "IFS.csv", text))
+    assert freq == "MS" and list(frame.columns) == ["Germany / PCPI_IX"] and len(frame) == 120
+    assert frame.index[0] == pd.Timestamp("2000-01-01") and 9999 not in frame.iloc[:, 0].to_numpy()
+    assert "left out the coarser periods' 10 yearly and 40 quarterly columns" in note
+
+
 def test_bloomberg_blocks_side_by_side_each_with_its_own_dates_are_refused_not_misaligned(tmp_path):
     """A BDH of two securities side by side: each block its own Date column. The DAX's values were read on
     the S&P's dates (different holidays), its own dates skipped as text."""

@@ -239,6 +239,29 @@ def _by_variable(
     return variables, named, periods, split[2][first]
 
 
+# A header's period columns of every frequency, year by year ("2000", "2000Q1", ..., "2000M1", ..., "2001",
+# the IMF's IFS): each kind, finest first, and its name in notes
+_BLOCKS = {
+    "monthly": re.compile(r"\d{4}\s*[-_ ]?M(?:0?[1-9]|1[0-2])", re.I),
+    "quarterly": re.compile(r"\d{4}\s*[-_ ]?Q[1-4]", re.I),
+    "yearly": re.compile(r"\d{4}"),
+}
+
+
+def finest_block(labels: list[str]) -> tuple[list[str], str]:
+    """The labels of the finest kind of period where the header holds several of these kinds and only them
+    (it was refused as mixing kinds, and --periods as a file of one, h75 F11), and the others said ("23
+    yearly and 92 quarterly columns"); else the labels as they are and ""."""
+    kinds = [next((kind for kind, form in _BLOCKS.items() if form.fullmatch(str(label).strip())), None)
+             for label in labels]  # fmt: skip
+    present = [kind for kind in _BLOCKS if kind in kinds]
+    if None in kinds or len(present) < 2:
+        return labels, ""
+    kept = [label for label, kind in zip(labels, kinds, strict=True) if kind == present[0]]
+    said = " and ".join(f"{kinds.count(kind)} {kind}" for kind in reversed(present[1:]))
+    return kept, f"{said} columns"
+
+
 def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -> tuple[pd.DataFrame, str]:
     """(one row per period with a DATE_COLUMN of its header label and one column per series, a note saying
     so). A series is a row, or a row's variable where the header names several beside its periods."""
@@ -248,6 +271,7 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     labels = [label for label in labels if label not in unknown]
     totals = year_totals(pd.Series(labels, dtype=object))  # a national-accounts table's '2015' after 2015Q4
     labels = labels if totals is None else [label for k, label in enumerate(labels) if k not in totals[1]]
+    labels, coarser = finest_block(labels)
     count = len(labels)
     after = [str(name) for name in raw.columns[end:]]
     variables, columns, periods, dates = _by_variable(source, labels)
@@ -289,6 +313,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     note += f"; left out {len(unknown)} column(s) of unknown weeks ({unknown[0]!r}, ...)" if unknown else ""
     if totals is not None:
         note += f"; left out {len(totals[1])} column(s) of whole years ({totals[2]}): a year's total"
+    if coarser:
+        note += f"; left out the coarser periods' {coarser} (a header of every frequency, the IMF's)"
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
     return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
