@@ -261,7 +261,7 @@ class Forecaster:
         future = (
             future_df
             if future_df is None or isinstance(future_df, TimeSeries)
-            else read_future(bundle, future_df)
+            else read_future(bundle, future_df, "future_df")
         )
         table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
         given = getattr(df, "index", None) if df is not None else self.history_index

@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from typing import NoReturn
 
 import forecaster
-from forecaster.errors import DataQualityWarning, ForecasterError, WriteRefusedError, one_line, warning_line
+from forecaster.errors import DataQualityWarning, ForecasterError, RefusedError, one_line, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
 
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except ForecasterError as error:
         print(f"forecaster: error: {error}", file=sys.stderr)
-        return 1 if isinstance(error, WriteRefusedError) else 2
+        return 1 if isinstance(error, RefusedError) else 2
     except (_Stopped, KeyboardInterrupt) as stopped:
         return _said_stopped(stopped)
     except BrokenPipeError:

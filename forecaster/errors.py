@@ -85,9 +85,13 @@ class BundleError(ForecasterError):
     """A model bundle that is missing, incomplete, invalid, or would be overwritten."""
 
 
-class WriteRefusedError(ForecasterError):
-    """What the system refused as a command wrote (a full disk, a permission), nothing of it half-written: the
-    CLI's exit status 1, as an OSError's, not the 2 of input or options refused (a script retrying on 1)."""
+class RefusedError(ForecasterError):
+    """What the system refused (a full disk, a permission, a port in use): the CLI's exit status 1, as an
+    OSError's, not the 2 of input or options refused (a script retrying on 1)."""
+
+
+class WriteRefusedError(RefusedError):
+    """What the system refused as a command wrote, nothing of it half-written."""
 
 
 class CalibrationFileError(BundleError):

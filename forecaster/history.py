@@ -16,7 +16,7 @@ import torch
 
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
-from forecaster.data.missing import NO_FILL, some, when, without_reading_advice
+from forecaster.data.missing import MAX_TRAINING_MAGNITUDE, NO_FILL, some, when, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler
 from forecaster.data.series import INDEPENDENT, say_note
@@ -139,9 +139,10 @@ def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataErr
     )
 
 
-def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
-    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame read with the
-    dates of its training file (a few rows: no frequency is inferred from them)."""
+def read_future(bundle: Bundle, table: str | Path | pd.DataFrame, source: str = "DataFrame") -> TimeSeries:
+    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame (which messages
+    name `source`: the API's `future_df`, h75 F4) read with the dates of its training file (a few rows: no
+    frequency is inferred from them)."""
     from forecaster.data import read_frame
 
     given = bundle.data.future_covariates
@@ -154,10 +155,10 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame) -> TimeSeries:
     try:  # read as the model reads them: no advice on reading options (a repeated date was told of id_col)
         with without_reading_advice():
             if isinstance(table, pd.DataFrame):
-                return read_frame(table, **options, targets=given)
+                return read_frame(table, **options, targets=given, source=source)
             return read_csv(table, **options, targets=given)
     except MissingColumnsError as error:  # a covariate lacking was said an "unknown target column" (h35)
-        source = "DataFrame" if isinstance(table, pd.DataFrame) else str(table)
+        source = source if isinstance(table, pd.DataFrame) else str(table)
         if isinstance(error, MissingDateColumnsError):
             raise _missing(bundle, source, error) from None
         raise DataError(f"{source}: missing future covariate(s) {', '.join(map(repr, error.missing))} that "
@@ -261,18 +262,39 @@ def left_out_in_training(bundle: Bundle) -> list[str]:
             "training, too short for its split and input"]
 
 
-def far_from_training(bundle: Bundle, window: np.ndarray) -> str | None:
+def unusable(rows: np.ndarray, names: list[str]) -> tuple[int, str] | None:
+    """The first of `rows` (a value per column, named as `names` say) that holds a value train does not
+    take, and what it holds: not finite, or beyond MAX_TRAINING_MAGNITUDE, which float32 forecasts cannot
+    hold. The history's rows and the horizon's rows of future covariates alike (h75 F4: 1e30 in a future row
+    was forecast as 1.07e30, unsaid)."""
+    huge = np.abs(rows) > MAX_TRAINING_MAGNITUDE
+    bad = np.argwhere(~np.isfinite(rows) | huge)
+    if not bad.size:
+        return None
+    row, column = bad[0]
+    if not huge[row, column]:
+        return int(row), f"non-finite value in {names[column]}; expected numbers"
+    return int(row), (f"value {rows[row, column]:g} in {names[column]}; expected numbers of |value| <= "
+                      f"{MAX_TRAINING_MAGNITUDE:.3g}, as train takes")  # fmt: skip
+
+
+def far_from_training(bundle: Bundle, window: np.ndarray, ahead: pd.Index | None = None) -> str | None:
     """The note to say where the rows a forecast reads (`window`, checked: the bundle's input columns, then
     any horizon rows of future covariates) lie further than FAR_FROM_TRAINING standard deviations from the
-    training rows' mean (a constant's scale is no spread). Said where a forecast's notes are answered, not
-    in every check of rows (the micro-batched routes answer none)."""
-    scaler, rows = bundle.scaler, window[: bundle.data.input_size]
-    distance = np.where(scaler.steady, 0.0, np.abs(scaler.transform(rows)))
+    training rows' mean (a constant's scale is no spread): its history rows, or with `ahead` (the steps
+    asked) its horizon rows, whose source the caller names (h75 F4: promo 100000 sent for a covariate
+    trained on 0 and 1 forecast 107,129, unsaid). Said where a forecast's notes are answered, not in every
+    check of rows (the micro-batched routes answer none)."""
+    scaler, size = bundle.scaler, bundle.data.input_size
+    rows = window[:size] if ahead is None else window[size : size + len(ahead)]
+    distance = np.where(scaler.steady | np.isnan(rows), 0.0, np.abs(scaler.transform(rows)))
     row, column = np.unravel_index(np.argmax(distance), distance.shape)
     if not distance[row, column] > FAR_FROM_TRAINING:
         return None
     center = scaler.channel(column).inverse(np.zeros(1))[0]
-    return (f"note: column {bundle.data.input_columns[column]!r} holds {rows[row, column]:.4g}, "
+    name = bundle.data.input_columns[column]
+    what = f"column {name!r}" if ahead is None else f"future covariate {name!r} on {when(ahead[row])}"
+    return (f"note: {what} holds {rows[row, column]:.4g}, "
             f"{distance[row, column]:.3g} standard deviations of its training rows from their mean "
             f"({center:.4g}): model {bundle.name!r} forecasts far beyond what it learned, with intervals of "
             "its training rows' widths; expected values in the units it was trained on")  # fmt: skip

@@ -25,13 +25,13 @@ from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dateparts import parts_index
 from forecaster.data.labels import write_labels
-from forecaster.data.missing import MAX_TRAINING_MAGNITUDE, some, when
+from forecaster.data.missing import some, when
 from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
-from forecaster.history import far_from_training, left_out_in_training, of_series, window_notes
+from forecaster.history import far_from_training, left_out_in_training, of_series, unusable, window_notes
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 
@@ -200,14 +200,8 @@ def check_history(
             f"expected 1 <= horizon <= {data.horizon} (the model's horizon), got {steps}", part="horizon"
         )
     window = np.ascontiguousarray(values[-data.input_size :])
-    huge = np.abs(window) > MAX_TRAINING_MAGNITUDE  # what train refuses: float32 forecasts cannot hold it
-    bad = np.argwhere(~np.isfinite(window) | huge)
-    if bad.size:
-        row, column = bad[0]
-        what = f"value {window[row, column]:g}" if huge[row, column] else "non-finite value"
-        limit = f" of |value| <= {MAX_TRAINING_MAGNITUDE:.3g}, as train takes" if huge[row, column] else ""
-        raise HistoryError(f"{what} in column {columns[column]!r}; expected numbers{limit}", part="values",
-                           row=int(rows - data.input_size + row))  # fmt: skip
+    if bad := unusable(window, [f"column {name!r}" for name in columns]):
+        raise HistoryError(bad[1], part="values", row=rows - data.input_size + bad[0])
     below = np.argwhere((window <= 0) & bundle.scaler.logged)
     if below.size:
         row, column = below[0]
@@ -251,8 +245,9 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
         ahead = np.asarray(ahead, dtype=np.float64)
         if ahead.ndim != 2 or ahead.shape[1] != len(given) or len(ahead) < steps:
             raise HistoryError(f"expected {needed}, got an array of shape {ahead.shape}", part="future")
-        if not np.isfinite(ahead[:steps]).all():
-            raise HistoryError(f"non-finite future covariate value; expected {needed}", part="future")
+        if bad := unusable(ahead[:steps], [f"future covariate {name!r}" for name in given]):  # (h75 F4)
+            step = "" if isinstance(future, pd.DatetimeIndex) else "step "  # v2's rows have no dates
+            raise HistoryError(f"at {step}{when(future[bad[0]])}: {bad[1]}", part="future")
         parts.append(np.vstack([ahead[:steps], np.repeat(ahead[steps - 1 : steps], data.horizon - steps, 0)]))
     if data.calendar:
         try:
@@ -437,6 +432,8 @@ def _forecast(
     for note in [*window_notes(bundle, series), far_from_training(bundle, prepared.window)]:
         if note:
             say_note(f"{series.source}: {note}", stacklevel=3)
+    if future is not None and (far := far_from_training(bundle, prepared.window, prepared.future)):
+        say_note(f"{future.source}: {far}", stacklevel=3)  # its own file's (h75 F4)
     return forecast_table(bundle, series, prepared, columns)
 
 

@@ -88,11 +88,15 @@ class ModelRegistry:
     retired: list[tuple[float, MicroBatcher]] = field(default_factory=list)  # (when to stop, batcher)
 
     def get(self, name: str) -> ServedModel:
-        """The served model called `name`; 404 naming the available ones otherwise."""
+        """The served model called `name`; 503 saying why where its bundle failed to load (it was called
+        unknown, h75 F7), 404 naming the available ones otherwise."""
         served = self.models.get(name)
         if served is None:
             available = ", ".join(sorted(self.models)) or "none"
             shown = name if len(name) <= 80 else name[:80] + "..."
+            if name in self.skipped:
+                raise ApiError(503, f"model {shown!r} is not served, its bundle failed to load: "
+                               f"{self.skipped[name]}; available: {available}", field="name")  # fmt: skip
             raise ApiError(404, f"unknown model {shown!r}; available: {available}", field="name")
         return served
 

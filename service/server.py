@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import errno
 import functools
 import resource
+import socket
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -26,7 +28,7 @@ from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from forecaster.errors import ConfigError
+from forecaster.errors import ConfigError, RefusedError
 from service.config import ServiceSettings
 from service.errors import HTTP_ERROR_CODES, error_response
 
@@ -237,6 +239,30 @@ def open_file_limit(settings: ServiceSettings) -> int:
         )
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
     return needed
+
+
+def check_address(host: str, port: int) -> None:
+    """Resolve `host` and bind `port` on each of its addresses as uvicorn will (asyncio's `create_server`),
+    before any bundle loads: a port in use or a host that resolves to nothing ended `serve` once every
+    bundle had loaded, in uvicorn's ERROR line and exit status 3, forecaster's own faults' (h75 F18).
+    ConfigError for a host (no such name, no address of this machine), RefusedError for the port."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as error:  # a label over 63 characters: UnicodeError
+        why = str(getattr(error, "strerror", None) or error).lower()
+        raise ConfigError(f"--host {host}: {why}; expected a name or address of this machine") from None
+    for family, kind, protocol, _, address in dict.fromkeys(found):
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRNOTAVAIL:
+                    raise ConfigError(f"--host {host}: {error.strerror.lower()}; expected an address of this "
+                                      "machine (0.0.0.0 for all)") from None  # fmt: skip
+                raise RefusedError(f"--port {port}: {error.strerror.lower()}") from None
 
 
 def uvicorn_options(settings: ServiceSettings, log_level: str = "info") -> dict[str, Any]:

@@ -4,6 +4,7 @@ covariates need no file, and the CLI, the API and the service give the same fore
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from test_service import serving
 
 from forecaster import Forecaster
 from forecaster.cli import main
+from forecaster.data import DataQualityWarning
 from forecaster.errors import DataError
 from forecaster.models.assembly import stored
 
@@ -123,6 +125,51 @@ def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path
     driven.to_csv(tmp_path / "history.csv", index=False)
     assert main(["predict", "--model", str(path), "--csv", str(tmp_path / "history.csv")]) == 2
     assert "--future-csv" in capsys.readouterr().err
+
+
+def test_future_rows_are_held_to_the_history_s_limits(driven, ahead, with_future, tmp_path, capsys):
+    """Future rows were neither refused beyond what train takes nor noted far from training, as the history
+    is: 1e30 was forecast as 1e30, 1e5 of a covariate of spread 1 unsaid, and 1e300 blamed on the history
+    (h75 F4). The CLI, the API and the service refuse and note them alike, naming the future rows."""
+    far, huge = ahead.copy(), ahead.copy()
+    far.loc[2, "f"], huge.loc[2, "f"] = 1e5, 1e30
+    refused = (f"at {ahead['date'][2]}: value 1e+30 in future covariate 'f'; expected numbers of |value| <= "
+               "1.84e+19, as train takes")  # fmt: skip
+    noted = f"note: future covariate 'f' on {ahead['date'][2]} holds 1e+05, "
+    with pytest.raises(DataError) as caught:
+        with_future.predict(driven, future_df=huge)
+    assert str(caught.value) == f"future_df: {refused}"
+    with pytest.warns(DataQualityWarning, match=re.escape(f"future_df: {noted}")):
+        with_future.predict(driven, future_df=far)
+    with_future.save(path := tmp_path / "bundle")
+    driven.to_csv(history := tmp_path / "history.csv", index=False)
+    for name, rows in (("huge.csv", huge), ("far.csv", far)):
+        rows.to_csv(tmp_path / name, index=False)
+    predict = ["predict", "--model", str(path), "--csv", str(history), "--output", str(tmp_path / "out.csv")]
+    assert main([*predict, "--future-csv", str(tmp_path / "huge.csv")]) == 2
+    assert capsys.readouterr().err == f"forecaster: error: {tmp_path / 'huge.csv'}: {refused}\n"
+    with pytest.warns(DataQualityWarning, match=re.escape(f"{tmp_path / 'far.csv'}: {noted}")):
+        assert main([*predict, "--future-csv", str(tmp_path / "far.csv")]) == 0
+    recent = driven.iloc[-INPUT:]
+    values = {"timestamps": recent["date"].tolist(), "values": {"y": recent["y"].tolist(),
+              "f": recent["f"].tolist()}, "future": {"f": huge["f"].tolist()}}  # fmt: skip
+    records = {"data": recent.drop(columns="x").to_dict(orient="records")}
+    tensors = [{"name": "history", "shape": [1, INPUT, 2], "datatype": "FP64",
+                "data": recent[["y", "f"]].to_numpy().ravel().tolist()},
+               {"name": "future", "shape": [1, HORIZON, 1], "datatype": "FP64", "data": huge["f"].tolist()}]
+    with serving(tmp_path) as client:
+        route = "/v1/models/bundle/forecast"
+        positional = client.post(route, json=values)
+        refusal = client.post(route, json={**records, "future": huge.to_dict("records")})
+        answer = client.post(route, json={**records, "future": far.to_dict("records")})
+        inferred = client.post("/v2/models/bundle/infer", json={"inputs": tensors})
+    for response in (positional, refusal):
+        assert response.status_code == 422, response.text
+        assert response.json()["details"] == [{"field": "future", "message": refused}]
+    assert inferred.status_code == 422, inferred.text  # no timestamps: the step's number, 48 rows on
+    assert inferred.json()["message"].endswith(refused.replace(f"at {ahead['date'][2]}", "at step 50"))
+    assert answer.status_code == 200, answer.text
+    assert [note for note in answer.json()["notes"] if note.startswith(noted)], answer.json()["notes"]
 
 
 def test_past_covariates_are_inputs_and_not_forecast(driven, ahead, tmp_path):

@@ -196,6 +196,45 @@ def test_unknown_model_names_and_traversal_answer_404(client: Client, name: str)
         assert "hourly" in response.json()["message"] or "no route" in response.json()["message"]
 
 
+def test_a_model_name_is_looked_up_before_the_body_and_a_failed_bundle_says_why(client: Client) -> None:
+    """A bundle that failed to load was answered 'unknown model', and a body was validated before the name:
+    '{}' sent to no model was a 422 about its fields (h75 F7)."""
+    for body in ({}, {"values": 1}, "not json"):
+        sent = {"content": body} if isinstance(body, str) else {"json": body}
+        for route in ("/v1/models/nope/forecast", "/v2/models/nope/infer"):
+            response = client.post(route, headers={"content-type": "application/json"}, **sent)
+            assert_error(response, 404, "name", "unknown model 'nope'; available: hourly, stepped")
+    reason = client.get("/health/ready").json()["skipped"]["broken"]
+    for method, route in (("GET", "/v1/models/broken"), ("POST", "/v1/models/broken/forecast"),
+                          ("GET", "/v2/models/broken")):  # fmt: skip
+        response = client.request(method, route, json=body_of(history()))
+        assert_error(response, 503, "name", f"model 'broken' is not served, its bundle failed to load: "
+                     f"{reason}")  # fmt: skip
+
+
+def test_a_member_given_twice_is_refused_naming_it(client: Client) -> None:
+    """A member given twice in one JSON object was taken silently, the last copy winning (h75 F8); a name
+    written with an escape is the same name, and a body of escapes but no member twice is answered."""
+    frame, forecast = history(), "/v1/models/hourly/forecast"
+    stamps, load = json.dumps(body_of(frame)["timestamps"]), json.dumps(frame["load"].tolist())
+    values = f'"timestamps": {stamps}, "values": {{"load": {load}, "OT": {load}'
+    cases = [
+        (forecast, f'{{"horizon": 1, {values}}}, "horizon": 2}}', "horizon"),
+        (forecast, f'{{{values}}}, "values": {{"load": {load}, "OT": {load}}}}}', "values"),
+        (forecast, f'{{{values}, "load": {load}}}}}', "load"),
+        (forecast, f'{{{values}, "lo\\u0061d": {load}}}}}', "load"),
+        (forecast, '{"data": [{"date": "2021-03-01", "load": 1, "load": 2, "OT": 3}]}', "load"),
+        ("/v2/models/hourly/infer", '{"inputs": [], "inputs": []}', "inputs"),
+    ]
+    json_type = {"content-type": "application/json"}
+    for route, text, member in cases:
+        response = client.post(route, content=text, headers=json_type)
+        assert_error(response, 400, "body", f"member {member!r} given twice in one JSON object; expected "
+                     "each name once")  # fmt: skip
+    once = client.post(forecast, content=f'{{"h\\u006frizon": 1, {values}}}}}', headers=json_type)
+    assert once.status_code == 200, once.text
+
+
 def predict(bundle, values: np.ndarray) -> np.ndarray:
     """The forecast of the last input_size rows, as `forecaster.prediction` computes it in-process."""
     return predict_windows(bundle, np.asarray(values, dtype=np.float64)[None, -INPUT_SIZE:])[0]

@@ -7,6 +7,7 @@ import io
 import json
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -197,6 +198,27 @@ def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.Cap
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "device 'tpu9' is not a torch device name" in err[0], err
         assert "Value error" not in err[0]
+
+
+def test_serve_on_a_port_in_use_or_a_host_of_no_address_says_so_in_one_line_first(tmp_path: Path) -> None:
+    """A port in use or a --host that does not resolve ended `serve` once every bundle had loaded, in
+    uvicorn's ERROR line and exit status 3, forecaster's own faults' (h75 F18): one line, status 1 (what the
+    system refused) or 2 (the option), before any bundle loads."""
+    make_bundle(tmp_path / "models")
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(tmp_path / "models")]
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        busy = subprocess.run([*command, "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert (busy.returncode, busy.stdout) == (1, ""), busy.stderr
+    assert busy.stderr == f"forecaster: error: --port {port}: address already in use\n"
+    nowhere = subprocess.run([*command, "--host", "no-such-host.invalid"], capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+    assert (nowhere.returncode, nowhere.stdout) == (2, ""), nowhere.stderr
+    [line] = nowhere.stderr.splitlines()
+    assert line.startswith("forecaster: error: --host no-such-host.invalid: ")
+    assert line.endswith("; expected a name or address of this machine")
 
 
 # ---- docker/: no engine here, so check what a build would need ------------------------------------------

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.checks import check_int
     from forecaster.errors import BundleError, ConfigError
     from service.config import ENV_PREFIX, ServiceSettings, default_torch_threads
-    from service.server import open_file_limit, uvicorn_options
+    from service.server import check_address, open_file_limit, uvicorn_options
 
     # each worker loads every model and runs torch on its own threads: more than the CPUs only thrash
     check_int("--workers", args.workers, minimum=1, maximum=os.cpu_count() or 1)
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             f"--models {settings.models_dir}: not a directory; expected a folder of bundle subfolders"
         )
     settings = settings.model_copy(update={"models_dir": settings.models_dir.resolve()})
+    check_address(args.host, args.port)  # before the bundles load, not after (h75 F18)
     open_file_limit(settings)
     os.environ.update(settings.environment())  # each uvicorn worker rebuilds the settings from these
     with _shared_metrics(args.workers):
