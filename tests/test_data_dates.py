@@ -459,7 +459,7 @@ def test_a_date_column_in_no_form_read_lists_the_forms_read() -> None:
         ([f"{2000 + k // 12}M{k % 12 + 1:02d}" for k in range(19)] + ["2001M13"],
          "1 value(s) that are not month labels like the others: row 19 '2001M13'"),
         ([f"2021-W{week:02d}" for week in range(33, 53)] + ["2021-W53"],
-         "1 value(s) that are not week labels like the others: row 20 '2021-W53'"),
+         "1 value(s) that are not week labels like the others: row 20 '2021-W53' (2021 has no ISO week 53)"),
     ],
 )  # fmt: skip
 def test_one_bad_label_among_period_labels_is_the_one_named(labels, said) -> None:

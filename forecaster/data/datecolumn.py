@@ -9,10 +9,13 @@ from numbers import Number
 import numpy as np
 import pandas as pd
 
+from forecaster.data.cells import MAX_DATUM_CHARS
 from forecaster.data.columns import is_text, section_numbers
 from forecaster.data.dateparts import find_date_parts, part_named, week_dates
 from forecaster.data.dates import (
+    PERIOD_LABELS,
     across_offsets,
+    first_day,
     parse_period_labels,
     parse_timestamps,
     period_label_misfits,
@@ -74,13 +77,13 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
         if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
-        if parse_period_labels(_weeks_named(sample, column)) is not None:
+        if _labelled(_weeks_named(sample, column), column):
             return column
         try:
             parsed = pd.DatetimeIndex(parse_timestamps(sample))
         except (ValueError, TypeError, OverflowError):
             continue
-        if parsed.notna().all() and ((parsed.year >= 1000) & (parsed.year <= 2999)).all():
+        if _dated(parsed, column):
             return column
     weekly = (column for column in raw.columns if not is_text(raw[column]))  # epiweek 202101: no month
     coded = (name for name in weekly if part_named(name) == "week" and week_codes(raw[name]) is not None)
@@ -91,6 +94,24 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
     return found or next((column for column in dotted if dotted_months(raw[column], _month_named(column))
                           is not None), None)  # fmt: skip
+
+
+def _labelled(sample: pd.Series, column: str) -> bool:
+    """Whether a sample of a column's values are period labels: all of them, or 90% of one kind where the
+    column is named like a period, so that a week that does not exist ("2021-W53" last) is named (h75 F14,
+    F19: "no date column found")."""
+    if parse_period_labels(sample) is not None:
+        return True
+    misfits = period_label_misfits(sample) if str(column).lower() in PERIOD_NAMES else None
+    return misfits is not None and len(misfits[1]) <= 0.1 * len(sample)
+
+
+def _dated(parsed: pd.DatetimeIndex, column: str) -> bool:
+    """Whether a sample of a column's values, read as timestamps, are dates of the years 1000-2999: all of
+    them, or 90% where the column is named like a period, so that a cell cut short ("2022-12-0", the last
+    line of a download) is named as no date (h75 F19: the column was not found, "no date column found")."""
+    dated = parsed.notna() & (parsed.year >= 1000) & (parsed.year <= 2999)
+    return bool(dated.all() or (str(column).lower() in PERIOD_NAMES and dated.mean() >= 0.9))
 
 
 def _month_named(column: str) -> bool:
@@ -197,13 +218,46 @@ def parse_dates(
         bad = bad if misfits is None else misfits[1]
         shown = ", ".join(
             f"{line(p)} " + ("(empty)" if pd.isna(column.iloc[p]) else repr(str(column.iloc[p])))
-            for p in bad[:SHOWN]
+            + _no_such_week(column.iloc[p]) for p in bad[:SHOWN]
         )
         one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
         raise DataError(  # every value unread: a form not read, rather than a few bad cells
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
             + (DATE_FORMS if bad.size == len(column) else one)
         )
+    _refuse_early_years(path, column, parsed, date_col)
     if notes is not None:
         notes.extend(f"column {date_col!r}: {tie}" for tie in ties)
     return pd.DatetimeIndex(parsed, name=date_col)
+
+
+def _no_such_week(value: object) -> str:
+    """Why a week label of the others' form is none: " (2021 has no ISO week 53)", else "" (h75 F14: it was
+    called not a week label like the others); a cell longer than any label is none (the patterns take
+    quadratic time on a long run of spaces)."""
+    text = str(value).strip()
+    for pattern, part in PERIOD_LABELS:
+        found = pattern.match(text) if part == "week" and len(text) <= MAX_DATUM_CHARS else None
+        if found is not None:
+            try:
+                first_day(int(found["year"]), "week", int(found["week"]))
+            except ValueError:
+                return f" ({found['year']} has no ISO week {int(found['week'])})"
+            return ""
+    return ""
+
+
+def _refuse_early_years(path: str, column: pd.Series, parsed: pd.Series, date_col: str) -> None:
+    """Refuse dates before the year 1000 read from text without a four-digit year: pandas dates a day and
+    month without their year ("Jan 22", "01/22" not in order as months) in the year 1, and no series is (h75
+    F2: forecasts were dated 0002-01-01)."""
+    early = (parsed.dt.year < 1000).to_numpy()
+    if early.any():  # the texts searched only then: ETTm1's 70,000 timestamps
+        early = early & ~column.astype(str).str.contains(r"\d{4}").to_numpy()
+    if early.any():
+        first = int(np.flatnonzero(early)[0])
+        raise DataError(
+            f"{path}: date column {date_col!r} has {int(early.sum())} value(s) read as dates before the year "
+            f"1000, none with a four-digit year: {line(first)} {str(column.iloc[first])!r}; expected a year "
+            "in every date (2022-01, Jan 2022; months with a two-digit year, Jan 22 or 01/22, in order)"
+        )

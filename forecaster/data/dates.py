@@ -17,6 +17,7 @@ from pandas.tseries.api import guess_datetime_format
 
 from forecaster.data.cells import MAX_DATUM_CHARS, datum_texts
 from forecaster.data.grids import snap_to_periods
+from forecaster.data.shortyears import SHORT_YEAR_MONTHS, months_in_order
 from forecaster.data.timeindex import infer_frequency, sub_daily
 
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
@@ -95,6 +96,7 @@ PERIOD_LABELS = (
                 r"(?:de\s+)?(?P<year>\d{4})$", re.I), "quarter"),
     # Excel's "mmm-yy" ("Jan-19": January 2019, its two-digit years from 1930 to 2029, as Excel reads them)
     (re.compile(r"^(?P<month>[^\W\d_]{3,4})\.?-(?P<year>\d{2})$"), "month"),  # a French Excel's "janv.-19"
+    *((pattern, "month") for pattern in SHORT_YEAR_MONTHS),  # "Jan 22", "01/22": only in order (h75 F2)
 )
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
@@ -149,6 +151,8 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
             continue
         found, fits = _labels_of(texts, pattern, part)
         if not fits.all() or (pattern is _UNPADDED_MONTHS and found["month"].astype(int).nunique() < 12):
+            continue
+        if pattern in SHORT_YEAR_MONTHS and not months_in_order(found):  # days without a year? (h75 F2)
             continue
         if part == "span":
             return pd.DatetimeIndex([pd.Timestamp(int(year), 1, 1) for year in found["year"]])

@@ -34,6 +34,7 @@ MAX_GAP_SHARE = 0.05
 # not yet published for all. More than this share of the rows is a panel of different spans, for
 # --channels independent.
 MAX_EDGE_SHARE = 0.2
+MISREAD_STEPS = 4  # missing time steps this many times the rows: misread dates, no gaps to fill (h75 F3)
 
 
 # How messages place a data row: a file's line (the header is line 1), or a DataFrame's row position
@@ -319,8 +320,7 @@ def _refuse(
         raise DataError(
             f"{path}: {int(added.sum())} missing time step(s) in column {frame.index.name!r} of a {freq} "
             f"series, the first {when(frame.index[added][0])}{why}; expected one row per step"
-            + advice(" (or pass fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing "
-                     "rows)")
+            + _fill_advice(frame, added)
         )
     in_file = missing & ~added[:, None]
     per_column = in_file.sum(axis=0)
@@ -338,6 +338,18 @@ def _refuse(
                  "their own spans; fill_missing / --fill-missing would invent the values)" if spans_differ
                  else f" (or pass fill_missing='ffill' or 'interpolate' / --fill-missing{leave_out})")
     )
+
+
+def _fill_advice(frame: pd.DataFrame, added: np.ndarray) -> str:
+    """The option filling missing time steps, unless they outnumber the rows read MISREAD_STEPS times: then
+    the dates were misread (MM.YY months read as 2000, 2100, 2200; YYMM numbers as years: h75 F3), and
+    filling invents thousands of rows."""
+    if added.sum() > MISREAD_STEPS * (~added).sum():
+        return (f"; {int(added.sum())} missing steps among {int((~added).sum())} rows point at dates read "
+                f"in a form they are not written in (the first row read as {when(frame.index[~added][0])}): "
+                "write them as YYYY-MM-DD")
+    return advice(" (or pass fill_missing='interpolate' or 'ffill' / --fill-missing to fill the missing "
+                  "rows)")
 
 
 def check_finite(path: Path | str, frame: pd.DataFrame) -> None:

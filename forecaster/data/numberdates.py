@@ -50,11 +50,26 @@ def week_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     return None if weeks.min() < 1 or weeks.max() > 53 else (years, weeks)
 
 
-def _yearly_runs(codes: np.ndarray) -> bool:
-    """Whether YYYYNN codes in order run NN = 1, 2, 3, 4 in each year, then the next year's 1."""
+def _yearly_runs(codes: np.ndarray, turn: int = 97) -> bool:
+    """Whether YYYYNN codes (YYYYQ: a year's `turn` 7) in order run NN = 1, 2, 3, 4 in each year, then the
+    next year's 1."""
     steps = np.diff(codes)
     steps = steps if (steps > 0).all() else -steps  # newest first too
-    return bool(((steps == 1) | (steps == 97)).all() and (steps == 97).any())
+    return bool(((steps == 1) | (steps == turn)).all() and (steps == turn).any())
+
+
+def quarter_codes(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Quarters written as five-digit YYYYQ numbers (the CSO's TLIST(Q1): 20151 for 2015 Q1) alone in a date
+    column, where each year runs 1 to 4 and then the next year's 1 (h75 F22: read as Excel's days of 1955);
+    None for other numbers."""
+    values = _whole_numbers(column)
+    if values is None or values.min() < 10001 or values.max() > 29994 or not _yearly_runs(values, turn=7):
+        return None
+    years, quarters = np.divmod(values.astype(np.int64), 10)
+    if quarters.min() < 1 or quarters.max() > 4:
+        return None
+    starts = pd.DataFrame({"year": years, "month": 3 * quarters - 2, "day": 1})
+    return pd.DatetimeIndex(pd.to_datetime(starts))
 
 
 def year_numbers(column: pd.Series) -> pd.DatetimeIndex | None:
@@ -96,6 +111,8 @@ def dotted_months(column: pd.Series, month_first: bool = True) -> pd.DatetimeInd
     scale = 100 if values.min() >= 1000 and values.max() < 3000 else 10_000  # the part after the dot
     if scale == 10_000 and not month_first:
         return None
+    if scale == 10_000 and (short := _short_year_months(values)) is not None:
+        return short
     after = np.round((values - whole) * scale)
     years, months = (whole, after) if scale == 100 else (after, whole)
     if np.abs((values - whole) * scale - after).max() > 1e-6 or months.min() < 1 or months.max() > 12:
@@ -109,10 +126,28 @@ def dotted_months(column: pd.Series, month_first: bool = True) -> pd.DatetimeInd
     return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
 
 
+def _short_year_months(values: np.ndarray) -> pd.DatetimeIndex | None:
+    """German spreadsheets' MM.YY months read as numbers (1.2 for "01.20", 1.21 for "01.21") as months of
+    1930-2029, as Excel reads two-digit years, where they are in order, most a month apart, into another year:
+    read as MM.YYYY they were the months of 2000, 2100 and 2200 (h75 F3). None for others (1.2 ... 12.2 alone
+    may be 2000's months written 01.2000)."""
+    months = np.floor(values)
+    short = np.round((values - months) * 100)
+    if np.abs((values - months) * 100 - short).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+        return None
+    years = short + np.where(short < 30, 2000, 1900)
+    steps = np.diff(years * 12 + months)
+    if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:
+        return None
+    if len(np.unique(years)) < 2:
+        return None
+    return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
+
+
 def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
-    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, R's decimal years or KOSIS's dotted
-    months; None for others."""
-    for read in (year_numbers, compact_dates, decimal_years, dotted_months):
+    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, YYYYQ quarters, R's decimal years or
+    KOSIS's dotted months; None for others."""
+    for read in (year_numbers, compact_dates, quarter_codes, decimal_years, dotted_months):
         if (dates := read(column)) is not None:
             return dates
     return None
