@@ -249,15 +249,17 @@ _BLOCKS = {
 
 
 def finest_block(labels: list[str]) -> tuple[list[str], str]:
-    """The labels of the finest kind of period where the header holds several of these kinds and only them
-    (it was refused as mixing kinds, and --periods as a file of one, h75 F11), and the others said ("23
-    yearly and 92 quarterly columns"); else the labels as they are and ""."""
+    """The labels of the finest kind of period where the header holds several of these kinds and only them,
+    the finest in every year (it was refused as mixing kinds, and --periods as a file of one, h75 F11), and
+    the others said ("23 yearly and 92 quarterly columns"); else the labels as they are and ""."""
     kinds = [next((kind for kind, form in _BLOCKS.items() if form.fullmatch(str(label).strip())), None)
              for label in labels]  # fmt: skip
     present = [kind for kind in _BLOCKS if kind in kinds]
     if None in kinds or len(present) < 2:
         return labels, ""
     kept = [label for label, kind in zip(labels, kinds, strict=True) if kind == present[0]]
+    if {str(label).strip()[:4] for label in labels} != {str(label).strip()[:4] for label in kept}:
+        return labels, ""  # a coarser period the finest do not cover ("2010Q4, 2011"): no block of totals
     said = " and ".join(f"{kinds.count(kind)} {kind}" for kind in reversed(present[1:]))
     return kept, f"{said} columns"
 
