@@ -108,3 +108,14 @@ def test_one_date_cut_short_in_a_month_column_is_named(tmp_path) -> None:
     said = r"date column 'month' has 1 value\(s\) that are not timestamps: line 121 '2022-12-0'"
     with pytest.raises(DataError, match=said):
         read_csv(str(path))
+
+
+def test_the_nbs_january_and_february_in_one_row_are_named_in_a_column_of_any_name(tmp_path) -> None:
+    """(h75 F12) China's NBS prints January and February as one row, '2016年1-2月', before '2016年3月': the
+    column '指标' (indicator) was not found, 'no date column found', until named with --date-col."""
+    months = ["1-2月", *(f"{m}月" for m in range(3, 13))]
+    labels = [f"{year}年{month}" for year in range(2016, 2024) for month in months]
+    path = _write(tmp_path, "指标,工业增加值增长(%)", labels, [6.0 + k / 100 for k in range(len(labels))])
+    said = r"date column '指标' has 8 value\(s\) that are not month labels like the others: line 2 '2016年1-2"
+    with pytest.raises(DataError, match=said):
+        read_csv(path)

@@ -77,7 +77,7 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
         if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue
         sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
-        if _labelled(_weeks_named(sample, column), column):
+        if _labelled(_weeks_named(sample, column), _weeks_named(values, column)):
             return column
         try:
             parsed = pd.DatetimeIndex(parse_timestamps(sample))
@@ -96,14 +96,18 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
                           is not None), None)  # fmt: skip
 
 
-def _labelled(sample: pd.Series, column: str) -> bool:
-    """Whether a sample of a column's values are period labels: all of them, or 90% of one kind where the
-    column is named like a period, so that a week that does not exist ("2021-W53" last) is named (h75 F14,
-    F19: "no date column found")."""
+def _labelled(sample: pd.Series, values: pd.Series) -> bool:
+    """Whether a sample of a column's `values` are period labels: all of them, or 90% of the column of one
+    kind (three quarters of the sample), so that the others are named, a week that does not exist
+    ("2021-W53" last) or the NBS's January and February in one row ("2016年1-2月" among "2016年3月"), not
+    "no date column found" (h75 F12, F14, F19)."""
     if parse_period_labels(sample) is not None:
         return True
-    misfits = period_label_misfits(sample) if str(column).lower() in PERIOD_NAMES else None
-    return misfits is not None and len(misfits[1]) <= 0.1 * len(sample)
+    misfits = period_label_misfits(sample)
+    if misfits is None or len(misfits[1]) > 0.25 * len(sample):
+        return False
+    misfits = period_label_misfits(values)  # the column's own share, not a sample's of 20
+    return misfits is not None and len(misfits[1]) <= 0.1 * len(values)
 
 
 def _dated(parsed: pd.DatetimeIndex, column: str) -> bool:
