@@ -100,14 +100,17 @@ def _labelled(sample: pd.Series, values: pd.Series) -> bool:
     """Whether a sample of a column's `values` are period labels: all of them, or 90% of the column of one
     kind (three quarters of the sample), so that the others are named, a week that does not exist
     ("2021-W53" last) or the NBS's January and February in one row ("2016年1-2月" among "2016年3月"), not
-    "no date column found" (h75 F12, F14, F19)."""
+    "no date column found" (h75 F12, F14, F19); not where the others are the first rows, lines describing
+    the columns below the header (INSEE's idBank, Période), which the reader skips later."""
     if parse_period_labels(sample) is not None:
         return True
     misfits = period_label_misfits(sample)
     if misfits is None or len(misfits[1]) > 0.25 * len(sample):
         return False
     misfits = period_label_misfits(values)  # the column's own share, not a sample's of 20
-    return misfits is not None and len(misfits[1]) <= 0.1 * len(values)
+    if misfits is None or len(misfits[1]) > 0.1 * len(values):
+        return False
+    return not np.array_equal(misfits[1], np.arange(len(misfits[1])))  # no lines above the labels (INSEE's)
 
 
 def _dated(parsed: pd.DatetimeIndex, column: str) -> bool:
