@@ -218,3 +218,19 @@ def test_footnote_marks_on_values_are_dropped(tmp_path):
     frame, freq, note = read_noted(write(tmp_path, "wide.csv", wide))
     assert freq == "YS-JAN" and frame.index[-1] == pd.Timestamp("2023-01-01") and frame["CPI"].iloc[-1] == 6.1
     assert "read 1 date(s) heading the columns without their footnote marks (¹)" in note
+
+
+def test_a_wide_header_of_months_with_their_quarters_says_it_left_out_the_quarters(tmp_path):
+    """The subtotal columns of a wide header of months were left out as 'whole years': the note of rows and
+    of columns is one (`periods.totals_said`)."""
+    labels = []
+    for month in MONTHS[:24]:
+        labels.append(f"{month:%Y-%m}")
+        labels += [f"{month.year} Q{month.quarter}"] if month.month % 3 == 0 else []
+    monthly = iter(VALUES[:24])
+    cells = [str(next(monthly)) if "Q" not in label else "0" for label in labels]
+    text = f"Series,{','.join(labels)}\nSales,{','.join(cells)}\n"
+    frame, freq, note = read_noted(write(tmp_path, "wide.csv", text))
+    assert freq == "MS" and frame["Sales"].tolist() == VALUES[:24].tolist()
+    assert ("left out 8 column(s) of quarters or years ('2015 Q1', '2015 Q2', '2015 Q3', ...): subtotals of "
+            "the months, no further steps") in note  # fmt: skip

@@ -62,6 +62,7 @@ _WORDED_YEAR = r"\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|y
 _YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
 # A quarter's row among months: "2019 Q1", "2019Q1", "2019-Q1", "Q1 2019", maybe with a total's word
 _QUARTER_ROW = r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4})(?:\s*total)?|total\s*Q[1-4]\s*\d{4}"
+SUBTOTAL = "subtotal"  # `year_totals`' kind of quarters' and years' rows among months
 _FIRST_ROWS = 40  # the labels a subtotal shows among (after 12 months and a quarter's at most)
 
 
@@ -74,11 +75,18 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     if totals is None:
         return None
     kind, rows, shown = totals
-    note = f"dropped {len(rows)} row(s) of whole years ({shown}) among the {kind} rows: a year's total"
-    if kind == "subtotal":
-        note = (f"dropped {len(rows)} row(s) of quarters or years ({shown}) among the monthly rows: "
-                "subtotals of the months, no further steps")  # fmt: skip
+    what, why = totals_said(totals)
+    among = "monthly" if kind == SUBTOTAL else kind
+    note = f"dropped {len(rows)} row(s) of {what} ({shown}) among the {among} rows: {why}"
     return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+
+
+def totals_said(totals: tuple[str, np.ndarray, str]) -> tuple[str, str]:
+    """What the labels `year_totals` found are, and why they are left out: rows of a file or columns of a
+    wide header alike (a header of months with its quarters was said to hold "whole years")."""
+    if totals[0] == SUBTOTAL:
+        return "quarters or years", "subtotals of the months, no further steps"
+    return "whole years", "a year's total"
 
 
 def year_totals(labels: pd.Series) -> tuple[str, np.ndarray, str] | None:
@@ -138,7 +146,7 @@ def _subtotals_among_months(labels: pd.Series) -> tuple[str, np.ndarray, str] | 
         beside |= (dates.year.to_numpy()[month] == years) & (np.isnan(quarters) | (quarter == quarters))
     if not beside.all():
         return None
-    return "subtotal", rows, _shown(labels.iloc[rows].astype(str))
+    return SUBTOTAL, rows, _shown(labels.iloc[rows].astype(str))
 
 
 def _worded_among_dates(labels: pd.Series) -> tuple[str, np.ndarray] | None:

@@ -16,7 +16,7 @@ from forecaster.data.dateparts import part_named
 from forecaster.data.dates import MONTH_NUMBERS, NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
 from forecaster.data.numberdates import year_numbers
-from forecaster.data.periods import year_totals
+from forecaster.data.periods import totals_said, year_totals
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
@@ -314,7 +314,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     )
     note += f"; left out {len(unknown)} column(s) of unknown weeks ({unknown[0]!r}, ...)" if unknown else ""
     if totals is not None:
-        note += f"; left out {len(totals[1])} column(s) of whole years ({totals[2]}): a year's total"
+        what, why = totals_said(totals)
+        note += f"; left out {len(totals[1])} column(s) of {what} ({totals[2]}): {why}"
     if coarser:
         note += f"; left out the coarser periods' {coarser} (a header of every frequency, the IMF's)"
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
