@@ -193,11 +193,10 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
     notes, start = [], _start(bundle)
     for name in [column for column in bundle.data.columns if column in series.frame.columns]:
         values = series.frame[name].dropna().to_numpy(dtype=np.float64)[-(max(_RECENT, 3 * season) + 1) :]
-        distances = []
+        distances, noise = [], ROUNDING * float(np.abs(values).max(initial=0.0))  # float64 error of changes
         for lag in dict.fromkeys((1, season)):
             if len(values) > 2 * lag + 3:
                 changes = torch.from_numpy(values[lag:-1] - values[: -1 - lag])[None]
-                noise = ROUNDING * float(np.abs(values).max())  # float64's error on changes of such levels
                 spread = float(robust_scale(changes, noise)[0])  # 0: no changes to judge by
                 departure = values[-1] - values[-1 - lag] - float(changes.median())
                 distances.append(abs(departure) / spread if spread > 0 else 0.0)

@@ -173,7 +173,6 @@ class TrainSettings:
             resolve(self.model_name, self.preset)
 
 
-
 # What a bundle records of the settings that trained it (its recipe), so that `Forecaster.load(p).fit(df)`
 # and `.cross_validation(df)` train the same recipe again (h72: lr, seed, epochs and transform were lost).
 # Left out: where and how one run ran (a bundle trained on a GPU refits on a laptop), and run-only switches.
@@ -194,8 +193,8 @@ def from_recipe(recorded: Any, machine: TrainerOptions) -> TrainSettings:
     this version does not know (a later version's) is left out."""
     if not isinstance(recorded, dict) or not isinstance(recorded.get("trainer"), dict):
         raise ConfigError(f"a recipe must be an object with a 'trainer' object, got {str(recorded)[:80]}")
-    asked = {name: value for name, value in recorded.items() if name in field_names(TrainSettings) - RUN_ONLY}
-    kept = field_names(TrainerOptions) - MACHINE_ONLY
+    known, kept = field_names(TrainSettings) - RUN_ONLY, field_names(TrainerOptions) - MACHINE_ONLY
+    asked = {name: value for name, value in recorded.items() if name in known}
     trainer = {name: value for name, value in recorded["trainer"].items() if name in kept}
     trainer.update({name: getattr(machine, name) for name in MACHINE_ONLY})
     return TrainSettings(**asked, trainer=TrainerOptions(**trainer))
