@@ -250,6 +250,9 @@ def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 _CONFIG_FIELDS = ("format_version", "model", "data", "scaler", "training", "naive_weights")
+# The training record's lists of column names: those forecast at 0 or above, the series left out too short,
+# the columns beside the targets given (`history`'s note of new series names none of them).
+_TRAINING_NAMES = ("nonnegative", "left_out", "beside_targets")
 
 
 @dataclass(frozen=True)
@@ -285,9 +288,9 @@ def _validate_config(raw: Any, where: Path) -> _Config:
     except ForecasterError as error:
         raise BundleError(f"{where}: {error}") from None
     training = raw.get("training")
-    if not isinstance(training, dict) or not names_ok(training.get("nonnegative"), training.get("left_out")):
-        raise BundleError(f"{where}: field 'training' must be an object, its 'nonnegative' and 'left_out' "
-                          "lists of names")  # fmt: skip
+    if not isinstance(training, dict) or not names_ok(*map(training.get, _TRAINING_NAMES)):
+        named = ", ".join(map(repr, _TRAINING_NAMES[:-1])) + f" and {_TRAINING_NAMES[-1]!r}"
+        raise BundleError(f"{where}: field 'training' must be an object, its {named} lists of names")
     if model_class.task != FORECAST:
         if raw.get("data") is not None or raw.get("scaler") is not None:
             raise BundleError(f"{where}: a {model['name']} bundle has no 'data' or 'scaler'; expected null")

@@ -16,6 +16,7 @@ import torch
 
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
+from forecaster.data.keys import left_out_series
 from forecaster.data.missing import MAX_TRAINING_MAGNITUDE, NO_FILL, some, when, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler
@@ -50,9 +51,10 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
 
     read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
     try:
-        return read_frame(frame, **read, targets=bundle.data.columns)
+        return _others_said(bundle, read_frame(frame, **read, targets=bundle.data.columns))
     except MissingColumnsError as error:
-        return read_frame(frame, **read, targets=_some_series(bundle, "DataFrame", error))
+        some_of_them = _some_series(bundle, "DataFrame", error)
+        return _others_said(bundle, read_frame(frame, **read, targets=some_of_them))
 
 
 # Reading options a model's rows must keep: what another value would read differs from what it learned.
@@ -89,11 +91,24 @@ def read_history(
 
 def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str | None) -> TimeSeries:
     try:
-        return read_csv(path, **read, targets=bundle.data.columns)
+        return _others_said(bundle, read_csv(path, **read, targets=bundle.data.columns))
     except MissingColumnsError as error:
         if others is None:
             raise _missing(bundle, str(path), error) from None
-        return read_csv(path, **read, targets=_some_series(bundle, str(path), error, others))
+        some_of_them = _some_series(bundle, str(path), error, others)
+        return _others_said(bundle, read_csv(path, **read, targets=some_of_them))
+
+
+def _others_said(bundle: Bundle, series: TimeSeries) -> TimeSeries:
+    """`series`, with a note naming the series its rows hold beside the model's, which nothing forecasts (a
+    wide table's; a long table's the reader names, `keys.left_out_series`): new ones, not the columns its
+    training file held beside the targets given, nor those training left out, which `left_out_in_training`
+    names with why."""
+    training = bundle.training or {}
+    known = {*(training.get("left_out") or []), *(training.get("beside_targets") or [])}
+    if others := [name for name in series.others if name not in known]:
+        say_note(f"{series.source}: note: {left_out_series(others, series.columns)}", stacklevel=3)
+    return series
 
 
 def _some_series(

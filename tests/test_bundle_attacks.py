@@ -233,12 +233,14 @@ def test_a_bundle_file_linked_out_of_its_folder_is_refused(bundle, tmp_path):
 
 
 @pytest.mark.parametrize("value", [5, "cases", [1, 2], {"cases": True}])
-@pytest.mark.parametrize("key", ["nonnegative", "left_out"])
+@pytest.mark.parametrize("key", ["nonnegative", "left_out", "beside_targets"])
 def test_a_training_record_naming_columns_otherwise_than_by_a_list_is_refused(bundle, key, value):
-    """The columns forecast at 0 or above (`training.nonnegative`) and the series training left out are
-    read at forecasts: a tampered value is refused as the bundle loads, not in the middle of a request."""
+    """The columns forecast at 0 or above (`training.nonnegative`), the series training left out and the
+    columns beside the targets given are read at forecasts: a tampered value is refused as the bundle loads,
+    not in the middle of a request."""
     edit_config(bundle, lambda c: c["training"].update({key: value}))
-    refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative' and 'left_out' lists")
+    refused(bundle, "config.json: field 'training' must be an object, its 'nonnegative', 'left_out' and "
+            "'beside_targets' lists")
 
 
 def test_json_whose_line_endings_or_indents_changed_loads_and_a_changed_value_does_not(bundle):

@@ -3,6 +3,7 @@ time steps filled on the series' own grid, and DataFrames read like files."""
 
 from __future__ import annotations
 
+import io
 import re
 import warnings
 
@@ -526,6 +527,70 @@ def test_a_forecast_of_months_dated_on_one_day_is_dated_on_that_day(tmp_path, wr
     assert main(["predict", "--model", str(model), "--csv", str(path), "--output", str(output)]) == 0
     ahead = pd.date_range("2022-01-01", periods=3, freq="MS") + pd.Timedelta(days=14)
     assert pd.read_csv(output)["date"].tolist() == list(ahead.strftime(written))
+
+
+def _without_the_day_first_record(model) -> None:
+    """`model` as a bundle saved before it recorded a day-first reading: the field left out of its config,
+    whose sha256 the weights' metadata names (its calibration, which names the old one's, left out)."""
+    import hashlib
+    import json
+
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    config = json.loads((model / "config.json").read_text())
+    assert config["data"].pop("dayfirst") is True
+    (model / "config.json").write_text(json.dumps(config, indent=2))
+    with safe_open(model / "weights.safetensors", framework="pt") as handle:
+        metadata = handle.metadata()
+    metadata["config_sha256"] = hashlib.sha256((model / "config.json").read_bytes()).hexdigest()
+    save_file(load_file(model / "weights.safetensors"), model / "weights.safetensors", metadata=metadata)
+    (model / "calibration.safetensors").unlink()
+
+
+def test_a_bundle_trained_on_day_first_dates_reads_new_rows_day_first(tmp_path) -> None:
+    """Trained on 01/01/2013 ... 01/12/2022 (monthly only day first), the model read its own last 12 rows
+    month first, as 12 days of January, and refused them (h75 F21): the bundle records the day-first reading
+    and predict, the Python API and the service read new rows so. A bundle saved before reads as it did."""
+    from test_service import serving
+
+    from forecaster.api import Forecaster
+    from forecaster.cli import main
+
+    months = pd.date_range("2013-01-01", periods=120, freq="MS")
+    frame = pd.DataFrame({"date": months.strftime("%d/%m/%Y"), "sales": 1000.0 + np.arange(120)})
+    path, last, model = tmp_path / "uk.csv", tmp_path / "last12.csv", tmp_path / "models" / "uk"
+    frame.to_csv(path, index=False)
+    frame.tail(12).to_csv(last, index=False)
+    train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "3", "--input-size", "12"]
+    assert main([*train, "--no-progress", "--out", str(model)]) == 0
+    ahead = ["01/01/2023", "01/02/2023", "01/03/2023"]
+    output = tmp_path / "forecast.csv"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["predict", "--model", str(model), "--csv", str(last), "--output", str(output)]) == 0
+        forecast = Forecaster.load(model).predict(frame.tail(12))
+    assert not [warning for warning in caught if "month first" in str(warning.message)]
+    assert pd.read_csv(output)["date"].tolist() == ahead
+    assert list(forecast.index) == list(pd.date_range("2023-01-01", periods=3, freq="MS"))
+    with serving(tmp_path / "models") as client:
+        records = client.post("/v1/models/uk/forecast", json={"data": frame.tail(12).to_dict("records")})
+        upload = client.post("/v1/models/uk/forecast.csv", files={"file": ("last12.csv", last.read_text())})
+    assert records.status_code == 200 and upload.status_code == 200, (records.text, upload.text)
+    assert pd.read_csv(io.StringIO(upload.text))["date"].tolist() == ahead
+    assert [row["date"] for row in records.json()["forecast"]] == ahead
+    _without_the_day_first_record(model)
+    with pytest.raises(DataError, match="does not follow the model's frequency 'MS'"):
+        Forecaster.load(model).predict(frame.tail(12))
+
+
+@pytest.mark.parametrize(("written", "dayfirst"),
+                         [("%d/%m/%Y", True), ("%d-%m-%Y", True), ("%m/%d/%Y", False), ("%Y-%m-%d", False)])
+def test_the_reading_records_day_first_only_where_it_took_it(written, dayfirst) -> None:
+    """What a bundle keeps: day first where a date's first number was read as its day."""
+    days = pd.date_range("2021-01-01", periods=60, freq="D")
+    series = read_frame(pd.DataFrame({"date": days.strftime(written), "v": np.arange(60.0)}))
+    assert series.options.dayfirst is dayfirst and series.freq == "D"
 
 
 def test_day_first_dates_of_series_one_after_another_are_read_day_first():

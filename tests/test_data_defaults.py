@@ -83,6 +83,46 @@ def test_a_bundles_targets_on_a_long_panel_name_the_series_they_leave_out(tmp_pa
     assert series.columns == ["US", "JP"]
 
 
+def test_a_bundles_targets_on_a_wide_table_name_the_series_they_leave_out(tmp_path):
+    """A wide table's column of numbers beside the model's was ignored unsaid, where a long table's series is
+    named (h75 F20): the same note, from the Python API, predict and the service's records and files alike;
+    a covariate the model reads, the dates and a column numbering the rows are no series left out."""
+    from test_service import serving
+
+    from forecaster.api import Forecaster
+
+    months = pd.date_range("2015-01-01", periods=60, freq="MS")
+    frame = pd.DataFrame({"date": months.strftime("%Y-%m-%d"), "a": 100.0 + np.arange(60) % 7,
+                          "b": 50.0 + np.arange(60) % 5, "price": 1.0 + np.arange(60) % 3})  # fmt: skip
+    model = tmp_path / "models" / "wide"
+    Forecaster("naive", horizon=3, input_size=12).fit(frame, past_covariates=["price"]).save(model)
+    sent = frame.tail(24).assign(No=np.arange(1, 25), c=np.arange(24.0))
+    note = "left out series 'c': not among the targets 'a', 'b' (a model's: the series it was trained on"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        forecast = Forecaster.load(model).predict(sent)
+        path = _write(tmp_path, sent, "next.csv")
+        assert main(["predict", "--model", str(model), "--csv", str(path), "--output", "-"]) == 0
+    assert list(forecast.columns) == ["a", "b"]
+    notes = [str(warning.message) for warning in said if "left out series" in str(warning.message)]
+    assert notes == [f"DataFrame: note: {note}, which leave out those too short to train)",
+                     f"{path}: note: {note}, which leave out those too short to train)"]  # fmt: skip
+    with serving(tmp_path / "models") as client:
+        records = client.post("/v1/models/wide/forecast", json={"data": sent.to_dict(orient="records")})
+        upload = client.post("/v1/models/wide/forecast.csv", files={"file": ("next.csv", path.read_text())})
+    assert records.status_code == 200 and upload.status_code == 200, (records.text, upload.text)
+    assert any(note in said for said in records.json()["notes"])
+    assert note in upload.headers["forecaster-notes"]
+    chosen = Forecaster("naive", horizon=3, input_size=12).fit(frame, targets=["a"])
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        Forecaster.load(model).predict(frame.tail(24))  # the training columns: nothing left out
+        chosen.predict(sent)  # 'b' and 'price', which its training file held beside its target: not new
+    notes = [str(warning.message) for warning in said if "left out series" in str(warning.message)]
+    assert notes == ["DataFrame: note: left out series 'c': not among the targets 'a' (a model's: the series "
+                     "it was trained on, which leave out those too short to train)"]
+
+
 def test_nixtla_names_pick_the_id_and_y_among_several_numeric_columns():
     panel = _panel(12).rename(columns={"quarter": "ds", "unemployment": "y"})
     panel["unique_id"] = panel.pop("country").map({"US": 1, "UK": 2, "JP": 3})  # numeric ids, named unique_id

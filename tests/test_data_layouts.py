@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import warnings
 from pathlib import Path
 
@@ -450,6 +451,25 @@ def test_a_model_trained_on_a_wide_file_forecasts_from_it(tmp_path, capsys):
     forecast = pd.read_csv(forecast_csv)
     assert list(forecast.columns) == ["period", "Germany", "France"]
     assert forecast["period"].tolist() == [2021, 2022]  # as the header wrote its years ('1990 [YR1990]')
+
+
+def test_a_wide_files_next_release_names_the_series_the_model_did_not_learn(tmp_path, capsys):
+    """The next release of a World Bank table adds a country: it was forecast by none and said by none, where
+    a long table's says it (h75 F20); the same note now. The training file itself has nothing to say."""
+    path, out = _world_bank(tmp_path), tmp_path / "wdi"
+    assert main(["train", "--csv", str(path), "--horizon", "2", "--model", "naive", "--out", str(out)]) == 0
+    lines = path.read_text().splitlines()
+    italy = lines[2].replace('"France","FRA"', '"Italy","ITA"')
+    later = write(tmp_path, "API_WDI_next.csv", "\n".join([*lines[:3], italy, *lines[3:]]) + "\n")
+    forecast_csv = tmp_path / "f.csv"
+    note = f"{later}: note: left out series 'Italy': not among the targets 'Germany', 'France' (a model's: "
+    with pytest.warns(DataQualityWarning, match=re.escape(note)):
+        assert main(["predict", "--model", str(out), "--csv", str(later), "--output", str(forecast_csv)]) == 0
+    assert list(pd.read_csv(forecast_csv).columns) == ["period", "Germany", "France"]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DataQualityWarning)
+        assert main(["predict", "--model", str(out), "--csv", str(path), "--output", str(forecast_csv)]) == 0
+    assert not [warning for warning in said if "left out series" in str(warning.message)]
 
 
 @pytest.mark.parametrize(("header", "first"), [(["1994-Q1", "1994-Q2"], "2024-Q1"),

@@ -189,6 +189,16 @@ def numeric_columns(
     return kept, np.column_stack(arrays)
 
 
+def other_series(raw: pd.DataFrame, date_cols: list[str], taken: list[str], index: pd.Index) -> list[str]:
+    """The columns of numbers beside `taken` (the targets given and the covariates) that a reading without
+    targets would forecast: series the rows hold that a model did not learn (h75 F20: a World Bank table's
+    new country, forecast by none, unsaid)."""
+    others = [name for name in raw.columns if name not in taken and name not in date_cols
+              and raw[name].dtype.kind in "iuf" and raw[name].notna().any()]  # fmt: skip
+    series = _not_series(raw, [*taken, *others], index, []) if others and date_cols else others
+    return [name for name in others if name in series]
+
+
 def _check_one_time_axis(path: str, raw: pd.DataFrame, text: list[str], index: pd.Index | None) -> None:
     """Refuse blocks of columns side by side, each with its own dates (Bloomberg's BDH of several securities):
     a column of dates that agrees with the date column on most rows, not all, puts the values beside it on

@@ -42,6 +42,7 @@ class DataConfig:
     calendar: bool = False
     periods: str | None = None
     weeks: str | None = None
+    dayfirst: bool = False
 
     def __post_init__(self) -> None:
         steps, width = self.input_size + self.horizon, len(self.input_columns)

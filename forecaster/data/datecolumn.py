@@ -164,11 +164,17 @@ DATE_FORMS = (  # the forms of dates read, as the refusals of a date column in n
 
 
 def parse_dates(
-    path: str, raw: pd.DataFrame, date_col: str, notes: list[str] | None = None, weeks: str | None = None
+    path: str,
+    raw: pd.DataFrame,
+    date_col: str,
+    notes: list[str] | None = None,
+    weeks: str | None = None,
+    dayfirst: bool = False,
 ) -> pd.DatetimeIndex:
     """Timestamps, period labels ("2020 Q1", "2020M01", "2020-W05") or whole years, as a DatetimeIndex;
     timestamps whose UTC offsets change as `dates.across_offsets` reads them (said in `notes`); YYYYWW
-    numbers under a name of weeks counted as `weeks` (--weeks iso or mmwr) says (`_week_numbers`)."""
+    numbers under a name of weeks counted as `weeks` (--weeks iso or mmwr) says (`_week_numbers`); dates
+    that read day or month first alike read day first where `dayfirst` (`dates.parse_timestamps`)."""
     coded = _week_numbers(raw[date_col], date_col, path, notes if notes is not None else [], weeks)
     if coded is not None:
         return coded
@@ -201,7 +207,7 @@ def parse_dates(
     texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
     ties: list[str] = []  # month first taken where day first reads the dates as well
     try:
-        parsed = parse_timestamps(texts, ties)
+        parsed = parse_timestamps(texts, ties, dayfirst)
     except (ValueError, TypeError, OverflowError) as error:
         shifted = across_offsets(texts)
         if shifted is not None:

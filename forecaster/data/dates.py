@@ -122,7 +122,9 @@ _INTERVAL = re.compile(r"^(?P<start>\d[^-–]*\d)\s+[-–]\s+\d.*$")
 _OFFSET_AFTER_TIME = re.compile(r"\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s?(?:Z|[+-]\d\d(?::?\d\d)?)\s*$")
 _GUESSED = 24  # the first values a format is inferred from where pandas infers none from the first
 # Day, month and year in that order or month, day, year: 31.01.2020, 01/31/2020, 31-01-20.
-NUMERIC_DATE = re.compile(r"^\d{1,2}(?P<sep>[./-])\d{1,2}(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)")
+NUMERIC_DATE = re.compile(
+    r"^(?P<first>\d{1,2})(?P<sep>[./-])(?P<second>\d{1,2})(?P=sep)(?:\d{2}|\d{4})(?:$|[ T].*)"
+)
 
 
 def first_day(year: int, part: str, value: int) -> pd.Timestamp:
@@ -322,7 +324,7 @@ def clock_words(texts: pd.Series) -> pd.Series:
     return texts.astype(str).str.strip().str.lower().isin(("now", "today"))
 
 
-def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Series:
+def parse_timestamps(column: pd.Series, ties: list[str] | None = None, dayfirst: bool = False) -> pd.Series:
     """Timestamps (NaT where a value is none), reading dates written day or month before the year the way
     their file means them: dotted ones day first (31.01.2020, the European convention); slashed or dashed
     ones month first as pandas does, unless day first reads more rows (a monthly 01/02/2020 ... 01/01/2021
@@ -330,7 +332,8 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
     series, also where other rows are ISO dates. pandas alone takes month first and switches per value,
     mixing the two readings. Where both readings are whole, in order and regular (a year's months written
     01/02/2021 read as 12 days), month first is taken and `ties` gets a note saying so, unless ISO dates
-    beside them continue only day first's steps.
+    beside them continue only day first's steps, or `dayfirst` (a bundle's training rows were read day
+    first, `read_day_first`) takes day first (h75 F21: a model's own last 12 months were read as 12 days).
     Raises what pandas raises for values it cannot handle at all (mixed time zones)."""
     separators = column.dropna().astype(str).str.strip().str.extract(NUMERIC_DATE)["sep"]
     if separators.isna().all():
@@ -345,6 +348,8 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
             fits = [(_turns(parsed), not _regular(parsed)) for parsed in (read, day_first)]
             if fits[1] != fits[0]:
                 return day_first if fits[1] < fits[0] else read  # the others decide: no tie to note
+            if dayfirst:
+                return day_first
         if ties is not None:
             ties.extend(said)
         return read
@@ -370,6 +375,8 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
     if turns[0] != turns[1]:
         return day_first if turns[1] < turns[0] else month_first
     regular = [_regular(parsed) for parsed in (month_first, day_first)]
+    if dayfirst and regular != [True, False]:
+        return day_first
     if ties is not None and regular == [True, True] and whole[True] and not day_first.equals(month_first):
         texts, read = column.dropna().astype(str).str.strip(), day_first.dropna()
         shown = ", ".join(f"{stamp:%Y-%m-%d}" for stamp in read.iloc[:2])
@@ -377,6 +384,21 @@ def parse_timestamps(column: pd.Series, ties: list[str] | None = None) -> pd.Ser
                     f"though day first reads them as well ({shown}, ...): write dates as YYYY-MM-DD to be "
                     "sure")
     return day_first if regular == [False, True] else month_first
+
+
+def read_day_first(column: pd.Series, parsed: pd.DatetimeIndex) -> bool:
+    """Whether `parse_timestamps` read `column`'s slashed or dashed dates day first (into `parsed`, row by
+    row): one whose first number, not its second, is its day. What a bundle records, so that its new rows,
+    whose readings may tie, are read as its training rows were (`parse_timestamps`' `dayfirst`)."""
+    texts = column.astype(str).str.strip()
+    slashed = texts.str[:3].str.contains(r"\d[/-]").to_numpy() & ~pd.isna(parsed)  # ISO: none searched
+    rows = np.flatnonzero(slashed)
+    sample = rows[~texts.iloc[rows].str[:6].duplicated().to_numpy()]  # each day and month written once
+    written = texts.iloc[sample].str.extract(NUMERIC_DATE)
+    numbered = written["sep"].isin(["/", "-"]).to_numpy()
+    first, second = (pd.to_numeric(written[key]).to_numpy()[numbered] for key in ("first", "second"))
+    stamps = pd.DatetimeIndex(parsed[sample][numbered])
+    return bool(((first == stamps.day) & (second == stamps.month) & (first != second)).any())
 
 
 def _regular(parsed: pd.Series) -> bool:

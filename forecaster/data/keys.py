@@ -132,6 +132,13 @@ def rows_of_targets(
         raise MissingColumnsError(f"{source}: no rows of series {some(list(map(repr, missing)))} in column "
                                   f"{id_col!r}; the rows have {some(list(map(repr, found)))} and {others}",
                                   missing, found, unread)  # fmt: skip
-    notes.append(f"left out series {others}: not among the targets {named} (a model's: those long enough "
-                 "to train)")  # fmt: skip
+    notes.append(left_out_series(unread, targets))
     return raw[asked]
+
+
+def left_out_series(others: Sequence[str], targets: Sequence[str]) -> str:
+    """The note naming the series rows hold beside a model's `targets`, which nothing forecasts: a long
+    table's (`rows_of_targets`) and a wide table's (h75 F20: a World Bank table's new country, unsaid)."""
+    return (f"left out series {some(list(map(repr, others)))}: not among the targets "
+            f"{some(list(map(repr, targets)))} (a model's: the series it was trained on, which leave out "
+            "those too short to train)")

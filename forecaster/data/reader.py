@@ -9,6 +9,7 @@ protocol's numbers stay comparable with the literature.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from forecaster.data.columns import (
     check_names_once,
     named_apart,
     numeric_columns,
+    other_series,
     steps_across,
     without_repeated_codes,
 )
@@ -44,6 +46,7 @@ from forecaster.data.dateparts import (
     with_hours,
     written_as_parts,
 )
+from forecaster.data.dates import read_day_first
 from forecaster.data.excel import is_workbook, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
 from forecaster.data.grids import snap_to_periods
@@ -268,6 +271,7 @@ def _read_table(
 
     freq: str | None = None
     date_col, date_from, grid, date_style, date_parts = read.date_col, read.date_from, None, None, None
+    dates_as_read, dayfirst = functools.partial(parse_dates, dayfirst=read.dayfirst), False  # h75 F21
     rows: np.ndarray | None = None  # each row's place among the file's where not in order, for refusals
     completing_col: str | None = None  # the column of each date's hour, time of day or year (`dateparts`)
     long_parts = None  # the date-part columns of a long table, made one column (`dateparts.parts_as_column`)
@@ -283,7 +287,7 @@ def _read_table(
             notes.append(f"left out numeric column(s) {some(list(map(repr, unused)))}: a long table's series "
                          "are forecast from their own values (target_col names the values; covariates come "
                          "with a wide table: past_covariates, future_covariates)")  # fmt: skip
-        raw, date_col, read = read_long(raw, read, source, parse_dates, notes)
+        raw, date_col, read = read_long(raw, read, source, dates_as_read, notes)
     if not read.no_date and date_col is None and date_from is None:
         date_col = find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
@@ -311,13 +315,14 @@ def _read_table(
             raw, completing_col, note = completed
             notes.append(note)
         if spec is None and read.id_col is None and date_col is not None:
-            raw, read = find_long(raw, read, date_col, source, parse_dates, notes)
+            raw, read = find_long(raw, read, date_col, source, dates_as_read, notes)
         if date_from is not None:
             index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
             read = dataclasses.replace(read, weeks=weeks)
             date_parts = written_as_parts(raw, date_from, index, weeks)  # forecasts written in them
         else:
-            index = parse_dates(source, raw, date_col, notes, read.weeks)
+            index = dates_as_read(source, raw, date_col, notes, read.weeks)
+            dayfirst = read_day_first(raw[date_col], index)
         if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
             index, completing_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
@@ -337,6 +342,8 @@ def _read_table(
     columns, matrix = numeric_columns(source, raw, used_for_dates + covariates, read.targets, notes, index,
                                       named_by_ids=read.id_col is not None)
     check_names(source, [*columns, *covariates])
+    given = read.targets is not None and read.id_col is None  # a long table's: `rows_of_targets` says them
+    others = other_series(raw, used_for_dates, [*columns, *covariates], index) if given else []
     if covariates:
         _, inputs = numeric_columns(source, raw, used_for_dates, covariates, notes, what="covariate")
         matrix = np.column_stack([matrix, inputs])
@@ -368,10 +375,10 @@ def _read_table(
         say_note(f"{source}: {prefix}: {'; '.join(notes)}", stacklevel=3)
     effective = dataclasses.replace(read, date_col=None if long_parts else date_col,
                                     date_from=long_parts or date_from, targets=columns, fill_missing=asked,
-                                    channels=mode)  # fmt: skip
+                                    channels=mode, dayfirst=dayfirst)  # fmt: skip
     return TimeSeries(
         frame=frame, freq=freq, source=source, date_col=date_col, dataset=spec.name if spec else None,
-        options=effective, date_style=date_style, date_parts=date_parts,
+        options=effective, date_style=date_style, date_parts=date_parts, others=tuple(others),
     )  # fmt: skip
 
 

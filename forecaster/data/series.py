@@ -123,6 +123,10 @@ class ReadOptions:
         f"then months): the block to read (default: the finest with {ENOUGH_PERIODS} rows or more)",
         choices=PERIOD_BLOCKS,
     )
+    dayfirst: bool = setting(
+        False, "dates written 01/02/2020 that read day or month first alike are read day first: what a "
+        "bundle records of its training rows, read so", cli=False,
+    )
     sheet: str | None = setting(
         None, "the sheet of an .xlsx workbook to read, by name or number (1: the first); default: the sheet "
         "holding the most numbers"
@@ -173,6 +177,7 @@ class TimeSeries:
     options: ReadOptions = ReadOptions()
     date_style: str | None = None  # how the file wrote its dates (`data.labels`); None: as timestamps
     date_parts: tuple[str, ...] | None = None  # the date-part columns it wrote them in (`dateparts`)
+    others: tuple[str, ...] = ()  # series beside the targets given, not read (`columns.other_series`)
 
     @property
     def values(self) -> np.ndarray:

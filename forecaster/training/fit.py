@@ -250,6 +250,7 @@ def build_candidate(
         calendar=series.options.calendar,
         periods=series.options.periods,
         weeks=series.options.weeks,
+        dayfirst=series.options.dayfirst,
     )
     config = {
         **candidate.model_options,

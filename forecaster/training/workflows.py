@@ -208,6 +208,8 @@ def train_forecaster(
         kept = without_short_series(series, settings, candidates)
         if short := [name for name in series.columns if name not in kept.columns]:  # said again at predict
             record = {**(record or {}), "left_out": short}
+        if series.others:  # the columns the targets given left out: no new series at predict (h75 F20)
+            record = {**(record or {}), "beside_targets": list(series.others)}
         series = kept
         fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
         if fitted is None:
