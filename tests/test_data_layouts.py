@@ -18,7 +18,7 @@ from forecaster.api import Forecaster
 from forecaster.cli import main
 from forecaster.data import DataQualityWarning, read_csv
 from forecaster.data.layouts import sniff
-from forecaster.data.records import DELIMITERS
+from forecaster.data.records import DELIMITERS, LineMap, record_starts
 from forecaster.errors import DataError
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
@@ -834,3 +834,68 @@ def test_a_quoted_title_spanning_lines_above_the_header_keeps_the_header(tmp_pat
     assert frame.index.equals(pd.DatetimeIndex(months, name="month"))
     np.testing.assert_allclose(frame["rate"], 1.1 + np.arange(60) / 1000)
     assert note.endswith("skipped 1 metadata line(s) before the data")
+
+
+def _monthly_rows_with_a_comment(breaks: int) -> list[str]:
+    """`month,rate,comment` rows, the sixth's comment a quoted cell of `breaks` line breaks, the 18th's rate
+    the text 'abc'."""
+    months = pd.date_range("2015-01-01", periods=30, freq="MS")
+    rows = [f"{month:%Y-%m},{1.1 + k / 1000:.4f}," for k, month in enumerate(months)]
+    rows[5] += '"' + "\n".join(["revised,"] + ["see notes"] * breaks) + '"'
+    rows[17] = f"{months[17]:%Y-%m},abc,"
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("above", "header", "between"),
+    [
+        ([], "month,rate,comment", ""),  # h75 F13: line 32 for the 'abc' on file line 34
+        ([], 'month,"rate\n(EUR/USD)",comment', ""),  # a header cell of two lines
+        ([], "month,rate,comment", "\n"),  # blank lines between the rows, which pandas skips
+        (['"Exchange rates,\nmonthly"', "Source: a bank", ""], "month,rate,comment", ""),  # from the header
+    ],
+)
+def test_a_data_row_is_named_by_the_file_line_grep_finds_below_quoted_line_breaks(
+    tmp_path, above, header, between
+):
+    """pandas counts records, not lines: a comment cell of three lines above the text 'abc' made the refusal
+    name line 32 for the cell on file line 34 (h75 F13). Every message naming a data row's line counts the
+    lines its record and those above span (quoted line breaks, blank lines)."""
+    text = "\n".join([*above, header, *(row + between for row in _monthly_rows_with_a_comment(2))]) + "\n"
+    path = write(tmp_path, "rates.csv", text)
+    found = 1 + text.split("\n").index(next(line for line in text.split("\n") if ",abc," in line))
+    message = one_line_error(path)
+    assert "holds text where numbers are expected" in message
+    skip = sum(part.count("\n") + 1 for part in above)  # the context's header is file line skip + 1
+    assert f"line {found - skip} 'abc'" in message
+    assert skip == 0 or f"from the header, which is file line {skip + 1})" in message
+
+
+@pytest.mark.parametrize("name", ["rates.csv", "rates.csv.gz"])
+def test_notes_and_date_part_refusals_name_file_lines_below_quoted_line_breaks(tmp_path, name):
+    """The note on exact duplicate rows and a refusal of a month number name the file's lines too, in a
+    compressed file as well (h75 F13: every message naming a line, one helper)."""
+    rows = _monthly_rows_with_a_comment(3)
+    rows[17] = rows[16]  # an exact duplicate on file line 22
+    text = "month,rate,comment\n" + "\n".join(rows) + "\n"
+    _, _, note = read_noted(write(tmp_path, name, text))
+    assert "dropped 1 exact duplicate row(s)" in note and "line): line(s) 22" in note
+    parts = ["year,month,rate,comment"] + [f"{2015 + k // 12},{k % 12 + 1},{k}," for k in range(30)]
+    parts[6] += '"a\nb\nc"'
+    parts[20] = "2016,13,19,"  # file line 23
+    message = one_line_error(write(tmp_path, "p" + name, "\n".join(parts) + "\n"))
+    assert "column 'month' line 23: 13 is not a month number" in message
+
+
+def test_record_starts_follow_quotes_and_blank_lines_as_pandas_does():
+    """The file line each data record starts on: a quoted cell's breaks (a doubled quote in it) stay in its
+    record, blank lines and lines of spaces are none, CRLF is one break; `LineMap` keeps rows' numbers as
+    they are where the count differs from pandas' rows (a stray quote, '12"')."""
+    text = 'title\nmonth,rate\n2015-01,"a ""b""\nc"\n\n  \r\n2015-02,1\r\n2015-03,2\n'
+    assert record_starts(text.encode(), 1, header=True).tolist() == [2, 6, 7]
+    assert pd.read_csv(io.StringIO(text), skiprows=1).shape[0] == 3
+    assert record_starts(text.encode(), 2, header=False).tolist() == [2, 6, 7]
+    spans = LineMap(lambda: text.encode(), 1, True, records=3)
+    assert [spans.extra(row) for row in range(3)] == [0, 3, 3]
+    stray = LineMap(lambda: b'a,b\n1,12" x\n2,"y\nz"\n3,4\n', 0, True, records=3)
+    assert [stray.extra(row) for row in range(3)] == [0, 0, 0]

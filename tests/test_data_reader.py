@@ -704,3 +704,57 @@ def test_column_names_equal_but_for_spaces_are_refused_naming_both(tmp_path, twi
     with pytest.raises(DataError, match=re.escape(f"{path}: column names 'a', {twin!r} are one name but for "
                                                   "spaces around it; expected each column name once")):
         read_csv(path)
+
+
+def _eurostat(rows: list[tuple[str, str, str]], freq: bool = True) -> str:
+    """An SDMX-CSV download (`freq,geo,TIME_PERIOD,OBS_VALUE`) of (freq, geo, period) rows, or without its
+    freq column."""
+    head = "freq,geo,TIME_PERIOD,OBS_VALUE" if freq else "geo,TIME_PERIOD,OBS_VALUE"
+    values = [f"{(k * 7) % 50 + 0.5}" for k in range(len(rows))]  # no row counter
+    lines = [f"{code},{geo},{period},{value}" if freq else f"{geo},{period},{value}"
+             for value, (code, geo, period) in zip(values, rows, strict=True)]  # fmt: skip
+    return "\n".join([head, *lines]) + "\n"
+
+
+YEARS = [str(year) for year in range(2005, 2024)]
+QUARTERS = [f"{year}-Q{quarter}" for year in YEARS for quarter in range(1, 5)]
+
+
+def test_a_long_file_of_yearly_and_quarterly_rows_is_refused_as_mixing_them_at_its_own_lines(tmp_path):
+    """Eurostat's freq A and Q rows of the same geos: the repeated 2005 was named 'at line 2 and line 3' (the
+    sorted table's places; line 3 is 2006) with advice to name an id column, which geo already is (h75
+    F10). The clash is named at the file's lines 2 and 40, as the two kinds of period it is."""
+    rows = [("A", geo, year) for geo in ("FR", "DE") for year in YEARS]
+    rows += [("Q", geo, quarter) for geo in ("FR", "DE") for quarter in QUARTERS]
+    with pytest.raises(DataError) as caught:
+        read_csv(_write(tmp_path, "estat.csv", _eurostat(rows)))
+    message = str(caught.value)
+    assert ("the file mixes yearly and quarterly periods in column 'TIME_PERIOD' (line 2 '2005' and line 40 "
+            "'2005-Q1'); expected periods of one kind: keep either the rows whose column 'freq' is A or "
+            "those whose 'freq' is Q") in message  # fmt: skip
+    assert "--id-col" not in message
+
+
+def test_a_series_of_years_then_quarters_is_refused_as_mixing_them_not_as_unsorted(tmp_path):
+    """The same without the freq column, for one geo: 'timestamps ... are not sorted' (h75 F10); the labels
+    of the rows that clash, a year and a quarter, say it."""
+    rows = [("A", "FR", year) for year in YEARS] + [("Q", "FR", quarter) for quarter in QUARTERS]
+    with pytest.raises(DataError) as caught:
+        read_csv(_write(tmp_path, "estat.csv", _eurostat(rows, freq=False)))
+    assert ("the file mixes yearly and quarterly periods in column 'TIME_PERIOD' (line 20 '2023' and line 21 "
+            "'2005-Q1'); expected periods of one kind: keep either the yearly rows or the quarterly "
+            "ones") in str(caught.value)  # fmt: skip
+
+
+def test_a_long_tables_repeated_time_is_named_at_its_file_lines_not_its_sorted_places(tmp_path):
+    """A long table's times are pivoted and sorted before they are checked: the repeat of 2020-01-01
+    ('2020-01' on line 3, '2020-01-01' on line 7) was named at lines 2 and 3, the sorted places, and advised
+    naming the id column the table is already keyed by (h75 F10)."""
+    times = ["2020-03", "2020-01", "2020-02", "2020-04", "2020-05", "2020-01-01", "2020-06"]
+    text = "geo,month,value\n" + "".join(f"{geo},{time},{k}\n" for geo in ("FR", "DE")
+                                         for k, time in enumerate(times))  # fmt: skip
+    with pytest.raises(DataError) as caught:
+        read_csv(_write(tmp_path, "long.csv", text))
+    message = str(caught.value)
+    assert "duplicate timestamp 2020-01-01 00:00:00 in column 'month' at line 3 and line 7" in message
+    assert message.endswith("expected one row per time step")

@@ -199,10 +199,12 @@ def parse_dates(
     labels = parse_period_labels(column)
     if labels is not None:
         return labels.rename(date_col)
-    mixed = (
-        f"{path}: date column {date_col!r} mixes time zones or UTC offsets ({str(column.iloc[0])!r} on "
-        f"{line(0)}); expected one zone throughout (convert the dates, e.g. to UTC)"
-    )
+
+    def mixed() -> DataError:  # made when raised: its line is counted only then (`missing.line_number`)
+        return DataError(f"{path}: date column {date_col!r} mixes time zones or UTC offsets "
+                         f"({str(column.iloc[0])!r} on {line(0)}); expected one zone throughout (convert the "
+                         "dates, e.g. to UTC)")  # fmt: skip
+
     number = column.map(lambda value: isinstance(value, Number) and pd.notna(value)).astype(bool)
     texts = column.where(~number)  # 12345 among date texts (JSON records): no date, not 12345 ns past 1970
     ties: list[str] = []  # month first taken where day first reads the dates as well
@@ -214,7 +216,7 @@ def parse_dates(
             (notes if notes is not None else []).append(shifted[1])
             return shifted[0]
         if utc_timestamps(texts) is not None:
-            raise DataError(mixed) from None
+            raise mixed() from None
         raise DataError(
             f"{path}: date column {date_col!r} cannot be parsed as timestamps ({error}); "
             "expected one format and one time zone"
@@ -224,7 +226,7 @@ def parse_dates(
         (notes if notes is not None else []).append(shifted[1])
         return shifted[0]
     if bad.size and utc_timestamps(texts) is not None:  # each a timestamp, read only where all share a zone
-        raise DataError(mixed)
+        raise mixed()
     if bad.size:
         misfits = period_label_misfits(column)  # most rows labels of one kind: the others are the bad ones
         kind = "timestamps" if misfits is None else f"{misfits[0]} labels like the others"

@@ -16,6 +16,7 @@ import pandas as pd
 from forecaster.data.cells import datum_texts
 from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, SPAN_BETWEEN, first_day
 from forecaster.data.keys import in_place_of
+from forecaster.data.missing import line
 from forecaster.errors import DataError, MissingDateColumnsError
 
 # The column sets that `date_from` accepts, the finer part last.
@@ -213,7 +214,7 @@ def dates_from_parts(
         if bad.size:
             cell = raw[name].iloc[bad[0]]
             shown = "an empty cell" if pd.isna(cell) or not str(cell).strip() else str(cell)
-            raise DataError(f"{source}: column {name!r} line {bad[0] + 2}: {shown} is not a {kind} number; "
+            raise DataError(f"{source}: column {name!r} {line(bad[0])}: {shown} is not a {kind} number; "
                             f"expected whole numbers {low}-{high}")  # fmt: skip
         numbers[kind] = column.astype(int)
     part = DATE_PARTS[kinds]
@@ -227,7 +228,7 @@ def dates_from_parts(
         beyond = np.flatnonzero(days.year != numbers["year"])
         if beyond.size:
             row = int(beyond[0])
-            raise DataError(f"{source}: line {row + 2}: year {numbers['year'][row]} has no day "
+            raise DataError(f"{source}: {line(row)}: year {numbers['year'][row]} has no day "
                             f"{numbers['doy'][row]}; expected a day of its year")  # fmt: skip
         return days, None
     if part in ("day", "hour"):  # NOAA, UCI's Beijing air: a calendar date in three or four columns
@@ -235,7 +236,7 @@ def dates_from_parts(
         if days.isna().any():
             row = int(np.flatnonzero(days.isna().to_numpy())[0])
             date = "-".join(f"{numbers[kind][row]:02d}" for kind in ("year", "month", "day"))
-            raise DataError(f"{source}: line {row + 2}: {date} is no calendar day; expected a real date")
+            raise DataError(f"{source}: {line(row)}: {date} is no calendar day; expected a real date")
         return pd.DatetimeIndex(days, name=name), None
     if part == "week":
         index, weeks = week_dates(numbers["year"], numbers["week"], source, notes, weeks)
@@ -247,7 +248,7 @@ def dates_from_parts(
             days.append(first_day(int(year), part, value))
         except ValueError:
             raise DataError(
-                f"{source}: line {row + 2}: year {year} has no {part} {value}; expected a real {part}"
+                f"{source}: {line(row)}: year {year} has no {part} {value}; expected a real {part}"
             ) from None
     return pd.DatetimeIndex(days, name=name), None
 
@@ -313,7 +314,7 @@ def week_dates(
                          "Sunday to Saturday, fit as well: --weeks mmwr")  # fmt: skip
     if starts[count].hasnans:
         row = int(np.flatnonzero(starts[count].isna())[0])
-        raise DataError(f"{source}: line {row + 2}: year {years[row]} has no week {weeks[row]} as {count} "
+        raise DataError(f"{source}: {line(row)}: year {years[row]} has no week {weeks[row]} as {count} "
                         f"counts weeks; expected a real week (weeks {'/'.join(WEEK_COUNTS)})")  # fmt: skip
     return starts[count], count
 

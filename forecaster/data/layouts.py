@@ -37,7 +37,7 @@ from forecaster.data.headerless import (
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
 from forecaster.data.legends import without_legend
-from forecaster.data.missing import line_number, lines, some
+from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
@@ -404,7 +404,7 @@ def arrange(
     repeated = np.zeros(len(raw), bool) if read.no_date else raw.duplicated().to_numpy()  # steps may repeat
     if repeated.any():
         said.append(f"dropped {int(repeated.sum())} exact duplicate row(s) (date and values as on an earlier "
-                    f"line): {lines(np.flatnonzero(repeated) + layout.skip)}")  # fmt: skip
+                    f"line): {lines(np.flatnonzero(repeated), layout.skip)}")  # fmt: skip
         raw = raw[~repeated].reset_index(drop=True)
     kept = "the rows kept, " if repeated.any() or described or yearly else ""
     context = (
@@ -415,7 +415,7 @@ def arrange(
     if layout.headerless:  # line 2 is the first data row, which is file line skip + 1
         shift = f" {'+-'[layout.skip < 1]} {abs(layout.skip - 1)}" * (layout.skip != 1)
         context = f"the file has no header: line N above is file line N{shift}{', of rows kept' * bool(kept)}"
-    tally = Tally()
+    tally, plain = Tally(), context
     # a bundle trained on a wide file re-reads new rows with the date column the transform names
     automatic = read.date_col in (None, DATE_COLUMN) and read.date_from is None and not read.no_date
     automatic = automatic and read.id_col is None
@@ -439,6 +439,8 @@ def arrange(
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
+    if kept or context is not plain:  # rows dropped or made anew: no records of the file, numbered as said
+        renumbered()
     keys = [part for part in [*key_parts(read.id_col or ""), *layout.codes] if part in raw.columns]  # '01'
     raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})
     notes.extend(said + tally.notes())

@@ -4,7 +4,7 @@ gaps, or filled as the user asks; and values too large to read (infinite) or to 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -52,6 +52,28 @@ def rows_of_a_frame() -> Iterator[None]:
         _PLACES.reset(token)
 
 
+# The lines a file's data records span beyond one each, up to a record (`records.LineMap`), while a file is
+# read (`file_lines`): a quoted cell's line breaks, so that the line a message names is the one grep finds
+_EXTRA: ContextVar[Callable[[int], int] | None] = ContextVar("extra_lines", default=None)
+
+
+@contextmanager
+def file_lines(extra: Callable[[int], int] | None) -> Iterator[None]:
+    """Within it, `line_number` counts the lines each data record spans (`extra`: those beyond one; None:
+    one each, a benchmark file's)."""
+    token = _EXTRA.set(extra)
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)
+
+
+def renumbered() -> None:
+    """From here on in `file_lines`, rows are no records of the file (rows dropped, a table reshaped): their
+    numbers count rows, as the reader's context then says."""
+    _EXTRA.set(None)
+
+
 # Whether messages advise on reading options (--fill-missing, --channels, ...): not to clients of the HTTP
 # service, whose model reads their rows as its training data was read (`without_reading_advice`).
 _ADVISE: ContextVar[bool] = ContextVar("advise", default=True)
@@ -75,7 +97,8 @@ def advice(text: str) -> str:
 
 def line_number(position: int) -> int:
     """The number a message gives a data row: its file line, or its DataFrame position."""
-    return int(position) + _PLACES.get()[1]
+    extra = _EXTRA.get()
+    return int(position) + _PLACES.get()[1] + (0 if extra is None else extra(int(position)))
 
 
 def line(position: int) -> str:
@@ -96,9 +119,10 @@ def when(stamp: Any) -> str:
     return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
 
 
-def lines(positions: np.ndarray) -> str:
-    """Several data rows as messages name them: "line(s) 4, 9, ..." or "row(s) 2, 7, ..."."""
-    shown = ", ".join(str(line_number(p)) for p in positions[:SHOWN])
+def lines(positions: np.ndarray, shift: int = 0) -> str:
+    """Several data rows as messages name them: "line(s) 4, 9, ..." or "row(s) 2, 7, ..." (`shift`: lines
+    above the header, where the numbers are the file's)."""
+    shown = ", ".join(str(shift + line_number(p)) for p in positions[:SHOWN])
     return f"{_PLACES.get()[0]}(s) " + shown + (", ..." if len(positions) > SHOWN else "")
 
 

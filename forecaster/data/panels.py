@@ -58,8 +58,8 @@ def pivot_long(
     `aligned`: every series must have the first series' timestamps (a multivariate model forecasts series
     on one shared time grid), and rows keep the file's order for the reader to check. Otherwise series may
     start and end at different times: rows are the union of the times in `times` order (the parsed
-    `time_col`), empty where a series has no row. DataError names a missing column, a repeated
-    (id, time) pair, or a misaligned series."""
+    `time_col`), empty where a series has no row. Rows are indexed by their time's first row in `raw` (for
+    messages). DataError names a missing column, a repeated (id, time) pair, or a misaligned series."""
     missing = [name for name in (id_col, time_col, target_col) if name not in raw.columns]
     if missing:
         hints = ((time_col, "date_col / --date-col names the time column"),
@@ -105,10 +105,10 @@ def pivot_long(
         .pivot(index=time_col, columns="id", values="value")
         .reindex(columns=order)
     )
-    if aligned:
-        wide = wide.reindex(pd.unique(raw[time_col]))  # the file's order, which the reader then checks
+    wide = wide.reindex(pd.unique(raw[time_col])) if aligned else wide  # the file's order, for the reader
     wide.columns = [str(name) for name in wide.columns]
-    return wide.reset_index()
+    first = pd.Series(raw.index.to_numpy()).groupby(np.asarray(key), sort=False).min()
+    return wide.reset_index().set_axis(first.reindex(wide.index).to_numpy())
 
 
 def long_columns(
@@ -200,7 +200,7 @@ def read_long(
     )  # fmt: skip
     if read.no_date:  # numbers (neuralforecast's integer `ds`): the rows in their order, continued by them
         steps = pd.to_numeric(wide[time_col], errors="coerce").to_numpy(dtype=np.float64)
-        wide = wide.drop(columns=time_col)
+        wide = wide.drop(columns=time_col).reset_index(drop=True)
         if len(steps) and np.isfinite(steps).all():
             order, index = steps_in_order(steps, time_col, source, notes)
             wide = wide.iloc[order].set_axis(index)

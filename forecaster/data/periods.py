@@ -15,10 +15,58 @@ import pandas as pd
 
 from forecaster.data.cells import datum_texts
 from forecaster.data.dates import parse_period_labels, parse_timestamps, period_label_misfits
+from forecaster.data.missing import line
+from forecaster.errors import DataError
 
+# Frequency codes and the kinds of period they name, finest first: BLS's period codes (M01, Q01, S01, A01) and
+# SDMX's FREQ column (Eurostat's `freq`: A, Q, M, W, D)
+FREQUENCIES = {"D": "daily", "W": "weekly", "M": "monthly", "Q": "quarterly", "S": "half-yearly",
+               "A": "yearly"}  # fmt: skip
 _CODE = r"(?P<kind>[MQSA])(?P<number>\d{2})"
 _AVERAGE = {"M": 13, "Q": 5, "S": 3}  # the code of each kind's average over the year
-_KINDS = {"M": "monthly", "Q": "quarterly", "S": "half-yearly", "A": "yearly"}  # finest first
+_KINDS = {code: FREQUENCIES[code] for code in "MQSA"}  # BLS's
+# A period label of each kind, finest first ("2000M1", "2000Q1", "2000": the IMF's IFS header; "2000-Q1")
+PERIOD_FORMS = {
+    "monthly": re.compile(r"\d{4}\s*[-_ ]?M(?:0?[1-9]|1[0-2])", re.I),
+    "quarterly": re.compile(r"\d{4}\s*[-_ ]?Q[1-4]", re.I),
+    "yearly": re.compile(r"\d{4}"),
+}
+
+
+def period_kind(label: object) -> str | None:
+    """The kind of period a label writes (PERIOD_FORMS), None for any other label."""
+    text = str(label).strip()
+    return next((kind for kind, form in PERIOD_FORMS.items() if form.fullmatch(text)), None)
+
+
+def mixed_periods(
+    source: str, table: pd.DataFrame, date_col: str | None, rows: list[int]
+) -> DataError | None:
+    """The refusal of a file mixing kinds of period where its two `rows` (positions of `table`) clash in time:
+    a column of frequency codes (SDMX's freq: A, Q) differs there, or their labels are of two kinds (a year,
+    a quarter), so a long table's id column (the advice for repeated times) does not help; else None."""
+    if max(rows) >= len(table):  # rows of another table (M3's series per row)
+        return None
+    texts = [name for name in table.columns if not pd.api.types.is_numeric_dtype(table[name])]
+    coded = next((name for name in texts if _frequency_codes(table[name])), None)
+    codes = [] if coded is None else table[coded].iloc[rows].astype(str).str.strip().str.upper().tolist()
+    codes = codes if len(set(codes)) == 2 else []
+    labels = table[date_col].iloc[rows].astype(str).str.strip() if date_col in table.columns else None
+    written = [] if labels is None else [period_kind(label) for label in labels]
+    kinds = [FREQUENCIES[code] for code in codes] if codes else written or [None]
+    if None in kinds or kinds[0] == kinds[1]:
+        return None
+    said = [line(row) + ("" if labels is None else f" {labels.iloc[k]!r}") for k, row in enumerate(rows)]
+    how = (f"the rows whose column {coded!r} is {codes[0]} or those whose {coded!r} is {codes[1]}" if codes
+           else f"the {kinds[0]} rows or the {kinds[1]} ones")  # fmt: skip
+    return DataError(f"{source}: the file mixes {kinds[0]} and {kinds[1]} periods in column {date_col!r} "
+                     f"({' and '.join(said)}); expected periods of one kind: keep either {how}")  # fmt: skip
+
+
+def _frequency_codes(column: pd.Series) -> bool:
+    """Whether a column holds frequency codes alone, several of them (SDMX's freq of a file of two kinds)."""
+    codes = column.dropna().astype(str).str.strip().str.upper()
+    return len(codes) > 0 and bool(codes.isin(list(FREQUENCIES)).all()) and codes.nunique() > 1
 
 
 def find_period_codes(raw: pd.DataFrame) -> tuple[str, str] | None:

@@ -57,6 +57,7 @@ from forecaster.data.missing import (
     AUTO,
     NO_FILL,
     check_finite,
+    file_lines,
     fill_missing_cells,
     missing_codes,
     names_lines,
@@ -65,20 +66,22 @@ from forecaster.data.missing import (
     spans_apart,
 )
 from forecaster.data.panels import DEFAULT_TARGET_COL, DEFAULT_TIME_COL, find_long, long_columns, read_long
+from forecaster.data.periods import mixed_periods
+from forecaster.data.records import LineMap
 from forecaster.data.registry import DatasetSpec, find_spec_for_file, get_spec, locate_dataset
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions, TimeSeries, say_note
-from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, composed_table, read_options
+from forecaster.data.textfile import EAST_ASIAN, ENCODING_NAMES, composed_table, file_bytes, read_options
 from forecaster.data.timeindex import infer_frequency
-from forecaster.data.timeorder import business_days, check_time_order
+from forecaster.data.timeorder import TimeClash, business_days, check_time_order
 from forecaster.data.variables import value_columns
 from forecaster.errors import DataError, MissingDateColumnsError
 
 
 def _parse(
     path: Path, notes: list[str], text: Sequence[str] = (), sheet: str | None = None
-) -> tuple[pd.DataFrame, Layout]:
+) -> tuple[pd.DataFrame, Layout, LineMap]:
     """The file's table as pandas reads it under its sniffed layout (a workbook's `sheet`), the `text`
-    columns kept as written (an id code '01' is no number 1)."""
+    columns kept as written (an id code '01' is no number 1), and the lines its rows span."""
     source: Any = path
     if is_workbook(path):
         source, note = workbook_as_csv(path, sheet)
@@ -124,7 +127,8 @@ def _parse(
     raw, repeated = without_repeated_codes(raw, layout.repeated, notes)
     raw, repeated = named_apart(raw, repeated, notes)
     check_names_once(str(path), repeated)  # pandas renamed the second 'OT' 'OT.1'
-    return raw, layout
+    header = layout.ons is None and not layout.headerless
+    return raw, layout, LineMap(lambda: file_bytes(source, opened), layout.skip, header, len(raw))
 
 
 def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> tuple[Layout, list[str]]:
@@ -211,7 +215,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
     keys = [] if read.id_col is None else [read.id_col, *key_parts(read.id_col)]
-    raw, layout = _parse(path, notes, keys, read.sheet)
+    raw, layout, spans = _parse(path, notes, keys, read.sheet)
     spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
@@ -220,14 +224,15 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         )
         spec = None
     context = None
-    if spec is None:  # benchmark files are read exactly as published
-        raw, context, read = arrange(str(path), raw, layout, read, find_date_column, notes)
-    try:
-        return _read_table(raw, str(path), read, spec, notes)
-    except DataError as error:
-        if context is None or not names_lines(str(error)):  # the line numbers' mapping, where some are named
-            raise
-        raise DataError(f"{error} ({context})") from None
+    with file_lines(spans.extra if spec is None else None):  # the lines grep finds (h75 F13)
+        if spec is None:  # benchmark files are read exactly as published
+            raw, context, read = arrange(str(path), raw, layout, read, find_date_column, notes)
+        try:
+            return _read_table(raw, str(path), read, spec, notes)
+        except DataError as error:
+            if context is None or not names_lines(str(error)):  # the line numbers' mapping, where named
+                raise
+            raise DataError(f"{error} ({context})") from None
 
 
 def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any) -> TimeSeries:
@@ -269,6 +274,7 @@ def _read_table(
         raw, ids = rows  # M3's series per row, each from its start: a long table
         read = dataclasses.replace(read, id_col=read.id_col or ids, date_col=COMPETITION_DATE)
 
+    arranged = raw  # the rows as the file lists them, which `rows` place the rows read among
     freq: str | None = None
     date_col, date_from, grid, date_style, date_parts = read.date_col, read.date_from, None, None, None
     dates_as_read, dayfirst = functools.partial(parse_dates, dayfirst=read.dayfirst), False  # h75 F21
@@ -288,6 +294,7 @@ def _read_table(
                          "are forecast from their own values (target_col names the values; covariates come "
                          "with a wide table: past_covariates, future_covariates)")  # fmt: skip
         raw, date_col, read = read_long(raw, read, source, dates_as_read, notes)
+        raw, rows = (raw, rows) if read.no_date else _in_file_order(raw)
     if not read.no_date and date_col is None and date_from is None:
         date_col = find_date_column(raw)
         date_from = find_date_parts(raw.columns) if date_col is None else None
@@ -316,6 +323,7 @@ def _read_table(
             notes.append(note)
         if spec is None and read.id_col is None and date_col is not None:
             raw, read = find_long(raw, read, date_col, source, dates_as_read, notes)
+            raw, rows = (raw, rows) if read.id_col is None else _in_file_order(raw)
         if date_from is not None:
             index, weeks = dates_from_parts(raw, date_from, source, notes, read.weeks)
             read = dataclasses.replace(read, weeks=weeks)
@@ -327,13 +335,18 @@ def _read_table(
             index, completing_col = hourly[0].rename(index.name), hourly[1]
             notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
-            raw, index, rows = raw.iloc[::-1].reset_index(drop=True), index[::-1], np.arange(len(raw))[::-1]
+            rows = (np.arange(len(raw)) if rows is None else rows)[::-1]
+            raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]
             notes.append("read the rows, listed newest first, from the oldest")
         snapped = snap_to_periods(index) if spec is None and infer_frequency(index) is None else None
         if snapped is not None:
             index = snapped[0]
             notes.append(snapped[1])
-        freq, grid = check_time_order(source, index, index.name, spec, notes)  # years before 1 refused first
+        try:  # years before 1 refused first
+            keyed = read.id_col is not None
+            freq, grid = check_time_order(source, index, index.name, spec, notes, rows, keyed)
+        except TimeClash as clash:  # a year and its first quarter: periods of two kinds, said as such
+            raise mixed_periods(source, arranged, date_col, clash.rows) or clash from None
         date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None
 
     used_for_dates = [date_col] if date_col is not None else list(date_from or [])
@@ -413,6 +426,13 @@ class SeriesSource:
         if self.dataset is not None:
             return load_dataset(self.dataset, self.data_dir, **self.options)
         return read_csv(self.csv, **self.options)
+
+
+def _in_file_order(wide: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """A long table's pivoted rows numbered from 0, and each one's row in the file (their index, the first of
+    its time's rows) for messages; None where the index is not such rows (a DataFrame's own)."""
+    rows = wide.index.to_numpy() if pd.api.types.is_integer_dtype(wide.index) else None
+    return wide.reset_index(drop=True), rows
 
 
 def _unused_numbers(raw: pd.DataFrame, read: ReadOptions) -> list[str]:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
+
+import numpy as np
 
 # The delimiters a file's cells may be split by, named as notes name them (spaces: a text table's columns)
 DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "'|' characters", " ": "spaces"}
@@ -36,6 +39,45 @@ def records_before(lines: list[str], line: int, delimiter: str) -> int:
         return sum(1 for _ in csv.reader(io.StringIO("\n".join(lines[:line])), delimiter=delimiter))
     except csv.Error:  # a quote left open: the lines as they are
         return line
+
+
+def record_starts(data: bytes, skip: int, header: bool) -> np.ndarray:
+    """The file line (from 0) each data record of `data` starts on, as pandas reads them after `skip` lines
+    and the header record: a quoted cell's line breaks within its record (a '"' in a cell doubled, as CSV
+    writes it), blank lines (spaces at most) no record."""
+    text = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(text == ord("\n"))
+    starts = np.concatenate([[0], ends + 1])[skip:]
+    starts = starts[starts < len(text)]
+    if not len(starts):
+        return starts
+    quotes = np.bitwise_xor.reduceat((text == ord('"')).view(np.uint8), starts)  # each line's, as parity
+    inside = np.bitwise_xor.accumulate(quotes)  # a quoted cell open at the line's end
+    first = np.concatenate([[True], inside[:-1] == 0])  # the lines a record starts on
+    filled = np.logical_or.reduceat(text > ord(" "), starts)
+    alone = np.concatenate([first[1:], [True]])  # a record of one line
+    kept = first & (filled | ~alone)
+    return np.flatnonzero(kept)[int(header) :] + skip
+
+
+class LineMap:
+    """The lines a file's data records span beyond one each, up to a record: 0 but for quoted line breaks
+    (a comment cell of three lines) and blank lines. The file is read again for them only when a message
+    names a line (`missing.line_number`); counts unlike pandas' rows (a quote inside an unquoted cell, '12"')
+    leave the rows' numbers as they are."""
+
+    def __init__(self, read: Callable[[], bytes], skip: int, header: bool, records: int) -> None:
+        self.read, self.skip, self.header, self.records = read, skip, header, records
+        self.starts: np.ndarray | None = None
+
+    def extra(self, record: int) -> int:
+        """The lines before data record `record` (from 0) beyond one per record and the header's."""
+        if self.starts is None:
+            starts = record_starts(self.read(), self.skip, self.header)
+            self.starts = starts if len(starts) == self.records else np.zeros(0, int)
+        if not 0 <= record < len(self.starts):
+            return 0
+        return int(self.starts[record]) - self.skip - int(self.header) - record
 
 
 def padded(records: list[tuple[int, list[str]]]) -> bool:

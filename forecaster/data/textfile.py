@@ -133,6 +133,18 @@ def read_options(path: Path) -> dict[str, Any]:
     return {"compression": packed, **windows}
 
 
+def file_bytes(source: Any, opened: dict[str, Any]) -> bytes:
+    """The text pandas reads with `opened` (`read_options`), as bytes a line break and a quote are one byte
+    of: unpacked, and UTF-16 or UTF-32 text as UTF-8; a sheet's (a buffer of text) as UTF-8."""
+    if not isinstance(source, Path):
+        return source.getvalue().encode("utf-8", "replace")
+    with _opened(source, opened.get("compression")) as handle:
+        data = handle.read()
+    encoding = opened.get("encoding")
+    wide = encoding is not None and encoding in _MARKS.values()
+    return data.decode(encoding, "replace").encode("utf-8", "replace") if wide else data
+
+
 def _windows_text(head: bytes) -> str:
     """Windows-1252, or Windows-1254 where the head read so holds Turkish words of the letters only it has
     (TurkStat's "Yıl;Ay;...": read as Windows-1252, "Yýl" named no year, "Þubat" no month), or Windows-1250

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+class TimeClash(DataError):
+    """Timestamps out of order or repeated, with the two rows (as `line` takes them) that clash first."""
+
+    def __init__(self, message: str, rows: list[int]) -> None:
+        super().__init__(message)
+        self.rows = rows
+
+
 def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
     """Count the steps that break the series' regular frequency and describe the first one."""
     steps = np.diff(index.asi8)
@@ -88,36 +96,48 @@ def before_year_one(index: pd.DatetimeIndex) -> int | None:
 
 
 def check_time_order(
-    path: str, index: pd.DatetimeIndex, date_col: str, spec: DatasetSpec | None, notes: list[str]
+    path: str,
+    index: pd.DatetimeIndex,
+    date_col: str,
+    spec: DatasetSpec | None,
+    notes: list[str],
+    rows: np.ndarray | None = None,
+    keyed: bool = False,
 ) -> tuple[str | None, pd.DatetimeIndex | None]:
     """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
-    unsorted, duplicate and irregular timestamps (benchmark files: note them instead), and years before 1,
-    which pandas keeps and neither Python's calendar nor ISO 8601 writes (a request of year 0 was a 500)."""
+    unsorted, duplicate (TimeClash) and irregular timestamps (benchmark files: note them instead), and years
+    before 1, which pandas keeps and neither Python's calendar nor ISO 8601 writes (a request of year 0 was a
+    500). `rows`: each timestamp's row in the file where the table was reordered (a long table's times sorted:
+    its repeats were named by their sorted places, 'line 2 and line 3' for lines 2 and 40, h75 F10); `keyed`:
+    a long table's series already told apart, which the advice to name their column does not help."""
+    rows = np.arange(len(index)) if rows is None else rows
     if (p := before_year_one(index)) is not None:
-        raise DataError(f"{path}: {line(p)}: {index[p]} in column {date_col!r} is before the year 1; "
+        raise DataError(f"{path}: {line(rows[p])}: {index[p]} in column {date_col!r} is before the year 1; "
                         "expected dates from the year 1 to 9999")  # fmt: skip
     steps = np.diff(index.asi8)
     long = " (a long table of several series: name the column telling them apart with id_col / --id-col)"
     long = advice(long)
-    long = long if index.has_duplicates else ""
+    long = long if index.has_duplicates and not keyed else ""
     backwards = np.flatnonzero(steps < 0)
     if backwards.size:
         p = backwards[0]
-        raise DataError(
-            f"{path}: timestamps in column {date_col!r} are not sorted: {line(p + 1)} "
-            f"({index[p + 1]}) comes after {line(p)} ({index[p]}) ({backwards.size} backward step(s)); "
-            f"expected increasing time (sort the rows by {date_col!r}){long}"
+        raise TimeClash(
+            f"{path}: timestamps in column {date_col!r} are not sorted: {line(rows[p + 1])} "
+            f"({index[p + 1]}) comes after {line(rows[p])} ({index[p]}) ({backwards.size} backward step(s)); "
+            f"expected increasing time (sort the rows by {date_col!r}){long}",
+            [rows[p], rows[p + 1]],
         )
     repeats = np.flatnonzero(steps == 0)
     if repeats.size:
         p = repeats[0]
         message = (
-            f"duplicate timestamp {index[p]} in column {date_col!r} at {line(p)} and {line(p + 1)} "
-            f"({repeats.size} repeated row(s) in total)"
+            f"duplicate timestamp {index[p]} in column {date_col!r} at {line(rows[p])} and "
+            f"{line(rows[p + 1])} ({repeats.size} repeated row(s) in total)"
         )
         if spec is None:
             hint = _clock_turned_back(index[repeats]) or long
-            raise DataError(f"{path}: {message}; expected one row per time step{hint}")
+            clash = [rows[p], rows[p + 1]]
+            raise TimeClash(f"{path}: {message}; expected one row per time step{hint}", clash)
         notes.append(message)
     freq = infer_frequency(index)
     if freq is None and len(index) >= 3:
@@ -173,4 +193,4 @@ def sorted_by_time(
     if (steps >= 0).all() or (steps <= 0).all():
         return wide
     notes.append(f"sorted the rows by {time_col!r}: the table lists its times out of order")
-    return wide.iloc[np.argsort(times.asi8, kind="stable")].reset_index(drop=True)
+    return wide.iloc[np.argsort(times.asi8, kind="stable")]  # each row's index: its place in the file

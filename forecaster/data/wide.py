@@ -16,7 +16,7 @@ from forecaster.data.dateparts import part_named
 from forecaster.data.dates import MONTH_NUMBERS, NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
 from forecaster.data.numberdates import year_numbers
-from forecaster.data.periods import totals_said, year_totals
+from forecaster.data.periods import PERIOD_FORMS, period_kind, totals_said, year_totals
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
 
@@ -239,22 +239,12 @@ def _by_variable(
     return variables, named, periods, split[2][first]
 
 
-# A header's period columns of every frequency, year by year ("2000", "2000Q1", ..., "2000M1", ..., "2001",
-# the IMF's IFS): each kind, finest first, and its name in notes
-_BLOCKS = {
-    "monthly": re.compile(r"\d{4}\s*[-_ ]?M(?:0?[1-9]|1[0-2])", re.I),
-    "quarterly": re.compile(r"\d{4}\s*[-_ ]?Q[1-4]", re.I),
-    "yearly": re.compile(r"\d{4}"),
-}
-
-
 def finest_block(labels: list[str]) -> tuple[list[str], str]:
     """The labels of the finest kind of period where the header holds several of these kinds and only them,
     the finest in every year (it was refused as mixing kinds, and --periods as a file of one, h75 F11), and
     the others said ("23 yearly and 92 quarterly columns"); else the labels as they are and ""."""
-    kinds = [next((kind for kind, form in _BLOCKS.items() if form.fullmatch(str(label).strip())), None)
-             for label in labels]  # fmt: skip
-    present = [kind for kind in _BLOCKS if kind in kinds]
+    kinds = [period_kind(label) for label in labels]
+    present = [kind for kind in PERIOD_FORMS if kind in kinds]
     if None in kinds or len(present) < 2:
         return labels, ""
     kept = [label for label, kind in zip(labels, kinds, strict=True) if kind == present[0]]
