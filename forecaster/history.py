@@ -16,6 +16,7 @@ import torch
 
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries, read_csv
+from forecaster.data.excel import is_workbook
 from forecaster.data.keys import left_out_series
 from forecaster.data.missing import MAX_TRAINING_MAGNITUDE, NO_FILL, some, when, without_reading_advice
 from forecaster.data.panels import DEFAULT_TIME_COL
@@ -49,7 +50,7 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     """Recent rows in a DataFrame, read the way the bundle's training rows were."""
     from forecaster.data import read_frame
 
-    read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
+    read = {**history_options(bundle), "periods": None, "sheet": None}  # its file's block, sheet: one table
     try:
         return _others_said(bundle, read_frame(frame, **read, targets=bundle.data.columns))
     except MissingColumnsError as error:
@@ -80,6 +81,8 @@ def read_history(
             raise DataError(f"{path}: --{option} {asked} {other.format(trained=trained, model=bundle.name)}; "
                             f"expected no --{option}, or --{option} {trained}")  # fmt: skip
     read = history_options(bundle, **options)
+    if not options.get("sheet") and not (path.is_file() and is_workbook(path)):
+        read["sheet"] = None  # the rows of the model's sheet as a CSV (an upload, an export): no sheets
     try:
         return _targets_read(bundle, path, read, others)
     except OneBlockError:
@@ -165,7 +168,8 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame, source: str = 
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
     options.update(
-        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None
+        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None,
+        sheet=None,  # the training file's: the horizon's rows are another table
     )
     try:  # read as the model reads them: no advice on reading options (a repeated date was told of id_col)
         with without_reading_advice():

@@ -691,6 +691,25 @@ def test_a_date_column_of_excels_day_numbers_is_read_as_days(tmp_path) -> None:
         read_csv(path)
 
 
+def test_excels_serial_days_with_a_time_of_day_are_read_as_date_times(tmp_path) -> None:
+    """A sheet of date-time cells saved unformatted (44562.5 for noon, 44562.0416666667 for 01:00) was
+    refused by a message listing every date form but Excel's serials (h82 F12): the fraction is the time of
+    day, to the second; numbers that are no serials name them among the forms expected."""
+    hours = pd.date_range("2022-01-01", periods=200, freq="h")
+    serials = (hours - pd.Timestamp("1899-12-30")) / pd.Timedelta(days=1)
+    path = tmp_path / "hourly.csv"
+    pd.DataFrame({"Date": np.round(serials, 10), "Value": np.arange(200.0)}).to_csv(path, index=False)
+    with pytest.warns(DataQualityWarning, match="read column 'Date' as Excel's day numbers"):
+        series = read_csv(path)
+    assert series.freq == "h" and list(series.index) == list(hours)
+    path.write_text("Date,Value\n" + "".join(f"{44562.5 + k},{k}\n" for k in range(40)))
+    with pytest.warns(DataQualityWarning, match="Excel's day numbers"):
+        assert read_csv(path).index[1] == pd.Timestamp("2022-01-02 12:00")
+    path.write_text("Date,Value\n" + "".join(f"{44562.5 + k * (-1) ** k},{k}\n" for k in range(40)))
+    with pytest.raises(DataError, match=r"decimal years \(1949.0833\), or Excel's serial days \(44562.5\)"):
+        read_csv(path)
+
+
 def test_a_log_of_readings_at_varying_steps_is_refused_naming_the_median_step(tmp_path) -> None:
     """A sensor logging every ten minutes, give or take a minute: the refusal named the grid of the first
     step alone ('the 579s grid'); it says the steps vary and what one step to resample to."""

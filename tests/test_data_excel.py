@@ -12,7 +12,7 @@ import pytest
 
 from forecaster.cli import main
 from forecaster.data import read_csv
-from forecaster.errors import DataError
+from forecaster.errors import DataError, DataQualityWarning, MissingDateColumnsError
 
 
 def _read(path):
@@ -183,3 +183,116 @@ def test_a_sheet_is_chosen_by_name_or_number_and_an_unknown_one_is_listed(tmp_pa
     assert main(["predict", "--model", str(model), "--csv", str(path), "--sheet", "Monthly",
                  "--output", str(output)]) == 0  # fmt: skip
     assert pd.read_csv(output)["month"].iloc[0] == "2019-01-01"
+
+
+def test_numbers_stored_as_text_are_the_sheets_numbers(tmp_path):
+    """Excel's "Number Stored as Text" cells ('12,000.0', workbooks exported from web tables) were counted as
+    no numbers: "no sheet holds numbers", even with --sheet, and a contents sheet of table numbers was read
+    instead (h82 F7). They count, and read as the same rows saved as CSV do."""
+    from openpyxl import Workbook
+
+    months = pd.date_range("2015-01-01", periods=60, freq="MS")
+    workbook = Workbook()
+    contents = workbook.active
+    contents.title = "Contents"
+    for k in range(1, 20):
+        contents.append([f"Table {k}", k])
+    data = workbook.create_sheet("Data")
+    data.append(["Period", "Value"])
+    for k, month in enumerate(months):
+        data.append([month.strftime("%b %Y"), f"{12000 + 1.5 * k:,.1f}"])
+    path = tmp_path / "text_numbers.xlsx"
+    workbook.save(path)
+    series, said = _read(path)
+    assert "read sheet 'Data' (the most numbers; also in the workbook: Contents)" in said
+    assert series.freq == "MS" and list(series.index) == list(months)
+    np.testing.assert_allclose(series.values[:, 0], 12000 + 1.5 * np.arange(60))
+    with pytest.warns(DataQualityWarning, match="read 60 number"):
+        assert read_csv(path, sheet="Data").values.shape == (60, 1)
+
+
+def test_date_cells_across_a_wide_header_are_its_periods(tmp_path):
+    """A series per row under months as real date cells: pandas writes them '2018-01-01 00:00:00', which
+    the wide header's periods did not take ("no date column found", h82 F8); in a CSV too."""
+    from openpyxl import Workbook
+
+    months = pd.date_range("2018-01-01", periods=48, freq="MS")
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.append(["Series", *(month.to_pydatetime() for month in months)])
+    for k in range(3):
+        sheet.append([f"Region {k}", *(100.0 + 10 * k + np.arange(48))])
+    path = tmp_path / "wide.xlsx"
+    workbook.save(path)
+    csv = tmp_path / "wide.csv"
+    csv.write_text("Series," + ",".join(months.strftime("%Y-%m-%d %H:%M:%S")) + "\n"
+                   + "".join(f"Region {k}," + ",".join(map(str, 100 + 10 * k + np.arange(48))) + "\n"
+                             for k in range(3)))  # fmt: skip
+    for source in (path, csv):
+        series, _ = _read(source)
+        assert series.columns == ["Region 0", "Region 1", "Region 2"] and series.freq == "MS"
+        assert list(series.index) == list(months)
+        np.testing.assert_array_equal(series.values[-1], [147.0, 157.0, 167.0])
+
+
+def test_a_hidden_sheet_is_read_after_the_visible_ones_and_a_chosen_sheet_refused_is_named(tmp_path, capsys):
+    """A hidden lookup sheet of more numbers was read instead of the visible data sheet, and the refusal
+    ("no date column found") did not say which sheet it had read (h82 F10): visible sheets come first, and a
+    refusal of a sheet chosen by its numbers names it and --sheet."""
+    from openpyxl import Workbook
+
+    months = pd.date_range("2018-01-01", periods=48, freq="MS")
+    workbook = Workbook()
+    data = workbook.active
+    data.title = "Data"
+    data.append(["date", "sales"])
+    for k, month in enumerate(months):
+        data.append([month.to_pydatetime(), 200.0 + k])
+    lookup = workbook.create_sheet("lookup")
+    lookup.append(["code", "factor", "weight"])
+    for k in range(100):
+        lookup.append([k, k * 0.1, k * 0.2])
+    lookup.sheet_state = "hidden"
+    path = tmp_path / "hidden.xlsx"
+    workbook.save(path)
+    series, said = _read(path)
+    assert series.columns == ["sales"] and list(series.index) == list(months)
+    assert "read sheet 'Data' (the most numbers of the visible sheets; also in the workbook: lookup " \
+           "(hidden))" in said
+    lookup.sheet_state = "visible"
+    workbook.save(path)
+    chosen = ("hidden.xlsx: read sheet 'lookup' (the most numbers; also in the workbook: Data; sheet "
+              "(--sheet) names another): no date column found (looked for")  # fmt: skip
+    with pytest.raises(DataError, match=re.escape(chosen)):
+        read_csv(path)
+    assert main(["data", "describe", str(path)]) == 2
+    assert chosen in capsys.readouterr().err
+    with pytest.raises(MissingDateColumnsError, match="read sheet 'lookup' .*: date column 'date' not found"):
+        read_csv(path, date_col="date")  # of its type, which a model's reading catches
+    assert read_csv(path, sheet="Data").columns == ["sales"]
+
+
+def test_a_model_trained_on_a_named_sheet_reads_that_sheet(tmp_path):
+    """A bundle trained with --sheet Monthly forgot the sheet: predict on the same workbook read the annual
+    sheet of more numbers and refused it (h82 F9). It remembers it, as other reading options; rows given as
+    a CSV or a DataFrame are one table, read without it."""
+    from forecaster.api import Forecaster
+
+    months = pd.date_range("2015-01-01", periods=60, freq="MS")
+    rows = pd.DataFrame({"date": months, "sales": 12000.0 + 7 * np.arange(60)})
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path) as workbook:
+        rows.to_excel(workbook, sheet_name="Monthly", index=False)
+        pd.DataFrame({"year": range(1990, 2020)} | {c: np.arange(30.0) for c in "wxyz"}).to_excel(
+            workbook, sheet_name="Annual", index=False
+        )
+    model, output = tmp_path / "model", tmp_path / "forecast.csv"
+    argv = ["train", "--csv", str(path), "--sheet", "Monthly", "--model", "naive", "--horizon", "3"]
+    assert main([*argv, "--out", str(model)]) == 0
+    csv = tmp_path / "monthly.csv"
+    rows.to_csv(csv, index=False)
+    for source in (path, csv):
+        assert main(["predict", "--model", str(model), "--csv", str(source), "--output", str(output)]) == 0
+        assert pd.read_csv(output)["date"].tolist() == ["2020-01-01", "2020-02-01", "2020-03-01"]
+    forecast = Forecaster.load(model).predict(rows)
+    assert list(forecast["sales"]) == [12413.0] * 3

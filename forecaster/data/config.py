@@ -43,6 +43,7 @@ class DataConfig:
     periods: str | None = None
     weeks: str | None = None
     dayfirst: bool = False
+    sheet: str | None = None  # a workbook's, as given (h82 F9: predict read another sheet and refused)
 
     def __post_init__(self) -> None:
         steps, width = self.input_size + self.horizon, len(self.input_columns)

@@ -192,7 +192,7 @@ def parse_dates(
             return days
         raise DataError(
             f"{path}: date column {date_col!r} holds numbers that are not years or dates; {DATE_FORMS}, "
-            "YYYYMMDD numbers, or R's decimal years (1949.0833)"
+            "YYYYMMDD numbers, R's decimal years (1949.0833), or Excel's serial days (44562.5)"
             + advice(" (date_from / --date-from year,quarter builds dates from separate columns; no_date / "
                      "--no-date indexes rows by steps)")
         )

@@ -1,20 +1,23 @@
 """Workbooks (.xlsx, .xlsm) as the CSV text the reader reads: statistics offices publish many tables as
-spreadsheets, often with a contents or notes sheet before the data, so the sheet holding the most numbers is
-the one read unless `sheet` names another, and everything after (title rows, periods as columns, footnotes)
-is the reader's as for a CSV.
+spreadsheets, often with a contents or notes sheet before the data, so the visible sheet holding the most
+numbers is the one read unless `sheet` names another, and everything after (title rows, periods as columns,
+footnotes) is the reader's as for a CSV.
 """
 
 from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from forecaster.data.cells import number_cells
 from forecaster.data.textfile import ZIP_MAGIC
-from forecaster.errors import DataError
+from forecaster.errors import DataError, one_line
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_FORMATS = (".xls", ".ods", ".xlsb")
@@ -24,6 +27,7 @@ MAX_WORKBOOK_BYTES = 50 * 2**20
 # Its XML, unpacked: 245 KB of zip holding 90 MB of XML (6 million cells, 15 bytes and 16 us each) took 97 s
 # before it failed; 32 MiB is some 2 million cells.
 MAX_WORKBOOK_XML_BYTES = 32 * 2**20
+TEXT_SAMPLE = 2000  # text cells of a sheet told numbers or not (`_numbers`)
 
 
 def is_workbook(path: Path) -> bool:
@@ -39,8 +43,17 @@ def is_workbook(path: Path) -> bool:
 
 
 def _numbers(sheet: pd.DataFrame) -> int:
+    """Its cells of numbers, with those stored as text that read as numbers (Excel's "Number Stored as
+    Text", '12,000.0' in workbooks exported from web tables: h82 F7, the sheet was said to hold none), as
+    TEXT_SAMPLE of its text cells spread over it hold them (a text date takes tens of microseconds to tell
+    from a number: 200,000 took 14 s)."""
     values = sheet.to_numpy(dtype=object).ravel()
-    return sum(isinstance(value, int | float | np.number) and not pd.isna(value) for value in values)
+    texts = pd.Series([value for value in values if isinstance(value, str)], dtype=object)
+    stored = sum(isinstance(value, int | float | np.number) and not pd.isna(value) for value in values)
+    if texts.empty:
+        return stored
+    spread = np.unique(np.linspace(0, len(texts) - 1, TEXT_SAMPLE).round().astype(int))  # all, if fewer
+    return stored + round(number_cells(texts.iloc[spread]).mean() * len(texts))
 
 
 def _cell_text(value: object) -> object:
@@ -66,7 +79,7 @@ def _chosen(path: Path, names: list[str], sheet: str) -> str:
 
 
 def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, str | None]:
-    """The sheet named by `sheet`, else the one with the most numeric cells, as CSV text (empty rows and
+    """The sheet named by `sheet`, else the visible one with the most numbers, as CSV text (empty rows and
     columns dropped), and a note naming it where the workbook has other sheets and none was named; DataError
     for a workbook that is not one, too large, or without numbers."""
     size = path.stat().st_size
@@ -86,23 +99,43 @@ def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, 
         raise DataError(f"{path}: its sheets unpack to {unpacked / 2**20:.0f} MiB of XML, more than the "
                         f"{MAX_WORKBOOK_XML_BYTES // 2**20} MiB read; expected the sheet saved as CSV")
     try:
-        sheets = pd.read_excel(path, sheet_name=None, header=None, dtype=object, engine="openpyxl")
+        with pd.ExcelFile(path, engine="openpyxl") as book:
+            sheets = pd.read_excel(book, sheet_name=None, header=None, dtype=object)
+            states = {name: getattr(book.book[name], "sheet_state", "visible") for name in sheets}
     except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{path}: cannot be read as an .xlsx workbook: {detail}") from None
+    hidden = [name for name, state in states.items() if state != "visible"]  # "hidden", "veryHidden"
     if sheet is not None:
         name = _chosen(path, list(sheets), sheet)
         if not _numbers(sheets[name]):
             raise DataError(f"{path}: sheet {str(name)!r} holds no numbers; expected a sheet of dates and "
                             "values")  # fmt: skip
-    else:
+    else:  # a visible sheet before hidden ones (lookup tables, calculations: h82 F10)
         counts = {name: _numbers(table) for name, table in sheets.items()}
         if not counts or max(counts.values()) == 0:
             raise DataError(f"{path}: no sheet holds numbers; expected a sheet of dates and values")
-        name = max(counts, key=counts.get)
+        name = max(counts, key=lambda name: (counts[name] > 0, name not in hidden, counts[name]))
     table = sheets[name].dropna(how="all").dropna(axis=1, how="all").map(_cell_text)
     text = io.StringIO(table.to_csv(index=False, header=False))
-    others = [str(other) for other in sheets if other != name]
+    others = [str(other) + " (hidden)" * (other in hidden) for other in sheets if other != name]
     if not others or sheet is not None:
         return text, None
-    return text, f"read sheet {name!r} (the most numbers; also in the workbook: {', '.join(others)})"
+    most = "the most numbers" + " of the visible sheets" * bool(hidden and name not in hidden)
+    return text, f"read sheet {name!r} ({most}; also in the workbook: {', '.join(others)})"
+
+
+@contextmanager
+def sheet_named(source: str, note: str | None) -> Iterator[None]:
+    """A refusal of the rows of a sheet chosen by its numbers names it first (`note`, `workbook_as_csv`'s,
+    where a long message's middle is cut) and the option that chooses another: that it was another sheet
+    than the data's went unsaid (h82 F10). The error keeps its type (a missing column's is caught)."""
+    try:
+        yield
+    except DataError as error:
+        if note is not None:
+            start, chosen = f"{source}: ", note.removesuffix(")")  # "read sheet 'x' (the most numbers; ...)"
+            said = str(error).removeprefix(start)
+            error.args = (one_line(f"{start}{chosen}; sheet (--sheet) names another): {said}"),
+                          *error.args[1:])  # fmt: skip
+        raise

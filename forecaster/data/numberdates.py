@@ -168,12 +168,13 @@ def unix_times(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
 
 def excel_days(column: pd.Series) -> pd.DatetimeIndex | None:
     """A date column of Excel's serial day numbers (a spreadsheet's dates saved unformatted: 44562 for
-    2022-01-01, days from 1899-12-30), whole numbers within 1954-2119 that only rise or only fall; None for
-    other numbers."""
-    values = _whole_numbers(column)
-    if values is None or len(values) < 2:
+    2022-01-01, days from 1899-12-30; 44562.5 its noon, the fraction the time of day, to the second: h82
+    F12), within 1954-2119, that only rise or only fall; None for other numbers."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    if len(values) < 2 or not np.isfinite(values).all():
         return None
     steps = np.diff(values)
     if not (values.min() >= 20_000 and values.max() < 80_000 and ((steps > 0).all() or (steps < 0).all())):
         return None
-    return pd.DatetimeIndex(pd.Timestamp("1899-12-30") + pd.to_timedelta(values, unit="D"), name=column.name)
+    seconds = np.round(values * 86_400).astype(np.int64)  # 44562.0416666667 is 01:00, not 0.00003 s past
+    return pd.DatetimeIndex(pd.Timestamp("1899-12-30") + pd.to_timedelta(seconds, unit="s"), name=column.name)

@@ -47,7 +47,7 @@ from forecaster.data.dateparts import (
     written_as_parts,
 )
 from forecaster.data.dates import read_day_first
-from forecaster.data.excel import is_workbook, workbook_as_csv
+from forecaster.data.excel import is_workbook, sheet_named, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
 from forecaster.data.grids import snap_to_periods
 from forecaster.data.keys import key_parts, padded_codes, with_key
@@ -79,10 +79,11 @@ from forecaster.errors import DataError, MissingDateColumnsError
 
 def _parse(
     path: Path, notes: list[str], text: Sequence[str] = (), sheet: str | None = None
-) -> tuple[pd.DataFrame, Layout, LineMap]:
+) -> tuple[pd.DataFrame, Layout, LineMap, str | None]:
     """The file's table as pandas reads it under its sniffed layout (a workbook's `sheet`), the `text`
-    columns kept as written (an id code '01' is no number 1), and the lines its rows span."""
+    columns kept as written (an id code '01' is no number 1), the lines its rows span, the sheet's note."""
     source: Any = path
+    note = None  # a workbook's, naming the sheet chosen by its numbers
     if is_workbook(path):
         source, note = workbook_as_csv(path, sheet)
         notes.extend([note] if note else [])
@@ -128,7 +129,7 @@ def _parse(
     raw, repeated = named_apart(raw, repeated, notes)
     check_names_once(str(path), repeated)  # pandas renamed the second 'OT' 'OT.1'
     header = layout.ons is None and not layout.headerless
-    return raw, layout, LineMap(lambda: file_bytes(source, opened), layout.skip, header, len(raw))
+    return raw, layout, LineMap(lambda: file_bytes(source, opened), layout.skip, header, len(raw)), note
 
 
 def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> tuple[Layout, list[str]]:
@@ -215,7 +216,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         raise DataError(f"{path}: {what}; expected a CSV, TSV or Excel file")
     notes: list[str] = []
     keys = [] if read.id_col is None else [read.id_col, *key_parts(read.id_col)]
-    raw, layout, spans = _parse(path, notes, keys, read.sheet)
+    raw, layout, spans, chosen = _parse(path, notes, keys, read.sheet)
     spec = find_spec_for_file(path)
     if spec is not None and raw.shape != (spec.rows, spec.columns):
         notes.append(
@@ -224,7 +225,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
         )
         spec = None
     context = None
-    with file_lines(spans.extra if spec is None else None):  # the lines grep finds (h75 F13)
+    with sheet_named(str(path), chosen), file_lines(spans.extra if spec is None else None):  # h75 F13
         if spec is None:  # benchmark files are read exactly as published
             raw, context, read = arrange(str(path), raw, layout, read, find_date_column, notes)
         try:

@@ -128,8 +128,8 @@ class ReadOptions:
         "bundle records of its training rows, read so", cli=False,
     )
     sheet: str | None = setting(
-        None, "the sheet of an .xlsx workbook to read, by name or number (1: the first); default: the sheet "
-        "holding the most numbers"
+        None, "the sheet of an .xlsx workbook to read, by name or number (1: the first); default: the "
+        "visible sheet holding the most numbers"
     )
 
     def __post_init__(self) -> None:

@@ -26,6 +26,8 @@ DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
 _DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
 _UNKNOWN_WEEK = re.compile(r"\d{4}\s*[-_ ]?\s*W99")  # Eurostat's unknown week of a year, beside its weeks
+# ISO months and days; a day at midnight too, as pandas writes a workbook's date cells (h82 F8)
+_ISO_DAY = re.compile(r"\d{4}-\d{2}(?:-\d{2}(?:[ T]00:00(?::00)?)?)?")
 # words without digits but in parentheses: "Registrerte ledige", "Konsumprisindeks (2015=100)"
 _VARIABLE = re.compile(r"(?=.*[^\W\d_]{2})(?:[^\d:()]|\([^()]*\))+")
 
@@ -39,7 +41,7 @@ def _dates(texts: Sequence[str]) -> pd.DatetimeIndex | None:
         parsed = parse_timestamps(texts)
         return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
     found = parse_period_labels(texts)
-    if found is not None or not texts.str.fullmatch(r"\d{4}-\d{2}(?:-\d{2})?").all():
+    if found is not None or not texts.str.fullmatch(_ISO_DAY).all():
         return found
     parsed = pd.to_datetime(texts, format="ISO8601", errors="coerce")
     return None if parsed.isna().any() else pd.DatetimeIndex(parsed)

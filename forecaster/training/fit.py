@@ -251,6 +251,7 @@ def build_candidate(
         periods=series.options.periods,
         weeks=series.options.weeks,
         dayfirst=series.options.dayfirst,
+        sheet=series.options.sheet,
     )
     config = {
         **candidate.model_options,
