@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from forecaster.data import DataQualityWarning, read_csv, read_frame
-from forecaster.data.dates import parse_period_labels
+from forecaster.data.dates import across_offsets, parse_period_labels
 from forecaster.errors import DataError
 
 
@@ -85,6 +85,10 @@ from forecaster.errors import DataError
         (["2022Nov", "2022Dec", "2023Jan"], "2022-11-01", "MS"),  # the ECB's statistical data warehouse
         (["2014年7-9月期", "2014年10-12月期", "2015年1-3月期"], "2014-07-01", "QS-JAN"),  # e-Stat, the ESRI
         (["nov.-18", "déc.-18", "janv.-19", "févr.-19", "mars-19"], "2018-11-01", "MS"),  # a French Excel's
+        # abbreviations that cut no name short (h82 F15): Dutch Excel's and CBS's "mrt", the CZSO's "čvn"
+        (["feb 2019", "mrt 2019", "apr 2019"], "2019-02-01", "MS"),
+        (["mrt-19", "apr-19", "mei-19"], "2019-03-01", "MS"),
+        (["kvě 2019", "čvn 2019", "čvc 2019", "srp 2019"], "2019-05-01", "MS"),
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
@@ -804,3 +808,28 @@ def test_date_from_columns_named_in_any_language_are_read_by_what_they_hold(tmp_
     months = "".join(f"{2016 + k // 12},{k % 12 + 1},{k}\n" for k in range(24))
     (tmp_path / "bulan.csv").write_text("Tahun,Bulan,Inflasi\n" + months)
     assert read_csv(tmp_path / "bulan.csv", date_from=["Tahun", "Bulan"]).freq == "MS"
+
+
+def test_offsets_that_change_every_day_are_two_zones_mixed_not_daylight_saving_time(tmp_path):
+    """Days alternating -03:00 and +05:00 were read as local clock times, "whose UTC offsets change
+    (daylight saving time)" (h82 F19): no zone changes its offset daily, nor by eight hours; refused as the
+    mix of zones it is, by the reader and the Python API alike, and so by the service, whose yearly
+    timestamps alternating +05:00 and Z were answered without their zone (it calls `across_offsets` too).
+    Instants of two zones regular in UTC are read in UTC, as before, said as the mix they are."""
+    days = pd.date_range("2022-01-01", periods=120, freq="D")
+    stamps = [f"{day.date()}T00:00:00{'+05:00' if k % 2 else '-03:00'}" for k, day in enumerate(days)]
+    frame = pd.DataFrame({"date": stamps, "v": np.arange(120.0)})
+    frame.to_csv(tmp_path / "mixed.csv", index=False)
+    for read in (lambda: read_frame(frame), lambda: read_csv(tmp_path / "mixed.csv")):
+        with pytest.raises(DataError, match="date column 'date' mixes time zones or UTC offsets"):
+            read()
+    years = pd.Series([f"{2000 + k}-01-01T00:00:00{'Z' if k % 2 else '+05:00'}" for k in range(20)])
+    assert across_offsets(years) is None
+    berlin = pd.date_range("2020-01-01", periods=400, freq="D", tz="Europe/Berlin")  # a zone's: still read
+    read = across_offsets(pd.Series([stamp.isoformat() for stamp in berlin]))
+    assert read is not None and read[0].equals(berlin.tz_localize(None)) and "daylight saving time" in read[1]
+    hours = pd.date_range("2024-01-01", periods=48, freq="h", tz="UTC")  # instants of two zones: in UTC
+    texts = [(hour.tz_convert("Asia/Tokyo") if k % 2 else hour).isoformat() for k, hour in enumerate(hours)]
+    read = across_offsets(pd.Series(texts))
+    assert read is not None and read[0].equals(hours)
+    assert read[1] == "read the dates, which mix UTC offsets (time zones), in UTC"

@@ -369,6 +369,18 @@ def test_a_semicolon_files_presumed_decimal_comma_is_said_as_presumed(tmp_path):
     assert "read decimal commas" not in note
 
 
+def test_dots_grouping_thousands_alone_are_no_decimal_commas_said(tmp_path):
+    """A ',' file of counts '987', '1.234', '1.234.567' (dots grouping thousands, no comma in any cell) was
+    read right, but the note said "read decimal commas" (h82 F20); a ';' file's commas are still said."""
+    counts = [987, 1234, 5678, 12345, 99999, 123456, 1234567, 2345678] * 3
+    rows = "".join(f"{2000 + k},{format(count, ',').replace(',', '.')}\n" for k, count in enumerate(counts))
+    frame, _, note = read_noted(write(tmp_path, "dots.csv", "year,visitors\n" + rows))
+    assert frame["visitors"].tolist() == counts and "decimal comma" not in note
+    assert note.endswith("read 21 number(s) written with thousands separators")
+    rows = "".join(f"{2000 + k};{count},5\n" for k, count in enumerate(counts[:12]))
+    assert "read decimal commas" in read_noted(write(tmp_path, "commas.csv", "year;visitors\n" + rows))[2]
+
+
 def test_decimal_commas_of_three_digits_are_read_where_a_cell_or_the_delimiter_says_so(tmp_path):
     """"0,985" groups no thousands, so its column's comma is a decimal one ("1,002" beside it read 1002, the
     "0,985" 985); and a file split by ";" whose cells are all "1,000"-like writes decimal commas (it was

@@ -234,3 +234,29 @@ def test_a_wide_header_of_months_with_their_quarters_says_it_left_out_the_quarte
     assert freq == "MS" and frame["Sales"].tolist() == VALUES[:24].tolist()
     assert ("left out 8 column(s) of quarters or years ('2015 Q1', '2015 Q2', '2015 Q3', ...): subtotals of "
             "the months, no further steps") in note  # fmt: skip
+
+
+@pytest.mark.parametrize("flag", [" [r]", " [p]", "[e]"])
+def test_uk_gss_flags_in_square_brackets_after_values_are_stripped(tmp_path, flag):
+    """The UK Government Analysis Function's shorthand ('582.5 [r]' revised, '[p]' provisional, '[e]'
+    estimated) was text where numbers are expected (h82 F13), while '582.5 (p)' read."""
+    gdp = np.round(500 + 2.5 * np.arange(40), 1)
+    cells = [f"{value}{flag}" if k in (33, 37, 38, 39) else f"{value}" for k, value in enumerate(gdp)]
+    lines = ["quarter,gdp", *(f"{2014 + k // 4} Q{k % 4 + 1},{cell}" for k, cell in enumerate(cells))]
+    frame, freq, note = read_noted(write(tmp_path, "gss.csv", "\n".join(lines) + "\n"))
+    assert freq == "QS-JAN" and frame["gdp"].tolist() == gdp.tolist()
+    assert note.endswith(f"stripped value flags ({flag.strip(' []')}) from 4 cell(s)")
+
+
+@pytest.mark.parametrize("minus", ["\u25b3", "\u25b2"])
+def test_japanese_minus_triangles_before_numbers_are_minus_signs(tmp_path, minus):
+    """e-Stat and Japan's ministries write a negative change '△2.2' or '▲2.2': a column of half such cells
+    was "no numeric columns" (h82 F14); read as minus signs and said, a Unicode minus beside them as ever."""
+    changes = np.round(np.sin(np.arange(60)) * 3, 1)
+    cells = [f"{minus}{abs(value)}" if value < 0 else f"{value}" for value in changes]
+    cells[4] = f"\u2212{abs(changes[4])}"  # sin(4) < 0
+    lines = ["年月,前年同月比", *(f"{2018 + k // 12}年{k % 12 + 1}月,{cell}" for k, cell in enumerate(cells))]
+    frame, freq, note = read_noted(write(tmp_path, "estat.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame["前年同月比"].tolist() == changes.tolist()
+    triangles = sum(cell.startswith(minus) for cell in cells)
+    assert note.endswith(f"read {triangles} number(s) with △ or ▲ before them (Japan's minus) as negative")

@@ -271,7 +271,8 @@ def test_names_on_two_header_lines_are_joined(tmp_path):
 @pytest.mark.parametrize(
     "units",
     [",EUR million,2015=100,%", ",EUR million,Index,Percent", "Unit,EUR million,2015=100,%",
-     ",NZD bn,Index (2015=100),per cent", ",1000 persons,%,2015=100", "Unit,1.000 persons,Index,%"],
+     ",NZD bn,Index (2015=100),per cent", ",1000 persons,%,2015=100", "Unit,1.000 persons,Index,%",
+     "Unit,000,000,000", "Unit,000s,Index,%"],  # h82 F16: '000' (thousands) was a value of 0, 'Unit' a date
 )  # fmt: skip
 def test_a_line_of_each_columns_unit_under_the_names_names_nothing(tmp_path, units):
     """A quarterly table as offices publish it, the series' units under their names: the units line was
@@ -394,6 +395,33 @@ def test_undata_with_its_footnote_table_below_the_data(tmp_path):
     assert freq == "YS-JAN" and list(frame.columns) == ["France", "Germany"] and len(frame) == 22
     np.testing.assert_allclose(frame["Germany"], 200.0 + np.arange(22))
     assert "skipped 2 metadata line(s) after the data" in note
+
+
+@pytest.mark.parametrize("table", ["short", "full"])
+def test_statistics_canadas_numbered_footnotes_after_the_data_are_skipped(tmp_path, table):
+    """A StatCan download ends in "Footnotes:", numbered notes ("1","Seasonally adjusted"), the citation and
+    its DOI: the numbered notes were dates that are not ("no date column found", h82 F6), in the short
+    table and in the full one (REF_DATE, GEO, DGUID, ..., VALUE, STATUS) alike."""
+    months = pd.period_range("2015-01", periods=96, freq="M")
+    if table == "short":
+        rows = ['"REF_DATE","VALUE"', *(f'"{m}","{1000 + 1.5 * k:.1f}"' for k, m in enumerate(months))]
+    else:
+        rows = ['"REF_DATE","GEO","DGUID","UOM","VALUE","STATUS"']
+        rows += [f'"{month}","{geo}","2016A0000{g}","Persons","{1000 * g + 1.5 * k:.1f}",""'
+                 for k, month in enumerate(months) for g, geo in enumerate(("Canada", "Ontario"), 1)]
+    rows += ["", '"Footnotes:"', '"1","Labour Force Survey estimates"', '"2","Seasonally adjusted"',
+             '"How to cite: Statistics Canada. Table 14-10-0287-01"', '"https://doi.org/10.25318/1410028701-eng"']
+    frame, freq, note = read_noted(write(tmp_path, "1410028701.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and len(frame) == 96 and frame.index[-1] == pd.Timestamp("2022-12-01")
+    assert frame.iloc[-1, -1] == (1000 if table == "short" else 2000) + 1.5 * 95
+    assert "skipped 5 metadata line(s) after the data" in note
+
+
+def test_numbers_beside_words_after_the_data_without_a_heading_are_still_refused(tmp_path):
+    """A row "2","Seasonally adjusted" under yearly data is no note without the heading of notes above it:
+    the reader does not guess it away (refused, as before)."""
+    rows = ["year,value", *(f"{2000 + k},{10 + k}" for k in range(20)), "2,Seasonally adjusted"]
+    one_line_error(write(tmp_path, "years.csv", "\n".join(rows) + "\n"))
 
 
 def test_jhu_covid_wide_file_with_slashed_dates_in_the_header(tmp_path):
@@ -526,6 +554,18 @@ def test_a_first_column_of_consecutive_years_is_the_date_whatever_its_name(tmp_p
     frame, freq, _ = read_noted(write(tmp_path, f"{office}.csv", "\n".join(head + rows) + "\n"))
     assert freq == "YS-JAN" and frame.index[-1] == pd.Timestamp("2023-01-01")
     np.testing.assert_allclose(frame.iloc[:, 0], expected)
+
+
+@pytest.mark.parametrize("name", ["Census year", "Reference year", "Census"])
+@pytest.mark.parametrize("step", [5, 10])
+def test_a_first_column_of_census_years_is_the_date_whatever_its_name(tmp_path, name, step):
+    """Censuses and UN WPP tables list years 5 or 10 apart; under a name other than a year's they were "no
+    date column found" (h82 F11), while consecutive years were read whatever the name."""
+    years = range(1900, 2021, step)
+    path = write(tmp_path, "census.csv", f"{name},Population\n" + "".join(f"{y},{1000 + y}\n" for y in years))
+    series = read_csv(path)
+    assert series.freq == f"{step}YS-JAN" and series.date_col == name and series.index[-1].year == 2020
+    assert series.frame["Population"].tolist() == [1000.0 + year for year in years]
 
 
 def test_an_insee_download_of_two_series_each_with_its_codes_column(tmp_path):

@@ -758,3 +758,17 @@ def test_a_long_tables_repeated_time_is_named_at_its_file_lines_not_its_sorted_p
     message = str(caught.value)
     assert "duplicate timestamp 2020-01-01 00:00:00 in column 'month' at line 3 and line 7" in message
     assert message.endswith("expected one row per time step")
+
+
+def test_an_irregular_step_of_a_long_table_names_its_line_in_the_file(tmp_path):
+    """Series A and B, B's twelfth day at 05:00: the refusal named the places of the dates of both series
+    together, "line 13", which holds A's (the rest of h75 F10, h82 F17); it names line 42, B's."""
+    rows = [f"{key},{day + pd.Timedelta(hours=5 * (key == 'B' and k == 11)):%Y-%m-%d %H:%M},{k}"
+            for key in "AB" for k, day in enumerate(pd.date_range("2020-01-01", periods=30, freq="D"))
+            if not (key == "B" and k == 10)]  # fmt: skip
+    path = tmp_path / "long.csv"
+    path.write_text("id,date,v\n" + "\n".join(rows) + "\n")
+    assert rows[40] == "B,2020-01-12 05:00,11"  # line 42
+    with pytest.raises(DataError, match="irregular time steps in column 'date': line 42 is 2020-01-12 "
+                       r"05:00:00, off the 24h grid of line 2 \(2020-01-01 00:00:00\)"):
+        read_csv(path, id_col="id")

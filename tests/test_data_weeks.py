@@ -173,6 +173,23 @@ def test_weeks_that_move_to_another_weekday_are_refused_saying_where(tmp_path):
         read_csv(path)
 
 
+@pytest.mark.parametrize("id_col", [None, "store"])
+def test_a_long_tables_series_on_different_weekdays_are_refused_naming_them(tmp_path, id_col):
+    """Stores A and C dated on Sundays, B on Mondays, each a clean weekly series: refused as "irregular time
+    steps" with "a 24h step" between dates of two stores, on lines that hold other dates (h82 F17)."""
+    rows = [f"{store},{day.date()},{100 + k + 1000 * 'ABC'.index(store)}" for store, anchor, start in
+            (("A", "W-SUN", "2020-01-05"), ("B", "W-MON", "2020-01-06"), ("C", "W-SUN", "2020-01-05"))
+            for k, day in enumerate(pd.date_range(start, periods=120, freq=anchor))]  # fmt: skip
+    path = tmp_path / "panel.csv"
+    path.write_text("store,week,sales\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataError) as caught:
+        read_csv(path, id_col=id_col)
+    assert str(caught.value) == (
+        f"{path}: the series dated by column 'week' are weekly on different weekdays ('A', 'C' on Sundays; "
+        "'B' on Mondays); expected one weekday for every series (date each week by its Monday, say)"
+    )
+
+
 def test_a_column_of_mmwr_week_numbers_beside_the_dates_restates_them(tmp_path):
     """Sundays with their MMWR week numbers beside them (2015's week 1 begins on 4 January, a Sunday) are
     the dates written again, no series: MMWR weeks were counted as the ISO week of the Monday after, a week

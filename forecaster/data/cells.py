@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.data.marks import FOOTNOTE, b_among_grades, is_footnote, without_grades
+from forecaster.data.marks import BRACKETED, FOOTNOTE, b_among_grades, is_footnote, without_grades
 
 # World Bank "..", Eurostat ":", FRED ".", GISTEMP "***", the Met Office "---", the Fed "ND" (no data),
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
@@ -63,11 +63,17 @@ _TRAILING_MINUS = re.compile(r"(?P<value>\d[\d.,\u00a0\u202f]*)-")
 # censored values are commonly read
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
 # Flags after a value: Eurostat's lower-case letters ("12.3 p"), letters set apart ("12.3(P)"), the Met
-# Office's "*" and "#"; capitals alone are a unit's code ("1 EUR", the Riksbank's series label), no flag
-_FLAGGED = re.compile(rf"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{{1,3}}\)|[a-z]{{1,3}}|\*|#|{FOOTNOTE})")
+# Office's "*" and "#", the GSS's "[r]"; capitals alone are a unit's code ("1 EUR", the Riksbank's series
+# label), no flag
+_FLAGGED = re.compile(rf"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{{1,3}}\)|{BRACKETED}|[a-z]{{1,3}}|\*|#"
+                      rf"|{FOOTNOTE})")
 # ... and one capital on the digits (Statistics Canada's "19,507.5E", Stats NZ's "460346P"), not a scale's
 # (K, M, B): flags of a few cells, not a column of codes ("1001A", "1002C": at most half its cells)
 _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
+# Minus signs besides "-": the Unicode minus, and the triangles before a number Japan's offices print for
+# one (e-Stat, the ministries: "△2.2", "▲2.2")
+_TRIANGLE = r"^[\u25b2\u25b3]\s*(?=\d)"  # before a number: alone, a triangle is no number
+_MINUS = re.compile(rf"\u2212|{_TRIANGLE}")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
@@ -113,6 +119,8 @@ class Tally:
             said.append(f"read {percents} number(s) written with % in percent")
         if trailing := self.scaled["-"]:
             said.append(f"read {trailing} number(s) with a minus after them (1.234,56-) as negative")
+        if triangles := self.scaled["△"]:
+            said.append(f"read {triangles} number(s) with △ or ▲ before them (Japan's minus) as negative")
         if money := self.scaled["money"]:
             owed = self.scaled["owed"]
             said.append(f"read {money} amount(s) of money without their currency sign"
@@ -137,13 +145,13 @@ def _unflagged(text: str) -> tuple[str, str | None]:
         return text, None
     found = _FLAGGED.fullmatch(text) or _CAPITAL_FLAG.fullmatch(text)
     kind = None if found is None else number_kind(found["value"], flags=False)
-    joined = found is not None and found.end("value") == found.start("flag") and found["flag"][0] != "("
+    joined = found is not None and found.end("value") == found.start("flag") and found["flag"][0] not in "(["
     if kind is None or (kind == "marker" and joined):  # Eurostat's ": c", not "-inf" nor "xyz"
         return text, None
     flag = found["flag"]
     if flag.upper() in MONTHS and found["value"].isdigit():  # ONS month labels such as "1990 JAN"
         return text, None
-    return found["value"], flag.strip("()").lower()
+    return found["value"], flag.strip("()[]").lower()
 
 
 def _unmoneyed(text: str) -> str | None:
@@ -161,7 +169,7 @@ def _unmoneyed(text: str) -> str | None:
 
 def number_kind(text: str, *, flags: bool = True) -> str | None:
     """What a cell shows: "marker", "integer", "ambiguous", "dot" or "comma" (its decimal mark), or None."""
-    text = text.strip().replace("\u2212", "-")
+    text = _MINUS.sub("-", text.strip())
     if len(text) > MAX_DATUM_CHARS:
         return None
     if flags and (money := _unmoneyed(text)) is not None:
@@ -186,7 +194,9 @@ def to_numbers(
     cells = present.astype(str).str.strip()
     blank = cells.eq("").to_numpy()
     places = np.flatnonzero(column.notna().to_numpy())[~blank]  # the rows of the cells read
-    cells = cells[~blank].str.replace("\u2212", "-", regex=False)
+    cells = cells[~blank]
+    triangles = int(cells.str.contains(_TRIANGLE).sum())
+    cells = cells.str.replace(_MINUS, "-", regex=True)
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
     kinds, graded = _plain_kinds(cells), 0
@@ -254,6 +264,7 @@ def to_numbers(
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())
     tally.scaled.update(suffixes)
+    tally.scaled.update({"△": triangles})
     tally.grades += graded
     return pd.Series(numbers, index=column.index, name=column.name)
 

@@ -41,15 +41,15 @@ YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 
 def find_year_column(raw: pd.DataFrame) -> str | None:
     """A column of whole year numbers named like a year (yearly data without a date column), else a first
-    column of consecutive years whatever its name (INSEE heads its years 'Libellé', GENESIS leaves them
-    unnamed)."""
+    column of years 1, 2, 5 or 10 apart whatever its name (INSEE heads its years 'Libellé', GENESIS leaves
+    them unnamed; censuses are 'Census year', h82 F11)."""
     for column in raw.columns:
         if column.lower() in YEAR_NAMES and year_numbers(raw[column]) is not None:
             return column
     first = raw.columns[0] if len(raw.columns) > 1 else None
     if first is not None and len(raw) >= 3 and (years := year_numbers(raw[first])) is not None:
         steps = np.unique(np.diff(years.year))
-        return first if len(steps) == 1 and abs(steps[0]) == 1 else None
+        return first if len(steps) == 1 and abs(steps[0]) in (1, 2, 5, 10) else None
     return None
 
 

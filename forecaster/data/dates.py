@@ -18,29 +18,29 @@ from pandas.tseries.api import guess_datetime_format
 from forecaster.data.cells import MAX_DATUM_CHARS, datum_texts
 from forecaster.data.grids import snap_to_periods
 from forecaster.data.shortyears import SHORT_YEAR_MONTHS, months_in_order
-from forecaster.data.timeindex import infer_frequency, sub_daily
+from forecaster.data.timeindex import daylight_saving, infer_frequency, sub_daily
 
 # Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
-# Turkish, Polish, Czech, Swedish, Danish and Austrian German).
+# Turkish, Polish, Czech, Swedish, Danish and Austrian German), or by the abbreviation after "|" ("mrt").
 _MONTH_NAMES = (
     "january february march april may june july august september october november december",
     "januar februar märz april mai juni juli august september oktober november dezember",
     "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
     "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
     "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
-    "januari februari maart april mei juni juli augustus september oktober november december",
+    "januari februari maart|mrt april mei juni juli augustus september oktober november december",
     "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
     "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
     "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
-    "leden únor březen duben květen červen červenec srpen září říjen listopad prosinec",  # "čer" is July's
+    "leden únor březen duben květen červen|čvn červenec|čvc srpen září říjen listopad prosinec",  # čer: July
     "januari februari mars april maj juni juli augusti september oktober november december",
     "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
     "januari februari maret april mei juni juli agustus september oktober november desember",  # BPS Indonesia
     "janv févr mars avr mai juin juil août sept oct nov déc",  # French abbreviated, as Excel writes them
 )
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
-MONTH_NUMBERS = {name[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
-                 for cut in (3, None)}  # fmt: skip
+MONTH_NUMBERS = {word[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
+                 for word in name.split("|") for cut in (3, None)}  # fmt: skip
 _UNPADDED_MONTHS = re.compile(r"^(?P<year>\d{4}):(?P<month>\d{1,2})$")
 # Between a fiscal year's two years: a slash or a dash, typeset too (en and em dashes, the minus sign:
 # "2019–20"), or GOV.UK's "2019 to 2020" (h66)
@@ -427,24 +427,24 @@ def utc_timestamps(column: pd.Series) -> pd.DatetimeIndex | None:
 
 
 def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
-    """Timestamps whose UTC offsets change along the column (a zone's daylight saving time) as one regular
-    series, and a note saying how: in UTC where that is regular (hourly data, whose local clock skips and
-    repeats an hour), else as the local clock times without their offsets where those are (daily and longer
-    data at local midnight, whose days are 23 or 25 hours long in UTC), else in UTC where that is regular
-    (days at UTC midnight shown on a local clock). None when neither is regular or the
-    values are not all timestamps with an offset after their time (none read as UTC beside others that have
-    one; "GMT+5", which dateutil reads as UTC-5 as POSIX zones mean it, no offset)."""
+    """Timestamps whose UTC offsets change along the column as one regular series, and a note saying how: in
+    UTC where that is regular (hourly data), else, where the offsets change as daylight saving time does
+    (`timeindex.daylight_saving`; not two zones mixed, h82 F19), as local clock times where those are (days at
+    local midnight, 23 or 25 hours long in UTC), else in UTC where regular (UTC midnights on a local clock).
+    None unless every value has an offset after its time ("GMT+5", read by dateutil as UTC-5, has none)."""
     if not timestamp_texts(column).astype(str).str.contains(_OFFSET_AFTER_TIME).all():
         return None
     utc = utc_timestamps(column)
     if utc is None:
         return None
-    if (freq := infer_frequency(utc)) is not None and sub_daily(freq):  # months at local midnight: 'ME' in
-        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"  # UTC (h49)
     local = pd.DatetimeIndex([pd.Timestamp(value).tz_localize(None) for value in column], name=column.name)
+    clock = daylight_saving(local, utc)
+    how = "whose UTC offsets change (daylight saving time)" if clock else "which mix UTC offsets (time zones)"
+    if (freq := infer_frequency(utc)) is not None and sub_daily(freq):  # months at local midnight: 'ME' in
+        return utc, f"read the dates, {how}, in UTC"  # UTC (h49)
     freq = infer_frequency(local)
-    if freq is not None and not sub_daily(freq):
-        return local, "read the dates, whose UTC offsets change (daylight saving time), as local clock times"
+    if clock and freq is not None and not sub_daily(freq):
+        return local, f"read the dates, {how}, as local clock times"
     if infer_frequency(utc) is not None:  # UTC midnights shown on Berlin's clock (a frame tz_convert-ed)
-        return utc, "read the dates, whose UTC offsets change (daylight saving time), in UTC"
+        return utc, f"read the dates, {how}, in UTC"
     return None

@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
-from forecaster.data.legends import without_legend
+from forecaster.data.legends import numbered_note, without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -65,7 +65,11 @@ MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (
 _SPANNED_ROWS = 50  # the lines a header of years over quarters or months may begin on
 _WORD = re.compile(r"[^\W\d_]{3}")
 _RULE = re.compile(r"[-_=*~ ]{3,}")
+_UNIT_KEY = re.compile(r"units?(?: of measure)?|einheit|unité|unidad|eenheid", re.I)  # "Unit,000" no data
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
+_PRESUMED = (  # no mark seen in a ";" file: a Swiss file's rates '1.123' are read 1123, said, not as commas
+    "no decimal mark seen: read ',' as the decimal mark and '.' as a thousands separator, as ';'-separated "
+    "files write them ('1.234' is 1234, '1,234' is 1.234)")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class Layout:
     skip: int = 0  # file lines before the header (an ONS file: before its first data row)
     preamble: int = 0  # the lines among them that are not blank
     decimal: str | None = None  # the decimal mark of the numbers seen, when they show one
-    presumed: bool = False  # no mark seen: a ";" file's "," taken for it (German Excel's), said as such
+    mark_note: str = ""  # said of the decimal mark: commas seen ("12,5"), or presumed (`_PRESUMED`), or none
     ons: tuple[str, ...] | None = None  # an ONS file: the names of its series
     # a header with fewer cells than the rows ('"Période";""' above '"2025-T4";"937 974";"A"', INSEE): named
     # in full, as pandas would otherwise take the first column for the row index
@@ -194,9 +198,12 @@ def _layout(lines: list[str], source: Any) -> Layout:
         periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells, ordered=True)]
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
-    mark = Counter(number_kind(cell) for cells in rows[first + 1 :] for cell in cells[1:])
+    values = [cell for cells in rows[first + 1 :] for cell in cells[1:]]
+    mark = Counter(number_kind(cell) for cell in values)
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     presumed = decimal is None and delimiter == ";" and bool(mark["ambiguous"])
+    commas = any("," in cell and number_kind(cell) == "comma" for cell in values)  # not "1.234.567" (h82 F20)
+    mark_note = _PRESUMED if presumed else "read decimal commas" if decimal == "," and commas else ""
     if presumed:  # "1,000;19,640": fields split by ";" because "," marks their decimals (Excel's CSV where
         decimal = ","  # the comma is the decimal mark)
     elif decimal is None and delimiter == "," and mark["ambiguous"]:  # '1947,"60,323"': fields split by ","
@@ -207,11 +214,11 @@ def _layout(lines: list[str], source: Any) -> Layout:
     if ons is None and (commented or data_first or rows[first][0].startswith("#")):
         start = first + (not data_first)  # under a comment line: the data's first row
         names = commented or headerless_names(rows[start:], width)
-        return Layout(delimiter, records[start][0], start, decimal, presumed, None, names, headerless=True)
+        return Layout(delimiter, records[start][0], start, decimal, mark_note, None, names, headerless=True)
     tops = range(min(len(rows) - 1, _SPANNED_ROWS) if ons is None else 0)
     spanned = next(((top, names) for top in tops if (names := years_over_parts(rows, top, width))), None)
     if spanned is not None:  # a header of years over quarters or months: its names joined
-        return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, presumed, None, spanned[1])
+        return Layout(delimiter, records[spanned[0] + 1][0], spanned[0], decimal, mark_note, None, spanned[1])
     header = [cell.strip() for cell in rows[first]]
     above = None  # (names, lines read) from the lines above the header
     if ons is None and len(header) == width and names_not_given(header):
@@ -232,7 +239,7 @@ def _layout(lines: list[str], source: Any) -> Layout:
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
     repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
     return Layout(
-        delimiter, records[first][0], first, decimal, presumed, ons, names, unnamed, repeated=repeated,
+        delimiter, records[first][0], first, decimal, mark_note, ons, names, unnamed, repeated=repeated,
         naming=naming,
     )
 
@@ -264,9 +271,10 @@ def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, 
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
         text = str(cell).strip().strip(_DOS_END) if pd.notna(cell) else ""  # " ": Stats NZ's gaps
-        if text and not _footnote(text):
+        numbered = bool(text) and not _footnote(text) and numbered_note(raw.iloc[:end])
+        if text and not (_footnote(text) or numbered):
             break
-        notice = text.startswith(_NOTICES)  # "©IMF, 2024, Source: ...", split by its commas
+        notice = text.startswith(_NOTICES) or numbered  # "©IMF, 2024, Source: ...", split by its commas
         if not alone[end - 1] and not notice:
             if pd.isna(cell):
                 break
@@ -318,7 +326,7 @@ def _description_rows(raw: pd.DataFrame) -> int:
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
-    keyed = all(keyed_line([text]) for text in first.iloc[:start])  # FRED-MD's "Transform:,5,2,5"
+    keyed = all(keyed_line([text]) or _UNIT_KEY.fullmatch(text) for text in first.iloc[:start])
     if not keyed and all(_data_row(cell_texts(row).tolist()) for _, row in raw.iloc[:start].iterrows()):
         return 0  # numbers beside each: series named by codes, above one named like a date (EU27_2020)
     rest = first.iloc[start:]
@@ -344,11 +352,8 @@ def arrange(
     said = []
     if layout.delimiter != ",":
         said.append(f"read values separated by {DELIMITERS[layout.delimiter]}")
-    if layout.presumed:  # a Swiss file's exchange rates '1.123' are read 1123: said, not claimed as commas
-        said.append("no decimal mark seen: read ',' as the decimal mark and '.' as a thousands separator, as "
-                    "';'-separated files write them ('1.234' is 1234, '1,234' is 1.234)")  # fmt: skip
-    elif layout.decimal == ",":
-        said.append("read decimal commas")
+    if layout.mark_note:
+        said.append(layout.mark_note)
     if layout.headerless:
         said.append(f"no header line: named the columns {', '.join(map(repr, raw.columns))} by their values")
     unnamed = [k for k in layout.unnamed if k < raw.shape[1]]
@@ -378,8 +383,8 @@ def arrange(
     # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
     # column's name where the file gives it one (INSEE's "Libellé")
     named_first = read.date_col is not None and read.date_col == raw.columns[0]
-    found = read.date_col in (None, DATE_COLUMN) and find_date(beside_periods(raw)) is None
-    describable = not read.no_date and layout.ons is None and (found or named_first)
+    found = read.date_col in (None, DATE_COLUMN) and find_date(beside_periods(raw)) in (None, raw.columns[0])
+    describable = not read.no_date and layout.ons is None and (found or named_first)  # none, or the first
     described = _description_rows(raw) if describable else 0
     if described:
         labels = ", ".join(map(repr, raw.iloc[:described, 0].astype(str).str.strip()[:4]))
@@ -394,10 +399,8 @@ def arrange(
     if layout.preamble > layout.naming or footer:
         skipped = layout.preamble - layout.naming
         before = f"{skipped} metadata line(s) before the data" if skipped else ""
-        after = (
-            (f"{footer} after" if before else f"{footer} metadata line(s) after the data") if footer else ""
-        )
-        said.append("skipped " + " and ".join(part for part in (before, after) if part))
+        after = f"{footer} after" if before else f"{footer} metadata line(s) after the data"
+        said.append("skipped " + " and ".join(part for part in (before, after * bool(footer)) if part))
     if summaries:
         shown = ", ".join(f"line {layout.skip + line_number(row)} {label!r}" for row, label in summaries)
         said.append(f"skipped {len(summaries)} summary row(s) after the data: {shown}")

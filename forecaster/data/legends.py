@@ -1,7 +1,9 @@
 """The legend of special values and flags an office prints below its data: Eurostat's legacy downloads end in
 "Special value:" and lines such as ":;not available", "b;break in time series", "p;provisional", which a
 ";" file splits into rows of a code and its meaning, no dates; Statistics Canada's in "Symbol legend:". The
-legend is left out, said in a note; the flags on the values ("12.3 p", ": c") are `cells`' to read.
+legend is left out, said in a note; the flags on the values ("12.3 p", ": c") are `cells`' to read. Notes
+numbered under their heading ("Footnotes:", then "1","Labour Force Survey estimates": Statistics Canada's)
+are notes after the data too (`numbered_note`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pandas as pd
 _HEADING = re.compile(r"(?:special values?|available flags|flags?|symbols?|symbol legend|legend)\s*:?", re.I)
 _ENTRY = re.compile(r"(?P<code>:|\.{2,3}|[A-Za-z]{1,3})\s+(?P<meaning>[^\W\d_]{3}.*)")
 _MOST = 50  # the legend's lines at most (Eurostat's flags are a dozen)
+_NOTES = re.compile(r"(?:foot\s?notes?|notes?(?: de bas de page)?)\s*:?", re.I)  # a heading of numbered notes
+_WORDS = re.compile(r"[^\W\d_]{3}")
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -38,3 +42,17 @@ def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     notes.append(f"skipped the legend after the data: {len(lines)} line(s) from {lines[0]!r} "
                  f"({shown}{', ...' if len(entries) > 3 else ''})")  # fmt: skip
     return raw.iloc[: len(raw) - len(lines)]
+
+
+def numbered_note(rows: pd.DataFrame) -> bool:
+    """Whether the last of `rows` is a numbered note: from it up, rows of a note's number in the first cell
+    and words beside it ("1","Seasonally adjusted"), under a heading alone ("Footnotes:"). Numbers without
+    their heading may be data."""
+    for k in range(len(rows) - 1, max(len(rows) - _MOST, 0) - 1, -1):
+        cells = [str(cell).strip() for cell in rows.iloc[k] if pd.notna(cell) and str(cell).strip()]
+        if len(cells) == 1 and _NOTES.fullmatch(cells[0]):
+            return k < len(rows) - 1
+        numbered = len(cells) > 1 and pd.notna(rows.iloc[k, 0]) and cells[0].isdigit() and len(cells[0]) <= 3
+        if not (numbered and all(_WORDS.search(cell) for cell in cells[1:])):
+            return False
+    return False

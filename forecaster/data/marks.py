@@ -1,6 +1,7 @@
 """Marks official statistics print on their values besides `cells`' flags: footnote marks ("89.8¹", "1 234²",
 "7.1⁽ᵃ⁾", "12.5†"), and Statistics Canada's quality grades on the estimates of a column ("19,507.5A" to
-"12.3E", excellent to use with caution), whose B is no billion.
+"12.3E", excellent to use with caution), whose B is no billion, and the UK Government Analysis Function's
+shorthand in square brackets ("582.5 [r]" revised, "[p]" provisional, "[e]" estimated).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import pandas as pd
 # or several
 FOOTNOTE = r"(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]|\u207d[^\u207e\s]{1,3}\u207e|[\u2020\u2021])+"
 _FOOTNOTE = re.compile(FOOTNOTE)
+# A flag after a value in square brackets (the GSS's; alone, "[x]", "[c]" and "[z]" mark a value missing)
+BRACKETED = r"\[[A-Za-z]{1,3}\]"
 # A number written as measured (a decimal mark or thousands separators, as no code is), then a grade
 _GRADED = re.compile(r"[+-]?\d[\d,. '\u00a0\u202f]*[.,' \u00a0\u202f]\d+(?P<grade>[A-E])")
 _LETTERED = re.compile(r"[+-]?\d[\d,. '\u00a0\u202f]*[A-E]")  # ... or any number so, as a code ("1001A")

@@ -345,7 +345,8 @@ def _read_table(
             notes.append(snapped[1])
         try:  # years before 1 refused first
             keyed = read.id_col is not None
-            freq, grid = check_time_order(source, index, index.name, spec, notes, rows, keyed)
+            series = raw.drop(columns=date_col) if keyed and date_col is not None else None  # h82 F17
+            freq, grid = check_time_order(source, index, index.name, spec, notes, rows, keyed, series)
         except TimeClash as clash:  # a year and its first quarter: periods of two kinds, said as such
             raise mixed_periods(source, arranged, date_col, clash.rows) or clash from None
         date_style = label_style(raw[date_col], index) if date_col is not None and date_from is None else None

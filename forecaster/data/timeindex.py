@@ -110,6 +110,18 @@ def sub_daily(freq: str) -> bool:
     return isinstance(step, pd.offsets.Tick) and pd.Timedelta(step) < pd.Timedelta(days=1)
 
 
+def daylight_saving(local: pd.DatetimeIndex, utc: pd.DatetimeIndex) -> bool:
+    """Whether the UTC offsets of timestamps (their `local` clock times; the same instants in `utc`) change
+    as a zone's daylight saving time changes them: by at most two hours at a time, at most four times in a
+    calendar year (Morocco's pause for Ramadan); not every day, as dates of two zones mixed do (h82 F19)."""
+    offsets = (local - utc.tz_localize(None)).to_numpy().astype("timedelta64[m]").astype(np.int64)
+    steps = np.diff(offsets)
+    changes = np.flatnonzero(steps)
+    if np.abs(steps[changes]).max(initial=0) > 120:
+        return False
+    return bool(np.unique(local.year[changes + 1], return_counts=True)[1].max(initial=0) <= 4)
+
+
 def in_zone(index: pd.DatetimeIndex, zone: Any, freq: str | None) -> pd.DatetimeIndex:
     """Timestamps read back at a fixed UTC offset or as local clock times, in the time zone they came in:
     steps of a day or longer keep their clock time (local midnights across DST), shorter ones their

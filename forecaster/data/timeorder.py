@@ -12,7 +12,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from forecaster.data.grids import regular_grid
-from forecaster.data.missing import advice, line
+from forecaster.data.missing import advice, line, some
 from forecaster.data.registry import DatasetSpec
 from forecaster.data.timeindex import infer_frequency
 from forecaster.errors import DataError
@@ -29,8 +29,9 @@ class TimeClash(DataError):
         self.rows = rows
 
 
-def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
-    """Count the steps that break the series' regular frequency and describe the first one."""
+def _irregular_steps(index: pd.DatetimeIndex, rows: np.ndarray) -> tuple[int, str]:
+    """Count the steps that break the series' regular frequency and describe the first one (`rows`: each
+    timestamp's row in the file, as `check_time_order` takes them)."""
     steps = np.diff(index.asi8)
     if not (steps > 0).any():
         return 0, "no regular frequency could be inferred"
@@ -44,8 +45,8 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         later = infer_frequency(index[p:]) if len(index) - p >= 3 and off.size == len(index) - p else None
         if later is not None and later != freq:  # a publisher's weeks moved from Mondays to Fridays (h42)
             grids = f"{freq} before it, {later} from it on"
-            return 1, f"the rows change grid at {line(p)} ({index[p]}): {grids}"  # one step: not each after
-        return off.size, f"{line(p)} is {index[p]}, off the {freq} grid of {line(0)} ({index[0]})"
+            return 1, f"the rows change grid at {line(rows[p])} ({index[p]}): {grids}"  # one step: not each
+        return off.size, f"{line(rows[p])} is {index[p]}, off the {freq} grid of {line(rows[0])} ({index[0]})"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
         expected = index[:-1] + to_offset(freq)
@@ -54,9 +55,22 @@ def _irregular_steps(index: pd.DatetimeIndex) -> tuple[int, str]:
         return 0, "no regular frequency could be inferred"
     p = broken[0]
     return broken.size, (
-        f"{line(p + 1)} is {index[p + 1]} but one {freq} step after {line(p)} "
+        f"{line(rows[p + 1])} is {index[p + 1]} but one {freq} step after {line(rows[p])} "
         f"({index[p]}) is {expected[p]}"
     )
+
+
+def _weekdays_apart(frame: pd.DataFrame, index: pd.DatetimeIndex) -> str:
+    """Where a long table's series (`frame`'s columns, on the rows of `index`) are each weekly but on
+    different weekdays (stores dated on Sundays, one on Mondays), which weekday each is dated on: their dates
+    together have no step, which was refused naming two dates of different series (h82 F17); else ""."""
+    days: dict[str, list[str]] = {}
+    for name in frame.columns:
+        dates = index[frame[name].notna().to_numpy()]
+        if not str(infer_frequency(dates)).startswith("W-"):
+            return ""
+        days.setdefault(f"{dates[0].day_name()}s", []).append(repr(str(name)))
+    return "; ".join(f"{some(names)} on {day}" for day, names in days.items()) if len(days) > 1 else ""
 
 
 def _off_grid(index: pd.DatetimeIndex, freq: str) -> np.ndarray:
@@ -103,13 +117,15 @@ def check_time_order(
     notes: list[str],
     rows: np.ndarray | None = None,
     keyed: bool = False,
+    series: pd.DataFrame | None = None,
 ) -> tuple[str | None, pd.DatetimeIndex | None]:
     """(frequency, the full grid when steps are missing, which `fill_missing_cells` fills or refuses): reject
     unsorted, duplicate (TimeClash) and irregular timestamps (benchmark files: note them instead), and years
     before 1, which pandas keeps and neither Python's calendar nor ISO 8601 writes (a request of year 0 was a
     500). `rows`: each timestamp's row in the file where the table was reordered (a long table's times sorted:
     its repeats were named by their sorted places, 'line 2 and line 3' for lines 2 and 40, h75 F10); `keyed`:
-    a long table's series already told apart, which the advice to name their column does not help."""
+    a long table's series already told apart, which the advice to name their column does not help; `series`:
+    its rows, a column per series, whose weekdays are said where they differ (`_weekdays_apart`)."""
     rows = np.arange(len(index)) if rows is None else rows
     if (p := before_year_one(index)) is not None:
         raise DataError(f"{path}: {line(rows[p])}: {index[p]} in column {date_col!r} is before the year 1; "
@@ -144,7 +160,12 @@ def check_time_order(
         found = regular_grid(index) if spec is None else None
         if found is not None:
             return found
-        count, first = _irregular_steps(index)
+        count, first = _irregular_steps(index, rows)
+        weekdays = _weekdays_apart(series, index) if series is not None and spec is None else ""
+        if weekdays:
+            raise DataError(f"{path}: the series dated by column {date_col!r} are weekly on different "
+                            f"weekdays ({weekdays}); expected one weekday for every series (date each week "
+                            "by its Monday, say)")  # fmt: skip
         if spec is None:
             raise DataError(
                 f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)"
