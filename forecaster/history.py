@@ -189,6 +189,12 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame, source: str = 
 # learned (a file in units sent to a model of millions): the forecast extrapolates, and the intervals keep
 # the training rows' widths, which float32 may not even hold at that level (+-5 vanishes beside 2.5e8).
 FAR_FROM_TRAINING = 1000.0
+# A column whose rows a forecast reads all lie below 1/FAR_BELOW of its training rows' mean (a logged one's
+# geometric mean) and at least BELOW_TRAINING standard deviations of them from it is on another scale too: a
+# series of 100 to 145 sent in thousands lay 13 sd below its mean, short of FAR_FROM_TRAINING, and was
+# forecast 0.1445 in [0, 4.2], unsaid (h82 F1). Rows that came near 0 in training (a few counts) lie within a
+# few sd of their mean.
+FAR_BELOW, BELOW_TRAINING = 100.0, 3.0
 
 
 # Robust standard deviations from the row before it, and from the same period a season earlier, each plus
@@ -299,20 +305,40 @@ def unusable(rows: np.ndarray, names: list[str]) -> tuple[int, str] | None:
 def far_from_training(bundle: Bundle, window: np.ndarray, ahead: pd.Index | None = None) -> str | None:
     """The note to say where the rows a forecast reads (`window`, checked: the bundle's input columns, then
     any horizon rows of future covariates) lie further than FAR_FROM_TRAINING standard deviations from the
-    training rows' mean (a constant's scale is no spread): its history rows, or with `ahead` (the steps
-    asked) its horizon rows, whose source the caller names (h75 F4: promo 100000 sent for a covariate
-    trained on 0 and 1 forecast 107,129, unsaid). Said where a forecast's notes are answered, not in every
-    check of rows (the micro-batched routes answer none)."""
+    training rows' mean (a constant's scale is no spread), or all far below it (`_far_below`): its history
+    rows, or with `ahead` (the steps asked) its horizon rows, whose source the caller names (h75 F4: promo
+    100000 sent for a covariate trained on 0 and 1 forecast 107,129, unsaid). Said where a forecast's notes
+    are answered, not in every check of rows (the micro-batched routes answer none)."""
     scaler, size = bundle.scaler, bundle.data.input_size
     rows = window[:size] if ahead is None else window[size : size + len(ahead)]
     distance = np.where(scaler.steady | np.isnan(rows), 0.0, np.abs(scaler.transform(rows)))
+    centers = scaler.inverse(np.zeros(scaler.n_channels))
     row, column = np.unravel_index(np.argmax(distance), distance.shape)
-    if not distance[row, column] > FAR_FROM_TRAINING:
+    if distance[row, column] > FAR_FROM_TRAINING:
+        apart = (f"holds {rows[row, column]:.4g}, {distance[row, column]:.3g} standard deviations of its "
+                 f"training rows from their mean ({centers[column]:.4g})")  # fmt: skip
+    elif below := _far_below(rows, distance, centers):
+        row, column, nearest = below
+        largest = abs(rows[row, column])
+        apart = (f"holds values no larger than {largest:.4g}, 1/{abs(centers[column]) / largest:.3g} of its "
+                 f"training rows' mean ({centers[column]:.4g}) and {nearest:.3g} of their standard "
+                 "deviations from it")  # fmt: skip
+    else:
         return None
-    center = scaler.channel(column).inverse(np.zeros(1))[0]
     name = bundle.data.input_columns[column]
     what = f"column {name!r}" if ahead is None else f"future covariate {name!r} on {when(ahead[row])}"
-    return (f"note: {what} holds {rows[row, column]:.4g}, "
-            f"{distance[row, column]:.3g} standard deviations of its training rows from their mean "
-            f"({center:.4g}): model {bundle.name!r} forecasts far beyond what it learned, with intervals of "
-            "its training rows' widths; expected values in the units it was trained on")  # fmt: skip
+    return (f"note: {what} {apart}: model {bundle.name!r} forecasts far beyond what it learned, with "
+            "intervals of its training rows' widths; expected values in the units it was trained on")
+
+
+def _far_below(rows: np.ndarray, distance: np.ndarray, centers: np.ndarray) -> tuple[int, int, float] | None:
+    """The row of the largest value of the first column of `rows` whose values all lie FAR_BELOW times below
+    its training rows' mean (`centers`) and BELOW_TRAINING standard deviations from it (`distance`, 0 where
+    constant in training), the column, and their fewest standard deviations from it; none where the values
+    are all 0, the same in any units."""
+    size = np.where(np.isnan(rows), -np.inf, np.abs(rows))
+    largest, nearest = size.max(axis=0), np.where(np.isnan(rows), np.inf, distance).min(axis=0)
+    below = (largest > 0) & (FAR_BELOW * largest <= np.abs(centers)) & (nearest >= BELOW_TRAINING)
+    if not (columns := np.flatnonzero(below & np.isfinite(nearest))).size:
+        return None
+    return int(np.argmax(size[:, columns[0]])), int(columns[0]), float(nearest[columns[0]])

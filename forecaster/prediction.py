@@ -297,13 +297,15 @@ def predict_windows(bundle: Bundle, windows: np.ndarray, inference: Inference | 
     """(B, input_size, C) windows in original units -> (B, horizon, C) float64 forecasts in original units."""
     with np.errstate(over="ignore"):
         outputs = predict_outputs(bundle, windows, inference)[..., 0]
-        return original_units(_target_scaler(bundle), outputs, _floor(bundle, windows))
+        return _original(bundle, outputs, windows)
 
 
-def _floor(bundle: Bundle, windows: np.ndarray) -> np.ndarray:
-    """The forecasts' lower bound per target column of each (..., rows, C_in) window (`value_floor`)."""
+def _original(bundle: Bundle, standardized: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """A bundle's standardized forecasts of (..., rows, C_in) `windows` in original units, none below their
+    floor (`value_floor`), to the digits of the arithmetic they ran in (`predict_outputs`)."""
     targets = windows[..., : bundle.data.input_size, : len(bundle.data.columns)]
-    return value_floor(targets, bundle.data.columns, (bundle.training or {}).get("nonnegative"))
+    floor = value_floor(targets, bundle.data.columns, (bundle.training or {}).get("nonnegative"))
+    return original_units(_target_scaler(bundle), standardized, floor, fits_nothing(bundle.model))
 
 
 def _target_scaler(bundle: Bundle) -> Scaler:
@@ -340,13 +342,13 @@ def interval_columns(
     """The forecast's columns in Nixtla's naming, in original units: `<col>`, then `<col>-lo-<level>` and
     `<col>-hi-<level>` for each level, from the model's standardized (steps, C, 1 + 2K) outputs
     (`predict_outputs`) of `window` (`check_history`'s) and the bundle's calibration."""
-    scaler, floor = _target_scaler(bundle), _floor(bundle, window)
+    scaler = _target_scaler(bundle)
     levels = check_interval_levels(bundle, levels)
     steady = scaler.steady if bundle.data.channels == INDEPENDENT else None  # margins pooled in std units
     intervals = bundle.calibration.intervals(levels, outputs, steady) if levels else {}
     bounds = [bound for lo_hi in intervals.values() for bound in lo_hi]
     # converted at once: bound by bound, 256 histories at 99 levels held the service's event loop 5 s
-    point, *converted = check_forecast(original_units(scaler, np.stack([outputs[..., 0], *bounds]), floor))
+    point, *converted = check_forecast(_original(bundle, np.stack([outputs[..., 0], *bounds]), window))
     original = {level: (converted[2 * k], converted[2 * k + 1]) for k, level in enumerate(intervals)}
     columns = {}
     for index, name in enumerate(bundle.data.columns):

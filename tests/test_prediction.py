@@ -110,7 +110,8 @@ def test_counts_and_columns_never_negative_are_not_forecast_below_zero_and_measu
     below = measured.predict()  # drift and its margins move with the series
     assert (below[["cases", "cases-lo-80"]].to_numpy() < 0).all()
     np.testing.assert_allclose(floored.to_numpy(), np.maximum(below.to_numpy(), 0), atol=1e-9)
-    np.testing.assert_allclose(ahead.to_numpy(), np.maximum(below.to_numpy() - 0.1, 0), atol=1e-9)
+    # each to float32's digits of its own value (`original_units`): 0.06158856 beside 0.1615886 - 0.1
+    np.testing.assert_allclose(ahead.to_numpy(), np.maximum(below.to_numpy() - 0.1, 0), rtol=1e-6, atol=1e-9)
     signed = tenths.copy()
     signed.loc[0, "cases"] = -0.5
     model = Forecaster(model="drift", horizon=4).fit(signed)
@@ -285,3 +286,33 @@ def test_holt_winters_clips_a_partial_last_month_and_says_so() -> None:
     said = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
     assert np.abs(clipped - full).max() < 0.15 * full.min()
     assert len(said) == 1 and "Holt-Winters moved its states by at most 5 robust standard" in said[0]
+
+
+def test_rows_in_units_far_smaller_than_training_are_said_and_keep_their_digits() -> None:
+    """15 yearly GDP values of 100 to 145 sent in thousands lay 13 standard deviations from their training
+    mean, short of FAR_FROM_TRAINING: drift forecast them 0.1445 in [0, 4.2] unsaid, and sent in millions
+    0.0001 for 1.445e-4 (h82 F1). Rows all far below the training level are noted, and a forecast computed
+    in float64 keeps its digits; the rows as trained, and counts that came near 0 in training, are not
+    noted."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    gdp = (100 + 3 * np.arange(15) + np.random.default_rng(1).normal(0, 1, 15)).round(1)
+    counts = np.tile([0.0, 3.0, 1.0, 0.0, 5.0], 3)
+    notes, forecasts = {}, {}
+    sends = {"as trained": (gdp, gdp), "millions": (gdp, gdp * 1e-6), "thousands": (gdp, gdp * 1e-3),
+             "counts": (counts, counts / 1000)}
+    for name, (values, sent) in sends.items():
+        years = pd.date_range("2008-01-01", periods=15, freq="YS")
+        model = Forecaster("drift", horizon=3).fit(pd.DataFrame({"gdp": values}, index=years))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            forecasts[name] = model.predict(pd.DataFrame({"gdp": sent}, index=years))["gdp"].to_numpy()
+        notes[name] = [str(warning.message) for warning in caught if "units it was trained on" in
+                       str(warning.message)]  # fmt: skip
+    assert notes["as trained"] == [] and notes["counts"] == []
+    assert len(notes["thousands"]) == 1 and "column 'gdp' holds values no larger than 0.1415, 1/793 of its " \
+        "training rows' mean (112.2) and 14.4 of their standard deviations from it" in notes["thousands"][0]
+    np.testing.assert_allclose(forecasts["millions"], forecasts["as trained"] * 1e-6, rtol=1e-6)

@@ -149,3 +149,20 @@ def test_a_season_longer_than_the_values_is_no_evidence_and_allocates_nothing():
     frame = pd.DataFrame({"a": values}, index=index)
     forecast = Forecaster("naive", horizon=6).fit(frame).predict()
     assert list(forecast.index) == list(pd.date_range(index[-1], periods=7, freq="1us")[1:])
+
+
+def test_a_yearly_level_falling_a_hundredfold_is_forecast_in_logarithms_with_intervals_at_its_level():
+    """22 yearly counts falling from 1000 to 10.3: without a season no column was judged, naive's margins
+    from windows in the hundreds gave an 80% interval of [0, 104] at 10.3 (h82 F18). Its swings about a line
+    shrink with its level (`_about_steps`): it is forecast in logarithms, its intervals at its level; a
+    yearly series growing by a fixed step, and one whose level moves less than LOG_SPAN, are not."""
+    years = np.arange(22)
+    cases = (1000 * np.exp(-0.22 * years) * (1 + 0.05 * np.sin(years))).round(1)
+    frame = pd.DataFrame({"cases": cases}, index=pd.date_range("2000-01-01", periods=22, freq="YS"))
+    assert multiplicative(cases[:15], None)
+    gdp = 100 + 3 * years + np.random.default_rng(1).normal(0, 1, 22)
+    assert not multiplicative(gdp, None) and not multiplicative(cases[8:] + 100, None)
+    with pytest.warns(DataQualityWarning, match="forecast 'cases' in logarithms"):
+        model = Forecaster("naive", horizon=4, level=[80]).fit(frame)
+    ahead = model.predict()
+    assert ahead["cases-lo-80"].min() > 3 and ahead["cases-hi-80"].iloc[0] < 20

@@ -133,8 +133,8 @@ class TrainSettings:
     transform: str | None = setting(
         None, "log: forecast the logarithm of every target column (positive values only), so that forecasts "
         "stay positive and intervals widen with the level; none: the values as they are; auto (the default "
-        "on your own files; none on the benchmark datasets): log where a column's seasonal swings grow with "
-        "its level", choices=TRANSFORMS,
+        "on your own files; none on the benchmark datasets): log where a column's seasonal swings (without a "
+        "season, its swings about a line) grow with its level", choices=TRANSFORMS,
     )
     batch_size: int = setting(32, "windows per training step", minimum=1)
     lr: float | None = setting(  # a finite 1e300 overflowed inside AdamW, with Python's traceback
