@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from forecaster.errors import BundleError, ForecasterError
+from forecaster.errors import BundleError, ForecasterError, WriteRefusedError
 
 T = TypeVar("T")
 MAX_JSON_BYTES = 64 * 2**20  # a bundle's config.json: its scaler holds two numbers a column
@@ -65,6 +65,25 @@ def write_json(path: Path, value: Any) -> None:
         os.fsync(handle.fileno())
 
 
+_RECORDS: list[list[Path]] = []  # the lists `recording_placed` fills while it lasts
+
+
+@contextlib.contextmanager
+def recording_placed(placed: list[Path]) -> Iterator[None]:
+    """Append to `placed` each output put in place while it lasts: a stop that lands after a command
+    replaced its output must not say the earlier one is as it was (h84 F3)."""
+    _RECORDS.append(placed)
+    try:
+        yield
+    finally:
+        _RECORDS.remove(placed)
+
+
+def _placed(path: Path) -> None:
+    for placed in _RECORDS:
+        placed.append(Path(path))
+
+
 def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
     """Let `write` fill a sibling temp file, then rename it over `path`: a kill or a full disk never leaves
     half a file. A device, a pipe or a stream (/dev/stdout, a link into /proc/self/fd) is written in place:
@@ -80,6 +99,7 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
             if target.exists():
                 shutil.copymode(target, staged)  # a file of mode 600 stays private
             os.replace(staged, target)
+            _placed(path)
     except OSError as error:
         raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     finally:
@@ -129,6 +149,50 @@ def stops_deferred() -> Iterator[None]:
             signal.raise_signal(arrived[0])
 
 
+LOCK_FILE = "lock"  # in a run's work folder, naming the process that holds it (`held_by_this_run`)
+
+
+@contextlib.contextmanager
+def held_by_this_run(folder: Path, what: str) -> Iterator[None]:
+    """`folder` (a run's work folder) held by this process while it lasts, through its LOCK_FILE; BundleError
+    at once where a live run holds it: two `train` runs to one --out emptied each other's checkpoints and
+    could mix their weights (h84 F4). The system's lock (flock) ends with its process: a killed run's file
+    blocks nothing. Without flock (not POSIX) nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = folder / LOCK_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    while True:
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the run lasts)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise BundleError(f"{what} is being trained by another run (process {holder}, lock {path}); wait "
+                              "for it to end, or choose another output") from None  # fmt: skip
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino:
+                break
+        handle.close()  # removed by the run that held it as this one opened it: lock the new file
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        handle.close()
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # left empty: the run fitted nothing
+
+
 def check_folder_path(out: Path) -> None:
     """BundleError for an output folder that cannot be made: no folder name of its own ('.', '..', '/'), a
     file, or a path under a file."""
@@ -143,11 +207,13 @@ def check_folder_path(out: Path) -> None:
 
 
 def check_writable(folder: Path, what: str) -> None:
-    """BundleError, before any work, where the nearest folder of `folder` that exists cannot be written (a
-    read-only file system was found once a training run had ended, h44)."""
+    """WriteRefusedError (the system's refusal: exit status 1, h84 F5), before any work, where the nearest
+    folder of `folder` that exists cannot be written (a read-only file system was found once a training run
+    had ended, h44)."""
     existing = next(path for path in (folder, *folder.parents) if path.exists())
     if not os.access(existing, os.W_OK):
-        raise BundleError(f"{what}: folder {existing} is not writable; expected a folder this user can write")
+        raise WriteRefusedError(f"{what}: folder {existing} is not writable; expected a folder this user can "
+                                "write")  # fmt: skip
 
 
 def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[str]) -> None:
@@ -223,6 +289,7 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
     if not replace or not target.exists():
         try:
             os.rename(staged, target)  # onto an existing folder: fails unless it is empty
+            _placed(target)
             return
         except OSError as error:
             if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
@@ -232,6 +299,7 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
                                   "--overwrite (overwrite=True in Python) to replace it, or another "
                                   "folder") from None  # fmt: skip
     if _exchanged(staged, target):  # the old version now at `staged`
+        _placed(target)
         shutil.rmtree(staged, ignore_errors=True)
         return
     aside = target.parent / f".{_hidden_name(target)}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -241,6 +309,7 @@ def move_into_place(staged: Path, target: Path, *, replace: bool) -> None:
     except BaseException:
         os.replace(aside, target)
         raise
+    _placed(target)
     shutil.rmtree(aside, ignore_errors=True)
 
 

@@ -19,9 +19,11 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import NoReturn
 
 import forecaster
+from forecaster.atomic import recording_placed
 from forecaster.errors import DataQualityWarning, ForecasterError, RefusedError, one_line, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
@@ -140,12 +142,19 @@ def _stops_reported(wanted: bool) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def _said_stopped(stopped: BaseException) -> int:
-    """Say that a command was stopped; every file is written whole or not at all (atomic)."""
+def _said_stopped(stopped: BaseException, placed: Sequence[Path] = ()) -> int:
+    """Say that a command was stopped; every file is written whole or not at all (atomic), and those it had
+    already put in place (`placed`: a bundle saved before the stop replaced the earlier one) are named."""
     signum = stopped.signum if isinstance(stopped, _Stopped) else signal.SIGINT  # Ctrl-C while importing
+    kept = list(dict.fromkeys(str(path) for path in placed if path.exists()))  # not a staged one swept up
+    if kept:
+        more = f" and {len(kept) - 3} more" if len(kept) > 3 else ""
+        said = (f"{', '.join(kept[:3])}{more} {'was' if len(kept) == 1 else 'were'} saved whole before the "
+                "stop, replacing any earlier version; nothing was half-written")  # fmt: skip
+    else:
+        said = "nothing was half-written (earlier outputs are as they were)"
     with suppress(OSError):  # the terminal that hung up takes no line
-        print(f"forecaster: {_STOPS[signum]}; nothing was half-written (earlier outputs are as they were)",
-              file=sys.stderr)  # fmt: skip
+        print(f"forecaster: {_STOPS[signum]}; {said}", file=sys.stderr)
     return 128 + signum
 
 
@@ -153,12 +162,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     warnings.formatwarning = _format_warning
     _show_progress()
+    placed: list[Path] = []  # the outputs the command put in place, for a stop's line
     try:
         parser = build_parser(argv)
         args, unknown = parser.parse_known_args(argv)  # --verbose shows a traceback with every command
         if any(arg != "--verbose" for arg in unknown):
             getattr(args, PARSER).unrecognized([arg for arg in unknown if arg != "--verbose"])
-        with _stops_reported(args.command != "serve"):  # uvicorn shuts the service down on its own signals
+        stops = _stops_reported(args.command != "serve")  # uvicorn shuts the service down on its own signals
+        with stops, recording_placed(placed):
             code = int(args.handler(args) or 0)
             if sys.stdout is not None:  # None where the shell closed it (`>&-`)
                 sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit
@@ -167,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"forecaster: error: {error}", file=sys.stderr)
         return 1 if isinstance(error, RefusedError) else 2
     except (_Stopped, KeyboardInterrupt) as stopped:
-        return _said_stopped(stopped)
+        return _said_stopped(stopped, placed)
     except BrokenPipeError:
         # The reader left (`forecaster ... | head`): no traceback, nor a second error when stdout is flushed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -178,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Exception as error:  # a fault of ours, not of the input: one line, the traceback with --verbose
         if isinstance(error.__cause__, (_Stopped, KeyboardInterrupt)):  # wrapped by the C code it met (Ray's)
-            return _said_stopped(error.__cause__)
+            return _said_stopped(error.__cause__, placed)
         if "--verbose" in argv:
             raise
         print(f"forecaster: internal error: {type(error).__name__}: {one_line(error)} (a fault of "

@@ -144,12 +144,14 @@ def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, t
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, signum: int) -> None:
     """Killing the command mid-grid (SIGTERM: it shuts its Ray down; SIGKILL: Ray's workers notice their
-    driver is gone) leaves no task training on, and no partial row."""
+    driver is gone) leaves no task training on, and no partial row; SIGTERM is said in one line (h84 F6)."""
     out = tmp_path / "results"
     command = [sys.executable, "-m", "forecaster.cli", "benchmark", "--datasets", "ILI", "--horizons",
                "24,36", "--models", "s3attention", "--repeats", "1", "--max-epochs", "10000", "--patience",
                "10000", "--jobs", "2", "--data-dir", str(data_dir), "--out", str(out), "--no-progress"]
-    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    err = tmp_path / "stderr.txt"
+    with err.open("w") as written:
+        driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=written)
     tasks: list[int] = []
     try:
         _wait_until(lambda: _training(out, 2) and len(_cell_tasks()) == 2, 180, "both cells train")
@@ -163,6 +165,9 @@ def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, 
         for pid in filter(_alive, tasks):  # a failed run must not leave them training for hours
             os.kill(pid, signal.SIGKILL)
     assert read_results(out / "results.csv").empty
+    if signum == signal.SIGTERM:
+        lines = err.read_text().splitlines()
+        assert lines and lines[-1].startswith("forecaster: terminated; "), lines
 
 
 def _free_port() -> int:

@@ -139,10 +139,10 @@ def test_train_and_calibrate_into_a_read_only_folder_are_refused_first(csv, naiv
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) not in read_only and writable(path, mode))
     train = ["train", "--csv", csv, "--model", "nlinear", "--horizon", 7, "--out", locked / "new"]
     expected = f"output {locked / 'new'}: folder {locked} is not writable; expected a folder this user can"
-    assert refused(train, capsys) == f"forecaster: error: {expected} write"
+    assert refused(train, capsys, status=1) == f"forecaster: error: {expected} write"  # the system's (h84 F5)
     assert sorted(entry.name for entry in locked.iterdir()) == ["model"]  # no work folder: nothing ran
     before = (copy / "calibration.safetensors").read_bytes()
-    line = refused(["calibrate", "--model", copy, "--csv", csv], capsys)
+    line = refused(["calibrate", "--model", copy, "--csv", csv], capsys, status=1)
     assert line == (f"forecaster: error: cannot write {copy / 'calibration.safetensors'}: folder {copy} is "
                     "not writable; expected a folder this user can write")  # fmt: skip
     assert (copy / "calibration.safetensors").read_bytes() == before
@@ -158,10 +158,13 @@ def test_a_plot_into_a_folder_not_writable_is_refused_before_any_work(csv, naive
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and writable(path, mode))
     output = tmp_path / "forecast.csv"
     predict = ["predict", "--model", naive_bundle, "--csv", csv, "--output", output]
-    line = refused([*predict, "--plot", locked / "x.png"], capsys)
+    line = refused([*predict, "--plot", locked / "x.png"], capsys, status=1)
     expected = f"--plot {locked / 'x.png'}: folder {locked} is not writable; expected a file in one that is"
     assert line == f"forecaster: error: {expected}"
     assert not output.exists()
+    line = refused([*predict, "--plot", "-"], capsys)  # as --output -: it wrote '-.png' (h84 F8)
+    assert line == ("forecaster: error: --plot -: a plot is not written to standard output; expected a file "
+                    "name, e.g. forecast.png")  # fmt: skip
     afile = tmp_path / "afile"
     afile.write_text("")  # a file where a folder is named: it said 'afile: File exists'
     line = refused([*predict[:-1], afile / "x.csv"], capsys)
@@ -259,6 +262,48 @@ def test_an_interrupted_train_says_so_in_one_line_and_keeps_nothing_half_written
     assert returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(f"forecaster: {word}; ")
     assert not (tmp_path / "model").exists() and not list(tmp_path.glob(".model.tmp-*"))
+
+
+def test_a_stop_after_the_bundle_was_replaced_says_it_was_saved(csv, tmp_path, monkeypatch, capsys):
+    """A stop landing after `train --overwrite` swapped the new bundle in said "earlier outputs are as they
+    were", though the earlier bundle was gone (h84 F3): the line names the output saved before the stop."""
+    import forecaster.cli as cli
+    import forecaster.training.workflows as workflows
+
+    out, save = tmp_path / "model", workflows.save_bundle
+    assert main([str(arg) for arg in _train(csv, out, "--model", "naive")]) == 0
+
+    def save_then_stop(*args, **kwargs):
+        path = save(*args, **kwargs)
+        cli._stop(signal.SIGTERM, None)  # as the signal's handler does, right after the save
+        return path
+
+    monkeypatch.setattr(workflows, "save_bundle", save_then_stop)
+    capsys.readouterr()
+    argv = _train(csv, out, "--model", "nlinear", "--seeds", 1, "--overwrite")
+    assert main([str(arg) for arg in argv]) == 143
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"forecaster: terminated; {out} was saved whole before the stop, replacing any earlier version; "
+        "nothing was half-written"
+    )
+    assert json.loads((out / CONFIG_FILE).read_text())["model"]["name"] == "nlinear"
+
+
+def test_a_second_train_to_the_same_output_is_refused_at_once(csv, tmp_path, capsys):
+    """Two runs to one --out shared its work folder: the second emptied the first's checkpoints, which then
+    failed naming a hidden folder, or could save the other's weights (h84 F4). A run holds the folder; the
+    lock file of a run that died blocks nothing."""
+    from forecaster.atomic import LOCK_FILE, held_by_this_run
+
+    out, work = tmp_path / "model", tmp_path / ".model.work"
+    with held_by_this_run(work, "output model"):  # as a live run holds it
+        line = refused(_train(csv, out, "--model", "naive"), capsys)
+    assert line == (f"forecaster: error: output {out} is being trained by another run (process "
+                    f"{os.getpid()}, lock {work / LOCK_FILE}); wait for it to end, or choose another output")
+    work.mkdir()
+    (work / LOCK_FILE).write_text("999999999\n")  # left by a run that was killed
+    assert main([str(arg) for arg in _train(csv, out, "--model", "naive")]) == 0
+    assert (out / CONFIG_FILE).is_file() and not work.exists()  # a run that fitted nothing leaves no folder
 
 
 def test_a_stop_the_shell_ignores_stays_ignored(csv, tmp_path):

@@ -7,16 +7,13 @@ the task again after its worker died.
 
 from __future__ import annotations
 
-import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell
-from forecaster.cluster import quiet_lightning, start_ray
+from forecaster.cluster import quiet_lightning, sigterm_as_exit, start_ray
 
 Record = Callable[[Cell, dict[str, Any]], None]
 # Ray reuses its worker processes: each keeps the dataset of its latest cell loaded.
@@ -34,31 +31,6 @@ def _run_cell_on_ray(cell: Cell, config: BenchmarkConfig, threads: int) -> dict[
     return result_row(cell, run_cell(cell, prepared_for(cell, _WORKER_PREPARED, config), config))
 
 
-@contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """While the grid runs, SIGTERM unwinds this process with exit status 128 + SIGTERM, so the Ray it
-    started is shut down and its tasks stop with it (a signal that arrives inside `ray.wait` comes out of it
-    as SystemExit(1): the status is restored here)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-
-    def exit_on_sigterm(signum: int, _frame: Any) -> None:
-        received.append(signum)
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, exit_on_sigterm)
-    try:
-        yield
-    except SystemExit:
-        if received:
-            raise SystemExit(128 + received[0]) from None
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
 def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
     """Run cells as Ray tasks, `config.jobs` at a time, each asking for its share of the cluster's CPUs (and
     of its GPUs, where it has any); this process records each row when its task returns, so a task that Ray
@@ -69,7 +41,7 @@ def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
 
     started_here = start_ray(config.ray_address)
     try:
-        with _sigterm_as_exit():  # installed after Ray's own handler, which aborts the process
+        with sigterm_as_exit():
             _run_tasks(todo, config, record, progress)
     finally:
         if started_here:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from forecaster.errors import ConfigError
+from forecaster.errors import ConfigError, WriteRefusedError
 
 
 def add_csv_arguments(parser: argparse.ArgumentParser, *, targets: bool = False) -> None:
@@ -49,7 +49,8 @@ def checked_output(path: str, flag: str) -> Path:
     if not folder.is_dir():
         raise ConfigError(f"{flag} {path}: {folder} is a file; expected a file in a folder")
     if not (Path(path).exists() and not Path(path).is_file()) and not os.access(folder, os.W_OK):
-        raise ConfigError(f"{flag} {path}: folder {folder} is not writable; expected a file in one that is")
+        raise WriteRefusedError(f"{flag} {path}: folder {folder} is not writable; expected a file in one "
+                                "that is")  # fmt: skip
     return Path(path)
 
 

@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.prediction import csv_times, dated_as_history, forecast, shaped
 
     to_stdout = args.output == "-"  # the CSV on standard output, for a pipe
+    if args.plot == "-":  # wrote a file named '-.png' (h84 F8)
+        raise ConfigError("--plot -: a plot is not written to standard output; expected a file name, e.g. "
+                          "forecast.png")  # fmt: skip
     output = None if args.output is None or to_stdout else checked_output(args.output, "--output")
     plot = None if args.plot is None else plot_path(checked_output(args.plot, "--plot"))
     _check_distinct({"--csv": args.csv, "--future-csv": args.future_csv, "--output": output, "--plot": plot},

@@ -84,8 +84,6 @@ def train_member(
 ) -> Member | None:
     """Train `built` through Lightning, early stopping on validation; its best epoch's weights. None on the
     non-zero ranks of a DDP run."""
-    if not settings.resume:
-        _clear(checkpoint_dir(work_dir))
     datamodule, data, model, config = built
     options = settings.trainer
     graphed = use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)
@@ -110,6 +108,8 @@ def train_member(
         },
     }
     resumed = check_resumable(work_dir, run, module.state_dict()) if settings.resume else None
+    if resumed is None:  # a fresh fit: no checkpoint of another run (or a best one left without a last)
+        _clear(checkpoint_dir(work_dir))
     # A graphed module clips its gradients itself, inside the graph.
     trainer_options = dataclasses.replace(options, gradient_clip_val=None) if graphed else options
     trainer = build_trainer(work_dir, trainer_options, run, callbacks)

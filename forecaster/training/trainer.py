@@ -106,6 +106,7 @@ class AtomicCheckpointIO(TorchCheckpointIO):
         except (OSError, RuntimeError) as error:  # torch's zip writer on a full disk: "unexpected pos 64"
             full = getattr(error, "errno", None) == errno.ENOSPC or shutil.disk_usage(path.parent).free < 1e6
             why = error.strerror if isinstance(error, OSError) and error.strerror else reason(error)
+            why = os.strerror(errno.ENOSPC) if full else why  # not torch's "[enforce fail at ...]" (h84 F7)
             raise WriteRefusedError(
                 f"{'disk full' if full else 'cannot write'} while writing checkpoint {path}: {why}; the "
                 "previous checkpoint, if any, is intact (free space, then run again; --resume continues)"
@@ -165,12 +166,21 @@ def _weight_differences(saved: dict[str, Any], expected: dict[str, torch.Tensor]
     return [*(f"missing {key}" for key in missing), *(f"unexpected {key}" for key in unexpected), *shapes]
 
 
-def check_resumable(work_dir: Path, run: dict[str, Any], state: dict[str, torch.Tensor]) -> Path:
+def check_anything_to_resume(work_dir: Path) -> None:
+    """ForecasterError, before any training, where `--resume` finds no checkpoint of the run at all."""
+    if not any(Path(work_dir).glob("**/checkpoints/last.ckpt")):
+        raise ForecasterError(f"nothing to resume: no checkpoint in {work_dir} ({FRESH})")
+
+
+def check_resumable(work_dir: Path, run: dict[str, Any], state: dict[str, torch.Tensor]) -> Path | None:
     """The last checkpoint of `work_dir`, once it and the best one are known to be whole checkpoints of this
     run: readable by `torch.load(weights_only=True)`, written with the same `run` settings, holding weights
     of the `state`'s names and shapes. Lightning would fail on any other with a traceback, or continue
-    another run's training; ForecasterError names what differs instead."""
+    another run's training; ForecasterError names what differs instead. None where the interrupted run had
+    not checkpointed this fit yet (a later member or phase of a bagged run, h84 F1): it trains afresh."""
     folder = checkpoint_dir(work_dir)
+    if not (folder / "last.ckpt").is_file():
+        return None
     for name in ("last.ckpt", "best.ckpt"):
         _check_checkpoint(folder / name, _plain(run), state)
     return folder / "last.ckpt"
@@ -204,6 +214,15 @@ def _check_checkpoint(path: Path, run: dict[str, Any], state: dict[str, torch.Te
             f"cannot resume from {path.name}: its weights do not fit this model ({'; '.join(wrong[:3])}); "
             f"{FRESH}"
         )
+
+
+class _StoppedStaysStopped(Callback):
+    """A resumed fit that early stopping had ended trains no further: Lightning restores the stopping state
+    but not the stop, and trained one more epoch of each finished member of a resumed bagged run."""
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.early_stopping_callback is not None and trainer.early_stopping_callback.stopped_epoch:
+            trainer.should_stop = True
 
 
 class TrainingLog(CSVLogger):
@@ -246,6 +265,7 @@ def build_trainer(
             checkpoint,
             early_stopping,
             _RunSettings(run),
+            _StoppedStaysStopped(),
             *_progress_callbacks(options.progress_bar),
             *callbacks,
         ],

@@ -9,6 +9,7 @@ the same windows -> bundle. Test metrics come from `evaluate_model`, the very co
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import platform
@@ -20,10 +21,12 @@ from typing import Any
 import lightning
 import numpy as np
 import torch
+from lightning.pytorch.utilities import rank_zero_only as rank_zero
 from torch import nn
 
 import forecaster
 from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
+from forecaster.atomic import held_by_this_run
 from forecaster.calibration import DEFAULT_LEVELS, RECALIBRATED, Calibration, undercovered
 from forecaster.data import Scaler, TimeSeries
 from forecaster.data.config import DataConfig
@@ -66,7 +69,7 @@ from forecaster.training.scoring import (
     window_errors,
 )
 from forecaster.training.settings import RECIPE, TrainSettings, recipe
-from forecaster.training.trainer import check_devices, lightning_quiet
+from forecaster.training.trainer import check_anything_to_resume, check_devices, lightning_quiet
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +203,16 @@ def train_forecaster(
     """
     out = Path(out)
     check_out_dir(out, settings.overwrite)
+    work_dir = work_dir_for(out)  # one run at a time: DDP's other ranks are rank 0's run, which holds it
+    with held_by_this_run(work_dir, f"output {out}") if rank_zero.rank == 0 else contextlib.nullcontext():
+        if settings.resume:
+            check_anything_to_resume(work_dir)
+        return _train_held(series, out, settings, record)
+
+
+def _train_held(
+    series: TimeSeries, out: Path, settings: TrainSettings, record: dict[str, Any] | None
+) -> TrainOutcome | None:
     options = settings.trainer
     check_devices(options.accelerator, options.devices, options.strategy)
     use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)  # early

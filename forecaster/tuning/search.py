@@ -27,7 +27,7 @@ import pandas as pd
 from forecaster.artifacts import check_out_dir, work_dir_for
 from forecaster.atomic import move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
-from forecaster.cluster import quiet_lightning, start_ray
+from forecaster.cluster import quiet_lightning, sigterm_as_exit, start_ray
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -203,7 +203,8 @@ def tune_forecaster(
         try:
             if not base.trainer.verbose:  # a failed trial's reason is in trials.csv, not a traceback here
                 logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
-            trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
+            with sigterm_as_exit():
+                trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
         finally:
             if started:
                 import ray
