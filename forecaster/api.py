@@ -22,16 +22,17 @@ import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
 from forecaster.calibration import check_levels
-from forecaster.checks import check_int, field_names, is_int
+from forecaster.checks import check_int, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
+from forecaster.data.labels import write_labels
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
 from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import read_future, read_rows
-from forecaster.prediction import forecast, forecast_name, given_names, shaped
+from forecaster.prediction import dated_as_history, forecast, forecast_name, given_names, shaped
 from forecaster.training.planning import InputTooShort, check_model_options
 from forecaster.training.settings import RECIPE, TrainerOptions, TrainSettings, from_recipe
 
@@ -62,6 +63,15 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     return times
 
 
+def _written(times: pd.Index, series: TimeSeries) -> pd.Index:
+    """A backtest's times as `series`' frame wrote its own where it wrote text labels ('2014Q1'), as
+    `predict` answers them (`dated_as_history`; date parts, which a backtest's one time column cannot hold,
+    stay dates)."""
+    if series.date_style is None or not isinstance(times, pd.DatetimeIndex):
+        return times
+    return write_labels(times, series.date_style)
+
+
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
     """`series` up to each series' own stop (independent series end apart): its rows up to the last stop,
     the values of a series that stops before blank after it."""
@@ -72,6 +82,13 @@ def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
         for column, stop in stops.items():
             frame.iloc[stop:, frame.columns.get_loc(column)] = np.nan
     return dataclasses.replace(series, frame=frame)
+
+
+def _trained_on(series: TimeSeries, bundle: Bundle) -> TimeSeries:
+    """`series` without the independent series too short to train (a note named them), which the model
+    does not forecast: a backtest's forecast of them raised ValueError (h82 F3)."""
+    left_out = [name for name in series.columns if name not in bundle.data.columns]
+    return dataclasses.replace(series, frame=series.frame.drop(columns=left_out)) if left_out else series
 
 
 # The training record's field of `Forecaster.save`'s default interval levels.
@@ -196,7 +213,7 @@ class Forecaster:
         series = self.read(df, **read)
         with tempfile.TemporaryDirectory(prefix="forecaster-fit-") as scratch:
             # unsaved, messages name the model as asked for ("that model 'nlinear' was trained on")
-            target = Path(out) if out is not None else Path(scratch) / self.settings.model_name
+            target = user_path(Path(out)) if out is not None else Path(scratch) / self.settings.model_name
             settings = dataclasses.replace(self.settings, interval_levels=self.level)  # a head trained so
             outcome = train_forecaster(series, target, settings)
             if outcome is None:  # a non-zero rank of a distributed run
@@ -209,10 +226,7 @@ class Forecaster:
                  *scored_notes(self.bundle.metrics, bands=bool(self.level))]  # bands: of intervals asked for
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
-        left_out = [name for name in series.columns if name not in self.bundle.data.columns]
-        if left_out:  # independent series too short to train (a note named them): not forecast by predict()
-            series = dataclasses.replace(series, frame=series.frame.drop(columns=left_out))
-        self.metrics, self.history = outcome.metrics, series
+        self.metrics, self.history = outcome.metrics, _trained_on(series, self.bundle)
         self.history_index = getattr(df, "index", None)
         self.labels = given_names(df, self.bundle.data.id_col)
         self.history_times = time_types(df)
@@ -246,7 +260,7 @@ class Forecaster:
         self,
         df: pd.DataFrame | TimeSeries | None = None,
         *,
-        future_df: pd.DataFrame | TimeSeries | None = None,
+        future_df: pd.DataFrame | pd.Series | TimeSeries | None = None,
         horizon: int | None = None,
         level: Sequence[int] | None = None,
     ) -> pd.DataFrame:
@@ -254,7 +268,8 @@ class Forecaster:
         data), with intervals at `level` (default: the constructor's): long rows `unique_id, ds, <model>,
         <model>-lo-80, ...` for a long-format model, else a table on the time index with `<col>`,
         `<col>-lo-80`, ... A model with given future covariates needs their rows for the horizon in
-        `future_df` (a date column and those columns); calendar covariates come from the dates."""
+        `future_df` (a date column and those columns, or a Series named as the one); calendar covariates
+        come from the dates."""
         bundle = self._fitted()
         levels = self.level if level is None else _levels(level)
         horizon = None if horizon is None else check_int("horizon", horizon, minimum=1)
@@ -263,9 +278,11 @@ class Forecaster:
             if future_df is None or isinstance(future_df, TimeSeries)
             else read_future(bundle, future_df, "future_df")
         )
-        table = forecast(bundle, self.history_from(df), horizon=horizon, levels=levels, future=future)
+        history = self.history_from(df)
+        table = forecast(bundle, history, horizon=horizon, levels=levels, future=future)
         given = getattr(df, "index", None) if df is not None else self.history_index
         table.index = _as_given(table.index, given, bundle.data.freq)
+        table = dated_as_history(table, history)  # labels given as text ('2014Q1') or in parts, so answered
         answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
         types = time_types(df) if df is not None else self.history_times
         return in_given_types(answer, types, bundle.data.freq)
@@ -310,18 +327,18 @@ class Forecaster:
                 id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
                 names = given_names(df, data.id_col)
             stops = {column: stops[column] for column in data.columns}
-            history, stop = _cut(series, stops), max(stops.values())
+            history, stop = _cut(_trained_on(series, bundle), stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
-            table.index = _as_given(table.index, given, data.freq)
+            table.index = _written(_as_given(table.index, given, data.freq), series)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
             last = series.index[[stops[column] - 1 for column in data.columns]]
-            cutoffs = _as_given(last, given, data.freq)
+            cutoffs = _written(_as_given(last, given, data.freq), series)
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             rows_ahead = slice(min(stops.values()), stop + self.settings.horizon)  # each series' own window
             actual = series.frame[data.columns].iloc[rows_ahead]
-            actual = actual.set_axis(_as_given(series.index[rows_ahead], given, data.freq))
+            actual = actual.set_axis(_written(_as_given(series.index[rows_ahead], given, data.freq), series))
             actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)
@@ -354,7 +371,7 @@ class Forecaster:
         bundle = self._fitted()
         training = {**bundle.training, DEFAULT_LEVEL: self.level} if self.level else bundle.training
         return save_bundle(
-            path, model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics,
+            user_path(path), model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics,
             training=training, data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration,
             overwrite=overwrite,
         )  # fmt: skip
@@ -364,7 +381,7 @@ class Forecaster:
         """A Forecaster around a saved bundle (from `save` or `forecaster train`), ready to predict at
         `level`, else the levels it was saved with; `fit` and `cross_validation` train the recipe the bundle
         records (model or auto, preset, lr, seed, epochs, transform, ...) on this machine."""
-        bundle = load_bundle(path)
+        bundle = load_bundle(user_path(path))
         forecaster = cls(
             model=forecast_name(bundle), horizon=bundle.data.horizon, input_size=bundle.data.input_size,
             freq=bundle.data.freq, level=bundle.training.get(DEFAULT_LEVEL) if level is None else level,

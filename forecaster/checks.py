@@ -13,6 +13,8 @@ import dataclasses
 import functools
 import math
 import numbers
+import os
+import pathlib
 import re
 import types
 import typing
@@ -137,6 +139,16 @@ def parse_names(text: str) -> list[str]:
 
 
 _WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def user_path(path: Any) -> Any:
+    """A path a user gave, a leading `~` their home folder as shells and pandas read it (`save('~/x')` wrote a
+    folder named '~', and a shell leaves `--out=~/x` as it is: h82 F22); text stays text, a Path a Path, and
+    anything else is left to the refusal of whatever reads it."""
+    if not isinstance(path, str | os.PathLike):
+        return path
+    expanded = os.path.expanduser(path)
+    return expanded if isinstance(path, str) else pathlib.Path(expanded)
 
 
 def whole_number(text: str) -> int:

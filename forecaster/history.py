@@ -7,6 +7,7 @@ another scale than the model learned. `prediction` forecasts from them.
 from __future__ import annotations
 
 import dataclasses
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -157,10 +158,13 @@ def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataErr
     )
 
 
-def read_future(bundle: Bundle, table: str | Path | pd.DataFrame, source: str = "DataFrame") -> TimeSeries:
-    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame (which messages
-    name `source`: the API's `future_df`, h75 F4) read with the dates of its training file (a few rows: no
-    frequency is inferred from them)."""
+def read_future(
+    bundle: Bundle, table: str | Path | pd.DataFrame | pd.Series, source: str = "DataFrame"
+) -> TimeSeries:
+    """The horizon's rows of a model's given future covariates, from a CSV or a DataFrame or Series (which
+    messages name `source`: the API's `future_df`, h75 F4; other types refused as `fit(df)` refuses them,
+    they were taken for a path, h82 F4) read with the dates of its training file (a few rows: no frequency is
+    inferred from them)."""
     from forecaster.data import read_frame
 
     given = bundle.data.future_covariates
@@ -173,11 +177,11 @@ def read_future(bundle: Bundle, table: str | Path | pd.DataFrame, source: str = 
     )
     try:  # read as the model reads them: no advice on reading options (a repeated date was told of id_col)
         with without_reading_advice():
-            if isinstance(table, pd.DataFrame):
+            if not isinstance(table, str | PathLike):
                 return read_frame(table, **options, targets=given, source=source)
             return read_csv(table, **options, targets=given)
     except MissingColumnsError as error:  # a covariate lacking was said an "unknown target column" (h35)
-        source = source if isinstance(table, pd.DataFrame) else str(table)
+        source = str(table) if isinstance(table, str | PathLike) else source
         if isinstance(error, MissingDateColumnsError):
             raise _missing(bundle, source, error) from None
         raise DataError(f"{source}: missing future covariate(s) {', '.join(map(repr, error.missing))} that "

@@ -98,8 +98,8 @@ def given_names(df: Any, id_col: str | None) -> dict[str, Any]:
 
 
 def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
-    """A forecast table whose dates are written as `series`' file wrote its own ("1988Q1", "1971", or in
-    columns YEAR, WEEK), for files and answers; DataFrame callers keep timestamps."""
+    """A forecast table whose dates are written as `series`' file or frame wrote its own ("1988Q1", "1971",
+    or in columns YEAR, WEEK); a frame's timestamps, periods and numbers keep their types (`text_times`)."""
     if not isinstance(table.index, pd.DatetimeIndex):
         return table
     if series.date_parts is not None:

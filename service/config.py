@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from forecaster.checks import user_path
+
 ENV_PREFIX = "FORECASTER_SERVE_"
 
 
@@ -95,6 +97,11 @@ class ServiceSettings(BaseSettings):
         description="torch threads per worker (default: CPU cores / workers, less one for its event loop)",
         json_schema_extra={"flag": "--threads"},
     )
+
+    @field_validator("models_dir")
+    @classmethod
+    def _home_expanded(cls, models_dir: Path) -> Path:
+        return user_path(models_dir)  # FORECASTER_SERVE_MODELS_DIR='~/models' (h82 F22)
 
     @field_validator("device")
     @classmethod

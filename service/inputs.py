@@ -151,7 +151,7 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
                 f"has {len(request.values[column])} values; expected {rows} like {values_field}.{first}",
             )
     timestamps_field = f"{prefix}timestamps"
-    if data.date_col is None:
+    if not data.dated:  # dates read from year and month columns are dates too (h82 F2)
         if request.timestamps is not None:
             raise _invalid(timestamps_field, "this model was trained without dates; leave timestamps out")
         index: pd.Index = pd.RangeIndex(rows)

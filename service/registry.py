@@ -56,6 +56,7 @@ class ServedModel:
             columns=list(data.columns),
             freq=data.freq,
             date_col=data.date_col,
+            date_from=data.date_from or [],
             metrics=self.bundle.metrics,
             intervals=_intervals(self.bundle.calibration, self.bundle.metrics),
             logarithms=self.bundle.scaler.logged_columns(data.columns),

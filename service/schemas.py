@@ -34,7 +34,7 @@ class ForecastRequest(BaseModel):
         default=None,
         description=(
             "ISO 8601 timestamps, one per row, strictly increasing at the model's frequency. Required for "
-            "models trained with a date column, refused for models trained without one."
+            "models trained with dates (a date column, or `date_from` parts), refused for those without."
         ),
     )
     values: dict[str, list[float]] = Field(
@@ -151,6 +151,10 @@ class ModelInfo(BaseModel):
     columns: list[str]
     freq: str | None = Field(description="Pandas offset alias of the timestamps, or null.")
     date_col: str | None
+    date_from: list[str] = Field(
+        default_factory=list,
+        description="The columns the dates were read from (e.g. year and month), empty for a date column.",
+    )
     metrics: dict[str, Any]
     intervals: dict[str, Any] | None = Field(
         description="How prediction intervals are made (method, the levels it answers, what calibrated "

@@ -152,6 +152,21 @@ def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_a
     assert (ours.ds > ours.cutoff).all()
 
 
+def test_cross_validation_backtests_the_series_its_copy_kept():
+    """A yearly panel whose youngest series (15 rows) is too short for the copy fitted before the windows:
+    its forecast raised ValueError: 'C' is not in list (h82 F3); each window backtests what its copy kept."""
+    rng = np.random.default_rng(1)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": np.arange(start, 2023),
+                                     "y": 1.5 * np.arange(2023 - start) + rng.normal(size=2023 - start)})
+                       for name, start in (("A", 1990), ("B", 2000), ("C", 2008))])  # fmt: skip
+    model = Forecaster("drift", horizon=3)
+    for refit, kept in ((False, {"A": 2, "B": 2}), (True, {"A": 2, "B": 2, "C": 1})):
+        with pytest.warns(DataQualityWarning, match="left out 1 of 3 series too short .*: 'C'"):
+            backtest = model.cross_validation(frame, n_windows=2, step_size=3, refit=refit)
+        assert backtest.groupby("unique_id").cutoff.nunique().to_dict() == kept
+        assert backtest.y.notna().all() and (backtest.ds > backtest.cutoff).all()
+
+
 def _cli_train_and_predict(frame: pd.DataFrame, folder: Path, *train_flags: str) -> pd.DataFrame:
     """Train an NLinear bundle on `frame` written as CSV, then predict from the same file with no reading
     flags (the bundle remembers how its file was read); the written forecast."""
@@ -317,6 +332,28 @@ def test_save_load_round_trip_and_a_loaded_model_needs_rows(etth1, tmp_path):
     assert again.level == [80, 95] and Forecaster.load(tmp_path / "banded", level=[50]).level == [50]
     pd.testing.assert_frame_equal(again.predict(etth1), banded.predict())
     assert "OT-lo-95" in again.predict(etth1) and Forecaster.load(path).level == []
+
+
+def test_paths_beginning_with_a_tilde_are_in_the_home_folder(tmp_path, monkeypatch, capsys):
+    """save('~/models/x') wrote a folder named '~' in the working folder, and a shell leaves `--out=~/x` as
+    it is (h82 F22): the API and the command line read `~` as the home folder, as pandas does."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    frame = pd.DataFrame({"ds": pd.date_range("2021", periods=60), "y": np.arange(60.0)})
+    frame.to_csv(tmp_path / "home.csv", index=False)
+    model = Forecaster("naive", horizon=2).fit(frame, out="~/fitted")
+    assert model.save("~/models/x") == home / "models" / "x" and (home / "fitted" / "config.json").is_file()
+    assert Forecaster.load("~/models/x").predict(frame)["y"].tolist() == [59.0, 59.0]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["predict", "--model=~/home/models/x", "--csv=~/home.csv", "--output=~/forecast.csv"]) == 0
+    assert main(["train", "--csv=~/home.csv", "--model=naive", "--horizon=2", "--out=~/trained"]) == 0
+    assert (tmp_path / "forecast.csv").is_file() and (tmp_path / "trained" / "config.json").is_file()
+    assert list(work.iterdir()) == []
+    from service.config import ServiceSettings  # FORECASTER_SERVE_MODELS_DIR too
+
+    assert ServiceSettings(models_dir="~/home/models").models_dir == home / "models"
 
 
 def test_a_loaded_model_fits_and_backtests_the_recipe_it_was_trained_with(etth1, tmp_path):
@@ -571,7 +608,7 @@ def test_rows_without_the_models_date_parts_name_them():
     years, quarters = np.repeat(np.arange(1990, 2010), 4), np.tile([1, 2, 3, 4], 20)
     quarters = pd.DataFrame({"year": years, "quarter": quarters, "gdp": np.linspace(100.0, 180.0, 80)})
     model = Forecaster("naive", horizon=4, input_size=8).fit(quarters)
-    assert model.predict().index[0] == pd.Timestamp("2010-01-01")
+    assert model.predict().index[0] == (2010, 1)  # in the parts given, as the CLI writes them (h82 F21)
     expected = (r"^DataFrame: missing date column\(s\) 'quarter' that model .* reads its dates from, as its "
                 r"training data had them; the rows have 'year', 'gdp'$")
     with pytest.raises(DataError, match=expected):

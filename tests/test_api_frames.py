@@ -163,6 +163,24 @@ def test_a_backtest_answers_in_the_ids_and_periods_of_the_frame_as_predict_does(
     assert backtest["date"].tolist() == list(quarters.index[-HORIZON:])
 
 
+def test_times_given_as_text_labels_are_answered_in_their_labels_as_the_service_does():
+    """Years '2008' and quarters '2014Q1' given as text (a column, an index, a long `ds`) came back as
+    Timestamps from predict and cross_validation (h82 F21); timestamps and numbers keep their own types."""
+    quarters = [f"{2000 + k // 4}Q{k % 4 + 1}" for k in range(60)]
+    wide = pd.DataFrame({"quarter": quarters, "v": np.arange(60.0)})
+    long = pd.DataFrame({"unique_id": "a", "ds": quarters, "y": np.arange(60.0)})
+    assert naive().fit(wide).predict().index[:2].tolist() == ["2015Q1", "2015Q2"]
+    assert naive().fit(wide.set_index("quarter")).predict().index[:2].tolist() == ["2015Q1", "2015Q2"]
+    assert naive().fit(long).predict()["ds"][:2].tolist() == ["2015Q1", "2015Q2"]
+    backtest = naive().cross_validation(long, n_windows=2)
+    assert backtest["cutoff"].unique().tolist() == quarters[52:54] and backtest["y"].notna().all()
+    assert backtest["ds"].tolist()[:HORIZON] == quarters[53 : 53 + HORIZON]
+    years = pd.DataFrame({"v": np.arange(15.0)}, index=[str(year) for year in range(2008, 2023)])
+    assert Forecaster("drift", horizon=2).fit(years).predict().index.tolist() == ["2023", "2024"]
+    stamps = wide.assign(quarter=pd.PeriodIndex(quarters, freq="Q").to_timestamp())  # timestamps stay so
+    assert naive().fit(stamps).predict().index[0] == pd.Timestamp("2015-01-01")
+
+
 def test_categorical_ids_are_answered_in_their_categories():
     """A long frame's `unique_id` of dtype category came back as text from predict and cross_validation
     (h44): the answers keep the frame's categories, text or numbers, and merge on them as they are."""
@@ -327,7 +345,8 @@ def test_a_series_an_index_of_years_and_comma_separated_options_are_taken_as_the
     quarters = pd.DataFrame({"year": years, "quarter": seasons, "rate": np.linspace(1, 2, 80), "other": 1.0})
     model = naive().fit(quarters, date_from="year,quarter", targets="rate")
     quarterly = model.predict(quarters)
-    assert quarterly.columns.tolist() == ["rate"] and quarterly.index[0] == pd.Timestamp("2010-01-01")
+    assert quarterly.columns.tolist() == ["rate"] and quarterly.index[0] == (2010, 1)  # as given (h82 F21)
+    assert quarterly.index.names == ["year", "quarter"]
     with pytest.raises(DataError, match="expected a pandas DataFrame or Series, got list"):
         naive().fit([1.0, 2.0])
 

@@ -423,6 +423,19 @@ def test_a_neuralforecast_peer_trains_without_lightnings_lines(plant_csv, tmp_pa
     assert not [word for word in chatter if word in quiet.stdout + quiet.stderr], quiet.stderr[-2000:]
 
 
+def test_patchtst_trains_on_a_short_yearly_file_as_its_peers_do(tmp_path, capsys):
+    """15 yearly rows at horizon 3: an input of 3 steps is one patch, and a batch of one window gave
+    PatchTST's BatchNorm one value per channel: an internal error, exit status 3 (h82 F5)."""
+    csv, out = tmp_path / "yearly.csv", tmp_path / "patchtst"
+    values = 100 + 2.0 * np.arange(15) + np.random.default_rng(0).normal(size=15)
+    pd.DataFrame({"year": np.arange(2009, 2024), "value": values.round(2)}).to_csv(csv, index=False)
+    argv = ["train", "--csv", csv, "--horizon", 3, "--model", "patchtst", "--max-epochs", 1, "--seeds", 1,
+            "--accelerator", "cpu", "--no-progress", "--out", out]  # fmt: skip
+    code, printed, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert "input 3 steps" in printed and load_bundle(out).model_name == "patchtst"
+
+
 def test_a_default_train_prints_only_its_own_lines(plant_csv, tmp_path):
     """Progress bar aside: no Lightning banners, tips or deprecation warnings unless --verbose."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

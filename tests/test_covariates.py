@@ -120,6 +120,13 @@ def test_the_forecast_needs_the_future_rows(driven, with_future, ahead, tmp_path
     with pytest.raises(DataError, match=r"duplicate timestamp .*; expected one row per time step$"):
         twice = pd.concat([ahead.iloc[[0]], ahead.iloc[[0]].assign(f=5.0), ahead.iloc[1:]])
         with_future.predict(driven, future_df=twice)  # told of id_col and long tables (h35)
+    column = ahead.set_index(pd.to_datetime(ahead["date"]))["f"]  # one covariate's Series, as fit takes one
+    expected = with_future.predict(driven, future_df=ahead)
+    pd.testing.assert_frame_equal(with_future.predict(driven, future_df=column), expected)
+    for given in (column.to_numpy(), column.to_dict()):  # taken for a path: pathlib's TypeError (h82 F4)
+        with pytest.raises(DataError, match=f"^future_df: expected a pandas DataFrame or Series, got "
+                           f"{type(given).__name__}$"):  # fmt: skip
+            with_future.predict(driven, future_df=given)
     path = tmp_path / "bundle"
     with_future.save(path)
     driven.to_csv(tmp_path / "history.csv", index=False)

@@ -39,19 +39,22 @@ MAX_ROWS, MAX_INPUTS, MAX_BODY = 400, 8, 64_000
 
 
 def make_bundle(
-    root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON, columns: list = COLUMNS
+    root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON, columns: list = COLUMNS,
+    **read,
 ) -> Path:
-    """A small untrained S3Attention bundle (no training needed to test serving)."""
+    """A small untrained S3Attention bundle (no training needed to test serving); `read`: DataConfig
+    fields beside the defaults."""
     torch.manual_seed(0)
     columns = columns if dated else ["x"]
     model = get_model(
         "s3attention", input_size=INPUT_SIZE, horizon=horizon, n_channels=len(columns), d_model=8, n_heads=2,
         fold=2, left_rank=4, right_rank=4,
     )  # fmt: skip
-    data = DataConfig(
-        source="synthetic.csv", columns=columns, freq="h" if dated else None,
-        date_col="date" if dated else None, input_size=INPUT_SIZE, horizon=horizon, split="7:1:2",
-    )  # fmt: skip
+    data = DataConfig(**{
+        "source": "synthetic.csv", "columns": columns, "freq": "h" if dated else None,
+        "date_col": "date" if dated else None, "input_size": INPUT_SIZE, "horizon": horizon, "split": "7:1:2",
+        **read,
+    })  # fmt: skip
     scaler = Scaler(np.array([10.0, 20.0][: len(columns)]), np.array([2.0, 5.0][: len(columns)]))
     return save_bundle(
         root / name, model=model.eval(), model_name="s3attention", data=data, scaler=scaler,
@@ -625,6 +628,21 @@ def test_head_answers_as_get_without_the_body_wherever_get_is_routed(client: Cli
 def test_timestamps_refused_for_a_model_trained_without_dates(client: Client) -> None:
     body = {"timestamps": _ROWS, "values": {"x": [1.0] * 20}}
     assert_error(client.post("/v1/models/stepped/forecast", json=body), 422, "timestamps", "without dates")
+
+
+def test_a_model_dated_from_year_and_month_columns_takes_iso_timestamps(tmp_path: Path) -> None:
+    """Dates read from parts (`Jahr;Monat`) are dates: refused as "trained without dates", and answered
+    in step numbers without them (h82 F2)."""
+    make_bundle(tmp_path, "cpi", columns=["cpi"], freq="MS", date_col=None, date_from=["Jahr", "Monat"])
+    stamps = [str(stamp.date()) for stamp in pd.date_range("2021-01", periods=20, freq="MS")]
+    with serving(tmp_path) as running:
+        assert running.get("/v1/models/cpi").json()["date_from"] == ["Jahr", "Monat"]
+        values = {"cpi": [99.0] * 20}
+        answer = running.post("/v1/models/cpi/forecast", json={"timestamps": stamps, "values": values})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["timestamps"][:2] == ["2022-09-01T00:00:00", "2022-10-01T00:00:00"]
+        undated = running.post("/v1/models/cpi/forecast", json={"values": values})
+        assert_error(undated, 422, "timestamps", "required")
 
 
 def test_oversized_bodies_answer_413_json(client: Client) -> None:

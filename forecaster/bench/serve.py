@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from forecaster.artifacts import Bundle, load_bundle
-from forecaster.checks import check_fields, setting
+from forecaster.checks import check_fields, setting, user_path
 from forecaster.devices import default_device
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.prediction import Inference, predict_windows
@@ -71,7 +71,7 @@ def synthetic_requests(
     rng = np.random.default_rng(seed)
     mean, scale = bundle.scaler.mean, bundle.scaler.scale
     timestamps = None
-    if data.date_col is not None:
+    if data.dated:
         import pandas as pd
 
         stamps = pd.date_range(end="2024-01-01", periods=data.input_size, freq=data.freq)
@@ -311,7 +311,7 @@ def check_serves(url: str, model: str) -> None:
 class ServeBenchSettings:
     """One `forecaster bench serve` table; the server it starts uses the service's default batching."""
 
-    models_dir: str = setting(help="directory of model bundles", flag="--models")
+    models_dir: str = setting(help="directory of model bundles", flag="--models", parse=user_path)
     model: str = setting(help="bundle (subdirectory) to load-test")
     concurrency: int = setting(32, "requests in flight", minimum=1)
     requests: int = setting(2000, "requests in total", minimum=1)

@@ -25,7 +25,7 @@ import torch
 from rich.table import Table
 
 from forecaster.bench.timing import gpu_profile
-from forecaster.checks import MAX_SEED, check_choice, check_fields, parse_names, setting
+from forecaster.checks import MAX_SEED, check_choice, check_fields, parse_names, setting, user_path
 from forecaster.devices import default_device, machine_name
 from forecaster.errors import ConfigError
 from forecaster.training.graphs import WARMUP_STEPS
@@ -45,7 +45,7 @@ class TrainStepBenchSettings:
     warmup: int = setting(10, "untimed steps first (compilation, capture)", minimum=WARMUP_STEPS + 1)
     profiled: int = setting(10, "steps under torch.profiler for kernel counts (CUDA)", minimum=1)
     device: str | None = setting(None, "cuda, cuda:1 or cpu (default: cuda when available)")
-    data_dir: str | None = setting(None, "directory searched first for the dataset file")
+    data_dir: str | None = setting(None, "directory searched first for the dataset file", parse=user_path)
     seed: int = setting(0, "seed of the weights", minimum=0, maximum=MAX_SEED)
 
     def __post_init__(self) -> None:

@@ -8,6 +8,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from forecaster.checks import user_path
 from forecaster.commands.common import checked_output
 from forecaster.commands.options import add_settings, given
 
@@ -45,7 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Mixer options follow colons, e.g. softmax:kernel=math (the kernel that stores the n x n matrix).",
     )  # fmt: skip
     add_settings(attention, AttentionBenchSettings)
-    attention.add_argument("--json", metavar="FILE", help="also write the measurements to this JSON file")
+    attention.add_argument("--json", metavar="FILE", type=user_path,
+                           help="also write the measurements to this JSON file")
     attention.add_argument("--reference", help="row the ratios compare with (default: the first softmax row)")
     attention.set_defaults(handler=_attention)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from forecaster.checks import user_path
 from forecaster.commands.common import add_source_arguments, csv_options, series_source
 
 HELP = "recalibrate a bundle's prediction intervals (conformal) on a dataset or recent rows"
@@ -16,7 +17,8 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
+    parser.add_argument("--model", required=True, metavar="DIR", type=user_path,
+                        help="model bundle directory")
     add_source_arguments(parser, targets=False)
     parser.add_argument(
         "--on",

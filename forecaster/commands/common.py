@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from forecaster.checks import user_path
 from forecaster.errors import ConfigError, WriteRefusedError
 
 
@@ -33,10 +34,11 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, targets: bool) -> N
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", metavar="NAME", help="registered benchmark dataset, e.g. ETTm2")
     source.add_argument(
-        "--csv", metavar="FILE", help="CSV (or ;/tab-separated, or .xlsx) file of dates and numeric columns"
+        "--csv", metavar="FILE", type=user_path,
+        help="CSV (or ;/tab-separated, or .xlsx) file of dates and numeric columns",
     )
     add_csv_arguments(parser, targets=targets)
-    parser.add_argument("--data-dir", help="directory searched first for registered datasets")
+    parser.add_argument("--data-dir", type=user_path, help="directory searched first for registered datasets")
 
 
 def checked_output(path: str, flag: str) -> Path:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from forecaster.checks import user_path
 from forecaster.commands.common import add_csv_arguments, add_split_argument, csv_options, positive_int
 from forecaster.errors import ConfigError, warning_line
 
@@ -21,9 +22,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     describe.add_argument(
         "source", nargs="?", metavar="NAME_OR_CSV", help="registered dataset (e.g. ETTm2) or CSV path"
     )
-    describe.add_argument("--csv", metavar="PATH", help="a CSV file (as train and predict take it)")
+    describe.add_argument("--csv", metavar="PATH", type=user_path,
+                          help="a CSV file (as train and predict take it)")
     describe.add_argument("--dataset", metavar="NAME", help="a registered dataset (as train takes it)")
-    describe.add_argument("--data-dir", help="directory searched first for registered datasets")
+    describe.add_argument("--data-dir", type=user_path,
+                          help="directory searched first for registered datasets")
     add_split_argument(describe)
     describe.add_argument("--input-size", type=positive_int,
                           help="input length L (default: registry value, else 96)")
@@ -36,14 +39,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     download = commands.add_parser("download", help="fetch a registered dataset and verify its sha256")
     download.add_argument("name", metavar="NAME", help="a registered dataset, e.g. ETTm2")
-    download.add_argument("--data-dir", help="target directory (default: $FORECASTER_DATA_DIR, else ./data)")
+    download.add_argument("--data-dir", type=user_path,
+                          help="target directory (default: $FORECASTER_DATA_DIR, else ./data)")
     download.add_argument("--url", help="download from this mirror (http(s)://, file:// or a local path)")
     download.add_argument("--force", action="store_true", help="download even if the file is present")
     download.set_defaults(handler=_download)
 
     verify = commands.add_parser("verify", help="check the sha256 of registered datasets that are present")
     verify.add_argument("names", nargs="*", metavar="NAME", help="datasets to check (default: all)")
-    verify.add_argument("--data-dir", help="directory searched first")
+    verify.add_argument("--data-dir", type=user_path, help="directory searched first")
     verify.set_defaults(handler=_verify)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from forecaster.checks import user_path
 from forecaster.commands.common import (
     LevelsAction,
     add_source_arguments,
@@ -21,7 +22,8 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
+    parser.add_argument("--model", required=True, metavar="DIR", type=user_path,
+                        help="model bundle directory")
     add_source_arguments(parser, targets=False)
     parser.add_argument("--accelerator", default="auto", help="auto, cpu, gpu (cuda) or mps (default auto)")
     parser.add_argument(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from forecaster.checks import check_choice, check_int, check_number, field_kinds
+from forecaster.checks import check_choice, check_int, check_number, field_kinds, user_path
 from forecaster.errors import ForecasterError
 
 
@@ -74,10 +74,16 @@ def flags(cls: type) -> list[Flag]:
     return list(_pydantic_flags(cls) if hasattr(cls, "model_fields") else _dataclass_flags(cls))
 
 
+def _path(text: str) -> Path:
+    """A path flag's text, `~` as the home folder: the shell leaves `--out=~/x` as it is (h82 F22)."""
+    return user_path(Path(text))
+
+
 def _reader(flag: Flag) -> Callable[[str], Any]:
     """Parse and check one flag's text; argparse turns ArgumentTypeError into a usage error naming it."""
     meta = flag.meta
     parse = meta.get("parse") or {int: int, float: float, Path: Path}.get(flag.kind, str)
+    parse = _path if parse is Path else parse
 
     def read(text: str) -> Any:
         try:

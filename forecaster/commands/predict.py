@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from forecaster.checks import user_path
 from forecaster.commands.common import (
     LevelsAction,
     add_csv_arguments,
@@ -29,12 +30,15 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, metavar="DIR", help="model bundle directory")
-    parser.add_argument("--csv", required=True, metavar="FILE", help="history: the bundle's columns")
+    parser.add_argument("--model", required=True, metavar="DIR", type=user_path,
+                        help="model bundle directory")
+    parser.add_argument("--csv", required=True, metavar="FILE", type=user_path,
+                        help="history: the bundle's columns")
     add_csv_arguments(parser)
     parser.add_argument(
         "--future-csv",
         metavar="FILE",
+        type=user_path,
         help="the horizon's rows of the model's future covariates: its date column and those columns",
     )
     parser.add_argument(
@@ -50,9 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="prediction intervals at these levels, e.g. 80,95 or 80 95: columns <col>-lo-80, <col>-hi-80, "
         "...",
     )
-    parser.add_argument("--output", metavar="CSV",
+    parser.add_argument("--output", metavar="CSV", type=user_path,
                         help="write the forecast here as CSV, '-' on standard output (default: a table)")
-    parser.add_argument("--plot", metavar="PNG", help="write a plot of history and forecast")
+    parser.add_argument("--plot", metavar="PNG", type=user_path, help="write a plot of history and forecast")
     parser.add_argument(
         "--plot-history", type=positive_int, metavar="ROWS",
         help="history rows in the plot (default: input size)",

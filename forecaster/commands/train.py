@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from forecaster.checks import user_path
 from forecaster.commands.common import add_source_arguments, print_metrics, print_training, series_source
 from forecaster.commands.options import add_settings, given
 
@@ -32,7 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, config_class in model_configs().items():
         add_settings(parser.add_argument_group(f"{name} options"), config_class, seen=seen)
     add_settings(parser.add_argument_group("training"), TrainerOptions)
-    parser.add_argument("--out", required=True, metavar="DIR", help="bundle directory to create")
+    parser.add_argument("--out", required=True, metavar="DIR", type=user_path,
+                        help="bundle directory to create")
     parser.set_defaults(handler=run)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from forecaster.checks import user_path
 from forecaster.commands.common import add_source_arguments, print_metrics, series_source
 from forecaster.commands.options import add_settings, given
 
@@ -30,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_settings(parser.add_argument_group(f"{name} options (fixed for every trial)"), config_class,
                      seen=seen)
     add_settings(parser.add_argument_group("training of each trial"), TrainerOptions)
-    parser.add_argument("--out", required=True, metavar="DIR", help="tuning folder to create")
+    parser.add_argument("--out", required=True, metavar="DIR", type=user_path, help="tuning folder to create")
     parser.set_defaults(handler=run)
 
 

@@ -52,6 +52,11 @@ class DataConfig:
                               f"{steps * width:,} numbers; expected at most {MAX_WINDOW_NUMBERS:,}")
 
     @property
+    def dated(self) -> bool:
+        """Whether rows carry dates: from a date column or from parts (year and month columns, ...)."""
+        return self.date_col is not None or self.date_from is not None
+
+    @property
     def future_columns(self) -> list[str]:
         """The future covariates: those given, then the calendar's."""
         return [*(self.future_covariates or []), *(calendar_columns(self.freq) if self.calendar else [])]
@@ -76,9 +81,8 @@ class DataConfig:
 
     def read_options(self) -> dict[str, Any]:
         """The `ReadOptions` that read new rows the way the training rows were read."""
-        dated = self.date_col is not None or self.date_from is not None
         date_col = None if self.date_from else self.date_col  # a long table's date parts, made one column
-        return {"date_col": date_col, "no_date": not dated,
+        return {"date_col": date_col, "no_date": not self.dated,
                 **{name: getattr(self, name) for name in _read_fields()}}  # fmt: skip
 
     @classmethod

@@ -107,6 +107,19 @@ def period_columns(frame: object) -> dict[Any, Any]:
     return {name: dtype.freq for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
 
 
+def text_times(frame: pd.DataFrame, name: str | None) -> bool:
+    """Whether `frame` wrote the times read as `name` (its column, index level or index) as text labels
+    ('2008', '2014Q1'), which its forecast is written back in; not as timestamps, periods, dates or numbers,
+    which are answered in their own types (`time_types`). A column the reader made of several: text."""
+    if name in frame.columns:
+        times = frame[name]
+    elif name in frame.index.names or not _row_numbers(frame.index):
+        times = frame.index.get_level_values(name) if name in frame.index.names else frame.index
+    else:
+        return True
+    return pd.api.types.infer_dtype(times, skipna=True) == "string"
+
+
 def time_types(frame: object) -> dict[Any, Any]:
     """The types a forecast's times (and ids) are answered in, to merge on the frame's own: its columns of
     periods, by name, with their frequency (`period_columns`), of whole numbers (years read as dates) and of

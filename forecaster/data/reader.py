@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from forecaster.checks import user_path
 from forecaster.data.calendar import calendar_features
 from forecaster.data.cells import Tally, counts_rows, doubtful_marks, numbers_in_text_columns
 from forecaster.data.columns import (
@@ -48,7 +49,7 @@ from forecaster.data.dateparts import (
 )
 from forecaster.data.dates import read_day_first
 from forecaster.data.excel import is_workbook, sheet_named, workbook_as_csv
-from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame
+from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame, text_times
 from forecaster.data.grids import snap_to_periods
 from forecaster.data.keys import key_parts, padded_codes, with_key
 from forecaster.data.labels import label_style
@@ -209,7 +210,7 @@ def read_csv(path: str | Path, **options: Any) -> TimeSeries:
     warn (`DataQualityWarning`).
     """
     read = ReadOptions(**options)
-    path = Path(path)
+    path = user_path(Path(path))
     if not path.is_file():
         what = ("is a folder" if path.is_dir() else "is not a regular file" if path.exists()
                 else "standard input is not read" if str(path) == "-" else "not found")  # fmt: skip
@@ -259,7 +260,10 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     raw = numbers_in_text_columns(raw, None, tally).assign(**{key: raw[key] for key in keys})  # as a file's
     notes.extend(tally.notes())  # '1,234.5' and '12%' were left out as text (ids stay as written: '01')
     with rows_of_a_frame():
-        return _read_table(raw, source, read, None, notes)
+        series = _read_table(raw, source, read, None, notes)
+    if series.date_style is not None and not text_times(frame, series.date_col):  # years as numbers (h82 F21)
+        series = dataclasses.replace(series, date_style=None)
+    return series
 
 
 def _read_table(

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from forecaster.checks import user_path
 from forecaster.errors import DataError
 
 DATA_DIR_ENV = "FORECASTER_DATA_DIR"
@@ -107,8 +108,8 @@ def data_search_dirs(data_dir: str | Path | None = None) -> list[Path]:
     candidates = [data_dir, os.environ.get(DATA_DIR_ENV) or None, Path("data")]
     dirs: list[Path] = []
     for candidate in candidates:
-        if candidate is not None and Path(candidate) not in dirs:
-            dirs.append(Path(candidate))
+        if candidate is not None and user_path(Path(candidate)) not in dirs:  # '~/data' quoted (h82 F22)
+            dirs.append(user_path(Path(candidate)))
     return dirs
 
 
