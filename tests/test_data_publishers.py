@@ -519,6 +519,22 @@ def test_a_years_total_after_its_iso_months_is_dropped_as_a_total(tmp_path):
     assert "skipped 1 summary row(s) after the data: line 40 'Total 2022'" in note  # the last, as before
 
 
+def test_years_before_the_quarters_began_are_not_called_their_totals(tmp_path):
+    """A yearly series 2000-2009 above quarters from 2010, each year of those also totalled: the rows of
+    2000-2009 were dropped as "a year's total" of quarters the file does not hold (h80). Both kinds are
+    dropped, each said as what it is; the quarters are read."""
+    rows = ["date,value", *(f"{year},{year - 1900}" for year in range(2000, 2010))]
+    for year in range(2010, 2016):
+        rows += [f"{year}Q{quarter},{100 + year - 2010}.{quarter}" for quarter in range(1, 5)]
+        rows.append(f"{year},{400 + year}")
+    frame, freq, note = read_noted(write(tmp_path, "gdp.csv", "\n".join(rows) + "\n"))
+    assert freq == "QS-JAN" and len(frame) == 24 and frame["value"].iloc[0] == 100.1
+    assert "dropped 6 row(s) of whole years ('2010', '2011', '2012', ...) among the quarter rows: a year's " \
+        "total" in note
+    assert "dropped 10 row(s) of whole years ('2000', '2001', '2002', ...) that no quarter row falls in: a " \
+        "yearly series beside the quarter rows, which are read" in note
+
+
 def test_a_years_total_column_among_quarter_columns_is_dropped_as_a_total(tmp_path):
     """A national-accounts table `Region,2015Q1,...,2015Q4,2015,2016Q1,...`: refused as periods of mixed
     kinds, where the same totals as rows are dropped; the year columns are totals among the quarters now."""

@@ -125,8 +125,27 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     kind, rows, shown = totals
     what, why = totals_said(totals)
     among = "monthly" if kind == SUBTOTAL else kind
-    note = f"dropped {len(rows)} row(s) of {what} ({shown}) among the {among} rows: {why}"
-    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
+    said = []
+    apart = _uncovered(labels, rows) if kind != SUBTOTAL else np.zeros(len(rows), bool)
+    if (~apart).any():
+        shown = shown if apart.all() or not apart.any() else _shown(labels.iloc[rows[~apart]].astype(str))
+        said.append(f"dropped {int((~apart).sum())} row(s) of {what} ({shown}) among the {among} rows: {why}")
+    if apart.any():  # years before the quarters began (h80): no total of any of them
+        said.append(f"dropped {int(apart.sum())} row(s) of whole years "
+                    f"({_shown(labels.iloc[rows[apart]].astype(str))}) that no {kind} row falls in: a yearly "
+                    f"series beside the {kind} rows, which are read")  # fmt: skip
+    return raw.drop(index=raw.index[rows]).reset_index(drop=True), "; ".join(said)
+
+
+def _uncovered(labels: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """Which of the year rows `rows` of `labels` name a year that none of the other labels falls in (a
+    yearly series 2000-2009 above quarters from 2010 was dropped as "a year's total"); none where the
+    others write no four-digit year ('Jan 22')."""
+    years = labels.astype(str).str.extract(r"(?<!\d)(\d{4})(?!\d)")[0]
+    others = years.drop(index=labels.index[rows])
+    if others.isna().any():
+        return np.zeros(len(rows), bool)
+    return ~years.iloc[rows].isin(set(others)).to_numpy()
 
 
 def totals_said(totals: tuple[str, np.ndarray, str]) -> tuple[str, str]:
