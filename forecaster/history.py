@@ -37,10 +37,11 @@ from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
 def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
-    """The bundle's reading options (`DataConfig.read_options`), overridden by those given; a way to find
-    the dates that is given replaces the bundle's."""
+    """The bundle's reading options (`DataConfig.read_options`) but its workbook's sheet (`read_history`
+    adds it for a workbook: rows sent as a CSV or a frame are one table), overridden by those given; a way
+    to find the dates that is given replaces the bundle's."""
     given = {key: value for key, value in options.items() if value is not None}
-    read = {**bundle.data.read_options(), **given}
+    read = {**bundle.data.read_options(), "sheet": None, **given}
     if options.get("no_date") or options.get("date_col") or options.get("date_from"):
         read = {key: value for key, value in read.items() if key not in ("date_col", "date_from", "no_date")}
         read.update({key: options[key] for key in ("date_col", "date_from", "no_date") if options.get(key)})
@@ -51,7 +52,7 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
     """Recent rows in a DataFrame, read the way the bundle's training rows were."""
     from forecaster.data import read_frame
 
-    read = {**history_options(bundle), "periods": None, "sheet": None}  # its file's block, sheet: one table
+    read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
     try:
         return _others_said(bundle, read_frame(frame, **read, targets=bundle.data.columns))
     except MissingColumnsError as error:
@@ -82,8 +83,8 @@ def read_history(
             raise DataError(f"{path}: --{option} {asked} {other.format(trained=trained, model=bundle.name)}; "
                             f"expected no --{option}, or --{option} {trained}")  # fmt: skip
     read = history_options(bundle, **options)
-    if not options.get("sheet") and not (path.is_file() and is_workbook(path)):
-        read["sheet"] = None  # the rows of the model's sheet as a CSV (an upload, an export): no sheets
+    if read["sheet"] is None and path.is_file() and is_workbook(path):  # the workbook's sheet it learned
+        read["sheet"] = data.sheet
     try:
         return _targets_read(bundle, path, read, others)
     except OneBlockError:
@@ -172,8 +173,7 @@ def read_future(
         raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
     options = history_options(bundle)
     options.update(
-        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None,
-        sheet=None,  # the training file's: the horizon's rows are another table
+        past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None
     )
     try:  # read as the model reads them: no advice on reading options (a repeated date was told of id_col)
         with without_reading_advice():

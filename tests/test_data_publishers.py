@@ -421,7 +421,8 @@ def test_numbers_beside_words_after_the_data_without_a_heading_are_still_refused
     """A row "2","Seasonally adjusted" under yearly data is no note without the heading of notes above it:
     the reader does not guess it away (refused, as before)."""
     rows = ["year,value", *(f"{2000 + k},{10 + k}" for k in range(20)), "2,Seasonally adjusted"]
-    one_line_error(write(tmp_path, "years.csv", "\n".join(rows) + "\n"))
+    message = one_line_error(write(tmp_path, "years.csv", "\n".join(rows) + "\n"))
+    assert "no date column found" in message and "skipped" not in message  # its '2' no year: no year column
 
 
 def test_jhu_covid_wide_file_with_slashed_dates_in_the_header(tmp_path):

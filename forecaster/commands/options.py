@@ -82,8 +82,7 @@ def _path(text: str) -> Path:
 def _reader(flag: Flag) -> Callable[[str], Any]:
     """Parse and check one flag's text; argparse turns ArgumentTypeError into a usage error naming it."""
     meta = flag.meta
-    parse = meta.get("parse") or {int: int, float: float, Path: Path}.get(flag.kind, str)
-    parse = _path if parse is Path else parse
+    parse = meta.get("parse") or {int: int, float: float, Path: _path}.get(flag.kind, str)
 
     def read(text: str) -> Any:
         try:

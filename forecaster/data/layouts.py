@@ -442,7 +442,7 @@ def arrange(
         raw, note = to_long(source, raw, layout.decimal, tally)
         said.append(note)
         context = "in this wide file line 2 means the first period column of the header, line 3 the second"
-    if kept or context is not plain:  # rows dropped or made anew: no records of the file, numbered as said
+    if kept or context != plain:  # rows dropped or made anew: no records of the file, numbered as said
         renumbered()
     keys = [part for part in [*key_parts(read.id_col or ""), *layout.codes] if part in raw.columns]  # '01'
     raw = numbers_in_text_columns(raw, layout.decimal, tally).assign(**{key: raw[key] for key in keys})

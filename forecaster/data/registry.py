@@ -108,8 +108,9 @@ def data_search_dirs(data_dir: str | Path | None = None) -> list[Path]:
     candidates = [data_dir, os.environ.get(DATA_DIR_ENV) or None, Path("data")]
     dirs: list[Path] = []
     for candidate in candidates:
-        if candidate is not None and user_path(Path(candidate)) not in dirs:  # '~/data' quoted (h82 F22)
-            dirs.append(user_path(Path(candidate)))
+        folder = None if candidate is None else user_path(Path(candidate))  # '~/data' quoted (h82 F22)
+        if folder is not None and folder not in dirs:
+            dirs.append(folder)
     return dirs
 
 

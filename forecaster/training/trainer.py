@@ -105,8 +105,8 @@ class AtomicCheckpointIO(TorchCheckpointIO):
                 os.replace(temporary, path)
         except (OSError, RuntimeError) as error:  # torch's zip writer on a full disk: "unexpected pos 64"
             full = getattr(error, "errno", None) == errno.ENOSPC or shutil.disk_usage(path.parent).free < 1e6
-            why = error.strerror if isinstance(error, OSError) and error.strerror else reason(error)
-            why = os.strerror(errno.ENOSPC) if full else why  # not torch's "[enforce fail at ...]" (h84 F7)
+            why = (os.strerror(errno.ENOSPC) if full  # not torch's "[enforce fail at ...]" (h84 F7)
+                   else error.strerror if isinstance(error, OSError) and error.strerror else reason(error))
             raise WriteRefusedError(
                 f"{'disk full' if full else 'cannot write'} while writing checkpoint {path}: {why}; the "
                 "previous checkpoint, if any, is intact (free space, then run again; --resume continues)"

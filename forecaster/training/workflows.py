@@ -207,11 +207,11 @@ def train_forecaster(
     with held_by_this_run(work_dir, f"output {out}") if rank_zero.rank == 0 else contextlib.nullcontext():
         if settings.resume:
             check_anything_to_resume(work_dir)
-        return _train_held(series, out, settings, record)
+        return _train_held(series, out, work_dir, settings, record)
 
 
 def _train_held(
-    series: TimeSeries, out: Path, settings: TrainSettings, record: dict[str, Any] | None
+    series: TimeSeries, out: Path, work_dir: Path, settings: TrainSettings, record: dict[str, Any] | None
 ) -> TrainOutcome | None:
     options = settings.trainer
     check_devices(options.accelerator, options.devices, options.strategy)
@@ -224,13 +224,13 @@ def _train_held(
         if series.others:  # the columns the targets given left out: no new series at predict (h75 F20)
             record = {**(record or {}), "beside_targets": list(series.others)}
         series = kept
-        fitted = _fit_planned(series, settings, candidates, work_dir_for(out))
+        fitted = _fit_planned(series, settings, candidates, work_dir)
         if fitted is None:
             return None
-        fitted = with_references(fitted, series, settings, work_dir_for(out))
+        fitted = with_references(fitted, series, settings, work_dir)
         best, scores = keep_best(fitted, series, settings)
         best = seasonal_in_place(best, fitted, series, settings)
-        best = naive_if_it_lost_since(best, fitted, series, settings, work_dir_for(out))
+        best = naive_if_it_lost_since(best, fitted, series, settings, work_dir)
         return save_kept(best, scores, series, out, settings, record)
 
 
