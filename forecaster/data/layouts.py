@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
-from forecaster.data.legends import numbered_note, without_legend
+from forecaster.data.legends import WORD, numbered_note, without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -63,7 +63,6 @@ MAX_COLUMNS = 50_000
 MAX_SUMMARY_ROWS = 5
 MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
 _SPANNED_ROWS = 50  # the lines a header of years over quarters or months may begin on
-_WORD = re.compile(r"[^\W\d_]{3}")
 _RULE = re.compile(r"[-_=*~ ]{3,}")
 _UNIT_KEY = re.compile(r"units?(?: of measure)?|einheit|unité|unidad|eenheid", re.I)  # "Unit,000" no data
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
@@ -126,7 +125,7 @@ def _prefix(source: Any, **options: Any) -> list[str]:
 
 def _datum(text: str) -> bool:
     """A first cell that looks like a date or a number, not a title (a digit, no word)."""
-    return any(char.isdigit() for char in text) and not _WORD.search(text)
+    return any(char.isdigit() for char in text) and not WORD.search(text)
 
 
 def _data_row(cells: list[str]) -> bool:
@@ -255,7 +254,7 @@ def _footnote(text: str) -> bool:
         return True
     if re.match(r"[^\W\d_]{3}[^:]*:", text):
         return True
-    worded = bool(_WORD.search(text))  # "2023 Dezember" is a period pandas does not read
+    worded = bool(WORD.search(text))  # "2023 Dezember" is a period pandas does not read
     return worded and not is_date(text)
 
 
@@ -312,7 +311,7 @@ def _second_table(raw: pd.DataFrame) -> int:
     while start > 0 and len(raw) - start < MAX_DESCRIPTION_ROWS and filled[start - 1] < usual:
         start -= 1
     cells = [str(cell).strip() for cell in raw.iloc[start].dropna()] if start < len(raw) else []
-    names = len(cells) > 1 and all(_WORD.search(cell) and not _datum(cell) for cell in cells)
+    names = len(cells) > 1 and all(WORD.search(cell) and not _datum(cell) for cell in cells)
     return start if names and start > 0 else len(raw)
 
 

@@ -18,7 +18,7 @@ _HEADING = re.compile(r"(?:special values?|available flags|flags?|symbols?|symbo
 _ENTRY = re.compile(r"(?P<code>:|\.{2,3}|[A-Za-z]{1,3})\s+(?P<meaning>[^\W\d_]{3}.*)")
 _MOST = 50  # the legend's lines at most (Eurostat's flags are a dozen)
 _NOTES = re.compile(r"(?:foot\s?notes?|notes?(?: de bas de page)?)\s*:?", re.I)  # a heading of numbered notes
-_WORDS = re.compile(r"[^\W\d_]{3}")
+WORD = re.compile(r"[^\W\d_]{3}")  # a word: three letters in a row (a cell of words, not a date)
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -53,6 +53,6 @@ def numbered_note(rows: pd.DataFrame) -> bool:
         if len(cells) == 1 and _NOTES.fullmatch(cells[0]):
             return k < len(rows) - 1
         numbered = len(cells) > 1 and pd.notna(rows.iloc[k, 0]) and cells[0].isdigit() and len(cells[0]) <= 3
-        if not (numbered and all(_WORDS.search(cell) for cell in cells[1:])):
+        if not (numbered and all(WORD.search(cell) for cell in cells[1:])):
             return False
     return False
