@@ -99,8 +99,6 @@ def _column_names(option: str, name: Any) -> str:
     """A column's name, or several in a list or tuple as the comma-joined text `--id-col` takes (pandas'
     groupby and darts take lists: `id_col=["country", "indicator"]` raised Python's TypeError, h72)."""
     if isinstance(name, list | tuple) and name and all(isinstance(part, str) for part in name):
-        if twice := next((part for k, part in enumerate(name) if part in name[:k]), None):  # h75 F15
-            raise ConfigError(f"{option} names {twice!r} twice; expected each column once")
         return ",".join(name)
     if not isinstance(name, str):
         raise ConfigError(f"{option} names a column, or several in a list such as ['country', 'indicator'], "

@@ -62,6 +62,21 @@ def _trained_and_predicted(path: Path, tmp_path: Path, horizon: int, input_size:
     return pd.read_csv(out)
 
 
+@pytest.mark.parametrize(("option", "given", "twice"), [("--id-col", "geo,geo", "geo"),
+                                                    ("--target-col", "OBS_VALUE, OBS_VALUE", "OBS_VALUE")])
+def test_a_column_named_twice_by_a_joining_option_is_refused(tmp_path, capsys, option, given, twice):
+    """`--id-col geo,geo` joined a column with itself and trained series 'DE/DE' (a list's repeat was refused
+    from Python only)."""
+    path, bundle = _export(tmp_path / "namq.csv"), tmp_path / "model"
+    extra = ["--id-col", "geo,na_item"] if option == "--target-col" else []
+    args = ["train", "--csv", str(path), option, given, *extra, "--model", "naive", "--horizon", "4",
+            "--input-size", "8", "--no-progress", "--out", str(bundle)]  # fmt: skip
+    assert main(args) == 2 and not bundle.exists()
+    name = option.lstrip("-").replace("-", "_")
+    said = f"{name} / {option} names {twice!r} twice; expected each column once"
+    assert capsys.readouterr().err.strip() == f"forecaster: error: {said}"
+
+
 def test_named_key_columns_train_and_forecast_back_in_those_columns(tmp_path):
     """`--id-col geo,na_item` through the command line; the forecast's rows name the country and the item
     in their own columns, as the file did, and agree with the API's."""

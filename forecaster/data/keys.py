@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.missing import line, some
-from forecaster.errors import DataError, MissingColumnsError
+from forecaster.errors import ConfigError, DataError, MissingColumnsError
 
 # Joins the values of an id of several columns (`key_columns`) into one series name: "DE/B1GQ". Within a
 # value it is written as a look-alike, so that the name splits back into its columns (Kaggle store-sales'
@@ -55,9 +55,18 @@ def key_values(joined: pd.Series, count: int) -> list[list[str]] | None:
     return [[value.replace(_WITHIN_VALUE, KEY_SEPARATOR) for value in row] for row in values]
 
 
+def comma_names(text: str, option: str) -> list[str]:
+    """The column names `text` gives: itself, or several joined by commas ("geo,na_item"); ConfigError for a
+    name given twice ("geo,geo" joined a column with itself, a list's repeat was refused only from Python)."""
+    names = [name.strip() for name in text.split(",")]
+    if twice := next((name for k, name in enumerate(names) if name in names[:k]), None):
+        raise ConfigError(f"{option} names {twice!r} twice; expected each column once")
+    return names
+
+
 def key_parts(id_col: str) -> list[str]:
     """The column names an id_col gives: itself, or several joined by commas ("geo,na_item")."""
-    return [part.strip() for part in id_col.split(",")]
+    return comma_names(id_col, "id_col / --id-col")
 
 
 def key_columns(columns: pd.Index | list[str], id_col: str) -> list[str] | None:

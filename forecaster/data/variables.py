@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from forecaster.data.keys import KEY_SEPARATOR
+from forecaster.data.keys import KEY_SEPARATOR, comma_names
 from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError, MissingColumnsError
 
@@ -21,7 +21,7 @@ _VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed w
 def value_columns(target_col: str | None, columns: Sequence[str] = ()) -> list[str] | None:
     """The value columns of `target_col` where it names several, joined by commas; else None, as for a
     column of `columns` whose name holds a comma."""
-    names = [name.strip() for name in (target_col or "").split(",")]
+    names = comma_names(target_col or "", "target_col / --target-col")
     return names if len(names) > 1 and target_col not in columns else None
 
 
