@@ -10,6 +10,7 @@ import io
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -78,10 +79,23 @@ def _chosen(path: Path, names: list[str], sheet: str) -> str:
     raise DataError(f"{path}: no sheet {sheet!r}; expected a sheet's name or number: {listed}")
 
 
-def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, str | None]:
+@dataclass(frozen=True)
+class ChosenSheet:
+    """The sheet read by its numbers, none being named, beside the workbook's others: said in a note, and
+    first in a refusal of its rows (`sheet_named`)."""
+
+    name: str
+    why: str  # "the most numbers", "... of the visible sheets"
+    others: str  # the other sheets' names, the hidden ones said so
+
+    def said(self, more: str = "") -> str:
+        return f"read sheet {self.name!r} ({self.why}; also in the workbook: {self.others}{more})"
+
+
+def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, ChosenSheet | None]:
     """The sheet named by `sheet`, else the visible one with the most numbers, as CSV text (empty rows and
-    columns dropped), and a note naming it where the workbook has other sheets and none was named; DataError
-    for a workbook that is not one, too large, or without numbers."""
+    columns dropped), and that sheet beside the others where the workbook has others and none was named;
+    DataError for a workbook that is not one, too large, or without numbers."""
     size = path.stat().st_size
     if size > MAX_WORKBOOK_BYTES:
         raise DataError(
@@ -122,20 +136,20 @@ def workbook_as_csv(path: Path, sheet: str | None = None) -> tuple[io.StringIO, 
     if not others or sheet is not None:
         return text, None
     most = "the most numbers" + " of the visible sheets" * bool(hidden and name not in hidden)
-    return text, f"read sheet {name!r} ({most}; also in the workbook: {', '.join(others)})"
+    return text, ChosenSheet(str(name), most, ", ".join(others))
 
 
 @contextmanager
-def sheet_named(source: str, note: str | None) -> Iterator[None]:
-    """A refusal of the rows of a sheet chosen by its numbers names it first (`note`, `workbook_as_csv`'s,
-    where a long message's middle is cut) and the option that chooses another: that it was another sheet
-    than the data's went unsaid (h82 F10). The error keeps its type (a missing column's is caught)."""
+def sheet_named(source: str, chosen: ChosenSheet | None) -> Iterator[None]:
+    """A refusal of the rows of a sheet chosen by its numbers names it first (where a long message's middle
+    is cut) and the option that chooses another: that it was another sheet than the data's went unsaid (h82
+    F10). The error keeps its type (a missing column's is caught)."""
     try:
         yield
     except DataError as error:
-        if note is not None:
-            start, chosen = f"{source}: ", note.removesuffix(")")  # "read sheet 'x' (the most numbers; ...)"
+        if chosen is not None:
+            start = f"{source}: "
             said = str(error).removeprefix(start)
-            error.args = (one_line(f"{start}{chosen}; sheet (--sheet) names another): {said}"),
+            error.args = (one_line(f"{start}{chosen.said('; sheet (--sheet) names another')}: {said}"),
                           *error.args[1:])  # fmt: skip
         raise

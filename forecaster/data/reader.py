@@ -48,7 +48,7 @@ from forecaster.data.dateparts import (
     written_as_parts,
 )
 from forecaster.data.dates import read_day_first
-from forecaster.data.excel import is_workbook, sheet_named, workbook_as_csv
+from forecaster.data.excel import ChosenSheet, is_workbook, sheet_named, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame, text_times
 from forecaster.data.grids import snap_to_periods
 from forecaster.data.keys import key_parts, padded_codes, with_key
@@ -80,14 +80,14 @@ from forecaster.errors import DataError, MissingDateColumnsError
 
 def _parse(
     path: Path, notes: list[str], text: Sequence[str] = (), sheet: str | None = None
-) -> tuple[pd.DataFrame, Layout, LineMap, str | None]:
+) -> tuple[pd.DataFrame, Layout, LineMap, ChosenSheet | None]:
     """The file's table as pandas reads it under its sniffed layout (a workbook's `sheet`), the `text`
-    columns kept as written (an id code '01' is no number 1), the lines its rows span, the sheet's note."""
+    columns kept as written (an id code '01' is no number 1), the lines its rows span, the sheet chosen."""
     source: Any = path
-    note = None  # a workbook's, naming the sheet chosen by its numbers
+    chosen = None  # a workbook's sheet chosen by its numbers
     if is_workbook(path):
-        source, note = workbook_as_csv(path, sheet)
-        notes.extend([note] if note else [])
+        source, chosen = workbook_as_csv(path, sheet)
+        notes.extend([chosen.said()] if chosen else [])
     elif sheet is not None:
         raise DataError(f"{path}: sheet={sheet!r} chooses a sheet of an .xlsx workbook, and this file is "
                         "read as text; expected no sheet")  # fmt: skip
@@ -130,7 +130,7 @@ def _parse(
     raw, repeated = named_apart(raw, repeated, notes)
     check_names_once(str(path), repeated)  # pandas renamed the second 'OT' 'OT.1'
     header = layout.ons is None and not layout.headerless
-    return raw, layout, LineMap(lambda: file_bytes(source, opened), layout.skip, header, len(raw)), note
+    return raw, layout, LineMap(lambda: file_bytes(source, opened), layout.skip, header, len(raw)), chosen
 
 
 def _as_text(source: Any, opened: dict[str, Any], layout: Layout) -> tuple[Layout, list[str]]:
