@@ -200,7 +200,7 @@ def check_history(
             f"expected 1 <= horizon <= {data.horizon} (the model's horizon), got {steps}", part="horizon"
         )
     window = np.ascontiguousarray(values[-data.input_size :])
-    if bad := unusable(window, [f"column {name!r}" for name in columns]):
+    if bad := unusable(window, "column", columns):
         raise HistoryError(bad[1], part="values", row=rows - data.input_size + bad[0])
     below = np.argwhere((window <= 0) & bundle.scaler.logged)
     if below.size:
@@ -245,7 +245,7 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
         ahead = np.asarray(ahead, dtype=np.float64)
         if ahead.ndim != 2 or ahead.shape[1] != len(given) or len(ahead) < steps:
             raise HistoryError(f"expected {needed}, got an array of shape {ahead.shape}", part="future")
-        if bad := unusable(ahead[:steps], [f"future covariate {name!r}" for name in given]):  # (h75 F4)
+        if bad := unusable(ahead[:steps], "future covariate", given):  # (h75 F4)
             step = "" if isinstance(future, pd.DatetimeIndex) else "step "  # v2's rows have no dates
             raise HistoryError(f"at {step}{when(future[bad[0]])}: {bad[1]}", part="future")
         parts.append(np.vstack([ahead[:steps], np.repeat(ahead[steps - 1 : steps], data.horizon - steps, 0)]))
