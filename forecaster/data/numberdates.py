@@ -107,23 +107,18 @@ def dotted_months(column: pd.Series, month_first: bool = True) -> pd.DatetimeInd
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
     if len(values) < 2 or not np.isfinite(values).all():
         return None
-    whole = np.floor(values)
     scale = 100 if values.min() >= 1000 and values.max() < 3000 else 10_000  # the part after the dot
     if scale == 10_000 and not month_first:
         return None
     if scale == 10_000 and (short := _short_year_months(values)) is not None:
         return short
-    after = np.round((values - whole) * scale)
-    years, months = (whole, after) if scale == 100 else (after, whole)
-    if np.abs((values - whole) * scale - after).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+    if (parts := _dotted_parts(values, scale)) is None:
         return None
+    years, months = parts if scale == 100 else parts[::-1]
     earliest = 1000 if scale == 100 else 1800  # month first: 1.1 and 2.1 are no months of the year 1000
     if years.min() < earliest or years.max() >= 3000:
         return None
-    steps = np.diff(years * 12 + months)  # months apart; newest first as some downloads list them
-    if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:
-        return None
-    return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
+    return _months_in_order(years, months)
 
 
 def _short_year_months(values: np.ndarray) -> pd.DatetimeIndex | None:
@@ -131,15 +126,28 @@ def _short_year_months(values: np.ndarray) -> pd.DatetimeIndex | None:
     1930-2029, as Excel reads two-digit years, where they are in order, most a month apart, into another year:
     read as MM.YYYY they were the months of 2000, 2100 and 2200 (h75 F3). None for others (1.2 ... 12.2 alone
     may be 2000's months written 01.2000)."""
-    months = np.floor(values)
-    short = np.round((values - months) * 100)
-    if np.abs((values - months) * 100 - short).max() > 1e-6 or months.min() < 1 or months.max() > 12:
+    if (parts := _dotted_parts(values, 100)) is None:
         return None
+    months, short = parts
     years = short + np.where(short < 30, 2000, 1900)
+    return _months_in_order(years, months) if len(np.unique(years)) > 1 else None
+
+
+def _dotted_parts(values: np.ndarray, scale: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The whole numbers before the dot and the digits after it as a whole number of `scale` (100: two
+    digits); None unless every value is exactly so written."""
+    whole = np.floor(values)
+    after = np.round((values - whole) * scale)
+    return None if np.abs((values - whole) * scale - after).max() > 1e-6 else (whole, after)
+
+
+def _months_in_order(years: np.ndarray, months: np.ndarray) -> pd.DatetimeIndex | None:
+    """The months of `years` and `months` (1-12), in order (newest first as some downloads list them) and
+    most a month apart; else None."""
+    if months.min() < 1 or months.max() > 12:
+        return None
     steps = np.diff(years * 12 + months)
     if not ((steps > 0).all() or (steps < 0).all()) or (np.abs(steps) == 1).mean() < 0.5:
-        return None
-    if len(np.unique(years)) < 2:
         return None
     return pd.DatetimeIndex(pd.to_datetime(pd.DataFrame({"year": years, "month": months, "day": 1})))
 
