@@ -63,15 +63,6 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     return times
 
 
-def _written(times: pd.Index, series: TimeSeries) -> pd.Index:
-    """A backtest's times as `series`' frame wrote its own where it wrote text labels ('2014Q1'), as
-    `predict` answers them (`dated_as_history`; date parts, which a backtest's one time column cannot hold,
-    stay dates)."""
-    if series.date_style is None or not isinstance(times, pd.DatetimeIndex):
-        return times
-    return write_labels(times, series.date_style)
-
-
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
     """`series` up to each series' own stop (independent series end apart): its rows up to the last stop,
     the values of a series that stops before blank after it."""
@@ -328,15 +319,16 @@ class Forecaster:
             history, stop = _cut(_trained_on(series, bundle), stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
-            table.index = _written(_as_given(table.index, given, data.freq), series)
+            table.index = write_labels(_as_given(table.index, given, data.freq), series.date_style)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
             last = series.index[[stops[column] - 1 for column in data.columns]]
-            cutoffs = _written(_as_given(last, given, data.freq), series)
+            cutoffs = write_labels(_as_given(last, given, data.freq), series.date_style)
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             rows_ahead = slice(min(stops.values()), stop + self.settings.horizon)  # each series' own window
             actual = series.frame[data.columns].iloc[rows_ahead]
-            actual = actual.set_axis(_written(_as_given(series.index[rows_ahead], given, data.freq), series))
+            actual = actual.set_axis(write_labels(_as_given(series.index[rows_ahead], given, data.freq),
+                                                  series.date_style))
             actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)

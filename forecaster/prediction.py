@@ -104,8 +104,6 @@ def dated_as_history(table: pd.DataFrame, series: TimeSeries) -> pd.DataFrame:
         return table
     if series.date_parts is not None:
         return table.set_axis(parts_index(table.index, series.date_parts, series.options.weeks), axis=0)
-    if series.date_style is None:
-        return table
     return table.set_axis(write_labels(table.index, series.date_style), axis=0)
 
 

@@ -92,6 +92,9 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
     return None
 
 
-def write_labels(index: pd.DatetimeIndex, style: str) -> pd.Index:
-    """`index` as labels of `style` (from `label_style`)."""
+def write_labels(index: pd.Index, style: str | None) -> pd.Index:
+    """`index` as labels of `style` (from `label_style`) where its file wrote such labels ('2014Q1') and it
+    holds dates; else as it is."""
+    if style is None or not isinstance(index, pd.DatetimeIndex):
+        return index
     return pd.Index([style.format(**_fields(stamp)) for stamp in index], name=index.name, dtype=object)
