@@ -67,6 +67,15 @@ class MissingColumnsError(DataError):
         return cls(f"{head}; columns are {names}{hint}", missing, list(map(str, present)))
 
 
+class MissingSheetError(DataError):
+    """A workbook without the sheet asked for by name or number; `listed` names its sheets, so that a caller
+    that asked for a model's remembered sheet can say where the name came from."""
+
+    def __init__(self, message: str, listed: str) -> None:
+        super().__init__(message)
+        self.listed = listed
+
+
 class OneBlockError(DataError):
     """--periods, which chooses a block of a file of several frequencies (an ONS time series), given for a
     file of one: a model trained on such a block reads the block's own rows as they are (h75 F6)."""

@@ -30,6 +30,7 @@ from forecaster.errors import (
     DataError,
     MissingColumnsError,
     MissingDateColumnsError,
+    MissingSheetError,
     OneBlockError,
 )
 from forecaster.models.assembly import stored
@@ -84,10 +85,17 @@ def read_history(
             raise DataError(f"{path}: --{option} {asked} {other.format(trained=trained, model=bundle.name)}; "
                             f"expected no --{option}, or --{option} {trained}")  # fmt: skip
     read = history_options(bundle, **options)
-    if read["sheet"] is None and path.is_file() and is_workbook(path):  # the workbook's sheet it learned
+    remembered = read["sheet"] is None and data.sheet is not None and path.is_file() and is_workbook(path)
+    if remembered:  # the workbook's sheet it learned
         read["sheet"] = data.sheet
     try:
         return _targets_read(bundle, path, read, others)
+    except MissingSheetError as error:
+        if not remembered:
+            raise
+        raise DataError(f"{path}: no sheet {data.sheet!r}, which model {bundle.name!r} was trained on; "
+                        "expected sheet (--sheet) naming this workbook's sheet of its rows: "
+                        f"{error.listed}") from None
     except OneBlockError:
         if options.get("periods"):
             raise

@@ -272,10 +272,11 @@ def test_a_hidden_sheet_is_read_after_the_visible_ones_and_a_chosen_sheet_refuse
     assert read_csv(path, sheet="Data").columns == ["sales"]
 
 
-def test_a_model_trained_on_a_named_sheet_reads_that_sheet(tmp_path):
+def test_a_model_trained_on_a_named_sheet_reads_that_sheet(tmp_path, capsys):
     """A bundle trained with --sheet Monthly forgot the sheet: predict on the same workbook read the annual
     sheet of more numbers and refused it (h82 F9). It remembers it, as other reading options; rows given as
-    a CSV or a DataFrame are one table, read without it."""
+    a CSV or a DataFrame are one table, read without it. A workbook without that sheet is refused saying the
+    name came from the model (the chooser's refusal read as if the user had named it)."""
     from forecaster.api import Forecaster
 
     months = pd.date_range("2015-01-01", periods=60, freq="MS")
@@ -296,3 +297,11 @@ def test_a_model_trained_on_a_named_sheet_reads_that_sheet(tmp_path):
         assert pd.read_csv(output)["date"].tolist() == ["2020-01-01", "2020-02-01", "2020-03-01"]
     forecast = Forecaster.load(model).predict(rows)
     assert list(forecast["sales"]) == [12413.0] * 3
+    with pd.ExcelWriter(path) as workbook:  # this year's edition names the sheet otherwise
+        rows.to_excel(workbook, sheet_name="Monthly data", index=False)
+    said = (f"{path}: no sheet 'Monthly', which model 'model' was trained on; expected sheet (--sheet) "
+            "naming this workbook's sheet of its rows: 1 'Monthly data'")  # fmt: skip
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--output", str(output)]) == 2
+    assert capsys.readouterr().err.strip() == f"forecaster: error: {said}"
+    assert main(["predict", "--model", str(model), "--csv", str(path), "--sheet", "1", "--output",
+                 str(output)]) == 0  # fmt: skip

@@ -18,7 +18,7 @@ import pandas as pd
 
 from forecaster.data.cells import number_cells
 from forecaster.data.textfile import ZIP_MAGIC
-from forecaster.errors import DataError, one_line
+from forecaster.errors import DataError, MissingSheetError, one_line
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_FORMATS = (".xls", ".ods", ".xlsb")
@@ -76,7 +76,8 @@ def _chosen(path: Path, names: list[str], sheet: str) -> str:
     if sheet.strip().isdigit() and 1 <= int(sheet) <= len(names):
         return names[int(sheet) - 1]
     listed = ", ".join(f"{number} {str(name)!r}" for number, name in enumerate(names, start=1))
-    raise DataError(f"{path}: no sheet {sheet!r}; expected a sheet's name or number: {listed}")
+    said = f"{path}: no sheet {sheet!r}; expected a sheet's name or number: {listed}"
+    raise MissingSheetError(said, listed)
 
 
 @dataclass(frozen=True)
