@@ -110,6 +110,25 @@ def test_a_repeating_season_and_a_constant_are_forecast_exactly() -> None:
     assert flat.dtype == torch.float32 and torch.equal(flat, torch.full((2, 4, 3), 7.5))
 
 
+def test_a_season_that_moves_fast_is_forecast_as_the_process_that_made_it() -> None:
+    """Quarters drawn from ETS(A,Ad,A) at gamma 0.6 (1 - alpha), a season that moves faster than gamma 0.3
+    lets it (AutoETS's fits on h77's seasonal series, 0.4-0.8), from two seasons on the start line: at its
+    own grid point the one-step errors are the draws, no other point fits them as closely, and the forecast
+    is the process's own, level + (phi + ... + phi^h) trend + season, from its end states."""
+    alpha, beta, phi, gamma = 0.3, 0.05, 0.9, 0.6
+    level, trend, states = 10.0, 0.0, [3.0, -1.0, -4.0, 2.0]
+    series = [level + state for state in states * 2]
+    for t, error in enumerate(np.random.default_rng(0).normal(size=112), start=8):
+        series.append(level + phi * trend + states[t % 4] + error)
+        level, trend = level + phi * trend + alpha * error, phi * trend + alpha * beta * error
+        states[t % 4] += gamma * (1 - alpha) * error
+    damped = [sum(phi**k for k in range(1, h + 1)) for h in range(1, 9)]
+    expected = [level + damped[h - 1] * trend + states[(119 + h) % 4] for h in range(1, 9)]
+    model = get_model("holt_winters", input_size=120, horizon=8, n_channels=1, season=4)
+    forecast = model(torch.tensor(series)[None, :, None])[0, :, 0]
+    np.testing.assert_allclose(forecast, expected, atol=1e-9)  # HEAD's grid (gammas to 0.3): 0.59 away
+
+
 def test_a_damped_trend_the_start_misreads_is_forecast_exactly_from_refitted_start_states() -> None:
     """Without errors from its true start the model forecasts itself; the line through the first two seasons'
     means misreads a damped trend, and the least-squares start (chosen by AICc) recovers it."""
