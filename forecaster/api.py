@@ -139,6 +139,7 @@ class Forecaster:
             raise ConfigError(f"freq: unknown frequency {str(freq)[:40]!r}{renamed(freq)}; expected a pandas "
                               "offset or period alias such as h, D, W, MS or Q")  # fmt: skip
         self.freq = freq
+        self.loaded_from: str | None = None  # the bundle `load` read, whose freq `freq` then is
         self.level = _levels(level)
         self.bundle: Bundle | None = None
         self.metrics: dict[str, Any] = {}
@@ -185,10 +186,12 @@ class Forecaster:
         series = read_frame(df, **read)
         if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):
             known = f", freq={series.freq!r} for these rows," if series.freq else ""
-            raise DataError(
-                f"the data's frequency is {series.freq!r}, not the freq={self.freq!r} asked for"
-                f"{alias_meaning(self.freq)}; expected rows at that frequency{known} or no freq"
-            )
+            said, other = f"the freq={self.freq!r} asked for", f"{known} or no freq"
+            if self.loaded_from is not None:  # not asked for: the model's own (h92 F4)
+                said = f"{self.freq!r}, the frequency of the model loaded from {self.loaded_from}"
+                other = ", or a new Forecaster for rows of another"
+            raise DataError(f"the data's frequency is {series.freq!r}, not {said}{alias_meaning(self.freq)}; "
+                            f"expected rows at that frequency{other}")  # fmt: skip
         return series
 
     def fit(self, df: pd.DataFrame | TimeSeries, *, out: str | Path | None = None, **read: Any) -> Forecaster:
@@ -382,5 +385,5 @@ class Forecaster:
             except ConfigError as error:
                 raise BundleError(f"{path}: its training record's recipe is not one this version trains: "
                                   f"{error}; expected a bundle written by forecaster") from None  # fmt: skip
-        forecaster.bundle, forecaster.metrics = bundle, bundle.metrics
+        forecaster.bundle, forecaster.metrics, forecaster.loaded_from = bundle, bundle.metrics, str(path)
         return forecaster

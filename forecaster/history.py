@@ -168,6 +168,14 @@ def _missing(bundle: Bundle, source: str, error: MissingColumnsError) -> DataErr
     )
 
 
+def future_covariates(bundle: Bundle) -> list[str]:
+    """The model's given future covariates, whose horizon rows a request sends; refused for a model of none
+    (a service request's `future` was said as list names or lengths: h92 F3)."""
+    if not bundle.data.future_covariates:
+        raise ConfigError(f"model {bundle.name!r} has no future covariates; expected no rows of them")
+    return list(bundle.data.future_covariates)
+
+
 def read_future(
     bundle: Bundle, table: str | Path | pd.DataFrame | pd.Series, source: str = "DataFrame"
 ) -> TimeSeries:
@@ -177,9 +185,7 @@ def read_future(
     inferred from them)."""
     from forecaster.data import read_frame
 
-    given = bundle.data.future_covariates
-    if not given:
-        raise ConfigError(f"model {bundle.name!r} has no future covariates to give rows of")
+    given = future_covariates(bundle)
     options = history_options(bundle)
     options.update(
         past_covariates=None, future_covariates=None, calendar=False, fill_missing=NO_FILL, periods=None

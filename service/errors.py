@@ -43,6 +43,28 @@ HTTP_ERROR_CODES = {
 }
 
 
+def _documented(description: str) -> dict[str, Any]:
+    return {"model": ErrorResponse, "description": description}
+
+
+# The error answers of a route that looks a model up, and of one that also reads a request body, as
+# /openapi.json lists them: v2 listed only FastAPI's 422 shape (`{"detail": [...]}`), v1 no 400 (h92 F2).
+LOOKUP_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: _documented("Unknown model name (or version)."),
+    422: _documented("Invalid input; `details` names each field and expectation."),
+    503: _documented("The model's bundle failed to load (the message says why), or the service is shutting "
+                     "down or holds too many bodies (Retry-After)."),  # fmt: skip
+}
+REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
+    **LOOKUP_ERRORS,
+    400: _documented("A body that is no JSON (invalid syntax, not UTF-8, nested too deeply) or names a "
+                     "member twice."),  # fmt: skip
+    408: _documented("The body did not arrive within the body timeout."),
+    413: _documented("Request body over the size limit."),
+    415: _documented("Wrong Content-Type, or a compressed body."),
+}
+
+
 class ApiError(StarletteHTTPException):
     """A request the service refuses: carries the HTTP status, the field at fault and what was expected.
 
@@ -213,7 +235,7 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
         summary += f"; and {len(details) + unread - 5:,} more"
     syntax = any(error.get("type") == "json_invalid" for error in errors[:_DETAILED])  # 400 as for non-UTF-8
     status = 400 if syntax else 422
-    return error_response(status, "invalid_input", summary or "invalid request", details, unread)
+    return error_response(status, HTTP_ERROR_CODES[status], summary or "invalid request", details, unread)
 
 
 def api_error_response(error: ApiError) -> JSONResponse:

@@ -12,7 +12,6 @@ import io
 import json
 import re
 import tempfile
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,16 +22,15 @@ import pandas as pd
 from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import TimeSeries
 from forecaster.data.calendar import calendar_features
-from forecaster.data.dates import across_offsets, clock_words, past_the_clock
 from forecaster.data.frames import in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
-from forecaster.data.timeorder import before_year_one
-from forecaster.errors import DataError, ForecasterError
+from forecaster.errors import ConfigError, DataError, ForecasterError
 from forecaster.history import (
     far_from_training,
+    future_covariates,
     left_out_in_training,
     read_future,
     read_history,
@@ -55,66 +53,11 @@ from service.errors import ApiError
 from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
-
-_DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
-# Naive ISO 8601 timestamps to the second, as most clients send them: numpy reads them in one call (3.5x
-# faster than pandas for 96), as the same instants in the unit pandas gives such strings ("us" in pandas 3).
-_PLAIN_TIMESTAMPS = re.compile(r"(?:[1-9]\d{3}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\n)+", re.ASCII)
-_PANDAS_UNIT = pd.to_datetime(["2000-01-01 00:00:00"], format="ISO8601").unit
+from service.timestamps import json_timestamps
 
 
 def _invalid(field: str, message: str) -> ApiError:
     return ApiError(422, message, field=field)
-
-
-def _plain_timestamps(raw: list[str]) -> pd.DatetimeIndex | None:
-    """The fast path for plain ISO timestamps (numpy, 3.5x faster than pandas); None where it does not apply
-    or a date does not exist (February 30) or is out of range, which pandas then names."""
-    if not _PLAIN_TIMESTAMPS.fullmatch("\n".join(raw) + "\n"):
-        return None
-    try:
-        return pd.DatetimeIndex(np.array(raw, dtype="datetime64[s]")).as_unit(_PANDAS_UNIT)
-    except _DATE_ERRORS:
-        return None
-
-
-def _parse_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
-    """ISO 8601 strings -> DatetimeIndex of years 1 to 9999 (pandas keeps years before 1, which neither
-    Python's calendar nor ISO 8601 writes: answered '-001-04-12T00:00:00'); the error names the string."""
-    index = _read_timestamps(raw, field)
-    if (position := before_year_one(index)) is not None:
-        raise _invalid(f"{field}[{position}]", f"{raw[position]!r} is before the year 1; expected dates from "
-                       "the year 1 to 9999")  # fmt: skip
-    return index
-
-
-def _read_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
-    """ISO 8601 strings -> DatetimeIndex; the error names the first string that does not parse."""
-    plain = _plain_timestamps(raw)
-    if plain is not None:
-        return plain
-    texts, later = past_the_clock(pd.Series(raw, dtype=object))  # T24:00, 23:59:60: as the CSV route reads
-    later = pd.to_timedelta(later)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            index = pd.DatetimeIndex(pd.to_datetime(texts, format="ISO8601"))
-            if not index.hasnans and not clock_words(texts).any():  # "", "NaT", "now": no instants sent
-                return index + later
-        except _DATE_ERRORS:
-            pass
-        parsed = pd.to_datetime(texts, format="ISO8601", utc=True, errors="coerce")  # any bad one, at once
-        parsed = parsed.where(~clock_words(texts))
-        shifted = None if parsed.isna().any() else across_offsets(texts)  # a zone's daylight saving time
-        if shifted is not None:  # read as a CSV upload's dates are
-            return shifted[0] + later
-    if parsed.isna().any():
-        position = int(parsed.isna().to_numpy().argmax())
-        text = str(raw[position])
-        shown = text if len(text) <= 40 else text[:40] + "..."
-        expected = "expected e.g. '2018-06-26 17:00:00'"
-        raise _invalid(f"{field}[{position}]", f"{shown!r} is not an ISO 8601 timestamp ({expected})")
-    raise _invalid(field, "timestamps mix time zones or formats; expected one ISO 8601 format and time zone")
 
 
 def _api_error(error: HistoryError, prefix: str) -> ApiError:
@@ -164,11 +107,11 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
             )
         # more rows than max_rows: check_history refuses them before it reads the index, so none is parsed
         parsed = 0 < rows <= max_rows
-        index = _parse_timestamps(request.timestamps, timestamps_field) if parsed else pd.RangeIndex(rows)
+        index = json_timestamps(request.timestamps, timestamps_field) if parsed else pd.RangeIndex(rows)
     values = (
         np.array([request.values[column] for column in sent], dtype=np.float64).reshape(len(sent), rows).T
     )
-    ahead = _future(data, request, f"{prefix}future")
+    ahead = _future(bundle, request, f"{prefix}future")
     try:
         if data.calendar:
             values = np.column_stack([values, calendar_features(index, data.freq).to_numpy()])
@@ -177,18 +120,6 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
         if isinstance(error, HistoryError):
             raise _api_error(error, prefix) from None
         raise _invalid(timestamps_field, str(error)) from None
-
-
-def answer_labels(prepared: PreparedHistory) -> list[str] | list[int]:
-    """`prepared.labels` in one numpy call for naive whole-second timestamps, the usual case, instead of a
-    Python call per timestamp (0.2 ms of a forecast's 96 steps); the same strings (`isoformat`)."""
-    future = prepared.future
-    if isinstance(future, pd.DatetimeIndex) and future.tz is None:
-        stamps = future.to_numpy()
-        seconds = stamps.astype("datetime64[s]")
-        if (seconds == stamps).all():
-            return np.datetime_as_string(seconds).tolist()
-    return prepared.labels
 
 
 @dataclass(frozen=True)
@@ -237,12 +168,17 @@ def notes_header(notes: list[str]) -> dict[str, str]:
     return {"forecaster-notes": json.dumps(shown)} if notes else {}
 
 
+def check_record_count(data: DataConfig, count: int, max_rows: int) -> None:
+    """--max-rows per series of `count` records in all: `max_rows` times the series of a long table."""
+    limit = max_rows * (len(data.columns) if data.id_col else 1)
+    if count > limit:
+        raise _invalid("data", f"{count} records; expected at most {limit} ({max_rows} per series)")
+
+
 def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: int) -> None:
     """--max-rows per series: a long table holds one record per series and time, counted by its id (one
     series of 40,000 records was read, the total cap being `max_rows` times the model's series)."""
-    limit = max_rows * (len(data.columns) if data.id_col else 1)
-    if len(records) > limit:
-        raise _invalid("data", f"{len(records)} records; expected at most {limit} ({max_rows} per series)")
+    check_record_count(data, len(records), max_rows)
     parts = key_columns(list(records[0]), data.id_col) if data.id_col else None
     if parts:
         counts = Counter(tuple(str(record.get(part)) for part in parts) for record in records)
@@ -252,11 +188,14 @@ def check_records(data: DataConfig, records: list[dict[str, Cell]], max_rows: in
                            f"{max_rows} per series")  # fmt: skip
 
 
-def _future(data: DataConfig, request: ForecastRequest, field: str) -> np.ndarray | None:
+def _future(bundle: Bundle, request: ForecastRequest, field: str) -> np.ndarray | None:
     """The `future` rows of the model's given future covariates, as (steps, F); None when not sent."""
-    given = list(data.future_covariates or [])
     if request.future is None:
         return None
+    try:
+        given = future_covariates(bundle)
+    except ConfigError as error:
+        raise _invalid(field, str(error)) from None
     if sorted(request.future) != sorted(given):
         raise _invalid(
             field,
@@ -355,9 +294,18 @@ def prepare_csv(
         refusal = _file_error(error)
         refusal.detail += _as_read(notes)
         raise refusal from None
-    far = far_from_training(bundle, prepared.window)
-    said = [*notes, *left_out_in_training(bundle), *window_notes(bundle, series), *([far] if far else [])]
-    return CsvUpload(series, said, prepared=prepared)
+    said = [*notes, *left_out_in_training(bundle), *window_notes(bundle, series)]
+    return CsvUpload(series, [*said, *far_notes(bundle, prepared)], prepared=prepared)
+
+
+def far_notes(bundle: Bundle, prepared: PreparedHistory) -> list[str]:
+    """The notes a micro-batched forecast gives of rows far from the training rows (`far_from_training`), as
+    `predict` gives them: its history's, and its future covariates' horizon rows' (the JSON route answered a
+    column sent in other units, 11,000 standard deviations off, without a word: h92 F0)."""
+    far = [far_from_training(bundle, prepared.window)]
+    if bundle.data.future_covariates:
+        far.append(far_from_training(bundle, prepared.window, prepared.future))
+    return [note for note in far if note]
 
 
 def _forecast_apart(

@@ -18,13 +18,14 @@ import orjson
 import pandas as pd
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from forecaster import __version__
 from forecaster.calibration import MAX_LEVEL
 from forecaster.prediction import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
-from service.errors import ApiError
+from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
+from service.inputs import far_notes
 from service.limits import check_answer_numbers
 from service.preflight import no_query_parameters, require_media_type
 from service.registry import ServedModel
@@ -36,11 +37,30 @@ from service.routes import (
     in_thread,
     unless_client_leaves,
 )
+from service.schemas import Listed
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
 INPUT, FUTURE, OUTPUT = "history", "future", "forecast"
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
-Data = list[float] | list[list[float]] | list[list[list[float]]]
+# The members of a tensor's data, named as pydantic names a union's members (service.errors reads them).
+FLAT, ROWS, NESTED = "list[float]", "list[list[float]]", "list[list[list[float]]]"
+
+
+def _nesting(data: Any) -> str:
+    """The member a tensor's data is nested as, read down its first items: that member alone is validated
+    (a wrong number was said once per member, three times)."""
+    depth = 0
+    while isinstance(data, list) and depth < 3:
+        depth, data = depth + 1, data[0] if data else None
+    return {2: ROWS, 3: NESTED}.get(depth, FLAT)
+
+
+Data = Annotated[
+    Annotated[Listed[float], Tag(FLAT)]
+    | Annotated[Listed[Listed[float]], Tag(ROWS)]
+    | Annotated[Listed[Listed[Listed[float]]], Tag(NESTED)],
+    Discriminator(_nesting),
+]
 
 
 class TensorMetadata(BaseModel):
@@ -91,6 +111,9 @@ class InferResponse(BaseModel):
     model_version: str | None = None
     id: str | None = None
     outputs: list[OutputTensor]
+    parameters: dict[str, list[str]] | None = Field(
+        default=None, description='`{"notes": [...]}` where the histories lie far from the training rows.'
+    )
 
 
 @router.get("/health/live")
@@ -123,8 +146,8 @@ VERSIONED = "/models/{name}/versions/{version}"
 _IN_VERSION = [Depends(_served_version)]
 
 
-@router.get("/models/{name}", response_model=ModelMetadata)
-@router.get(VERSIONED, response_model=ModelMetadata, dependencies=_IN_VERSION)
+@router.get("/models/{name}", response_model=ModelMetadata, responses=LOOKUP_ERRORS)
+@router.get(VERSIONED, response_model=ModelMetadata, dependencies=_IN_VERSION, responses=LOOKUP_ERRORS)
 async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
     """The model's tensors: `history` [-1, input_size, C] (and `future` [-1, horizon, F]) in, `forecast`
     [-1, horizon, C] out."""
@@ -143,8 +166,8 @@ async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
     )
 
 
-@router.get("/models/{name}/ready")
-@router.get(f"{VERSIONED}/ready", dependencies=_IN_VERSION)
+@router.get("/models/{name}/ready", responses=LOOKUP_ERRORS)
+@router.get(f"{VERSIONED}/ready", dependencies=_IN_VERSION, responses=LOOKUP_ERRORS)
 async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
     """Ready unless the model computes calendar covariates from dates, which this protocol does not carry."""
     return {"name": name, "ready": not registry.get(name).bundle.data.calendar}
@@ -268,8 +291,10 @@ _INFER_CHECKS = [Depends(require_media_type("application/json")),
                                              "the horizon is the model's"))]  # fmt: skip
 
 
-@router.post("/models/{name}/infer", response_model=InferResponse, dependencies=_INFER_CHECKS)
-@router.post(f"{VERSIONED}/infer", response_model=InferResponse, dependencies=[*_IN_VERSION, *_INFER_CHECKS])
+@router.post("/models/{name}/infer", response_model=InferResponse, dependencies=_INFER_CHECKS,
+             responses=REQUEST_ERRORS)
+@router.post(f"{VERSIONED}/infer", response_model=InferResponse, dependencies=[*_IN_VERSION, *_INFER_CHECKS],
+             responses=REQUEST_ERRORS)
 async def infer(
     name: str, request: Request, body: InferRequest, registry: Registry, settings: Settings
 ) -> Response:
@@ -302,7 +327,9 @@ async def infer(
     )
     keyed = dict(zip(names, keys, strict=True))
     tensors = [(tensor, keyed[tensor]) for tensor in asked]
-    content = await in_thread(request, lambda: _answer(name, body.id, tensors, answers))
+    notes = [f"history {at}: {note}" if count > 1 else note
+             for at, item in enumerate(histories) for note in far_notes(served.bundle, item)]  # fmt: skip
+    content = await in_thread(request, lambda: _answer(name, body.id, tensors, answers, notes))
     return Response(content=content, media_type="application/json")
 
 
@@ -320,10 +347,12 @@ def _check_outputs(asked: list, names: list[str]) -> None:
         seen.add(name)
 
 
-def _answer(name: str, request_id: str | None, asked: list[tuple[str, list[str]]], answers: list) -> bytes:
+def _answer(
+    name: str, request_id: str | None, asked: list[tuple[str, list[str]]], answers: list, notes: list[str]
+) -> bytes:
     """The `InferResponse` of the asked tensors (each name with its answers' keys), in the order asked, as the
-    protocol answers, written by orjson in a worker thread: built as pydantic models on the event loop, 256
-    histories at 80 levels held every other request 1.2 s."""
+    protocol answers, and the `notes` of the histories (`parameters`), written by orjson in a worker thread:
+    built as pydantic models on the event loop, 256 histories at 80 levels held every other request 1.2 s."""
     outputs = []
     for tensor_name, tensor_keys in asked:
         stacked = np.stack([np.column_stack([answer[key] for key in tensor_keys]) for answer in answers])
@@ -335,4 +364,4 @@ def _answer(name: str, request_id: str | None, asked: list[tuple[str, list[str]]
         outputs.append({"name": tensor_name, "shape": list(stacked.shape), "datatype": "FP32",
                         "data": stacked.astype(np.float32).ravel().tolist()})  # fmt: skip
     answer = {"model_name": name, "model_version": __version__, "id": request_id, "outputs": outputs}
-    return orjson.dumps(answer)
+    return orjson.dumps({**answer, "parameters": {"notes": notes}} if notes else answer)

@@ -1,5 +1,6 @@
-"""Checks of a request before its content is read: its media type, its query parameters (a near miss of
-`horizon` or `level` would be ignored without a word) and the parts of a CSV upload's form."""
+"""Checks of a request before its content is read or validated: its media type, its query parameters (a near
+miss of `horizon` or `level` would be ignored without a word), the parts of a CSV upload's form and the counts
+of a JSON body."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 
 from fastapi import Request
 
+from service.deps import Registry, Settings
 from service.errors import ApiError
+from service.inputs import check_record_count
 
 # What other forecasting APIs call the horizon and the interval level (sktime's fh, Prophet's periods).
 _ALIASES = {"fh": "horizon", "steps": "horizon", "periods": "horizon", "lv": "level", "lvl": "level",
@@ -98,3 +101,19 @@ def require_media_type(*expected: str) -> Callable[[Request], Awaitable[None]]:
             raise ApiError(415, f"expected {' or '.join(expected)}, got {shown!r}", field="content-type")
 
     return check
+
+
+async def json_counts(request: Request, registry: Registry, settings: Settings) -> None:
+    """A JSON forecast body's `inputs` (--max-inputs) and records (--max-rows per series) counted before the
+    body is validated: 570,000 inputs (8 MB of `{"values": {}}`) were each validated as a request, 8 s of the
+    event loop, before they were counted (h92)."""
+    body = await request.json() if await request.body() else None
+    if not isinstance(body, dict):
+        return
+    inputs, records = body.get("inputs"), body.get("data")
+    if isinstance(inputs, list) and len(inputs) > settings.max_inputs:
+        raise ApiError(422, f"expected at most {settings.max_inputs} inputs per request, got {len(inputs)}",
+                       field="inputs")  # fmt: skip
+    if isinstance(records, list):
+        served = registry.get(request.path_params["name"])
+        check_record_count(served.bundle.data, len(records), settings.max_rows)

@@ -27,22 +27,27 @@ from forecaster.calibration import MAX_LEVEL
 from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
-from service.errors import ApiError
+from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import (
-    answer_labels,
     check_records,
+    far_notes,
     forecast_records,
     notes_header,
     prepare_csv,
     prepare_json,
 )
 from service.limits import answer_numbers, check_answer_numbers
-from service.preflight import csv_query_parameters, no_query_parameters, one_file_part, require_media_type
+from service.preflight import (
+    csv_query_parameters,
+    json_counts,
+    no_query_parameters,
+    one_file_part,
+    require_media_type,
+)
 from service.registry import ServedModel
 from service.schemas import (
     FORECAST_EXAMPLES,
     BatchForecastResponse,
-    ErrorResponse,
     ForecastBody,
     ForecastRequest,
     ForecastResponse,
@@ -53,6 +58,7 @@ from service.schemas import (
     RecordsRequest,
     RecordsResponse,
 )
+from service.timestamps import answer_labels
 
 T = TypeVar("T")
 MULTIPART_BOUNDARIES = 64  # delimiters of an upload's parts (one file part needs two), checked before parsing
@@ -153,17 +159,6 @@ class OrjsonRoute(APIRoute):
 
 router = APIRouter(route_class=OrjsonRoute)
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorResponse, "description": "Unknown model name."},
-    413: {"model": ErrorResponse, "description": "Request body over the size limit."},
-    415: {"model": ErrorResponse, "description": "Wrong Content-Type."},
-    422: {
-        "model": ErrorResponse,
-        "description": "Invalid input; `details` names each field and expectation.",
-    },
-    503: {"model": ErrorResponse, "description": "The service is shutting down."},
-}
-
 
 @router.get("/health/live", response_model=Liveness, tags=["health"])
 async def live() -> Liveness:
@@ -193,7 +188,7 @@ async def list_models(registry: Registry) -> ModelList:
     return ModelList(models=[registry.models[name].info for name in sorted(registry.models)])
 
 
-@router.get("/v1/models/{name}", response_model=ModelInfo, tags=["models"], responses=_ERRORS)
+@router.get("/v1/models/{name}", response_model=ModelInfo, tags=["models"], responses=LOOKUP_ERRORS)
 async def describe_model(name: str, registry: Registry) -> ModelInfo:
     """One loaded model."""
     return registry.get(name).info
@@ -271,10 +266,11 @@ async def forecast_histories(
     "/v1/models/{name}/forecast",
     response_model=ForecastResponse | BatchForecastResponse | RecordsResponse,
     tags=["forecast"],
-    responses=_ERRORS,
+    responses=REQUEST_ERRORS,
     dependencies=[
         Depends(require_media_type("application/json")),
         Depends(no_query_parameters("horizon, level and the history from its JSON body")),
+        Depends(json_counts),
     ],
 )
 async def forecast(
@@ -299,13 +295,7 @@ async def forecast(
         records = partial(forecast_records, served, body, levels, *limits)
         return await unless_client_leaves(request, lambda: in_thread(request, records))
     single = isinstance(body, ForecastRequest)
-    items = [body] if single else body.inputs
-    if len(items) > settings.max_inputs:
-        raise ApiError(
-            422,
-            f"expected at most {settings.max_inputs} inputs per request, got {len(items)}",
-            field="inputs",
-        )
+    items = [body] if single else body.inputs  # as many as --max-inputs (`json_counts`)
     prefixes = [""] if single else [f"inputs[{i}]." for i in range(len(items))]
 
     left = threading.Event()  # the client hung up: histories not read yet are left unread
@@ -337,6 +327,7 @@ async def forecast(
             "model": name,
             "timestamps": answer_labels(item),
             "forecast": {column: values.tolist() for column, values in answer.items()},
+            "notes": far_notes(served.bundle, item),
         }
         for item, answer in zip(prepared, answers, strict=True)
     ]
@@ -347,7 +338,7 @@ async def forecast(
 @router.post(
     "/v1/models/{name}/forecast.csv",
     tags=["forecast"],
-    responses={**_ERRORS, 200: {"content": {"text/csv": {}}, "description": "The forecast as CSV."}},
+    responses={**REQUEST_ERRORS, 200: {"content": {"text/csv": {}}, "description": "The forecast as CSV."}},
     response_class=Response,
     dependencies=[Depends(require_media_type("multipart/form-data")), Depends(csv_query_parameters)],
 )

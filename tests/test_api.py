@@ -357,6 +357,19 @@ def test_paths_beginning_with_a_tilde_are_in_the_home_folder(tmp_path, monkeypat
     assert ServiceSettings(models_dir="~/home/models").models_dir == home / "models"
 
 
+def test_a_loaded_model_refit_on_another_frequency_names_the_models_frequency(tmp_path):
+    """Refused for "the freq='h' asked for", which nobody asked for: `load` gives the bundle's (h92 F4)."""
+    frame = pd.DataFrame({"date": pd.date_range("2024-01-01", periods=60, freq="h"), "y": np.arange(60.0)})
+    path = Forecaster("naive", horizon=2, input_size=4).fit(frame).save(tmp_path / "naive")
+    daily = frame.assign(date=pd.date_range("2024-01-01", periods=60, freq="D"))
+    said = (f"the data's frequency is 'D', not 'h', the frequency of the model loaded from {path}; expected "
+            "rows at that frequency, or a new Forecaster for rows of another")  # fmt: skip
+    with pytest.raises(DataError, match=re.escape(said)):
+        Forecaster.load(path).fit(daily)
+    with pytest.raises(DataError, match=re.escape("not the freq='h' asked for")):
+        Forecaster("naive", horizon=2, input_size=4, freq="h").fit(daily)
+
+
 def test_a_loaded_model_fits_and_backtests_the_recipe_it_was_trained_with(etth1, tmp_path):
     """h72 F8: a loaded model's cross_validation trained the defaults (lr, seed, epochs, transform) and
     backtested another model than the one saved; the bundle records the recipe, not the machine it ran on."""

@@ -229,6 +229,30 @@ def test_a_nan_or_text_in_a_flat_tensor_is_one_detail_at_its_index(client):
     assert answer.status_code == 422 and answer.json()["message"] == "inputs[0].data[5]: expected a number"
 
 
+def test_histories_on_another_scale_are_noted_in_the_answers_parameters(client):
+    """v2 answered a column sent in other units (OT in millionths) without a word, as v1 did (h92 F0): its
+    notes are the response's `parameters`, each of a batch named by its history."""
+    frame = float32_history(0)
+    infer = "/v2/models/hourly/infer"
+    assert "parameters" not in client.post(infer, json={"inputs": [tensor([frame])]}).json()
+    far = frame.assign(OT=frame["OT"] * 1e6)
+    [note] = client.post(infer, json={"inputs": [tensor([far])]}).json()["parameters"]["notes"]
+    assert note.startswith("note: column 'OT' holds ") and "far beyond what it learned" in note, note
+    batch = client.post(infer, json={"inputs": [tensor([frame, far])]}).json()
+    assert batch["parameters"] == {"notes": [f"history 1: {note}"]}
+
+
+def test_a_tensor_of_many_wrong_numbers_is_refused_at_its_first(client):
+    """Each wrong number was an error per member of the data union, all built before the handler kept 1,000:
+    400,000 empty strings (1.2 MB) held the event loop 16 s (h92 F1). Nested data is read as it nests."""
+    for data, field in (([""] * 4_000, "inputs[0].data[0]"), ([[1.0, ""]] * 4_000, "inputs[0].data[0][1]"),
+                        ([[[1.0], [None]]] * 2_000, "inputs[0].data[0][1][0]")):  # within this client's limit
+        body = {"name": "history", "shape": [1, INPUT_SIZE, 2], "datatype": "FP32", "data": data}
+        answer = client.post("/v2/models/hourly/infer", json={"inputs": [body]})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["details"] == [{"field": field, "message": "expected a number"}], answer.text
+
+
 def test_a_forecast_beyond_fp32_is_refused_not_answered_as_null(tmp_path):
     """A naive model repeats an FP64 history's 1e39, which FP32 holds only as infinity: the answer's data was
     null at a 200. Such a history is refused as train refuses it (h56); forecasts that grow beyond FP32 from

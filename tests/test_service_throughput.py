@@ -23,9 +23,9 @@ from service import config as config_module
 from service.batching import MicroBatcher
 from service.config import ServiceSettings, default_torch_threads
 from service.errors import ApiError
-from service.inputs import _parse_timestamps, answer_labels
 from service.schemas import BatchForecastResponse, ForecastResponse
 from service.server import GuardedH11Protocol, GuardedHttpToolsProtocol, HeadDeadline, uvicorn_options
+from service.timestamps import answer_labels, json_timestamps
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ PLAIN = [str(stamp) for stamp in pd.date_range("2021-03-01", periods=30, freq="h
 )
 def test_timestamps_parse_as_pandas_reads_them(stamps: list[str]) -> None:
     expected = pd.DatetimeIndex(pd.to_datetime(stamps, format="ISO8601"))
-    parsed = _parse_timestamps(stamps, "timestamps")
+    parsed = json_timestamps(stamps, "timestamps")
     assert parsed.equals(expected) and parsed.dtype == expected.dtype
 
 
@@ -196,7 +196,7 @@ def test_an_hour_of_24_or_a_leap_second_is_read_as_a_file_reads_it(end: str, rea
     refused by the JSON route."""
     zone = "Z" if end.endswith("Z") else ""
     stamps = [f"2021-03-01 22:00:00{zone}", f"2021-03-01T23:00:00{zone}", end, f"2021-03-02 01:00:00{zone}"]
-    parsed = _parse_timestamps(stamps, "timestamps")
+    parsed = json_timestamps(stamps, "timestamps")
     assert parsed.equals(pd.DatetimeIndex(parse_timestamps(pd.Series(stamps))))
     assert parsed[2] == pd.Timestamp(read)
 
@@ -204,7 +204,7 @@ def test_an_hour_of_24_or_a_leap_second_is_read_as_a_file_reads_it(end: str, rea
 @pytest.mark.parametrize("bad", ["2021-02-29 00:00:00", "2021-03-01 25:00:00", "2021-13-01 00:00:00"])
 def test_impossible_plain_timestamps_are_named_by_position(bad: str) -> None:
     with pytest.raises(ApiError) as raised:
-        _parse_timestamps([*PLAIN[:3], bad, *PLAIN[4:]], "timestamps")
+        json_timestamps([*PLAIN[:3], bad, *PLAIN[4:]], "timestamps")
     assert raised.value.field == "timestamps[3]" and "ISO 8601" in raised.value.detail
 
 
