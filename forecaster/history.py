@@ -305,11 +305,11 @@ def left_out_in_training(bundle: Bundle) -> list[str]:
             "training, too short for its split and input"]
 
 
-def unusable(rows: np.ndarray, kind: str, names: Sequence[str]) -> tuple[int, str] | None:
+def unusable(rows: np.ndarray, kind: str, names: Sequence[str]) -> tuple[int, int, str] | None:
     """The first of `rows` (a value per column: a `kind`, "column", named as `names` say) that holds a value
-    train does not take, and what it holds: not finite, or beyond MAX_TRAINING_MAGNITUDE, which float32
-    forecasts cannot hold. The history's rows and the horizon's rows of future covariates alike (h75 F4:
-    1e30 in a future row was forecast as 1.07e30, unsaid). Names are worded only for the refusal."""
+    train does not take, its column, and what it holds: not finite, or beyond MAX_TRAINING_MAGNITUDE, which
+    float32 forecasts cannot hold. The history's rows and the horizon's rows of future covariates alike (h75
+    F4: 1e30 in a future row was forecast as 1.07e30, unsaid). Names are worded only for the refusal."""
     huge = np.abs(rows) > MAX_TRAINING_MAGNITUDE
     bad = np.argwhere(~np.isfinite(rows) | huge)
     if not bad.size:
@@ -317,8 +317,8 @@ def unusable(rows: np.ndarray, kind: str, names: Sequence[str]) -> tuple[int, st
     row, column = bad[0]
     where = f"{kind} {names[column]!r}"
     if not huge[row, column]:
-        return int(row), f"non-finite value in {where}; expected numbers"
-    return int(row), (f"value {rows[row, column]:g} in {where}; expected numbers of |value| <= "
+        return int(row), int(column), f"non-finite value in {where}; expected numbers"
+    return int(row), int(column), (f"value {rows[row, column]:g} in {where}; expected numbers of |value| <= "
                       f"{MAX_TRAINING_MAGNITUDE:.3g}, as train takes")  # fmt: skip
 
 

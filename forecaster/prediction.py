@@ -40,13 +40,13 @@ _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatet
 
 class HistoryError(DataError):
     """Recent rows (or asked levels) a bundle cannot forecast from; `part` is "values", "timestamps",
-    "horizon" or "level", and `row` the 0-based row of the history at fault (None when no single row is),
-    so each caller can name the place its own way (a file line, a JSON field)."""
+    "horizon" or "level", `row` the 0-based row of the history at fault (None when no single row is) and
+    `column` its column's name where one value is, so each caller can name the place its own way (a file
+    line, a JSON field)."""
 
-    def __init__(self, message: str, *, part: str, row: int | None = None) -> None:
+    def __init__(self, message: str, *, part: str, row: int | None = None, column: str | None = None) -> None:
         super().__init__(message)
-        self.part = part
-        self.row = row
+        self.part, self.row, self.column = part, row, column
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def check_history(
         )
     window = np.ascontiguousarray(values[-data.input_size :])
     if bad := unusable(window, "column", columns):
-        raise HistoryError(bad[1], part="values", row=rows - data.input_size + bad[0])
+        raise HistoryError(bad[2], part="values", row=rows - data.input_size + bad[0], column=columns[bad[1]])
     below = np.argwhere((window <= 0) & bundle.scaler.logged)
     if below.size:
         row, column = below[0]
@@ -208,6 +208,7 @@ def check_history(
             "(trained on positive values: --transform); expected values above 0",
             part="values",
             row=int(rows - data.input_size + row),
+            column=columns[column],
         )
     if isinstance(index, pd.DatetimeIndex):
         index = _on_model_periods(index, data.freq)
@@ -245,7 +246,7 @@ def _rows_ahead(data: DataConfig, future: pd.Index, steps: int, ahead: np.ndarra
             raise HistoryError(f"expected {needed}, got an array of shape {ahead.shape}", part="future")
         if bad := unusable(ahead[:steps], "future covariate", given):  # (h75 F4)
             step = "" if isinstance(future, pd.DatetimeIndex) else "step "  # v2's rows have no dates
-            raise HistoryError(f"at {step}{when(future[bad[0]])}: {bad[1]}", part="future")
+            raise HistoryError(f"at {step}{when(future[bad[0]])}: {bad[2]}", part="future")
         parts.append(np.vstack([ahead[:steps], np.repeat(ahead[steps - 1 : steps], data.horizon - steps, 0)]))
     if data.calendar:
         try:

@@ -64,6 +64,8 @@ def _api_error(error: HistoryError, prefix: str) -> ApiError:
     """The HTTP face of a history the model cannot use: JSON field names, timestamps by position."""
     if error.part == "timestamps" and error.row is not None:
         return _invalid(f"{prefix}timestamps[{error.row}]", str(error))
+    if error.part == "values" and error.row is not None and error.column is not None:  # h92 F7
+        return _invalid(f"{prefix}values.{error.column}[{error.row}]", str(error))
     return _invalid(f"{prefix}{error.part}", str(error))
 
 

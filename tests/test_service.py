@@ -366,11 +366,13 @@ def test_csv_upload_is_answered_as_csv_equal_to_predict(client: Client, bundle) 
 def test_rows_beyond_what_train_takes_are_refused_and_rows_on_another_scale_noted(client: Client) -> None:
     """1e20 (train refuses its square in float32) answered a forecast of 1e20 with bounds equal to it; 2.5e8
     sent to a model of values around 20 +- 5 is forecast, with a note (h56): its intervals keep the training
-    rows' widths, which float32 does not even hold at that level."""
+    rows' widths, which float32 does not even hold at that level. A refused value is named by its place."""
     frame = history(rows=INPUT_SIZE)
     frame.iloc[-1, 0] = 1e20
     response = client.post("/v1/models/hourly/forecast", json=body_of(frame))
-    assert_error(response, 422, None, "value 1e+20 in column 'load'; expected numbers of |value| <= 1.84e+19")
+    # named by its place in the body, as a CSV upload's by its line (h92 F7)
+    assert_error(response, 422, f"values.load[{INPUT_SIZE - 1}]",
+                 "value 1e+20 in column 'load'; expected numbers of |value| <= 1.84e+19")  # fmt: skip
     frame.iloc[-1, 0], frame.iloc[-1, 1] = 11.0, 2.5e8
     upload = {"file": ("units.csv", frame.to_csv(), "text/csv")}
     response = client.post("/v1/models/hourly/forecast.csv", files=upload)
