@@ -27,8 +27,9 @@ from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_fr
 from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.labels import write_labels
+from forecaster.data.longforecast import melt_forecast
 from forecaster.data.missing import some
-from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL, melt_forecast
+from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL
 from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import read_future, read_rows

@@ -25,8 +25,9 @@ from forecaster.data import TimeSeries, check_frequency, future_timestamps
 from forecaster.data.calendar import calendar_features
 from forecaster.data.dateparts import parts_index
 from forecaster.data.labels import write_labels
+from forecaster.data.longforecast import melt_forecast
 from forecaster.data.missing import some, when
-from forecaster.data.panels import DEFAULT_TIME_COL, melt_forecast
+from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily

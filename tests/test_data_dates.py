@@ -89,6 +89,20 @@ from forecaster.errors import DataError
         (["feb 2019", "mrt 2019", "apr 2019"], "2019-02-01", "MS"),
         (["mrt-19", "apr-19", "mei-19"], "2019-03-01", "MS"),
         (["kvě 2019", "čvn 2019", "čvc 2019", "srp 2019"], "2019-05-01", "MS"),
+        # the h91 sweep's, refused as "no date column found" before (F8)
+        (["ноябрь 2019", "декабрь 2019", "январь 2020"], "2019-11-01", "MS"),  # Rosstat
+        (["nov/2019", "dez/2019", "jan/2020"], "2019-11-01", "MS"),  # IBGE, the BCB
+        (["2019年第三季度", "2019年第四季度", "2020年第一季度"], "2019-07-01", "QS-JAN"),  # the NBS
+        (["2019년 11월", "2019년 12월", "2020년 1월"], "2019-11-01", "MS"),  # KOSIS
+        (["2019년 3분기", "2019년 4분기", "2020년 1분기"], "2019-07-01", "QS-JAN"),
+        (["2020KW52", "2020KW53", "2021KW01"], "2020-12-21", "W-MON"),  # Kalenderwochen
+        (["KW 52/2020", "KW 53/2020", "KW 01/2021"], "2020-12-21", "W-MON"),
+        (["2019 3e kwartaal", "2019 4e kwartaal", "2020 1e kwartaal"], "2019-07-01", "QS-JAN"),  # CBS
+        (["FY19", "FY20", "FY21"], "2019-01-01", "YS-JAN"),
+        (["FY19/20", "FY20/21", "FY21/22"], "2019-01-01", "YS-JAN"),
+        (["2º semestre 2019", "1º semestre 2020", "2º semestre 2020"], "2019-07-01", "2QS-JAN"),  # IBGE
+        (["2019 2nd half", "2020 1st half", "2020 2nd half"], "2019-07-01", "2QS-JAN"),
+        (["2019-A1", "2020-A1", "2021-A1"], "2019-01-01", "YS-JAN"),  # SDMX 2.0's years
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:

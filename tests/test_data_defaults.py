@@ -302,6 +302,19 @@ def test_a_column_with_a_long_gap_beside_complete_ones_is_refused_naming_the_tar
     assert read_csv(path, targets=["sa", "original"]).columns == ["sa", "original"]
 
 
+
+def test_a_short_yearly_series_missing_its_middle_year_is_yearly(tmp_path):
+    """8 yearly rows, 2015-2023 without 2019, hold no five consecutive years: the 365-day step of 2015-2016
+    was taken for the grid, "off the 8760h grid" (h91 F6); a yearly series missing 2019 is said as such."""
+    years = [2015, 2016, 2017, 2018, 2020, 2021, 2022, 2023]
+    frame = pd.DataFrame({"Year": years, "pop": [5.1 + (year - 2015) / 20 for year in years]})
+    path = _write(tmp_path, frame, "pop.csv")
+    with pytest.raises(DataError, match=r"1 missing time step\(s\) in column 'Year' of a YS-JAN series, the "
+                       r"first 2019-01-01"):  # fmt: skip
+        read_csv(path)
+    series = read_csv(path, fill_missing="interpolate")
+    assert series.freq == "YS-JAN" and series.frame["pop"].iloc[4] == pytest.approx(5.3)
+
 def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
     frame = _weekly(20)
     frame.loc[7, "y"] = np.nan
@@ -561,3 +574,23 @@ def test_a_column_of_a_coarser_frequency_is_named_as_such():
     assert ("(column 'gdp' has a value every 3 rows, a coarser frequency than the other columns' (targets / "
             "--targets naming the others leaves it out), so not filled by default)") in message
     assert _read(frame, targets=["rate"])[0].columns == ["rate"]
+
+
+def test_vintages_of_one_series_are_refused_not_read_as_series(tmp_path):
+    """ALFRED's long download of every vintage (the same quarter once per release, beside its vintage date)
+    was read as a panel of one series per vintage, and forecast twice (h91 F1): a key of dates is refused,
+    naming it; --id-col still reads it as series."""
+    rows = [(quarter.date(), vintage, 100 + k + bump)
+            for vintage, count, bump in (("2023-01-26", 35, 0.0), ("2023-04-27", 36, 0.3))
+            for k, quarter in enumerate(pd.date_range("2015-01-01", periods=count, freq="QS"))]  # fmt: skip
+    path = tmp_path / "gdp_vintages.csv"
+    pd.DataFrame(rows, columns=["observation_date", "vintage_date", "GDP"]).to_csv(path, index=False)
+    with pytest.raises(DataError) as refused:
+        read_csv(path)
+    assert str(refused.value) == (
+        f"{path}: the dates of column 'observation_date' repeat beside column 'vintage_date', which holds "
+        "dates too ('2023-01-26', ...): revisions of one series, one per vintage, not series; expected one "
+        "row per date (keep the rows of one vintage), or id_col='vintage_date' / --id-col vintage_date where "
+        "its dates name series"
+    )
+    assert read_csv(path, id_col="vintage_date").columns == ["2023-01-26", "2023-04-27"]

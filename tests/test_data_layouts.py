@@ -408,6 +408,21 @@ def test_a_first_row_of_text_is_not_taken_for_metadata(tmp_path):
     )
 
 
+@pytest.mark.parametrize("cell", ["${:.2f}bn", "€{:.2f}M", "{:.2f} млн", "({:.2f}%)"])
+def test_a_column_of_numbers_each_written_with_text_names_its_cells(tmp_path, cell):
+    """Every cell a number with what no reading takes ('$1.20bn', '1.20 млн') was refused as "no numeric
+    columns to forecast among 'month', 'value'", no cell named (h91 F7); a few such cells were named."""
+    months = pd.date_range("2018-01-01", periods=12, freq="MS")
+    cells = [cell.format(1.2 + k / 100) for k in range(12)]
+    path = write(tmp_path, "units.csv", "month,value\n" + "".join(
+        f'{month:%Y-%m},"{text}"\n' for month, text in zip(months, cells, strict=True)))  # fmt: skip
+    assert one_line_error(path) == (
+        f"{path}: column 'value' holds text where numbers are expected: line 2 {cells[0]!r}, line 3 "
+        f"{cells[1]!r}, line 4 {cells[2]!r}, line 5 {cells[3]!r}, line 6 {cells[4]!r} (12 cell(s) in total); "
+        "expected a number in every cell"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -344,6 +344,36 @@ def test_gapminder_numbers_ending_in_a_small_k_are_thousands(tmp_path):
     assert "read 24 number(s) ending in K (k), M or B" in note
 
 
+
+def test_a_k_set_apart_from_its_number_is_thousands_too(tmp_path):
+    """'1.65 k' after months of plain thousands was read 1.65, its k stripped as a flag, where '1.65k' reads
+    1650 (h91 F2)."""
+    cells = [str(1200 + 10 * k) for k in range(45)] + ["1.65 k", "1.66 k", "1.67 k"]
+    months = pd.date_range("2018-01-01", periods=48, freq="MS")
+    path = write(tmp_path, "visitors.csv", "month,visitors\n" + "\n".join(
+        f"{month:%Y-%m},{cell}" for month, cell in zip(months, cells, strict=True)) + "\n")  # fmt: skip
+    frame, _, note = read_noted(path)
+    np.testing.assert_allclose(frame["visitors"], 1200 + 10 * np.arange(48))
+    assert "read 3 number(s) ending in K (k), M or B as thousands, millions or billions" in note
+
+
+def test_percents_among_a_columns_fractions_are_fractions(tmp_path):
+    """A column of rates as fractions whose latest cells a spreadsheet shows in percent ('9.5%' after
+    '0.094') was read 0.094 then 9.5 (h91 F3); a column all in percent stays in percent."""
+    cells = [f"{0.05 + k / 1000:.3f}" for k in range(45)] + ["9.5%", "9.6%", "9.7%"]
+    months = pd.date_range("2019-01-01", periods=48, freq="MS")
+    path = write(tmp_path, "rate.csv", "month,rate\n" + "\n".join(
+        f"{month:%Y-%m},{cell}" for month, cell in zip(months, cells, strict=True)) + "\n")  # fmt: skip
+    frame, _, note = read_noted(path)
+    np.testing.assert_allclose(frame["rate"], 0.05 + np.arange(48) / 1000)
+    assert "read 3 number(s) written with % as fractions (9.5% as 0.095), as the column's other numbers " \
+        "are written" in note  # fmt: skip
+    in_percent = [f"{5 + k / 10:.1f}" for k in range(45)] + ["9.5%", "9.6%", "9.7%"]  # in line as written
+    path.write_text("month,rate\n" + "\n".join(
+        f"{month:%Y-%m},{cell}" for month, cell in zip(months, in_percent, strict=True)) + "\n")  # fmt: skip
+    frame, _, note = read_noted(path)
+    assert frame["rate"].iloc[-1] == pytest.approx(9.7) and "written with % in percent" in note
+
 def test_a_met_office_station_file_of_text_columns_units_flags_and_provisional_rows(tmp_path):
     """The Met Office's historic station data: notes, then 'yyyy mm tmax ...' over a units line, values lined
     up by spaces, '*' for estimated and '#' for an automatic sensor after values, '---' for missing, and
@@ -758,6 +788,18 @@ def test_a_noaa_station_file_and_a_crypto_export_forecast_their_measurements_onl
     assert freq == "h" and list(frame.columns) == ["open", "close", "Volume BTC"]
     assert "skipped column(s) 'unix': the dates as Unix times (targets keep them)" in note
 
+
+
+def test_a_column_of_zero_and_one_flagging_provisional_values_is_no_series(tmp_path):
+    """'month,value,provisional' with 1 on the latest months: the flags were forecast as a second series
+    (h91 F4); named in targets they are read."""
+    months = pd.date_range("2018-01-01", periods=60, freq="MS")
+    rows = [f"{month:%Y-%m},{200 + 2 * k},{int(k >= 57)}" for k, month in enumerate(months)]
+    path = write(tmp_path, "flagged.csv", "month,value,provisional\n" + "\n".join(rows) + "\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "MS" and list(frame.columns) == ["value"]
+    assert note.endswith("skipped column(s) 'provisional': flags of the values, 0 or 1 (targets keep them)")
+    assert read_csv(path, targets=["value", "provisional"]).columns == ["value", "provisional"]
 
 def test_published_tables_of_turkish_portuguese_and_swedish_periods_and_cbs_open_data(tmp_path):
     """The year written on a table's first row of each year only (Hong Kong's C&SD, TurkStat), Turkish and

@@ -44,11 +44,11 @@ _SHAPES = {
     r"|\d{1,3}(?:\.\d{3}){2,}",
 }
 _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
-# Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B", Gapminder's "110.0k" (no office flags
-# a value "k"; other flags are lower case or set apart), and rates written with their unit, "0.40%", "5.2 %"
-# (read in percent)
-_SCALED = re.compile(r"(?P<value>.*\d)(?P<suffix>[KkMB]| ?%)")
-_SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, " %": 1.0}
+# Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B", Gapminder's "110.0k", "1.65 k" (no
+# office flags a value "k"; other flags are lower case or set apart), and rates written with their unit,
+# "0.40%", "5.2 %" (read in percent, or as fractions among a column's plain fractions: `_nearer_scaled`)
+_SCALED = re.compile(r"(?P<value>.*\d) ?(?P<suffix>[KkMB]|%)")
+_SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0}
 # Money as spreadsheets format it: "$120,345.67", "105.510,44 €", "-£3.20", accounting's "($4,845.18)" for a
 # negative amount (a revenue column so written was skipped as text, silently)
 _MONEY = re.compile(r"(?P<open>\()?(?P<sign>[+-]?)\s*[$€£¥]?\s*(?P<value>\d[\d.,\s\u00a0\u202f]*?)\s*[$€£¥]?"
@@ -115,8 +115,11 @@ class Tally:
         if magnitudes := sum(self.scaled[suffix] for suffix in "KkMB"):
             said.append(f"read {magnitudes} number(s) ending in K (k), M or B as thousands, millions or "
                         "billions")
-        if percents := sum(count for suffix, count in self.scaled.items() if "%" in suffix):
+        if percents := self.scaled["%"]:
             said.append(f"read {percents} number(s) written with % in percent")
+        if fractions := self.scaled["fraction"]:
+            said.append(f"read {fractions} number(s) written with % as fractions (9.5% as 0.095), as the "
+                        "column's other numbers are written")  # fmt: skip
         if trailing := self.scaled["-"]:
             said.append(f"read {trailing} number(s) with a minus after them (1.234,56-) as negative")
         if triangles := self.scaled["△"]:
@@ -206,6 +209,7 @@ def to_numbers(
     plain = kinds.any(axis=1)
     values, flags, suffixes, capitals = cells.to_numpy(dtype=object), Counter(), Counter(), 0
     scales, letters = np.ones(len(cells)), np.full(len(cells), "", dtype=object)  # letters: K, k, M or B
+    percents = np.zeros(len(cells), dtype=bool)
     for position in np.flatnonzero(~kinds.any(axis=1)):  # markers, flagged, scaled cells and money
         if decimal == "," and (uncertain := _UNCERTAIN.fullmatch(values[position])):
             values[position] = uncertain["value"]
@@ -219,6 +223,7 @@ def to_numbers(
             values[position], scales[position] = scaled["value"], _SCALES[scaled["suffix"]]
             suffixes.update([scaled["suffix"]])
             letters[position] = scaled["suffix"] if scaled["suffix"] in "KkMB" else ""
+            percents[position] = scaled["suffix"] == "%"
         elif (below := _BELOW.fullmatch(values[position])) and number_kind(below["value"], flags=False):
             values[position], scales[position] = below["value"], 0.5
             suffixes.update(["<"])
@@ -257,6 +262,11 @@ def to_numbers(
         flags.update(letter.lower() for letter in letters[lettered])
         suffixes.subtract(letters[lettered])
         scales[np.flatnonzero(~marked)[lettered]] = 1.0
+    percent, others = percents[~marked], plain[~marked] & ~lettered & ~percents[~marked]
+    if percent.any() and _nearer_scaled(parsed[percent], np.full(percent.sum(), 0.01), parsed[others]):
+        scales[np.flatnonzero(~marked)[percent]] = 0.01  # "9.5%" after "0.094": a cell shown in percent
+        suffixes.subtract({"%": int(percent.sum())})
+        suffixes.update({"fraction": int(percent.sum())})
     parsed = parsed * scales[~marked]
     numbers = np.full(len(column), np.nan)
     numbers[places[~marked]] = parsed
@@ -313,19 +323,23 @@ def doubtful_marks(rows: pd.DataFrame) -> list[str]:
 
 def _letters_flag(written: np.ndarray, letters: np.ndarray, plain: np.ndarray) -> bool:
     """Whether the K, M or B after numbers (`letters`, "" where none) flags them (Statistics Canada's B,
-    "very good") rather than scaling them: the numbers as written are closer in magnitude (log10 of the
-    medians) to the column's plain numbers than scaled. Investing.com's volumes ("2.47M", "1.2B") have no
-    plain numbers beside them."""
+    "very good") rather than scaling them: the numbers as written are closer in magnitude to the column's
+    plain numbers than scaled. Investing.com's volumes ("2.47M", "1.2B") have no plain numbers beside them."""
     lettered = letters != ""
-    reference = np.abs(written[plain & ~lettered])
-    shown = np.abs(written[lettered])
     scales = np.array([_SCALES[letter] for letter in letters[lettered]])
-    reference, scales, shown = reference[reference > 0], scales[shown > 0], shown[shown > 0]
+    return _nearer_scaled(written[lettered], scales, written[plain & ~lettered]) is False
+
+
+def _nearer_scaled(shown: np.ndarray, scales: np.ndarray, reference: np.ndarray) -> bool | None:
+    """Whether numbers `shown` times their `scales` are closer in magnitude (log10 of the medians) to the
+    `reference` numbers of their column than as written; None where either holds no number but 0."""
+    keep = shown != 0
+    shown, scales, reference = np.abs(shown[keep]), scales[keep], np.abs(reference[reference != 0])
     if not (reference.size and shown.size):
-        return False
+        return None
     typical = np.log10(np.median(reference))
     as_written, as_scaled = np.log10(np.median(shown)), np.log10(np.median(shown * scales))
-    return bool(abs(as_written - typical) < abs(as_scaled - typical))
+    return bool(abs(as_scaled - typical) < abs(as_written - typical))
 
 
 def numbers_in_text_columns(raw: pd.DataFrame, decimal: str | None, tally: Tally) -> pd.DataFrame:

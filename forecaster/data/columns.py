@@ -95,6 +95,9 @@ _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "e
                                 "decimals", "coordinate", "population"})  # NOAA's stations, StatCan, the ECDC
 # e-Stat's "... コード", UN Comtrade's "reporterCode"
 _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]Code)$")
+# A column of 0 and 1 marking values provisional, estimated or revised beside them (h91 F4: forecast as a
+# second series); written as letters ('p') it is text, skipped as such
+_FLAG_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:flags?|status|provisional|preliminary|estimated?|revised))")
 
 
 def is_text(column: pd.Series) -> bool:
@@ -143,6 +146,7 @@ def numeric_columns(
     kept: list[str] = []
     arrays: list[np.ndarray] = []
     skipped: list[str] = []
+    unread: dict[str, np.ndarray] = {}  # the text columns skipped: their cells no reading takes
     for name in chosen:
         column = raw[name]
         # complex, durations, dates: no real number to forecast; true/false ("TRUE" cells a CSV reader
@@ -165,16 +169,9 @@ def numeric_columns(
                 parsed = int(numbers.notna().sum())
                 if not explicit and parsed < bad.size:
                     skipped.append(name)
+                    unread[name] = bad
                     continue
-                if not odd.any():  # named: the cells no reading takes, not the markers beside them
-                    unread = column.map(lambda text: isinstance(text, str) and not number_kind(text))
-                    bad = np.flatnonzero(unread.to_numpy(dtype=bool)) if unread.any() else bad
-                shown = ", ".join(f"{line(p)} {str(column.iloc[p])!r}" for p in bad[:SHOWN])
-                raise DataError(
-                    f"{path}: column {name!r} holds {'values' if odd.any() else 'text'} where numbers are "
-                    f"expected: {shown} ({bad.size} cell(s) in total); expected a number in every cell"
-                    f"{graded_or_codes(raw, [name])}"
-                )
+                raise DataError(_text_among_numbers(path, raw, name, bad, "values" if odd.any() else "text"))
             column = numbers
         kept.append(name)
         arrays.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -182,11 +179,29 @@ def numeric_columns(
         _check_one_time_axis(path, raw, skipped, index)
         notes.append(f"skipped non-numeric column(s) {', '.join(map(repr, skipped))}")
     if not kept:
+        # a column of numbers each written with what no reading takes ('$1.2bn', '1.2 млн'): its cells named,
+        # unless the letters after them say what to do (`graded_or_codes`)
+        digits = [name for name in unread if 2 * raw[name].astype(str).str.contains(r"\d").sum() > len(raw)
+                  and not all(is_date(str(value)) for value in raw[name].dropna().iloc[:5])
+                  and not graded_or_codes(raw, [name])]  # fmt: skip
+        if digits:
+            raise DataError(_text_among_numbers(path, raw, digits[0], unread[digits[0]], "text"))
         raise DataError(
             f"{path}: no numeric columns to forecast among {', '.join(map(repr, raw.columns))}; "
             f"expected at least one column of numbers besides the date{graded_or_codes(raw, skipped)}"
         )
     return kept, np.column_stack(arrays)
+
+
+def _text_among_numbers(path: str, raw: pd.DataFrame, name: str, bad: np.ndarray, held: str) -> str:
+    """The message for a column of numbers whose cells at `bad` hold `held` ("text", "values") instead; of
+    text, the cells no reading takes are named, not the markers and flagged numbers beside them."""
+    if held == "text":
+        taken = raw[name].map(lambda text: isinstance(text, str) and not number_kind(text)).to_numpy(bool)
+        bad = np.flatnonzero(taken) if taken.any() else bad
+    shown = ", ".join(f"{line(p)} {str(raw[name].iloc[p])!r}" for p in bad[:SHOWN])
+    return (f"{path}: column {name!r} holds {held} where numbers are expected: {shown} ({bad.size} cell(s) "
+            f"in total); expected a number in every cell{graded_or_codes(raw, [name])}")  # fmt: skip
 
 
 def other_series(raw: pd.DataFrame, date_cols: list[str], taken: list[str], index: pd.Index) -> list[str]:
@@ -243,14 +258,16 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
     constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
-    restating = counters + decimal + ids + parts + unix + constant
+    flags = [name for name in columns if _FLAG_NAME.fullmatch(str(name).strip()) and _zero_one(raw[name])]
+    restating = counters + decimal + ids + parts + unix + constant + flags
     if not restating or len(restating) == len(columns):
         return every
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
                         (ids, "codes or identifiers"),
                         (parts, "parts or codes of the dates (year, month, weekday, 20141 ...)"),
                         (unix, "the dates as Unix times"),
-                        (constant, "one place or format throughout")):  # fmt: skip
+                        (constant, "one place or format throughout"),
+                        (flags, "flags of the values, 0 or 1")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in every if name not in restating]
@@ -262,6 +279,13 @@ def _identifies(column: pd.Series) -> bool:
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     rising = len(values) > 1 and (values % 1 == 0).all() and (np.diff(values) > 0).all()
     return bool(column.nunique() == 1 or rising)
+
+
+def _zero_one(column: pd.Series) -> bool:
+    """Whether a column of numbers holds only 0 and 1 (and empty cells)."""
+    if not pd.api.types.is_numeric_dtype(column) or column.dtype.kind == "b":
+        return False
+    return bool(column.dropna().isin([0, 1]).all())
 
 
 def _epoch_numbers(index: pd.DatetimeIndex) -> dict[str, np.ndarray]:

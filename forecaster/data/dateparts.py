@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import datum_texts
-from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, ROMAN_QUARTERS, SPAN_BETWEEN, first_day
+from forecaster.data.dates import QUARTER_WORDS, ROMAN_QUARTERS, SPAN_BETWEEN, first_day
 from forecaster.data.keys import in_place_of
+from forecaster.data.labeltexts import MONTH_NUMBERS
 from forecaster.data.missing import line
 from forecaster.errors import DataError, MissingDateColumnsError
 

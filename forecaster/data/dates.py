@@ -15,32 +15,13 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
-from forecaster.data.cells import MAX_DATUM_CHARS, datum_texts
+from forecaster.data.cells import MAX_DATUM_CHARS
 from forecaster.data.grids import snap_to_periods
+from forecaster.data.labeltexts import MONTH_NUMBERS, PROVISIONAL, label_texts
 from forecaster.data.shortyears import SHORT_YEAR_MONTHS, months_in_order
 from forecaster.data.timeindex import daylight_saving, infer_frequency, sub_daily
 
-# Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
-# Turkish, Polish, Czech, Swedish, Danish and Austrian German), or by the abbreviation after "|" ("mrt").
-_MONTH_NAMES = (
-    "january february march april may june july august september october november december",
-    "januar februar märz april mai juni juli august september oktober november dezember",
-    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
-    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
-    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
-    "januari februari maart|mrt april mei juni juli augustus september oktober november december",
-    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
-    "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
-    "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
-    "leden únor březen duben květen červen|čvn červenec|čvc srpen září říjen listopad prosinec",  # čer: July
-    "januari februari mars april maj juni juli augusti september oktober november december",
-    "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
-    "januari februari maret april mei juni juli agustus september oktober november desember",  # BPS Indonesia
-    "janv févr mars avr mai juin juil août sept oct nov déc",  # French abbreviated, as Excel writes them
-)
 QUARTER_WORDS = re.compile(r"(?P<quarter>[1-4])\.?\s*(?:quartal|quarter|trimestre)", re.IGNORECASE)  # GENESIS
-MONTH_NUMBERS = {word[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
-                 for word in name.split("|") for cut in (3, None)}  # fmt: skip
 _UNPADDED_MONTHS = re.compile(r"^(?P<year>\d{4}):(?P<month>\d{1,2})$")
 # Between a fiscal year's two years: a slash or a dash, typeset too (en and em dashes, the minus sign:
 # "2019–20"), or GOV.UK's "2019 to 2020" (h66)
@@ -60,16 +41,24 @@ PERIOD_LABELS = (
     # CBS open data's Perioden: "2018MM01", "2018KW01" (its years, "2018JJ00", are dropped among them)
     (re.compile(r"^(?P<year>\d{4})MM(?P<month>\d{2})$"), "month"),
     (re.compile(r"^(?P<year>\d{4})KW0(?P<quarter>[1-4])$"), "quarter"),
-    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[WVU](?P<week>\d{1,2})$", re.I), "week"),  # V: vecka, U: uge
-    (re.compile(r"^W(?P<week>\d{1,2})\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "week"),  # "W07 2015", week first
+    # V: vecka, U: uge, KW: Kalenderwoche ("2020KW05", "KW 05/2020"; CBS's "2018KW01" above is a quarter)
+    (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*(?:KW\s*|[WVU])(?P<week>\d{1,2})$", re.I), "week"),
+    (re.compile(r"^(?:KW\s*|W)(?P<week>\d{1,2})\s*[-_ /]?\s*(?P<year>\d{4})$", re.I), "week"),  # "W07 2015"
     (re.compile(r"^(?P<year>\d{4})\s*[-_ ]?\s*[HS](?P<half>[12])$", re.I), "half"),
     (re.compile(r"^[HS](?P<half>[12])\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "half"),  # "H1 2008"
+    # half-years in words: IBGE's "1º semestre 2008", "2008 1st half"
+    (re.compile(r"^(?P<half>[12])\s*(?:º|°|o|st|nd)?\.?\s*(?:semestre|half|halbjahr)\s+(?:de\s+)?(?P<year>\d{4})$",
+                re.I), "half"),  # fmt: skip
+    (re.compile(r"^(?P<year>\d{4})\s+(?P<half>[12])\s*(?:º|°|o|st|nd)?\.?\s*(?:semestre|half|halbjahr)$",
+                re.I), "half"),  # fmt: skip
+    (re.compile(r"^(?P<year>\d{4})-A1$"), "year"),  # SDMX 2.0's annual period
     # EViews and FRED-era exports: "2020:1" a quarter, "2020:01" a month, and "1990:1" ... "1990:12" where
     # every month is among them (`_UNPADDED_MONTHS`: a quarterly file's "2016:5" is no month)
     (re.compile(r"^(?P<year>\d{4}):(?P<quarter>[1-4])$"), "quarter"),
     (re.compile(r"^(?P<year>\d{4}):(?P<month>\d{2})$"), "month"),
     (_UNPADDED_MONTHS, "month"),
-    (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4})$", re.I), "year"),  # fiscal years named by their year
+    (re.compile(r"^FY\s*[-_ ]?\s*(?P<year>\d{4}|\d{2})$", re.I), "year"),  # fiscal years by their year, FY21
+    (re.compile(rf"^FY\s*(?P<year>\d{{2}}){SPAN_BETWEEN}(?P<next>\d{{2}})$", re.I), "span"),  # "FY05/06"
     # fiscal and academic years ("2019/20", "2019-2020", UK and Indian public finance's "FY2019/20"): kept
     # only where the second year follows the first
     (re.compile(rf"^(?:FY\s*)?(?P<year>\d{{4}}){SPAN_BETWEEN}(?P<next>\d{{2}}|\d{{4}})$", re.I), "span"),
@@ -86,7 +75,7 @@ PERIOD_LABELS = (
     # written on the year (the ECB's "2018Jan")
     (re.compile(r"^(?P<year>\d{4})\s*(?P<month>[^\W\d_]{3,})\.?$"), "month"),
     # the BCRP's "Ene.2012", INE Portugal's "Janeiro de 2014", ABS and Excel headers' "Mar-1998"
-    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+|-)(?:de\s+)?(?P<year>\d{4})$"), "month"),
+    (re.compile(r"^(?P<month>[^\W\d_]{3,})(?:\.\s*|\s+|-|/)(?:de\s+)?(?P<year>\d{4})$"), "month"),  # jan/2020
     # months before their year with a dot, as German spreadsheets and ERP exports write them: "01.2021"
     (re.compile(r"^(?P<month>\d{2})\.(?P<year>\d{4})$"), "month"),
     # Statistics South Africa's time series, months across the columns: "MO012018"
@@ -94,26 +83,19 @@ PERIOD_LABELS = (
     # quarters in words before their year (IBGE's "1º trimestre 2016", "1st quarter 2016", "1. Quartal 2016")
     (re.compile(r"^(?P<quarter>[1-4])\s*(?:º|°|o|er|e|st|nd|rd|th)?\.?\s*(?:trimestre|quarter|quartal)\s+"
                 r"(?:de\s+)?(?P<year>\d{4})$", re.I), "quarter"),
+    (re.compile(r"^(?P<year>\d{4})\s+(?P<quarter>[1-4])\s*(?:e|de|st|nd|rd|th)?\.?\s*(?:kwartaal|quarter)$",
+                re.I), "quarter"),  # CBS StatLine's "2010 1e kwartaal"
     # Excel's "mmm-yy" ("Jan-19": January 2019, its two-digit years from 1930 to 2029, as Excel reads them)
     (re.compile(r"^(?P<month>[^\W\d_]{3,4})\.?-(?P<year>\d{2})$"), "month"),  # a French Excel's "janv.-19"
     *((pattern, "month") for pattern in SHORT_YEAR_MONTHS),  # "Jan 22", "01/22": only in order (h75 F2)
 )
 _NAMED_OFFSET = re.compile(r"\s*(?:UTC|GMT)\s*(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d\d))?\s*$",
                            re.IGNORECASE)  # fmt: skip
-_PROVISIONAL = re.compile(r"\s*\*+$")
 # Words naming which day of its week or month a date is ("Week ending January 8, 2022", USDA's "Week ending
 # 2022-01-08", retail's "W/E 01/08/2022", "w/c 3 Jan 2022"): the date is read alone
 _WEEK_OF = re.compile(r"^\s*(?:(?:week|wk|month|period)\s+(?:ending|ended|beginning|starting|commencing|of)|"
                       r"w/e|w/c)\s*:?\s*", re.IGNORECASE)  # fmt: skip
 ROMAN_QUARTERS = {"I": "1", "II": "2", "III": "3", "IV": "4"}
-# Three months by their names and the year of the last: "Jan-Mar 2005", the ONS's rolling "Nov-Jan 2010"
-_MONTH_RANGE = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?\s*[-\u2013]\s*(?P<last>[^\W\d_]{3,})\.?\s+"
-                          r"(?P<year>\d{4})$")  # fmt: skip
-# The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
-# (three digits, no era named) 2023
-_QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{1,2})\s*月期?$")
-_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
-_ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
 _HOUR_24 = re.compile(r"(?<=[ T])24:00(?::00)?$")
 _LEAP_SECOND = re.compile(r"(?<=\d\d:\d\d):60(?=(?:[.,]0+)?(?:Z|[+-]\d\d(?::?\d\d)?)?$)")  # 23:59:60
 # An interval written start - end ("13.03.2023 00:00 - 13.03.2023 00:15", ENTSO-E): the time is its start
@@ -146,7 +128,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
     """Quarter, month, ISO-week, half-year and fiscal-year labels pandas does not parse itself, as the first
     day of each period (a fiscal year "2019/20": January 1 of its first year); None unless every value is
     such a label, all of one kind."""
-    texts = _label_texts(values)
+    texts = label_texts(values)
     first = texts.iloc[0] if len(texts) and isinstance(texts.iloc[0], str) else ""  # empty first: no label
     for pattern, part in PERIOD_LABELS:
         if not pattern.search(first):  # every label fits, the first too: 70,000 timestamps are not matched
@@ -171,7 +153,7 @@ def parse_period_labels(values: pd.Series) -> pd.DatetimeIndex | None:
 def period_label_misfits(values: pd.Series) -> tuple[str, np.ndarray] | None:
     """Where most values, not all, are period labels of one kind ("1998/99", "1999/01"; "2015:1" ...
     "2015:5"): the kind ("fiscal year", "quarter", ...) and the positions of the values that are not."""
-    texts = _label_texts(values)
+    texts = label_texts(values)
     for pattern, part in PERIOD_LABELS:
         found, fits = _labels_of(texts, pattern, part)
         if part not in ("span", "day") and fits.any():  # of the form, but no such period: "2001M13"
@@ -190,46 +172,6 @@ def _possible(year: str, part: str, value: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _label_texts(values: pd.Series) -> pd.Series:
-    """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis), and
-    with Japanese era years as the years they are ("平成31年1月" is 2019's January, "令和元年" 2019)."""
-    texts = datum_texts(values.astype(str).str.strip())
-    if texts.str.contains("年", regex=False).any():
-        texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
-        texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
-    texts = _month_ranges(texts)
-    return texts.str.replace(_PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
-
-
-def _month_ranges(texts: pd.Series) -> pd.Series:
-    """Three months by their names ("Jan-Mar 2005") as the quarter they are where every label is a
-    calendar quarter, else as their last month (the ONS's rolling "Nov-Jan 2010", "Dec-Feb 2010": three
-    months stepping monthly, dated by their end); both were refused (h66)."""
-    if not (len(texts) and _MONTH_RANGE.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
-        return texts
-    found = texts.str.extract(_MONTH_RANGE)
-    if found["year"].isna().any():
-        return texts
-    first, last = (found[end].str.lower().map(MONTH_NUMBERS) for end in ("first", "last"))
-    if first.isna().any() or last.isna().any() or ((last - first) % 12 != 2).any():
-        return texts
-    if ((first - 1) % 3 == 0).all():
-        return found["year"] + "Q" + ((first + 2) // 3).astype(int).astype(str)
-    return found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
-
-
-def _quarter_named(found: re.Match) -> str:
-    """A quarter by its months ("1-3月期", e-Stat's) as the quarter it is ("第1四半期")."""
-    first, last = int(found["first"]), int(found["last"])
-    return f"第{(first + 2) // 3}四半期" if last == first + 2 and first % 3 == 1 else found[0]
-
-
-def _western_year(found: re.Match) -> str:
-    """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
-    year = found["year"] or found["republic"]
-    return f"{_ERAS[found['era']] + (1 if year == '元' else int(year))}年"
 
 
 def _labels_of(texts: pd.Series, pattern: re.Pattern, part: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -306,7 +248,7 @@ def timestamp_texts(column: pd.Series) -> pd.Series:
 
     texts, joined = sized[text], "\n".join(sized[text])  # one scan of plain timestamps: ETTm1's 70,000
     if "*" in joined:  # "2023-10*": a provisional period
-        texts = texts.str.replace(_PROVISIONAL, "", regex=True)
+        texts = texts.str.replace(PROVISIONAL, "", regex=True)
     upper = joined.upper()  # once: ETTm1's 70,000 timestamps are one string
     if any(word in upper for word in ("WEEK", "WK", "W/", "MONTH", "PERIOD")):  # "Week ending ..."
         texts = texts.str.replace(_WEEK_OF, "", regex=True)

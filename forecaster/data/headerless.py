@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import MAX_DATUM_CHARS, number_kind
-from forecaster.data.dates import MONTH_NUMBERS, QUARTER_WORDS, parse_period_labels
+from forecaster.data.dates import QUARTER_WORDS, parse_period_labels
+from forecaster.data.labeltexts import MONTH_NUMBERS
 
 _YEAR = re.compile(r"[12]\d{3}")
 _PARTS = (("year", 1000, 2999), ("month", 1, 12), ("day", 1, 31))  # number columns, in this order

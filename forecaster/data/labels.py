@@ -55,11 +55,15 @@ def _styles(text: str) -> Iterator[str]:
         match = pattern.match(text)
         if match is None:
             continue
+        year = "{yy:02d}" if len(match["year"]) == 2 else "{year}"  # "FY05/06", "Q1-19"
         if part == "span":  # a fiscal year "2019/20", "2019-2020" or "FY2019/20"
             before, between = text[: match.start("year")], text[match.end("year") : match.start("next")]
-            yield before + "{year}" + between + ("{next2:02d}" if len(match["next"]) == 2 else "{next}")
+            yield before + year + between + ("{next2:02d}" if len(match["next"]) == 2 else "{next}")
             continue
-        names = {"year": "isoyear" if part == "week" else "year"}
+        if part == "year" and len(match["year"]) == 2:  # "FY21"
+            yield text[: match.start("year")] + year + text[match.end("year") :]
+            continue
+        names = {"year": "isoyear" if part == "week" else year.strip("{}")}
         for width in (":02d", ""):  # zero-padded where the labels cannot tell
             names[part] = part + width
             spans = sorted((match.span(group), field) for group, field in names.items())

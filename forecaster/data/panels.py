@@ -3,13 +3,12 @@ long tables found without `id_col` (a country, quarter, value table of official 
 
 A long table of several series becomes one wide table (a time column, one column per series) so the series
 are the channels of one multivariate model, which needs them on the same timestamps; forecasts go back to
-long rows named the Nixtla way (`unique_id, ds, <model>, <model>-lo-80, ...`).
+long rows in `longforecast`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -17,10 +16,8 @@ import pandas as pd
 
 from forecaster.data.cells import counts_rows
 from forecaster.data.keys import (
-    KEY_SEPARATOR,
     check_ids_given,
     key_parts,
-    key_values,
     named_as_ids,
     rows_of_targets,
     with_key,
@@ -30,7 +27,7 @@ from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.data.timeindex import steps_in_order
 from forecaster.data.timeorder import sorted_by_time
-from forecaster.data.variables import by_variable, joined_values, melt_variables, value_columns
+from forecaster.data.variables import joined_values, melt_variables, value_columns
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
@@ -39,7 +36,6 @@ DEFAULT_TARGET_COL = "y"
 # What long exports call the column of values: Nixtla's y, SDMX's OBS_VALUE, most offices' value.
 VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
 _SHOWN = 3
-_INTERVAL = re.compile(r"-(lo|hi)-\d+")
 MAX_PIVOT_CELLS = 200_000_000  # 1.6 GB of float64; M5's 30,490 series over 1,941 days are 59 million
 
 
@@ -264,6 +260,7 @@ def find_long(
         labels = _distinct_labels(raw, keys, date_col)
         text.update(dict.fromkeys(labels, True))
     id_col = DEFAULT_ID_COL if DEFAULT_ID_COL in others else labels[0] if len(labels) == 1 else None
+    table = raw  # its columns, before several that tell the series apart are joined
     if id_col is None and len(labels) > 1:  # series told apart by several columns together
         # less what another determines (a unit by its item), and what the others and the date determine: a
         # status of each observation (OECD's OBS_STATUS: provisional values of the latest months) is no key
@@ -288,6 +285,7 @@ def find_long(
     if not values:
         return raw, read
     parts = key_parts(id_col) if id_col not in others else [id_col]
+    _refuse_vintages(table, parts, date_col, source, parse_dates)
     keyed = f"column {id_col!r}" if len(parts) == 1 else f"columns {' and '.join(map(repr, parts))}"
     found = f"read as a long panel keyed by {keyed}, since dates repeat in column {date_col!r}"
     joined = joined_values(values, source)
@@ -324,6 +322,33 @@ def find_long(
         f"from {_values_said(values)}{ignored}"
     )
     return wide, long
+
+
+def _refuse_vintages(
+    raw: pd.DataFrame,
+    parts: list[str],
+    date_col: str,
+    source: str,
+    parse_dates: Callable[..., pd.DatetimeIndex],
+) -> None:
+    """DataError where a column found to tell series apart holds dates itself: ALFRED's `vintage_date`, FRED's
+    `realtime_start`, each date once per release that published it, were read as one series per vintage."""
+    for part in parts:
+        if part == DEFAULT_ID_COL:
+            continue
+        labels = raw[part].dropna().drop_duplicates()
+        try:
+            dates = parse_dates(source, labels.to_frame(), part)
+        except DataError:
+            continue
+        if (dates != dates.normalize()).any():  # times of day ('12:00') beside the dates: no vintages
+            continue
+        raise DataError(
+            f"{source}: the dates of column {date_col!r} repeat beside column {part!r}, which holds dates "
+            f"too ({str(labels.iloc[0])!r}, ...): revisions of one series, one per vintage, not series; "
+            "expected one row per date (keep the rows of one vintage)"
+            + advice(f", or id_col={part!r} / --id-col {part} where its dates name series")
+        )
 
 
 def _values_said(values: list[str]) -> str:
@@ -414,37 +439,3 @@ def _check_aligned(keys: pd.DataFrame, order: list[str], source: str) -> None:
                                         "independent for one model shared by series of their own spans)"),
             said[:_SHOWN] + ([more[2:]] if more else []),
         )
-
-
-def melt_forecast(
-    table: pd.DataFrame, series: list[str], id_col: str, time_col: str, name: str,
-    target_col: str | None = None,
-) -> pd.DataFrame:
-    """A wide forecast (`<series>`, `<series>-lo-80`, ... on a time index) -> long rows `id_col, time_col,
-    name, name-lo-80, ...`, series by series; with a column per variable where `target_col` names several
-    (`variables.by_variable`)."""
-    first = series[0]
-    suffixes = [column[len(first):] for column in table.columns
-                if column.startswith(first) and _INTERVAL.fullmatch(column[len(first):])]  # fmt: skip
-    steps = len(table)  # built whole, not a frame per series (3,000 series took a minute)
-    long = pd.DataFrame({id_col: np.repeat(np.asarray(series, dtype=object), steps),
-                         time_col: table.index[np.tile(np.arange(steps), len(series))]})  # fmt: skip
-    for suffix in ["", *suffixes]:
-        named = [f"{column}{suffix}" for column in series]
-        long[f"{name}{suffix}"] = table[named].to_numpy().T.reshape(-1)
-    long = long[long[name].notna().to_numpy()].reset_index(drop=True)  # independent series end apart
-    values = value_columns(target_col)
-    if values is not None and all(str(column).rsplit(KEY_SEPARATOR, 1)[-1] in values for column in series):
-        long = by_variable(long, id_col, time_col, name, values)
-    return _split_key(long, id_col)
-
-
-def _split_key(long: pd.DataFrame, id_col: str) -> pd.DataFrame:
-    """Long rows whose id joins several columns (`with_key`) with those columns again, in its place."""
-    names = key_parts(id_col)
-    values = key_values(long[id_col], len(names)) if len(names) > 1 else None
-    if values is None:
-        return long
-    at = list(long.columns).index(id_col)
-    split = pd.DataFrame(values, columns=names, index=long.index)
-    return pd.concat([long.iloc[:, :at], split, long.iloc[:, at + 1 :]], axis=1)

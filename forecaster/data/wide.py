@@ -13,8 +13,9 @@ import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, number_cells, number_kind, to_numbers
 from forecaster.data.dateparts import part_named
-from forecaster.data.dates import MONTH_NUMBERS, NUMERIC_DATE, parse_period_labels, parse_timestamps
+from forecaster.data.dates import NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
+from forecaster.data.labeltexts import MONTH_NUMBERS
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.periods import PERIOD_FORMS, period_kind, totals_said, year_totals
 from forecaster.data.timeindex import infer_frequency

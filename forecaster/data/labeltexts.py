@@ -1,0 +1,96 @@
+"""Period labels as the reader matches them: months by name in many languages (`MONTH_NUMBERS`), and the
+labels written as `dates.PERIOD_LABELS` reads them (a provisional period's star dropped, Japanese era
+years, quarters by their months, three months by their names)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from forecaster.data.cells import datum_texts
+
+# Months by name, full or cut to three letters (English, German, French, Spanish, Italian, Dutch, Portuguese,
+# Turkish, Polish, Czech, Swedish, Danish, Austrian German and Russian), or by the abbreviation after "|".
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december",
+    "januar februar märz april mai juni juli august september oktober november dezember",
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+    "januari februari maart|mrt april mei juni juli augustus september oktober november december",
+    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık",
+    "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień",
+    "leden únor březen duben květen červen|čvn červenec|čvc srpen září říjen listopad prosinec",  # čer: July
+    "januari februari mars april maj juni juli augusti september oktober november december",
+    "jänner februar marts april maj juni juli august september oktober november december",  # Austria, Denmark
+    "januari februari maret april mei juni juli agustus september oktober november desember",  # BPS Indonesia
+    "janv févr mars avr mai juin juil août sept oct nov déc",  # French abbreviated, as Excel writes them
+    "январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь",  # Rosstat
+)
+MONTH_NUMBERS = {word[:cut]: number for names in _MONTH_NAMES for number, name in enumerate(names.split(), 1)
+                 for word in name.split("|") for cut in (3, None)}  # fmt: skip
+# A period marked provisional ("2023 oktober*")
+PROVISIONAL = re.compile(r"\s*\*+$")
+# Three months by their names and the year of the last: "Jan-Mar 2005", the ONS's rolling "Nov-Jan 2010"
+_MONTH_RANGE = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?\s*[-\u2013]\s*(?P<last>[^\W\d_]{3,})\.?\s+"
+                          r"(?P<year>\d{4})$")  # fmt: skip
+# The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
+# (three digits, no era named) 2023
+_QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{1,2})\s*月期?$")
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
+_ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
+# KOSIS's "2020년 1월", "2020년 1분기" as the NBS writes them, "2020年1月", "2020年1季度"; and the NBS's
+# quarters in Chinese numerals, "2020年第一季度", in digits
+_KOREAN = {"년": "年", "월": "月", "분기": "季度"}
+_CHINESE_QUARTER = re.compile(r"第\s*(?P<quarter>[一二三四])(?=\s*(?:季度|四半期)$)")
+
+
+def label_texts(values: pd.Series) -> pd.Series:
+    """The labels without the star that marks a period provisional ("2023 oktober*": CBS, Destatis), with
+    Japanese era years as the years they are ("平成31年1月" is 2019's January, "令和元年" 2019), and Korean
+    and Chinese-numeral labels as the NBS writes them in digits (`_KOREAN`, `_CHINESE_QUARTER`)."""
+    texts = datum_texts(values.astype(str).str.strip())
+    if texts.str.contains("년", regex=False).any():
+        texts = texts.str.replace("년|월|분기", lambda found: _KOREAN[found[0]], regex=True)
+    if texts.str.contains("年", regex=False).any():
+        texts = texts.str.replace(_CHINESE_QUARTER, _digit_quarter, regex=True)
+        texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
+        texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
+    texts = _month_ranges(texts)
+    return texts.str.replace(PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
+
+
+def _month_ranges(texts: pd.Series) -> pd.Series:
+    """Three months by their names ("Jan-Mar 2005") as the quarter they are where every label is a
+    calendar quarter, else as their last month (the ONS's rolling "Nov-Jan 2010", "Dec-Feb 2010": three
+    months stepping monthly, dated by their end); both were refused (h66)."""
+    if not (len(texts) and _MONTH_RANGE.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
+        return texts
+    found = texts.str.extract(_MONTH_RANGE)
+    if found["year"].isna().any():
+        return texts
+    first, last = (found[end].str.lower().map(MONTH_NUMBERS) for end in ("first", "last"))
+    if first.isna().any() or last.isna().any() or ((last - first) % 12 != 2).any():
+        return texts
+    if ((first - 1) % 3 == 0).all():
+        return found["year"] + "Q" + ((first + 2) // 3).astype(int).astype(str)
+    return found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
+
+
+def _digit_quarter(found: re.Match) -> str:
+    """A quarter in Chinese numerals ("第一") in digits ("第1")."""
+    return f"第{'一二三四'.index(found['quarter']) + 1}"
+
+
+def _quarter_named(found: re.Match) -> str:
+    """A quarter by its months ("1-3月期", e-Stat's) as the quarter it is ("第1四半期")."""
+    first, last = int(found["first"]), int(found["last"])
+    return f"第{(first + 2) // 3}四半期" if last == first + 2 and first % 3 == 1 else found[0]
+
+
+def _western_year(found: re.Match) -> str:
+    """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
+    year = found["year"] or found["republic"]
+    return f"{_ERAS[found['era']] + (1 if year == '元' else int(year))}年"
