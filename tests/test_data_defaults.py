@@ -302,7 +302,6 @@ def test_a_column_with_a_long_gap_beside_complete_ones_is_refused_naming_the_tar
     assert read_csv(path, targets=["sa", "original"]).columns == ["sa", "original"]
 
 
-
 def test_a_short_yearly_series_missing_its_middle_year_is_yearly(tmp_path):
     """8 yearly rows, 2015-2023 without 2019, hold no five consecutive years: the 365-day step of 2015-2016
     was taken for the grid, "off the 8760h grid" (h91 F6); a yearly series missing 2019 is said as such."""
@@ -314,6 +313,25 @@ def test_a_short_yearly_series_missing_its_middle_year_is_yearly(tmp_path):
         read_csv(path)
     series = read_csv(path, fill_missing="interpolate")
     assert series.freq == "YS-JAN" and series.frame["pop"].iloc[4] == pytest.approx(5.3)
+
+
+def test_a_few_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkeypatch):
+    """Runs of three rows (h91 F6) read a step of a second from three rows among years' and built every
+    second of the span before counting its missing steps: six rows to 2040 asked for 9.4 GiB. The grid is
+    counted as it is built, here over ten days (864,000 seconds)."""
+    built, date_range = [], pd.date_range
+
+    def counted(*args, **kwargs) -> pd.DatetimeIndex:
+        built.append(len(grid := date_range(*args, **kwargs)))
+        return grid
+
+    monkeypatch.setattr(pd, "date_range", counted)
+    stamps = ["2000-01-01 00:00:00", "2000-01-01 00:00:01", "2000-01-01 00:00:02", "2000-01-03", "2000-01-07",
+              "2000-01-11"]  # fmt: skip
+    with pytest.raises(DataError, match="irregular time steps"):
+        read_frame(pd.DataFrame({"date": stamps, "y": [1.0, 2, 3, 4, 5, 6]}))
+    assert max(built, default=0) < 100, built
+
 
 def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
     frame = _weekly(20)
@@ -594,3 +612,14 @@ def test_vintages_of_one_series_are_refused_not_read_as_series(tmp_path):
         "its dates name series"
     )
     assert read_csv(path, id_col="vintage_date").columns == ["2023-01-26", "2023-04-27"]
+
+
+def test_cohorts_keyed_by_their_start_date_are_series_not_vintages(tmp_path):
+    """Loans by their origination quarter, each balance dated after it, are a panel of cohorts: the vintage
+    refusal (h91 F1) refused them, whose key's dates precede, not follow, the dates beside them."""
+    rows = [(month.date(), start, 100.0 - k)
+            for start in ("2018-01-01", "2018-04-01", "2018-07-01")
+            for k, month in enumerate(pd.date_range(start, "2020-12-01", freq="MS"))]  # fmt: skip
+    path = tmp_path / "cohorts.csv"
+    pd.DataFrame(rows, columns=["month", "origination", "balance"]).to_csv(path, index=False)
+    assert read_csv(path).columns == ["2018-01-01", "2018-04-01", "2018-07-01"]

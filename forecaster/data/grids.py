@@ -75,10 +75,21 @@ def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None
         starts = np.unique(np.linspace(0, len(index) - run, num=min(200, len(index) - run + 1)).astype(int))
         found = Counter(freq for start in starts if (freq := infer_frequency(index[start : start + run])))
         for freq, _ in found.most_common(3):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
-                grid = pd.date_range(index[0], index[-1], freq=to_offset(freq), name=index.name)
-            few = run == 5 or 2 * (len(grid) - len(index)) < len(index)
-            if len(grid) and grid[-1] == index[-1] and index.isin(grid).all() and few:
+            grid = _grid(index, freq, None if run == 5 else (3 * len(index) - 1) // 2)
+            if grid is not None and len(grid) and grid[-1] == index[-1] and index.isin(grid).all():
                 return freq, grid
     return None
+
+
+def _grid(index: pd.DatetimeIndex, freq: str, most: int | None) -> pd.DatetimeIndex | None:
+    """Every step of `freq` from the first timestamp of `index` to its last; None where that is more than
+    `most` steps, counted before they are built (three rows a second apart among years' were 9.4 GiB)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        if most is None:
+            return pd.date_range(index[0], index[-1], freq=to_offset(freq), name=index.name)
+        try:
+            grid = pd.date_range(index[0], periods=most + 1, freq=to_offset(freq), name=index.name)
+        except (OverflowError, pd.errors.OutOfBoundsDatetime):  # past the year 9999: fewer steps to its end
+            return _grid(index, freq, None)
+    return grid[: grid.searchsorted(index[-1], side="right")] if grid[-1] > index[-1] else None

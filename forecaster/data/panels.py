@@ -331,17 +331,21 @@ def _refuse_vintages(
     source: str,
     parse_dates: Callable[..., pd.DatetimeIndex],
 ) -> None:
-    """DataError where a column found to tell series apart holds dates itself: ALFRED's `vintage_date`, FRED's
-    `realtime_start`, each date once per release that published it, were read as one series per vintage."""
-    for part in parts:
-        if part == DEFAULT_ID_COL:
-            continue
+    """DataError where a column found to tell series apart holds dates itself, each after the dates it is
+    beside in most rows: ALFRED's `vintage_date`, FRED's `realtime_start`, each date once per release that
+    published it, were read as one series per vintage. Cohorts (a loan's origination, the dates after it) are
+    series."""
+    for part in (part for part in parts if part != DEFAULT_ID_COL):
         labels = raw[part].dropna().drop_duplicates()
         try:
             dates = parse_dates(source, labels.to_frame(), part)
+            observed = parse_dates(source, raw, date_col).to_numpy(dtype="datetime64[ns]")
         except DataError:
             continue
         if (dates != dates.normalize()).any():  # times of day ('12:00') beside the dates: no vintages
+            continue
+        released = raw[part].map(dict(zip(labels, dates, strict=True))).to_numpy(dtype="datetime64[ns]")
+        if 2 * (observed <= released).sum() <= len(raw):  # a release follows the dates it holds
             continue
         raise DataError(
             f"{source}: the dates of column {date_col!r} repeat beside column {part!r}, which holds dates "
