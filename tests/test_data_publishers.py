@@ -9,6 +9,7 @@ import pytest
 from layout_checks import one_line_error, read_noted, write
 
 from forecaster.data import DataQualityWarning, read_csv
+from forecaster.data.cells import Tally, to_numbers
 
 
 def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
@@ -355,6 +356,8 @@ def test_a_k_set_apart_from_its_number_is_thousands_too(tmp_path):
     frame, _, note = read_noted(path)
     np.testing.assert_allclose(frame["visitors"], 1200 + 10 * np.arange(48))
     assert "read 3 number(s) ending in K (k), M or B as thousands, millions or billions" in note
+    tally = Tally()  # a capital set apart from its number is a flag's place, no scale (h96 F6)
+    assert to_numbers(pd.Series(["12 B", "13 B", "14 B"]), None, tally) is None and not tally.scaled["B"]
 
 
 def test_percents_among_a_columns_fractions_are_fractions(tmp_path):
@@ -373,6 +376,8 @@ def test_percents_among_a_columns_fractions_are_fractions(tmp_path):
         f"{month:%Y-%m},{cell}" for month, cell in zip(months, in_percent, strict=True)) + "\n")  # fmt: skip
     frame, _, note = read_noted(path)
     assert frame["rate"].iloc[-1] == pytest.approx(9.7) and "written with % in percent" in note
+    mostly = pd.Series(["5.2%"] * 8 + ["0.05"])  # percents the most: the column's unit
+    np.testing.assert_allclose(to_numbers(mostly, None, Tally()), [5.2] * 8 + [0.05])  # as written (h96 F5)
 
 def test_a_met_office_station_file_of_text_columns_units_flags_and_provisional_rows(tmp_path):
     """The Met Office's historic station data: notes, then 'yyyy mm tmax ...' over a units line, values lined
@@ -800,6 +805,9 @@ def test_a_column_of_zero_and_one_flagging_provisional_values_is_no_series(tmp_p
     assert freq == "MS" and list(frame.columns) == ["value"]
     assert note.endswith("skipped column(s) 'provisional': flags of the values, 0 or 1 (targets keep them)")
     assert read_csv(path, targets=["value", "provisional"]).columns == ["value", "provisional"]
+    for name, kept in (("value_flag", False), ("machine status", True), ("demand_estimate", True)):
+        path.write_text(f"month,value,{name}\n" + "\n".join(rows) + "\n")  # flags of no other column: series
+        assert read_csv(path).columns == (["value", name] if kept else ["value"]), name  # h96 F4
 
 def test_published_tables_of_turkish_portuguese_and_swedish_periods_and_cbs_open_data(tmp_path):
     """The year written on a table's first row of each year only (Hong Kong's C&SD, TurkStat), Turkish and

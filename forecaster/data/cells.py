@@ -47,7 +47,7 @@ _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.i
 # Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B", Gapminder's "110.0k", "1.65 k" (no
 # office flags a value "k"; other flags are lower case or set apart), and rates written with their unit,
 # "0.40%", "5.2 %" (read in percent, or as fractions among a column's plain fractions: `_nearer_scaled`)
-_SCALED = re.compile(r"(?P<value>.*\d) ?(?P<suffix>[KkMB]|%)")
+_SCALED = re.compile(r"(?P<value>.*\d)(?: (?=[k%]))?(?P<suffix>[KkMB%])")  # a capital set apart is a flag
 _SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0}
 # Money as spreadsheets format it: "$120,345.67", "105.510,44 €", "-£3.20", accounting's "($4,845.18)" for a
 # negative amount (a revenue column so written was skipped as text, silently)
@@ -263,7 +263,8 @@ def to_numbers(
         suffixes.subtract(letters[lettered])
         scales[np.flatnonzero(~marked)[lettered]] = 1.0
     percent, others = percents[~marked], plain[~marked] & ~lettered & ~percents[~marked]
-    if percent.any() and _nearer_scaled(parsed[percent], np.full(percent.sum(), 0.01), parsed[others]):
+    fewer = 0 < percent.sum() < others.sum()  # a few cells shown in percent (more: the column's unit)
+    if fewer and _nearer_scaled(parsed[percent], np.full(percent.sum(), 0.01), parsed[others]):
         scales[np.flatnonzero(~marked)[percent]] = 0.01  # "9.5%" after "0.094": a cell shown in percent
         suffixes.subtract({"%": int(percent.sum())})
         suffixes.update({"fraction": int(percent.sum())})

@@ -96,8 +96,10 @@ _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "e
 # e-Stat's "... コード", UN Comtrade's "reporterCode"
 _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]Code)$")
 # A column of 0 and 1 marking values provisional, estimated or revised beside them (h91 F4: forecast as a
-# second series); written as letters ('p') it is text, skipped as such
-_FLAG_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:flags?|status|provisional|preliminary|estimated?|revised))")
+# second series), named by the flag alone or after what it flags (`value_flag`, `OBS_STATUS` by `OBS_VALUE`;
+# a `machine status` or a `demand_estimate` of its own is a series); written as letters ('p') it is text
+_FLAG_WORDS = frozenset({"flag", "flags", "status", "provisional", "preliminary", "estimate", "estimated",
+                         "revised"})  # fmt: skip
 
 
 def is_text(column: pd.Series) -> bool:
@@ -258,7 +260,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
     constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
-    flags = [name for name in columns if _FLAG_NAME.fullmatch(str(name).strip()) and _zero_one(raw[name])]
+    flags = [name for name in columns if _flags_another(name, raw.columns) and _zero_one(raw[name])]
     restating = counters + decimal + ids + parts + unix + constant + flags
     if not restating or len(restating) == len(columns):
         return every
@@ -279,6 +281,19 @@ def _identifies(column: pd.Series) -> bool:
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     rising = len(values) > 1 and (values % 1 == 0).all() and (np.diff(values) > 0).all()
     return bool(column.nunique() == 1 or rising)
+
+
+def _words(name: object) -> list[str]:
+    return [word for word in re.split(r"[\W_]+", str(name).lower()) if word]
+
+
+def _flags_another(name: object, columns: pd.Index) -> bool:
+    """Whether a column's name is a flag's (`_FLAG_WORDS`) alone, or after words naming another column."""
+    words = _words(name)
+    if not words or words[-1] not in _FLAG_WORDS:
+        return False
+    stem = set(words[:-1])
+    return not stem or any(stem <= set(_words(other)) for other in columns if other != name)
 
 
 def _zero_one(column: pd.Series) -> bool:
