@@ -170,9 +170,14 @@ def notes_header(notes: list[str]) -> dict[str, str]:
     return {"forecaster-notes": json.dumps(shown)} if notes else {}
 
 
+def rows_allowed(data: DataConfig, max_rows: int) -> int:
+    """--max-rows per series as the rows of a request: `max_rows` times the series of a long table."""
+    return max_rows * (len(data.columns) if data.id_col else 1)
+
+
 def check_record_count(data: DataConfig, count: int, max_rows: int) -> None:
-    """--max-rows per series of `count` records in all: `max_rows` times the series of a long table."""
-    limit = max_rows * (len(data.columns) if data.id_col else 1)
+    """--max-rows per series of `count` records in all."""
+    limit = rows_allowed(data, max_rows)
     if count > limit:
         raise _invalid("data", f"{count} records; expected at most {limit} ({max_rows} per series)")
 
@@ -251,7 +256,7 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
         raise _invalid("file", f"not a well-formed CSV file: line {records.line_num}: {error}") from None
     body = text.rstrip("\r\n")
     rows = max(body.count("\n"), body.count("\r"))  # lines after the header, whatever their ending
-    most = max_rows * (len(data.columns) if data.id_col is not None else 1)
+    most = rows_allowed(data, max_rows)
     if rows > most:
         raise _invalid("file", f"expected at most {most} rows after the header, got {rows} lines")
 
