@@ -34,7 +34,7 @@ from forecaster.errors import (
     OneBlockError,
 )
 from forecaster.models.assembly import stored
-from forecaster.models.outliers import FILLED, RUNS_FILLED, fill_isolated, fill_runs, robust_scale
+from forecaster.models.outliers import FILLED, ROUNDING, RUNS_FILLED, fill_isolated, fill_runs, robust_scale
 from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
@@ -225,7 +225,6 @@ FAR_BELOW, BELOW_TRAINING = 100.0, 3.0
 # Exchange's OT, 0.2%, 0.2%, none and 1.1%.
 LAST_ROW_APART = 5.0
 _RECENT = 36  # the rows before the last whose changes set the scale (three seasons where that is more)
-ROUNDING = 1e-12  # relative to the levels: float64's rounding (2e-16) with a wide margin, far below a unit
 
 
 def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
@@ -287,10 +286,13 @@ def window_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
 def _start(bundle: Bundle) -> str:
     """What the bundle's forecast does with a last row apart: Holt-Winters clips its one-step error
     (`smoothing.clipped_last`) where its window holds enough earlier errors; any other forecast starts from
-    it."""
+    it, but the mean's (`outliers.clip_last`: h94 F1's note had said so of a mean it moved by 3%)."""
     if bundle.model_name == "holt_winters" and clips_last(stored(bundle.model).config):
         return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
                 "one-step errors on it")
+    if bundle.model_name == "mean":
+        return (f"The window's mean reads it as at most {LAST_ERROR:g} robust standard deviations of the "
+                "window's changes from the row before it")
     return "The forecast starts from it"
 
 

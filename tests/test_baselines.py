@@ -3,6 +3,7 @@ the same weights), the season of a frequency, and S3Attention's anchored variant
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -40,6 +41,24 @@ def test_mean_repeats_the_windows_mean(history: torch.Tensor) -> None:
     torch.testing.assert_close(forecast, history.double().mean(dim=1, keepdim=True).expand(-1, H, -1))
     with pytest.raises(ConfigError, match="mean config field 'input_size' must be an integer >= 2"):
         get_model("mean", input_size=1, horizon=H, n_channels=C)  # naive again
+
+
+def test_mean_reads_a_far_last_cell_at_five_robust_standard_deviations_from_the_cell_before() -> None:
+    """h94 F1: 30 days of 200 +- 1 then 2000 had moved the mean to 260, between a typo and a new level. The
+    last cell is read at the cell before it plus the earlier changes' median and 5 of their robust standard
+    deviations (1.4826 times their median absolute deviation; numpy's, an odd count: no tie of medians)."""
+    mean = get_model("mean", input_size=31, horizon=H, n_channels=1)
+    days = 200 + np.random.default_rng(94).normal(0, 1, 31)
+    days[-1] = 2000
+    forecast = mean(torch.from_numpy(days)[None, :, None])
+    changes = np.diff(days[:-1])
+    read = days[-2] + np.median(changes) + 5 * 1.4826 * np.median(np.abs(changes - np.median(changes)))
+    expected = (days[:-1].sum() + read) / 31
+    torch.testing.assert_close(forecast[0, :, 0], torch.full((H,), expected, dtype=torch.float64))
+    assert abs(forecast[0, 0, 0] - 200) < 1  # the level, not 258
+    days[-1] = days[-2] - 1  # a last cell within the bound is read as given
+    forecast = mean(torch.from_numpy(days)[None, :, None])
+    assert forecast[0, 0, 0].item() == pytest.approx(days.mean())
 
 
 @pytest.mark.parametrize("season", [1, 7, 24, 48])

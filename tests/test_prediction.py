@@ -288,6 +288,31 @@ def test_holt_winters_clips_a_partial_last_month_and_says_so() -> None:
     assert len(said) == 1 and "Holt-Winters moved its states by at most 5 robust standard" in said[0]
 
 
+def test_the_mean_reads_a_far_last_row_at_its_level_and_says_so() -> None:
+    """h94 F1 through the API: days of 200 +- 5 then 2000 were forecast 261 by a mean bundle, a 95% band of
+    250-273 covering neither 200 nor 2000, and the note said the forecast started from the last row. The mean
+    clips it (`outliers.clip_last`): the forecast stays within 1 of the clean window's mean, whose level the
+    band covers, and the note says what was done."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    days = (200 + np.random.default_rng(94).normal(0, 5, 120)).round(2)
+    frame = pd.DataFrame({"sales": days}, index=pd.date_range("2022-01-01", periods=120, freq="D"))
+    model = Forecaster("mean", horizon=7).fit(frame)
+    spiked = frame.copy()
+    spiked.iloc[-1, 0] = 2000.0
+    clean = model.predict(frame, level=[95])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        read = model.predict(spiked, level=[95])
+    said = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert np.abs(read["sales"].to_numpy() - clean["sales"].to_numpy()).max() < 1
+    assert (read["sales-lo-95"] < 200).all() and (read["sales-hi-95"] > 200).all()
+    assert len(said) == 1 and "The window's mean reads it as at most 5 robust standard" in said[0]
+
+
 def test_rows_in_units_far_smaller_than_training_are_said_and_keep_their_digits() -> None:
     """15 yearly GDP values of 100 to 145 sent in thousands lay 13 standard deviations from their training
     mean, short of FAR_FROM_TRAINING: drift forecast them 0.1445 in [0, 4.2] unsaid, and sent in millions

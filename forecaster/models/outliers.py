@@ -55,6 +55,11 @@ MIN_SEASONS = 3
 # Normal consistency of the median and mean absolute deviations (sigma = 1.4826 MAD = 1.2533 mean AD); the
 # mean's only where the median's is 0 (counts, mostly 0).
 MAD_SIGMA, MEAN_AD_SIGMA = 1.4826, 1.2533
+# A last cell is judged by at least this many earlier errors or changes (`clip_last`, `smoothing.clips_last`).
+MIN_CLIP_ERRORS = 3
+# Changes differing by less than this share of the levels differ by float rounding, no spread (float64's 2e-16
+# with a wide margin, far below a unit; a float32 window's own rounding where larger).
+ROUNDING = 1e-12
 
 
 def _running_median(y: torch.Tensor, window: int) -> torch.Tensor:
@@ -179,3 +184,19 @@ def fill_runs(y: torch.Tensor, season: int, threshold: float = THRESHOLD) -> tor
     filled = y.clone()
     filled[:, -season:] = torch.where(cells, estimate, y[:, -season:])
     return filled
+
+
+def clip_last(y: torch.Tensor, threshold: float = THRESHOLD) -> torch.Tensor:
+    """(N, L) -> the same with each last cell moved to at most `threshold` robust standard deviations of the
+    earlier one-step changes from the cell before it plus their median (the distance `predict` notes a last
+    row apart by); as given where fewer than MIN_CLIP_ERRORS earlier changes or no spread in them judge it.
+    For a forecast that assumes a return to the level, where a far last cell is no level (h94 F1)."""
+    if y.shape[1] < MIN_CLIP_ERRORS + 2:
+        return y
+    changes = y[:, 1:-1] - y[:, :-2]
+    noise = max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * float(y.abs().max())
+    bound = threshold * robust_scale(changes, noise)
+    bound = torch.where(bound > 0, bound, torch.inf)
+    centre = y[:, -2] + changes.median(1).values
+    last = torch.minimum(torch.maximum(y[:, -1], centre - bound), centre + bound)
+    return torch.cat([y[:, :-1], last[:, None]], dim=1)

@@ -52,7 +52,7 @@ from torch import nn
 from forecaster.checks import MAX_STEPS, setting
 from forecaster.models.baselines import SeasonalNaiveConfig
 from forecaster.models.config import check_history
-from forecaster.models.outliers import THRESHOLD, fill_isolated, fill_runs, robust_scale
+from forecaster.models.outliers import MIN_CLIP_ERRORS, THRESHOLD, fill_isolated, fill_runs, robust_scale
 from forecaster.models.registry import FORECAST, MODELS
 
 # Smoothing parameters tried for every window: level (alpha), trend (beta, times alpha in the error-correction
@@ -71,7 +71,7 @@ MIN_REFIT_SEASON = 12
 TREND_START_STEPS = 3
 # The last step's one-step error moves the states by at most this many robust standard deviations of the
 # window's earlier one-step errors (Huber), where they are at least `MIN_CLIP_ERRORS`: `clipped_last`.
-LAST_ERROR, MIN_CLIP_ERRORS = THRESHOLD, 3
+LAST_ERROR = THRESHOLD
 
 
 @dataclass(frozen=True)
