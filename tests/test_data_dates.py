@@ -752,6 +752,43 @@ def test_a_date_column_beside_a_column_of_hours_reads_each_date_at_its_hour(tmp_
     assert series.index[25] == pd.Timestamp("2011-01-02 01:00")
 
 
+def test_a_date_column_beside_hours_ending_1_to_24_reads_each_hour_at_its_end(tmp_path) -> None:
+    """Power markets write `Date, HE, load` (hour ending 1-24); it was refused as duplicate dates with advice
+    to name an id column (h91 F9). HE 24 ends at the next midnight, as "24:00" times are read."""
+    days = np.repeat(pd.date_range("2023-01-01", periods=5).strftime("%m/%d/%Y"), 24)
+    frame = pd.DataFrame({"Date": days, "HE": np.tile(np.arange(1, 25), 5), "load": np.arange(120.0)})
+    path = tmp_path / "he.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataQualityWarning, match=r"read column 'HE' as the hour ending \(1 at 01:00, 24 at"):
+        series = read_csv(path)
+    assert series.freq == "h" and series.columns == ["load"]
+    assert series.index[0] == pd.Timestamp("2023-01-01 01:00")
+    assert series.index[23] == pd.Timestamp("2023-01-02 00:00")
+
+
+_DEKADS = [(year, month, k) for year in (2021, 2022) for month in range(1, 13) for k in (1, 2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("labels", "said"),
+    [
+        ([f"{y}-{m:02d}-D{k}" for y, m, k in _DEKADS], r"holds labels like '2021-01-D1' \(line 2\): dekads"),
+        ([f"{y}-{m:02d}-{10 * k - 9:02d}" for y, m, k in _DEKADS],
+         "on days 1, 11, 21 of each month only: dekads"),
+        ([f"{y}-{m:02d}-{k}" for y, m, k in _DEKADS], "on days 1, 2, 3 of each month only: dekads"),
+        ([f"{y} P{p:02d}" for y in (2020, 2021, 2022) for p in range(1, 14)],
+         r"holds labels like '2020 P01' \(line 2\): 4-week periods, 13 a year"),
+    ],
+)  # fmt: skip
+def test_dekads_and_four_week_periods_are_refused_as_what_they_are(tmp_path, labels, said) -> None:
+    """Dekads (dated or labelled) and 4-week periods: no frequency reads them; refused as a 240h grid, 24h
+    steps or "not timestamps" (h91 F9), now named, with what is expected."""
+    path = tmp_path / "periods.csv"
+    pd.DataFrame({"period": labels, "value": np.arange(len(labels), dtype=float)}).to_csv(path, index=False)
+    with pytest.raises(DataError, match=said + ".*; expected "):
+        read_csv(path)
+
+
 def test_columns_that_write_the_dates_parts_out_again_are_no_series(tmp_path) -> None:
     """Kaggle's feature-engineered tables keep year, month, day, weekday and week beside the date; each was
     forecast as a series. A column named like a part that does not hold it stays a series."""

@@ -524,6 +524,19 @@ def test_a_statistics_canada_table_is_keyed_by_geo_and_forecasts_value():
     assert "read as a long panel of 2 series ('Canada', 'Ontario') keyed by column 'GEO'" in said
 
 
+def test_a_faostat_table_is_keyed_by_its_area_names_not_its_quoted_codes():
+    """FAOSTAT writes its M49 codes with Excel's text marker ('276) before the names that go with them one to
+    one: the series were named '276 and '250 and forecast under `Area Code (M49)` (h91 F10)."""
+    rows = [("QCL", f"'{code}", area, "'0111", "Wheat", year, base + year - 2000)
+            for area, code, base in (("Germany", 276, 5000.0), ("France", 250, 7000.0))
+            for year in range(2000, 2023)]  # fmt: skip
+    columns = ["Domain Code", "Area Code (M49)", "Area", "Item Code (CPC)", "Item", "Year", "Value"]
+    series, said = _read(pd.DataFrame(rows, columns=columns))
+    assert series.columns == ["Germany", "France"]
+    np.testing.assert_array_equal(series.values[:, 1], 7000 + np.arange(23.0))
+    assert "read as a long panel of 2 series ('Germany', 'France') keyed by column 'Area'" in said
+
+
 @pytest.mark.slow
 def test_the_default_train_beats_naive_on_a_seasonal_weekly_file_with_gaps(tmp_path, capsys):
     """`forecaster train --csv F --horizon H` with nothing else on ten years of weekly sales missing one week

@@ -107,6 +107,19 @@ def test_eurostat_tsv_rows_of_codes_above_an_aggregate_named_like_a_date(tmp_pat
     np.testing.assert_array_equal(frame["AT"], (60 + 0.5 * np.arange(len(years)))[::-1])
 
 
+def test_eurostat_tsv_whose_first_series_reads_as_years_keeps_its_header(tmp_path):
+    """The first series steps by 10 (1130 ... 1000, newest first) and reads as years: it is data under the
+    header of years, not the header (10 "decades" 1000-1090 had been read, h91 F5)."""
+    years = list(range(2023, 2009, -1))
+    text = "unit,geo\\time\t" + "\t".join(f"{year} " for year in years) + "\n"
+    text += "PC,EU27_2020\t" + "\t".join(f"{1130 - 10 * k}" for k in range(len(years))) + "\n"
+    text += "PC,EL\t" + "\t".join(f"{180 - 10 * k}" for k in range(len(years))) + "\n"
+    frame, freq, _ = read_noted(write(tmp_path, "estat.tsv", text))
+    assert list(frame.columns) == ["EU27_2020", "EL"] and freq in ("YS", "YS-JAN")
+    assert frame.index.equals(pd.date_range("2010-01-01", "2023-01-01", freq="YS", name="period"))
+    np.testing.assert_array_equal(frame["EU27_2020"], 1000 + 10 * np.arange(len(years)))
+
+
 def _ons(tmp_path: Path, months: int) -> Path:
     """An ONS time-series CSV: key/value metadata, then 34 years, 138 quarters and `months` months."""
     lines = [

@@ -80,6 +80,25 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          "{quarter}º trimestre {year}", ["1º trimestre 2017", "2º trimestre 2017"]),  # IBGE
         (["3rd quarter 2016", "4th quarter 2016"], pd.date_range("2016-07-01", periods=2, freq="QS"),
          "{qth} quarter {year}", ["1st quarter 2017", "2nd quarter 2017"]),  # dates written before (h42)
+        # h95: labels read since h91, written back as ISO dates before
+        (["2020년 8월", "2020년 9월"], pd.date_range("2020-08-01", periods=2, freq="MS"),
+         "{year}년 {month}월", ["2020년 10월", "2020년 11월"]),  # KOSIS
+        (["2020년 3분기", "2020년 4분기"], pd.date_range("2020-07-01", periods=2, freq="QS"),
+         "{year}년 {quarter}분기", ["2021년 1분기", "2021년 2분기"]),
+        (["2020年第三季度", "2020年第四季度"], pd.date_range("2020-07-01", periods=2, freq="QS"),
+         "{year}年第{cnquarter}季度", ["2021年第一季度", "2021年第二季度"]),  # the NBS
+        (["jan/2021", "fev/2021"], pd.date_range("2021-01-01", periods=2, freq="MS"),
+         "{name:6.0.3.lower}/{year}", ["mar/2021", "abr/2021"]),  # IBGE, in Portuguese
+        (["ноябрь 2020", "декабрь 2020"], pd.date_range("2020-11-01", periods=2, freq="MS"),
+         "{name:14.0.0.lower} {year}", ["январь 2021", "февраль 2021"]),  # Rosstat
+        (["2020KW52", "2020KW53"], pd.date_range("2020-12-21", periods=2, freq="W-MON"),
+         "{isoyear}KW{week:02d}", ["2021KW01", "2021KW02"]),
+        (["2019 1st half", "2019 2nd half"], pd.date_range("2019-01-01", periods=2, freq="6MS"),
+         "{year} {hth} half", ["2020 1st half", "2020 2nd half"]),
+        (["1º semestre 2019", "2º semestre 2019"], pd.date_range("2019-01-01", periods=2, freq="6MS"),
+         "{half}º semestre {year}", ["1º semestre 2020", "2º semestre 2020"]),
+        (["2010 3e kwartaal", "2010 4e kwartaal"], pd.date_range("2010-07-01", periods=2, freq="QS"),
+         "{year} {quarter}e kwartaal", ["2011 1e kwartaal", "2011 2e kwartaal"]),  # CBS StatLine
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):

@@ -31,6 +31,7 @@ from forecaster.data.numberdates import (
     week_codes,
     year_numbers,
 )
+from forecaster.data.timeorder import DEKADS
 from forecaster.errors import DataError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
@@ -236,6 +237,9 @@ def parse_dates(
             + _no_such_week(column.iloc[p]) for p in bad[:SHOWN]
         )
         one = f"expected {'a timestamp' if misfits is None else 'one form of label'} in every row"
+        if bad.size == len(column) and (form := _unread_form(column.iloc[0])) is not None:
+            raise DataError(f"{path}: date column {date_col!r} holds labels like {str(column.iloc[0])!r} "
+                            f"({line(0)}): {form}")  # fmt: skip
         raise DataError(  # every value unread: a form not read, rather than a few bad cells
             f"{path}: date column {date_col!r} has {bad.size} value(s) that are not {kind}: {shown}; "
             + (DATE_FORMS if bad.size == len(column) else one)
@@ -244,6 +248,21 @@ def parse_dates(
     if notes is not None:
         notes.extend(f"column {date_col!r}: {tie}" for tie in ties)
     return pd.DatetimeIndex(parsed, name=date_col)
+
+
+# Period labels of forms the reader knows and cannot read, said as what they are (h91 F9)
+_UNREAD_FORMS = (
+    (re.compile(r"\d{4}-\d{1,2}-D[1-3]"), DEKADS),
+    (re.compile(r"\d{4}\s*[-_ ]?\s*P(?:0?[1-9]|1[0-3])"), "4-week periods, 13 a year (P01 to P13), whose "
+     "first days depend on when the year's first period starts; expected the first day of each period as a "
+     "date (dates 28 days apart are read)"),
+)  # fmt: skip
+
+
+def _unread_form(value: object) -> str | None:
+    """What a label of a form in `_UNREAD_FORMS` is, and what is expected; None for others."""
+    text = str(value).strip()
+    return next((said for form, said in _UNREAD_FORMS if form.fullmatch(text[:MAX_DATUM_CHARS])), None)
 
 
 def _no_such_week(value: object) -> str:

@@ -44,6 +44,7 @@ _PART_NAMES = {
 }
 
 
+_HOUR_ENDING = re.compile(r"he|hour[ _]?ending|hr[ _]?end(?:ing)?", re.I)  # ERCOT's, PJM's, CAISO's
 # How a part's name may be qualified: UN Comtrade's refYear, WHO FluNet's ISO_WEEK and MMWR_YEAR
 # "ISO week", the Treasury's "Calendar Month Number" and "Fiscal Year"
 _QUALIFIED = re.compile(r"(?:(?:ref|iso|mmwr|epi|calendar|fiscal)[_ ]?)?(?P<part>.+?)"
@@ -67,18 +68,24 @@ def part_named(name: object) -> str | None:
                                    if len(word) >= 4 and text.endswith(word)), None)  # fmt: skip
 
 
-def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | None:
+def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str, str] | None:
     """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
-    `dteday` and `hr`) as each date at its hour, and that column's name; None for other tables."""
+    `dteday` and `hr`) as each date at its hour, or of hours 1-24 named as hours ending (power markets'
+    `HE`) as each date at the hour's end, as "24:00" times are read; that column's name and what it was
+    read as. None for other tables."""
     if not index.has_duplicates or (index != index.normalize()).any():
         return None
     for column in raw.columns:
-        if _part_of(column) != "hour":
+        ending = bool(_HOUR_ENDING.fullmatch(str(column).strip()))
+        if _part_of(column) != "hour" and not ending:
             continue
+        low = int(ending)  # HE 1 is the hour ending at 01:00, HE 24 the one ending at the next midnight
         hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
-        if np.isfinite(hours).all() and ((hours >= 0) & (hours <= 23) & (hours == np.round(hours))).all():
+        whole = np.isfinite(hours) & (hours == np.round(hours))
+        if (whole & (hours >= low) & (hours <= 23 + low)).all():
             stamped = index + pd.to_timedelta(hours, unit="h")
-            return (stamped, str(column)) if not stamped.has_duplicates else None
+            what = "the hour ending (1 at 01:00, 24 at the next midnight)" if ending else "the hour"
+            return (stamped, str(column), what) if not stamped.has_duplicates else None
     return None
 
 

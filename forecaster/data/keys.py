@@ -39,11 +39,12 @@ def padded_codes(rows: pd.DataFrame) -> list[str]:
 
 
 def written_codes(column: pd.Series) -> bool:
-    """Text of whole numbers only (`padded_codes` read so): ids, not a value."""
+    """Text of whole numbers only (`padded_codes` read so), maybe after the apostrophe Excel's text cells
+    begin with (FAOSTAT's '276): ids, not a value."""
     if pd.api.types.is_numeric_dtype(column):
         return False
     present = column.dropna().astype(str).str.strip()
-    return len(present) > 0 and bool(present.str.fullmatch(r"\d+").all())
+    return len(present) > 0 and bool(present.str.fullmatch(r"'?\d+").all())
 
 
 def key_values(joined: pd.Series, count: int) -> list[list[str]] | None:

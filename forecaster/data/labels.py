@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from forecaster.data.dates import PERIOD_LABELS
+from forecaster.data.labeltexts import CHINESE_QUARTERS, MonthName, label_texts, month_name_specs, written_as
 
 _CHECKED = 24  # the history's last labels a style must write back
 # Month labels pandas reads itself, as published with month names or without a day, and Excel's "Jan-19";
@@ -34,16 +35,20 @@ _ORDINALS = {1: "st", 2: "nd", 3: "rd", 4: "th"}  # "1st quarter 2016" ... "4th 
 
 def _fields(stamp: pd.Timestamp) -> dict[str, object]:
     isoyear, week, _ = stamp.isocalendar()
-    return {"year": stamp.year, "quarter": stamp.quarter, "half": (stamp.month - 1) // 6 + 1,
+    half = (stamp.month - 1) // 6 + 1
+    return {"year": stamp.year, "quarter": stamp.quarter, "half": half,
             "month": stamp.month, "day": stamp.day, "week": week, "isoyear": isoyear,
             "next": stamp.year + 1, "next2": (stamp.year + 1) % 100, "yy": stamp.year % 100,
             "mon": stamp.strftime("%b"), "MON": stamp.strftime("%b").upper(),
             "monthname": stamp.strftime("%B"), "qth": f"{stamp.quarter}{_ORDINALS[stamp.quarter]}",
-            }  # fmt: skip
+            "hth": f"{half}{_ORDINALS[half]}", "name": MonthName(stamp.month),
+            "cnquarter": CHINESE_QUARTERS[stamp.quarter - 1]}  # fmt: skip
 
 
 def _styles(text: str) -> Iterator[str]:
-    """Templates (`str.format` over `_fields`) that may have written `text`."""
+    """Templates (`str.format` over `_fields`) that may have written `text`; months by name in other
+    languages or cases than `%b` writes after `_STYLES` ("jan/2018", "январь 2018")."""
+    named = []
     if re.fullmatch(r"\d{4}", text):
         yield "{year}"
     if re.fullmatch(r"\d{6}", text):
@@ -64,14 +69,24 @@ def _styles(text: str) -> Iterator[str]:
             yield text[: match.start("year")] + year + text[match.end("year") :]
             continue
         names = {"year": "isoyear" if part == "week" else year.strip("{}")}
-        for width in (":02d", ""):  # zero-padded where the labels cannot tell
-            names[part] = part + width
+        fields = [part + ":02d", part]  # zero-padded where the labels cannot tell
+        spelled = part == "month" and match["month"].isalpha()  # "jan/2018", "январь 2018": after _STYLES
+        if spelled:
+            fields = [f"name:{spec}" for spec in month_name_specs(match["month"])]
+        for field in fields:
+            names[part] = field
             spans = sorted((match.span(group), field) for group, field in names.items())
             template = text
-            for (start, end), field in reversed(spans):
-                template = template[:start] + "{" + field + "}" + template[end:]
-            yield re.sub(r"\{quarter(?::02d)?\}(?:st|nd|rd|th)", "{qth}", template)  # 2nd, not 2st
+            for (start, end), written in reversed(spans):
+                template = template[:start] + "{" + written + "}" + template[end:]
+            # 2nd, not 2st: "2nd quarter 2016", "2008 2nd half"
+            template = re.sub(r"\{(q|h)(?:uarter|alf)(?::02d)?\}(?:st|nd|rd|th)", r"{\1th}", template)
+            if spelled:
+                named.append(template)
+            else:
+                yield template
     yield from _STYLES
+    yield from named
     for day in sorted({int(number) for number in re.findall(r"\d{1,2}", text) if 1 < int(number) <= 28}):
         for style in _ON_A_DAY:  # every date on the day (the 15th), read as months: written on it (h62)
             yield style.replace("{day:02d}", f"{day:02d}").replace("{day}", str(day))
@@ -90,7 +105,9 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
         return None
     last = [_text(value) for value in texts.iloc[-_CHECKED:]]
     stamps = index[-_CHECKED:]
-    for style in dict.fromkeys(_styles(last[-1])):
+    read = label_texts(pd.Series(last)).iloc[-1]  # "2020年 1月" of KOSIS's "2020년 1월"
+    written = [written_as(style, last[-1]) for style in _styles(read)] if read != last[-1] else []
+    for style in dict.fromkeys([*_styles(last[-1]), *written]):
         if all(style.format(**_fields(stamp)) == text for stamp, text in zip(stamps, last, strict=True)):
             return style
     return None

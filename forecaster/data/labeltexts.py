@@ -1,6 +1,7 @@
 """Period labels as the reader matches them: months by name in many languages (`MONTH_NUMBERS`), and the
 labels written as `dates.PERIOD_LABELS` reads them (a provisional period's star dropped, Japanese era
-years, quarters by their months, three months by their names)."""
+years, quarters by their months, three months by their names); and back, for forecasts labelled as the
+file labels its periods (`written_as`, `MonthName`)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ _ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元
 # KOSIS's "2020년 1월", "2020년 1분기" as the NBS writes them, "2020年1月", "2020年1季度"; and the NBS's
 # quarters in Chinese numerals, "2020年第一季度", in digits
 _KOREAN = {"년": "年", "월": "月", "분기": "季度"}
-_CHINESE_QUARTER = re.compile(r"第\s*(?P<quarter>[一二三四])(?=\s*(?:季度|四半期)$)")
+CHINESE_QUARTERS = "一二三四"
+_CHINESE_QUARTER = re.compile(rf"第\s*(?P<quarter>[{CHINESE_QUARTERS}])(?=\s*(?:季度|四半期)$)")
+_CASES = ("lower", "title", "upper")  # how a month's name is written: "jan", "Jan", "JAN"
 
 
 def label_texts(values: pd.Series) -> pd.Series:
@@ -81,7 +84,7 @@ def _month_ranges(texts: pd.Series) -> pd.Series:
 
 def _digit_quarter(found: re.Match) -> str:
     """A quarter in Chinese numerals ("第一") in digits ("第1")."""
-    return f"第{'一二三四'.index(found['quarter']) + 1}"
+    return f"第{CHINESE_QUARTERS.index(found['quarter']) + 1}"
 
 
 def _quarter_named(found: re.Match) -> str:
@@ -94,3 +97,38 @@ def _western_year(found: re.Match) -> str:
     """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
     year = found["year"] or found["republic"]
     return f"{_ERAS[found['era']] + (1 if year == '元' else int(year))}年"
+
+
+def written_as(template: str, text: str) -> str:
+    """A label template (`labels`) for labels as `label_texts` reads them ("{year}年 {month}月") written as
+    `text` was ("2020년 1월": "{year}년 {month}월"; "2020年第一季度": "{year}年第{cnquarter}季度"), so
+    forecasts continue the file's labels."""
+    if "년" in text:
+        korean = {chinese: korean for korean, chinese in _KOREAN.items()}
+        template = re.sub("|".join(korean), lambda found: korean[found[0]], template)
+    if _CHINESE_QUARTER.search(text):
+        template = template.replace("第{quarter}", "第{cnquarter}")
+    return template
+
+
+def month_name_specs(word: str) -> list[str]:
+    """How `word` writes a month's name, as specs of `MonthName` ("6.0.3.lower": Portuguese, its first
+    spelling, three letters, lower case, as IBGE's "jan", "fev"): every language it may be."""
+    case = next((case for case in _CASES if getattr(word, case)() == word), None)
+    if case is None:
+        return []
+    return [f"{line}.{spelling}.{cut}.{case}" for line, names in enumerate(_MONTH_NAMES)
+            for name in names.split() for spelling, written in enumerate(name.split("|"))
+            for cut in (3, 0) if written[: cut or None] == word.lower()]  # fmt: skip
+
+
+class MonthName:
+    """A month written by name, its format spec from `month_name_specs`."""
+
+    def __init__(self, month: int) -> None:
+        self.month = month
+
+    def __format__(self, spec: str) -> str:
+        line, spelling, cut, case = spec.split(".")
+        name = _MONTH_NAMES[int(line)].split()[self.month - 1].split("|")[int(spelling)]
+        return getattr(name[: int(cut) or None], case)()

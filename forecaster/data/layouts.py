@@ -22,13 +22,13 @@ import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, counts_rows, number_kind, numbers_in_text_columns
 from forecaster.data.dateflags import unflagged_dates
+from forecaster.data.footers import MAX_DESCRIPTION_ROWS, drop_footer, is_datum
 from forecaster.data.headerless import (
     commented_names,
     header_above_labels,
     is_data,
     is_date,
     is_record,
-    is_timestamp,
     keyed_line,
     names_above,
     names_not_given,
@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import key_parts
-from forecaster.data.legends import WORD, numbered_note, without_legend
+from forecaster.data.legends import without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -59,11 +59,7 @@ PREFIX_LINES = 200
 # Columns a table may have: Traffic has 862; reading one of 1,000,000 (10 MB) took 131 s and 4.4 GB before
 # it failed, of 100,000 30 s (a table of that many series is a long one: a row per series and time).
 MAX_COLUMNS = 50_000
-# Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
-MAX_SUMMARY_ROWS = 5
-MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (units, types, ids)
 _SPANNED_ROWS = 50  # the lines a header of years over quarters or months may begin on
-_RULE = re.compile(r"[-_=*~ ]{3,}")
 _UNIT_KEY = re.compile(r"units?(?: of measure)?|einheit|unité|unidad|eenheid", re.I)  # "Unit,000" no data
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
 _PRESUMED = (  # no mark seen in a ";" file: a Swiss file's rates '1.123' are read 1123, said, not as commas
@@ -123,11 +119,6 @@ def _prefix(source: Any, **options: Any) -> list[str]:
     return [texts[0].removeprefix("\ufeff"), *texts[1:]]
 
 
-def _datum(text: str) -> bool:
-    """A first cell that looks like a date or a number, not a title (a digit, no word)."""
-    return any(char.isdigit() for char in text) and not WORD.search(text)
-
-
 def _data_row(cells: list[str]) -> bool:
     """A row of values: a number after the first cell (not a header of years), or no values at all beside a
     date."""
@@ -135,7 +126,7 @@ def _data_row(cells: list[str]) -> bool:
     if any(kind in _NUMBERS for kind in kinds):
         return not looks_wide(cells, ordered=True)  # parses: only where a number may be a year
     markers = all(kind == "marker" for kind in kinds)
-    return markers and _datum(cells[0]) and not looks_wide(cells, ordered=True)
+    return markers and is_datum(cells[0]) and not looks_wide(cells, ordered=True)
 
 
 def sniff(source: Any, **options: Any) -> Layout:
@@ -195,6 +186,8 @@ def _layout(lines: list[str], source: Any) -> Layout:
         if any(is_date(cells[0]) for cells in rows[:first] if len(cells) == width):
             first = 1  # "metadata" dated like data is data (not a series' id, "V41690973"): the header first
         periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells, ordered=True)]
+        while len(periods) > 1 and periods[-2] == periods[-1] - 1:  # a series of values that read as periods
+            periods.pop()  # (Eurostat's newest first, 1130 ... 1000) under the header of periods is data
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
     values = [cell for cells in rows[first + 1 :] for cell in cells[1:]]
@@ -243,85 +236,13 @@ def _layout(lines: list[str], source: Any) -> Layout:
     )
 
 
-_NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
-_DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
-
-
-def _footnote(text: str) -> bool:
-    """A note or a label after the data ("Source: ...", "Last Updated: 10/28/2026", "Total"), or a rule drawn
-    above them ("__________", Destatis'), not a period."""
-    if _RULE.fullmatch(text):
-        return True
-    if re.match(r"[^\W\d_]{3}[^:]*:", text):
-        return True
-    worded = bool(WORD.search(text))  # "2023 Dezember" is a period pandas does not read
-    return worded and not is_date(text)
-
-
-def _drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, str]]]:
-    """`raw` without its trailing empty rows, notes (text in the first cell only) and, below a row dated in
-    its first cell, at most MAX_SUMMARY_ROWS summary rows ("Total", "Average" beside values); how many notes
-    there were, and the summary rows' positions and labels."""
-    first = raw.iloc[:, 0]
-    alone = raw.iloc[:, 1:].isna().all(axis=1).to_numpy()
-    end, notes, summaries = _second_table(raw), 0, []
-    notes = len(raw) - end
-    kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
-    while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
-        cell = first.iloc[end - 1]
-        text = str(cell).strip().strip(_DOS_END) if pd.notna(cell) else ""  # " ": Stats NZ's gaps
-        numbered = bool(text) and not _footnote(text) and numbered_note(raw.iloc[:end])
-        if text and not (_footnote(text) or numbered):
-            break
-        notice = text.startswith(_NOTICES) or numbered  # "©IMF, 2024, Source: ...", split by its commas
-        if not alone[end - 1] and not notice:
-            if pd.isna(cell):
-                break
-            kept = (end, notes) if kept is None else kept
-            summaries.append((end - 1, text))
-        notes += int(bool(text) and (alone[end - 1] or notice))
-        end -= 1
-    if summaries:
-        text = str(first.iloc[end - 1]).strip() if end else ""
-        if len(summaries) > MAX_SUMMARY_ROWS or not (_datum(text) or is_timestamp(text)):
-            (end, notes), summaries = kept, []
-    return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
-
-
-def _second_table(raw: pd.DataFrame) -> int:
-    """Where a second table starts below the data, else the row count: its title above the header repeated
-    (Fama-French's annual factors below the monthly), or the first of the last rows that fill fewer cells
-    than the data's rows mostly do, when it holds names only (UNdata's footnotes: a header "footnoteSeqID",
-    "Footnote" over numbered notes)."""
-    filled = raw.notna().sum(axis=1).to_numpy()
-    if len(filled) < 3:
-        return len(raw)
-    header = [str(name).strip() for name in raw.columns]
-    named = np.flatnonzero(raw.iloc[:, -1].astype(str).str.strip() == header[-1])  # one column looked at
-    again = [row for row in named if sum(str(cell).strip() == name for cell, name in
-                                         zip(raw.iloc[row], header, strict=True)) >= max(2, len(header) - 1)]
-    if again:  # the header again, under a title alone (Fama-French's "Annual Factors: ...")
-        start = int(again[0])
-        while start > 0 and filled[start - 1] <= 1:
-            start -= 1
-        titled = start < again[0] and raw.iloc[start : again[0], 0].dropna().map(_footnote).any()
-        return start if titled and start > 0 else len(raw)
-    usual = int(np.bincount(filled).argmax())
-    start = len(raw)
-    while start > 0 and len(raw) - start < MAX_DESCRIPTION_ROWS and filled[start - 1] < usual:
-        start -= 1
-    cells = [str(cell).strip() for cell in raw.iloc[start].dropna()] if start < len(raw) else []
-    names = len(cells) > 1 and all(WORD.search(cell) and not _datum(cell) for cell in cells)
-    return start if names and start > 0 else len(raw)
-
-
 def _description_rows(raw: pd.DataFrame) -> int:
     """How many rows right below the header describe the columns instead of holding data (an ABS time-series
     spreadsheet's Unit, Series Type, ..., Series ID rows; the Banco de España's; FRED-MD's codes of a
     "Transform:" key): at most MAX_DESCRIPTION_ROWS whose first cell is text and no date, above rows whose
     first cells, a sample spread over them, all are dates or period labels ("ENE 2018"); else 0."""
     first = cell_texts(raw.iloc[:, 0])
-    dated = (_datum(text) or is_date(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
+    dated = (is_datum(text) or is_date(text) for text in first.iloc[: MAX_DESCRIPTION_ROWS + 1])
     start = next((row for row, is_date in enumerate(dated) if is_date), 0)
     if not start or not all(first.iloc[:start]):
         return 0
@@ -330,7 +251,7 @@ def _description_rows(raw: pd.DataFrame) -> int:
         return 0  # numbers beside each: series named by codes, above one named like a date (EU27_2020)
     rest = first.iloc[start:]
     sample = rest.iloc[np.unique(np.linspace(0, len(rest) - 1, num=20).astype(int))]
-    return start if all(_datum(text) or is_date(text) for text in sample) else 0
+    return start if all(is_datum(text) or is_date(text) for text in sample) else 0
 
 
 def arrange(
@@ -371,7 +292,7 @@ def arrange(
         said.append("read the first column, without a name, as years")
     raw = raw.drop(columns=raw.columns[empty + numbered])
     raw = unflagged_dates(raw, said) if not read.no_date else raw  # "2024 estimate" is no summary row
-    raw, footer, summaries = _drop_footer(without_legend(raw, said))
+    raw, footer, summaries = drop_footer(without_legend(raw, said))
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
     among = read.date_from is None and not read.no_date and layout.ons is None  # ONS: a block of years

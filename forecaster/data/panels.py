@@ -376,9 +376,10 @@ def _determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
 def _distinct_labels(raw: pd.DataFrame, labels: list[str], date_col: str) -> list[str]:
     """The label columns that could tell series apart, one per way of telling them: a column the date
     determines (a label such as "2020 Jan") names times, and one that goes with another one to one (a
-    country's name beside its code: GEO and DGUID of Statistics Canada) names the same series."""
+    country's name beside its code: GEO and DGUID of Statistics Canada) names the same series, by the name
+    rather than a code of digits (FAOSTAT's `Area` rather than its `Area Code (M49)` of '276, h91 F10)."""
     kept: list[str] = []
-    for column in labels:
+    for column in sorted(labels, key=lambda column: written_codes(raw[column])):  # stable: file order else
         if _determines(raw, date_col, column):
             continue
         if not any(_determines(raw, other, column) and _determines(raw, column, other) for other in kept):

@@ -338,7 +338,7 @@ def _read_table(
             dayfirst = read_day_first(raw[date_col], index)
         if date_from is None and completing_col is None and (hourly := with_hours(raw, index)) is not None:
             index, completing_col = hourly[0].rename(index.name), hourly[1]
-            notes.append(f"read column {completing_col!r} as the hour of each date in {date_col!r}")
+            notes.append(f"read column {completing_col!r} as {hourly[2]} of each date in {date_col!r}")
         if len(index) > 2 and (np.diff(index.asi8) < 0).all():  # newest first, as INSEE and many downloads
             rows = (np.arange(len(raw)) if rows is None else rows)[::-1]
             raw, index = raw.iloc[::-1].reset_index(drop=True), index[::-1]

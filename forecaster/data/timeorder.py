@@ -93,6 +93,19 @@ def _sampled(index: pd.DatetimeIndex) -> str:
     return f"; the steps vary, {median} in the median: resample the rows to one step, such as {median}"
 
 
+# Said of dekads, dated (the 1st, 11th, 21st) or labelled ("2021-01-D1"): the reader reads none
+DEKADS = ("dekads, ten-day periods, three a month, which no constant frequency steps through (a month's "
+          "last dekad has 8 to 11 days); expected a constant frequency (resample the rows to months, or give "
+          "a row per day)")  # fmt: skip
+
+
+def _dekads(index: pd.DatetimeIndex) -> bool:
+    """Dates at midnight on the 1st, 11th and 21st of their months only, or on the 1st, 2nd and 3rd
+    ("2021-01-1": dekads numbered, read as days)."""
+    days = set(np.unique(index.day).tolist())
+    return len(index) >= 6 and (index == index.normalize()).all() and days in ({1, 11, 21}, {1, 2, 3})
+
+
 def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
     """The hint for repeats that are one hour of a night in spring or autumn, a local clock turned back at
     the end of daylight saving time (not a long table's series), else ""."""
@@ -166,6 +179,10 @@ def check_time_order(
             raise DataError(f"{path}: the series dated by column {date_col!r} are weekly on different "
                             f"weekdays ({weekdays}); expected one weekday for every series (date each week "
                             "by its Monday, say)")  # fmt: skip
+        if spec is None and _dekads(index):
+            days = ", ".join(map(str, sorted(set(index.day))))
+            raise DataError(f"{path}: column {date_col!r} dates its rows on days {days} of each month only: "
+                            f"{DEKADS}")  # fmt: skip
         if spec is None:
             raise DataError(
                 f"{path}: irregular time steps in column {date_col!r}: {first} ({count} irregular step(s)"
