@@ -333,6 +333,22 @@ def test_a_few_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkey
     assert max(built, default=0) < 100, built
 
 
+def test_five_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkeypatch):
+    """Runs of five rows a second apart, then one three years on, built a grid of 95 million seconds (26 s,
+    5 GB) to say the file missed them; a grid holds at most 100 steps a row or a million, here 30 days on."""
+    built, date_range = [], pd.date_range
+
+    def counted(*args, **kwargs) -> pd.DatetimeIndex:
+        built.append(len(grid := date_range(*args, **kwargs)))
+        return grid
+
+    monkeypatch.setattr(pd, "date_range", counted)
+    stamps = [f"2000-01-01 00:00:0{k}" for k in range(5)] + ["2000-01-31"]
+    with pytest.raises(DataError, match="irregular time steps"):
+        read_frame(pd.DataFrame({"date": stamps, "y": [1.0, 2, 3, 4, 5, 6]}))
+    assert max(built) <= 1_000_001, built  # 30 days of seconds: 2,592,001
+
+
 def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
     frame = _weekly(20)
     frame.loc[7, "y"] = np.nan
