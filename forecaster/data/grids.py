@@ -39,7 +39,7 @@ def snap_to_periods(index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str] | N
 
 # The steps a grid with gaps may hold, as a multiple of its rows and at least a number any file reaches: five
 # rows a second apart then one three years on made a grid of 95 million steps, 26 s and 5 GB for a 6-row file
-# (h96); a series missing 99% of its steps is not filled whatever the options.
+# (h96); rows on fewer than 1% of over a million steps are read as irregular, not as a grid with gaps.
 _GRID_PER_ROW, _GRID_STEPS = 100, 1_000_000
 _MAX_MOVED_SHARE = 0.1  # weekly releases a holiday moved: Baker Hughes' Thursday before Good Friday
 
