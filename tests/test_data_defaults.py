@@ -349,6 +349,22 @@ def test_five_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkeyp
     assert max(built) <= 1_000_001, built  # 30 days of seconds: 2,592,001
 
 
+def test_a_monthly_file_missing_a_month_builds_its_grid_only(monkeypatch):
+    """The grid's cap of a million steps was built to be counted: a million months, 7 s for every monthly
+    file of 119 rows missing one (weeks 10 s, quarters 8 s, 0.15 s before). The grid counts its 120 months."""
+    built, date_range = [], pd.date_range
+
+    def counted(*args, **kwargs) -> pd.DatetimeIndex:
+        built.append(len(grid := date_range(*args, **kwargs)))
+        return grid
+
+    months = pd.date_range("2010-01-01", periods=120, freq="MS").delete(30)
+    monkeypatch.setattr(pd, "date_range", counted)
+    series = read_frame(pd.DataFrame({"date": months, "y": np.arange(119.0)}), fill_missing="interpolate")
+    assert series.freq == "MS" and len(series.frame) == 120
+    assert max(built) <= 1000, built
+
+
 def test_fill_missing_none_refuses_any_gap_and_the_cli_shows_the_choice(tmp_path, capsys):
     frame = _weekly(20)
     frame.loc[7, "y"] = np.nan
