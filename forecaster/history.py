@@ -34,7 +34,15 @@ from forecaster.errors import (
     OneBlockError,
 )
 from forecaster.models.assembly import stored
-from forecaster.models.outliers import FILLED, ROUNDING, RUNS_FILLED, fill_isolated, fill_runs, robust_scale
+from forecaster.models.outliers import (
+    FILLED,
+    ROUNDING,
+    RUNS_FILLED,
+    clips,
+    fill_isolated,
+    fill_runs,
+    robust_scale,
+)
 from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
@@ -290,7 +298,7 @@ def _start(bundle: Bundle) -> str:
     if bundle.model_name == "holt_winters" and clips_last(stored(bundle.model).config):
         return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
                 "one-step errors on it")
-    if bundle.model_name == "mean":
+    if bundle.model_name == "mean" and clips(stored(bundle.model).config.input_size):
         return (f"The window's mean reads it as at most {LAST_ERROR:g} robust standard deviations of the "
                 "window's changes from the row before it")
     return "The forecast starts from it"

@@ -182,3 +182,17 @@ def test_the_seam_decoder_continues_from_the_last_observation(history: torch.Ten
         projected = model.projection(torch.zeros(1, L, 16))  # the bias alone: a constant curve
     constant = model.extrapolation(projected)
     assert torch.allclose(constant[:, 1:] - constant[:, :1], torch.zeros_like(constant[:, 1:]), atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_mean_clips_a_series_last_cell_alike_alone_and_beside_a_larger_series(dtype: torch.dtype) -> None:
+    """The rounding below which changes tie is each series' own: batched beside a series of 1e6, a float32
+    series of 1 +- 0.01 ending in 5 lost its spread to the other's rounding (7.6) and was forecast 1.13."""
+    mean = get_model("mean", input_size=30, horizon=H, n_channels=2)
+    rng = np.random.default_rng(7)
+    small, big = 1 + 0.01 * rng.standard_normal(30), 1e6 + 1e3 * rng.standard_normal(30)
+    small[-1] = 5.0
+    alone = mean(torch.from_numpy(np.stack([small, small], axis=1)).to(dtype)[None])[0, 0, 0]
+    beside = mean(torch.from_numpy(np.stack([small, big], axis=1)).to(dtype)[None])[0, 0, 0]
+    assert abs(alone.item() - 1) < 0.01
+    torch.testing.assert_close(beside, alone)

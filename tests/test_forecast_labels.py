@@ -113,6 +113,10 @@ def test_a_style_that_writes_the_history_back_continues_it(labels, index, style,
         (["2020-01-30", "2020-01-31"], pd.date_range("2020-01-30", periods=2, freq="D")),  # timestamps stay
         (["1987Q3", "1987Q4"], pd.date_range("1987-07-02", periods=2, freq="QS") + pd.Timedelta("1D")),
         (["2020-11", "2020-12"], pd.date_range("2020-11-01", periods=2, freq="MS", tz="UTC")),
+        # months by names two languages share, which name the next ones apart: Portuguese or Italian ("out",
+        # "ott"), Spanish or Portuguese ("may", "mai"); an IBGE file's forecasts had been labelled in Italian
+        (["ago 2021", "set 2021"], pd.date_range("2021-08-01", periods=2, freq="MS")),
+        (["mar 2021", "abr 2021"], pd.date_range("2021-03-01", periods=2, freq="MS")),
     ],
 )
 def test_labels_the_index_does_not_write_back_keep_timestamps(labels, index):

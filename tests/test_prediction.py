@@ -313,6 +313,27 @@ def test_the_mean_reads_a_far_last_row_at_its_level_and_says_so() -> None:
     assert len(said) == 1 and "The window's mean reads it as at most 5 robust standard" in said[0]
 
 
+def test_a_mean_of_a_window_too_short_to_clip_says_it_starts_from_a_far_last_row() -> None:
+    """A mean of 4 rows holds 2 earlier changes, fewer than `clip_last` judges by: it averaged 2000 in as
+    given (653) while the note said it had read it at most 5 robust standard deviations from the row
+    before."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    days = (200 + np.random.default_rng(94).normal(0, 5, 120)).round(2)
+    frame = pd.DataFrame({"sales": days}, index=pd.date_range("2022-01-01", periods=120, freq="D"))
+    model = Forecaster("mean", horizon=7, input_size=4).fit(frame)
+    frame.iloc[-1, 0] = 2000.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        read = model.predict(frame)
+    said = [str(warning.message) for warning in caught if "last row" in str(warning.message)]
+    assert read["sales"].iloc[0] == pytest.approx(frame["sales"].iloc[-4:].mean())
+    assert len(said) == 1 and said[0].endswith("The forecast starts from it")
+
+
 def test_rows_in_units_far_smaller_than_training_are_said_and_keep_their_digits() -> None:
     """15 yearly GDP values of 100 to 145 sent in thousands lay 13 standard deviations from their training
     mean, short of FAR_FROM_TRAINING: drift forecast them 0.1445 in [0, 4.2] unsaid, and sent in millions

@@ -107,10 +107,18 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
     stamps = index[-_CHECKED:]
     read = label_texts(pd.Series(last)).iloc[-1]  # "2020年 1月" of KOSIS's "2020년 1월"
     written = [written_as(style, last[-1]) for style in _styles(read)] if read != last[-1] else []
-    for style in dict.fromkeys([*_styles(last[-1]), *written]):
-        if all(style.format(**_fields(stamp)) == text for stamp, text in zip(stamps, last, strict=True)):
-            return style
-    return None
+    pairs = list(zip(stamps, last, strict=True))
+    styles = [style for style in dict.fromkeys([*_styles(last[-1]), *written])
+              if all(style.format(**_fields(stamp)) == text for stamp, text in pairs)]
+    named = {_year_of(style) for style in styles if "{name:" in style}
+    if styles and "{name:" in styles[0] and len(named) > 1:
+        return None  # "ago 2021", "set 2021": Portuguese or Italian, whose next months differ ("out", "ott")
+    return styles[0] if styles else None
+
+
+def _year_of(style: str) -> tuple[str, ...]:
+    """The twelve months of 2000 as `style` writes them: months by name in languages that differ or agree."""
+    return tuple(style.format(**_fields(pd.Timestamp(2000, month, 1))) for month in range(1, 13))
 
 
 def write_labels(index: pd.Index, style: str | None) -> pd.Index:

@@ -69,10 +69,11 @@ def _running_median(y: torch.Tensor, window: int) -> torch.Tensor:
     return padded.unfold(1, window, 1).nanmedian(-1).values
 
 
-def robust_scale(values: torch.Tensor, noise: float = 0.0) -> torch.Tensor:
+def robust_scale(values: torch.Tensor, noise: float | torch.Tensor = 0.0) -> torch.Tensor:
     """(N, L) -> (N,) the standard deviation of each row as its median absolute deviation gives it (its mean
     absolute deviation's where half the cells tie: counts, mostly 0). Deviations up to `noise` are ties: the
-    changes of prices moving by one tick (0.1 at 505.1) differ by float rounding, 1e-13, which was a scale."""
+    changes of prices moving by one tick (0.1 at 505.1) differ by float rounding, 1e-13, which was a scale;
+    one per row as (N, 1)."""
     deviation = (values - values.median(1, keepdim=True).values).abs()
     deviation = torch.where(deviation > noise, deviation, 0.0)
     scale = MAD_SIGMA * deviation.median(1).values
@@ -186,15 +187,21 @@ def fill_runs(y: torch.Tensor, season: int, threshold: float = THRESHOLD) -> tor
     return filled
 
 
+def clips(steps: int) -> bool:
+    """Whether `clip_last` judges the last cell of a window of `steps` (MIN_CLIP_ERRORS earlier changes)."""
+    return steps >= MIN_CLIP_ERRORS + 2
+
+
 def clip_last(y: torch.Tensor, threshold: float = THRESHOLD) -> torch.Tensor:
     """(N, L) -> the same with each last cell moved to at most `threshold` robust standard deviations of the
     earlier one-step changes from the cell before it plus their median (the distance `predict` notes a last
     row apart by); as given where fewer than MIN_CLIP_ERRORS earlier changes or no spread in them judge it.
     For a forecast that assumes a return to the level, where a far last cell is no level (h94 F1)."""
-    if y.shape[1] < MIN_CLIP_ERRORS + 2:
+    if not clips(y.shape[1]):
         return y
     changes = y[:, 1:-1] - y[:, :-2]
-    noise = max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * float(y.abs().max())
+    # each row's own rounding: a batch's largest series had hidden a small series' spread (float32)
+    noise = max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * y.abs().amax(1, keepdim=True)
     bound = threshold * robust_scale(changes, noise)
     bound = torch.where(bound > 0, bound, torch.inf)
     centre = y[:, -2] + changes.median(1).values
