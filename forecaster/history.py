@@ -38,6 +38,7 @@ from forecaster.models.outliers import (
     FILLED,
     ROUNDING,
     RUNS_FILLED,
+    THRESHOLD,
     clips,
     fill_isolated,
     fill_runs,
@@ -299,7 +300,7 @@ def _start(bundle: Bundle) -> str:
         return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
                 "one-step errors on it")
     if bundle.model_name == "mean" and clips(stored(bundle.model).config.input_size):
-        return (f"The window's mean reads it as at most {LAST_ERROR:g} robust standard deviations of the "
+        return (f"The window's mean reads it as at most {THRESHOLD:g} robust standard deviations of the "
                 "window's changes from the row before it")
     return "The forecast starts from it"
 

@@ -118,6 +118,10 @@ def test_eurostat_tsv_whose_first_series_reads_as_years_keeps_its_header(tmp_pat
     assert list(frame.columns) == ["EU27_2020", "EL"] and freq in ("YS", "YS-JAN")
     assert frame.index.equals(pd.date_range("2010-01-01", "2023-01-01", freq="YS", name="period"))
     np.testing.assert_array_equal(frame["EU27_2020"], 1000 + 10 * np.arange(len(years)))
+    header = "year," + ",".join(map(str, range(2015, 2021))) + "\n"  # written twice: two exports joined
+    twice = write(tmp_path, "twice.csv", header * 2 + "DE,1,2,3,4,5,6\nFR,2,3,4,5,6,7\n")
+    frame, freq, _ = read_noted(twice)  # the header, not a row of data (h97: refused after h91 F5's fix)
+    assert list(frame.columns) == ["DE", "FR"] and frame["FR"].tolist() == [2.0, 3, 4, 5, 6, 7]
 
 
 def _ons(tmp_path: Path, months: int) -> Path:

@@ -13,6 +13,7 @@ from forecaster.data.cells import cell_texts, counts_rows, not_a_number_cell, nu
 from forecaster.data.dateparts import codes_the_dates, date_codes, restates_a_part
 from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
+from forecaster.data.keys import name_words
 from forecaster.data.marks import graded_or_codes
 from forecaster.data.missing import SHOWN, line
 from forecaster.errors import DataError, MissingColumnsError
@@ -283,17 +284,13 @@ def _identifies(column: pd.Series) -> bool:
     return bool(column.nunique() == 1 or rising)
 
 
-def _words(name: object) -> list[str]:
-    return [word for word in re.split(r"[\W_]+", str(name).lower()) if word]
-
-
 def _flags_another(name: object, columns: pd.Index) -> bool:
     """Whether a column's name is a flag's (`_FLAG_WORDS`) alone, or after words naming another column."""
-    words = _words(name)
+    words = name_words(name)
     if not words or words[-1] not in _FLAG_WORDS:
         return False
     stem = set(words[:-1])
-    return not stem or any(stem <= set(_words(other)) for other in columns if other != name)
+    return not stem or any(stem <= set(name_words(other)) for other in columns if other != name)
 
 
 def _zero_one(column: pd.Series) -> bool:

@@ -37,7 +37,7 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
     there were, and the summary rows' positions and labels."""
     first = raw.iloc[:, 0]
     alone = raw.iloc[:, 1:].isna().all(axis=1).to_numpy()
-    end, notes, summaries = _second_table(raw), 0, []
+    end, summaries = _second_table(raw), []
     notes = len(raw) - end
     kept = None  # (end, notes) without the summary rows: what is dropped where no dated row stands above them
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:

@@ -24,9 +24,14 @@ _ID_WORDS = frozenset({"store", "item", "dept", "department", "shop", "sku", "pr
                        "warehouse"})  # fmt: skip
 
 
+def name_words(name: object) -> list[str]:
+    """The words of a column's name, lower case ("OBS_STATUS": obs, status)."""
+    return [word for word in re.split(r"[\W_]+", str(name).lower()) if word]
+
+
 def named_as_ids(name: object) -> bool:
     """Whether a column's name is one of ids (`store`, `item_id`, `Dept`): its whole numbers name series."""
-    return bool(set(re.split(r"[\W_]+", str(name).lower())) & _ID_WORDS)
+    return bool(set(name_words(name)) & _ID_WORDS)
 
 
 def padded_codes(rows: pd.DataFrame) -> list[str]:

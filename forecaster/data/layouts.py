@@ -186,8 +186,9 @@ def _layout(lines: list[str], source: Any) -> Layout:
         if any(is_date(cells[0]) for cells in rows[:first] if len(cells) == width):
             first = 1  # "metadata" dated like data is data (not a series' id, "V41690973"): the header first
         periods = [row for row, cells in enumerate(rows[:first]) if looks_wide(cells, ordered=True)]
-        while len(periods) > 1 and periods[-2] == periods[-1] - 1:  # a series of values that read as periods
-            periods.pop()  # (Eurostat's newest first, 1130 ... 1000) under the header of periods is data
+        while len(periods) > 1 and periods[-2] == periods[-1] - 1 and rows[periods[-2]] != rows[periods[-1]]:
+            periods.pop()  # values that read as periods (Eurostat's 1130 ... 1000) under the header are data;
+            # the header written twice (concatenated exports) is the header
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
     values = [cell for cells in rows[first + 1 :] for cell in cells[1:]]

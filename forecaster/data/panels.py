@@ -335,11 +335,13 @@ def _refuse_vintages(
     beside in most rows: ALFRED's `vintage_date`, FRED's `realtime_start`, each date once per release that
     published it, were read as one series per vintage. Cohorts (a loan's origination, the dates after it) are
     series."""
+    observed = None  # the date column's, parsed once
     for part in (part for part in parts if part != DEFAULT_ID_COL):
         labels = raw[part].dropna().drop_duplicates()
         try:
             dates = parse_dates(source, labels.to_frame(), part)
-            observed = parse_dates(source, raw, date_col).to_numpy(dtype="datetime64[ns]")
+            if observed is None:
+                observed = parse_dates(source, raw, date_col).to_numpy(dtype="datetime64[ns]")
         except DataError:
             continue
         if (dates != dates.normalize()).any():  # times of day ('12:00') beside the dates: no vintages
