@@ -315,17 +315,23 @@ def test_a_short_yearly_series_missing_its_middle_year_is_yearly(tmp_path):
     assert series.freq == "YS-JAN" and series.frame["pop"].iloc[4] == pytest.approx(5.3)
 
 
-def test_a_few_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkeypatch):
-    """Runs of three rows (h91 F6) read a step of a second from three rows among years' and built every
-    second of the span before counting its missing steps: six rows to 2040 asked for 9.4 GiB. The grid is
-    counted as it is built, here over ten days (864,000 seconds)."""
-    built, date_range = [], pd.date_range
+@pytest.fixture
+def built(monkeypatch) -> list[int]:
+    """The lengths of the date ranges pandas builds within a test (grids are counted before built)."""
+    lengths, date_range = [], pd.date_range
 
     def counted(*args, **kwargs) -> pd.DatetimeIndex:
-        built.append(len(grid := date_range(*args, **kwargs)))
+        lengths.append(len(grid := date_range(*args, **kwargs)))
         return grid
 
     monkeypatch.setattr(pd, "date_range", counted)
+    return lengths
+
+
+def test_a_few_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(built):
+    """Runs of three rows (h91 F6) read a step of a second from three rows among years' and built every
+    second of the span before counting its missing steps: six rows to 2040 asked for 9.4 GiB. The grid is
+    counted as it is built, here over ten days (864,000 seconds)."""
     stamps = ["2000-01-01 00:00:00", "2000-01-01 00:00:01", "2000-01-01 00:00:02", "2000-01-03", "2000-01-07",
               "2000-01-11"]  # fmt: skip
     with pytest.raises(DataError, match="irregular time steps"):
@@ -333,33 +339,19 @@ def test_a_few_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkey
     assert max(built, default=0) < 100, built
 
 
-def test_five_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(monkeypatch):
+def test_five_rows_a_second_apart_build_no_grid_of_seconds_over_the_span(built):
     """Runs of five rows a second apart, then one three years on, built a grid of 95 million seconds (26 s,
     5 GB) to say the file missed them; a grid holds at most 100 steps a row or a million, here 30 days on."""
-    built, date_range = [], pd.date_range
-
-    def counted(*args, **kwargs) -> pd.DatetimeIndex:
-        built.append(len(grid := date_range(*args, **kwargs)))
-        return grid
-
-    monkeypatch.setattr(pd, "date_range", counted)
     stamps = [f"2000-01-01 00:00:0{k}" for k in range(5)] + ["2000-01-31"]
     with pytest.raises(DataError, match="irregular time steps"):
         read_frame(pd.DataFrame({"date": stamps, "y": [1.0, 2, 3, 4, 5, 6]}))
     assert max(built) <= 1_000_001, built  # 30 days of seconds: 2,592,001
 
 
-def test_a_monthly_file_missing_a_month_builds_its_grid_only(monkeypatch):
+def test_a_monthly_file_missing_a_month_builds_its_grid_only(built):
     """The grid's cap of a million steps was built to be counted: a million months, 7 s for every monthly
     file of 119 rows missing one (weeks 10 s, quarters 8 s, 0.15 s before). The grid counts its 120 months."""
-    built, date_range = [], pd.date_range
-
-    def counted(*args, **kwargs) -> pd.DatetimeIndex:
-        built.append(len(grid := date_range(*args, **kwargs)))
-        return grid
-
     months = pd.date_range("2010-01-01", periods=120, freq="MS").delete(30)
-    monkeypatch.setattr(pd, "date_range", counted)
     series = read_frame(pd.DataFrame({"date": months, "y": np.arange(119.0)}), fill_missing="interpolate")
     assert series.freq == "MS" and len(series.frame) == 120
     assert max(built) <= 1000, built

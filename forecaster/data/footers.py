@@ -43,8 +43,9 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
         text = str(cell).strip().strip(_DOS_END) if pd.notna(cell) else ""  # " ": Stats NZ's gaps
-        numbered = bool(text) and not _footnote(text) and numbered_note(raw.iloc[:end])
-        if text and not (_footnote(text) or numbered):
+        footnote = bool(text) and _footnote(text)
+        numbered = bool(text) and not footnote and numbered_note(raw.iloc[:end])
+        if text and not (footnote or numbered):
             break
         notice = text.startswith(_NOTICES) or numbered  # "©IMF, 2024, Source: ...", split by its commas
         if not alone[end - 1] and not notice:

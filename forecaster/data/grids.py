@@ -76,10 +76,10 @@ def regular_grid(index: pd.DatetimeIndex) -> tuple[str, pd.DatetimeIndex] | None
     if len(index) < 5:
         return None
     for run in (5, 3):
+        most = max(_GRID_PER_ROW * len(index), _GRID_STEPS) if run == 5 else (3 * len(index) - 1) // 2
         starts = np.unique(np.linspace(0, len(index) - run, num=min(200, len(index) - run + 1)).astype(int))
         found = Counter(freq for start in starts if (freq := infer_frequency(index[start : start + run])))
         for freq, _ in found.most_common(3):
-            most = max(_GRID_PER_ROW * len(index), _GRID_STEPS) if run == 5 else (3 * len(index) - 1) // 2
             grid = _grid(index, freq, most)
             if grid is not None and len(grid) and grid[-1] == index[-1] and index.isin(grid).all():
                 return freq, grid

@@ -192,10 +192,12 @@ def _layout(lines: list[str], source: Any) -> Layout:
         first = periods[-1] + 1 if periods else first  # a header of periods above a series without values
         first = max(first - 1, 0)  # the header
     values = [cell for cells in rows[first + 1 :] for cell in cells[1:]]
-    mark = Counter(number_kind(cell) for cell in values)
+    kinds = [number_kind(cell) for cell in values]
+    mark = Counter(kinds)
     decimal = "," if mark["comma"] and not mark["dot"] else "." if mark["dot"] and not mark["comma"] else None
     presumed = decimal is None and delimiter == ";" and bool(mark["ambiguous"])
-    commas = any("," in cell and number_kind(cell) == "comma" for cell in values)  # not "1.234.567" (h82 F20)
+    # a comma seen, not "1.234.567" alone (h82 F20)
+    commas = any(kind == "comma" and "," in cell for cell, kind in zip(values, kinds, strict=True))
     mark_note = _PRESUMED if presumed else "read decimal commas" if decimal == "," and commas else ""
     if presumed:  # "1,000;19,640": fields split by ";" because "," marks their decimals (Excel's CSV where
         decimal = ","  # the comma is the decimal mark)
