@@ -74,6 +74,7 @@ _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
 # one (e-Stat, the ministries: "△2.2", "▲2.2")
 _TRIANGLE = r"^[\u25b2\u25b3]\s*(?=\d)"  # before a number: alone, a triangle is no number
 _MINUS = re.compile(rf"\u2212|{_TRIANGLE}")
+_SIGNS = ("\u2212", "\u25b2", "\u25b3")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
@@ -198,8 +199,10 @@ def to_numbers(
     blank = cells.eq("").to_numpy()
     places = np.flatnonzero(column.notna().to_numpy())[~blank]  # the rows of the cells read
     cells = cells[~blank]
-    triangles = int(cells.str.contains(_TRIANGLE).sum())
-    cells = cells.str.replace(_MINUS, "-", regex=True)
+    joined = "".join(cells.tolist())  # two regex passes over every cell were 9% of reading a column
+    signed = any(sign in joined for sign in _SIGNS)
+    triangles = int(cells.str.contains(_TRIANGLE).sum()) if signed else 0
+    cells = cells.str.replace(_MINUS, "-", regex=True) if signed else cells
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
     kinds, graded = _plain_kinds(cells), 0
