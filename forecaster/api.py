@@ -311,6 +311,10 @@ class Forecaster:
             raise DataError(f"{series.source}: {min(ends.values())} rows cannot hold {windows}")
         levels = self.level if level is None else _levels(level)
         given, names, parts = getattr(df, "index", None), {}, []
+
+        def written(times: pd.Index) -> pd.Index:  # as `df` gave and wrote its own times
+            return write_labels(_as_given(times, given, data.freq), series.date_style)
+
         for window in range(n_windows):
             stops = {column: end - span + window * step_size for column, end in ends.items()}
             if window % every == 0:
@@ -318,21 +322,20 @@ class Forecaster:
                 bundle = self._backtest_fit(series, stops, levels, held)
                 data, name = bundle.data, forecast_name(bundle)
                 id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-                names = given_names(df, data.id_col)
+                names, trained = given_names(df, data.id_col), _trained_on(series, bundle)
             stops = {column: stops[column] for column in data.columns}
-            history, stop = _cut(_trained_on(series, bundle), stops), max(stops.values())
+            history, stop = _cut(trained, stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
-            table.index = write_labels(_as_given(table.index, given, data.freq), series.date_style)
+            table.index = written(table.index)
             long = melt_forecast(table, data.columns, id_col, time_col, name)
             last = series.index[[stops[column] - 1 for column in data.columns]]
-            cutoffs = write_labels(_as_given(last, given, data.freq), series.date_style)
+            cutoffs = written(last)
             rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             rows_ahead = slice(min(stops.values()), stop + self.settings.horizon)  # each series' own window
             actual = series.frame[data.columns].iloc[rows_ahead]
-            actual = actual.set_axis(write_labels(_as_given(series.index[rows_ahead], given, data.freq),
-                                                  series.date_style))
+            actual = actual.set_axis(written(series.index[rows_ahead]))
             actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)

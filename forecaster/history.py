@@ -339,7 +339,7 @@ def far_from_training(bundle: Bundle, window: np.ndarray, ahead: pd.Index | None
     training rows' mean (a constant's scale is no spread), or all far below it (`_far_below`): its history
     rows, or with `ahead` (the steps asked) its horizon rows, whose source the caller names (h75 F4: promo
     100000 sent for a covariate trained on 0 and 1 forecast 107,129, unsaid). Said where a forecast's notes
-    are answered, not in every check of rows (the micro-batched routes answer none)."""
+    are answered, not in every check of rows."""
     scaler, size = bundle.scaler, bundle.data.input_size
     rows = window[:size] if ahead is None else window[size : size + len(ahead)]
     distance = np.where(scaler.steady | np.isnan(rows), 0.0, np.abs(scaler.transform(rows)))

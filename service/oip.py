@@ -327,9 +327,12 @@ async def infer(
     )
     keyed = dict(zip(names, keys, strict=True))
     tensors = [(tensor, keyed[tensor]) for tensor in asked]
-    notes = [f"history {at}: {note}" if count > 1 else note
-             for at, item in enumerate(histories) for note in far_notes(served.bundle, item)]  # fmt: skip
-    content = await in_thread(request, lambda: _answer(name, body.id, tensors, answers, notes))
+    def answered() -> bytes:  # the notes too off the event loop: a check of each history's window
+        notes = [f"history {at}: {note}" if count > 1 else note
+                 for at, item in enumerate(histories) for note in far_notes(served.bundle, item)]  # fmt: skip
+        return _answer(name, body.id, tensors, answers, notes)
+
+    content = await in_thread(request, answered)
     return Response(content=content, media_type="application/json")
 
 

@@ -15,7 +15,7 @@ from pydantic import (
     WrapValidator,
     field_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, ValidationError
 
 from forecaster.calibration import MAX_LEVEL
 from forecaster.data.textfile import composed
@@ -31,13 +31,20 @@ Listed = Annotated[list[T], Field(fail_fast=True)]
 
 
 def _to_first_wrong_member(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A large object validated member by member, up to the first wrong one, whose errors alone are said
-    (one record of 300,000 wrong members had 1.2 M errors, one per member of the cell's union)."""
+    """A large object validated FEW_MEMBERS members at once, up to the first wrong one, whose errors alone
+    are said (one record of 300,000 wrong members had 1.2 M errors, one per member of the cell's union); a
+    chunk at a time, as member by member 400 right records of 100 members took 4x as long."""
     if not isinstance(value, dict) or len(value) <= FEW_MEMBERS:
         return handler(value)
-    validated: dict[str, Any] = {}
-    for name, member in value.items():
-        validated.update(handler({name: member}))
+    members, validated = list(value.items()), {}
+    for start in range(0, len(members), FEW_MEMBERS):
+        chunk = dict(members[start : start + FEW_MEMBERS])
+        try:
+            validated.update(handler(chunk))
+        except ValidationError:
+            for name, member in chunk.items():  # raises at the chunk's first wrong member
+                handler({name: member})
+            raise
     return validated
 
 
