@@ -36,15 +36,11 @@ from forecaster.errors import (
 from forecaster.models.assembly import stored
 from forecaster.models.outliers import (
     FILLED,
-    ROUNDING,
     RUNS_FILLED,
-    THRESHOLD,
-    clips,
     fill_isolated,
     fill_runs,
-    robust_scale,
+    last_expected,
 )
-from forecaster.models.smoothing import LAST_ERROR, clips_last
 
 
 def history_options(bundle: Bundle, **options: Any) -> dict[str, Any]:
@@ -245,13 +241,11 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
     notes, start = [], _start(bundle)
     for name in [column for column in bundle.data.columns if column in series.frame.columns]:
         values = series.frame[name].dropna().to_numpy(dtype=np.float64)[-(max(_RECENT, 3 * season) + 1) :]
-        distances, noise = [], ROUNDING * float(np.abs(values).max(initial=0.0))  # float64 error of changes
+        distances = []
         for lag in dict.fromkeys((1, season)):
             if len(values) > 2 * lag + 3:
-                changes = torch.from_numpy(values[lag:-1] - values[: -1 - lag])[None]
-                spread = float(robust_scale(changes, noise)[0])  # 0: no changes to judge by
-                departure = values[-1] - values[-1 - lag] - float(changes.median())
-                distances.append(abs(departure) / spread if spread > 0 else 0.0)
+                expected, spread = map(float, last_expected(torch.from_numpy(values)[None], lag))
+                distances.append(abs(values[-1] - expected) / spread if spread > 0 else 0.0)
         if distances and min(distances) > LAST_ROW_APART:
             earlier = " and from a season earlier" if len(distances) > 1 else ""
             notes.append(f"note: the last row of {name!r} ({values[-1]:.4g}) lies {min(distances):.3g} "
@@ -293,16 +287,11 @@ def window_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
 
 
 def _start(bundle: Bundle) -> str:
-    """What the bundle's forecast does with a last row apart: Holt-Winters clips its one-step error
-    (`smoothing.clipped_last`) where its window holds enough earlier errors; any other forecast starts from
-    it, but the mean's (`outliers.clip_last`: h94 F1's note had said so of a mean it moved by 3%)."""
-    if bundle.model_name == "holt_winters" and clips_last(stored(bundle.model).config):
-        return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
-                "one-step errors on it")
-    if bundle.model_name == "mean" and clips(stored(bundle.model).config.input_size):
-        return (f"The window's mean reads it as at most {THRESHOLD:g} robust standard deviations of the "
-                "window's changes from the row before it")
-    return "The forecast starts from it"
+    """What the bundle's forecast does with a last row apart, as its model says (`far_last_read`: Holt-Winters
+    clips its one-step error, the mean its last cell; h94 F1's note had said a mean it moved by 3% started
+    from it); any other forecast starts from it."""
+    read = getattr(stored(bundle.model), "far_last_read", None)
+    return (read() if read else None) or "The forecast starts from it"
 
 
 def left_out_in_training(bundle: Bundle) -> list[str]:

@@ -24,7 +24,15 @@ from torch import nn
 from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_STEPS, setting
 from forecaster.devices import sized_only
 from forecaster.models.config import ModelConfig, check_history
-from forecaster.models.outliers import FILLED, RUNS_FILLED, clip_last, fill_isolated, fill_runs
+from forecaster.models.outliers import (
+    FILLED,
+    RUNS_FILLED,
+    THRESHOLD,
+    clip_last,
+    clips,
+    fill_isolated,
+    fill_runs,
+)
 from forecaster.models.registry import FORECAST, MODELS
 
 # The baselines with nothing to fit (nor to tune), simplest first as `--model auto` plans them (Holt-Winters,
@@ -129,6 +137,13 @@ class WindowMeanForecaster(NaiveForecaster):
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
         return clip_last(rows).view(batch, channels, steps).mean(dim=2)[:, None, :]
+
+    def far_last_read(self) -> str | None:
+        """What the forecast does with a last row far from the one before it (`history.last_row_apart`)."""
+        if not clips(self.config.input_size):
+            return None
+        return (f"The window's mean reads it as at most {THRESHOLD:g} robust standard deviations of the "
+                "window's changes from the row before it")
 
 
 @dataclass(frozen=True)

@@ -199,11 +199,17 @@ def clip_last(y: torch.Tensor, threshold: float = THRESHOLD) -> torch.Tensor:
     For a forecast that assumes a return to the level, where a far last cell is no level (h94 F1)."""
     if not clips(y.shape[1]):
         return y
-    changes = y[:, 1:-1] - y[:, :-2]
-    # each row's own rounding: a batch's largest series had hidden a small series' spread (float32)
-    noise = max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * y.abs().amax(1, keepdim=True)
-    bound = threshold * robust_scale(changes, noise)
-    bound = torch.where(bound > 0, bound, torch.inf)
-    centre = y[:, -2] + changes.median(1).values
+    centre, scale = last_expected(y)
+    bound = torch.where(scale > 0, threshold * scale, torch.inf)
     last = torch.minimum(torch.maximum(y[:, -1], centre - bound), centre + bound)
     return torch.cat([y[:, :-1], last[:, None]], dim=1)
+
+
+def last_expected(y: torch.Tensor, lag: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, L) -> where each last cell is expected, the cell `lag` before it plus the median of the earlier
+    `lag`-step changes, and those changes' robust scale (N,) (0: no spread to judge by): how far a last cell
+    lies, for `clip_last` and predict's note of a last row apart alike."""
+    changes = y[:, lag:-1] - y[:, : -1 - lag]
+    # each row's own rounding: a batch's largest series had hidden a small series' spread (float32)
+    noise = max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * y.abs().amax(1, keepdim=True)
+    return y[:, -1 - lag] + changes.median(1).values, robust_scale(changes, noise)

@@ -121,6 +121,13 @@ class HoltWintersForecaster(nn.Module):
         forecast = torch.cat(smoothed).view(batch, channels, config.horizon).transpose(1, 2)
         return forecast.to(x.dtype)
 
+    def far_last_read(self) -> str | None:
+        """What the forecast does with a last row far from the one before it (`history.last_row_apart`)."""
+        if not clips_last(self.config):
+            return None
+        return (f"Holt-Winters moved its states by at most {LAST_ERROR:g} robust standard deviations of its "
+                "one-step errors on it")
+
     def _smooth(self, y: torch.Tensor) -> torch.Tensor:
         """(N, L) float64 series -> (N, H) forecasts."""
         season, horizon, length = self.config.season, self.config.horizon, y.shape[1]
