@@ -18,7 +18,8 @@ from forecaster.bench.attention import (
 from forecaster.bench.scaling import ScalingSettings, run_scaling, scaling_table
 from forecaster.bench.timing import compiled_if_asked
 from forecaster.cli import main
-from forecaster.lra.training import LRAModule, LRASettings, train_lra
+from forecaster.lra.settings import LRASettings
+from forecaster.lra.training import LRAModule, train_lra
 from forecaster.models.lra import LRAClassifier, LRAConfig
 from forecaster.training.graphs import WARMUP_STEPS
 

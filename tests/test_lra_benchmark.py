@@ -19,9 +19,9 @@ from forecaster.lra.benchmark import (
     run_lra_benchmark,
     write_summary,
 )
-from forecaster.lra.presets import PRESETS, apply_preset
+from forecaster.lra.presets import PRESETS
+from forecaster.lra.settings import LRASettings, apply_preset
 from forecaster.lra.tasks import TASKS
-from forecaster.lra.training import LRASettings
 
 TINY = ["--steps", "2", "--batch-size", "4", "--seq-len", "40", "--n-train", "8", "--n-eval", "4",
         "--d-model", "16", "--mlp-dim", "16", "--hidden-dim", "16", "--no-progress"]  # fmt: skip

@@ -19,7 +19,8 @@ from forecaster.bench.attention import (
 from forecaster.cli import main
 from forecaster.devices import machine_name
 from forecaster.errors import BundleError
-from forecaster.lra.training import LRASettings, train_lra, warmup_linear_decay
+from forecaster.lra.settings import LRASettings
+from forecaster.lra.training import train_lra, warmup_linear_decay
 from forecaster.nn.attention import parse_mixer_spec
 
 

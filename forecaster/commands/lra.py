@@ -12,7 +12,7 @@ HELP = "Long Range Arena: train classifiers with any registered mixer, or a task
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from forecaster.lra.benchmark import CELL_FIELDS, LRABenchmarkSettings
-    from forecaster.lra.training import LRASettings
+    from forecaster.lra.settings import LRASettings
     from forecaster.models import LRAConfig
 
     commands = parser.add_subparsers(dest="lra_command", required=True)
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from forecaster.lra.training import LRASettings, train_lra
+    from forecaster.lra.settings import LRASettings
+    from forecaster.lra.training import train_lra
     from forecaster.models import LRAConfig
     from forecaster.nn.attention import parse_mixer_spec
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_benchmark(args: argparse.Namespace) -> int:
     from forecaster.lra.benchmark import CELL_FIELDS, LRABenchmarkSettings, run_lra_benchmark
-    from forecaster.lra.training import LRASettings
+    from forecaster.lra.settings import LRASettings
     from forecaster.models import LRAConfig
 
     grid = LRABenchmarkSettings(**given(args, LRABenchmarkSettings))

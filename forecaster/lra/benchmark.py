@@ -24,8 +24,9 @@ from forecaster.benchmark.record import append_result, read_rows, repair_tail
 from forecaster.checks import parse_names, setting
 from forecaster.errors import ConfigError, DataError
 from forecaster.lra.presets import get_preset
+from forecaster.lra.settings import LRASettings
 from forecaster.lra.tasks import get_task
-from forecaster.lra.training import LRASettings, train_lra
+from forecaster.lra.training import train_lra
 from forecaster.nn.attention import parse_mixer_spec
 
 RESULTS_FILE, SUMMARY_FILE, SETTINGS_FILE = "results.csv", "summary.md", "settings.json"

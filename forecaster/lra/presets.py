@@ -37,13 +37,10 @@ the preset's; a given --steps or --epochs replaces the preset's budget.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from forecaster.nn.attention import MIXERS
-
-if TYPE_CHECKING:
-    from forecaster.lra.training import LRASettings
 
 
 @dataclass(frozen=True)
@@ -120,14 +117,3 @@ def mixer_options(preset: TaskPreset, mixer: str, given: dict[str, Any]) -> dict
     takes_dropout = "dropout" in inspect.signature(MIXERS.get(mixer)).parameters
     own = {"dropout": preset.attention_dropout} if takes_dropout else {}
     return {**own, **preset.mixer_options.get(mixer, {}), **given}
-
-
-def apply_preset(settings: LRASettings, model_fields: dict[str, Any]) -> tuple[LRASettings, dict[str, Any]]:
-    """(settings, model fields) of one run with its preset filled in: LRASettings fields left None and model
-    fields not given take the preset's values; a given steps or epochs replaces the preset's budget."""
-    preset = get_preset(settings.preset, settings.task)
-    budget_given = any(getattr(settings, name) is not None for name in BUDGET)
-    fill = {name: value for name, value in preset.training.items()
-            if getattr(settings, name) is None and not (budget_given and name in BUDGET)}  # fmt: skip
-    options = mixer_options(preset, settings.mixer, model_fields.get("mixer_options", {}))
-    return replace(settings, **fill), {**preset.model, **model_fields, "mixer_options": options}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,65 +26,12 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from forecaster.artifacts import check_model_size, check_out_dir, save_bundle, work_dir_for
-from forecaster.checks import MAX_SEED, check_fields, setting
 from forecaster.devices import machine_name
-from forecaster.errors import ConfigError
-from forecaster.lra.listops import TOKENIZATIONS
-from forecaster.lra.presets import PRESETS, apply_preset
-from forecaster.lra.tasks import TASKS, TaskData, load_task
+from forecaster.lra.settings import LRASettings, apply_preset
+from forecaster.lra.tasks import TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
-from forecaster.nn.attention import MIXERS
 from forecaster.training.graphs import GraphedStep, adamw, use_cuda_graphs
 from forecaster.training.trainer import TrainingLog
-
-
-@dataclass
-class LRASettings:
-    """One LRA run; settings left None take the values of `preset` for the task (forecaster.lra.presets)."""
-
-    task: str = setting(help="LRA task", choices=tuple(TASKS))
-    mixer: str = setting("skeleton", "registered sequence mixer", flag="--model")
-    preset: str = setting("default", "task settings: default (a budget that learns) or paper (paper 001's "
-                          "settings and budget); flags given win", choices=tuple(PRESETS))
-    steps: int | None = setting(None, "optimizer steps (default: the preset's)", minimum=1)
-    epochs: int | None = setting(None, "passes over the training samples, instead of --steps (default: the "
-                                 "preset's)", minimum=1)
-    batch_size: int | None = setting(None, "samples per step (default: the preset's)", minimum=1)
-    seq_len: int | None = setting(None, "sequence length (default: the preset's, else the task's: ListOps "
-                                  "2048)", minimum=1)
-    data_dir: Path | None = setting(None, "folder of the task's files (default: generate ListOps/Pathfinder)",
-                                    parse=Path)
-    n_train: int | None = setting(None, "training samples (default: the preset's, else all, or generated: "
-                                  "ListOps 96000, Pathfinder 5000)", minimum=1)
-    n_eval: int | None = setting(None, "validation and test samples each (default: the preset's, else all, "
-                                 "or generated: ListOps 2000, Pathfinder 1000)", minimum=1)
-    listops_tokens: str = setting("lra", "what a ListOps model reads: lra (LRA's input pipeline: operators "
-                                  "and digits) or brackets (with ']')", choices=TOKENIZATIONS)
-    seed: int = setting(0, "seed for data generation, weights and shuffling", minimum=0, maximum=MAX_SEED)
-    out: Path | None = setting(None, "bundle folder (default runs/lra/<task>-<model>-seed<seed>)", parse=Path)
-    cache_dir: Path | None = setting(None, "cache of generated tasks (default $FORECASTER_CACHE_DIR/lra)",
-                                     parse=Path)
-    lr: float | None = setting(None, "AdamW peak learning rate (default: the preset's)", above=0, maximum=10)
-    weight_decay: float | None = setting(None, "AdamW weight decay (default: the preset's)", minimum=0,
-                                         maximum=10)
-    warmup_steps: int | None = setting(None, "linear warmup steps (default: the preset's, else 10% of the "
-                                       "steps)", minimum=0)
-    eval_every: int | None = setting(None, "validate every N steps (default --steps / 4)", minimum=1)
-    accelerator: str = setting("auto", "Lightning accelerator (auto, cpu, gpu)")
-    cuda_graphs: bool | None = setting(None, "capture the training step as a CUDA graph and replay it "
-                                       "(default: on when training on one CUDA device)")
-    overwrite: bool = setting(False, "replace an existing bundle at --out")
-    progress: bool = setting(True, "show a progress bar")
-
-    def __post_init__(self) -> None:
-        check_fields(self, "LRA setting")
-        MIXERS.get(self.mixer)
-        if self.steps is not None and self.epochs is not None:
-            raise ConfigError("give --steps or --epochs, not both")
-
-    @property
-    def out_dir(self) -> Path:
-        return Path(self.out or Path("runs") / "lra" / f"{self.task}-{self.mixer}-seed{self.seed}")
 
 
 class ArraySplit(Dataset):
@@ -200,7 +147,7 @@ def train_lra(settings: LRASettings, **model_fields: Any) -> dict[str, Any]:
     """Train the classifier of `settings.mixer` on its task; returns the metrics saved in the bundle.
 
     `model_fields` are LRAConfig fields (d_model, n_layers, mixer_options, ...); settings left None and
-    model fields not given take the values of the preset (`forecaster.lra.presets.apply_preset`).
+    model fields not given take the values of the preset (`forecaster.lra.settings.apply_preset`).
     """
     settings, model_fields = apply_preset(settings, model_fields)
     out_dir = settings.out_dir
