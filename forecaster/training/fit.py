@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import lightning
 import numpy as np
@@ -33,7 +33,7 @@ from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
 from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.ensemble import Ensemble
-from forecaster.training.members import member_seeds, train_member
+from forecaster.training.members import Built, member_seeds, train_member
 from forecaster.training.planning import Candidate, logged_channels, split_for
 from forecaster.training.scoring import (
     Score,
@@ -200,15 +200,6 @@ def fitted_from_bundle(bundle: Bundle, label: str, series: TimeSeries) -> Fitted
         candidate, model, bundle.data, bundle.scaler, errors, {**recorded, "candidate": label},
         earlier=None if earlier is None else Score(earlier["mse"], np.asarray(earlier["blocks"])),
     )  # fmt: skip
-
-
-class Built(NamedTuple):
-    """What a candidate is trained from: its windows (set up for fitting), data config, model and config."""
-
-    datamodule: ForecastDataModule
-    data: DataConfig
-    model: nn.Module
-    config: dict[str, Any]
 
 
 def _windows(

@@ -15,7 +15,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import lightning
 import numpy as np
@@ -23,8 +23,9 @@ import torch
 from lightning.pytorch.utilities import rank_zero_only
 from torch import nn
 
+from forecaster.artifacts import DataConfig
 from forecaster.checks import MAX_SEED
-from forecaster.data import TimeSeries
+from forecaster.data import ForecastDataModule, TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.module import ForecastModule
@@ -33,10 +34,18 @@ from forecaster.training.settings import BAG_SEEDS, SMALL_TRAIN_WINDOWS, TrainSe
 from forecaster.training.trainer import build_trainer, check_resumable, checkpoint_dir, reason
 
 if TYPE_CHECKING:
-    from forecaster.training.fit import Built
     from forecaster.training.planning import Candidate
 
 SEED_STRIDE = 10_000  # between the seeds of a bagged candidate's members (`member_seeds`)
+
+
+class Built(NamedTuple):
+    """What a candidate is trained from: its windows (set up for fitting), data config, model and config."""
+
+    datamodule: ForecastDataModule
+    data: DataConfig
+    model: nn.Module
+    config: dict[str, Any]
 
 
 @rank_zero_only
