@@ -97,8 +97,8 @@ PRESETS: dict[str, dict[str, Preset]] = {
 # anchored 0.116, 1.30x; reference 0.119; ILI 24/36/48/60 anchored-skip 2.25/2.15/2.10/2.34 (reference
 # 3.56/3.70/3.68/3.84, anchored 3.59/4.40/4.85/4.66); Exchange 96-336: anchored variants stay naive.
 # The default adds the quantile head: its conformalized intervals have the lower interval score (80% / 95%,
-# test, data/benchmark, 3 seeds): ETTm2-96 1.152 / 1.835 against conformal-around-the-point 1.188 / 1.914,
-# Weather-96 1.118 / 1.867 against 1.232 / 2.204, ILI-24 6.06 / 12.59 against 7.25 / 18.12, Exchange-96
+# test, data/benchmark, 3 seeds): ETTm2-96 1.151 / 1.826 against conformal-around-the-point 1.178 / 1.900,
+# Weather-96 1.100 / 1.849 against 1.219 / 2.201, ILI-24 6.06 / 12.59 against 7.25 / 18.12, Exchange-96
 # equal (training kept the naive start).
 DEFAULTS: dict[str, str] = {"s3attention": "quantile"}
 # What `--preset auto` chooses among on the validation split, per model (the default alone where none),

@@ -85,3 +85,31 @@ def test_published_naive_rows_equal_the_numpy_oracle(data_dir: Path) -> None:
         assert (rows["windows"] == windows).all(), (dataset, horizon)
         assert rows["mse"].to_numpy() == pytest.approx(mse, rel=1e-5), (dataset, horizon)
         assert rows["mae"].to_numpy() == pytest.approx(mae, rel=1e-5), (dataset, horizon)
+
+
+def _model_of_interval_row(described: str) -> str:
+    """The record's model behind a row of README's interval table, from how the row describes it."""
+    if "quantile head" in described:
+        return "s3attention-tuned" if "s3attention-tuned" in described else "s3attention:quantile"
+    return "s3attention:" + described.split("(", 1)[1].split(",", 1)[0].rstrip(")")
+
+
+def test_readme_interval_table_is_the_published_summary() -> None:
+    """README's prediction-interval rows quote summary.md's (its ETTm2 and Weather rows had gone stale)."""
+    summary = (PUBLISHED / "summary.md").read_text()
+    intervals = summary[summary.index("## Prediction intervals"):]
+    published = {
+        tuple(cells[:3]): cells[3:]
+        for cells in (
+            [cell.strip() for cell in line.strip("|").split("|")]
+            for line in _table_lines_from(intervals, "| dataset |")[2:]
+        )
+    }
+    readme = (PUBLISHED.parents[1] / "README.md").read_text()
+    rows = _table_lines_from(readme, "| cell | intervals | n |")[2:]
+    assert len(rows) == 8
+    for line in rows:
+        cell, described, *numbers = [part.strip() for part in line.strip("|").split("|")]
+        dataset, horizon = cell.rsplit("-", 1)
+        key = (dataset, horizon, _model_of_interval_row(described))
+        assert numbers == published[key], (key, numbers, published[key])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -131,3 +133,18 @@ def test_presets_follow_the_reference_widths(name: str | None, width: int) -> No
     config = model.config
     assert (config.n_heads, config.left_rank, config.right_rank, config.fold) == (8, 8, 8, 8)
     assert config.dropout == 0.05 and config.ffn is False
+
+
+def test_readme_model_library_calls_run_as_written() -> None:
+    """The Model library's inline calls are code users paste: `preset(...)` there had named the dataset
+    as the preset and unpacked a tuple, a ConfigError."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Model library", 1)[1].split("\n## ", 1)[0]
+    calls = [code for code in re.findall(r"`([^`]+)`", section.replace("\n  ", " ")) if code.startswith(
+        ("S3AttentionForecaster(", 'get_model("s3attention"'))]
+    assert len(calls) == 2, calls
+    scope = {"S3AttentionForecaster": S3AttentionForecaster, "S3AttentionConfig": S3AttentionConfig,
+             "get_model": get_model, "preset": preset}
+    for call in calls:
+        model = eval(call, scope)  # noqa: S307 - the README's own example
+        assert isinstance(model, S3AttentionForecaster) and model.config.input_size == 96, call
