@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import forecaster
 from forecaster.atomic import recording_placed
@@ -125,6 +125,43 @@ def _stop(signum: int, frame: object) -> NoReturn:
     raise _Stopped(signum)
 
 
+class _NamedStdout:
+    """`sys.stdout` whose failed writes name it: `> /dev/full` said only "No space left on device" (h101)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def write(self, text: str) -> int:
+        return self._named(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    @staticmethod
+    def _named(call: Any, *args: Any) -> Any:
+        try:
+            return call(*args)
+        except OSError as error:
+            if error.filename is not None or error.errno is None:
+                raise
+            raise type(error)(error.errno, error.strerror, "standard output") from None
+
+
+@contextmanager
+def _stdout_named() -> Iterator[None]:
+    """`sys.stdout` as `_NamedStdout` while a command runs (none where the shell closed it: `>&-`)."""
+    stream = sys.stdout
+    if stream is not None:
+        sys.stdout = _NamedStdout(stream)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+
+
 @contextmanager
 def _stops_reported(wanted: bool) -> Iterator[None]:
     """Ctrl-C, SIGTERM and a closed terminal (SIGHUP, which ended a run without a word) as `_Stopped` while
@@ -169,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(arg != "--verbose" for arg in unknown):
             getattr(args, PARSER).unrecognized([arg for arg in unknown if arg != "--verbose"])
         stops = _stops_reported(args.command != "serve")  # uvicorn shuts the service down on its own signals
-        with stops, recording_placed(placed):
+        with stops, recording_placed(placed), _stdout_named():
             code = int(args.handler(args) or 0)
             if sys.stdout is not None:  # None where the shell closed it (`>&-`)
                 sys.stdout.flush()  # a reader that left is noticed here, not at interpreter exit

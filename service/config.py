@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from forecaster.checks import user_path
 
 ENV_PREFIX = "FORECASTER_SERVE_"
+# A look at the models folder takes about a millisecond; 1e-9 s between looks kept a core 80% busy (h101).
+MIN_RELOAD_INTERVAL_S = 0.05
 
 
 class ServiceSettings(BaseSettings):
@@ -82,7 +84,7 @@ class ServiceSettings(BaseSettings):
         ge=0,
         description="seconds between looks at the models folder: a bundle replaced (train --overwrite) or "
         "recalibrated since it was loaded is loaded again and swapped in, a new one added, a removed one "
-        "dropped; 0: the bundles of startup only",
+        f"dropped; 0: the bundles of startup only, else at least {MIN_RELOAD_INTERVAL_S}",
     )
     reading_threads: int = Field(
         2,
@@ -102,6 +104,14 @@ class ServiceSettings(BaseSettings):
     @classmethod
     def _home_expanded(cls, models_dir: Path) -> Path:
         return user_path(models_dir)  # FORECASTER_SERVE_MODELS_DIR='~/models' (h82 F22)
+
+    @field_validator("reload_interval_s")
+    @classmethod
+    def _reload_or_none(cls, seconds: float) -> float:
+        if 0 < seconds < MIN_RELOAD_INTERVAL_S:
+            raise ValueError(f"expected 0 (no reloads) or at least {MIN_RELOAD_INTERVAL_S} s between looks "
+                             f"at the models folder, got {seconds:g}")  # fmt: skip
+        return seconds
 
     @field_validator("device")
     @classmethod

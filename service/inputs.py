@@ -49,7 +49,7 @@ from forecaster.prediction import (
     given_names,
     shaped,
 )
-from service.errors import ApiError
+from service.errors import MAX_MESSAGE_CHARS, ApiError, clipped
 from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
@@ -395,8 +395,9 @@ def forecast_records(
 
 
 def _notes(said: list[str], source: str = "DataFrame") -> list[str]:
-    """What reading the rows changed (cells filled, rows dropped), as the client is told it."""
-    return [note.removeprefix(f"{source}: ") for note in said]
+    """What reading the rows changed (cells filled, rows dropped), as the client is told it, each note
+    clipped as a message is (a 4 MB key sent beside the columns was named whole in a 4 MB note, h101)."""
+    return [clipped(note.removeprefix(f"{source}: "), MAX_MESSAGE_CHARS) for note in said]
 
 
 def _as_read(notes: list[str]) -> str:

@@ -515,3 +515,20 @@ def test_data_describe_of_a_folder_or_a_pipe_says_what_it_is(tmp_path, capsys):
     line = refused(["data", "describe", "--csv", tmp_path / "none.csv"], capsys)
     assert line.startswith(f"forecaster: error: {tmp_path / 'none.csv'}: no such file, and not a registered "
                            "dataset (ETTh1, ")
+
+
+class _FullDevice:
+    """A standard output on a full device (`> /dev/full`): every write fails, naming no file."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_full_standard_output_is_named(csv, capsys, monkeypatch):
+    """`forecaster data describe > /dev/full` said only "No space left on device" (h101 F4)."""
+    monkeypatch.setattr(sys, "stdout", _FullDevice())
+    assert main(["data", "describe", "--csv", str(csv)]) == 1
+    assert capsys.readouterr().err == "forecaster: error: standard output: No space left on device\n"

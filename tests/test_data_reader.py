@@ -569,6 +569,7 @@ def test_a_line_longer_than_any_table_line_is_refused_as_soon_as_it_is_seen(tmp_
 @pytest.mark.parametrize(
     ("content", "what"),
     [(b"PK\x03\x04" + b"\x14\x00" * 20, "a zip archive (an .xlsx workbook is one: name it .xlsx)"),
+     (b"PK\x05\x06" + b"\x00" * 18, "a zip archive (an .xlsx workbook is one: name it .xlsx)"),  # empty: h101
      (b"date,a\n" + b"\x00" * 64, "binary data (NUL bytes)"),
      (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data (NUL bytes)")],
 )  # fmt: skip

@@ -32,7 +32,7 @@ from forecaster.models import get_model
 from forecaster.prediction import predict_windows
 from service.app import create_app
 from service.config import ServiceSettings
-from service.errors import HTTP_ERROR_CODES
+from service.errors import HTTP_ERROR_CODES, MAX_MESSAGE_CHARS, clipped
 
 COLUMNS = ["load", "OT"]
 INPUT_SIZE, HORIZON = 16, 4
@@ -407,6 +407,21 @@ def test_json_answers_note_rows_on_another_scale_as_the_other_routes_do(client: 
     assert note.startswith(far) and note.endswith("expected values in the units it was trained on"), note
     batch = client.post("/v1/models/hourly/forecast", json={"inputs": [body_of(history()), body_of(frame)]})
     assert [output["notes"] for output in batch.json()["outputs"]] == [[], [note]]
+
+
+def test_a_records_note_naming_a_clients_key_is_clipped_as_refusals_are(client: Client) -> None:
+    """A key sent beside the model's columns is named in a note ("left out series ..."): one of 4 MB was
+    answered whole, a 4 MB note built and sent in seconds (h101 F1); a note is clipped as a message is."""
+    records = history(rows=INPUT_SIZE).reset_index().assign(date=lambda table: table["date"].astype(str))
+    records = records.to_dict("records")
+    records[0]["k" * 30_000] = 1.0
+    answer = client.post("/v1/models/hourly/forecast", json={"data": records})
+    assert answer.status_code == 200, answer.text
+    [note] = answer.json()["notes"]
+    assert note.startswith("note: left out series 'kkk") and len(note) <= MAX_MESSAGE_CHARS, len(note)
+    assert note.endswith(" characters in all)"), note[-80:]
+    sizes = (2_000, 100_000, 4_000_000)  # the clipped text's own length said: 4,000,000 passed the limit by 3
+    assert [len(clipped("k" * size, MAX_MESSAGE_CHARS)) for size in sizes] == [MAX_MESSAGE_CHARS] * 3
 
 
 def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> None:

@@ -23,6 +23,7 @@ from test_service import COLUMNS, HORIZON, history, make_bundle
 
 from forecaster.bench.serve import _free_port, wait_until_ready
 from forecaster.cli import build_parser, main
+from service.config import ServiceSettings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -198,6 +199,21 @@ def test_serve_and_bench_refuse_bad_arguments(tmp_path: Path, capsys: pytest.Cap
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "device 'tpu9' is not a torch device name" in err[0], err
         assert "Value error" not in err[0]
+
+
+def test_a_reload_interval_too_short_to_look_at_the_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--reload-interval-s 1e-9` was served: the idle service looked at its models folder back to back,
+    80% of a core for good (h101 F2); 0 (no reloads) and the default stay."""
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: pytest.fail("served"))
+    for interval in ("1e-9", "0.001"):
+        assert main(["serve", "--models", str(tmp_path), "--reload-interval-s", interval]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "reload_interval_s: expected 0 (no reloads) or at least 0.05 s" in err[0]
+    assert ServiceSettings(models_dir=tmp_path, reload_interval_s=0).reload_interval_s == 0
 
 
 def test_serve_on_a_port_in_use_or_a_host_of_no_address_says_so_in_one_line_first(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from forecaster.errors import DataError, MissingSheetError, one_line
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 _OLD_FORMATS = (".xls", ".ods", ".xlsb")
-_WORKBOOK_MAGIC = (b"\xd0\xcf\x11\xe0", ZIP_MAGIC)  # an .xls (OLE2 compound file); .ods, .xlsb: zips
+_WORKBOOK_MAGIC = (b"\xd0\xcf\x11\xe0", *ZIP_MAGIC)  # an .xls (OLE2 compound file); .ods, .xlsb: zips
 # A workbook is a zip of XML that expands many times over in memory; larger tables belong in a CSV.
 MAX_WORKBOOK_BYTES = 50 * 2**20
 # Its XML, unpacked: 245 KB of zip holding 90 MB of XML (6 million cells, 15 bytes and 16 us each) took 97 s

@@ -27,7 +27,8 @@ import pandas as pd
 from forecaster.errors import DataError
 
 GZIP_MAGIC = b"\x1f\x8b"
-ZIP_MAGIC = b"PK\x03\x04"
+# A zip archive: one holding files, or an empty one (its end record alone: "binary data (NUL bytes)", h101).
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _PACKED = {GZIP_MAGIC: "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 # UTF-32's marks first: its little-endian one begins with UTF-16's
 _MARKS = {codecs.BOM_UTF32_LE: "utf-32", codecs.BOM_UTF32_BE: "utf-32",
