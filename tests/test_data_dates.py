@@ -103,12 +103,29 @@ from forecaster.errors import DataError
         (["2º semestre 2019", "1º semestre 2020", "2º semestre 2020"], "2019-07-01", "2QS-JAN"),  # IBGE
         (["2019 2nd half", "2020 1st half", "2020 2nd half"], "2019-07-01", "2QS-JAN"),
         (["2019-A1", "2020-A1", "2021-A1"], "2019-01-01", "YS-JAN"),  # SDMX 2.0's years
+        # the h100 sweep's, refused before (F4, F5, F6)
+        (["2018年(平成30年)", "2019年(令和元年)", "2020年(令和2年)"], "2018-01-01", "YS-JAN"),  # e-Stat
+        (["平成30年（2018年）", "令和元年（2019年）", "令和2年（2020年）"], "2018-01-01", "YS-JAN"),
+        (["December / décembre 2018", "January / janvier 2019", "February / février 2019"], "2018-12-01",
+         "MS"),  # Statistics Canada's bilingual tables
+        (["décembre/December 2018", "janvier/January 2019", "février/February 2019"], "2018-12-01", "MS"),
+        (["Dezember 2018 / December 2018", "Januar 2019 / January 2019", "Februar 2019 / February 2019"],
+         "2018-12-01", "MS"),
+        (["October to December 2013", "January to March 2014", "April to June 2014"], "2013-10-01", "QS-JAN"),
     ],
 )
 def test_period_labels_become_the_first_day_of_each_period(labels, first, freq) -> None:
     series = read_frame(pd.DataFrame({"TIME_PERIOD": labels, "value": np.arange(len(labels), dtype=float)}))
     assert series.index[0] == pd.Timestamp(first) and series.freq == freq and series.columns == ["value"]
     assert series.date_col == "TIME_PERIOD"
+
+
+@pytest.mark.parametrize("labels", [["2018年(平成29年)", "2019年(平成30年)", "2020年(令和元年)"],
+                                    ["January / février 2019", "February / mars 2019", "March / avril 2019"]])
+def test_a_period_written_twice_that_disagrees_with_itself_is_refused(labels) -> None:
+    """A Western and an era year, or two months' names, that name different periods: no guess (h100)."""
+    with pytest.raises(DataError, match="TIME_PERIOD"):
+        read_frame(pd.DataFrame({"TIME_PERIOD": labels, "value": [1.0, 2.0, 3.0]}))
 
 
 def test_koreas_dotted_months_read_as_numbers_are_found_as_months(tmp_path) -> None:
@@ -135,6 +152,18 @@ def test_swiss_months_and_thousands_read_as_numbers_are_months_and_values(tmp_pa
     assert series.date_col == "Monat" and series.freq == "MS" and len(series) == 30
     assert series.index[9] == pd.Timestamp("2018-10-01") and series.index[-1] == pd.Timestamp("2020-06-01")
     np.testing.assert_array_equal(series.frame["Total"], 3_000_000 + 1_000 * np.arange(30))
+
+
+def test_gus_months_under_okres_read_as_numbers_are_months(tmp_path) -> None:
+    """Statistics Poland heads its "01.2018" months `okres` (period): read as the numbers 1.2018 ... they were
+    "no date column found" (h91 F8, h100 F3)."""
+    months = pd.period_range("2018-01", periods=36, freq="M")
+    rows = [f"{m.month:02d}.{m.year},{100 + k}" for k, m in enumerate(months)]
+    (tmp_path / "gus.csv").write_text("okres,wartosc\n" + "\n".join(rows) + "\n")
+    series = read_csv(tmp_path / "gus.csv")
+    assert series.date_col == "okres" and series.freq == "MS" and len(series) == 36
+    assert series.index[9] == pd.Timestamp("2018-10-01") and series.index[-1] == pd.Timestamp("2020-12-01")
+    np.testing.assert_array_equal(series.frame["wartosc"], 100 + np.arange(36.0))
 
 
 def test_a_year_column_of_numbers_is_a_yearly_index() -> None:
@@ -764,6 +793,20 @@ def test_a_date_column_beside_hours_ending_1_to_24_reads_each_hour_at_its_end(tm
     assert series.freq == "h" and series.columns == ["load"]
     assert series.index[0] == pd.Timestamp("2023-01-01 01:00")
     assert series.index[23] == pd.Timestamp("2023-01-02 00:00")
+
+
+def test_a_plain_hour_column_of_1_to_24_reads_as_hours_ending(tmp_path) -> None:
+    """IESO and CAISO number hours 1-24 under `Hour`: refused as duplicate dates with advice to name an id
+    column (h100 F2). No hour of the day is 24, so they are hours ending, as under `HE`."""
+    days = np.repeat(pd.date_range("2023-03-01", periods=5).strftime("%Y-%m-%d"), 24)
+    frame = pd.DataFrame({"date": days, "hour": np.tile(np.arange(1, 25), 5), "load": np.arange(120.0)})
+    path = tmp_path / "hour.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataQualityWarning, match=r"read column 'hour' as the hour ending \(1 at 01:00, 24 at"):
+        series = read_csv(path)
+    assert series.freq == "h" and series.columns == ["load"]
+    assert series.index[0] == pd.Timestamp("2023-03-01 01:00")
+    assert series.index[-1] == pd.Timestamp("2023-03-06 00:00")
 
 
 _DEKADS = [(year, month, k) for year in (2021, 2022) for month in range(1, 13) for k in (1, 2, 3)]

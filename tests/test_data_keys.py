@@ -538,3 +538,20 @@ def test_a_long_file_with_one_unreadable_date_names_its_line(tmp_path, cell, spa
     frame.loc[20, "ds"] = None
     with pytest.raises(DataError, match="row 20 \\(empty\\); expected a timestamp in every row"):
         read_frame(frame)
+
+
+@pytest.mark.parametrize("id_col", [None, "Country"])
+def test_a_panel_whose_ids_are_merged_cells_carries_each_id_down(tmp_path, id_col):
+    """A spreadsheet's panel writes each country once, on its first row (merged cells down): refused as
+    unsorted, and with `--id-col Country` as an empty id in a column 'Country,variable' (h100 F11)."""
+    lines = ["Country,Quarter,GDP"] + [
+        f"{country if k == 0 else ''},{quarter},{base + k}"
+        for country, base in (("France", 1000), ("Germany", 2000)) for k, quarter in enumerate(QUARTERS)
+    ]  # fmt: skip
+    path = tmp_path / "panel.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.warns(DataQualityWarning, match="carried each label in column 'Country' down to the rows"):
+        series = read_csv(path, id_col=id_col)
+    assert series.freq == "QS-JAN" and len(series) == 40
+    assert [name.split("/")[0] for name in series.columns] == ["France", "Germany"]
+    np.testing.assert_array_equal(series.frame.iloc[-1], [1039.0, 2039.0])

@@ -59,6 +59,23 @@ def test_quarter_and_year_totals_among_months_are_dropped(tmp_path, year):
     assert "row(s) of quarters or years ('2015 Q1', '2015 Q2', '2015 Q3', ...) among the monthly rows" in note
 
 
+@pytest.mark.parametrize("summary", ["Jahresdurchschnitt", "Total"])
+def test_a_year_summary_row_among_year_and_month_columns_is_dropped(tmp_path, summary):
+    """GENESIS writes "2019;Jahresdurchschnitt;..." after each December: refused as "not a month number"
+    (h100 F12)."""
+    lines = ["Jahr;Monat;Index"]
+    names = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+             "November", "Dezember"]  # fmt: skip
+    for month, value in zip(MONTHS[:48], VALUES[:48], strict=True):
+        lines.append(f"{month.year};{names[month.month - 1]};{value}".replace(".", ","))
+        if month.month == 12:
+            lines.append(f"{month.year};{summary};{VALUES[:12].mean():.1f}".replace(".", ","))
+    frame, freq, note = read_noted(write(tmp_path, "genesis.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(MONTHS[:48], name="Jahr+Monat"))
+    np.testing.assert_array_equal(frame["Index"], VALUES[:48])
+    assert f"dropped 4 row(s) of a year's summary ('2015 {summary}', '2016 {summary}'" in note
+
+
 def test_quarters_years_and_blocks_of_them_are_read_as_before(tmp_path):
     """No finer rows to keep: a file of quarters reads as quarters, of years as years, quarters with their
     years' totals as quarters; years, quarters and months in blocks (no subtotals beside their months) are

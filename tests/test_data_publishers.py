@@ -476,6 +476,23 @@ def test_jhu_covid_wide_file_with_slashed_dates_in_the_header(tmp_path):
         in note  # fmt: skip
 
 
+def test_statcan_as_displayed_names_its_rows_by_the_label_that_tells_them_apart(tmp_path):
+    """Statistics Canada's "Download as displayed": its Prices and Seasonal adjustment labels are merged
+    cells, written on the first row only; the series were named 'Chained (2017) dollars' and '', by that
+    first column's blank, not by their Estimates (h100 F10)."""
+    quarters = [f"Q{q} {y}" for y in range(2018, 2024) for q in range(1, 5)]
+    rows = ['"Table: 36-10-0104-01  Gross domestic product, expenditure-based, Canada, quarterly"',
+            '"Geography: Canada"', '"Prices 8","Seasonal adjustment 9","Estimates",' + ",".join(quarters),
+            '"Chained (2017) dollars","Seasonally adjusted at annual rates","Gross domestic product",'
+            + ",".join(f'"{2_000_000 + 1_000 * k:,}"' for k in range(24)),
+            '"","","Household final consumption expenditure",' + ",".join(str(1_000 + k) for k in range(24)),
+            '"Symbol legend:"', '".. not available for a specific reference period"']  # fmt: skip
+    frame, freq, _ = read_noted(write(tmp_path, "3610010401.csv", "\n".join(rows)))
+    assert freq == "QS-JAN" and len(frame) == 24
+    assert list(frame.columns) == ["Gross domestic product", "Household final consumption expenditure"]
+    assert frame.iloc[-1].tolist() == [2_023_000.0, 1_023.0]
+
+
 def test_dwd_daily_climate_file_with_its_yyyymmdd_dates_station_id_and_end_of_record(tmp_path):
     """DWD's produkt_klima_tag_*.txt: ';' apart, padded, STATIONS_ID (one value), MESS_DATUM as YYYYMMDD
     numbers under a name no date is known by, -999 for missing, 'eor' ending each row."""
@@ -1216,6 +1233,17 @@ def test_flagged_periods_heading_a_wide_table_and_labels_beside_them(tmp_path):
     rows = [",".join(revised), *(f"S{k}," + ",".join(str(k + t) for t in range(13)) for k in range(3))]
     frame, _, note = read_noted(write(tmp_path, "revised.csv", "\n".join(rows) + "\n"))
     assert len(frame) == 12 and "flags" not in note and "left out column '2021-22 (r)'" in note
+
+
+def test_a_flag_after_a_cjk_month_label_is_read_without_it(tmp_path):
+    """e-Stat and Japan's ministries mark provisional months "2023年12月p": refused as "not month labels like
+    the others", where "Mar 2024 (p)" reads (h100 F9)."""
+    months = pd.date_range("2020-01-01", periods=48, freq="MS")
+    labels = [f"{m.year}年{m.month}月" + ("p" if k >= 46 else "") for k, m in enumerate(months)]
+    lines = ["時点,値", *(f"{label},{100 + k}" for k, label in enumerate(labels))]
+    frame, freq, note = read_noted(write(tmp_path, "estat.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and frame.index[-1] == pd.Timestamp("2023-12-01") and frame["値"].iloc[-1] == 147
+    assert "read 2 date(s) in column '時点' without their flags (p:" in note
 
 
 def test_months_flagged_provisional_in_a_month_column_are_read(tmp_path):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from forecaster.cli import main
-from forecaster.data import read_csv
+from forecaster.data import DataQualityWarning, read_csv
 from forecaster.data.labels import label_style, write_labels
 
 
@@ -228,3 +228,21 @@ def test_predict_writes_the_files_date_part_columns(tmp_path: Path):
         assert _cli(["train", "--csv", path, "--model", "naive", "--horizon", 2, "--out", model]) == 0
         assert _cli(["predict", "--model", model, "--csv", path, "--output", output]) == 0
         assert output.read_text().splitlines() == expected[name]
+
+
+@pytest.mark.parametrize(("column", "hours", "first"), [("Hour", range(24), "2023-03-06 00:00:00"),
+                                                        ("HE", range(1, 25), "2023-03-06 01:00:00")])
+def test_dates_completed_by_an_hour_column_are_forecast_as_hours_not_one_day_label(tmp_path, column, hours,
+                                                                                   first):
+    """A date beside an hour column: each forecast step was written as the day's label (`03/06/2023`
+    three times), and after hours ending as the day before, a style of a literal day (h100 F1)."""
+    days = np.repeat(pd.date_range("2023-03-01", periods=5).strftime("%m/%d/%Y"), 24)
+    path = tmp_path / "hourly.csv"
+    pd.DataFrame({"Date": days, column: np.tile(list(hours), 5), "load": np.arange(120.0)}).to_csv(
+        path, index=False
+    )
+    with pytest.warns(DataQualityWarning, match=f"read column '{column}' as the hour"):
+        series = read_csv(path)
+    assert series.date_style is None
+    ahead = pd.date_range(series.index[-1], periods=4, freq="h")[1:]
+    assert list(write_labels(ahead, series.date_style).astype(str))[0] == first

@@ -35,7 +35,8 @@ from forecaster.data.timeorder import DEKADS
 from forecaster.errors import DataError
 
 DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_period", "date_time", "obs_date",
-              "observation_date", "datum", "fecha", "timeperiod")  # fmt: skip
+              "observation_date", "datum", "fecha", "timeperiod", "periode", "période", "periodo", "período",
+              "okres")  # fmt: skip  # "period" as GUS (okres), INE, Istat and Statistics Norway write it
 PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
 YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
 

@@ -1,7 +1,7 @@
 """Dates from separate columns: year and quarter, month, week, or month, day and hour, as offices and weather
-records publish them (Destatis' "Jahr;Monat", NOAA's year, month, day, hour; the CDC's YEAR, WEEK), and a
-date column beside a column of hours or of times of day. Each period becomes its first day (ISO weeks: their
-Monday).
+records publish them (Destatis' "Jahr;Monat", NOAA's year, month, day, hour; the CDC's YEAR, WEEK); a date
+column beside a column of hours or of times of day is `completed`'s. Each period becomes its first day (ISO
+weeks: their Monday).
 """
 
 from __future__ import annotations
@@ -44,14 +44,13 @@ _PART_NAMES = {
 }
 
 
-_HOUR_ENDING = re.compile(r"he|hour[ _]?ending|hr[ _]?end(?:ing)?", re.I)  # ERCOT's, PJM's, CAISO's
 # How a part's name may be qualified: UN Comtrade's refYear, WHO FluNet's ISO_WEEK and MMWR_YEAR
 # "ISO week", the Treasury's "Calendar Month Number" and "Fiscal Year"
 _QUALIFIED = re.compile(r"(?:(?:ref|iso|mmwr|epi|calendar|fiscal)[_ ]?)?(?P<part>.+?)"
                         r"(?:[_ ](?:number|num|no|nbr))?")
 
 
-def _part_of(name: object) -> str | None:
+def part_of(name: object) -> str | None:
     """The date part a column's name says it holds (_PART_NAMES, case ignored, maybe _QUALIFIED), or None."""
     if str(name).strip() == "kW":  # kilowatts; KW, Kw: German calendar weeks (Kalenderwoche)
         return None
@@ -61,79 +60,26 @@ def _part_of(name: object) -> str | None:
 
 
 def part_named(name: object) -> str | None:
-    """The date part a column's name says it holds (`_part_of`), also where a part's name of four letters or
+    """The date part a column's name says it holds (`part_of`), also where a part's name of four letters or
     more closes a longer one: RKI's `Meldewoche`, the ECDC's `year_week`."""
     text = str(name).strip().lower()
-    return _part_of(name) or next((part for word, part in _PART_NAMES.items()
+    return part_of(name) or next((part for word, part in _PART_NAMES.items()
                                    if len(word) >= 4 and text.endswith(word)), None)  # fmt: skip
 
 
-def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str, str] | None:
-    """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
-    `dteday` and `hr`) as each date at its hour, or of hours 1-24 named as hours ending (power markets'
-    `HE`) as each date at the hour's end, as "24:00" times are read; that column's name and what it was
-    read as. None for other tables."""
-    if not index.has_duplicates or (index != index.normalize()).any():
-        return None
-    for column in raw.columns:
-        ending = bool(_HOUR_ENDING.fullmatch(str(column).strip()))
-        if _part_of(column) != "hour" and not ending:
-            continue
-        low = int(ending)  # HE 1 is the hour ending at 01:00, HE 24 the one ending at the next midnight
-        hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
-        whole = np.isfinite(hours) & (hours == np.round(hours))
-        if (whole & (hours >= low) & (hours <= 23 + low)).all():
-            stamped = index + pd.to_timedelta(hours, unit="h")
-            what = "the hour ending (1 at 01:00, 24 at the next midnight)" if ending else "the hour"
-            return (stamped, str(column), what) if not stamped.has_duplicates else None
-    return None
-
-
 _PART_FLAG = re.compile(r"\s*(?P<flag>[*#\u2020\u2021]+|\([A-Za-z]{1,3}\.?\))$")  # "Nov #", "Dec (p)"
-_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # 17:24, 17:24:00, 17:24:00.5
-
-
-def completed_dates(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str, str] | None:
-    """A date column completed by another column as one column of timestamps, that column, and a note; None
-    for other tables. Dates without times beside times of day (UCI's household power `Date;Time`,
-    MetaTrader's `<DATE>`, `<TIME>`): read apart, the times repeating every day made a panel of a series per
-    time of day. Months without their year beside a year column (USDA QuickStats' `Year`, `Period` of JAN
-    ... DEC): read alone, they were months of the year 1."""
-    dates = raw[date_col]
-    if not pd.api.types.is_string_dtype(dates) or not len(raw):
-        return None
-    others = [column for column in raw.columns if column != date_col]
-    texts = dates.astype(str).str.strip()  # what follows reads whole columns only where a first value fits
-    clocks = [column for column in others if pd.api.types.is_string_dtype(raw[column])
-              and _CLOCK.fullmatch(str(raw[column].iloc[0]).strip())]  # fmt: skip
-    if clocks and ":" not in texts.iloc[0] and not texts.str.contains(":").any():
-        column = next((column for column in clocks if raw[column].str.fullmatch(_CLOCK).all()), None)
-        if column is not None:
-            note = f"read column {column!r} as the time of day of each date in {date_col!r}"
-            return raw.assign(**{date_col: texts + " " + raw[column].str.strip()}), str(column), note
-    years = [column for column in others if _part_of(column) == "year"]
-    if years and texts.iloc[0].lower().rstrip(".") in MONTH_NUMBERS:
-        months = texts.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
-        for column in years:
-            numbers = pd.to_numeric(raw[column], errors="coerce")
-            if months.notna().all() and numbers.notna().all() and (numbers == numbers.round()).all():
-                pairs = zip(numbers, months, strict=True)
-                stamped = [f"{int(year):04d}-{int(month):02d}" for year, month in pairs]
-                note = f"read the months of {date_col!r} in the years of column {column!r}"
-                return raw.assign(**{date_col: stamped}), str(column), note
-    return None
 
 
 def date_part_kinds(columns: Sequence[str]) -> tuple[str, ...] | None:
     """The part each column holds, by its name (case ignored, _PART_NAMES), if they make one of DATE_PARTS."""
-    kinds = tuple(_part_of(column) or "" for column in columns)
+    kinds = tuple(part_of(column) or "" for column in columns)
     return kinds if kinds in DATE_PARTS else None
 
 
 def find_date_parts(columns: Sequence[str]) -> list[str] | None:
     """Columns named year and quarter, month, week or month and day (and hour) (case ignored, _PART_NAMES),
     the most parts first found, then the finest (Power BI's Year, Quarter, Month are months); else None."""
-    by_kind = {_part_of(column): column for column in columns}
+    by_kind = {part_of(column): column for column in columns}
     finest = list(_RANGES)  # coarse to fine
     for kinds in sorted(DATE_PARTS, key=lambda kinds: (len(kinds), finest.index(kinds[-1])), reverse=True):
         if len(kinds) > 1 and all(kind in by_kind for kind in kinds):
@@ -162,7 +108,7 @@ def _roman_quarters(texts: pd.Series) -> pd.Series:
 def _kinds_by_values(raw: pd.DataFrame, columns: Sequence[str]) -> tuple[str, ...] | None:
     """The parts of two date_from columns named in no language known (GUS's `Rok,Kwartał`, Estonia's
     `Aasta,Kvartal`): years, then quarters, months or weeks by the largest number the second holds."""
-    if len(columns) != 2 or _part_of(columns[1]) is not None:  # a part named (year, day) is that part
+    if len(columns) != 2 or part_of(columns[1]) is not None:  # a part named (year, day) is that part
         return None
     if any(name not in raw.columns for name in columns):
         return None
@@ -369,7 +315,7 @@ def restates_a_part(name: object, column: pd.Series, index: pd.DatetimeIndex) ->
     0 or 1, Monday or Sunday first; a fiscal year or quarter from any month) holds that part of each of
     `index`'s dates: the dates written out again beside them (Kaggle's `date, year, month, weekday, sales`),
     no series to forecast."""
-    kind = "weekday" if str(name).strip().lower() in _WEEKDAY_NAMES else _part_of(name)
+    kind = "weekday" if str(name).strip().lower() in _WEEKDAY_NAMES else part_of(name)
     if kind is None or not pd.api.types.is_numeric_dtype(column):
         return False
     monday, month = index.day_of_week.to_numpy(), index.month.to_numpy()

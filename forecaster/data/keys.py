@@ -116,6 +116,25 @@ def check_ids_given(raw: pd.DataFrame, id_col: str, source: str) -> None:
         raise DataError(f"{source}: {line(row)}: empty series id in column {id_col!r}")
 
 
+def carried_ids(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """`raw` with the labels of its first column carried down over the blanks below them, where that column
+    reads as merged cells of a spreadsheet: a label on each block's first row, blanks below (most rows),
+    two labels or more, each in one block ("France" above 23 blanks, then "Germany"), said in `notes`;
+    such a panel was refused as unsorted, and with `--id-col` as "empty series id" (h100 F11)."""
+    if raw.empty or not pd.api.types.is_string_dtype(raw.iloc[:, 0]):
+        return raw
+    cells = raw.iloc[:, 0].astype(str).str.strip().mask(raw.iloc[:, 0].isna(), "")
+    filled = cells != ""
+    if not filled.iloc[0] or filled.sum() < 2 or filled.sum() * 2 > len(cells):
+        return raw
+    labels = cells[filled]
+    if labels.duplicated().any() or not labels.str.contains(r"[^\W\d_]").all():
+        return raw
+    notes.append(f"carried each label in column {raw.columns[0]!r} down to the rows below it, left blank "
+                 "(merged cells)")  # fmt: skip
+    return raw.assign(**{raw.columns[0]: cells.mask(~filled).ffill()})
+
+
 def in_place_of(raw: pd.DataFrame, parts: list[str], name: str, values: np.ndarray) -> pd.DataFrame:
     """`raw` with one column `name` of `values` where the columns `parts` were, at the first one's place."""
     at = list(raw.columns).index(parts[0])

@@ -105,6 +105,8 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
         return None
     last = [_text(value) for value in texts.iloc[-_CHECKED:]]
     stamps = index[-_CHECKED:]
+    if len(set(last)) < len(set(stamps)):  # dates beside an hour column: labels of days for hours (h100 F1)
+        return None
     read = label_texts(pd.Series(last)).iloc[-1]  # "2020年 1月" of KOSIS's "2020년 1월"
     written = [written_as(style, last[-1]) for style in _styles(read)] if read != last[-1] else []
     pairs = list(zip(stamps, last, strict=True))

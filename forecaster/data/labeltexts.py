@@ -34,14 +34,21 @@ MONTH_NUMBERS = {word[:cut]: number for names in _MONTH_NAMES for number, name i
                  for word in name.split("|") for cut in (3, None)}  # fmt: skip
 # A period marked provisional ("2023 oktober*")
 PROVISIONAL = re.compile(r"\s*\*+$")
-# Three months by their names and the year of the last: "Jan-Mar 2005", the ONS's rolling "Nov-Jan 2010"
-_MONTH_RANGE = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?\s*[-\u2013]\s*(?P<last>[^\W\d_]{3,})\.?\s+"
-                          r"(?P<year>\d{4})$")  # fmt: skip
+# Three months by their names and the year of the last: "Jan-Mar 2005", the ONS's rolling "Nov-Jan 2010",
+# "January to March 2014" (h100 F6)
+_MONTH_RANGE = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?(?:\s*[-\u2013]\s*|\s+to\s+)"
+                          r"(?P<last>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$")  # fmt: skip
+# A month named in two languages, bilingual offices' "January / janvier 2018", "Januar 2018 / January 2018"
+_TWO_NAMES = re.compile(r"^(?P<first>[^\W\d_]{3,})\.?(?:\s+(?P<before>\d{4}))?\s*/\s*"
+                        r"(?P<second>[^\W\d_]{3,})\.?\s+(?P<year>\d{4})$")  # fmt: skip
 # The year before each era's first (元年, year 1); Taiwan's DGBAS counts the Republic's (民國) years, 112年
 # (three digits, no era named) 2023
 _QUARTER_MONTHS = re.compile(r"(?P<first>\d{1,2})\s*[-－～~〜]\s*(?P<last>\d{1,2})\s*月期?$")
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925, "民國": 1911, None: 1911}
 _ERA_YEAR = re.compile(r"^(?:(?P<era>令和|平成|昭和|民國)\s*(?P<year>元|\d{1,3})|(?P<republic>1\d\d))\s*年")
+# A year written twice, Western and era, either first: "2019年(令和元年)", "令和元年（2019年）" (h100 F4)
+_ONE_YEAR = r"(?:\d{4}|(?:令和|平成|昭和)\s*(?:元|\d{1,2}))\s*年?"
+_BOTH_YEARS = re.compile(rf"^(?P<first>{_ONE_YEAR})\s*[(（]\s*(?P<second>{_ONE_YEAR})\s*[)）]")
 # KOSIS's "2020년 1월", "2020년 1분기" as the NBS writes them, "2020年1月", "2020年1季度"; and the NBS's
 # quarters in Chinese numerals, "2020年第一季度", in digits
 _KOREAN = {"년": "年", "월": "月", "분기": "季度"}
@@ -59,9 +66,10 @@ def label_texts(values: pd.Series) -> pd.Series:
         texts = texts.str.replace("년|월|분기", lambda found: _KOREAN[found[0]], regex=True)
     if texts.str.contains("年", regex=False).any():
         texts = texts.str.replace(_CHINESE_QUARTER, _digit_quarter, regex=True)
+        texts = texts.str.replace(_BOTH_YEARS, _year_once, regex=True)
         texts = texts.str.replace(_ERA_YEAR, _western_year, regex=True)
         texts = texts.str.replace(_QUARTER_MONTHS, _quarter_named, regex=True)
-    texts = _month_ranges(texts)
+    texts = _month_ranges(_one_name(texts))
     return texts.str.replace(PROVISIONAL, "", regex=True) if texts.str.endswith("*").any() else texts
 
 
@@ -82,6 +90,17 @@ def _month_ranges(texts: pd.Series) -> pd.Series:
     return found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
 
 
+def _one_name(texts: pd.Series) -> pd.Series:
+    """Months named in two languages ("January / janvier 2018") as the first name and the year, where both
+    name the same month (of the same year) in every label; else as they are: refused (h100 F5)."""
+    if not (len(texts) and _TWO_NAMES.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
+        return texts
+    found = texts.str.extract(_TWO_NAMES)
+    first, second = (found[name].str.lower().map(MONTH_NUMBERS) for name in ("first", "second"))
+    same = first.notna() & (first == second) & found["before"].fillna(found["year"]).eq(found["year"])
+    return found["first"] + " " + found["year"] if same.all() else texts
+
+
 def _digit_quarter(found: re.Match) -> str:
     """A quarter in Chinese numerals ("第一") in digits ("第1")."""
     return f"第{CHINESE_QUARTERS.index(found['quarter']) + 1}"
@@ -97,6 +116,13 @@ def _western_year(found: re.Match) -> str:
     """An era's year ("平成31年", "令和元年") as the Western year it is ("2019年")."""
     year = found["year"] or found["republic"]
     return f"{_ERAS[found['era']] + (1 if year == '元' else int(year))}年"
+
+
+def _year_once(found: re.Match) -> str:
+    """A year written as a Western and an era year that agree, as the Western year ("2019年"); else as is."""
+    years = [_ERA_YEAR.sub(_western_year, found[part].replace(" ", "") + "年").rstrip("年") for part in
+             ("first", "second")]  # fmt: skip
+    return f"{years[0]}年" if years[0] == years[1] else found[0]
 
 
 def written_as(template: str, text: str) -> str:

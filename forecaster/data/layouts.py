@@ -35,24 +35,18 @@ from forecaster.data.headerless import (
     years_over_parts,
 )
 from forecaster.data.headerless import names as headerless_names
-from forecaster.data.keys import key_parts
+from forecaster.data.keys import carried_ids, key_parts
 from forecaster.data.legends import without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
 from forecaster.data.ons import first_row as ons_first_row
 from forecaster.data.ons import series_names as ons_names
-from forecaster.data.periods import find_period_codes, period_labels, years_among_periods
+from forecaster.data.periods import find_period_codes, part_summaries, period_labels, years_among_periods
 from forecaster.data.records import DELIMITERS, padded, records_before, split_records, unquoted_thousands
+from forecaster.data.seasons import season_by_year, year_by_season
 from forecaster.data.series import ReadOptions
-from forecaster.data.wide import (
-    DATE_COLUMN,
-    beside_periods,
-    looks_wide,
-    season_by_year,
-    to_long,
-    year_by_season,
-)
+from forecaster.data.wide import DATE_COLUMN, beside_periods, looks_wide, to_long
 from forecaster.errors import DataError, OneBlockError
 
 PREFIX_LINES = 200
@@ -296,13 +290,16 @@ def arrange(
     raw = raw.drop(columns=raw.columns[empty + numbered])
     raw = unflagged_dates(raw, said) if not read.no_date else raw  # "2024 estimate" is no summary row
     raw, footer, summaries = drop_footer(without_legend(raw, said))
+    raw = carried_ids(raw, said) if not read.no_date else raw
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
     among = read.date_from is None and not read.no_date and layout.ons is None  # ONS: a block of years
-    yearly = years_among_periods(raw) if among else None
-    if yearly is not None:
-        raw, note = yearly
-        said.append(note)
+    yearly = False  # rows of years or of a year's summary dropped: the line numbers count the rows kept
+    for dropped in (years_among_periods(raw) if among else None,
+                    part_summaries(raw, read.date_from) if not read.no_date else None):  # fmt: skip
+        if dropped is not None:
+            (raw, note), yearly = dropped, True
+            said.append(note)
     # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
     # column's name where the file gives it one (INSEE's "Libellé")
     named_first = read.date_col is not None and read.date_col == raw.columns[0]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import datum_texts
+from forecaster.data.dateparts import find_date_parts
 from forecaster.data.dates import parse_period_labels, parse_timestamps, period_label_misfits
 from forecaster.data.missing import line
 from forecaster.errors import DataError
@@ -110,6 +111,11 @@ _WORDED_YEAR = r"\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|y
 _YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
 # A quarter's row among months: "2019 Q1", "2019Q1", "2019-Q1", "Q1 2019", maybe with a total's word
 _QUARTER_ROW = r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4})(?:\s*total)?|total\s*Q[1-4]\s*\d{4}"
+# A year's summary beside its months or quarters (BLS: "Annual", "HALF1", "HALF2"; GISTEMP: "J-D", "D-N" and
+# the seasons "DJF" ... "SON"; the Swiss FSO and Destatis: "Jahresdurchschnitt"), as a column or a row's label
+SUMMARY_LABELS = re.compile(r"annual|ann|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
+                            r"jahres\w*|durchschnitt|moyenne.*|promedio|media|gemiddelde",
+                            re.IGNORECASE)  # fmt: skip
 SUBTOTAL = "subtotal"  # `year_totals`' kind of quarters' and years' rows among months
 _FIRST_ROWS = 40  # the labels a subtotal shows among (after 12 months and a quarter's at most)
 
@@ -135,6 +141,22 @@ def years_among_periods(raw: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
                     f"({_shown(labels.iloc[rows[apart]].astype(str))}) that no {kind} row falls in: a yearly "
                     f"series beside the {kind} rows, which are read")  # fmt: skip
     return raw.drop(index=raw.index[rows]).reset_index(drop=True), "; ".join(said)
+
+
+def part_summaries(raw: pd.DataFrame, parts: list[str] | None) -> tuple[pd.DataFrame, str] | None:
+    """`raw` without the rows whose month or quarter column (of the date `parts`, else those its names say)
+    names a year's summary, GENESIS' "2019;Jahresdurchschnitt" after December (refused as "not a month
+    number", h100 F12), and a note naming them; None for other tables."""
+    parts = parts or find_date_parts(list(raw.columns))
+    if not parts or len(parts) < 2 or parts[1] not in raw.columns:
+        return None
+    cells = datum_texts(raw[parts[1]].astype(str).str.strip())
+    rows = np.flatnonzero([bool(SUMMARY_LABELS.fullmatch(cell)) for cell in cells])
+    if not rows.size or rows.size * 2 > len(raw):
+        return None
+    shown = _shown(raw[parts[0]].iloc[rows].astype(str) + " " + cells.iloc[rows])
+    note = f"dropped {rows.size} row(s) of a year's summary ({shown}) in column {parts[1]!r}: no further step"
+    return raw.drop(index=raw.index[rows]).reset_index(drop=True), note
 
 
 def _uncovered(labels: pd.Series, rows: np.ndarray) -> np.ndarray:

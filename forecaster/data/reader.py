@@ -32,6 +32,7 @@ from forecaster.data.columns import (
     without_repeated_codes,
 )
 from forecaster.data.competition import COMPETITION_DATE, rows_of_series, starts_in_first_rows
+from forecaster.data.completed import completed_dates, with_hours
 from forecaster.data.datecolumn import (
     DATE_NAMES,
     find_date_column,
@@ -39,14 +40,7 @@ from forecaster.data.datecolumn import (
     find_year_column,
     parse_dates,
 )
-from forecaster.data.dateparts import (
-    completed_dates,
-    dates_from_parts,
-    find_date_parts,
-    parts_as_column,
-    with_hours,
-    written_as_parts,
-)
+from forecaster.data.dateparts import dates_from_parts, find_date_parts, parts_as_column, written_as_parts
 from forecaster.data.dates import read_day_first
 from forecaster.data.excel import ChosenSheet, is_workbook, sheet_named, workbook_as_csv
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame, text_times

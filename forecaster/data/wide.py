@@ -12,10 +12,8 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import Tally, cell_texts, number_cells, number_kind, to_numbers
-from forecaster.data.dateparts import part_named
 from forecaster.data.dates import NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
-from forecaster.data.labeltexts import MONTH_NUMBERS
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.periods import PERIOD_FORMS, period_kind, totals_said, year_totals
 from forecaster.data.timeindex import infer_frequency
@@ -171,7 +169,9 @@ def _series_names(ids: pd.DataFrame) -> list[str]:
     """Each row's identifying cells that tell it apart from the others, joined by " / " (a cell that only
     repeats what an earlier one says, a country code beside its name, is left out, and so is an empty one,
     JHU's Province/State of a whole country, where the names stay distinct); names are taken before codes
-    of numbers (Zillow's RegionName before its RegionID)."""
+    of numbers (Zillow's RegionName before its RegionID). A blank below a label tells no row apart: it is a
+    merged cell's, the label above carried down (StatCan's "Prices" written on the first row only: the
+    second series had been named '', h100 F10)."""
     parts = []
     for name, column in ids.items():
         values = cell_texts(column)
@@ -180,18 +180,19 @@ def _series_names(ids: pd.DataFrame) -> list[str]:
             parts.extend(piece for _, piece in values.str.split(",", expand=True).items())
         else:
             parts.append(values)
-    kept: list[pd.Series] = []
-    for part in sorted(parts, key=lambda part: bool(number_cells(part).all())):
-        if _distinct([*kept, part]) > _distinct(kept):
-            kept.append(part)
+    carried = [part.mask(part == "").ffill().fillna("") for part in parts]  # a merged cell's blanks
+    kept: list[int] = []
+    for k in sorted(range(len(parts)), key=lambda k: bool(number_cells(parts[k]).all())):
+        if _distinct([*(carried[j] for j in kept), carried[k]]) > _distinct([carried[j] for j in kept]):
+            kept.append(k)
     if not parts:
         return ["value"] if len(ids) == 1 else [f"row {row}" for row in range(1, len(ids) + 1)]
-    rows = list(zip(*(kept or parts), strict=True))
+    rows = list(zip(*(parts[k] for k in kept or range(len(parts))), strict=True))
     names = [" / ".join(cell for cell in cells if cell) for cells in rows]
     return names if len(set(names)) == len(names) else [" / ".join(cells) for cells in rows]
 
 
-def _numbers(
+def period_numbers(
     source: str, raw: pd.DataFrame, label: str, names: list[str], decimal: str | None, tally: Tally
 ) -> np.ndarray:
     """The period column's values; DataError naming the series and period of a cell that is no number."""
@@ -291,7 +292,8 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     elif variables[0] and names == ["value"]:  # one row: the series is the variable
         names = variables
     values = [
-        np.concatenate([_numbers(source, raw, group[position], names, decimal, tally) for group in columns])
+        np.concatenate([period_numbers(source, raw, group[position], names, decimal, tally)
+                        for group in columns])  # fmt: skip
         for position in order
     ]
     frame = pd.DataFrame(np.vstack(values), columns=names)
@@ -326,106 +328,3 @@ def _without_text_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFr
     empty = (cells == "").to_numpy().reshape(shape)
     only = ~(numbers | empty).all(axis=1) & ~numbers.any(axis=1)
     return (raw[~only].reset_index(drop=True), int(only.sum())) if only.any() else (raw, 0)
-
-
-# A year's summary beside its seasons in year-by-season tables (BLS: "Annual", "HALF1", "HALF2"; GISTEMP:
-# "J-D", "D-N" and the seasons "DJF" ... "SON"; the Swiss FSO: "Jahresdurchschnitt").
-_SUMMARY_COLUMNS = re.compile(r"annual|ann|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
-                              r"jahres\w*|durchschnitt|moyenne.*|promedio|media|gemiddelde",
-                              re.IGNORECASE)  # fmt: skip
-
-
-def _season_of(name: str) -> tuple[str, int] | None:
-    """("month", 1-12) for a month's name (JAN, January, Januar, janvier: MONTH_NUMBERS), ("quarter", 1-4)
-    for Q1 / QTR1, else None."""
-    text = str(name).strip().upper()
-    if (number := MONTH_NUMBERS.get(text.lower().rstrip("."))) is not None:
-        return "month", number
-    found = re.fullmatch(r"(?:Q|QTR ?)([1-4])", text)
-    return ("quarter", int(found.group(1))) if found else None
-
-
-def year_by_season(
-    source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
-) -> tuple[pd.DataFrame, str] | None:
-    """A table of one row per year and one column per month (JAN ... DEC) or quarter (Q1 ... Q4), as NOAA,
-    BLS and many statistics offices print one series, as that series: one row per month or quarter with a
-    DATE_COLUMN, and a note; its summary columns (Annual, HALF1, NASA POWER's ANN) dropped. Text columns name
-    the series of their rows (NASA POWER's PARAMETER: T2M, PRECTOTCORR). None for other tables."""
-    columns = [str(name) for name in raw.columns]
-    seasons = {name: _season_of(name) for name in columns}
-    kinds = {season[0] for season in seasons.values() if season is not None}
-    if len(kinds) != 1:  # names first: no column's values are read for other tables
-        return None
-    years = [name for name in columns if seasons[name] is None and year_numbers(raw[name]) is not None]
-    if len(years) != 1:
-        return None
-    kind = kinds.pop()
-    order = [name for name in columns if seasons[name] is not None]
-    rest = [name for name in columns if name not in (*order, years[0])]
-    count = 12 if kind == "month" else 4
-    if [seasons[name][1] for name in order] != list(range(1, count + 1)):
-        return None
-    naming = [name for name in rest if not _SUMMARY_COLUMNS.fullmatch(name.strip())]
-    if any(number_cells(cell_texts(raw[name])).any() for name in naming):
-        return None
-    series = {}
-    for key, rows in raw.groupby(naming, sort=False) if naming else [((), raw)]:
-        first = year_numbers(rows[years[0]])
-        labels = [str(year) for year in first.year]
-        values = np.column_stack([_numbers(source, rows, name, labels, decimal, tally) for name in order])
-        if not (first.year == first.year[0] + np.arange(len(rows))).all():
-            raise DataError(f"{source}: the years of column {years[0]!r} do not follow one another; expected "
-                            f"one row per year of a year-by-{kind} table")  # fmt: skip
-        name = " / ".join(map(str, key if isinstance(key, tuple) else (key,))) or "value"
-        dates = pd.date_range(first[0], periods=values.size, freq="MS" if kind == "month" else "QS")
-        series[name] = pd.Series(values.ravel(), index=dates.strftime("%Y-%m-%d"))
-    frame = pd.DataFrame(series).sort_index().rename_axis(DATE_COLUMN).reset_index()
-    summaries = [name for name in rest if name not in naming]
-    dropped = f", dropping the summary column(s) {', '.join(map(repr, summaries))}" if summaries else ""
-    named = ", ".join(map(repr, series))
-    what = f"one {kind}ly series {named}: {len(raw)} years"
-    if len(series) > 1:
-        what = f"{len(series)} {kind}ly series {named} (by {', '.join(map(repr, naming))}): {len(raw)} rows"
-    note = f"read the year-by-{kind} table as {what} ({years[0]!r}) x {count} {kind} columns{dropped}"
-    return frame, note
-
-
-def season_by_year(
-    source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally
-) -> tuple[pd.DataFrame, str] | None:
-    """A table of one row per week (1 ... 53) or month (1 ... 12, or their names) under a name saying so, and
-    one column per year, as RKI's SurvStat prints a weekly count (`Meldewoche`, 2019, 2020, ...), as that one
-    series: a row per week (ISO weeks: Mondays) or month with a DATE_COLUMN, and a note. None for other
-    tables."""
-    first, years = str(raw.columns[0]), [str(name) for name in raw.columns[1:]]
-    numbers = [int(year) if year.isdecimal() and 1000 <= int(year) <= 2999 else None for year in years]
-    if len(years) < 2 or None in numbers or np.any(np.diff(numbers) != 1) or len(raw) < 4:
-        return None
-    labels = raw[first].astype(str).str.strip()
-    named = labels.str.lower().str.rstrip(".").map(MONTH_NUMBERS)
-    seasons = named if named.notna().all() else pd.to_numeric(labels, errors="coerce")
-    months = named.notna().all() or part_named(first) == "month"
-    kind = "week" if part_named(first) == "week" else "month" if months and len(raw) <= 12 else None
-    # (a first column of ages or ranks 1, 2, ... under another name: no seasons)
-    if kind is None or seasons.isna().any() or list(seasons) != list(range(1, len(raw) + 1)) or len(raw) > 53:
-        return None
-    values = np.column_stack([_numbers(source, raw, name, list(labels), decimal, tally) for name in years])
-    dates, kept = [], []
-    for column, year in enumerate(numbers):
-        for row, season in enumerate(seasons.astype(int)):
-            try:
-                day = (pd.Timestamp.fromisocalendar(year, season, 1) if kind == "week"
-                       else pd.Timestamp(year, season, 1))  # fmt: skip
-            except ValueError:  # a week 53 of a year that has none
-                if np.isfinite(values[row, column]):
-                    held = f"{values[row, column]:g}"
-                    raise DataError(f"{source}: year {year} has no ISO week {season}, yet column {year!r} "
-                                    f"holds {held} in it; expected weeks of the year") from None
-                continue
-            dates.append(day.strftime("%Y-%m-%d"))
-            kept.append(values[row, column])
-    frame = pd.DataFrame({DATE_COLUMN: dates, "value": kept})
-    note = (f"read the {kind}-by-year table as one {kind}ly series 'value': {len(raw)} {kind}s ({first!r}) x "
-            f"{len(years)} year columns ({years[0]} ... {years[-1]})")  # fmt: skip
-    return frame, note
