@@ -781,32 +781,27 @@ def test_a_date_column_beside_a_column_of_hours_reads_each_date_at_its_hour(tmp_
     assert series.index[25] == pd.Timestamp("2011-01-02 01:00")
 
 
-def test_a_date_column_beside_hours_ending_1_to_24_reads_each_hour_at_its_end(tmp_path) -> None:
-    """Power markets write `Date, HE, load` (hour ending 1-24); it was refused as duplicate dates with advice
-    to name an id column (h91 F9). HE 24 ends at the next midnight, as "24:00" times are read."""
-    days = np.repeat(pd.date_range("2023-01-01", periods=5).strftime("%m/%d/%Y"), 24)
-    frame = pd.DataFrame({"Date": days, "HE": np.tile(np.arange(1, 25), 5), "load": np.arange(120.0)})
-    path = tmp_path / "he.csv"
+@pytest.mark.parametrize(
+    ("date_col", "hour_col", "date_format"),
+    [("Date", "HE", "%m/%d/%Y"), ("date", "hour", "%Y-%m-%d")],
+)
+def test_a_date_column_beside_hours_1_to_24_reads_each_hour_at_its_end(
+    tmp_path, date_col: str, hour_col: str, date_format: str
+) -> None:
+    """Power markets write `Date, HE, load` (hour ending 1-24), IESO and CAISO number hours 1-24 under `Hour`:
+    both were refused as duplicate dates with advice to name an id column (h91 F9, h100 F2). No hour of the
+    day is 24, so they are hours ending; HE 24 ends at the next midnight, as "24:00" times are read."""
+    days = np.repeat(pd.date_range("2023-01-01", periods=5).strftime(date_format), 24)
+    frame = pd.DataFrame({date_col: days, hour_col: np.tile(np.arange(1, 25), 5), "load": np.arange(120.0)})
+    path = tmp_path / "hours.csv"
     frame.to_csv(path, index=False)
-    with pytest.warns(DataQualityWarning, match=r"read column 'HE' as the hour ending \(1 at 01:00, 24 at"):
+    said = rf"read column '{hour_col}' as the hour ending \(1 at 01:00, 24 at"
+    with pytest.warns(DataQualityWarning, match=said):
         series = read_csv(path)
     assert series.freq == "h" and series.columns == ["load"]
     assert series.index[0] == pd.Timestamp("2023-01-01 01:00")
     assert series.index[23] == pd.Timestamp("2023-01-02 00:00")
-
-
-def test_a_plain_hour_column_of_1_to_24_reads_as_hours_ending(tmp_path) -> None:
-    """IESO and CAISO number hours 1-24 under `Hour`: refused as duplicate dates with advice to name an id
-    column (h100 F2). No hour of the day is 24, so they are hours ending, as under `HE`."""
-    days = np.repeat(pd.date_range("2023-03-01", periods=5).strftime("%Y-%m-%d"), 24)
-    frame = pd.DataFrame({"date": days, "hour": np.tile(np.arange(1, 25), 5), "load": np.arange(120.0)})
-    path = tmp_path / "hour.csv"
-    frame.to_csv(path, index=False)
-    with pytest.warns(DataQualityWarning, match=r"read column 'hour' as the hour ending \(1 at 01:00, 24 at"):
-        series = read_csv(path)
-    assert series.freq == "h" and series.columns == ["load"]
-    assert series.index[0] == pd.Timestamp("2023-03-01 01:00")
-    assert series.index[-1] == pd.Timestamp("2023-03-06 00:00")
+    assert series.index[-1] == pd.Timestamp("2023-01-06 00:00")
 
 
 _DEKADS = [(year, month, k) for year in (2021, 2022) for month in range(1, 13) for k in (1, 2, 3)]
