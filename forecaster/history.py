@@ -244,7 +244,7 @@ def last_row_apart(bundle: Bundle, series: TimeSeries) -> list[str]:
         distances = []
         for lag in dict.fromkeys((1, season)):
             if len(values) > 2 * lag + 3:
-                expected, spread = map(float, last_expected(torch.from_numpy(values)[None], lag))
+                expected, spread = map(float, last_expected(torch.tensor(values)[None], lag))
                 distances.append(abs(values[-1] - expected) / spread if spread > 0 else 0.0)
         if distances and min(distances) > LAST_ROW_APART:
             earlier = " and from a season earlier" if len(distances) > 1 else ""
