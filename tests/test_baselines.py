@@ -3,6 +3,8 @@ the same weights), the season of a frequency, and S3Attention's anchored variant
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -59,6 +61,37 @@ def test_mean_reads_a_far_last_cell_at_five_robust_standard_deviations_from_the_
     days[-1] = days[-2] - 1  # a last cell within the bound is read as given
     forecast = mean(torch.from_numpy(days)[None, :, None])
     assert forecast[0, 0, 0].item() == pytest.approx(days.mean())
+
+
+def test_mean_after_a_run_chance_would_not_so_place_is_the_run_s_value() -> None:
+    """h102 F1: 24 weeks of about 6 sold then 17 of 0 (a product stopped) had been forecast 3.4 a week. Under
+    the mean's own assumption (the window's values exchangeable) the last r cells all hold copies of a value
+    with m copies among L with chance C(m, r) / C(L, r): below 1% (and r >= 3), the level is the run's value;
+    else the window's mean, as a run of two or one spread among copies earlier in the window."""
+    model = get_model("mean", input_size=41, horizon=H, n_channels=1)
+    mean = lambda window: model(torch.from_numpy(window.astype(float))[None, :, None])  # noqa: E731
+    weeks = np.r_[np.random.default_rng(102).poisson(6, 24).clip(1), np.zeros(17)]
+    assert math.comb(17, 17) / math.comb(41, 17) < 0.01
+    assert torch.equal(mean(weeks), torch.zeros(1, H, 1, dtype=torch.float64))
+    weeks[-17:-2] = 6  # a pair: a tie, read as the window's mean
+    assert mean(weeks)[0, 0, 0].item() == pytest.approx(weeks.mean())
+    spare = np.r_[np.tile([0, 0, 0, 0, 2], 7), 1, 3, 0, 0, 0, 0]  # 32 of 41 weeks at 0, the last 4 among them
+    assert math.comb(32, 4) / math.comb(41, 4) >= 0.01
+    assert mean(spare)[0, 0, 0].item() == pytest.approx(spare.mean())
+
+
+def test_mean_reads_one_gross_order_as_its_neighbours_mean() -> None:
+    """h102 F2: weekly counts of 0-3 with one order of 60 five weeks before the end had a mean of 1.95 (0.6
+    without it), an 80% band of 0.89-3.02 covering no week of 0. A cell beyond GROSS (20) robust standard
+    deviations of the window's jumps is read as its neighbours' mean; an order of 6 is within it, as given."""
+    model = get_model("mean", input_size=44, horizon=H, n_channels=1)
+    mean = lambda window: model(torch.from_numpy(window)[None, :, None])[0, 0, 0].item()  # noqa: E731
+    weeks = np.tile([0.0, 0, 1, 0, 3, 0, 2, 0, 0, 1, 0], 4)
+    weeks[39] = 60
+    assert mean(weeks) == pytest.approx((weeks.sum() - 60 + (weeks[38] + weeks[40]) / 2) / 44)
+    assert abs(mean(weeks) - 0.64) < 0.05  # the usual weeks' level, not 1.95
+    weeks[39] = 6
+    assert mean(weeks) == pytest.approx(weeks.mean())
 
 
 @pytest.mark.parametrize("season", [1, 7, 24, 48])
