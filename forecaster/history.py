@@ -36,7 +36,9 @@ from forecaster.errors import (
 from forecaster.models.assembly import stored
 from forecaster.models.outliers import (
     FILLED,
+    RUN_CHANCE,
     RUNS_FILLED,
+    ended_run,
     fill_isolated,
     fill_runs,
     last_expected,
@@ -280,10 +282,31 @@ def runs_filled(bundle: Bundle, series: TimeSeries) -> list[str]:
     return notes
 
 
+def stopped_runs(bundle: Bundle, series: TimeSeries) -> list[str]:
+    """The targets whose input window the mean read as a series stopped at its last value
+    (`outliers.ended_run`): it forecasts that value, not the window's mean, and had said nothing of it (h107:
+    a price held, a product discontinued, or counts read wrongly so, all alike unsaid)."""
+    if bundle.model_name != "mean" or bundle.data is None:
+        return []
+    notes = []
+    for name in [column for column in bundle.data.columns if column in series.frame.columns]:
+        rows = series.frame[name].dropna().to_numpy(dtype=np.float64)[-bundle.data.input_size :]
+        run = int(ended_run(torch.tensor(rows)[None])[0]) if len(rows) else 0  # a copy: rows may be read-only
+        if run:
+            copies, value = int((rows == rows[-1]).sum()), rows[-1]
+            notes.append(f"{name!r} ends in {run} rows of {value:g} ({copies} of its last {len(rows)}), a "
+                         f"run chance would so place less than {RUN_CHANCE:.0%} of the time: the mean reads "
+                         f"the series as stopped there and forecasts {value:g}, not the window's average "
+                         f"{rows.mean():.4g}")  # fmt: skip
+    return notes
+
+
 def window_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
     """What a forecast from the last rows of `series` should say of them, `predict` and the service alike: a
-    last row apart (`last_row_apart`), a last season's shock read as the seasons before (`runs_filled`)."""
-    return [*last_row_apart(bundle, series), *(f"note: {note}" for note in runs_filled(bundle, series))]
+    last row apart (`last_row_apart`), a last season's shock read as the seasons before (`runs_filled`), a
+    window the mean read as stopped (`stopped_runs`)."""
+    return [*last_row_apart(bundle, series),
+            *(f"note: {note}" for note in [*runs_filled(bundle, series), *stopped_runs(bundle, series)])]
 
 
 def _start(bundle: Bundle) -> str:

@@ -88,7 +88,8 @@ def clipped(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     said = f"... ({len(text):,} characters in all)"  # 4,000,140 characters passed the limit by 3 (h101)
-    return f"{text[: limit - len(said)]}{said}"
+    # a limit shorter than what is said keeps the text's start: text[:negative] had cut only its end (h107)
+    return f"{text[: limit - len(said)]}{said}" if limit > len(said) else text[:limit]
 
 
 def error_response(

@@ -80,6 +80,24 @@ def test_mean_after_a_run_chance_would_not_so_place_is_the_run_s_value() -> None
     assert mean(spare)[0, 0, 0].item() == pytest.approx(spare.mean())
 
 
+def test_mean_run_rule_counts_every_value_that_could_have_ended_the_window() -> None:
+    """The value at the end is the one observed: counts 0-3, six of each in 24 weeks, end in three copies of
+    one of them with chance 4 C(6, 3) / C(24, 3) = 0.04 (one value's 0.0099 alone had read iid counts as a
+    stopped series: 1.4-1.9% of Poisson windows, an iid Poisson(1.5) file forecast 0). A batch mixing such a
+    window with a stopped one, in float32, reads each by its own cells."""
+    model = get_model("mean", input_size=24, horizon=H, n_channels=1)
+    counts = np.r_[np.tile([0.0, 1, 2, 3], 3), np.tile([0.0, 1, 2], 3), 3, 3, 3]
+    assert sorted(np.unique(counts, return_counts=True)[1]) == [6, 6, 6, 6] and (counts[-3:] == 3).all()
+    alone, every = math.comb(6, 3) / math.comb(24, 3), 4 * math.comb(6, 3) / math.comb(24, 3)
+    assert alone < 0.01 <= every
+    stopped = np.r_[np.tile([5.0, 6, 7], 6), np.zeros(6)]
+    batch = torch.from_numpy(np.stack([counts, stopped])[:, :, None]).float()
+    forecast = model(batch)
+    assert forecast.dtype == torch.float32
+    assert forecast[0, 0, 0].item() == pytest.approx(counts.mean())
+    assert forecast[1, 0, 0].item() == 0
+
+
 def test_mean_reads_one_gross_order_as_its_neighbours_mean() -> None:
     """h102 F2: weekly counts of 0-3 with one order of 60 five weeks before the end had a mean of 1.95 (0.6
     without it), an 80% band of 0.89-3.02 covering no week of 0. A cell beyond GROSS (20) robust standard

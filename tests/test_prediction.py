@@ -362,3 +362,30 @@ def test_rows_in_units_far_smaller_than_training_are_said_and_keep_their_digits(
     assert len(notes["thousands"]) == 1 and "column 'gdp' holds values no larger than 0.1415, 1/793 of its " \
         "training rows' mean (112.2) and 14.4 of their standard deviations from it" in notes["thousands"][0]
     np.testing.assert_allclose(forecasts["millions"], forecasts["as trained"] * 1e-6, rtol=1e-6)
+
+
+def test_a_window_the_mean_reads_as_stopped_is_said() -> None:
+    """The mean forecasts a window ending in a run chance would not so place at the run's value
+    (`outliers.ended_run`), and nothing said so: a price held 4 weeks forecast as held, no word of the
+    window's average it set aside (h107). A window ending in a value of no run says nothing."""
+    import warnings
+
+    from forecaster.api import Forecaster
+    from forecaster.data.series import DataQualityWarning
+
+    prices = np.round(100 + np.random.default_rng(107).normal(0, 1, 120).cumsum(), 2)
+    held = prices.copy()
+    held[-4:] = held[-5]
+    index = pd.date_range("2020-01-05", periods=120, freq="W")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)  # its scores' note
+        model = Forecaster("mean", horizon=4).fit(pd.DataFrame({"price": prices}, index=index))
+    for rows, stopped in ((prices, False), (held, True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            forecast = model.predict(pd.DataFrame({"price": rows}, index=index))
+        notes = [str(warning.message) for warning in caught if "stopped there" in str(warning.message)]
+        assert len(notes) == int(stopped)
+        if stopped:
+            assert f"'price' ends in 5 rows of {held[-1]:g}" in notes[0]
+            np.testing.assert_allclose(forecast["price"].to_numpy(), held[-1], rtol=1e-6)

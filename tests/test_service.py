@@ -424,6 +424,14 @@ def test_a_records_note_naming_a_clients_key_is_clipped_as_refusals_are(client: 
     assert [len(clipped("k" * size, MAX_MESSAGE_CHARS)) for size in sizes] == [MAX_MESSAGE_CHARS] * 3
 
 
+def test_clipped_keeps_within_any_limit() -> None:
+    """`clipped` promises its limit: one shorter than its "... (N characters in all)" had sliced the text to
+    a negative end, 100 characters clipped to 10 answering 110 (h107)."""
+    for limit in (0, 10, 30, 35, 36, 200):
+        assert len(clipped("k" * 100, limit)) <= limit
+    assert clipped("k" * 100, 10) == "k" * 10 and clipped("k" * 100, 200) == "k" * 100
+
+
 def test_metrics_count_requests_errors_and_latency_per_model(client: Client) -> None:
     client.post("/v1/models/hourly/forecast", json=body_of(history()))
     client.post("/v1/models/hourly/forecast", json={"values": {}})

@@ -140,7 +140,7 @@ class WindowMeanForecaster(NaiveForecaster):
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
         filled = fill_isolated(rows.double(), 1, FILLED[self.name]).to(x.dtype)
-        level = torch.where(ended_run(rows), rows[:, -1], clip_last(filled).mean(dim=1))
+        level = torch.where(ended_run(rows) > 0, rows[:, -1], clip_last(filled).mean(dim=1))
         return level.view(batch, channels)[:, None, :]
 
     def far_last_read(self) -> str | None:
