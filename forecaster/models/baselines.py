@@ -134,13 +134,11 @@ class WindowMeanForecaster(NaiveForecaster):
     def level(self, x: torch.Tensor) -> torch.Tensor:
         """The mean with the last cell clipped (`outliers.clip_last`): by the method's own assumption a last
         value far off is no level (h94 F1: 2000 after days of 200 +- 5 had moved the mean to 261, a 95% band
-        of 250-273 covering neither 200 nor 2000), and gross isolated outliers filled (`FILLED`: one big
-        order); the last value where the window ends in a run of it that chance would not so place
-        (`outliers.ended_run`): the series stopped there."""
+        of 250-273 covering neither 200 nor 2000); the last value where the window ends in a run of it that
+        chance would not so place (`outliers.ended_run`): the series stopped there."""
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
-        filled = fill_isolated(rows.double(), 1, FILLED[self.name]).to(x.dtype)
-        level = torch.where(ended_run(rows) > 0, rows[:, -1], clip_last(filled).mean(dim=1))
+        level = torch.where(ended_run(rows) > 0, rows[:, -1], clip_last(rows).mean(dim=1))
         return level.view(batch, channels)[:, None, :]
 
     def far_last_read(self) -> str | None:

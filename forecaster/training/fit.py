@@ -155,7 +155,7 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
     given."""
     from forecaster.models.outliers import FILLED, isolated_outliers
 
-    season = getattr(getattr(bundle.model, "config", None), "season", 1)  # the mean reads no season
+    season = getattr(getattr(bundle.model, "config", None), "season", None)
     if bundle.model_name not in FILLED or season is None or bundle.data is None:
         return []
     notes = []
