@@ -12,12 +12,15 @@ def one_line(message: object, limit: int = MESSAGE_LIMIT) -> str:
     """`message` on one line of at most `limit` characters, its start and end kept.
 
     Errors echo what they were given (a value, a list of names), which a hostile or corrupted input makes
-    megabytes long; the CLI prints the message and the service answers it on every call.
+    megabytes long; the CLI prints the message and the service answers it (and its notes) on every call. The
+    one clipping of the project's texts, within `limit` whatever it is.
     """
     text = " ".join(str(message).splitlines())
     if len(text) <= limit:
         return text
     marker = f" ... ({len(text) - limit} characters cut) ... "
+    if limit < 2 * len(marker):  # a short label (a setting shown in a refusal): its start only
+        return text[: max(limit - 3, 0)] + "..."[:limit]
     head = (limit - len(marker)) * 2 // 3
     return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
 

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
-from forecaster.errors import ForecasterError
+from forecaster.errors import ForecasterError, one_line
 from service.schemas import ErrorDetail, ErrorResponse
 
 log = logging.getLogger("service")
@@ -83,26 +83,17 @@ MAX_DETAILS, MAX_MESSAGE_CHARS, MAX_FIELD_CHARS = 20, 2000, 200
 _DETAILED = 1_000  # the validation errors read for details (a union's members are merged among them)
 
 
-def clipped(text: str, limit: int) -> str:
-    """`text` within `limit` characters: cut, with its full length said, where it held more."""
-    if len(text) <= limit:
-        return text
-    said = f"... ({len(text):,} characters in all)"  # 4,000,140 characters passed the limit by 3 (h101)
-    # a limit shorter than what is said keeps the text's start: text[:negative] had cut only its end (h107)
-    return f"{text[: limit - len(said)]}{said}" if limit > len(said) else text[:limit]
-
-
 def error_response(
     status: int, error: str, message: str, details: Sequence[ErrorDetail] = (), unread: int = 0
 ) -> JSONResponse:
     """Render the shared error shape, at most MAX_DETAILS details (the count of the others, and of the
     `unread` ones not detailed, said in the last) and each text clipped."""
-    kept = [ErrorDetail(field=clipped(detail.field, MAX_FIELD_CHARS),
-                        message=clipped(detail.message, MAX_FIELD_CHARS))
+    kept = [ErrorDetail(field=one_line(detail.field, MAX_FIELD_CHARS),
+                        message=one_line(detail.message, MAX_FIELD_CHARS))
             for detail in details[:MAX_DETAILS]]  # fmt: skip
     if len(details) + unread > MAX_DETAILS:
         kept.append(ErrorDetail(field="...", message=f"and {len(details) + unread - MAX_DETAILS:,} more"))
-    body = ErrorResponse(error=error, message=clipped(message, MAX_MESSAGE_CHARS), details=kept)
+    body = ErrorResponse(error=error, message=one_line(message, MAX_MESSAGE_CHARS), details=kept)
     return JSONResponse(status_code=status, content=body.model_dump())
 
 

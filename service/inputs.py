@@ -27,7 +27,7 @@ from forecaster.data.keys import key_columns
 from forecaster.data.missing import without_reading_advice
 from forecaster.data.series import collected_notes
 from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
-from forecaster.errors import ConfigError, DataError, ForecasterError
+from forecaster.errors import ConfigError, DataError, ForecasterError, one_line
 from forecaster.history import (
     far_from_training,
     future_covariates,
@@ -49,7 +49,7 @@ from forecaster.prediction import (
     given_names,
     shaped,
 )
-from service.errors import MAX_MESSAGE_CHARS, ApiError, clipped
+from service.errors import MAX_MESSAGE_CHARS, ApiError
 from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
@@ -397,7 +397,7 @@ def forecast_records(
 def _notes(said: list[str], source: str = "DataFrame") -> list[str]:
     """What reading the rows changed (cells filled, rows dropped), as the client is told it, each note
     clipped as a message is (a 4 MB key sent beside the columns was named whole in a 4 MB note, h101)."""
-    return [clipped(note.removeprefix(f"{source}: "), MAX_MESSAGE_CHARS) for note in said]
+    return [one_line(note.removeprefix(f"{source}: "), MAX_MESSAGE_CHARS) for note in said]
 
 
 def _as_read(notes: list[str]) -> str:

@@ -21,7 +21,7 @@ from test_cli_train import run_cli
 
 from forecaster.artifacts import CONFIG_FILE, WEIGHTS_FILE, load_bundle
 from forecaster.cli import main
-from forecaster.errors import BundleError, warning_line
+from forecaster.errors import BundleError, one_line, warning_line
 
 FORECASTER = Path(sys.executable).with_name("forecaster")
 
@@ -372,6 +372,19 @@ def test_a_warning_of_several_notes_keeps_each_note_whole_and_cuts_only_an_echo(
     assert echoed.startswith("forecaster: warning: " + notes[0] + "; left out column 'xyyy")
     assert "characters cut" in echoed and len(echoed) < 1200
     assert warning_line("; ".join(notes), note=True) == "forecaster: " + "; ".join(notes)
+
+
+def test_one_line_keeps_within_any_limit() -> None:
+    """The one clipping of the project's texts promises its limit: the service's had sliced a text to a
+    negative end below its own suffix's length, 100 characters clipped to 10 answering 110 (h107); a
+    4,000,000-character key passed it by 3 (h101). A long limit keeps the start and the end, a short one the
+    start."""
+    for size in (2_000, 100_000, 4_000_000):
+        assert len(one_line("k" * size, 2_000)) == 2_000
+    for limit in (0, 2, 10, 30, 60, 200):
+        assert len(one_line("k" * 100, limit)) <= limit
+    assert one_line("a" * 50 + "z" * 50, 10) == "a" * 7 + "..." and one_line("k" * 100, 200) == "k" * 100
+    assert one_line("a" * 100 + "z" * 100, 100).endswith("z" * 24)
 
 
 def test_a_fault_of_ours_is_one_line_and_its_traceback_shown_with_verbose(tmp_path, capsys, monkeypatch):

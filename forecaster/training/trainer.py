@@ -35,7 +35,7 @@ from lightning.pytorch.plugins import TorchCheckpointIO
 
 from forecaster.atomic import stops_deferred
 from forecaster.cluster import lightning_loggers
-from forecaster.errors import ConfigError, ForecasterError, WriteRefusedError
+from forecaster.errors import ConfigError, ForecasterError, WriteRefusedError, one_line
 from forecaster.training.settings import TrainerOptions
 
 log = logging.getLogger(__name__)
@@ -115,13 +115,9 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             temporary.unlink(missing_ok=True)
 
 
-def _clipped(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
-
-
 def reason(error: BaseException) -> str:
     """The start of an error's first line (torch's messages run to paragraphs), else its type."""
-    return _clipped((str(error).strip().splitlines() or [type(error).__name__])[0], 100)
+    return one_line((str(error).strip().splitlines() or [type(error).__name__])[0], 100)
 
 
 def _plain(run: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +138,7 @@ class _RunSettings(Callback):
 
 
 def _shown(value: Any) -> str:
-    return _clipped("(none)" if value is None else value if isinstance(value, str) else json.dumps(value), 30)
+    return one_line("(none)" if value is None else value if isinstance(value, str) else json.dumps(value), 30)
 
 
 def _differences(saved: Any, now: Any, prefix: str = "") -> list[str]:
