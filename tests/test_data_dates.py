@@ -128,6 +128,21 @@ def test_a_period_written_twice_that_disagrees_with_itself_is_refused(labels) ->
         read_frame(pd.DataFrame({"TIME_PERIOD": labels, "value": [1.0, 2.0, 3.0]}))
 
 
+@pytest.mark.parametrize("label", ["{m:%B} / {fr} {m:%Y}", "{q} to {m:%B} {m:%Y}", "{q:.3}-{m:%b} {m:%Y}"])
+def test_an_empty_cell_among_month_ranges_or_two_names_is_named_alone(tmp_path, label) -> None:
+    """One empty cell among "January / janvier 2018" or "January to March 2014" labels had every label named
+    as no timestamp (line 2 'January / janvier 2015', ...), not its own line (h106)."""
+    months = pd.date_range("2015-03-01", periods=24, freq="3MS")
+    french = ["mars", "juin", "septembre", "décembre"]
+    labels = [label.format(m=m, q=f"{m - pd.DateOffset(months=2):%B}", fr=french[m.quarter - 1])
+              for m in months]  # fmt: skip
+    labels[10] = ""
+    path = tmp_path / "gap.csv"
+    pd.DataFrame({"Period": labels, "value": np.arange(24.0)}).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"date column 'Period' has 1 value\(s\) .* line 12 \(empty\);"):
+        read_csv(path)
+
+
 def test_koreas_dotted_months_read_as_numbers_are_found_as_months(tmp_path) -> None:
     """KOSIS writes months "2019.01" ... "2019.12" under 시점 ("time point"), quoted; read as numbers,
     "2019.10" is 2019.1. The column was not found as dates."""
@@ -802,6 +817,29 @@ def test_a_date_column_beside_hours_1_to_24_reads_each_hour_at_its_end(
     assert series.index[0] == pd.Timestamp("2023-01-01 01:00")
     assert series.index[23] == pd.Timestamp("2023-01-02 00:00")
     assert series.index[-1] == pd.Timestamp("2023-01-06 00:00")
+
+
+def test_households_numbered_1_to_24_under_hh_are_no_hours(tmp_path) -> None:
+    """`hh` also names a household: 24 of them numbered 1-24 beside daily dates were read as one hourly
+    series (h106); they stay a long table's rows, refused with the advice to name the id column."""
+    days = np.repeat(pd.date_range("2023-01-01", periods=5).strftime("%Y-%m-%d"), 24)
+    path = tmp_path / "households.csv"
+    pd.DataFrame({"date": days, "hh": np.tile(np.arange(1, 25), 5), "kwh": np.arange(120.0)}).to_csv(
+        path, index=False
+    )
+    with pytest.raises(DataError, match="duplicate timestamp 2023-01-01 00:00:00 in column 'date'"):
+        read_csv(path)
+
+
+@pytest.mark.parametrize(("period", "date"), [("periode", "datum"), ("Periodo", "fecha"), ("period", "date")])
+def test_a_period_column_of_no_dates_beside_a_date_column_leaves_the_dates_to_it(tmp_path, period, date):
+    """A column named like a period that holds a word ("Anual", "maand") beside one of dates: it was taken
+    as the date column for its name, and the file refused (h106)."""
+    months = pd.date_range("2020-01-01", periods=24, freq="MS").strftime("%Y-%m-%d")
+    path = tmp_path / "two.csv"
+    pd.DataFrame({period: "Anual", date: months, "valor": np.arange(24.0)}).to_csv(path, index=False)
+    series = read_csv(path)
+    assert series.date_col == date and series.freq == "MS" and series.index[-1] == pd.Timestamp("2021-12-01")
 
 
 _DEKADS = [(year, month, k) for year in (2021, 2022) for month in range(1, 13) for k in (1, 2, 3)]

@@ -14,6 +14,7 @@ from layout_checks import one_line_error, read_noted, write
 
 from forecaster import Forecaster
 from forecaster.data import DataQualityWarning, read_csv, read_frame
+from forecaster.errors import DataError
 
 MONTHS = pd.date_range("2015-01-01", "2023-12-01", freq="MS")
 VALUES = np.round(100 + 10 * np.sin(np.arange(len(MONTHS)) / 5) + np.arange(len(MONTHS)) / 10, 1)
@@ -74,6 +75,15 @@ def test_a_year_summary_row_among_year_and_month_columns_is_dropped(tmp_path, su
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(MONTHS[:48], name="Jahr+Monat"))
     np.testing.assert_array_equal(frame["Index"], VALUES[:48])
     assert f"dropped 4 row(s) of a year's summary ('2015 {summary}', '2016 {summary}'" in note
+
+
+def test_date_from_naming_a_missing_column_beside_summary_rows_says_so(tmp_path):
+    """`--date-from jahr,Monat` where the file writes `Jahr`, its Monat holding Jahresdurchschnitt rows: an
+    internal KeyError (h106), not the column not found."""
+    lines = ["Jahr;Monat;Index", *(f"{y};{m};{100 + m}" for y in (2015, 2016, 2017) for m in range(1, 13)),
+             "2017;Jahresdurchschnitt;106,5"]  # fmt: skip
+    with pytest.raises(DataError, match="date_from column\\(s\\) 'jahr' not found; columns are 'Jahr'"):
+        read_csv(write(tmp_path, "genesis.csv", "\n".join(lines) + "\n"), date_from=["jahr", "Monat"])
 
 
 def test_quarters_years_and_blocks_of_them_are_read_as_before(tmp_path):

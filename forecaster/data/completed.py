@@ -19,8 +19,9 @@ _CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # 17:24, 17:24:00, 1
 def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeIndex, str, str] | None:
     """Dates that repeat at midnight beside a column of hours 0-23 named like an hour (UCI's bike sharing:
     `dteday` and `hr`) as each date at its hour, or of hours 1-24 named as hours ending (power markets'
-    `HE`, or holding 1-24: no hour of the day is 24) as each date at the hour's end, as "24:00" times are
-    read; that column's name and what it was read as. None for other tables."""
+    `HE`, or holding 1-24 under a word, not `hh` or `hr`: no hour of the day is 24) as each date at the
+    hour's end, as "24:00" times are read; that column's name and what it was read as. None for other
+    tables."""
     if not index.has_duplicates or (index != index.normalize()).any():
         return None
     for column in raw.columns:
@@ -29,15 +30,14 @@ def with_hours(raw: pd.DataFrame, index: pd.DatetimeIndex) -> tuple[pd.DatetimeI
             continue
         hours = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype=np.float64)
         whole = np.isfinite(hours) & (hours == np.round(hours))
-        ending = ending or (whole.all() and hours.min() == 1 and hours.max() == 24)  # IESO's `Hour` (h100 F2)
+        worded = len(str(column).strip()) > 2  # `hh` numbering households 1-24 is no hour (h106)
+        ending = ending or (worded and whole.all() and hours.min() == 1 and hours.max() == 24)  # IESO: Hour
         low = int(ending)  # HE 1 is the hour ending at 01:00, HE 24 the one ending at the next midnight
         if (whole & (hours >= low) & (hours <= 23 + low)).all():
             stamped = index + pd.to_timedelta(hours, unit="h")
             what = "the hour ending (1 at 01:00, 24 at the next midnight)" if ending else "the hour"
             return (stamped, str(column), what) if not stamped.has_duplicates else None
     return None
-
-
 
 
 def completed_dates(raw: pd.DataFrame, date_col: str) -> tuple[pd.DataFrame, str, str] | None:

@@ -65,12 +65,16 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     first text column (named like a period first) whose values, a sample spread over the rows, are period
     labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), not
     one date repeated (the day the file was made), else a
-    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01)."""
-    for column in raw.columns:
-        values = raw[column]
-        numbers = (read(values) for read in (number_dates, unix_times, excel_days))
-        if column.lower() in DATE_NAMES and (is_text(values) or any(dates is not None for dates in numbers)):
-            return column
+    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01). Of several
+    columns named like a date, the first whose values are dates: a `Periodo` of "Anual" beside `fecha` was
+    taken, and the file refused (h106)."""
+    readers = (number_dates, unix_times, excel_days)
+    named = [column for column in raw.columns if column.lower() in DATE_NAMES
+             and (is_text(raw[column]) or any(read(raw[column]) is not None for read in readers))]
+    if len(named) > 1 and not _sample_dated(raw[named[0]].dropna(), named[0]):
+        named = [column for column in named if _sample_dated(raw[column].dropna(), column)] or named
+    if named:
+        return named[0]
     year = (find_date_parts(list(raw.columns)) or [None])[0]  # of date parts: MOSPI's fiscal "2018-19"
     for column in sorted(raw.columns, key=lambda name: name.lower() not in PERIOD_NAMES):
         values = raw[column].dropna()
@@ -78,14 +82,7 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
             continue
         if len(values) > 2 and (values.iloc[0] == values).all():  # NCHS's 'Data As Of' beside its weeks
             continue
-        sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
-        if _labelled(_weeks_named(sample, column), _weeks_named(values, column)):
-            return column
-        try:
-            parsed = pd.DatetimeIndex(parse_timestamps(sample))
-        except (ValueError, TypeError, OverflowError):
-            continue
-        if _dated(parsed, column):
+        if _sample_dated(values, column):
             return column
     weekly = (column for column in raw.columns if not is_text(raw[column]))  # epiweek 202101: no month
     coded = (name for name in weekly if part_named(name) == "week" and week_codes(raw[name]) is not None)
@@ -96,6 +93,21 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
     return found or next((column for column in dotted if dotted_months(raw[column], _month_named(column))
                           is not None), None)  # fmt: skip
+
+
+def _sample_dated(values: pd.Series, column: str) -> bool:
+    """Whether a text column's `values` (no NaN), a sample spread over the rows, are period labels or
+    timestamps of years 1000-2999; numbers (YYYYMMDD, Unix times) are said by their readers."""
+    if values.empty or not is_text(values):
+        return not values.empty
+    sample = values.iloc[np.unique(np.linspace(0, len(values) - 1, num=20).astype(int))]
+    if _labelled(_weeks_named(sample, column), _weeks_named(values, column)):
+        return True
+    try:
+        parsed = pd.DatetimeIndex(parse_timestamps(sample))
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return _dated(parsed, column)
 
 
 def _labelled(sample: pd.Series, values: pd.Series) -> bool:

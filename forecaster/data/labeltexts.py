@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from forecaster.data.cells import datum_texts
@@ -77,28 +78,47 @@ def _month_ranges(texts: pd.Series) -> pd.Series:
     """Three months by their names ("Jan-Mar 2005") as the quarter they are where every label is a
     calendar quarter, else as their last month (the ONS's rolling "Nov-Jan 2010", "Dec-Feb 2010": three
     months stepping monthly, dated by their end); both were refused (h66)."""
-    if not (len(texts) and _MONTH_RANGE.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
+    written = _written(texts)
+    labels = texts[written]
+    if not (len(labels) and _MONTH_RANGE.match(str(labels.iloc[0]))):  # 70,000 timestamps: their first alone
         return texts
-    found = texts.str.extract(_MONTH_RANGE)
+    found = labels.str.extract(_MONTH_RANGE)
     if found["year"].isna().any():
         return texts
     first, last = (found[end].str.lower().map(MONTH_NUMBERS) for end in ("first", "last"))
     if first.isna().any() or last.isna().any() or ((last - first) % 12 != 2).any():
         return texts
     if ((first - 1) % 3 == 0).all():
-        return found["year"] + "Q" + ((first + 2) // 3).astype(int).astype(str)
-    return found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
+        read = found["year"] + "Q" + ((first + 2) // 3).astype(int).astype(str)
+    else:
+        read = found["year"] + "M" + last.astype(int).astype(str).str.zfill(2)
+    return _placed(texts, written, read)
 
 
 def _one_name(texts: pd.Series) -> pd.Series:
     """Months named in two languages ("January / janvier 2018") as the first name and the year, where both
     name the same month (of the same year) in every label; else as they are: refused (h100 F5)."""
-    if not (len(texts) and _TWO_NAMES.match(str(texts.iloc[0]))):  # 70,000 timestamps: their first alone
+    written = _written(texts)
+    labels = texts[written]
+    if not (len(labels) and _TWO_NAMES.match(str(labels.iloc[0]))):  # 70,000 timestamps: their first alone
         return texts
-    found = texts.str.extract(_TWO_NAMES)
+    found = labels.str.extract(_TWO_NAMES)
     first, second = (found[name].str.lower().map(MONTH_NUMBERS) for name in ("first", "second"))
     same = first.notna() & (first == second) & found["before"].fillna(found["year"]).eq(found["year"])
-    return found["first"] + " " + found["year"] if same.all() else texts
+    return _placed(texts, written, found["first"] + " " + found["year"]) if same.all() else texts
+
+
+def _written(texts: pd.Series) -> np.ndarray:
+    """Which of `texts` are written: an empty cell ("nan" as text) is left for the reader to name as empty,
+    where it had every label of its column named as no timestamp (h106)."""
+    return ~texts.isin(("", "nan")).to_numpy()
+
+
+def _placed(texts: pd.Series, written: np.ndarray, read: pd.Series) -> pd.Series:
+    """`texts` with its `written` labels as `read`, in their order (an index may repeat a value)."""
+    placed = texts.copy()
+    placed[written] = read.to_numpy()
+    return placed
 
 
 def _digit_quarter(found: re.Match) -> str:

@@ -148,7 +148,7 @@ def part_summaries(raw: pd.DataFrame, parts: list[str] | None) -> tuple[pd.DataF
     names a year's summary, GENESIS' "2019;Jahresdurchschnitt" after December (refused as "not a month
     number", h100 F12), and a note naming them; None for other tables."""
     parts = parts or find_date_parts(list(raw.columns))
-    if not parts or len(parts) < 2 or parts[1] not in raw.columns:
+    if not parts or len(parts) < 2 or any(part not in raw.columns for part in parts[:2]):  # said later
         return None
     cells = datum_texts(raw[parts[1]].astype(str).str.strip())
     rows = np.flatnonzero([bool(SUMMARY_LABELS.fullmatch(cell)) for cell in cells])
