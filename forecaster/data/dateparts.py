@@ -96,8 +96,10 @@ _LETTERED = {
 
 
 def _lettered(texts: pd.Series, kind: str) -> pd.Series:
-    """A column's quarters or months written with their letter (`_LETTERED`) as numbers, else NaN."""
-    return pd.to_numeric(texts.str.extract(_LETTERED[kind]).bfill(axis=1).iloc[:, 0])
+    """A column's quarters or months written with their letter (`_LETTERED`) as numbers, else NaN (the groups
+    taken column by column: a row-wise bfill of the object frame took 12 s on 70,000 rows, h106)."""
+    found = texts.str.extract(_LETTERED[kind])
+    return pd.to_numeric(found["number"].fillna(found["before"]) if "before" in found else found["number"])
 
 
 def _roman_quarters(texts: pd.Series) -> pd.Series:
