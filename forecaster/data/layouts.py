@@ -295,9 +295,10 @@ def arrange(
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")
     among = read.date_from is None and not read.no_date and layout.ons is None  # ONS: a block of years
     yearly = False  # rows of years or of a year's summary dropped: the line numbers count the rows kept
-    for dropped in (years_among_periods(raw) if among else None,
-                    part_summaries(raw, read.date_from) if not read.no_date else None):  # fmt: skip
-        if dropped is not None:
+    rules = [years_among_periods] if among else []
+    rules += [lambda table: part_summaries(table, read.date_from)] if not read.no_date else []
+    for rule in rules:  # each on the rows the one before kept
+        if (dropped := rule(raw)) is not None:
             (raw, note), yearly = dropped, True
             said.append(note)
     # a bundle trained on such a file re-reads new rows with the date column named here, or with the first
