@@ -603,3 +603,35 @@ def test_a_kept_forecast_without_train_windows_says_it_needs_none(tmp_path, caps
     assert main(train) == 0
     said = "windows 0 train, 8 val, 23 test (the kept forecast fits nothing: it needs no train window)"
     assert said in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lengths", [(5, 6, 7), (7, 8, 9)])
+def test_a_short_unbalanced_panel_forecasts_every_series_a_baseline_can(tmp_path, capsys, lengths):
+    """EmplUK's shape (firms of 7-9 years; 5-7 with the last 2 held out) at horizon 2: every series holds
+    naive's windows (1 + 2 x 2 rows), so none is left out. The held-out cut had been refused at its first
+    firm of 5 rows (drift planned on the longest's 7), the full one had left out every firm of 7 (judged by
+    drift's 2-step input as if trained: 8 rows) from a naive forecast that needs 5."""
+    rng, rows, last = np.random.default_rng(0), [], {}
+    for k in range(30):
+        length = lengths[0] if k < 20 else lengths[1] if k < 26 else lengths[2]
+        values = np.round(5 + rng.normal(size=length).cumsum(), 3)
+        rows += [(f"f{k}", 1990 - length + t, value) for t, value in enumerate(values)]
+        last[f"f{k}"] = values[-1]
+    csv = tmp_path / "firms.csv"
+    pd.DataFrame(rows, columns=["firm", "year", "emp"]).to_csv(csv, index=False)
+    with pytest.warns(DataQualityWarning) as said:
+        code, _, err = run_cli(["train", "--csv", csv, "--id-col", "firm", "--horizon", 2, "--no-progress",
+                                "--seeds", 1, "--out", tmp_path / "m"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert not [warning for warning in said if "left out" in str(warning.message)]
+    assert load_bundle(tmp_path / "m").data.columns == list(last)
+    code, forecast, err = run_cli(["predict", "--model", tmp_path / "m", "--csv", csv, "--output",
+                                   tmp_path / "p.csv"], capsys)  # fmt: skip
+    assert code == 0, err
+    answered = pd.read_csv(tmp_path / "p.csv")
+    assert sorted(answered["firm"].unique()) == sorted(last)
+    if lengths[0] == 5:  # only naive holds a firm of 5 rows: each forecast is its firm's last value
+        assert load_bundle(tmp_path / "m").model_name == "naive"
+        point = answered.groupby("firm")[answered.columns[2]].agg(["min", "max"])
+        assert np.allclose(point["min"], [last[name] for name in point.index])
+        assert np.allclose(point["max"], point["min"])

@@ -177,6 +177,18 @@ def default_input(series: TimeSeries, horizon: int, split: str) -> int:
     return fitting_input_size(lengths[int((1 - KEPT_SERIES) * len(lengths))], horizon, split, series.freq)
 
 
+def panel_rows(series: TimeSeries, horizon: int, split: str) -> int:
+    """The rows a model is planned on: a table's, or for a panel of independent series (split auto) the
+    length the KEPT_SERIES share of them reach, of those a forecast that fits nothing can split, so that a
+    model is not planned that would leave more of them out (EmplUK's firms of 5-7 rows had drift planned
+    on the longest's 7, and the first firm of 5 refused the panel at horizon 2)."""
+    if split != AUTO_SPLIT:
+        return len(series)
+    fewest = min_rows(1, horizon, split, trained=False)
+    lengths = sorted(n for n in series_lengths(series) if fewest and n >= fewest)
+    return lengths[int((1 - KEPT_SERIES) * len(lengths))] if lengths else len(series)
+
+
 def series_lengths(series: TimeSeries) -> list[int]:
     """Each target's rows from its first value to its last (`TimeSeries.own_rows`): an independent series'."""
     return [rows.stop - rows.start for rows in series.own_rows()]

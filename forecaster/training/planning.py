@@ -26,6 +26,7 @@ from forecaster.data.splits import (
     default_input,
     default_split,
     earlier_period,
+    panel_rows,
     split_borders,
     usable,
 )
@@ -159,10 +160,12 @@ def _earlier_holds(input_size: int, series: TimeSeries, settings: TrainSettings)
 
 
 def rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trained: bool) -> bool:
-    """Whether the file's rows give each split the windows a model of `input_size` steps needs (the train
-    split none where the model is not `trained`: a forecast that fits nothing learns from none)."""
+    """Whether the file's rows (a panel's: `panel_rows`) give each split the windows a model of `input_size`
+    steps needs (the train split none where the model is not `trained`: a forecast that fits nothing learns
+    from none)."""
     split = split_for(series, settings)
-    return usable(len(series), input_size, settings.horizon, split, series.freq, trained)
+    rows = panel_rows(series, settings.horizon, split)
+    return usable(rows, input_size, settings.horizon, split, series.freq, trained)
 
 
 def _smallest_input(model_name: str) -> int:
