@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -635,3 +636,70 @@ def test_a_short_unbalanced_panel_forecasts_every_series_a_baseline_can(tmp_path
         point = answered.groupby("firm")[answered.columns[2]].agg(["min", "max"])
         assert np.allclose(point["min"], [last[name] for name in point.index])
         assert np.allclose(point["max"], point["min"])
+
+
+def test_a_panel_of_few_long_series_among_short_ones_plans_the_models_its_input_holds(tmp_path):
+    """10 series of 100 years beside 90 of 6 at horizon 2: the default input (34 steps, the long series'; a
+    trained model needs 7 rows) leaves the short ones out whatever is planned, so the models are judged on the
+    long ones. Judged on the short ones' 6 rows, no model of that input was planned and `--model auto` refused
+    the panel (h109); before h108 the long ones trained, and they do again."""
+    from forecaster.training.planning import plan_fitting
+    from forecaster.training.settings import TrainSettings
+    from forecaster.training.workflows import without_short_series
+
+    rng, rows = np.random.default_rng(0), []
+    for k in range(100):
+        length = 100 if k < 10 else 6
+        rows += [(f"s{k}", 2000 - length + t, 5 + v) for t, v in enumerate(rng.normal(size=length).cumsum())]
+    pd.DataFrame(rows, columns=["id", "year", "y"]).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.warns(DataQualityWarning, match="left out 90 of 100 series"):
+        series = read_csv(tmp_path / "p.csv", id_col="id")
+        settings, planned = plan_fitting(TrainSettings(horizon=2, model_name="auto"), series)
+        kept = without_short_series(series, settings, planned)
+    assert {"naive", "nlinear", "s3attention"} <= {candidate.model_name for candidate in planned}
+    assert kept.columns == [f"s{k}" for k in range(10)]
+
+
+def test_a_short_unbalanced_panel_under_split_holdout_keeps_the_series_split_auto_keeps(tmp_path):
+    """EmplUK's held-out shape (20 firms of 5 years, 6 of 6, 4 of 7) at horizon 2 splits every firm holdout
+    under split auto, and --split holdout is that split: both plan naive alone and keep all 30 firms (the
+    panel's rows were read for auto only, and --split holdout left 26 firms out, h109)."""
+    from forecaster.training.planning import plan_fitting
+    from forecaster.training.settings import TrainSettings
+    from forecaster.training.workflows import without_short_series
+
+    rng, rows = np.random.default_rng(0), []
+    for k in range(30):
+        length = 5 if k < 20 else 6 if k < 26 else 7
+        rows += [(f"f{k}", 1990 - length + t, 5 + v) for t, v in enumerate(rng.normal(size=length).cumsum())]
+    pd.DataFrame(rows, columns=["firm", "year", "emp"]).to_csv(tmp_path / "e.csv", index=False)
+    series = read_csv(tmp_path / "e.csv", id_col="firm")
+    for split in ("auto", "holdout"):
+        settings, planned = plan_fitting(TrainSettings(horizon=2, model_name="auto", split=split), series)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            kept = without_short_series(series, settings, planned)
+        assert [candidate.model_name for candidate in planned] == ["naive"], split
+        assert len(kept.columns) == 30 and not [note for note in said if "left out" in str(note.message)]
+
+
+def test_the_left_out_note_names_the_model_whose_windows_a_series_lacks(tmp_path):
+    """20 months at horizon 4 hold seasonal naive's 12 steps (2 x 4 rows after them, no train window) but
+    not a trained input of 9 (3 x 4): the note named the longest input planned, 12, which they hold (h109)."""
+    from forecaster.training.planning import Candidate
+    from forecaster.training.settings import TrainSettings
+    from forecaster.training.workflows import without_short_series
+
+    rng, rows = np.random.default_rng(0), []
+    for k in range(30):
+        dates = pd.date_range(end="2020-12-01", periods=40 if k < 27 else 20, freq="MS").strftime("%Y-%m")
+        values = 50 + rng.normal(size=len(dates)).cumsum()
+        rows += [(f"s{k}", date, value) for date, value in zip(dates, values, strict=True)]
+    pd.DataFrame(rows, columns=["id", "month", "y"]).to_csv(tmp_path / "m.csv", index=False)
+    series = read_csv(tmp_path / "m.csv", id_col="id")
+    planned = [Candidate("nlinear", "nlinear", {}, 1e-3, 9),
+               Candidate("seasonal_naive", "seasonal_naive", {"season": 12}, 1e-3, 12)]  # fmt: skip
+    said = r"left out 3 of 30 series .* horizon 4 and the input of nlinear \(9 steps\): 's27', 's28', 's29'$"
+    with pytest.warns(DataQualityWarning, match=said):
+        kept = without_short_series(series, TrainSettings(horizon=4, model_name="auto"), planned)
+    assert len(kept.columns) == 27

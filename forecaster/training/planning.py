@@ -164,7 +164,8 @@ def rows_hold(input_size: int, series: TimeSeries, settings: TrainSettings, trai
     steps needs (the train split none where the model is not `trained`: a forecast that fits nothing learns
     from none)."""
     split = split_for(series, settings)
-    rows = panel_rows(series, settings.horizon, split)
+    panel_input = settings.input_size or default_input_size(series, settings)
+    rows = panel_rows(series, settings.horizon, split, panel_input)
     return usable(rows, input_size, settings.horizon, split, series.freq, trained)
 
 

@@ -102,16 +102,18 @@ def without_short_series(
     them alike); a panel where every series is too short is refused as before. Each candidate asks the
     windows it needs, a forecast that fits nothing no train window: EmplUK's firms of 7-9 years had been
     judged by drift's 2-step input as if trained (8 rows at horizon 2), and 103 of 140 were left out of a
-    naive forecast that needs 5. Split auto (`split_for`) notes the series split holdout."""
+    naive forecast that needs 5. The note names the models whose windows they lack (it had named the longest
+    input planned, which a series left out by a trained model's shorter one may hold, h109). Split auto
+    (`split_for`) notes the series split holdout."""
     if series.options.channels != INDEPENDENT or len(series.columns) < 2:
         return series
     split = split_for(series, settings)
     own = zip(series.columns, series.own_rows(), strict=True)
     lengths = {name: rows.stop - rows.start for name, rows in own}
-    short = [name for name, length in lengths.items() if not all(
-        usable(length, c.input_size, settings.horizon, split, series.freq, c.model_name not in NOTHING_TO_FIT)
-        for c in candidates)]  # fmt: skip
-    input_size = max(c.input_size for c in candidates)
+    lacking = {name: [c for c in candidates if not usable(
+        length, c.input_size, settings.horizon, split, series.freq, c.model_name not in NOTHING_TO_FIT)]
+        for name, length in lengths.items()}  # fmt: skip
+    short = [name for name, models in lacking.items() if models]
     if len(short) == len(series.columns):
         return series
     held = [f"{name!r} ({length} rows)" for name, length in lengths.items() if name not in short
@@ -125,9 +127,12 @@ def without_short_series(
     if not short:
         return series
     shown = f"{split} (7:1:2, or holdout on few rows)" if split == AUTO_SPLIT else split
+    needs = [f"{c.label} ({c.input_size} steps)" for c in candidates
+             if any(c in lacking[name] for name in short)]  # fmt: skip
     warnings.warn(
         f"{series.source}: note: left out {len(short)} of {len(series.columns)} series too short for split "
-        f"{shown} with input_size {input_size} and horizon {settings.horizon}: {', '.join(map(repr, short))}",
+        f"{shown} with horizon {settings.horizon} and the input of {some(needs)}: "
+        f"{', '.join(map(repr, short))}",
         DataQualityWarning, stacklevel=2,
     )  # fmt: skip
     return dataclasses.replace(series, frame=series.frame.drop(columns=short))
