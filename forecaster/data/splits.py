@@ -171,11 +171,10 @@ def default_input(series: TimeSeries, horizon: int, split: str) -> int:
     whole = fitting_input_size(len(series), horizon, split, series.freq)
     if split != AUTO_SPLIT:
         return whole
-    fewest = min_rows(1, horizon, split)
-    lengths = sorted(n for n in series_lengths(series) if fewest and n >= fewest)
+    lengths = _splittable_lengths(series, min_rows(1, horizon, split))
     if not lengths or all(usable(n, whole, horizon, split, series.freq) for n in lengths):
         return whole
-    return fitting_input_size(lengths[int((1 - KEPT_SERIES) * len(lengths))], horizon, split, series.freq)
+    return fitting_input_size(_kept_length(lengths), horizon, split, series.freq)
 
 
 def panel_rows(series: TimeSeries, horizon: int, split: str, input_size: int) -> int:
@@ -188,9 +187,19 @@ def panel_rows(series: TimeSeries, horizon: int, split: str, input_size: int) ->
     horizon 2 and input 34: every model had been judged on 6 rows, h109)."""
     if series.options.channels != INDEPENDENT or split == "ett":
         return len(series)
-    fewest = min_rows(input_size, horizon, split, trained=False)
-    lengths = sorted(n for n in series_lengths(series) if fewest and n >= fewest)
-    return lengths[int((1 - KEPT_SERIES) * len(lengths))] if lengths else len(series)
+    lengths = _splittable_lengths(series, min_rows(input_size, horizon, split, trained=False))
+    return _kept_length(lengths) if lengths else len(series)
+
+
+def _splittable_lengths(series: TimeSeries, fewest: int) -> list[int]:
+    """The lengths of a panel's series that hold `fewest` rows, in order (none where `fewest` is 0: no series
+    splits)."""
+    return sorted(n for n in series_lengths(series) if fewest and n >= fewest)
+
+
+def _kept_length(lengths: list[int]) -> int:
+    """The length the KEPT_SERIES share of sorted `lengths` reach."""
+    return lengths[int((1 - KEPT_SERIES) * len(lengths))]
 
 
 def series_lengths(series: TimeSeries) -> list[int]:
