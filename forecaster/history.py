@@ -38,7 +38,6 @@ from forecaster.models.outliers import (
     FILLED,
     RUN_CHANCE,
     RUNS_FILLED,
-    ended_run,
     fill_isolated,
     fill_runs,
     last_expected,
@@ -286,12 +285,13 @@ def stopped_runs(bundle: Bundle, series: TimeSeries) -> list[str]:
     """The targets whose input window the mean read as a series stopped at its last value
     (`outliers.ended_run`): it forecasts that value, not the window's mean, and had said nothing of it (h107:
     a price held, a product discontinued, or counts read wrongly so, all alike unsaid)."""
-    if bundle.model_name != "mean" or bundle.data is None:
+    stopped = getattr(stored(bundle.model), "stopped_runs", None)  # the models that forecast a stop: the mean
+    if stopped is None or bundle.data is None:
         return []
     notes = []
     for name in [column for column in bundle.data.columns if column in series.frame.columns]:
         rows = series.frame[name].dropna().to_numpy(dtype=np.float64)[-bundle.data.input_size :]
-        run = int(ended_run(torch.tensor(rows)[None])[0]) if len(rows) else 0  # a copy: rows may be read-only
+        run = int(stopped(torch.tensor(rows)[None])[0]) if len(rows) else 0  # a copy: rows may be read-only
         if run:
             copies, value = int((rows == rows[-1]).sum()), rows[-1]
             notes.append(f"{name!r} ends in {run} rows of {value:g} ({copies} of its last {len(rows)}), a "

@@ -138,8 +138,13 @@ class WindowMeanForecaster(NaiveForecaster):
         chance would not so place (`outliers.ended_run`): the series stopped there."""
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
-        level = torch.where(ended_run(rows) > 0, rows[:, -1], clip_last(rows).mean(dim=1))
+        level = torch.where(self.stopped_runs(rows) > 0, rows[:, -1], clip_last(rows).mean(dim=1))
         return level.view(batch, channels)[:, None, :]
+
+    def stopped_runs(self, rows: torch.Tensor) -> torch.Tensor:
+        """(N, L) windows -> the run each ends in that the mean forecasts as the series stopped (0: none;
+        `outliers.ended_run`), which `history.stopped_runs` notes."""
+        return ended_run(rows)
 
     def far_last_read(self) -> str | None:
         """What the forecast does with a last row far from the one before it (`history.last_row_apart`)."""
