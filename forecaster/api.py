@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.artifacts import Bundle, load_bundle, save_bundle
-from forecaster.calibration import check_levels
-from forecaster.checks import check_int, field_names, is_int, user_path
+from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, in_given_types, time_types
 from forecaster.data.keys import key_columns

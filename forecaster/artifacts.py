@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from forecaster import atomic
-from forecaster.calibration import MAX_LEVEL, METHODS, Calibration, increasing_levels, margins_problem
-from forecaster.checks import is_number
+from forecaster.calibration import METHODS, Calibration, margins_problem
+from forecaster.checks import MAX_LEVEL, increasing_levels, is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, names_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError

@@ -51,10 +51,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from forecaster.checks import check_int, is_int, is_number, parse_ints
+from forecaster.checks import MAX_LEVEL, check_levels
 from forecaster.errors import ConfigError
+from forecaster.models.outliers import GROSS
 
-MAX_LEVEL = 99  # interval levels are the integers 1-99, each calibrated
 ALL_LEVELS = tuple(range(1, MAX_LEVEL + 1))
 DEFAULT_LEVELS = (80, 95)
 METHODS = ("conformal", "quantile")
@@ -73,35 +73,6 @@ RECALIBRATED = "intervals_recalibrated_on"
 # How `forecaster calibrate --on all` names its windows: an evaluation of the same rows scores intervals on
 # windows that made them (in sample).
 ALL_WINDOWS = "every window of"
-
-
-def check_levels(levels: Iterable[int]) -> list[int]:
-    """Interval levels (or one level) as a sorted list of distinct integers 1-99; ConfigError naming the first
-    bad one."""
-    if is_int(levels):
-        levels = [levels]
-    elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
-        raise ConfigError(f"interval levels must be integers 1-{MAX_LEVEL} in a list such as [80, 95], got "
-                          f"{levels!r}")
-    # 80.0 is level 80 (as JSON's reader and Nixtla's `level` take it); 80.5 is no calibrated level
-    whole = [int(level) if is_number(level) and float(level).is_integer() else level for level in levels]
-    checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in whole]
-    if not checked:
-        raise ConfigError("expected at least one interval level, e.g. 80,95")
-    return sorted(set(checked))
-
-
-def increasing_levels(levels: Sequence[int]) -> bool:
-    """True if `levels` are distinct integer levels 1-99 in increasing order (how they are stored)."""
-    try:
-        return check_levels(levels) == list(levels)
-    except ConfigError:
-        return False
-
-
-def parse_levels(text: str) -> list[int]:
-    """Flag text "80,95" -> [80, 95]."""
-    return check_levels(parse_ints(text))
 
 
 def undercovered(intervals: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -300,8 +271,6 @@ class Calibration:
         """Where the windows that calibrated these margins held a gross isolated outlier, read there as its
         neighbours' value (`scoring.filled`): a typo the bands leave alone, which a user should know of
         (h57); `fit` warns it, `forecaster calibrate` prints it."""
-        from forecaster.models.outliers import GROSS
-
         if not self.filled:
             return []
         return [f"the windows that calibrated the intervals held a value over {GROSS:g} robust standard "

@@ -18,7 +18,7 @@ import pathlib
 import re
 import types
 import typing
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from forecaster.errors import ConfigError
@@ -38,6 +38,7 @@ MAX_CHANNELS = 100_000  # series (columns) in one model
 MAX_WINDOW_NUMBERS = 2**25
 MAX_WIDTH = 16_384  # hidden widths, heads and their divisors: 32 times the widest preset (D = 512)
 MAX_LAYERS = 64  # stacked layers or blocks
+MAX_LEVEL = 99  # interval levels are the integers 1-99, each calibrated
 MAX_SEED = 2**32 - 1  # the seeds Lightning's seed_everything accepts (training's --seed)
 
 
@@ -168,6 +169,35 @@ def parse_ints(text: str) -> list[int]:
     if not numbers or min(numbers) < 1:
         raise ConfigError(f"expected comma-separated integers >= 1, got {text!r}")
     return numbers
+
+
+def check_levels(levels: Iterable[int]) -> list[int]:
+    """Interval levels (or one level) as a sorted list of distinct integers 1-99; ConfigError naming the first
+    bad one."""
+    if is_int(levels):
+        levels = [levels]
+    elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
+        raise ConfigError(f"interval levels must be integers 1-{MAX_LEVEL} in a list such as [80, 95], got "
+                          f"{levels!r}")
+    # 80.0 is level 80 (as JSON's reader and Nixtla's `level` take it); 80.5 is no calibrated level
+    whole = [int(level) if is_number(level) and float(level).is_integer() else level for level in levels]
+    checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in whole]
+    if not checked:
+        raise ConfigError("expected at least one interval level, e.g. 80,95")
+    return sorted(set(checked))
+
+
+def increasing_levels(levels: Sequence[int]) -> bool:
+    """True if `levels` are distinct integer levels 1-99 in increasing order (how they are stored)."""
+    try:
+        return check_levels(levels) == list(levels)
+    except ConfigError:
+        return False
+
+
+def parse_levels(text: str) -> list[int]:
+    """Flag text "80,95" -> [80, 95]."""
+    return check_levels(parse_ints(text))
 
 
 def field_names(cls: type) -> set[str]:

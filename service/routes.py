@@ -23,7 +23,7 @@ from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from forecaster.calibration import MAX_LEVEL
+from forecaster.checks import MAX_LEVEL
 from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings

@@ -17,7 +17,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, ValidationError
 
-from forecaster.calibration import MAX_LEVEL
+from forecaster.checks import MAX_LEVEL
 from forecaster.data.textfile import composed
 
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)

@@ -68,11 +68,10 @@ def positive_int(text: str) -> int:
 
 def level_list(text: str) -> list[int]:
     """--level text "80,95" -> [80, 95], each an integer 1-99 (argparse reports what is wrong)."""
-    from forecaster.calibration import check_levels
-    from forecaster.checks import parse_ints
+    from forecaster.checks import parse_levels
 
     try:
-        return check_levels(parse_ints(text))
+        return parse_levels(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 

@@ -9,8 +9,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from forecaster.calibration import increasing_levels, parse_levels
-from forecaster.checks import MAX_CHANNELS, MAX_HORIZON, MAX_LAYERS, MAX_SEED, MAX_STEPS, MAX_WIDTH, setting
+from forecaster.checks import (
+    MAX_CHANNELS,
+    MAX_HORIZON,
+    MAX_LAYERS,
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_WIDTH,
+    increasing_levels,
+    parse_levels,
+    setting,
+)
 from forecaster.devices import sized_only
 from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.registry import FORECAST, MODELS
