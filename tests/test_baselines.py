@@ -98,6 +98,34 @@ def test_mean_run_rule_counts_every_value_that_could_have_ended_the_window() -> 
     assert forecast[1, 0, 0].item() == 0
 
 
+def test_mean_fills_a_gross_order_only_where_the_window_s_jumps_have_a_spread() -> None:
+    """h102 F2: weekly counts of 0-3 with one order of 60 five weeks before the end had a mean of 1.95 (0.6
+    without it), an 80% band of 0.89-3.02 covering no week of 0. A lone order among zeros is demand (h107 R3).
+    Oracle by numpy: the jumps y_i - (y_{i-1} + y_{i+1}) / 2 and their median absolute deviation (the lower
+    middle value of an even count, as torch's median and the robust scale's fallback to the mean absolute
+    deviation read it); where it is positive the 60 is read as its neighbours' mean (0), where it is 0 the
+    window's mean keeps it."""
+    model = get_model("mean", input_size=44, horizon=H, n_channels=1)
+    mean = lambda window: model(torch.from_numpy(window)[None, :, None])[0, 0, 0].item()  # noqa: E731
+    weeks = np.tile([0.0, 0, 1, 0, 3, 0, 2, 0, 0, 1, 0], 4)
+    weeks[39] = 60
+    assert mean(weeks) == pytest.approx((weeks.sum() - 60 + (weeks[38] + weeks[40]) / 2) / 44)
+    assert abs(mean(weeks) - 0.64) < 0.05  # the usual weeks' level, not 1.95
+    weeks[39] = 6  # within 20 robust standard deviations: as given
+    assert mean(weeks) == pytest.approx(weeks.mean())
+    model = get_model("mean", input_size=96, horizon=H, n_channels=1)
+    median = lambda values: np.sort(values)[(len(values) - 1) // 2]  # noqa: E731
+    spread = []
+    for orders in range(22):  # the order of 60 beside 0-21 lone orders of 1: the jumps' spread appears
+        weeks = np.zeros(96)  # (each a gross outlier by the jumps' mean absolute deviation, h102's fill)
+        weeks[1 : 4 * orders : 4], weeks[91] = 1, 60
+        jumps = weeks[1:-1] - (weeks[:-2] + weeks[2:]) / 2
+        spread.append(median(np.abs(jumps - median(jumps))) > 0)
+        expected = (weeks.sum() - 60) / 96 if spread[-1] else weeks.mean()
+        assert mean(weeks) == pytest.approx(expected), orders
+    assert not spread[0] and spread[-1]  # both sides of the rule were asked
+
+
 def test_mean_keeps_the_lone_orders_of_rare_demand() -> None:
     """A lone order among weeks of 0 lies beyond any robust distance of the window's jumps: filled as a typo
     (h102's gross fill), 5 orders in 300 weeks were forecast 0.031 a week for their rate of 0.077 (h107 R3).

@@ -1,5 +1,5 @@
 """Isolated outliers: found by their jumps, filled for Holt-Winters and seasonal mean (gross ones for seasonal
-naive and seasonal drift), said in a note."""
+naive, seasonal drift and the mean), said in a note."""
 
 from __future__ import annotations
 
@@ -61,13 +61,13 @@ def test_what_moves_more_than_one_cell_or_ends_the_window_is_not_flagged(case: s
 @pytest.mark.parametrize(
     ("model", "back"),
     [("holt_winters", 6), ("seasonal_mean", 15), ("seasonal_naive", 6), ("seasonal_drift", 6),
-     ("seasonal_drift", 18)],
+     ("seasonal_drift", 18), ("mean", 6)],
 )  # fmt: skip
 def test_one_typo_no_longer_moves_a_baselines_forecast_and_is_said(model: str, back: int) -> None:
     """A cell times 20 six months back made Holt-Winters forecast every month of the next year at about twice
     its level (404 where the clean file says 197); 15 months back, seasonal mean pulled the other months down
     by 85 (h52). Seasonal naive repeated it as next year's month, and seasonal drift's change between seasons
-    carried it into every month (h62)."""
+    carried it into every month (h62). The mean averaged it in (h102 F2)."""
     clean = _seasonal()
     spiked = clean.copy()
     spiked[-back] *= 20
@@ -87,6 +87,21 @@ def test_one_typo_no_longer_moves_a_baselines_forecast_and_is_said(model: str, b
     assert len(notes) == 1 and f"'sales' at {when}: {spiked[-back]:g} is " in notes[0]
     assert f"{model} fitted as if it were" in notes[0]
     assert notes[0].endswith("(the row is used as given everywhere else)")
+
+
+def test_one_big_order_among_weekly_counts_leaves_the_mean_and_its_band_where_the_weeks_are() -> None:
+    """h102 F2: weekly counts (3 weeks in 10 an order of 1-3) with one order of 60 five weeks before the end:
+    the mean forecast 1.95 a week, its 80% band 0.89-3.02 covering no week of 0, the commonest count."""
+    rng = np.random.default_rng(102)
+    weeks = np.where(rng.random(143) < 0.3, rng.integers(1, 4, 143), 0).astype(float)
+    weeks[-5] = 60
+    frame = pd.DataFrame({"value": weeks}, index=pd.date_range("2022-01-02", periods=143, freq="W-SUN"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        forecast = Forecaster("mean", horizon=13, level=[80]).fit(frame).predict()
+    usual = np.r_[weeks[-44:-5], weeks[-4:]].mean()  # the window's other 43 weeks
+    assert abs(forecast["value"].iloc[0] - usual) < 0.05 and usual < 1
+    assert (forecast["value-lo-80"] <= 0).all()
 
 
 def test_a_typo_in_a_series_that_ends_early_among_independent_ones_is_said_at_its_own_end() -> None:

@@ -27,6 +27,7 @@ from forecaster.models.config import ModelConfig, check_history
 from forecaster.models.outliers import (
     FILLED,
     RUNS_FILLED,
+    SPREAD_ONLY,
     THRESHOLD,
     clip_last,
     clips,
@@ -134,11 +135,14 @@ class WindowMeanForecaster(NaiveForecaster):
     def level(self, x: torch.Tensor) -> torch.Tensor:
         """The mean with the last cell clipped (`outliers.clip_last`): by the method's own assumption a last
         value far off is no level (h94 F1: 2000 after days of 200 +- 5 had moved the mean to 261, a 95% band
-        of 250-273 covering neither 200 nor 2000); the last value where the window ends in a run of it that
-        chance would not so place (`outliers.ended_run`): the series stopped there."""
+        of 250-273 covering neither 200 nor 2000), and gross isolated outliers filled where the window's
+        jumps have a spread (`FILLED`, `SPREAD_ONLY`: one big order among counts, not a lone one among zeros);
+        the last value where the window ends in a run of it that chance would not so place
+        (`outliers.ended_run`): the series stopped there."""
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
-        level = torch.where(self.stopped_runs(rows) > 0, rows[:, -1], clip_last(rows).mean(dim=1))
+        filled = fill_isolated(rows.double(), 1, FILLED[self.name], self.name in SPREAD_ONLY).to(x.dtype)
+        level = torch.where(self.stopped_runs(rows) > 0, rows[:, -1], clip_last(filled).mean(dim=1))
         return level.view(batch, channels)[:, None, :]
 
     def stopped_runs(self, rows: torch.Tensor) -> torch.Tensor:

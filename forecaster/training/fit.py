@@ -153,9 +153,9 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
     """The isolated outliers (a typo, a one-off) of each series' last input window that the kept forecast
     fitted its states as if they were their neighbours' value (`forecaster.models.outliers`); the rows stay as
     given."""
-    from forecaster.models.outliers import FILLED, isolated_outliers
+    from forecaster.models.outliers import FILLED, SPREAD_ONLY, isolated_outliers
 
-    season = getattr(getattr(bundle.model, "config", None), "season", None)
+    season = getattr(getattr(bundle.model, "config", None), "season", 1)  # the mean reads no season
     if bundle.model_name not in FILLED or season is None or bundle.data is None:
         return []
     notes = []
@@ -167,7 +167,8 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
             continue
         scaler = bundle.scaler.channel(index)
         scaled = scaler.transform(rows.to_numpy(dtype=np.float64)[:, None])[:, 0]  # as the model reads them
-        found = isolated_outliers(torch.from_numpy(scaled)[None], season, FILLED[bundle.model_name])
+        found = isolated_outliers(torch.from_numpy(scaled)[None], season, FILLED[bundle.model_name],
+                                  bundle.model_name in SPREAD_ONLY)  # fmt: skip
         flags, local, scale = (part[0].numpy() for part in found)
         for step in np.flatnonzero(flags):
             filled = scaler.inverse(np.array([[local[step]]]))[0, 0]
