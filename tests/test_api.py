@@ -477,6 +477,25 @@ def test_predict_after_fit_forecasts_the_series_a_panel_trained(tmp_path):
     np.testing.assert_allclose(model.predict().groupby("unique_id")["naive"].first(), lasts, rtol=1e-6)
 
 
+def test_a_named_naive_on_a_panel_forecasts_the_series_it_holds_from_their_last_value():
+    """fit() of naive on 2 series of 100 days beside 8 of 6 at horizon 2: naive needs 5 rows (validation and
+    test windows), but read the 2 long ones' default input and left the 8 out (h109 R5); all 10 are forecast,
+    each from its own last value, as `forecaster predict` does."""
+    rng = np.random.default_rng(3)
+    long = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": pd.date_range(end="2020-06-30", periods=rows,
+                                                                             freq="D"),
+                                    "y": 50 + rng.normal(0, 1, rows).cumsum()})
+                      for k, rows in enumerate([100, 100, *[6] * 8])])  # fmt: skip
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = Forecaster("naive", horizon=2).fit(long)
+    assert not [note for note in said if "left out" in str(note.message)]
+    answer = model.predict()
+    lasts = long.groupby("unique_id")["y"].last()
+    assert sorted(answer["unique_id"].unique()) == sorted(lasts.index)
+    np.testing.assert_allclose(answer.groupby("unique_id")["naive"].first(), lasts, rtol=1e-6)
+
+
 @pytest.mark.parametrize("model", ["naive", "mean"])
 def test_a_series_that_never_moved_gets_no_band_in_a_panel_of_independent_series(model):
     """Margins pooled over independent series are in standard units; a series constant in every row its

@@ -703,3 +703,78 @@ def test_the_left_out_note_names_the_model_whose_windows_a_series_lacks(tmp_path
     with pytest.warns(DataQualityWarning, match=said):
         kept = without_short_series(series, TrainSettings(horizon=4, model_name="auto"), planned)
     assert len(kept.columns) == 27
+
+
+def _long_and_short_panel(path, short_length: int) -> dict[str, float]:
+    """10 random walks of 100 years beside 90 of `short_length` (h109's R4/R5 shape), written to `path`; each
+    series' last value."""
+    rng, rows, last = np.random.default_rng(0), [], {}
+    for k in range(100):
+        length = 100 if k < 10 else short_length
+        values = np.round(5 + rng.normal(size=length).cumsum(), 3)
+        rows += [(f"s{k}", 2000 - length + t, value) for t, value in enumerate(values)]
+        last[f"s{k}"] = values[-1]
+    pd.DataFrame(rows, columns=["id", "year", "y"]).to_csv(path, index=False)
+    return last
+
+
+def test_a_named_split_on_a_panel_sizes_the_default_input_as_split_auto_does(tmp_path):
+    """Each series of a panel is split over its own rows under --split holdout as under auto, so the default
+    input is sized on the series alike: under holdout it had been the longest series' (47 steps), and the 90
+    series of 20 years that auto trains S3Attention on were left out (h109 R4)."""
+    from forecaster.training.planning import plan_fitting
+    from forecaster.training.settings import TrainSettings
+    from forecaster.training.workflows import without_short_series
+
+    _long_and_short_panel(tmp_path / "p.csv", 20)
+    series = read_csv(tmp_path / "p.csv", id_col="id")
+    for split in (None, "holdout"):
+        settings, planned = plan_fitting(TrainSettings(horizon=2, split=split), series)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            kept = without_short_series(series, settings, planned)
+        assert [candidate.model_name for candidate in planned] == ["s3attention"], split
+        assert planned[0].input_size <= 7, split
+        assert len(kept.columns) == 100 and not [note for note in said if "left out" in str(note.message)]
+
+
+@pytest.mark.parametrize(("model", "input_size", "kept"), [("naive", 1, 100), ("drift", 34, 10)])
+def test_a_named_baseline_on_a_panel_reads_the_input_its_forecast_needs(tmp_path, model, input_size, kept):
+    """Naive, named, is sized on the series it splits without a train window: on 90 series of 6 years beside
+    10 of 100 at horizon 2 it read the trained models' 34 steps and left the 90 out (h109 R5); from 1 step it
+    forecasts the same. Drift keeps the 34 steps its slope is read from (from 2, the long series' forecasts
+    changed and lost to naive, h113), and the 90 stay out with the note."""
+    from forecaster.training.planning import plan_fitting
+    from forecaster.training.settings import TrainSettings
+    from forecaster.training.workflows import without_short_series
+
+    _long_and_short_panel(tmp_path / "p.csv", 6)
+    series = read_csv(tmp_path / "p.csv", id_col="id")
+    settings, planned = plan_fitting(TrainSettings(horizon=2, model_name=model), series)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        kept_series = without_short_series(series, settings, planned)
+    assert [(candidate.model_name, candidate.input_size) for candidate in planned] == [(model, input_size)]
+    assert len(kept_series.columns) == kept
+    assert len([note for note in said if "left out 90 of 100" in str(note.message)]) == (kept < 100)
+
+
+def test_a_named_naive_on_a_panel_forecasts_every_series_it_can(tmp_path, capsys):
+    """--model naive forecasts a series of 6 years from its last value at horizon 2 (5 rows: validation and
+    test windows), and predict answers all 100 series of h109's R5 panel, each with its last value (it had
+    read 34 steps and forecast none of the 90)."""
+    last = _long_and_short_panel(tmp_path / "p.csv", 6)
+    with pytest.warns(DataQualityWarning) as said:
+        code, _, err = run_cli(["train", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", 2,
+                                "--model", "naive", "--no-progress", "--out", tmp_path / "m"],
+                               capsys)  # fmt: skip
+    assert code == 0, err
+    assert not [warning for warning in said if "left out" in str(warning.message)]
+    code, _, err = run_cli(["predict", "--model", tmp_path / "m", "--csv", tmp_path / "p.csv", "--output",
+                            tmp_path / "f.csv"], capsys)  # fmt: skip
+    assert code == 0, err
+    answered = pd.read_csv(tmp_path / "f.csv")
+    point = answered.groupby("id")[answered.columns[2]].agg(["min", "max"])
+    assert sorted(point.index) == sorted(last)
+    assert np.allclose(point["min"], [last[name] for name in point.index])
+    assert np.allclose(point["max"], point["min"])

@@ -162,17 +162,19 @@ def fitting_input_size(
 KEPT_SERIES = 0.9
 
 
-def default_input(series: TimeSeries, horizon: int, split: str) -> int:
+def default_input(series: TimeSeries, horizon: int, split: str, trained: bool = True) -> int:
     """A user file's input: 96, shortened on a short file so that training keeps as many windows as input
-    steps (`fitting_input_size`); for a panel of independent series (split auto, each over its own rows)
-    whose shorter series that input would leave out, as for one of the shortest that any input trains (the
-    KEPT_SERIES share of them keeps its windows: 24-year series beside 64-year ones were left out by the
-    64-year input of 20)."""
+    steps (`fitting_input_size`); for a panel of independent series (`_own_split`) whose shorter series that
+    input would leave out, as for one of the shortest that any input splits (the KEPT_SERIES share of them
+    keeps its windows: 24-year series beside 64-year ones were left out by the 64-year input of 20), under a
+    named split too (h109: --split holdout read the longest series' 47 steps and left out 90 of 100 series
+    that auto keeps). Not `trained` (naive named, `planning.default_input_size`): counting the series split
+    without a train window."""
     whole = fitting_input_size(len(series), horizon, split, series.freq)
-    if split != AUTO_SPLIT:
+    if not _own_split(series, split):
         return whole
-    lengths = _splittable_lengths(series, min_rows(1, horizon, split))
-    if not lengths or all(usable(n, whole, horizon, split, series.freq) for n in lengths):
+    lengths = _splittable_lengths(series, min_rows(1, horizon, split, trained=trained))
+    if not lengths or all(usable(n, whole, horizon, split, series.freq, trained) for n in lengths):
         return whole
     return fitting_input_size(_kept_length(lengths), horizon, split, series.freq)
 
@@ -185,10 +187,16 @@ def panel_rows(series: TimeSeries, horizon: int, split: str, input_size: int) ->
     the first firm of 5 refused the panel at horizon 2; under --split holdout 26 of 30 such firms were left
     out), nor a panel refused over series its input leaves out anyway (90 of 6 rows beside 10 of 100 at
     horizon 2 and input 34: every model had been judged on 6 rows, h109)."""
-    if series.options.channels != INDEPENDENT or split == "ett":
+    if not _own_split(series, split):
         return len(series)
     lengths = _splittable_lengths(series, min_rows(input_size, horizon, split, trained=False))
     return _kept_length(lengths) if lengths else len(series)
+
+
+def _own_split(series: TimeSeries, split: str) -> bool:
+    """Whether each series is split over its own rows: a panel of independent series, under any split but
+    ett's fixed borders."""
+    return series.options.channels == INDEPENDENT and split != "ett"
 
 
 def _splittable_lengths(series: TimeSeries, fewest: int) -> list[int]:

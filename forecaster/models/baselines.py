@@ -49,6 +49,12 @@ WHOLE_HISTORY = ("drift",)
 # Those that read the longest input the rows hold (`planning.baseline_input`), whatever the default: smoothing
 # from 70% of h43's rows forecast with 0.64x naive's MASE, from 96 steps at most 0.66x, from 48 0.66x.
 LONGEST_HISTORY = ("holt_winters",)
+# Those that read only the last value or the last season, so that a longer input forecasts the same: on a
+# panel their default input counts the series they split without a train window
+# (`planning.default_input_size`).
+# Not drift nor the mean, whose slope and level are read from the whole input: from 2 steps drift forecast
+# h113's long panel series with 1.24-1.64x naive's MAE (0.65-1.00x from the default input).
+LAST_VALUES = ("naive", "seasonal_naive")
 
 
 @dataclass(frozen=True)
