@@ -630,6 +630,21 @@ def test_summary_rows_after_the_data_are_skipped_and_named(tmp_path):
     assert "has 1 value(s) that are not timestamps: line 6 'Total'" in one_line_error(middle)
 
 
+@pytest.mark.parametrize("span", ["2008-2022", "2008\u20132022", "2008 - 2022"])
+def test_a_total_over_a_yearly_tables_years_is_a_summary_row(tmp_path, span):
+    """'2008-2022' below the years 2008 ... 2022: the file was refused as having no date column (h111 F5).
+    Fiscal years and spans that continue the rows above are steps, as before."""
+    rows = "".join(f"{year},{5000 + year - 2008}\n" for year in range(2008, 2023))
+    path = write(tmp_path, "years.csv", f"Year,Value\n{rows}{span},75105\n")
+    frame, freq, note = read_noted(path)
+    assert freq == "YS-JAN" and len(frame) == 15 and frame["Value"].iloc[-1] == 5014
+    assert note == f"{path}: note: skipped 1 summary row(s) after the data: line 17 {span!r}"
+    fiscal = "".join(f"{year}-{year + 1},{year - 1990}\n" for year in range(2000, 2021))
+    assert len(read_csv(write(tmp_path, "fiscal.csv", "Year,Revenue\n" + fiscal)).frame) == 21
+    spans = "".join(f"{year}-{year + 5},{year % 7}\n" for year in range(1950, 2020, 5))
+    assert "has 14 value(s)" in one_line_error(write(tmp_path, "spans.csv", "Period,Growth\n" + spans))
+
+
 def test_a_year_by_month_table_is_one_monthly_series(tmp_path):
     """NOAA's El Nino table (YEAR, JAN ... DEC) and BLS's (Year, Jan ... Dec, HALF1, HALF2): one row per
     year of twelve months, read in order as one monthly series, not as twelve yearly ones."""

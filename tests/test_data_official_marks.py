@@ -39,10 +39,11 @@ def _monthly_with_subtotals(quarter: str, year: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("quarter", ["{y} Q{q}", "{y}Q{q}", "Q{q} {y}"])
+@pytest.mark.parametrize("quarter", ["{y} Q{q}", "{y}Q{q}", "Q{q} {y}", "{y} {q}e kwartaal"])
 def test_quarter_subtotals_among_months_are_dropped(tmp_path, quarter):
     """'2019-01, 2019-02, 2019-03, 2019 Q1, 2019-04, ...': the quarter rows were refused as no timestamps
-    (and '2019Q1', which pandas reads as January, as timestamps out of order); they are the months' sums."""
+    (and '2019Q1', which pandas reads as January, as timestamps out of order); they are the months' sums.
+    CBS StatLine's '2019 1e kwartaal' among its months was refused as "no date column found" (h111 F4)."""
     frame, freq, note = read_noted(write(tmp_path, "retail.csv", _monthly_with_subtotals(quarter)))
     assert freq == "MS" and frame.index.equals(pd.DatetimeIndex(MONTHS, name="Period"))
     np.testing.assert_array_equal(frame["Retail sales"], VALUES)

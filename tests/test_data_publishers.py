@@ -1451,3 +1451,20 @@ def test_tourism_columns_that_open_with_their_length_and_start_are_refused_namin
     message = one_line_error(tmp_path / "quarterly_in.csv")
     assert "the first three rows hold each column's length, starting year and starting period" in message
     assert "--no-date" not in message
+
+
+@pytest.mark.parametrize(("year", "month"), [("年", "月"), ("年份", "月份"), ("연도", "월")])
+def test_year_and_month_columns_named_in_japanese_chinese_or_korean(tmp_path, year, month):
+    """A prefecture panel `地域,年,人口` and e-Stat's or KOSIS' year and month columns were refused as having
+    no date column: 年, 年份 and 연도 name no year (h111 F1)."""
+    prefectures = ("北海道", "青森県", "東京都")
+    rows = [f"地域,{year},人口"] + [f"{name},{y},{5000 - 300 * j + y - 2005}"
+                                    for j, name in enumerate(prefectures)
+                                    for y in range(2005, 2023)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "pref.csv", "\n".join(rows) + "\n"))
+    assert freq == "YS-JAN" and list(frame.columns) == list(prefectures) and frame.iloc[-1, 1] == 4717
+    assert "read as a long panel of 3 series ('北海道', '青森県', '東京都') keyed by column '地域'" in note
+    rows = [f"{year},{month},指数"] + [f"{2020 + k // 12},{k % 12 + 1},{100 + k}" for k in range(24)]
+    series = read_csv(write(tmp_path, "monthly.csv", "\n".join(rows) + "\n"))
+    assert series.freq == "MS" and series.index[13] == pd.Timestamp("2021-02-01")
+    assert series.frame.iloc[13, 0] == 113

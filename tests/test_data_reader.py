@@ -453,6 +453,33 @@ def test_chinese_and_korean_downloads_read_like_their_utf8_twins(tmp_path, encod
         pd.testing.assert_frame_equal(read_csv(path).frame, expected)
 
 
+@pytest.mark.parametrize(
+    ("encoding", "named", "header", "date"),
+    [("cp932", "Shift-JIS (cp932)", "年,北海道,東京都", "{year}"),  # kanji only: had been read as GBK
+     ("gbk", "GBK (GB18030)", "月份,居民消费价格指数,食品烟酒价格指数", "{y}年{m}月"),  # the NBS' months
+     ("cp949", "EUC-KR (cp949)", "시점,소비자물가지수,식료품", "{y}년 {m}월")],  # KOSIS'
+)
+def test_kanji_only_text_and_dates_in_words_read_like_their_utf8_twins(tmp_path, encoding, named, header,
+                                                                        date):
+    """A Shift-JIS table of kanji only (prefectures) was read as GBK, its series named 杒奀摴 for 北海道; GBK
+    and EUC-KR files whose dates are written in words (2020年1月, 2020년 1월) were refused as two encodings
+    in one file (h111 F1, F2). Big5, which is not read, is not taken for GBK, nor said to mix encodings."""
+    text = header + "\n" + "".join(
+        f"{date.format(y=2020 + k // 12, m=k % 12 + 1, year=1990 + k)},{100 + k / 10:.1f},{99 - k / 10:.1f}\n"
+        for k in range(36))  # fmt: skip
+    expected = read_csv(_write(tmp_path, "utf8.csv", text)).frame
+    assert list(expected.columns) == header.split(",")[1:] and len(expected) == 36
+    path = tmp_path / f"{encoding}.csv"
+    path.write_bytes(text.encode(encoding))
+    with pytest.warns(DataQualityWarning, match=rf"read as {re.escape(named)} text: its bytes are not UTF-8"):
+        pd.testing.assert_frame_equal(read_csv(path).frame, expected)
+    big5 = "年月,消費者物價指數,食物類\n" + "".join(f"{2020 + k // 12}-{k % 12 + 1:02d},{k},{k}\n"
+                                                 for k in range(36))  # fmt: skip
+    path.write_bytes(big5.encode("big5"))
+    with pytest.raises(DataError, match="line 1 is not UTF-8, nor is any line of letters beyond ASCII"):
+        read_csv(path)  # not "though other lines are" (h111 F3)
+
+
 def test_names_and_series_ids_written_decomposed_are_the_composed_ones(tmp_path):
     """macOS writes 'Zürich' as u and a combining diaeresis: a model trained on the composed name (Windows,
     pandas) refused it, naming both alike (h66). Column names, series ids and names given are composed."""

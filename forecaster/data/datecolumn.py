@@ -11,7 +11,7 @@ import pandas as pd
 
 from forecaster.data.cells import MAX_DATUM_CHARS
 from forecaster.data.columns import is_text, section_numbers
-from forecaster.data.dateparts import find_date_parts, part_named, week_dates
+from forecaster.data.dateparts import EAST_ASIAN_YEARS, find_date_parts, part_named, week_dates
 from forecaster.data.dates import (
     PERIOD_LABELS,
     across_offsets,
@@ -38,7 +38,7 @@ DATE_NAMES = ("date", "datetime", "timestamp", "time", "ds", "period", "time_per
               "observation_date", "datum", "fecha", "timeperiod", "periode", "période", "periodo", "período",
               "okres")  # fmt: skip  # "period" as GUS (okres), INE, Istat and Statistics Norway write it
 PERIOD_NAMES = ("quarter", "month", "week")  # also date_from's number columns: dates only if they hold labels
-YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno")
+YEAR_NAMES = ("year", "yr", "jahr", "annee", "anno", *EAST_ASIAN_YEARS)
 
 
 def find_year_column(raw: pd.DataFrame) -> str | None:

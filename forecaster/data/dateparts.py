@@ -28,14 +28,15 @@ WEEK_COUNTS = ("iso", "mmwr")  # Monday to Sunday; epidemiological weeks, Sunday
 _RANGES = {"year": (1, 9999), "quarter": (1, 4), "month": (1, 12), "week": (1, 53), "day": (1, 31),
            "doy": (1, 366), "hour": (0, 23)}  # fmt: skip
 # The parts as offices name them (Destatis' GENESIS "Jahr;Monat", INSEE, INE, Istat, CBS, IBGE, TurkStat's
-# "Yıl;Ay"; the Met Office's "yyyy mm"), case ignored.
+# "Yıl;Ay"; the Met Office's "yyyy mm"; Japanese, Chinese and Korean years: h111), case ignored.
+EAST_ASIAN_YEARS = ("年", "年份", "연도", "년도")
 _PART_NAMES = {
     **dict.fromkeys(("year", "jahr", "année", "annee", "año", "ano", "anno", "jaar", "yyyy", "yr", "yıl",
-                     "rok", "år", "aasta", "vuosi"), "year"),  # fmt: skip
+                     "rok", "år", "aasta", "vuosi", *EAST_ASIAN_YEARS), "year"),  # fmt: skip
     **dict.fromkeys(("quarter", "quartal", "trimestre", "kwartaal", "qtr", "çeyrek", "kwartał", "kwartal",
-                     "kvartal"), "quarter"),  # fmt: skip
+                     "kvartal", "四半期", "季度", "분기"), "quarter"),  # fmt: skip
     **dict.fromkeys(("month", "monat", "mois", "mes", "mês", "mese", "maand", "mm", "mo", "mon", "ay",
-                     "miesiąc", "månad", "måned", "kuukausi"), "month"),  # fmt: skip
+                     "miesiąc", "månad", "måned", "kuukausi", "月", "月份", "월"), "month"),  # fmt: skip
     **dict.fromkeys(("week", "woche", "semaine", "semana", "settimana", "wk", "kw", "kalenderwoche", "vecka",
                      "uke", "uge", "viikko", "tydzień"), "week"),  # fmt: skip
     **dict.fromkeys(("day", "tag", "jour", "día", "dia", "giorno", "dag", "dd"), "day"),

@@ -18,6 +18,7 @@ MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (
 _RULE = re.compile(r"[-_=*~ ]{3,}")
 _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
 _DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
+_YEARS_SPAN = re.compile(r"(\d{4})\s*[-\u2013\u2014]\s*(\d{4})")  # "2008-2022", "2008–2022"
 
 
 def _footnote(text: str) -> bool:
@@ -29,6 +30,15 @@ def _footnote(text: str) -> bool:
         return True
     worded = bool(WORD.search(text))  # "2023 Dezember" is a period pandas does not read
     return worded and not is_date(text)
+
+
+def _total_of_years(text: str, above: pd.Series) -> bool:
+    """A span of years ending with the year of the last label above it and starting before it: a yearly
+    table's total or average over its years ("2008-2022" below "2022": the file had no date column, h111 F5),
+    not a step of a table of spans ("2015-2020" below "2010-2015")."""
+    span, labels = _YEARS_SPAN.fullmatch(text), above.dropna()
+    last = re.findall(r"\d{4}", str(labels.iloc[-1])) if span and len(labels) else []
+    return bool(last) and int(span[1]) < int(min(last)) and span[2] == max(last)
 
 
 def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, str]]]:
@@ -43,7 +53,7 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
     while end > 0 and raw.shape[1] > 1 and len(summaries) <= MAX_SUMMARY_ROWS:
         cell = first.iloc[end - 1]
         text = str(cell).strip().strip(_DOS_END) if pd.notna(cell) else ""  # " ": Stats NZ's gaps
-        footnote = bool(text) and _footnote(text)
+        footnote = bool(text) and (_footnote(text) or _total_of_years(text, first.iloc[: end - 1]))
         numbered = bool(text) and not footnote and numbered_note(raw.iloc[:end])
         if text and not (footnote or numbered):
             break

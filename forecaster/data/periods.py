@@ -109,8 +109,11 @@ def period_labels(raw: pd.DataFrame, year: str, period: str) -> tuple[pd.DataFra
 # among timestamps ("2020-01", ...) only one a word says is a year's ("Total 2020")
 _WORDED_YEAR = r"\d{4}\s*(?:total|annual|average|year)|(?:total|annual|average|year)\s*\d{4}"
 _YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
-# A quarter's row among months: "2019 Q1", "2019Q1", "2019-Q1", "Q1 2019", maybe with a total's word
-_QUARTER_ROW = r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4})(?:\s*total)?|total\s*Q[1-4]\s*\d{4}"
+# A quarter's row among months: "2019 Q1", "2019Q1", "2019-Q1", "Q1 2019", CBS's "2019 1e kwartaal" (h111
+# F4), maybe with a total's word; its quarter's number
+_QUARTER_ROW = (r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4}|\d{4}\s+[1-4]e?\s*kwartaal)"
+                r"(?:\s*total)?|total\s*Q[1-4]\s*\d{4}")  # fmt: skip
+_QUARTER_NUMBER = r"(?i)(?:Q|(?<=\d{4}\s))([1-4])"
 # A year's summary beside its months or quarters (BLS: "Annual", "HALF1", "HALF2"; GISTEMP: "J-D", "D-N" and
 # the seasons "DJF" ... "SON"; the Swiss FSO and Destatis: "Jahresdurchschnitt"), as a column or a row's label
 SUMMARY_LABELS = re.compile(r"annual|ann|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
@@ -227,7 +230,7 @@ def _subtotals_among_months(labels: pd.Series) -> tuple[str, np.ndarray, str] | 
         return None
     rows = np.flatnonzero(coarser)
     years = pd.to_numeric(texts.iloc[rows].str.extract(r"(\d{4})")[0]).to_numpy()
-    quarters = pd.to_numeric(texts.iloc[rows].str.extract(r"(?i)Q([1-4])")[0]).to_numpy()  # NaN: a year
+    quarters = pd.to_numeric(texts.iloc[rows].str.extract(_QUARTER_NUMBER)[0]).to_numpy()  # NaN: a year
     after = np.searchsorted(np.flatnonzero(~coarser), rows)  # the month after each row, one before it above
     beside = np.zeros(len(rows), bool)
     for month in (np.maximum(after - 1, 0), np.minimum(after, len(dates) - 1)):

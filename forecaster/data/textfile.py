@@ -53,11 +53,15 @@ EAST_ASIAN = {"cp932": "Shift-JIS (cp932)", "cp949": "EUC-KR (cp949)", "gb18030"
 _SAMPLE = 8 << 20  # bytes of a file whose text is counted by script
 # Kana, Japanese punctuation and full-width forms are Shift-JIS lead bytes 0x81-0x83, of which Windows-1252
 # text holds next to none (0x81 is none of its characters); half-width katakana ("narrow") are what UTF-8 or
-# Latin letters read as cp932 mostly become; Latin letters read as cp949 or GBK are single syllables or
-# ideographs between ASCII letters, a language's words runs of two or more.
+# Latin letters read as cp932 mostly become; Latin letters read as cp932, cp949 or GBK are single kanji,
+# syllables or ideographs touching ASCII letters ("lettered"), a language's words runs of two or more or
+# single ones beside digits and punctuation (2020年1月, 2020년 1월).
+_CJK = "\u4e00-\u9fff\uac00-\ud7a3"
 _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.compile("[\uff61-\uff9f]"),
             "hangul": re.compile("[\uac00-\ud7a3]"), "hanzi": re.compile("[\u4e00-\u9fff]"),
-            "runs": re.compile("[\u4e00-\u9fff\uac00-\ud7a3]{2,}")}  # fmt: skip
+            "runs": re.compile(f"[{_CJK}]{{2,}}"), "private": re.compile("[\ue000-\uf8ff]"),
+            "lettered": re.compile(f"(?<=[A-Za-z])[{_CJK}](?![{_CJK}])|"
+                                   f"(?<![{_CJK}])[{_CJK}](?=[A-Za-z])")}  # fmt: skip
 
 
 def composed(name: str) -> str:
@@ -126,6 +130,11 @@ def read_options(path: Path) -> dict[str, Any]:
     if scan.not_utf8 is not None and scan.utf8_letters:  # UTF-8's byte-order mark is one such letter
         with _opened(path, packed) as handle:
             line = _line_at(handle, scan.not_utf8)
+        with _opened(path, packed) as handle:
+            if not marked and not _some_utf8_line(handle):  # Big5 was said to mix encodings (h111)
+                raise DataError(f"{path}: line {line} is not UTF-8, nor is any line of letters beyond "
+                                "ASCII (an encoding not read here, as Big5); expected UTF-8 (or "
+                                "Windows-1252, Shift-JIS, EUC-KR or GBK text): save it as UTF-8")  # fmt: skip
         though = ("the file begins with UTF-8's byte-order mark" if marked else "other lines are (two "
                   "encodings in one file read a name two ways, 'Türkiye' and 'TÃ¼rkiye')")  # fmt: skip
         raise DataError(f"{path}: line {line} is not UTF-8 though {though}; expected one encoding: save it "
@@ -228,14 +237,17 @@ def _script_counts(handle: Any, encoding: str) -> Counter | None:
 
 
 def _reads_as(encoding: str, counts: Counter) -> bool:
-    """Whether text decoded as `encoding` reads as its language: Japanese with kana or Japanese punctuation
-    and at most a tenth as many half-width katakana; Korean and Chinese with at least half their syllables
-    or ideographs in words of two or more, Korean's at least four fifths syllables (Chinese GBK read as
-    cp949 is half syllables, half hanja)."""
-    if encoding == "cp932":
-        return counts["kana"] > 0 and 10 * counts["narrow"] <= counts["kana"]
+    """Whether text decoded as `encoding` reads as its language: Japanese with kana or Japanese punctuation,
+    or kanji only (prefectures and years, which had been read as GBK: h111 F1), with at most a tenth as
+    many half-width katakana; Korean and Chinese with at least four fifths syllables for Korean (Chinese GBK
+    read as cp949 is half syllables, half hanja); each with its kanji, syllables or ideographs in words
+    (`_SCRIPTS`), not mostly touching ASCII letters as Latin text's would (the NBS' 2020年1月, h111 F2)."""
     script = counts["hangul"] + counts["hanzi"]
-    words = script > 0 and 2 * counts["runs"] >= script
+    words = script > 0 and (2 * counts["runs"] >= script or 2 * counts["lettered"] <= script)
+    words = words and 10 * counts["private"] <= script  # Big5 read as GBK: private-use characters
+    if encoding == "cp932":
+        japanese = counts["kana"] or (words and counts["hanzi"])
+        return japanese > 0 and 10 * counts["narrow"] <= japanese
     return words and (encoding != "cp949" or 5 * counts["hangul"] >= 4 * script)
 
 
@@ -271,6 +283,21 @@ def _scan_unpacked(path: Path, packed: str) -> _Scan:
         raise DataError(f"{path}: unpacks to more than {MAX_UNPACKED_BYTES >> 20:,} MiB; expected a "
                         "compressed CSV of at most that (unpack a larger one yourself to read it)")
     return scan
+
+
+def _some_utf8_line(handle: Any) -> bool:
+    """Whether a line of the first _SAMPLE bytes holding bytes beyond ASCII is UTF-8."""
+    size = 0
+    for raw in handle:
+        size += len(raw)
+        if size > _SAMPLE:
+            return False
+        try:
+            if not raw.isascii() and raw.decode("utf-8"):
+                return True
+        except UnicodeDecodeError:
+            pass
+    return False
 
 
 def _line_at(handle: Any, offset: int) -> int:
