@@ -32,6 +32,7 @@ from forecaster.checks import MAX_LEVEL, increasing_levels, is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, names_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError
+from forecaster.tensor_checks import check_header_size, check_model_size, check_tensor_names, check_tensors
 
 FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
@@ -40,9 +41,6 @@ METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 CALIBRATION_FILE = "calibration.safetensors"  # optional: interval margins; without it, points only
 BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE)
-# Weights and buffers a bundle's config may ask for: over 15 times the largest preset model (Electricity's
-# D = 512 with input and horizon 720: 60 MiB), well below what a serving machine holds for several models.
-MAX_MODEL_BYTES = 2**30
 
 
 @dataclass
@@ -208,6 +206,7 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     if not path.is_file():
         raise BundleError(f"{path}: not a regular file; expected the calibration forecaster wrote")
     try:
+        check_header_size(path, 2)  # margins and levels
         with safe_open(path, framework="pt") as handle:
             metadata = handle.metadata() or {}
             margins, levels = handle.get_tensor("margins"), handle.get_tensor("levels")
@@ -217,13 +216,16 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     filled = metadata.get("filled", "False")  # absent from calibrations saved before it was kept
     if method not in METHODS:
         raise BundleError(f"{path}: metadata 'method' must be one of {', '.join(METHODS)}, got {method!r}")
-    if not windows.isdigit():
+    if not (windows.isascii() and windows.isdigit() and len(windows) <= 18):  # not '²', 5,000 digits (h112)
         raise BundleError(f"{path}: metadata 'windows' must be a count, got {windows!r}")
     if filled not in ("True", "False"):
         raise BundleError(f"{path}: metadata 'filled' must be True or False, got {filled!r}")
-    listed = levels.tolist() if levels.dtype == torch.int64 and levels.ndim == 1 else []
+    # listed only when short: 10**8 levels had taken 178 s and 2.6 GB to list and print (h112)
+    listable = levels.dtype == torch.int64 and levels.ndim == 1 and len(levels) <= MAX_LEVEL
+    listed = levels.tolist() if listable else []
     if not increasing_levels(listed):
-        raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-{MAX_LEVEL}, got {listed}")
+        shown = listed if listable else f"{str(levels.dtype).removeprefix('torch.')} {tuple(levels.shape)}"
+        raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-{MAX_LEVEL}, got {shown}")
     expected = (len(listed), data.horizon, data.output_channels)
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
         shown = f"{margins.dtype} {tuple(margins.shape)}"
@@ -332,45 +334,15 @@ def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:
     return model if config.data is None else assemble(model, config.data, naive_weights=config.naive_weights)
 
 
-def check_model_size(model: nn.Module, where: Path | str) -> None:
-    """Refuse a model (built on the meta device) whose weights and buffers would exceed MAX_MODEL_BYTES."""
-    size = sum(tensor.numel() * tensor.element_size() for tensor in [*model.parameters(), *model.buffers()])
-    if size > MAX_MODEL_BYTES:
-        raise BundleError(
-            f"{where}: the model config asks for {size / 2**30:.1f} GiB of weights and buffers; expected at "
-            f"most {MAX_MODEL_BYTES / 2**30:g} GiB"
-        )
-
-
-def _check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name: str, where: Path) -> None:
-    """Names, shapes and dtypes as the model expects, finite floating-point values, non-negative running
-    variances, and indices within the axis they index (for modules that declare `index_ranges()`, such as
-    skeleton attention's samples): weights that would only forecast NaN or fail are refused here."""
-    expected = model.state_dict()
-    absent, unexpected = sorted(expected.keys() - tensors.keys()), sorted(tensors.keys() - expected.keys())
-    if absent or unexpected:
-        raise BundleError(
-            f"{where}: tensors do not match model {model_name!r}"
-            + (f"; missing {', '.join(absent)}" if absent else "")
-            + (f"; unexpected {', '.join(unexpected)}" if unexpected else "")
-        )
-    for key, tensor in tensors.items():
-        want = expected[key]
-        if tensor.shape != want.shape or tensor.dtype != want.dtype:
-            raise BundleError(
-                f"{where}: tensor {key} is {str(tensor.dtype).removeprefix('torch.')} {tuple(tensor.shape)}, "
-                f"model expects {str(want.dtype).removeprefix('torch.')} {tuple(want.shape)}"
-            )
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            raise BundleError(f"{where}: tensor {key} holds NaN or infinite values; expected finite numbers")
-        if key.rpartition(".")[2] == "running_var" and (tensor < 0).any():  # norms divide by sqrt(var + eps)
-            raise BundleError(f"{where}: tensor {key} holds negative variances; expected values >= 0")
-    for prefix, module in model.named_modules():
-        for name, size in (module.index_ranges() if hasattr(module, "index_ranges") else {}).items():
-            key = f"{prefix}.{name}" if prefix else name
-            index = tensors[key]
-            if index.numel() and (index.min() < 0 or index.max() >= size):
-                raise BundleError(f"{where}: tensor {key} must hold indices from 0 to {size - 1}")
+def _check_saved_with(saved_with: dict[str, str], root: Path, read: tuple[tuple[str, bytes, Any], ...]
+                      ) -> None:
+    """The config and metrics read are those saved with the weights (their sha256 in its metadata): not a
+    config copied in from another bundle; one whose line endings changed (autocrlf) is."""
+    for name, content, value in read:
+        digests = {hashlib.sha256(text).hexdigest() for text in (content, atomic.json_text(value).encode())}
+        if saved_with.get(f"{Path(name).stem}_sha256") not in (None, *digests):
+            raise BundleError(f"{root / name}: not the {Path(name).stem} saved with {WEIGHTS_FILE} (another "
+                              "bundle's?); expected the bundle's own")  # fmt: skip
 
 
 def load_bundle(path: str | Path, *, task: str | None = "forecast", calibration: bool = True) -> Bundle:
@@ -426,19 +398,16 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
         ) from None
     check_model_size(sized, root / CONFIG_FILE)
     model = _build(model_class, config)
+    read = ((CONFIG_FILE, config_bytes, config_json), (METRICS_FILE, metrics_bytes, metrics))
     try:
+        check_header_size(root / WEIGHTS_FILE, len(stored(model).state_dict()))
         with safe_open(root / WEIGHTS_FILE, framework="pt") as handle:
-            saved_with = handle.metadata() or {}
+            _check_saved_with(handle.metadata() or {}, root, read)
+            check_tensor_names(handle.keys(), stored(model), config.model_name, root / WEIGHTS_FILE)
             tensors = handle.get_tensors()
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # RuntimeError: a truncated file
         raise BundleError(f"{root / WEIGHTS_FILE}: not a readable safetensors file ({error})") from None
-    read = ((CONFIG_FILE, config_bytes, config_json), (METRICS_FILE, metrics_bytes, metrics))
-    for name, content, value in read:  # a config copied in; not one whose line endings changed (autocrlf)
-        digests = {hashlib.sha256(text).hexdigest() for text in (content, atomic.json_text(value).encode())}
-        if saved_with.get(f"{Path(name).stem}_sha256") not in (None, *digests):
-            raise BundleError(f"{root / name}: not the {Path(name).stem} saved with {WEIGHTS_FILE} (another "
-                              "bundle's?); expected the bundle's own")  # fmt: skip
-    _check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
+    check_tensors(tensors, stored(model), config.model_name, root / WEIGHTS_FILE)
     stored(model).load_state_dict(tensors, strict=True)
     model.eval()
     calibrated = (_load_calibration(root / CALIBRATION_FILE, config.data)

@@ -183,15 +183,17 @@ async def ready(request: Request, registry: Registry) -> Any:
 
 
 @router.get("/v1/models", response_model=ModelList, tags=["models"])
-async def list_models(registry: Registry) -> ModelList:
+async def list_models(registry: Registry) -> Response:
     """Every loaded model with its horizon, input size, columns, frequency and test metrics."""
-    return ModelList(models=[registry.models[name].info for name in sorted(registry.models)])
+    infos = [registry.models[name].info_json for name in sorted(registry.models)]
+    separated = [piece for info in infos for piece in (b",", info)][1:]  # one copy: 54 MB took 70 ms
+    return Response(b"".join([b'{"models":[', *separated, b"]}"]), media_type="application/json")
 
 
 @router.get("/v1/models/{name}", response_model=ModelInfo, tags=["models"], responses=LOOKUP_ERRORS)
-async def describe_model(name: str, registry: Registry) -> ModelInfo:
+async def describe_model(name: str, registry: Registry) -> Response:
     """One loaded model."""
-    return registry.get(name).info
+    return Response(registry.get(name).info_json, media_type="application/json")
 
 
 def histories_numbers(histories: list[PreparedHistory], levels: list[list[int]]) -> int:

@@ -267,6 +267,19 @@ def test_predict_refuses_hourly_rows_for_a_15_minute_model(trained, tmp_path, ca
     assert not output.exists()
 
 
+@pytest.mark.parametrize(("flag", "name"), [("--output", "loop"), ("--output", "loop/forecast.csv"),
+                                          ("--plot", "loop/forecast.png")])
+def test_predict_refuses_an_output_through_a_loop_of_links_before_any_work(trained, tmp_path, capsys, flag,
+                                                                          name):
+    """Python 3.11's pathlib raises RuntimeError on a link loop: status 3, "internal error", after the
+    forecast was made (h112 F5)."""
+    csv, bundle = trained
+    (tmp_path / "loop").symlink_to(tmp_path / "pool")
+    (tmp_path / "pool").symlink_to(tmp_path / "loop")
+    line = refused(["predict", "--model", bundle, "--csv", csv, flag, tmp_path / name], capsys)
+    assert line.endswith(f"{flag} {tmp_path / name}: a loop of symbolic links; expected a file name")
+
+
 def test_train_refuses_a_huge_value_before_training(tmp_path, capsys):
     frame = quarter_hourly()
     frame.loc[500, "load"] = 1e308

@@ -192,6 +192,23 @@ def test_model_listing_and_details(client: Client) -> None:
     assert hourly["model_name"] == "s3attention" and hourly["metrics"]["test"]["mse"] == 0.25
 
 
+def test_model_details_are_written_once_a_load_not_by_every_get(tmp_path: Path, monkeypatch) -> None:
+    """A bundle's metrics.json of 54 MB (within its 64 MiB bound) was validated and written again by every
+    GET of /v1/models: 1 s of the event loop each; 6 at once held /health/live 2.9 s (h112 F3)."""
+    from service.registry import ServedModel
+
+    built, info = [], ServedModel.info
+    counted = property(lambda served: built.append(served.name) or info.fget(served))
+    monkeypatch.setattr(ServedModel, "info", counted)
+    make_bundle(tmp_path / "models")
+    with serving(tmp_path / "models") as running:
+        listed = [running.get("/v1/models").json()["models"] for _ in range(3)]
+        detail = running.get("/v1/models/hourly").json()
+        assert running.request("HEAD", "/v1/models").status_code == 200
+    assert built == ["hourly"] and listed == [[detail]] * 3
+    assert detail["metrics"] == {"test": {"mse": 0.25, "mae": 0.4}} and detail["horizon"] == HORIZON
+
+
 @pytest.mark.parametrize("name", ["nope", "..%2Fhourly", "%2E%2E", "hourly%00", "..%5C..%5Cetc", "a" * 300])
 def test_unknown_model_names_and_traversal_answer_404(client: Client, name: str) -> None:
     for method, suffix in (("GET", ""), ("POST", "/forecast")):

@@ -27,7 +27,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import ClientDisconnect, Request
-from test_service import INPUT_SIZE, body_of, history, make_bundle, serving
+from test_bundle_attacks import write_safetensors
+from test_service import HORIZON, INPUT_SIZE, body_of, history, make_bundle, serving
 
 from forecaster.bench.serve import _free_port, wait_until_ready
 from forecaster.cli import build_parser, main
@@ -617,3 +618,19 @@ def test_an_answer_counts_against_the_budget_until_its_client_takes_it() -> None
     assert answers["held"] == len(b"large") + len(answer) - ANSWER_PIECE_BYTES  # less the piece taken
     assert answers["small"] == (200, b"y" * 10)
     assert answers["unread"] == answers["after"] == (200, answer) and answers["left"] == 0
+
+
+def test_a_bundle_whose_calibration_holds_millions_of_levels_is_skipped_at_once(tmp_path: Path) -> None:
+    """A calibration of 2 * 10**7 levels (a sparse file) held a live service's every request 4.5 s while
+    it loaded and grew it by 500 MB: the levels were listed and printed before their count was checked
+    (h112)."""
+    make_bundle(tmp_path / "models")
+    tampered = make_bundle(tmp_path / "models", "tampered")
+    entries = {"levels": ("I64", [10_000_000]), "margins": ("F32", [2, HORIZON, 2])}
+    write_safetensors(tampered / "calibration.safetensors", entries, {"method": "conformal", "windows": "20"})
+    with serving(tmp_path / "models") as client:
+        ready = client.get("/health/ready").json()
+        assert ready["models"] == ["hourly"]
+        refusal = "'levels' must be increasing int64 levels 1-99, got int64 (10000000,)"
+        assert refusal in ready["skipped"]["tampered"]
+        assert client.post("/v1/models/hourly/forecast", json=body_of(history(INPUT_SIZE))).status_code == 200

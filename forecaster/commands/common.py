@@ -45,6 +45,10 @@ def checked_output(path: str, flag: str) -> Path:
     """A file path to write, refused before any work where it names a folder or nothing."""
     if not path.strip():
         raise ConfigError(f"{flag} is empty; expected a file name")
+    try:  # Python 3.11 raises RuntimeError on a link loop: an internal error, after the work (h112)
+        Path(path).resolve()
+    except (RuntimeError, OSError):
+        raise ConfigError(f"{flag} {path}: a loop of symbolic links; expected a file name") from None
     if Path(path).is_dir() or path.endswith(("/", os.sep)):
         raise ConfigError(f"{flag} {path} is a folder; expected a file name")
     folder = next(parent for parent in Path(path).absolute().parents if parent.exists())  # made if missing

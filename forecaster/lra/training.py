@@ -25,11 +25,12 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
-from forecaster.artifacts import check_model_size, check_out_dir, save_bundle, work_dir_for
+from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
 from forecaster.devices import machine_name
 from forecaster.lra.settings import LRASettings, apply_preset
 from forecaster.lra.tasks import TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
+from forecaster.tensor_checks import check_model_size
 from forecaster.training.graphs import GraphedStep, adamw, use_cuda_graphs
 from forecaster.training.trainer import TrainingLog
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from forecaster.artifacts import Bundle, DataConfig, check_model_size
+from forecaster.artifacts import Bundle, DataConfig
 from forecaster.data import ForecastDataModule, Scaler, TimeSeries
 from forecaster.data.missing import check_magnitudes, some, when
 from forecaster.errors import DataError, ForecasterError
@@ -33,6 +33,7 @@ from forecaster.models import get_model
 from forecaster.models.assembly import assemble, naive_like
 from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.ensemble import Ensemble
+from forecaster.tensor_checks import check_model_size
 from forecaster.training.members import Built, member_seeds, train_member
 from forecaster.training.planning import Candidate, logged_channels, split_for
 from forecaster.training.scoring import (
