@@ -280,6 +280,18 @@ def test_predict_refuses_an_output_through_a_loop_of_links_before_any_work(train
     assert line.endswith(f"{flag} {tmp_path / name}: a loop of symbolic links; expected a file name")
 
 
+def test_predict_in_a_removed_working_folder_is_not_told_of_a_link_loop(trained, tmp_path, capsys,
+                                                                      monkeypatch):
+    """`--output f.csv` where the working folder was removed: resolving it fails to read the working folder
+    (an OSError), which had been called "a loop of symbolic links" (h117); it is the system's one line."""
+    csv, bundle = trained
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    line = refused(["predict", "--model", bundle, "--csv", csv, "--output", "f.csv"], capsys, status=1)
+    assert "loop" not in line and "No such file or directory" in line
+
+
 def test_train_refuses_a_huge_value_before_training(tmp_path, capsys):
     frame = quarter_hourly()
     frame.loc[500, "load"] = 1e308

@@ -107,6 +107,20 @@ def test_one_big_order_among_weekly_counts_leaves_the_mean_and_its_band_where_th
     assert len(notes) == 1 and "mean fitted as if it were 0 (the row" in notes[0], notes
 
 
+def test_the_note_names_a_small_neighbours_value_beside_a_huge_typo_as_it_is() -> None:
+    """Daily anomalies of +-0.5 with a typo of 1e9 between 0.1234 and -0.1230: the mean read it as 0.0002, but
+    the note said 0, its value snapped within 1e-12 of the window's largest row, the typo itself (h117)."""
+    rng = np.random.default_rng(0)
+    days = np.round(rng.normal(0, 0.5, 300), 4)
+    days[-7:-4] = 0.1234, 1e9, -0.1230
+    frame = pd.DataFrame({"anomaly": days}, index=pd.date_range("2024-01-01", periods=300, freq="D"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        Forecaster("mean", horizon=4).fit(frame)
+    notes = [str(warning.message) for warning in caught if "fitted as if it were" in str(warning.message)]
+    assert len(notes) == 1 and "mean fitted as if it were 0.0002 (the row" in notes[0], notes
+
+
 def test_a_typo_in_a_series_that_ends_early_among_independent_ones_is_said_at_its_own_end() -> None:
     """The note read every series' last rows of the table: a series ending 9 months early had its window
     padded with missing cells, and its typo went unsaid."""

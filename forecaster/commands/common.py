@@ -47,7 +47,7 @@ def checked_output(path: str, flag: str) -> Path:
         raise ConfigError(f"{flag} is empty; expected a file name")
     try:  # Python 3.11 raises RuntimeError on a link loop: an internal error, after the work (h112)
         Path(path).resolve()
-    except (RuntimeError, OSError):
+    except RuntimeError:  # not OSError: a working folder removed is no loop (h117)
         raise ConfigError(f"{flag} {path}: a loop of symbolic links; expected a file name") from None
     if Path(path).is_dir() or path.endswith(("/", os.sep)):
         raise ConfigError(f"{flag} {path} is a folder; expected a file name")

@@ -154,7 +154,7 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
     """The isolated outliers (a typo, a one-off) of each series' last input window that the kept forecast
     fitted its states as if they were their neighbours' value (`forecaster.models.outliers`); the rows stay as
     given."""
-    from forecaster.models.outliers import FILLED, SPREAD_ONLY, isolated_outliers, rounding
+    from forecaster.models.outliers import FILLED, SPREAD_ONLY, isolated_outliers
 
     season = getattr(getattr(bundle.model, "config", None), "season", 1)  # the mean reads no season
     if bundle.model_name not in FILLED or season is None or bundle.data is None:
@@ -167,18 +167,19 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
         if len(rows) < 3:
             continue
         scaler = bundle.scaler.channel(index)
-        scaled = scaler.transform(rows.to_numpy(dtype=np.float64)[:, None])[:, 0]  # as the model reads them
+        values = rows.to_numpy(dtype=np.float64)
+        scaled = scaler.transform(values[:, None])[:, 0]  # as the model reads them
         found = isolated_outliers(torch.from_numpy(scaled)[None], season, FILLED[bundle.model_name],
                                   bundle.model_name in SPREAD_ONLY)  # fmt: skip
         flags, local, scale = (part[0].numpy() for part in found)
-        noise = rounding(torch.from_numpy(rows.to_numpy(dtype=np.float64))[None]).item()
+        # the estimate in the rows' own units: weeks of 0 around a cell read 0, not the scaler's round trip
+        # (4.58e-16, h107 R5), and 0.0002 is not snapped to 0 beside a typo of 1e9 (h117)
+        estimate = isolated_outliers(torch.from_numpy(values)[None], season)[1][0].numpy()
         for step in np.flatnonzero(flags):
-            filled = scaler.inverse(np.array([[local[step]]]))[0, 0]
-            filled = 0.0 if abs(filled) <= noise else filled  # zeros around it, not the scaler's 4.58e-16
             distance = abs(scaled[step] - local[step]) / scale
             notes.append(f"{name!r} at {when(rows.index[step])}: {rows.iat[step]:g} is {distance:.0f} robust "
                          f"standard deviations from its neighbours; {bundle.model_name} fitted as if it were "
-                         f"{filled:.4g} (the row is used as given everywhere else)")
+                         f"{estimate[step]:.4g} (the row is used as given everywhere else)")
     return notes
 
 
