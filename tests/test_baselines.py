@@ -126,6 +126,28 @@ def test_mean_fills_a_gross_order_only_where_the_window_s_jumps_have_a_spread() 
     assert not spread[0] and spread[-1]  # both sides of the rule were asked
 
 
+def test_mean_s_spread_gate_reads_the_rounding_of_its_precision_and_of_its_usual_values() -> None:
+    """The gate's float rounding (h117 R1): scoring's float32 windows filled a typo (x10 on a ramp, whose
+    jumps have no spread: 0 but for float32's rounding) that predict's float64 kept, 507 against 602; and,
+    measured on the window's largest value, the typo itself, a typo of 1e8 among values of 0.0004 +- 0.0001
+    hid their spread and was averaged in (predict's float64; float32 cannot tell those values apart once
+    standardized). Oracle: the window's mean, with the typo read as its neighbours' mean where the jumps have
+    a spread."""
+    model = get_model("mean", input_size=48, horizon=H, n_channels=1)
+    ramp = 505.0 + 0.1 * np.arange(48.0)
+    wiggle = 0.0004 + 1e-4 * np.sin(np.arange(48.0))
+    cases = ((ramp, 5050.0, False, (torch.float64, torch.float32)), (wiggle, 1e8, True, (torch.float64,)))
+    for window, typo_value, filled, dtypes in cases:
+        typo = window.copy()
+        typo[30] = typo_value
+        neighbours = (window[29] + window[31]) / 2
+        expected = (typo.sum() - typo_value + neighbours) / 48 if filled else typo.mean()
+        scaled = (typo - typo.mean()) / typo.std()  # as the model reads them
+        for dtype in dtypes:
+            level = model(torch.tensor(scaled, dtype=dtype)[None, :, None])[0, 0, 0].item()
+            assert level * typo.std() + typo.mean() == pytest.approx(expected, rel=1e-3), (typo_value, dtype)
+
+
 def test_mean_keeps_the_lone_orders_of_rare_demand() -> None:
     """A lone order among weeks of 0 lies beyond any robust distance of the window's jumps: filled as a typo
     (h102's gross fill), 5 orders in 300 weeks were forecast 0.031 a week for their rate of 0.077 (h107 R3).

@@ -147,7 +147,8 @@ class WindowMeanForecaster(NaiveForecaster):
         (`outliers.ended_run`): the series stopped there."""
         batch, steps, channels = x.shape
         rows = x.transpose(1, 2).reshape(batch * channels, steps)
-        filled = fill_isolated(rows.double(), 1, FILLED[self.name], self.name in SPREAD_ONLY).to(x.dtype)
+        filled = fill_isolated(rows.double(), 1, FILLED[self.name], self.name in SPREAD_ONLY, read_as=x.dtype)
+        filled = filled.to(x.dtype)
         level = torch.where(self.stopped_runs(rows) > 0, rows[:, -1], clip_last(filled).mean(dim=1))
         return level.view(batch, channels)[:, None, :]
 

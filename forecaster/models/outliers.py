@@ -108,12 +108,15 @@ def _jumps(adjusted: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def isolated_outliers(
-    y: torch.Tensor, season: int, threshold: float = THRESHOLD, spread_only: bool = False
+    y: torch.Tensor, season: int, threshold: float = THRESHOLD, spread_only: bool = False,
+    read_as: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(N, L) float series and a season of `season` steps (1: none) -> (the flags (N, L) bool, the local
     estimates (N, L): the mean of the two neighbours, seasonally adjusted, the jumps' robust scale (N,)).
     With `spread_only`, nothing is flagged in a row whose jumps' median absolute deviation is within its
-    float rounding (`SPREAD_ONLY`)."""
+    float rounding (`SPREAD_ONLY`): of its median magnitude, not its largest (a typo of 4e8 among values of
+    0.0004 had hidden its own spread), in the precision the model reads (`read_as`: scoring's float32
+    windows had filled a typo that predict's float64 kept, h117)."""
     count, length = y.shape
     jump, scale = _jumps(y)
     raw = jump.abs()
@@ -134,7 +137,9 @@ def isolated_outliers(
         bigger[:, cell] = torch.where(echoed & (length >= 5), size[:, inner], float("inf"))
     flags = (size > threshold * scale[:, None]) & (size > DOMINANCE * bigger) & (scale[:, None] > 0)
     if spread_only:
-        flags &= _deviations(jump[:, 1:-1], rounding(y)).median(1).values[:, None] > 0
+        precision = max(ROUNDING, 64 * torch.finfo(read_as or y.dtype).eps)
+        noise = precision * y.abs().median(1, keepdim=True).values
+        flags &= _deviations(jump[:, 1:-1], noise).median(1).values[:, None] > 0
     if 1 < season < length:  # nor a season's peak: unadjusted, the same position a season before and after
         peaks = torch.zeros_like(raw)  # jumps less
         peaks[:, season:] = raw[:, :-season]
@@ -144,12 +149,13 @@ def isolated_outliers(
 
 
 def fill_isolated(
-    y: torch.Tensor, season: int, threshold: float = THRESHOLD, spread_only: bool = False
+    y: torch.Tensor, season: int, threshold: float = THRESHOLD, spread_only: bool = False,
+    read_as: torch.dtype | None = None,
 ) -> torch.Tensor:
     """(N, L) series with their isolated outliers filled by the local estimate (`isolated_outliers`)."""
     if y.shape[1] < 3:
         return y
-    flags, local, _ = isolated_outliers(y, season, threshold, spread_only)
+    flags, local, _ = isolated_outliers(y, season, threshold, spread_only, read_as)
     return torch.where(flags, local, y)
 
 
