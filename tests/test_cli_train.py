@@ -778,3 +778,24 @@ def test_a_named_naive_on_a_panel_forecasts_every_series_it_can(tmp_path, capsys
     assert sorted(point.index) == sorted(last)
     assert np.allclose(point["min"], [last[name] for name in point.index])
     assert np.allclose(point["max"], point["min"])
+
+
+def test_a_named_seasonal_naive_on_a_panel_keeps_an_input_that_holds_its_season(tmp_path):
+    """Seasonal naive repeats a season, so the input naive is sized to on a panel (1 step, counting the series
+    split without a train window) is none for it: 28 monthly series of 120 rows beside 12 of 13-18 at horizon
+    6 had seasonal naive forecast the 28, then refused ("the input is 1", h116 R2)."""
+    from forecaster.training.planning import plan_fitting
+    from forecaster.training.settings import TrainSettings
+
+    rng, rows = np.random.default_rng(0), []
+    for k in range(40):
+        length = 120 if k < 28 else 13 + k % 6
+        dates = pd.date_range(end="2019-12-01", periods=length, freq="MS")
+        values = 100 + 20 * np.sin(2 * np.pi * dates.month / 12) + rng.normal(0, 1, length)
+        rows += [(f"s{k}", date.date(), round(value, 2)) for date, value in zip(dates, values, strict=True)]
+    pd.DataFrame(rows, columns=["id", "date", "y"]).to_csv(tmp_path / "p.csv", index=False)
+    series = read_csv(tmp_path / "p.csv", id_col="id")
+    for split in (None, "holdout"):
+        _, planned = plan_fitting(TrainSettings(horizon=6, model_name="seasonal_naive", split=split), series)
+        assert [candidate.model_name for candidate in planned] == ["seasonal_naive"], split
+        assert planned[0].input_size >= planned[0].model_options.get("season", 12) == 12, split

@@ -480,6 +480,31 @@ def test_kanji_only_text_and_dates_in_words_read_like_their_utf8_twins(tmp_path,
         read_csv(path)  # not "though other lines are" (h111 F3)
 
 
+@pytest.mark.parametrize("names", [["Temp (°F)", "Málaga"], ["°C", "Zürich"], ["Temp (°F)"]])
+def test_windows_1252_units_and_names_are_not_read_as_gbk_or_euc_kr(tmp_path, names):
+    """Windows-1252's "°F" is one GBK ideograph or EUC-KR syllable touching no letter (癋, 캟), so a file of
+    such units beside accented names read as GBK, its series named 'Temp (癋)' and 'M醠aga' (h116 R1)."""
+    text = "date," + ",".join(names) + "\n" + "".join(
+        f"2020-{month:02d}-01," + ",".join(f"{month}.5" for _ in names) + "\n" for month in range(1, 13))
+    path = tmp_path / "latin.csv"
+    path.write_bytes(text.encode("cp1252"))
+    with pytest.warns(DataQualityWarning, match="read as Windows-1252 text"):
+        assert read_csv(path).columns == names
+
+
+def test_the_look_for_a_utf8_line_reads_no_further_than_its_sample(monkeypatch):
+    """A file refused for its encoding is looked through for a UTF-8 line, at most _SAMPLE bytes: a Big5
+    file's line of 300 MB (which `_scan` stops before measuring) had been read whole, 714 MB (h116 R3)."""
+    import io
+
+    from forecaster.data import textfile
+
+    monkeypatch.setattr(textfile, "_SAMPLE", 1 << 10)
+    handle = io.BytesIO("年月,消費者物價指數\n".encode("big5") + b"2020-01," + b"1" * (1 << 16) + b"\n")
+    assert not textfile._some_utf8_line(handle)
+    assert handle.tell() <= 1 << 10
+
+
 def test_names_and_series_ids_written_decomposed_are_the_composed_ones(tmp_path):
     """macOS writes 'Zürich' as u and a combining diaeresis: a model trained on the composed name (Windows,
     pandas) refused it, naming both alike (h66). Column names, series ids and names given are composed."""

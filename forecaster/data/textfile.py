@@ -62,6 +62,10 @@ _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.com
             "runs": re.compile(f"[{_CJK}]{{2,}}"), "private": re.compile("[\ue000-\uf8ff]"),
             "lettered": re.compile(f"(?<=[A-Za-z])[{_CJK}](?![{_CJK}])|"
                                    f"(?<![{_CJK}])[{_CJK}](?=[A-Za-z])")}  # fmt: skip
+# A single ideograph or syllable whose second byte is ASCII is a Latin letter read with the byte before it
+# ("°F" in "Temp (°F)" as GBK's 癋, touching no letter, h116 R1); GBK's and EUC-KR's own (GB 2312, KS X 1001)
+# are two bytes beyond ASCII. Not Shift-JIS': its kanji's second bytes are often ASCII (年 is 0x94 "N").
+_SINGLE = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
 
 
 def composed(name: str) -> str:
@@ -229,6 +233,8 @@ def _script_counts(handle: Any, encoding: str) -> Counter | None:
             counts["bytes"] += len(chunk)
             for name, pattern in _SCRIPTS.items():
                 counts[name] += sum(map(len, pattern.findall(text)))
+            if encoding != "cp932":
+                counts["latin"] += sum(char.encode(encoding)[-1] < 0x80 for char in _SINGLE.findall(text))
         if not chunk:
             decoder.decode(b"", final=True)
     except UnicodeDecodeError:
@@ -241,9 +247,11 @@ def _reads_as(encoding: str, counts: Counter) -> bool:
     or kanji only (prefectures and years, which had been read as GBK: h111 F1), with at most a tenth as
     many half-width katakana; Korean and Chinese with at least four fifths syllables for Korean (Chinese GBK
     read as cp949 is half syllables, half hanja); each with its kanji, syllables or ideographs in words
-    (`_SCRIPTS`), not mostly touching ASCII letters as Latin text's would (the NBS' 2020年1月, h111 F2)."""
+    (`_SCRIPTS`), not mostly touching ASCII letters or ending in an ASCII byte as Latin text's would (the
+    NBS' 2020年1月, h111 F2; `_SINGLE`)."""
     script = counts["hangul"] + counts["hanzi"]
-    words = script > 0 and (2 * counts["runs"] >= script or 2 * counts["lettered"] <= script)
+    latin = max(counts["lettered"], counts["latin"])  # single characters a Latin letter's byte made
+    words = script > 0 and (2 * counts["runs"] >= script or 2 * latin <= script)
     words = words and 10 * counts["private"] <= script  # Big5 read as GBK: private-use characters
     if encoding == "cp932":
         japanese = counts["kana"] or (words and counts["hanzi"])
@@ -286,11 +294,12 @@ def _scan_unpacked(path: Path, packed: str) -> _Scan:
 
 
 def _some_utf8_line(handle: Any) -> bool:
-    """Whether a line of the first _SAMPLE bytes holding bytes beyond ASCII is UTF-8."""
+    """Whether a line of the first _SAMPLE bytes holding bytes beyond ASCII is UTF-8 (read at most _SAMPLE
+    bytes: `_scan` stops before a long line it would refuse, and a line of 300 MB had been read whole)."""
     size = 0
-    for raw in handle:
+    while size < _SAMPLE and (raw := handle.readline(_SAMPLE - size)):
         size += len(raw)
-        if size > _SAMPLE:
+        if size >= _SAMPLE and not raw.endswith((b"\n", b"\r")):  # a line cut at the bound: unread
             return False
         try:
             if not raw.isascii() and raw.decode("utf-8"):

@@ -216,9 +216,9 @@ def logged_channels(series: TimeSeries, settings: TrainSettings) -> np.ndarray |
 
 def default_input_size(series: TimeSeries, settings: TrainSettings) -> int:
     """A registered dataset's input size; else `splits.default_input` of the file under its split, for naive
-    or seasonal naive named (`LAST_VALUES`) the shorter where counting the series they split without a train
-    window keeps more of them: on 10 series of 100 years beside 90 of 6, --model naive read 34 steps and left
-    the 90 out (h109 R5). `--model auto` plans on the trained models' input."""
+    named (`LAST_VALUES`) the shorter where counting the series it splits without a train window keeps more
+    of them: on 10 series of 100 years beside 90 of 6, --model naive read 34 steps and left the 90 out (h109
+    R5). `--model auto` plans on the trained models' input."""
     if series.dataset:
         return get_spec(series.dataset).input_size
     split = split_for(series, settings)
