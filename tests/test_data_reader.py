@@ -492,6 +492,53 @@ def test_windows_1252_units_and_names_are_not_read_as_gbk_or_euc_kr(tmp_path, na
         assert read_csv(path).columns == names
 
 
+@pytest.mark.parametrize(
+    ("header", "ids"),
+    [("年月,臺東縣,新竹縣,高雄市,雲林縣", []),  # 年月 read as GBK is る; 雲林縣 is 冻狶郡
+     ("縣市,年月,數值", ["臺東縣", "新竹縣"])],  # a long table: its ids repeat on every line
+    ids=["wide", "long"],
+)  # fmt: skip
+def test_big5_headers_whose_gbk_reading_holds_kana_are_not_read_as_gbk(tmp_path, header, ids):
+    """Big5 tables of Taiwan's counties were read as GBK, their series named '籓狥郡' for 臺東縣 (h116 R5):
+    Big5's 年月 is GBK's hiragana る, and Chinese text holds next to no kana."""
+    rows = [f"{2020 + k // 12}-{k % 12 + 1:02d}" for k in range(24)]
+    lines = [f"{name},{row},1.5" for name in ids for row in rows] or [
+        row + ",1.5" * header.count(",") for row in rows]  # fmt: skip
+    path = tmp_path / "big5.csv"
+    path.write_bytes("\n".join([header, *lines, ""]).encode("big5"))
+    with pytest.raises(DataError, match="line 1 is not UTF-8, nor is any line of letters beyond ASCII"):
+        read_csv(path, id_col="縣市" if ids else None)
+
+
+def test_a_file_mixing_encodings_on_its_lines_of_letters_is_named_so_not_big5(tmp_path):
+    """UTF-8's 'Zürich' beside Windows-1252's 'Genève' on the one line of letters had been called "an
+    encoding not read here, as Big5" (h116 R6)."""
+    header = b"date," + "Zürich".encode() + b"," + "Genève".encode("cp1252") + b"\n"
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(header + "".join(f"2020-{m:02d}-01,{m}.5,{m}.25\n" for m in range(1, 13)).encode())
+    with pytest.raises(DataError, match="mixed.csv: line 1 is not UTF-8, and no line of letters beyond ASCII "
+                                        "is UTF-8 alone: they mix UTF-8 with another encoding; expected one "
+                                        "encoding: save it as UTF-8"):  # fmt: skip
+        read_csv(path)
+
+
+@pytest.mark.parametrize("header", ["日期,丳亃亄".encode("big5"),  # rare names, UTF-8 letters' bytes: GBK
+                                    "date,Zürich,".encode() + "Genève".encode("cp1252")],  # refused
+                         ids=["read as gbk", "refused for its encoding"])
+def test_a_long_line_is_refused_whatever_encoding_the_file_is_read_in(tmp_path, monkeypatch, header):
+    """A Big5 file read as GBK took its line of 400 MB to pandas, 3.3 GB and a minute to refuse it: the scan
+    had stopped at a byte that is not UTF-8 beside a UTF-8 letter, before measuring lines (h116 R4).
+    MAX_LINE_BYTES (8 MiB; 64 KiB here) holds whatever the encoding found."""
+    from forecaster.data import textfile
+
+    monkeypatch.setattr(textfile, "MAX_LINE_BYTES", 2**16)
+    columns = header.count(b",")
+    path = tmp_path / "long.csv"
+    path.write_bytes(header + b"\n2020-01-01" + b",1" * columns + b"\n2020-01-02," + b"1" * 2**17 + b"\n")
+    with pytest.raises(DataError, match="long.csv: line 3 is longer than 0.0625 MiB; expected a table's"):
+        read_csv(path)
+
+
 def test_the_look_for_a_utf8_line_reads_no_further_than_its_sample(monkeypatch):
     """A file refused for its encoding is looked through for a UTF-8 line, at most _SAMPLE bytes: a Big5
     file's line of 300 MB (which `_scan` stops before measuring) had been read whole, 714 MB (h116 R3)."""
@@ -501,7 +548,7 @@ def test_the_look_for_a_utf8_line_reads_no_further_than_its_sample(monkeypatch):
 
     monkeypatch.setattr(textfile, "_SAMPLE", 1 << 10)
     handle = io.BytesIO("年月,消費者物價指數\n".encode("big5") + b"2020-01," + b"1" * (1 << 16) + b"\n")
-    assert not textfile._some_utf8_line(handle)
+    assert textfile._utf8_lines(handle) is None
     assert handle.tell() <= 1 << 10
 
 

@@ -66,6 +66,10 @@ _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.com
 # ("°F" in "Temp (°F)" as GBK's 癋, touching no letter, h116 R1); GBK's and EUC-KR's own (GB 2312, KS X 1001)
 # are two bytes beyond ASCII. Not Shift-JIS': its kanji's second bytes are often ASCII (年 is 0x94 "N").
 _SINGLE = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
+# Hiragana and katakana, which Big5 read as GBK holds (年月 as る, h116 R5) and Chinese next to none
+_KANA_LETTERS = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
+# Runs of a line's bytes that are not UTF-8 (decoded with "surrogateescape"), and its UTF-8 beyond ASCII
+_ESCAPED, _BEYOND = re.compile("[\udc80-\udcff]+"), re.compile("[^\x00-\x7f\udc80-\udcff]")
 
 
 def composed(name: str) -> str:
@@ -135,10 +139,15 @@ def read_options(path: Path) -> dict[str, Any]:
         with _opened(path, packed) as handle:
             line = _line_at(handle, scan.not_utf8)
         with _opened(path, packed) as handle:
-            if not marked and not _some_utf8_line(handle):  # Big5 was said to mix encodings (h111)
-                raise DataError(f"{path}: line {line} is not UTF-8, nor is any line of letters beyond "
-                                "ASCII (an encoding not read here, as Big5); expected UTF-8 (or "
-                                "Windows-1252, Shift-JIS, EUC-KR or GBK text): save it as UTF-8")  # fmt: skip
+            utf8 = "whole" if marked else _utf8_lines(handle)
+        if utf8 is None:  # Big5 was said to mix encodings (h111)
+            raise DataError(f"{path}: line {line} is not UTF-8, nor is any line of letters beyond ASCII (an "
+                            "encoding not read here, as Big5); expected UTF-8 (or Windows-1252, Shift-JIS, "
+                            "EUC-KR or GBK text): save it as UTF-8")  # fmt: skip
+        if utf8 == "mixed":  # not Big5, as it had been called (h116 R6)
+            raise DataError(f"{path}: line {line} is not UTF-8, and no line of letters beyond ASCII is UTF-8 "
+                            "alone: they mix UTF-8 with another encoding; expected one encoding: save it as "
+                            "UTF-8")  # fmt: skip
         though = ("the file begins with UTF-8's byte-order mark" if marked else "other lines are (two "
                   "encodings in one file read a name two ways, 'Türkiye' and 'TÃ¼rkiye')")  # fmt: skip
         raise DataError(f"{path}: line {line} is not UTF-8 though {though}; expected one encoding: save it "
@@ -184,10 +193,11 @@ class _Scan:
 
 
 def _scan(handle: Any, limit: int | None, path: Path) -> _Scan:
-    """One pass a megabyte at a time, stopped past `limit` bytes (a compressed file's bound) or, with no
-    limit, once both a byte that is not UTF-8 and a UTF-8 letter are found: a Latin-1 'Veränderung' read as
-    UTF-8 is 'Ver\ufffdnderung', and 'ü' in UTF-8 is 'Ã¼' in Windows-1252. DataError at a line longer than
-    MAX_LINE_BYTES."""
+    """One pass a megabyte at a time, stopped past `limit` bytes (a compressed file's bound), finding a byte
+    that is not UTF-8 and a UTF-8 letter: a Latin-1 'Veränderung' read as UTF-8 is 'Ver\ufffdnderung', and
+    'ü' in UTF-8 is 'Ã¼' in Windows-1252. DataError at a line longer than MAX_LINE_BYTES, wherever it lies:
+    the pass goes on once both are found (a Big5 file read as GBK had taken a 400 MB line to pandas, h116
+    R4)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     head, size, bad, letters, tail = b"", 0, None, False, b""
     lines, run = 1, 0  # the line the chunk starts on, and the bytes of it before the chunk
@@ -208,8 +218,6 @@ def _scan(handle: Any, limit: int | None, path: Path) -> _Scan:
                             "table's lines, a row of values each")  # fmt: skip
         last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
         lines, run = lines + chunk.count(b"\n"), len(chunk) - 1 - last if ends else run + len(chunk)
-        if limit is None and bad is not None and letters:
-            break
     return _Scan(head, size, bad, letters)
 
 
@@ -227,6 +235,7 @@ def _script_counts(handle: Any, encoding: str) -> Counter | None:
     """Characters of each of _SCRIPTS in the first _SAMPLE bytes decoded as `encoding` (for "runs", the
     characters in runs); None where a byte does not decode."""
     decoder, counts = codecs.getincrementaldecoder(encoding)(), Counter()
+    kinds: dict[str, set[str]] = {"kana letters": set(), "hanzi": set()}  # each once: ids repeat names
     try:
         while (chunk := handle.read(1 << 20)) and counts["bytes"] < _SAMPLE:
             text = decoder.decode(chunk)
@@ -235,10 +244,14 @@ def _script_counts(handle: Any, encoding: str) -> Counter | None:
                 counts[name] += sum(map(len, pattern.findall(text)))
             if encoding != "cp932":
                 counts["latin"] += sum(char.encode(encoding)[-1] < 0x80 for char in _SINGLE.findall(text))
+            if encoding == "gb18030":
+                kinds["kana letters"].update(_KANA_LETTERS.findall(text))
+                kinds["hanzi"].update(_SCRIPTS["hanzi"].findall(text))
         if not chunk:
             decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return None
+    counts.update({f"kinds of {name}": len(found) for name, found in kinds.items()})
     return counts
 
 
@@ -252,7 +265,8 @@ def _reads_as(encoding: str, counts: Counter) -> bool:
     script = counts["hangul"] + counts["hanzi"]
     latin = max(counts["lettered"], counts["latin"])  # single characters a Latin letter's byte made
     words = script > 0 and (2 * counts["runs"] >= script or 2 * latin <= script)
-    words = words and 10 * counts["private"] <= script  # Big5 read as GBK: private-use characters
+    kana = 50 * counts["kinds of kana letters"] <= counts["kinds of hanzi"]  # `_KANA_LETTERS`
+    words = words and 10 * counts["private"] <= script and kana  # Big5 read as GBK: private-use, kana
     if encoding == "cp932":
         japanese = counts["kana"] or (words and counts["hanzi"])
         return japanese > 0 and 10 * counts["narrow"] <= japanese
@@ -293,20 +307,32 @@ def _scan_unpacked(path: Path, packed: str) -> _Scan:
     return scan
 
 
-def _some_utf8_line(handle: Any) -> bool:
-    """Whether a line of the first _SAMPLE bytes holding bytes beyond ASCII is UTF-8 (read at most _SAMPLE
-    bytes: `_scan` stops before a long line it would refuse, and a line of 300 MB had been read whole)."""
-    size = 0
+def _utf8_lines(handle: Any) -> str | None:
+    """"whole" where a line of the first _SAMPLE bytes holding bytes beyond ASCII is UTF-8, else "mixed"
+    where one holds Latin letters both in UTF-8 and not (`_latin_both_ways`: Windows-1252's 'Gen\xe8ve'
+    beside UTF-8's 'Zürich'), else None. It reads at most _SAMPLE bytes (a line of 300 MB had been read
+    whole, h116 R3)."""
+    size, found = 0, None
     while size < _SAMPLE and (raw := handle.readline(_SAMPLE - size)):
         size += len(raw)
         if size >= _SAMPLE and not raw.endswith((b"\n", b"\r")):  # a line cut at the bound: unread
-            return False
-        try:
-            if not raw.isascii() and raw.decode("utf-8"):
-                return True
-        except UnicodeDecodeError:
-            pass
-    return False
+            break
+        if raw.isascii():
+            continue
+        text = raw.decode("utf-8", "surrogateescape")  # a byte that is not UTF-8 as one of \udc80-\udcff
+        if not (escaped := _ESCAPED.findall(text)):
+            return "whole"
+        found = found or ("mixed" if _latin_both_ways(escaped, _BEYOND.findall(text)) else None)
+    return found
+
+
+def _latin_both_ways(escaped: list[str], utf8: list[str]) -> bool:
+    """Whether a line's bytes that are not UTF-8 (`escaped` runs) are lone Windows-1252 letters and its UTF-8
+    letters beyond ASCII are Latin ones: Big5's characters are pairs, which UTF-8 reads as other scripts
+    too (新竹縣 holds U+02FF)."""
+    lone = all(len(run) == 1 and bytes([ord(run) - 0xDC00]).decode(WINDOWS_TEXT, "replace").isalpha()
+               for run in escaped)  # fmt: skip
+    return lone and bool(utf8) and all("\u00c0" <= char <= "\u024f" for char in utf8)
 
 
 def _line_at(handle: Any, offset: int) -> int:
