@@ -32,7 +32,13 @@ from forecaster.checks import MAX_LEVEL, increasing_levels, is_number
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, names_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError
-from forecaster.tensor_checks import check_header_size, check_model_size, check_tensor_names, check_tensors
+from forecaster.tensor_checks import (
+    check_header_size,
+    check_model_size,
+    check_tensor_names,
+    check_tensors,
+    described,
+)
 
 FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
@@ -224,12 +230,11 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     listable = levels.dtype == torch.int64 and levels.ndim == 1 and len(levels) <= MAX_LEVEL
     listed = levels.tolist() if listable else []
     if not increasing_levels(listed):
-        shown = listed if listable else f"{str(levels.dtype).removeprefix('torch.')} {tuple(levels.shape)}"
+        shown = listed if listable else described(levels)
         raise BundleError(f"{path}: 'levels' must be increasing int64 levels 1-{MAX_LEVEL}, got {shown}")
     expected = (len(listed), data.horizon, data.output_channels)
     if tuple(margins.shape) != expected or margins.dtype != torch.float32:
-        shown = f"{margins.dtype} {tuple(margins.shape)}"
-        raise BundleError(f"{path}: margins are {shown}, expected float32 {expected}")
+        raise BundleError(f"{path}: margins are {described(margins)}, expected float32 {expected}")
     if (problem := margins_problem(margins.numpy(), method)) is not None:
         raise BundleError(f"{path}: {problem}")
     digest = metadata.get("model_sha256")  # absent from calibrations saved before it was kept

@@ -56,6 +56,11 @@ def check_tensor_names(names: Iterable[str], model: nn.Module, model_name: str, 
         )
 
 
+def described(tensor: torch.Tensor) -> str:
+    """A tensor's dtype and shape as messages show them: 'float32 (2, 6, 3)', not 'torch.float32'."""
+    return f"{str(tensor.dtype).removeprefix('torch.')} {tuple(tensor.shape)}"
+
+
 def check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name: str, where: Path) -> None:
     """Names, shapes and dtypes as the model expects, finite floating-point values, non-negative running
     variances, and indices within the axis they index (for modules that declare `index_ranges()`, such as
@@ -66,8 +71,7 @@ def check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name
         want = expected[key]
         if tensor.shape != want.shape or tensor.dtype != want.dtype:
             raise BundleError(
-                f"{where}: tensor {key} is {str(tensor.dtype).removeprefix('torch.')} {tuple(tensor.shape)}, "
-                f"model expects {str(want.dtype).removeprefix('torch.')} {tuple(want.shape)}"
+                f"{where}: tensor {key} is {described(tensor)}, model expects {described(want)}"
             )
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise BundleError(f"{where}: tensor {key} holds NaN or infinite values; expected finite numbers")

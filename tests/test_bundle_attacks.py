@@ -315,6 +315,14 @@ def test_a_calibration_of_millions_of_levels_is_refused_by_its_shape_without_lis
     refused_fast_and_small(bundle, "'levels' must be increasing int64 levels 1-99, got int64 (10000000,)")
 
 
+def test_calibration_margins_of_another_shape_show_their_dtype_as_levels_do(bundle):
+    """'float32 (3, 6, 3)', as levels and weights show theirs, not 'torch.float32' (h117 R5)."""
+    write_safetensors(bundle / "calibration.safetensors",
+                      {"levels": ("I64", [2]), "margins": ("F32", [3, HORIZON, 3])}, CALIBRATION,
+                      np.array([80, 95]).tobytes())  # fmt: skip
+    refused(bundle, f"margins are float32 (3, {HORIZON}, 3), expected float32 (2, {HORIZON}, 3)")
+
+
 @pytest.mark.parametrize("windows", ["9" * 5000, "\u00b2"], ids=["5000 digits", "superscript two"])
 def test_calibration_windows_int_cannot_read_are_refused_by_name(bundle, windows):
     """Past Python's 4,300 digits, or a superscript digit (`isdigit()` yet not `int()`): an internal error

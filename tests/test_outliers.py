@@ -4,6 +4,7 @@ naive, seasonal drift and the mean), said in a note."""
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -226,3 +227,99 @@ def test_the_service_says_a_shock_read_as_the_seasons_before_as_predict_does(tmp
     assert response.status_code == 200
     assert any("seasonal_drift read it as a passing shock" in note
                for note in json.loads(response.headers["forecaster-notes"]))  # fmt: skip
+
+
+def _mixed_rows(dtype: torch.dtype, length: int = 96) -> torch.Tensor:
+    """Seeded windows with and without gross outliers: noise, typos (inside, next to an end), counts (a big
+    order among them, a lone one among zeros), constants, a large offset, ties of rounding, NaN."""
+    gen = torch.Generator().manual_seed(7)
+    noise = torch.randn(40, length, generator=gen, dtype=torch.float64)
+    typos = torch.randn(40, length, generator=gen, dtype=torch.float64)
+    at = torch.randint(1, length - 1, (40,), generator=gen)
+    typos[torch.arange(40), at] += torch.where(torch.rand(40, generator=gen) < 0.5, 1.0, -1.0) * 400
+    counts = torch.poisson(torch.full((20, length), 0.6, dtype=torch.float64), generator=gen)
+    counts[::2, length // 2] = 60  # a big order among counts
+    lone = torch.zeros(4, length, dtype=torch.float64)
+    lone[:, 30] = 5  # a lone order among zeros
+    offset = 1e6 + torch.randn(6, length, generator=gen, dtype=torch.float64)
+    offset[::2, 40] += 1e5
+    ticks = 505.1 + 0.1 * torch.randint(0, 3, (6, length), generator=gen).to(torch.float64)
+    ticks[::3, 20] = 5051.0
+    rows = torch.cat([noise, typos, counts, lone, torch.full((4, length), 3.0), offset, ticks])
+    rows[1, 1], rows[2, length - 2] = 500.0, -500.0  # next to an end
+    return rows.to(dtype)
+
+
+def _filled_as_before(y: torch.Tensor, season: int, threshold: float, spread_only: bool, read_as=None):
+    """The fill as it was computed before `_may_flag` (h120): every row checked."""
+    flags, local, _ = isolated_outliers(y, season, threshold, spread_only, read_as)
+    return torch.where(flags, local, y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "season, threshold, spread_only", [(1, 20.0, True), (1, 20.0, False), (1, 5.0, False), (48, 5.0, False),
+                                       (12, 20.0, False)])  # fmt: skip
+def test_the_fill_checking_rows_it_can_flag_fills_as_every_row_checked(dtype, season, threshold, spread_only):
+    """The fill checks only the rows whose largest jump can be beyond `threshold` robust standard deviations
+    (the mean scores every window: the full check had doubled its cost, h117 R4), and fills all alike."""
+    rows = _mixed_rows(dtype)
+    rows[3, 10] = float("nan")
+    expected = _filled_as_before(rows, season, threshold, spread_only, dtype)
+    got = fill_isolated(rows, season, threshold, spread_only, dtype)
+    assert torch.equal(got.isnan(), expected.isnan())
+    assert torch.equal(got.nan_to_num(), expected.nan_to_num()) and got.dtype == rows.dtype
+    assert (got != rows).any()  # some rows were filled
+
+
+def _ended_run_as_before(y: torch.Tensor) -> torch.Tensor:
+    """`outliers.ended_run` as it was computed before h120: every window's chance asked."""
+    steps = y.shape[1]
+    run = (y == y[:, -1:]).flip(1).to(torch.int64).cumprod(1).sum(1, keepdim=True).to(torch.float64)
+    ordered = y.sort(1).values
+    first = torch.ones_like(ordered, dtype=torch.bool)
+    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    copies = torch.zeros_like(ordered, dtype=torch.float64).scatter_add_(
+        1, first.cumsum(1) - 1, torch.ones_like(ordered, dtype=torch.float64))
+    ways = torch.lgamma(copies + 1) - torch.lgamma((copies - run).clamp_min(0) + 1)
+    ways = torch.where(copies >= run, ways, -torch.inf)
+    log_chance = ways.logsumexp(1) + torch.lgamma(steps - run[:, 0] + 1) - math.lgamma(steps + 1)
+    ended = (run[:, 0] >= 3) & (log_chance < math.log(0.01))
+    return torch.where(ended, run[:, 0], 0).to(torch.int64)
+
+
+def test_the_mean_checks_only_windows_it_can_fill_or_read_as_stopped_and_forecasts_alike(monkeypatch):
+    """The mean's level with the fill's check on the windows that can be flagged alone, and the chance of an
+    ended run asked of windows ending in 3 copies alone, equals the level with every window checked and asked
+    (float32 and float64 batches of windows with and without gross outliers and runs): the mean scores every
+    window, and the full checks had doubled its cost (h117 R4)."""
+    from forecaster.models import get_model, outliers
+
+    def level_as_before(x: torch.Tensor) -> torch.Tensor:
+        batch, steps, channels = x.shape
+        rows = x.transpose(1, 2).reshape(batch * channels, steps)
+        filled = _filled_as_before(rows.double(), 1, outliers.GROSS, True, x.dtype).to(x.dtype)
+        mean = outliers.clip_last(filled).mean(dim=1)
+        level = torch.where(_ended_run_as_before(rows) > 0, rows[:, -1], mean)
+        return level.view(batch, channels)[:, None, :]
+
+    checked: dict[str, list[int]] = {}
+
+    def counted(name: str):
+        real, checked[name] = getattr(outliers, name), []
+        return lambda y, *more: checked[name].append(len(y)) or real(y, *more)
+
+    for name in ("isolated_outliers", "_unlikely_run"):
+        monkeypatch.setattr(outliers, name, counted(name))
+    for dtype in (torch.float32, torch.float64):
+        rows = _mixed_rows(dtype)
+        rows[:8, -3:] = rows[:8, -4:-3]  # ended in runs of 4 (noise: not by chance; counts may be)
+        x = rows.view(-1, 4, rows.shape[1]).transpose(1, 2)  # (B, L, 4)
+        model = get_model("mean", input_size=rows.shape[1], horizon=3, n_channels=4).eval()
+        expected = level_as_before(x)
+        assert (_ended_run_as_before(rows) > 0).sum() >= 8
+        for counts in checked.values():
+            counts.clear()
+        assert torch.equal(model.level(x), expected)
+        assert 0 < sum(checked["isolated_outliers"]) < len(rows) / 2, checked  # those with a gross jump
+        assert 8 <= sum(checked["_unlikely_run"]) < len(rows) / 2, checked  # those ending in 3 copies
