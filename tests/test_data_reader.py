@@ -872,3 +872,33 @@ def test_an_irregular_step_of_a_long_table_names_its_line_in_the_file(tmp_path):
     with pytest.raises(DataError, match="irregular time steps in column 'date': line 42 is 2020-01-12 "
                        r"05:00:00, off the 24h grid of line 2 \(2020-01-01 00:00:00\)"):
         read_csv(path, id_col="id")
+
+
+@pytest.mark.parametrize(
+    ("cell", "value"),
+    [("5,0\u00a0%", 5.0), ("5,0\u202f%", 5.0), ("5,0\u2009%", 5.0), ("1\u2009234,5", 1234.5),
+     ("\u20131,5", -1.5), ("\u20131\u2009234,5", -1234.5), ("\u201312,5\u202f%", -12.5)],
+)  # fmt: skip
+def test_numbers_as_word_and_excel_typeset_them_read_as_numbers(tmp_path, cell, value):
+    """A French '5,0 %' (a no-break space before '%'), thousands split by thin spaces ('1 234,5') and an en
+    dash for a minus ('–1,5', cp1252's 0x96) were refused as text, or as "no numeric columns" naming no
+    cell (h111 F6-F8), while '5,0%', no-break spaces and U+2212 read; each reads as '5,0%' would."""
+    months = pd.date_range("2015-01-01", periods=36, freq="MS").strftime("%Y-%m")
+    plain = [f"{10 + k % 7},5" for k in range(36)]
+    cells = [cell if k % 3 == 0 else text for k, text in enumerate(plain)]
+    text = "Date;Valeur\n" + "".join(f"{month};{c}\n" for month, c in zip(months, cells, strict=True))
+    path = tmp_path / "typeset.csv"
+    path.write_bytes(text.encode("cp1252" if cell == "\u20131,5" else "utf-8"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        read = read_csv(path).frame["Valeur"].tolist()
+    assert read == [value if k % 3 == 0 else 10.5 + k % 7 for k in range(36)]
+
+
+def test_an_en_dash_between_numbers_is_a_range_not_a_minus(tmp_path):
+    """Only a leading en dash is a minus: '2019–2020' and '1–5' in a text column stay text."""
+    rows = [f"2020-01-{d:02d};{2019 - d}\u2013{2020 - d};{d}\u2013{d + 4};\u2013{d},5" for d in range(1, 29)]
+    path = _write(tmp_path, "ranges.csv", "date;season;band;change\n" + "\n".join(rows) + "\n")
+    with pytest.warns(DataQualityWarning, match="skipped non-numeric column.s. 'season', 'band'"):
+        frame = read_csv(path).frame
+    assert list(frame.columns) == ["change"] and frame["change"].tolist() == [-d - 0.5 for d in range(1, 29)]

@@ -31,8 +31,10 @@ MARKERS = frozenset({"..", ":", ".", "-", "–", "—", "x", "…", "...", "n/a"
                      "np", "no data", "_"})  # fmt: skip
 # ... and as written, Statistics Canada's "F" (too unreliable to be published): a lower-case "f" is a flag
 CASED_MARKERS = frozenset({"F"})
+# The spaces typesetting puts inside a number (French "1 234,5", "5,0 %"): no-break, narrow no-break, thin
+_TYPESET_SPACES = "\u00a0\u202f\u2009"
 # What groups thousands under either decimal mark: spaces, and the apostrophes of Swiss tables ("1'201.5")
-_GROUP_MARKS = "[ \u00a0\u202f'\u2019]"
+_GROUP_MARKS = f"[ {_TYPESET_SPACES}'\u2019]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.
 _SHAPES = {
     "ambiguous": r"[1-9]\d{0,2}[.,]\d{3}",  # "0,985" groups no thousands: its comma is a decimal one
@@ -46,8 +48,9 @@ _SHAPES = {
 _PATTERNS = {kind: re.compile(rf"[+-]?(?:{shape})") for kind, shape in _SHAPES.items()}
 # Investing.com's and market data's volumes: "201.65K", "2.47M", "1.2B", Gapminder's "110.0k", "1.65 k" (no
 # office flags a value "k"; other flags are lower case or set apart), and rates written with their unit,
-# "0.40%", "5.2 %" (read in percent, or as fractions among a column's plain fractions: `_nearer_scaled`)
-_SCALED = re.compile(r"(?P<value>.*\d)(?: (?=[k%]))?(?P<suffix>[KkMB%])")  # a capital set apart is a flag
+# "0.40%", "5.2 %", "5,0\u00a0%" (read in percent, or as fractions among a column's plain fractions:
+# `_nearer_scaled`); a capital set apart is a flag
+_SCALED = re.compile(rf"(?P<value>.*\d)(?:[ {_TYPESET_SPACES}](?=[k%]))?(?P<suffix>[KkMB%])")
 _SCALES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "%": 1.0}
 # Money as spreadsheets format it: "$120,345.67", "105.510,44 €", "-£3.20", accounting's "($4,845.18)" for a
 # negative amount (a revenue column so written was skipped as text, silently)
@@ -58,7 +61,7 @@ _CURRENCY = re.compile(r"[$€£¥]")
 # (Destatis, Statistik Austria, the FSO: "(1227,6)", "Aussagewert eingeschränkt"), not a negative one
 _UNCERTAIN = re.compile(r"\((?P<value>\d[\d.\s\u00a0\u202f]*(?:,\d+)?)\)")
 # A minus after the number, as SAP and other ERP systems export negative amounts: "1.234,56-", "263-"
-_TRAILING_MINUS = re.compile(r"(?P<value>\d[\d.,\u00a0\u202f]*)-")
+_TRAILING_MINUS = re.compile(rf"(?P<value>\d[\d.,{_TYPESET_SPACES}]*)-")
 # A value below a limit it is censored at (Google Trends' "<1", a laboratory's "<0.5"): half the limit, as
 # censored values are commonly read
 _BELOW = re.compile(r"<\s*(?P<value>\d[\d.,]*)")
@@ -70,11 +73,12 @@ _FLAGGED = re.compile(rf"(?P<value>.*?\S)\s*(?P<flag>\([A-Za-z]{{1,3}}\)|{BRACKE
 # ... and one capital on the digits (Statistics Canada's "19,507.5E", Stats NZ's "460346P"), not a scale's
 # (K, M, B): flags of a few cells, not a column of codes ("1001A", "1002C": at most half its cells)
 _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
-# Minus signs besides "-": the Unicode minus, and the triangles before a number Japan's offices print for
-# one (e-Stat, the ministries: "△2.2", "▲2.2")
+# Minus signs besides "-": the Unicode minus, the en dash before a number Word and Excel typeset for one
+# ("–1,5"; between numbers, "2019–2020", it is a range, text) and the triangles before a number Japan's
+# offices print for one (e-Stat, the ministries: "△2.2", "▲2.2")
 _TRIANGLE = r"^[\u25b2\u25b3]\s*(?=\d)"  # before a number: alone, a triangle is no number
-_MINUS = re.compile(rf"\u2212|{_TRIANGLE}")
-_SIGNS = ("\u2212", "\u25b2", "\u25b3")
+_MINUS = re.compile(rf"\u2212|^\u2013(?=\d)|{_TRIANGLE}")
+_SIGNS = ("\u2212", "\u2013", "\u25b2", "\u25b3")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
 _SAMPLE = 100  # cells looked at first: a column of text stops there
