@@ -902,3 +902,15 @@ def test_an_en_dash_between_numbers_is_a_range_not_a_minus(tmp_path):
     with pytest.warns(DataQualityWarning, match="skipped non-numeric column.s. 'season', 'band'"):
         frame = read_csv(path).frame
     assert list(frame.columns) == ["change"] and frame["change"].tolist() == [-d - 0.5 for d in range(1, 29)]
+
+
+@pytest.mark.parametrize("space", ["\u2007", "\u200a"])  # a figure space, a hair space: no group mark read
+def test_numbers_grouped_by_an_unread_space_are_named_not_taken_for_dates(tmp_path, space):
+    """'1 234,5' with a figure space is a date to dateutil, so the column was refused as "no numeric columns
+    to forecast", naming no cell (h119); it is refused as text where numbers are expected, its cells named."""
+    rows = "".join(f"2020-{m:02d}-01;1{space}{m}34,5\n" for m in range(1, 7))
+    path = tmp_path / "grouped.csv"
+    path.write_text("date;value\n" + rows, encoding="utf-8")
+    named = r"column 'value' holds text where numbers are expected: line 2 '1\S+134,5'"
+    with pytest.raises(DataError, match=named):
+        read_csv(path)

@@ -103,6 +103,10 @@ _FLAG_WORDS = frozenset({"flag", "flags", "status", "provisional", "preliminary"
                          "revised"})  # fmt: skip
 
 
+# Digits grouped in threes by any mark but a letter, '/', ':' or '-' (no date's), a decimal part after them
+_GROUPED_NUMBER = re.compile(r"[-+\u2212\u2013]?\d{1,3}(?:[^\w/:-]\d{3})+(?:[.,]\d+)?")
+
+
 def is_text(column: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column))
 
@@ -185,7 +189,7 @@ def numeric_columns(
         # a column of numbers each written with what no reading takes ('$1.2bn', '1.2 млн'): its cells named,
         # unless the letters after them say what to do (`graded_or_codes`)
         digits = [name for name in unread if 2 * raw[name].astype(str).str.contains(r"\d").sum() > len(raw)
-                  and not all(is_date(str(value)) for value in raw[name].dropna().iloc[:5])
+                  and not _dates_like(raw[name])
                   and not graded_or_codes(raw, [name])]  # fmt: skip
         if digits:
             raise DataError(_text_among_numbers(path, raw, digits[0], unread[digits[0]], "text"))
@@ -194,6 +198,13 @@ def numeric_columns(
             f"expected at least one column of numbers besides the date{graded_or_codes(raw, skipped)}"
         )
     return kept, np.column_stack(arrays)
+
+
+def _dates_like(column: pd.Series) -> bool:
+    """Whether a text column's first cells are dates; a number grouped in thousands by a mark no reading takes
+    (a figure space, U+2007: '1 234,5') is one to dateutil, not to a reader (h119: refused naming no cell)."""
+    cells = column.dropna().iloc[:5].astype(str)
+    return all(is_date(cell) and not _GROUPED_NUMBER.fullmatch(cell.strip()) for cell in cells)
 
 
 def _text_among_numbers(path: str, raw: pd.DataFrame, name: str, bad: np.ndarray, held: str) -> str:
