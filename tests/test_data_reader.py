@@ -510,6 +510,17 @@ def test_big5_headers_whose_gbk_reading_holds_kana_are_not_read_as_gbk(tmp_path,
         read_csv(path, id_col="縣市" if ids else None)
 
 
+@pytest.mark.parametrize("names", [["トヨタ汽车销量", "本田汽车销量"], ["索尼(ソニー)销售额"]])
+def test_gbk_chinese_naming_a_japanese_firm_in_katakana_reads_as_chinese(tmp_path, names):
+    """A word of katakana is a Japanese name quoted in Chinese, not Big5 read as GBK, whose kana stand alone
+    or in pairs: the NBS-style table naming Toyota had been refused as "an encoding not read here" (h121)."""
+    rows = [f"2020-{month:02d}" + ",1.5" * len(names) for month in range(1, 13)]
+    path = tmp_path / "gbk.csv"
+    path.write_bytes("\n".join([",".join(["日期", *names]), *rows, ""]).encode("gb18030"))
+    with pytest.warns(DataQualityWarning, match="GBK"):
+        assert list(read_csv(path).columns) == names
+
+
 def test_a_file_mixing_encodings_on_its_lines_of_letters_is_named_so_not_big5(tmp_path):
     """UTF-8's 'Zürich' beside Windows-1252's 'Genève' on the one line of letters had been called "an
     encoding not read here, as Big5" (h116 R6)."""

@@ -66,8 +66,10 @@ _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.com
 # ("°F" in "Temp (°F)" as GBK's 癋, touching no letter, h116 R1); GBK's and EUC-KR's own (GB 2312, KS X 1001)
 # are two bytes beyond ASCII. Not Shift-JIS': its kanji's second bytes are often ASCII (年 is 0x94 "N").
 _SINGLE = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
-# Hiragana and katakana, which Big5 read as GBK holds (年月 as る, h116 R5) and Chinese next to none
+# Hiragana and katakana, which Big5 read as GBK holds alone or in pairs (年月 as る, 中文資料 as いゅ戈,
+# h116 R5) and Chinese next to none but in a Japanese name, a word of katakana (トヨタ, ソニー: h121)
 _KANA_LETTERS = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
+_KATAKANA_WORDS = re.compile("[\u30a1-\u30fa\u30fc]{3,}")
 # Runs of a line's bytes that are not UTF-8 (decoded with "surrogateescape"), and its UTF-8 beyond ASCII
 _ESCAPED, _BEYOND = re.compile("[\udc80-\udcff]+"), re.compile("[^\x00-\x7f\udc80-\udcff]")
 
@@ -245,7 +247,7 @@ def _script_counts(handle: Any, encoding: str) -> Counter | None:
             if encoding != "cp932":
                 counts["latin"] += sum(char.encode(encoding)[-1] < 0x80 for char in _SINGLE.findall(text))
             if encoding == "gb18030":
-                kinds["kana letters"].update(_KANA_LETTERS.findall(text))
+                kinds["kana letters"].update(_KANA_LETTERS.findall(_KATAKANA_WORDS.sub("", text)))
                 kinds["hanzi"].update(_SCRIPTS["hanzi"].findall(text))
         if not chunk:
             decoder.decode(b"", final=True)
