@@ -925,3 +925,14 @@ def test_numbers_grouped_by_an_unread_space_are_named_not_taken_for_dates(tmp_pa
     named = r"column 'value' holds text where numbers are expected: line 2 '1\S+134,5'"
     with pytest.raises(DataError, match=named):
         read_csv(path)
+
+
+def test_a_leading_en_dash_read_as_a_minus_is_said(tmp_path):
+    """A column of '–5' ("up to 5") had been skipped as text; read as -5 since the en dash became a minus, it
+    must be said, as Japan's △ is (h121)."""
+    rows = [f"2020-01-{d:02d};\u2013{d % 5 + 1};{d},5" for d in range(1, 29)]
+    path = _write(tmp_path, "dashes.csv", "date;limit;value\n" + "\n".join(rows) + "\n")
+    said = "read 28 number.s. with an en dash before them .'\u20131,5'. as negative"
+    with pytest.warns(DataQualityWarning, match=said):
+        frame = read_csv(path).frame
+    assert frame["limit"].tolist() == [-(d % 5 + 1) for d in range(1, 29)]

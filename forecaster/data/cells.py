@@ -77,7 +77,8 @@ _CAPITAL_FLAG = re.compile(r"(?P<value>.*\d)(?P<flag>[AC-JL-Z])")
 # ("–1,5"; between numbers, "2019–2020", it is a range, text) and the triangles before a number Japan's
 # offices print for one (e-Stat, the ministries: "△2.2", "▲2.2")
 _TRIANGLE = r"^[\u25b2\u25b3]\s*(?=\d)"  # before a number: alone, a triangle is no number
-_MINUS = re.compile(rf"\u2212|^\u2013(?=\d)|{_TRIANGLE}")
+_EN_DASH = r"^\u2013(?=\d)"  # noted when read: a leading en dash may also mean "up to" ("–5")
+_MINUS = re.compile(rf"\u2212|{_EN_DASH}|{_TRIANGLE}")
 _SIGNS = ("\u2212", "\u2013", "\u25b2", "\u25b3")
 # The characters that group thousands, with a decimal point (False) or a decimal comma (True).
 _GROUPS = {False: f"[,]|{_GROUP_MARKS}", True: f"[.]|{_GROUP_MARKS}"}
@@ -129,6 +130,8 @@ class Tally:
             said.append(f"read {trailing} number(s) with a minus after them (1.234,56-) as negative")
         if triangles := self.scaled["△"]:
             said.append(f"read {triangles} number(s) with △ or ▲ before them (Japan's minus) as negative")
+        if dashes := self.scaled["\u2013"]:
+            said.append(f"read {dashes} number(s) with an en dash before them ('\u20131,5') as negative")
         if money := self.scaled["money"]:
             owed = self.scaled["owed"]
             said.append(f"read {money} amount(s) of money without their currency sign"
@@ -206,6 +209,7 @@ def to_numbers(
     joined = "".join(cells.tolist())  # two regex passes over every cell were 9% of reading a column
     signed = any(sign in joined for sign in _SIGNS)
     triangles = int(cells.str.contains(_TRIANGLE).sum()) if signed else 0
+    dashes = int(cells.str.contains(_EN_DASH).sum()) if signed else 0
     cells = cells.str.replace(_MINUS, "-", regex=True) if signed else cells
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None
@@ -282,7 +286,7 @@ def to_numbers(
     tally.flags.update(flags)
     tally.grouped += int(written.str.contains(groups).sum())
     tally.scaled.update(suffixes)
-    tally.scaled.update({"△": triangles})
+    tally.scaled.update({"△": triangles, "\u2013": dashes})
     tally.grades += graded
     return pd.Series(numbers, index=column.index, name=column.name)
 
