@@ -95,9 +95,9 @@ def _deviations(values: torch.Tensor, noise: float | torch.Tensor) -> torch.Tens
     return torch.where(deviation > noise, deviation, 0.0)
 
 
-def rounding(y: torch.Tensor) -> torch.Tensor:
-    """(N, L) -> (N, 1) each row's float rounding: differences within it are no spread (`ROUNDING`)."""
-    return max(ROUNDING, 64 * torch.finfo(y.dtype).eps) * y.abs().amax(1, keepdim=True)
+def precision(dtype: torch.dtype) -> float:
+    """The relative float rounding of `dtype` that differences within are no spread (`ROUNDING`)."""
+    return max(ROUNDING, 64 * torch.finfo(dtype).eps)
 
 
 def _jumps(adjusted: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -143,8 +143,7 @@ def isolated_outliers(
         bigger[:, cell] = torch.where(echoed & (length >= 5), size[:, inner], float("inf"))
     flags = (size > threshold * scale[:, None]) & (size > DOMINANCE * bigger) & (scale[:, None] > 0)
     if spread_only:
-        precision = max(ROUNDING, 64 * torch.finfo(read_as or y.dtype).eps)
-        noise = precision * y.abs().median(1, keepdim=True).values
+        noise = precision(read_as or y.dtype) * y.abs().median(1, keepdim=True).values
         flags &= _deviations(jump[:, 1:-1], noise).median(1).values[:, None] > 0
     if 1 < season < length:  # nor a season's peak: unadjusted, the same position a season before and after
         peaks = torch.zeros_like(raw)  # jumps less
@@ -316,4 +315,5 @@ def last_expected(y: torch.Tensor, lag: int = 1) -> tuple[torch.Tensor, torch.Te
     lies, for `clip_last` and predict's note of a last row apart alike."""
     changes = y[:, lag:-1] - y[:, : -1 - lag]
     # each row's own rounding: a batch's largest series had hidden a small series' spread (float32)
-    return y[:, -1 - lag] + changes.median(1).values, robust_scale(changes, rounding(y))
+    noise = precision(y.dtype) * y.abs().amax(1, keepdim=True)
+    return y[:, -1 - lag] + changes.median(1).values, robust_scale(changes, noise)
