@@ -39,7 +39,9 @@ def _monthly_with_subtotals(quarter: str, year: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("quarter", ["{y} Q{q}", "{y}Q{q}", "Q{q} {y}", "{y} {q}e kwartaal"])
+@pytest.mark.parametrize(
+    "quarter", ["{y} Q{q}", "{y}Q{q}", "Q{q} {y}", "{y} {q}e kwartaal", "{y}  {q}e kwartaal"]
+)
 def test_quarter_subtotals_among_months_are_dropped(tmp_path, quarter):
     """'2019-01, 2019-02, 2019-03, 2019 Q1, 2019-04, ...': the quarter rows were refused as no timestamps
     (and '2019Q1', which pandas reads as January, as timestamps out of order); they are the months' sums.

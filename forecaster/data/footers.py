@@ -36,8 +36,10 @@ def _total_of_years(text: str, above: pd.Series) -> bool:
     """A span of years ending with the year of the last label above it and starting before it: a yearly
     table's total or average over its years ("2008-2022" below "2022": the file had no date column, h111 F5),
     not a step of a table of spans ("2015-2020" below "2010-2015")."""
-    span, labels = _YEARS_SPAN.fullmatch(text), above.dropna()
-    last = re.findall(r"\d{4}", str(labels.iloc[-1])) if span and len(labels) else []
+    if (span := _YEARS_SPAN.fullmatch(text)) is None:  # the column above read for a span alone
+        return False
+    labels = above.dropna()
+    last = re.findall(r"\d{4}", str(labels.iloc[-1])) if len(labels) else []
     return bool(last) and int(span[1]) < int(min(last)) and span[2] == max(last)
 
 

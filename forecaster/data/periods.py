@@ -113,7 +113,7 @@ _YEAR_ROW = rf"\d{{4}}(?:JJ00)?|{_WORDED_YEAR}"
 # F4), maybe with a total's word; its quarter's number
 _QUARTER_ROW = (r"(?:\d{4}\s*[-_ ]?\s*Q[1-4]|Q[1-4]\s*[-_ ]?\s*\d{4}|\d{4}\s+[1-4]e?\s*kwartaal)"
                 r"(?:\s*total)?|total\s*Q[1-4]\s*\d{4}")  # fmt: skip
-_QUARTER_NUMBER = r"(?i)(?:Q|(?<=\d{4}\s))([1-4])"
+_QUARTER_NUMBER = r"(?i)(?:Q|(?<=\d{4})\s+)([1-4])"  # spaces as `_QUARTER_ROW` takes them
 # A year's summary beside its months or quarters (BLS: "Annual", "HALF1", "HALF2"; GISTEMP: "J-D", "D-N" and
 # the seasons "DJF" ... "SON"; the Swiss FSO and Destatis: "Jahresdurchschnitt"), as a column or a row's label
 SUMMARY_LABELS = re.compile(r"annual|ann|total|average|avg|mean|half ?[12]|h[12]|j-d|d-n|djf|mam|jja|son|"
