@@ -38,9 +38,6 @@ from forecaster.history import (
     window_notes,
 )
 from forecaster.prediction import (
-    HistoryError,
-    PreparedHistory,
-    check_history,
     csv_times,
     dated_as_history,
     each_on_its_own,
@@ -49,6 +46,7 @@ from forecaster.prediction import (
     given_names,
     shaped,
 )
+from forecaster.recent import HistoryError, PreparedHistory, check_history
 from service.errors import MAX_MESSAGE_CHARS, ApiError
 from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel

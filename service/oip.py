@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from forecaster import __version__
 from forecaster.checks import MAX_LEVEL
-from forecaster.prediction import HistoryError, PreparedHistory, check_history
+from forecaster.recent import HistoryError, PreparedHistory, check_history
 from service.deps import Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import far_notes

@@ -24,7 +24,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from forecaster.checks import MAX_LEVEL
-from forecaster.prediction import HistoryError, PreparedHistory, check_interval_levels, interval_columns
+from forecaster.prediction import check_interval_levels, interval_columns
+from forecaster.recent import HistoryError, PreparedHistory
 from service.batching import BatcherClosed
 from service.deps import Metrics, Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError

@@ -11,7 +11,7 @@ import pandas as pd
 
 from forecaster.data.dates import across_offsets, clock_words, past_the_clock
 from forecaster.data.timeorder import before_year_one
-from forecaster.prediction import PreparedHistory
+from forecaster.recent import PreparedHistory
 from service.errors import ApiError
 
 _DATE_ERRORS = (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime)
