@@ -31,7 +31,7 @@ from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL
 from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import BundleError, ConfigError, DataError
-from forecaster.history import read_future, read_rows
+from forecaster.history import forecast_series, read_future, read_rows
 from forecaster.prediction import dated_as_history, forecast, forecast_name, given_names, shaped
 from forecaster.training.planning import InputTooShort, check_model_options
 from forecaster.training.settings import RECIPE, TrainerOptions, TrainSettings, from_recipe
@@ -78,7 +78,7 @@ def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
 def _trained_on(series: TimeSeries, bundle: Bundle) -> TimeSeries:
     """`series` without the independent series too short to train (a note named them), which the model
     does not forecast: a backtest's forecast of them raised ValueError (h82 F3)."""
-    left_out = [name for name in series.columns if name not in bundle.data.columns]
+    left_out = [name for name in series.columns if name not in forecast_series(bundle)]
     return dataclasses.replace(series, frame=series.frame.drop(columns=left_out)) if left_out else series
 
 
@@ -322,6 +322,7 @@ class Forecaster:
                 data, name = bundle.data, forecast_name(bundle)
                 id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
                 names, trained = given_names(df, data.id_col), _trained_on(series, bundle)
+                trained = trained.of_series(data.columns)  # the model's: its companion's are not backtested
             stops = {column: stops[column] for column in data.columns}
             history, stop = _cut(trained, stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])

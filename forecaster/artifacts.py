@@ -7,7 +7,8 @@ place, so an interrupted save never leaves a half bundle and an overwritten bund
 Loading checks every field (sizes within their declared bounds), the memory the model's config asks for
 (sized on the meta device, allocating nothing), and every tensor's name, shape, dtype and values against
 the model its config builds, before the weights are used; errors name the file and field that is wrong, on
-one line. Bundles of format 1 (scaler inside `data`) are read by moving the scaler to its own field.
+one line. Bundles of format 1 (scaler inside `data`) are read by moving the scaler to its own field. A panel's
+bundle may hold a companion bundle (`COMPANION`) that its training record names with its digest.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, METRICS_FILE)
 CALIBRATION_FILE = "calibration.safetensors"  # optional: interval margins; without it, points only
-BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE)
+# The training record's field and the folder of a companion bundle: the forecast that fits nothing kept for a
+# panel's series too short for the model's windows (`training.companion`); old bundles have none.
+COMPANION = "short"
+BUNDLE_OWNED = (*BUNDLE_FILES, CALIBRATION_FILE, COMPANION)
 
 
 @dataclass
@@ -62,6 +66,7 @@ class Bundle:
     data: DataConfig | None = None
     scaler: Scaler | None = None
     calibration: Calibration | None = None
+    companion: Bundle | None = None
 
 
 def work_dir_for(out: str | Path) -> Path:
@@ -99,10 +104,11 @@ def check_out_dir(
 def save_bundle(
     out_dir: str | Path, *, model: nn.Module, model_name: str, metrics: dict[str, Any],
     training: dict[str, Any], data: DataConfig | None = None, scaler: Scaler | None = None,
-    calibration: Calibration | None = None, overwrite: bool = False,
+    calibration: Calibration | None = None, overwrite: bool = False, companion: Path | None = None,
 ) -> Path:
-    """Write a bundle atomically; BundleError if `out_dir` exists and `overwrite` is False. The weights'
-    metadata names the sha256 of the config and metrics saved with them (`load_bundle` checks)."""
+    """Write a bundle atomically (with `companion`, a bundle written beforehand, copied into it as
+    `COMPANION`); BundleError if `out_dir` exists and `overwrite` is False. The weights' metadata names the
+    sha256 of the config and metrics saved with them (`load_bundle` checks)."""
     target = bundle_path(out_dir)
     if target.parent.is_dir():
         atomic.sweep_stale(target)  # first: a bundle that a killed overwrite moved aside counts as existing
@@ -133,6 +139,8 @@ def save_bundle(
         _save_tensors(tensors, staged / WEIGHTS_FILE, saved_with)
         if calibration is not None:
             _save_calibration(calibration, staged / CALIBRATION_FILE)
+        if companion is not None:
+            shutil.copytree(companion, staged / COMPANION)
         atomic.move_into_place(staged, target, replace=overwrite)
     except BaseException as error:
         shutil.rmtree(staged, ignore_errors=True)
@@ -160,9 +168,10 @@ def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[s
         os.chmod(path, config.stat().st_mode & 0o666)
 
 
-def _model_digest(folder: Path) -> str:
+def model_digest(folder: Path) -> str:
     """sha256 of a bundle's config and weights files: a calibration names the model it was made for (one
-    copied from another bundle of the same shapes would give it intervals of other errors)."""
+    copied from another bundle of the same shapes would give it intervals of other errors), and a bundle its
+    companion (`COMPANION`)."""
     digest = hashlib.sha256()
     for name in (CONFIG_FILE, WEIGHTS_FILE):
         digest.update((folder / name).read_bytes())
@@ -172,7 +181,7 @@ def _model_digest(folder: Path) -> str:
 def _save_calibration(calibration: Calibration, path: Path) -> None:
     metadata = {
         "windows": str(calibration.windows), "source": calibration.source, "method": calibration.method,
-        "filled": str(calibration.filled), "model_sha256": _model_digest(path.parent),
+        "filled": str(calibration.filled), "model_sha256": model_digest(path.parent),
     }
     tensors = {
         "margins": torch.from_numpy(np.ascontiguousarray(calibration.margins, dtype=np.float32)),
@@ -238,7 +247,7 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     if (problem := margins_problem(margins.numpy(), method)) is not None:
         raise BundleError(f"{path}: {problem}")
     digest = metadata.get("model_sha256")  # absent from calibrations saved before it was kept
-    if digest is not None and digest != _model_digest(path.parent):
+    if digest is not None and digest != model_digest(path.parent):
         raise BundleError(f"{path}: made for another model (its model_sha256 is not that of this bundle's "
                           f"{CONFIG_FILE} and {WEIGHTS_FILE})")  # fmt: skip
     # copied out of the file's memory map: a file rewritten in place under a service would crash it (SIGBUS)
@@ -418,4 +427,23 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
     calibrated = (_load_calibration(root / CALIBRATION_FILE, config.data)
                   if calibration and config.data else None)  # fmt: skip
     return Bundle(path=root, name=root.name, model_name=config.model_name, model=model, metrics=metrics,
-                  training=config.training, data=config.data, scaler=config.scaler, calibration=calibrated)
+                  training=config.training, data=config.data, scaler=config.scaler, calibration=calibrated,
+                  companion=_load_companion(root, config.training, calibration))
+
+
+def _load_companion(root: Path, training: dict[str, Any], calibration: bool) -> Bundle | None:
+    """The companion bundle the training record names (`COMPANION`: its model, series and the sha256 of its
+    config and weights), checked as a bundle and against the record: not one copied in from another."""
+    record = training.get(COMPANION)
+    if record is None:
+        return None
+    folder, where = root / COMPANION, root / CONFIG_FILE
+    if not isinstance(record, dict) or not names_ok(record.get("series")) or not record.get("series"):
+        raise BundleError(f"{where}: training field {COMPANION!r} must hold its 'series', a list of names")
+    if folder.is_symlink() or not folder.is_dir():
+        raise BundleError(f"bundle {root}: no folder {COMPANION!r}, the companion its training record names")
+    companion = _load_bundle(folder, "forecast", calibration)
+    if record.get("sha256") != model_digest(folder) or companion.data.columns != record["series"]:
+        raise BundleError(f"{folder}: not the companion saved with {where} (its sha256 or series differ); "
+                          "expected the bundle's own")  # fmt: skip
+    return companion

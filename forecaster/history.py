@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import Bundle
+from forecaster.artifacts import COMPANION, Bundle
 from forecaster.data import TimeSeries, read_csv
 from forecaster.data.excel import is_workbook
 from forecaster.data.keys import left_out_series
@@ -62,7 +62,7 @@ def read_rows(bundle: Bundle, frame: pd.DataFrame) -> TimeSeries:
 
     read = {**history_options(bundle), "periods": None}  # the block of its file: a frame holds one
     try:
-        return _others_said(bundle, read_frame(frame, **read, targets=bundle.data.columns))
+        return _others_said(bundle, read_frame(frame, **read, targets=forecast_series(bundle)))
     except MissingColumnsError as error:
         some_of_them = _some_series(bundle, "DataFrame", error)
         return _others_said(bundle, read_frame(frame, **read, targets=some_of_them))
@@ -111,7 +111,7 @@ def read_history(
 
 def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str | None) -> TimeSeries:
     try:
-        return _others_said(bundle, read_csv(path, **read, targets=bundle.data.columns))
+        return _others_said(bundle, read_csv(path, **read, targets=forecast_series(bundle)))
     except MissingColumnsError as error:
         if others is None:
             raise _missing(bundle, str(path), error) from None
@@ -136,12 +136,28 @@ def _some_series(
 ) -> list[str]:
     """The series the rows hold, a model of independent series forecasting (`others`: scoring) them alone
     (one published late)."""
-    present = [name for name in bundle.data.columns if name not in error.missing]
+    present = [name for name in forecast_series(bundle) if name not in error.missing]
     if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
         raise _missing(bundle, source, error) from None
     note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
     say_note(f"{source}: note: {note}: {others} the {len(present)} others", stacklevel=2)
     return present
+
+
+def forecast_series(bundle: Bundle) -> list[str]:
+    """The series a bundle forecasts, its model's and its companion's (`artifacts.COMPANION`), in the order
+    training read them (the companion's `places` among them; after the model's where a record has none)."""
+    names = list(bundle.data.columns)
+    if bundle.companion is None:
+        return names
+    held, places = bundle.companion.data.columns, bundle.training[COMPANION].get("places")
+    total = len(names) + len(held)
+    ordered = isinstance(places, list) and len(places) == len(held) and all(type(at) is int for at in places)
+    if not ordered or places != sorted(set(places)) or not 0 <= places[0] <= places[-1] < total:
+        places = range(len(names), total)
+    for place, name in zip(places, held, strict=True):
+        names.insert(place, name)
+    return names
 
 
 def of_series(bundle: Bundle, names: list[str]) -> Bundle:

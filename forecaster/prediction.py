@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import Bundle
+from forecaster.artifacts import COMPANION, Bundle
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries
 from forecaster.data.dateparts import parts_index
@@ -29,7 +29,13 @@ from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
-from forecaster.history import far_from_training, left_out_in_training, of_series, window_notes
+from forecaster.history import (
+    far_from_training,
+    forecast_series,
+    left_out_in_training,
+    of_series,
+    window_notes,
+)
 from forecaster.inference import Inference, eager_outputs
 from forecaster.models import fits_nothing
 from forecaster.recent import HistoryError, PreparedHistory, check_history
@@ -45,7 +51,7 @@ def shaped(bundle: Bundle, table: pd.DataFrame, names: dict[str, Any] | None = N
     a long-format model, else the table itself; its series named as the rows sent named them (`given_names`:
     a neuralforecast user filters `unique_id == 1`)."""
     if (data := bundle.data).id_col is not None:
-        present = [name for name in data.columns if name in table]
+        present = [name for name in forecast_series(bundle) if name in table]
         time_col = data.date_col or DEFAULT_TIME_COL
         table = melt_forecast(table, present, data.id_col, time_col, forecast_name(bundle), data.target_col)
     if not names:
@@ -206,6 +212,9 @@ def forecast(
 
     DataError names the file and line at fault, counting the header as line 1.
     """
+    companion = bundle.companion.data.columns if bundle.companion else []
+    if held := [name for name in series.columns if name in companion]:
+        return _with_companion(bundle, series, held, horizon, levels, future)
     for note in left_out_in_training(bundle):
         say_note(f"{series.source}: {note}", stacklevel=2)
     if not each_on_its_own(bundle, series):
@@ -223,6 +232,36 @@ def forecast(
         say_note(f"{series.source}: note: series {some(ended)} end(s) before the last row "
                  f"({when(series.frame.index[-1])}): forecast after its own last value", stacklevel=2)
     return pd.concat(tables, axis=1, sort=True)
+
+
+def _with_companion(
+    bundle: Bundle,
+    series: TimeSeries,
+    held: list[str],
+    horizon: int | None,
+    levels: Sequence[int],
+    future: TimeSeries | None,
+) -> pd.DataFrame:
+    """`held` forecast by the bundle's companion (`artifacts.COMPANION`), the other series by its model, each
+    series' columns in the order the rows gave the series, with one note naming the companion's."""
+    model, companion = bundle.training.get("candidate", bundle.model_name), bundle.training[COMPANION]
+    say_note(f"{series.source}: note: {len(held)} series too short for {model}'s {bundle.data.input_size}-"
+             f"step input are forecast by {companion['model']}, chosen on their validation windows: "
+             f"{some(list(map(repr, held)))}", stacklevel=3)  # fmt: skip
+    rest = [name for name in series.columns if name not in held]
+    parts = [(bundle.companion, held, None)]
+    if rest:
+        parts.append((dataclasses.replace(bundle, companion=None), rest, future))
+    groups: dict[str, list[str]] = {}
+    tables = []
+    for part, names, ahead in parts:
+        tables.append(forecast(part, series.of_series(names), horizon=horizon, levels=levels, future=ahead))
+        name = None
+        for column in tables[-1].columns:  # a series' forecast, then its bounds
+            name = column if column in names else name
+            groups.setdefault(name, []).append(column)
+    merged = pd.concat(tables, axis=1, sort=True)
+    return merged[[column for name in series.columns for column in groups[name]]]
 
 
 def _forecast(

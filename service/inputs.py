@@ -8,6 +8,7 @@ request fails alone with a 4xx and never poisons a batch it would have shared.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -30,6 +31,7 @@ from forecaster.data.textfile import ZIP_MAGIC, compression, marked_encoding
 from forecaster.errors import ConfigError, DataError, ForecasterError, one_line
 from forecaster.history import (
     far_from_training,
+    forecast_series,
     future_covariates,
     left_out_in_training,
     read_future,
@@ -168,6 +170,12 @@ def notes_header(notes: list[str]) -> dict[str, str]:
     return {"forecaster-notes": json.dumps(shown)} if notes else {}
 
 
+def every_series(bundle: Bundle) -> DataConfig:
+    """The bundle's data config naming every series it forecasts, its companion's too (`forecast_series`):
+    the columns and rows an upload of them all holds."""
+    return dataclasses.replace(bundle.data, columns=forecast_series(bundle))
+
+
 def rows_allowed(data: DataConfig, max_rows: int) -> int:
     """--max-rows per series as the rows of a request: `max_rows` times the series of a long table."""
     return max_rows * (len(data.columns) if data.id_col else 1)
@@ -236,7 +244,7 @@ def _check_csv_size(bundle: Bundle, content: bytes, *, max_rows: int, max_extra_
     if b"\x00" in content[:65536] and marked_encoding(content) is None:  # the reader's line offers gzip
         raise _invalid("file", "binary data (NUL bytes), not CSV text; expected an uncompressed CSV file "
                        "(UTF-8, or UTF-16 with a byte-order mark)")  # fmt: skip
-    data = bundle.data
+    data = every_series(bundle)
     text = content.decode("utf-8", errors="replace")
     readable = _readable_columns(data)
     allowed = readable + max_extra_columns
@@ -358,8 +366,8 @@ def forecast_records(
     """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
     (the same numbers: one forecast, outside the micro-batcher)."""
     bundle = served.bundle
-    _check_record_keys(bundle.data, request.data, "data", max_extra_columns)
-    _check_record_keys(bundle.data, request.future or [], "future", max_extra_columns)
+    _check_record_keys(every_series(bundle), request.data, "data", max_extra_columns)
+    _check_record_keys(every_series(bundle), request.future or [], "future", max_extra_columns)
     read = "data"  # the records read when a refusal came: its field
     try:
         with collected_notes() as said, without_reading_advice():

@@ -13,7 +13,7 @@ from fastapi import Request
 
 from service.deps import Registry, Settings
 from service.errors import ApiError
-from service.inputs import check_record_count
+from service.inputs import check_record_count, every_series
 
 # What other forecasting APIs call the horizon and the interval level (sktime's fh, Prophet's periods).
 _ALIASES = {"fh": "horizon", "steps": "horizon", "periods": "horizon", "lv": "level", "lvl": "level",
@@ -116,4 +116,4 @@ async def json_counts(request: Request, registry: Registry, settings: Settings) 
                        field="inputs")  # fmt: skip
     if isinstance(records, list):
         served = registry.get(request.path_params["name"])
-        check_record_count(served.bundle.data, len(records), settings.max_rows)
+        check_record_count(every_series(served.bundle), len(records), settings.max_rows)

@@ -32,6 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from forecaster.artifacts import (
         CALIBRATION_FILE,
+        COMPANION,
         METRICS_FILE,
         bundle_path,
         load_bundle,
@@ -41,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.calibration import DEFAULT_LEVELS, FEW_WINDOWS
     from forecaster.errors import CalibrationFileError
     from forecaster.history import read_history
-    from forecaster.training.evaluation import calibrate_bundle
+    from forecaster.training.evaluation import calibrate_bundle, companion_series
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
+    companion_as = folder_version(bundle_path(args.model) / COMPANION)
     check_writable(bundle_path(args.model), f"cannot write {bundle_path(args.model) / CALIBRATION_FILE}")
     try:
         bundle = load_bundle(args.model)
@@ -64,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
+    if held := companion_series(bundle, series):  # its companion's series: by it, on their own windows
+        inner = calibrate_bundle(bundle.companion, series.of_series(held), args.on)
+        print(f"its companion's calibration ({len(held)} series) written to "
+              f"{write_calibration(bundle.companion.path, inner, companion_as)}")  # fmt: skip
     for note in calibration.notes():
         print(f"note: {note}")
     if calibration.windows < FEW_WINDOWS:  # one window of a 36-row file's test split, unsaid (h59 F9)

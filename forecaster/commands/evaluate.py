@@ -45,7 +45,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from forecaster.artifacts import load_bundle
+    from forecaster.artifacts import COMPANION, load_bundle
+    from forecaster.data.missing import some
     from forecaster.history import read_history
     from forecaster.training.evaluation import evaluate_bundle
 
@@ -60,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
         same = data.source == series.source
         other = "" if same else f"; trained on {data.source}, standardized by its scaler"
         print(f"model {bundle.name} ({bundle.model_name}) on {series.source}, split {data.split}{other}")
-        print_metrics(metrics, trained_here=False)
+        if "mse" in metrics:  # none where the rows hold only its companion's series
+            print_metrics(metrics, trained_here=False)
+        if COMPANION in metrics:  # the series too short for the model's windows
+            print(f"its companion {bundle.companion.model_name} on {some(bundle.companion.data.columns)}:")
+            print_metrics(metrics[COMPANION], trained_here=False)
         if args.level and bundle.calibration.on_all_windows():
             print(f"note: the intervals were calibrated on {bundle.calibration.source}: test windows among "
                   "those rows made their margins, and coverage there is in sample; a file of later rows "

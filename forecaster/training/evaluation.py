@@ -7,12 +7,13 @@ print the same numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from forecaster.artifacts import Bundle
+from forecaster.artifacts import COMPANION, Bundle
 from forecaster.calibration import ALL_WINDOWS, Calibration, uncalibrated
 from forecaster.data import TimeSeries, WindowDataset, check_frequency, season_length
 from forecaster.data.config import DataConfig
@@ -35,7 +36,15 @@ def evaluate_bundle(
 ) -> dict[str, Any]:
     """Score a loaded bundle on the test split of `series`, whose columns must be the bundle's, beside the
     naive and seasonal naive forecasts of the same windows (under their names); with `levels`, also its
-    intervals' coverage, width and interval score per level (under "intervals")."""
+    intervals' coverage, width and interval score per level (under "intervals"); the series its companion
+    forecasts (`artifacts.COMPANION`) scored by it, under that name."""
+    if held := companion_series(bundle, series):
+        options = {"levels": levels, "accelerator": accelerator}
+        scored = evaluate_bundle(bundle.companion, series.of_series(held), **options)
+        rest = [name for name in series.columns if name not in held]
+        alone = dataclasses.replace(bundle, companion=None)
+        own = evaluate_bundle(alone, series.of_series(rest), **options) if rest else {}
+        return {**own, COMPANION: scored}
     check_series(bundle, series, some=True)
     if series.columns != bundle.data.columns:  # some of a model's independent series: scored alone
         bundle = of_series(bundle, series.columns)
@@ -78,10 +87,17 @@ def check_series(bundle: Bundle, series: TimeSeries, some: bool = False) -> None
         )
 
 
+def companion_series(bundle: Bundle, series: TimeSeries) -> list[str]:
+    """Those of `series` that the bundle's companion forecasts (`artifacts.COMPANION`)."""
+    return [name for name in series.columns if bundle.companion and name in bundle.companion.data.columns]
+
+
 def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation") -> Calibration:
     """New interval margins for a bundle from `series`: its validation split under the bundle's split
     (what training does), or every window of `series` (`on="all"`: recent rows, to recalibrate after the
-    data moved)."""
+    data moved); of the model's own series (its companion's are calibrated with it, `calibrate`)."""
+    held = companion_series(bundle, series)
+    series = series.of_series([name for name in series.columns if name not in held])
     check_series(bundle, series)
     method = bundle.calibration.method if bundle.calibration else "conformal"
     data = bundle.data

@@ -343,6 +343,20 @@ def plan(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
     return list(distinct.values())
 
 
+def plan_baselines(settings: TrainSettings, series: TimeSeries) -> list[Candidate]:
+    """The forecasts that fit nothing (`NOTHING_TO_FIT`), each where it applies as `--model auto` plans it, on
+    the longest input (up to DEFAULT_INPUT_SIZE) from which every series splits without a train window: a
+    panel's companion (`training.companion`) chooses among them for series too short for the kept model."""
+    split, lengths = split_for(series, settings), [rows.stop - rows.start for rows in series.own_rows()]
+    sizes = [size for size in range(1, DEFAULT_INPUT_SIZE + 1) if all(
+        usable(length, size, settings.horizon, split, series.freq, trained=False) for length in lengths)]
+    if not sizes:
+        return []
+    auto = dataclasses.replace(settings, model_name=AUTO, preset=DEFAULT, input_size=max(sizes))
+    planned = [_candidate(name, name, DEFAULT, auto, series) for name in NOTHING_TO_FIT]
+    return [candidate for candidate in planned if candidate is not None]
+
+
 def plan_fitting(settings: TrainSettings, series: TimeSeries) -> tuple[TrainSettings, list[Candidate]]:
     """`plan`, and where the product's default model cannot read an input from a user's file (20 yearly rows
     at horizon 6 leave it 1 step), the choice `--model auto` makes among the models that fit, with a note:

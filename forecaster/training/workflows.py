@@ -25,7 +25,7 @@ from lightning.pytorch.utilities import rank_zero_only as rank_zero
 from torch import nn
 
 import forecaster
-from forecaster.artifacts import check_out_dir, save_bundle, work_dir_for
+from forecaster.artifacts import COMPANION, check_out_dir, model_digest, save_bundle, work_dir_for
 from forecaster.atomic import held_by_this_run
 from forecaster.calibration import DEFAULT_LEVELS, RECALIBRATED, Calibration, undercovered
 from forecaster.data import Scaler, TimeSeries
@@ -40,14 +40,16 @@ from forecaster.models.assembly import stored
 from forecaster.models.baselines import NOTHING_TO_FIT
 from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
-from forecaster.presets import AUTO
+from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combinations
+from forecaster.training.companion import companion_panel
 from forecaster.training.evaluation import reference_seasons
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.growth import seasonal_in_place
 from forecaster.training.planning import (
     Candidate,
+    plan_baselines,
     plan_fitting,
     split_for,
 )
@@ -156,16 +158,20 @@ def _fit_planned(
     return fitted
 
 
-def keep_best(fitted: list[Fitted], series: TimeSeries, settings: TrainSettings) -> tuple[Fitted, dict]:
+def keep_best(
+    fitted: list[Fitted], series: TimeSeries, settings: TrainSettings, held_to_naive: bool = False
+) -> tuple[Fitted, dict]:
     """The simplest fitted candidate within two standard errors of the best on validation, and on the earlier
     validation period where they were scored on one (`scoring.simplest_consistent`; for `--model auto` and
-    `--preset auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE."""
+    `--preset auto`, their ensemble is offered last, `combine`), and every candidate's validation MSE.
+    `held_to_naive`: the forecasts that fit nothing after the first are held against it as trained ones are
+    (clearly lower), not only lower on every period and train split (`train_companion`)."""
     if AUTO in (settings.model_name, settings.preset):
         fitted = with_combinations(fitted, series)
     periods = [[Score.of(result.val_errors, settings.horizon) for result in fitted]]
     if all(result.earlier is not None for result in fitted):
         periods.append([result.earlier for result in fitted])
-    baselines = fits_nothing_count(fitted)
+    baselines = 1 if held_to_naive else fits_nothing_count(fitted)
     histories = [result.history for result in fitted[:baselines]]
     seasons = [season_of(result.model) for result in fitted[:baselines]]
     chosen = simplest_consistent(periods, max(baselines, 1), histories, seasons)
@@ -230,7 +236,9 @@ def _train_held(
         settings, candidates = plan_fitting(settings, series)
         kept = without_short_series(series, settings, candidates)
         if short := [name for name in series.columns if name not in kept.columns]:  # said again at predict
-            record = {**(record or {}), "left_out": short}
+            companion = train_companion(series, short, settings, work_dir) or {}
+            held = companion.get(COMPANION, {}).get("series", [])
+            record = {**(record or {}), **companion, "left_out": [name for name in short if name not in held]}
         if series.others:  # the columns the targets given left out: no new series at predict (h75 F20)
             record = {**(record or {}), "beside_targets": list(series.others)}
         series = kept
@@ -241,7 +249,38 @@ def _train_held(
         best, scores = keep_best(fitted, series, settings)
         best = seasonal_in_place(best, fitted, series, settings)
         best = naive_if_it_lost_since(best, fitted, series, settings, work_dir)
-        return save_kept(best, scores, series, out, settings, record)
+        companion_path = work_dir / f"{COMPANION}-bundle" if record and COMPANION in record else None
+        return save_kept(best, scores, series, out, settings, record, companion_path)
+
+
+def train_companion(
+    series: TimeSeries, short: list[str], settings: TrainSettings, work_dir: Path
+) -> dict[str, Any] | None:
+    """The companion of a panel's left-out series (`companion`), saved in `work_dir` for the bundle to take
+    in, and its training record's field; None where none of them holds naive's windows."""
+    panel = companion_panel(series, settings, short)
+    candidates = [] if panel is None else plan_baselines(settings, panel)
+    if not candidates:
+        return None
+    size = candidates[0].input_size
+    first = candidates[0].model_name
+    one = dataclasses.replace(settings.trainer, devices=1, strategy="auto")  # nothing fitted, none shared
+    asked = dataclasses.replace(settings, model_name=first, preset=DEFAULT, input_size=size, overwrite=True,
+                                trainer=one)  # fmt: skip
+    fitted = _fit_planned(panel, asked, candidates, work_dir / COMPANION)
+    if fitted is None:
+        return None
+    best, scores = keep_best(fitted, panel, asked, held_to_naive=True)  # their train splits hold no window
+    asked = dataclasses.replace(asked, model_name=best.candidate.model_name)
+    path = save_kept(best, scores, panel, work_dir / f"{COMPANION}-bundle", asked).bundle_path
+    warnings.warn(f"{series.source}: note: {len(panel.columns)} of them forecast by {best.candidate.label} "
+                  f"({size}-step input), chosen among the forecasts that fit nothing on their validation "
+                  f"windows (naive unless one is clearly lower): {', '.join(map(repr, panel.columns))}",
+                  DataQualityWarning, stacklevel=2)  # fmt: skip
+    forecast = [name for name in series.columns if name not in short or name in panel.columns]  # file order
+    return {COMPANION: {"model": best.candidate.label, "input_size": size, "series": list(panel.columns),
+                        "places": [forecast.index(name) for name in panel.columns],
+                        "sha256": model_digest(path)}}  # fmt: skip
 
 
 def save_kept(
@@ -251,8 +290,10 @@ def save_kept(
     out: Path,
     settings: TrainSettings,
     record: dict[str, Any] | None = None,
+    companion: Path | None = None,
 ) -> TrainOutcome:
-    """Finish the kept candidate (`finish`) and save it as the bundle `out`, with how it was chosen."""
+    """Finish the kept candidate (`finish`) and save it as the bundle `out` (with its `companion` bundle),
+    with how it was chosen."""
     options = settings.trainer
     finished = finish(
         best.model,
@@ -304,6 +345,7 @@ def save_kept(
         scaler=best.scaler,
         calibration=finished.calibration,
         overwrite=settings.overwrite,
+        companion=companion,
     )
     return TrainOutcome(path, metrics, training, finished.model)
 

@@ -1,0 +1,33 @@
+"""A panel's companion: the series training leaves out, too short for the kept model's windows, that a
+forecast fitting nothing can still split (naive: 1 + 2H rows) form a second panel. The forecasts that fit
+nothing are planned on it (`planning.plan_baselines`), each series split over its own rows, and the one best
+on those series' validation windows is kept, calibrated on their windows alone, as the bundle's
+`artifacts.COMPANION` (`workflows.train_companion`). No one forecast serves them all: of h113's left-out
+series, drift forecast the World Bank-style table's at 0.80x naive's MAE and the store panel's seasonal
+SKUs' at 1.6x.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from forecaster.data import TimeSeries
+from forecaster.data.splits import usable
+from forecaster.training.planning import split_for
+from forecaster.training.settings import TrainSettings
+
+
+def companion_panel(series: TimeSeries, settings: TrainSettings, short: list[str]) -> TimeSeries | None:
+    """Those of the `short` series (left out of `series`) that hold naive's windows under the run's split,
+    on the rows they span; None where none does (they stay left out, each named)."""
+    split = split_for(series, settings)
+    own = zip(series.columns, series.own_rows(), strict=True)
+    lengths = {name: rows.stop - rows.start for name, rows in own}
+    held = [name for name in short if usable(lengths[name], 1, settings.horizon, split, series.freq, False)]
+    if not held:
+        return None
+    panel = series.of_series(held)
+    spanned = np.flatnonzero(np.isfinite(panel.values).any(axis=1))
+    return dataclasses.replace(panel, frame=panel.frame.iloc[spanned[0] : spanned[-1] + 1])

@@ -1,0 +1,160 @@
+"""A panel's companion (`forecaster.training.companion`): the series too short for the kept model's windows
+that naive's windows fit are forecast by the forecast that fits nothing best on their validation windows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.api import Forecaster
+from forecaster.artifacts import COMPANION, load_bundle
+from forecaster.data import DataQualityWarning
+from forecaster.errors import BundleError
+from tests.test_cli_train import run_cli
+from tests.test_service import serving
+
+HORIZON = 1  # each validation window a block: two series give `keep_best` two to judge by
+SHORT = ["short0", "short1"]
+
+
+def _panel(path: Path, trend: bool, shorts: tuple[str, ...] = tuple(SHORT)) -> None:
+    """25 series of 100 days, `shorts` of 12 ending with them (a steady rise, or a level that shifts once)
+    and one of 2 (below naive's 1 + 2H rows), in that order but for 'short0', written second."""
+    rng, rows, days = np.random.default_rng(0), {}, pd.date_range("2020-01-01", periods=100, freq="D")
+    for k in range(25):
+        rows[f"long{k}"] = (days, 50 + 5 * np.sin(np.arange(100) / 3) + rng.normal(0, 1, 100))
+    for name in shorts:
+        rise = np.arange(12) * 3.0 if trend else np.where(np.arange(12) < 3, 0.0, 20.0)  # a level shift
+        rows[name] = (days[-12:], 10 + rise + rng.normal(0, 0.3, 12))
+    rows["tiny"] = (days[-2:], np.ones(2))
+    order = list(dict.fromkeys(["long0", *shorts[:1], *rows]))
+    table = [(name, day.date(), round(value, 3))
+             for name in order for day, value in zip(*rows[name], strict=True)]  # fmt: skip
+    pd.DataFrame(table, columns=["id", "date", "y"]).to_csv(path, index=False)
+
+
+def _train(
+    tmp_path: Path, capsys, trend: bool, shorts: tuple[str, ...] = tuple(SHORT), horizon: int = HORIZON
+) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    _panel(tmp_path / "p.csv", trend, shorts)
+    with pytest.warns(DataQualityWarning):
+        code, _, err = run_cli(["train", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", horizon,
+                                "--no-progress", "--seeds", 1, "--max-epochs", 1, "--out", tmp_path / "m"],
+                               capsys)  # fmt: skip
+    assert code == 0, err
+    return tmp_path / "m"
+
+
+@pytest.mark.parametrize(("trend", "kept", "other"), [(True, "drift", "naive"), (False, "naive", "drift")])
+def test_the_companion_keeps_the_forecast_lower_on_validation(tmp_path, capsys, trend, kept, other):
+    """Drift where the short series rise steadily, naive where their level shifted: chosen on their own
+    validation windows as train chooses (`workflows.keep_best`: a later forecast that fits nothing only where
+    clearly lower), not defaulted to naive (h113: drift was 0.80x naive on one panel's short series, 1.6x on
+    another's)."""
+    bundle = load_bundle(_train(tmp_path, capsys, trend))
+    record, companion = bundle.training[COMPANION], bundle.companion
+    assert companion is not None and companion.data.columns == SHORT == record["series"]
+    assert bundle.training["left_out"] == ["tiny"]
+    selection = companion.training["selection"]
+    assert record["model"] == kept and selection[kept] < selection[other], selection
+    if kept == "drift":
+        assert selection["drift"] == min(selection.values()), selection
+    assert companion.training["candidate"] == kept
+
+
+def test_one_validation_block_is_no_evidence_to_leave_naive(tmp_path, capsys):
+    """At horizon 3 the two short series' validation windows make one block: drift lower there is kept only
+    on clear evidence, which one block is not (their train splits hold no window to confirm it either).
+    Under the rule for the forecasts that fit nothing alone (lower on each period and train split) drift was
+    kept here, and on plm Gasoline's short series Holt-Winters so kept scored 2.47x naive's held-out MAE."""
+    bundle = load_bundle(_train(tmp_path, capsys, trend=True, horizon=3))
+    selection = bundle.companion.training["selection"]
+    assert bundle.training[COMPANION]["model"] == "naive", selection
+    assert selection["drift"] < selection["naive"], selection
+
+
+def test_train_and_predict_answer_every_series_that_holds_naives_windows(tmp_path, capsys):
+    """Every series of 1 + 2H rows or more is forecast, in the order the file gave them, with one note naming
+    those the companion forecasts; the API and the service answer the same numbers; evaluate scores and
+    calibrate calibrates the companion's series by it."""
+    model = _train(tmp_path, capsys, trend=True)
+    with pytest.warns(DataQualityWarning) as said:
+        code, _, err = run_cli(["predict", "--model", model, "--csv", tmp_path / "p.csv", "--level", 80,
+                                "--output", tmp_path / "f.csv"], capsys)  # fmt: skip
+    assert code == 0, err
+    notes = [str(note.message) for note in said if "forecast by drift" in str(note.message)]
+    assert len(notes) == 1 and "2 series too short for s3attention" in notes[0], notes
+    answered = pd.read_csv(tmp_path / "f.csv")
+    names = list(dict.fromkeys(answered["id"]))
+    assert names == ["long0", "short0", *[f"long{k}" for k in range(1, 25)], "short1"]
+    history = pd.read_csv(tmp_path / "p.csv")
+    for name in SHORT:  # drift continues the rise past the last value
+        assert (answered.loc[answered["id"] == name, "s3attention"] > history.loc[history["id"] == name, "y"]
+                .iloc[-1]).all()  # fmt: skip
+    frame = history.assign(date=pd.to_datetime(history["date"]))
+    api = Forecaster.load(model).predict(frame, level=[80])
+    assert np.allclose(api["s3attention"], answered["s3attention"])
+    assert list(dict.fromkeys(api["id"])) == names
+    shutil.copytree(model, tmp_path / "served" / "m")
+    with serving(tmp_path / "served", max_body_bytes=1_000_000) as client:
+        upload = {"file": ("p.csv", (tmp_path / "p.csv").read_text(), "text/csv")}
+        response = client.post("/v1/models/m/forecast.csv", files=upload, params={"level": 80})
+        assert response.status_code == 200, response.text
+        served = pd.read_csv(pd.io.common.StringIO(response.text))
+        records = client.post("/v1/models/m/forecast", json={"data": history.to_dict("records")})
+        assert records.status_code == 200, records.text
+    assert list(dict.fromkeys(served["id"])) == names
+    assert np.allclose(served["s3attention"], answered["s3attention"])
+    assert np.allclose(served["s3attention-lo-80"], answered["s3attention-lo-80"])
+    point = pd.DataFrame(records.json()["forecast"])["s3attention"]
+    assert np.allclose(point, answered["s3attention"])
+    assert any("forecast by drift" in note for note in records.json()["notes"])
+    with pytest.warns(DataQualityWarning):  # evaluate and calibrate: each series by its own model
+        code, out, err = run_cli(["evaluate", "--model", model, "--csv", tmp_path / "p.csv", "--json"],
+                                 capsys)  # fmt: skip
+    assert code == 0, err
+    scored = json.loads(out)
+    assert 0 < scored[COMPANION]["windows"] < scored["windows"]
+    with pytest.warns(DataQualityWarning):
+        code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "p.csv"], capsys)
+    assert code == 0 and f"its companion's calibration ({len(SHORT)} series) written" in out, err
+    assert load_bundle(model).companion.calibration is not None
+
+
+def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refused(tmp_path, capsys):
+    """A bundle without a companion (as every bundle before it: a panel whose only short series is below
+    naive's rows) loads and forecasts as before; a companion swapped or removed is refused by name (the
+    parent's record holds its digest)."""
+    old = _train(tmp_path / "old", capsys, trend=True, shorts=())
+    loaded = load_bundle(old)
+    assert loaded.companion is None and COMPANION not in loaded.training
+    assert loaded.training["left_out"] == ["tiny"] and not (old / COMPANION).exists()
+    assert len(Forecaster.load(old).predict(pd.read_csv(tmp_path / "old" / "p.csv"))) == 25 * HORIZON
+    model = _train(tmp_path, capsys, trend=True)
+    for name in ("config.json", "weights.safetensors", "metrics.json", "calibration.safetensors"):
+        shutil.copy(old / name, model / COMPANION / name)  # a bundle of its own, not the one saved with it
+    with pytest.raises(BundleError, match="not the companion saved with"):
+        load_bundle(model)
+    shutil.rmtree(model / COMPANION)
+    with pytest.raises(BundleError, match="no folder 'short'"):
+        load_bundle(model)
+
+
+def test_a_backtest_of_a_panel_with_a_companion_scores_the_models_series(tmp_path):
+    """`cross_validation` backtests the model's series as before (each window's fit trains its own
+    companion, whose series it does not score): none of them is forecast, from rows past its cutoff, under
+    a note naming series the answer then lacks."""
+    _panel(tmp_path / "p.csv", trend=True)
+    frame = pd.read_csv(tmp_path / "p.csv", parse_dates=["date"])
+    model = Forecaster(horizon=HORIZON, seeds=1, max_epochs=1)
+    with pytest.warns(DataQualityWarning) as said:
+        backtest = model.cross_validation(frame, id_col="id", date_col="date")
+    assert sorted(set(backtest["id"])) == sorted(f"long{k}" for k in range(25))
+    assert not [note for note in said if "are forecast by" in str(note.message)]  # none forecast unsaid
+    assert backtest["y"].notna().all() and len(backtest) == 25 * HORIZON
