@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 import numpy as np
+import pydantic_core
 
 from forecaster.artifacts import Bundle, load_bundle
 from forecaster.atomic import Version, folder_version
@@ -32,6 +33,12 @@ log = logging.getLogger("service")
 
 MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole names: `fullmatch`
 INVALID_NAME = "directory name is not a valid model name (letters, digits, . _ -)"
+# What /v1/models tells of a bundle's metrics.json (bounded there at 64 MiB): entries whose JSON is at most
+# METRICS_ENTRY_BYTES, while they total METRICS_SUMMARY_BYTES. A real one is ~1.5 KB but for `val_blocks` (a
+# number per block of `horizon` validation windows and channel): 110,670 numbers, 2.1 MB, for weather at
+# horizon 1; Traffic's 862 channels make ~1.5 M. The whole file: GET /v1/models/{name}/metrics.
+METRICS_ENTRY_BYTES = 4096
+METRICS_SUMMARY_BYTES = 65536
 # Seconds a replaced model's batcher still runs: requests that took the model before the swap finish on it.
 RETIRE_AFTER_S = 30.0
 
@@ -57,7 +64,8 @@ class ServedModel:
             freq=data.freq,
             date_col=data.date_col,
             date_from=data.date_from or [],
-            metrics=self.bundle.metrics,
+            metrics=(summary := _metrics_summary(self.bundle.metrics)),
+            metrics_complete=len(summary) == len(self.bundle.metrics),
             intervals=_intervals(self.bundle.calibration, self.bundle.metrics),
             logarithms=self.bundle.scaler.logged_columns(data.columns),
             id_col=data.id_col,
@@ -71,6 +79,23 @@ class ServedModel:
         """`info` as JSON, written once a load (in its thread): a 54 MB metrics.json had been validated and
         written again by every GET of /v1/models, 1 s of the event loop each (h112)."""
         return self.info.model_dump_json().encode()
+
+    @functools.cached_property
+    def metrics_json(self) -> bytes:
+        """The whole metrics.json as JSON (NaN as null, as `info_json`), written at its first GET, in a
+        reading thread: only GET /v1/models/{name}/metrics sends it."""
+        return pydantic_core.to_json(self.bundle.metrics, inf_nan_mode="null")
+
+
+def _metrics_summary(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The entries of `metrics` /v1/models tells (METRICS_ENTRY_BYTES): a 54 MB metrics.json was sent whole
+    in every listing (h112 F3)."""
+    kept, total = {}, 0
+    for key, value in metrics.items():
+        size = len(pydantic_core.to_json({key: value}, inf_nan_mode="null"))
+        if size <= METRICS_ENTRY_BYTES and total + size <= METRICS_SUMMARY_BYTES:
+            kept[key], total = value, total + size
+    return kept
 
 
 def _intervals(calibration: Calibration | None, metrics: dict[str, Any]) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from forecaster.checks import MAX_LEVEL
+from forecaster.data.series import collected_notes
 from forecaster.prediction import check_interval_levels, interval_columns
 from forecaster.recent import HistoryError, PreparedHistory
 from service.batching import BatcherClosed
@@ -97,10 +98,13 @@ class OrjsonRequest(Request):
         content_type, options = parse_options_header(self.headers.get("content-type"))
         boundary = options.get(b"boundary")
         if content_type == b"multipart/form-data" and boundary:
-            found = (await self.body()).count(b"--" + boundary)
+            body = await self.body()
+            found = body.count(b"--" + boundary)
             if found > MULTIPART_BOUNDARIES:
                 raise HTTPException(400, f"its boundary occurs {found:,} times, expected at most "
                                     f"{MULTIPART_BOUNDARIES}")  # fmt: skip
+            if b"--" + boundary + b"--" not in body:  # a cut body was 'file: required field is missing'
+                raise HTTPException(400, "it ends before its closing boundary: cut short")
         return await super()._get_form(**limits)
 
 
@@ -195,6 +199,15 @@ async def list_models(registry: Registry) -> Response:
 async def describe_model(name: str, registry: Registry) -> Response:
     """One loaded model."""
     return Response(registry.get(name).info_json, media_type="application/json")
+
+
+@router.get(
+    "/v1/models/{name}/metrics", response_model=dict[str, Any], tags=["models"], responses=LOOKUP_ERRORS
+)
+async def model_metrics(name: str, request: Request, registry: Registry) -> Response:
+    """The model's whole metrics.json, `val_blocks` included (written once, off the event loop)."""
+    served = registry.get(name)
+    return Response(await in_thread(request, lambda: served.metrics_json), media_type="application/json")
 
 
 def histories_numbers(histories: list[PreparedHistory], levels: list[list[int]]) -> int:
@@ -303,9 +316,17 @@ async def forecast(
 
     left = threading.Event()  # the client hung up: histories not read yet are left unread
 
+    said: list[list[str]] = []  # each history's reading notes: dates of changing UTC offsets read in UTC
+
     def prepare() -> list[PreparedHistory]:
-        return [prepare_json(served.bundle, item, prefix=prefix, max_rows=settings.max_rows)
-                for item, prefix in zip(items, prefixes, strict=True) if not left.is_set()]  # fmt: skip
+        prepared = []
+        for item, prefix in zip(items, prefixes, strict=True):
+            if left.is_set():
+                break
+            with collected_notes() as notes:
+                prepared.append(prepare_json(served.bundle, item, prefix=prefix, max_rows=settings.max_rows))
+            said.append(notes)
+        return prepared
 
     # a large request is read off the event loop (200,000 timestamps of two UTC offsets, read as text one by
     # one, held every other request for 9-21 s)
@@ -330,9 +351,9 @@ async def forecast(
             "model": name,
             "timestamps": answer_labels(item),
             "forecast": {column: values.tolist() for column, values in answer.items()},
-            "notes": far_notes(served.bundle, item),
+            "notes": [*notes, *far_notes(served.bundle, item)],
         }
-        for item, answer in zip(prepared, answers, strict=True)
+        for item, answer, notes in zip(prepared, answers, said, strict=True)
     ]
     content = orjson.dumps(outputs[0] if single else {"outputs": outputs})
     return Response(content=content, media_type="application/json")

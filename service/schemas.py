@@ -197,7 +197,12 @@ class ModelInfo(BaseModel):
         default_factory=list,
         description="The columns the dates were read from (e.g. year and month), empty for a date column.",
     )
-    metrics: dict[str, Any]
+    metrics: dict[str, Any] = Field(
+        description="The bundle's test metrics (its metrics.json) less entries of over 4 KiB of JSON, such "
+        "as `val_blocks` (the validation MSE per block of `horizon` windows and channel, 10^5 numbers and "
+        "more), and any past 64 KiB in all; the whole file: GET /v1/models/{name}/metrics."
+    )
+    metrics_complete: bool = Field(True, description="Whether `metrics` holds every entry of metrics.json.")
     intervals: dict[str, Any] | None = Field(
         description="How prediction intervals are made (method, the levels it answers, what calibrated "
         "them, whether `metrics.intervals` scored these margins: false once recalibrated, or in a bundle "

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster.data.dates import across_offsets, clock_words, past_the_clock
+from forecaster.data.series import say_note
 from forecaster.data.timeorder import before_year_one
 from forecaster.recent import PreparedHistory
 from service.errors import ApiError
@@ -60,7 +61,8 @@ def _read_timestamps(raw: list[str], field: str) -> pd.DatetimeIndex:
         parsed = pd.to_datetime(texts, format="ISO8601", utc=True, errors="coerce")  # any bad one, at once
         parsed = parsed.where(~clock_words(texts))
         shifted = None if parsed.isna().any() else across_offsets(texts)  # a zone's daylight saving time
-        if shifted is not None:  # read as a CSV upload's dates are
+        if shifted is not None:  # read as a CSV upload's dates are, said as its notes say it (h112 F7)
+            say_note(f"note: {shifted[1]}")
             return shifted[0] + later
     if parsed.isna().any():
         position = int(parsed.isna().to_numpy().argmax())

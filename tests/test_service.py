@@ -41,7 +41,7 @@ MAX_ROWS, MAX_INPUTS, MAX_BODY = 400, 8, 64_000
 
 def make_bundle(
     root: Path, name: str = "hourly", *, dated: bool = True, horizon: int = HORIZON, columns: list = COLUMNS,
-    **read,
+    metrics: dict | None = None, **read,
 ) -> Path:
     """A small untrained S3Attention bundle (no training needed to test serving); `read`: DataConfig
     fields beside the defaults."""
@@ -59,7 +59,7 @@ def make_bundle(
     scaler = Scaler(np.array([10.0, 20.0][: len(columns)]), np.array([2.0, 5.0][: len(columns)]))
     return save_bundle(
         root / name, model=model.eval(), model_name="s3attention", data=data, scaler=scaler,
-        metrics={"test": {"mse": 0.25, "mae": 0.4}}, training={"epochs": 0},
+        metrics=metrics or {"test": {"mse": 0.25, "mae": 0.4}}, training={"epochs": 0},
     )  # fmt: skip
 
 
@@ -209,6 +209,28 @@ def test_model_details_are_written_once_a_load_not_by_every_get(tmp_path: Path, 
     assert detail["metrics"] == {"test": {"mse": 0.25, "mae": 0.4}} and detail["horizon"] == HORIZON
 
 
+def test_a_listing_tells_metrics_but_val_blocks_the_whole_file_has_its_own_route(tmp_path: Path) -> None:
+    """/v1/models sent every bundle's metrics.json whole (up to 64 MiB): a real `val_blocks` holds 110,670
+    numbers (2.1 MB, weather at horizon 1), 54 MB were served in every listing (h112 F3). The listing keeps
+    the small entries; the whole file is one GET away; a NaN is null in both."""
+    blocks = [0.5] * 110_670
+    make_bundle(tmp_path / "models", metrics={"mse": 0.25, "mae": float("nan"), "val_blocks": blocks})
+    make_bundle(tmp_path / "models", "many", metrics={f"m{i:06d}": i for i in range(20_000)})
+    with serving(tmp_path / "models") as running:
+        listing = running.get("/v1/models")
+        detail = running.get("/v1/models/hourly").json()
+        whole = running.get("/v1/models/hourly/metrics")
+        crowded = running.get("/v1/models/many").json()
+        assert running.get("/v1/models/nope/metrics").status_code == 404
+    assert len(listing.content) < 200_000, len(listing.content)
+    assert listing.json()["models"][0] == detail
+    assert detail["metrics"] == {"mse": 0.25, "mae": None} and detail["metrics_complete"] is False
+    assert whole.status_code == 200 and whole.json() == {"mse": 0.25, "mae": None, "val_blocks": blocks}
+    told = json.dumps(crowded["metrics"], separators=(",", ":"))
+    assert crowded["metrics_complete"] is False and 0 < len(told) <= 65_536
+    assert crowded["metrics"] == {f"m{i:06d}": i for i in range(len(crowded["metrics"]))}
+
+
 @pytest.mark.parametrize("name", ["nope", "..%2Fhourly", "%2E%2E", "hourly%00", "..%5C..%5Cetc", "a" * 300])
 def test_unknown_model_names_and_traversal_answer_404(client: Client, name: str) -> None:
     for method, suffix in (("GET", ""), ("POST", "/forecast")):
@@ -315,7 +337,9 @@ def test_concurrent_requests_share_one_forward_pass(models_dir: Path, bundle) ->
 
 def test_json_timestamps_across_daylight_saving_time_are_read_as_uploaded_ones(client: Client) -> None:
     """Berlin's hourly clock across 2021-03-28 (+01:00, then +02:00): the JSON route refused them as mixing
-    time zones, which the CSV route reads in UTC; both answer alike now."""
+    time zones, which the CSV route reads in UTC; both answer alike now. UTC, not the offsets sent: offsets
+    name no zone, so the next change of offset within the horizon is unknown; UTC is the one clock both
+    routes can answer in."""
     frame = history(rows=30, start="2021-03-27 12:00")
     frame.index = frame.index.tz_localize("UTC").tz_convert("Europe/Berlin")
     assert {stamp.utcoffset() for stamp in frame.index} == {pd.Timedelta(hours=1), pd.Timedelta(hours=2)}
@@ -329,6 +353,13 @@ def test_json_timestamps_across_daylight_saving_time_are_read_as_uploaded_ones(c
     assert [pd.Timestamp(row[0]) for row in rows] == list(map(pd.Timestamp, answered.json()["timestamps"]))
     values = [[float(cell) for cell in row[1:]] for row in rows]
     assert np.array_equal(values, forecast_array(answered.json()))
+    # answered in UTC, not the offset sent, and said so, as the CSV and records routes say it (h112 F7)
+    said = "note: read the dates, whose UTC offsets change (daylight saving time), in UTC"
+    assert answered.json()["notes"] == [said] and answered.json()["timestamps"][0].endswith("+00:00")
+    assert said in json.loads(client.post("/v1/models/hourly/forecast.csv", files=upload).headers[
+        "forecaster-notes"])
+    batch = client.post("/v1/models/hourly/forecast", json={"inputs": [body, body_of(history())]}).json()
+    assert [output["notes"] for output in batch["outputs"]] == [[said], []]
 
 
 def test_json_timestamps_are_iso_8601_in_one_zone_not_whatever_dateutil_reads(client: Client) -> None:
@@ -987,4 +1018,19 @@ def test_an_upload_repeating_its_boundary_is_refused_before_it_is_parsed(client:
     assert_error(refused, 400, None, "the multipart body cannot be read (its boundary occurs 6,002 times, "
                  "expected at most 64)")  # fmt: skip
     served = client.post("/v1/models/hourly/forecast.csv", files={"file": ("h.csv", history(30).to_csv())})
+    assert served.status_code == 200, served.text
+
+
+def test_an_upload_cut_before_its_closing_boundary_is_named_as_cut(client: Client) -> None:
+    """A body whose 'file' part was sent whole but not its closing boundary was answered 'file: required
+    field is missing' (h112 F6): the part was sent, the body was cut."""
+    head = b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="h.csv"\r\n\r\n'
+    whole = head + history(30).to_csv().encode() + b"\r\n--XyZ--\r\n"
+    for cut in (whole[: -len(b"--XyZ--\r\n")], whole[: -len(b"--\r\n")], whole[: len(whole) // 2]):
+        answer = client.post("/v1/models/hourly/forecast.csv", content=cut,
+                             headers={"content-type": "multipart/form-data; boundary=XyZ"})  # fmt: skip
+        assert_error(answer, 400, None, "the multipart body cannot be read (it ends before its closing "
+                     "boundary: cut short)")  # fmt: skip
+    served = client.post("/v1/models/hourly/forecast.csv", content=whole,
+                         headers={"content-type": "multipart/form-data; boundary=XyZ"})  # fmt: skip
     assert served.status_code == 200, served.text

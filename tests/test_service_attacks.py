@@ -340,6 +340,37 @@ def test_slow_connections_are_closed_and_the_service_keeps_answering(server: Ser
     _assert_quiet_log(server)
 
 
+def test_a_connection_over_the_cap_reads_its_503_and_when_to_retry(server: Server) -> None:
+    """A connection past --limit-concurrency was written its 503 and closed at once: the request its client
+    had sent drew a reset (89 of 600 forecasts sent at once: ReadError; 30 of 30 requests sent before
+    reading: 'connection reset' after the 503, without Retry-After). Its request is read and dropped now,
+    as a 413's is, and the answer says when to retry."""
+    body = b" " * 100_000
+    request = (f"POST /v1/models/hourly/forecast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body  # fmt: skip
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(CAP)]
+    answers = []
+    try:
+        time.sleep(0.2)  # each accepted (the header deadline closes them HEADER_S later)
+        over = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(10)]
+        for sock in over:
+            sock.sendall(request)
+        for sock in over:
+            answer = b""
+            try:
+                while chunk := sock.recv(65536):
+                    answer += chunk
+                answers.append([answer.split(b"\r\n")[0], b"\r\nretry-after: 1\r\n" in answer])
+            except OSError as error:
+                answers.append([type(error).__name__])
+            sock.close()
+    finally:
+        for sock in held:
+            sock.close()
+    assert answers == [[b"HTTP/1.1 503 Service Unavailable", True]] * 10, answers
+    assert _forecast(server)[0] == 200
+
+
 def test_an_answer_left_unread_is_dropped_with_its_connection(server: Server) -> None:
     """A client that reads none of a large answer (256 series of 2,048 steps) held it in the worker's memory
     for as long as it kept the connection open (60 such held 290 MB): past WRITE_S with the send buffer
@@ -362,6 +393,21 @@ def test_an_answer_left_unread_is_dropped_with_its_connection(server: Server) ->
     assert head.startswith(b"HTTP/1.1 200 ") and 0 < len(answer) < whole, (len(answer), whole)
     assert _forecast(server)[0] == 200
     _assert_quiet_log(server)
+
+
+def test_a_head_of_100000_header_lines_reads_its_refusal_not_a_reset(server: Server) -> None:
+    """A head of 100,000 header lines (1.2 MB) sent whole was answered and closed at once: the lines still
+    arriving drew a reset, and the client read 'connection reset' instead of the 431 (h126). The rest is
+    read and dropped now, as a 413's body is."""
+    head = b"GET /health/live HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(100_000))
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head + b"\r\n")
+        while chunk := sock.recv(65536):
+            received += chunk
+    expected = (b"HTTP/1.1 431 ", b"HTTP/1.1 400 ") if server.http == "h11" else (b"HTTP/1.1 431 ",)
+    assert received.startswith(expected), received[:200]  # h11 answers its own 400 past 16 KiB first
+    assert httpx.get(f"{server.url}/health/live", timeout=10).status_code == 200
 
 
 def test_a_head_past_64_kib_is_refused_and_the_service_keeps_answering(server: Server) -> None:
