@@ -290,3 +290,24 @@ def test_japanese_minus_triangles_before_numbers_are_minus_signs(tmp_path, minus
     assert freq == "MS" and frame["前年同月比"].tolist() == changes.tolist()
     triangles = sum(cell.startswith(minus) for cell in cells)
     assert note.endswith(f"read {triangles} number(s) with △ or ▲ before them (Japan's minus) as negative")
+
+
+@pytest.mark.parametrize("legend", [["  -  = nichts vorhanden (genau Null)", "  .  = Zahlenwert unbekannt"],
+                                    []])  # fmt: skip
+def test_a_dash_the_legend_after_the_data_calls_zero_reads_as_zero(tmp_path, legend):
+    """GENESIS' legend says "- = nichts vorhanden (genau Null)": its dashes had been read as missing and
+    filled in from their neighbours (a month of no road deaths as 200). Without such a line a dash is
+    missing, as before."""
+    months = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+              "November", "Dezember"]  # fmt: skip
+    rows = [f"{2020 + k // 12};{months[k % 12]};{'-' if k in (3, 15) else 200 + k}" for k in range(36)]
+    lines = ["GENESIS-Tabelle: 46241-0001", "Getötete: Deutschland, Monate", ";;Getötete", ";;Anzahl", *rows,
+             "__________", *legend, "(C)opyright Statistisches Bundesamt (Destatis), 2023"]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "genesis.csv", "\n".join(lines) + "\n"))
+    assert freq == "MS" and len(frame) == 36
+    expected = [0.0 if k in (3, 15) else 200.0 + k for k in range(36)]
+    if legend:
+        assert frame["Getötete"].tolist() == expected
+        assert "read 2 cell(s) marked '-' as 0, as the line after the data says ('-  = nichts" in note
+    else:
+        assert frame["Getötete"].iloc[3] == 203.0 and "read 2 cell(s) marked '-' as missing" in note

@@ -147,6 +147,18 @@ def test_fred_md_reads_below_its_row_of_transformation_codes(tmp_path):
     assert "skipped 1 row(s) below the header describing the columns ('Transform:')" in note
 
 
+def test_fred_qd_reads_below_its_rows_of_factors_and_transformation_codes(tmp_path):
+    """FRED-QD writes two rows under its header, "factors" and "transform", without FRED-MD's colon: the
+    file was "no date column found"."""
+    quarters = pd.date_range("2000-01-01", periods=40, freq="QS")
+    rows = [f"{day.month}/1/{day.year},{1e4 + 10 * k:.3f},{5 + k / 10:.1f}" for k, day in enumerate(quarters)]
+    head = ["sasdate,GDPC1,UNRATE", "factors,1,0", "transform,5,2"]
+    frame, freq, note = read_noted(write(tmp_path, "fredqd.csv", "\n".join([*head, *rows]) + "\n"))
+    assert freq == "QS-JAN" and list(frame.columns) == ["GDPC1", "UNRATE"] and len(frame) == 40
+    np.testing.assert_allclose(frame["UNRATE"], 5 + np.arange(40) / 10)
+    assert "skipped 2 row(s) below the header describing the columns ('factors', 'transform')" in note
+
+
 def test_silso_sunspots_without_a_header_read_every_row_with_year_and_month_found(tmp_path):
     """SILSO's monthly sunspot file: no header, semicolons, year;month;decimal year;number;sd;obs;flag."""
     rows = [f"{1749 + k // 12};{k % 12 + 1:02d};{1749 + (k % 12 + 0.5) / 12:8.3f};{50 + k:6.1f};-1.0;-1;1"
@@ -1468,3 +1480,77 @@ def test_year_and_month_columns_named_in_japanese_chinese_or_korean(tmp_path, ye
     series = read_csv(write(tmp_path, "monthly.csv", "\n".join(rows) + "\n"))
     assert series.freq == "MS" and series.index[13] == pd.Timestamp("2021-02-01")
     assert series.frame.iloc[13, 0] == 113
+
+
+def test_an_oecd_stat_export_of_one_country_forecasts_its_values_not_its_base_year(tmp_path):
+    """OECD.Stat's CSV gives each dimension a code and a label column, and an index's base year in a column
+    'Reference Period' (2015 on every row): with one country it was forecast as a second series, unsaid."""
+    header = ('"LOCATION","Country","SUBJECT","Subject","MEASURE","Measure","FREQUENCY","Frequency","TIME",'
+              '"Time","Unit Code","Unit","PowerCode Code","PowerCode","Reference Period Code",'
+              '"Reference Period","Value","Flag Codes","Flags"')  # fmt: skip
+    months = pd.date_range("2019-01-01", periods=36, freq="MS")
+    rows = [f'"FRA","France","CPALTT01","CPI: All items","IXOB","Index","M","Monthly","{month:%Y-%m}",'
+            f'"{month:%b-%Y}","IDX","Index","0","Units","2015","2015",{100 + k / 4},"",""'
+            for k, month in enumerate(months)]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "oecd.csv", "\n".join([header, *rows]) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["Value"]
+    np.testing.assert_allclose(frame["Value"], 100 + np.arange(36) / 4)
+    assert "skipped column(s) 'Reference Period': one place or format throughout" in note
+
+
+def test_an_imf_weo_download_reads_its_dashes_as_missing_and_says_where_estimates_start(tmp_path):
+    """The IMF WEO's tab-separated download writes "n/a" and "--" where a year has no value ("--" was refused
+    as not a number) and ends each row in 'Estimates Start After': the years after it are the IMF's
+    projections, which are read as values, and the note now says so."""
+    years = list(range(2010, 2030))
+    header = ("WEO Country Code\tISO\tWEO Subject Code\tCountry\tSubject Descriptor\tUnits\tScale\t"
+              + "\t".join(map(str, years)) + "\tEstimates Start After")  # fmt: skip
+    cells = ["--" if year == 2015 else "n/a" if year == 2029 else f"{1 + k / 10:.3f}" for k, year in
+             enumerate(years)]  # fmt: skip
+    row = "111\tUSA\tNGDP_RPCH\tUnited States\tGross domestic product, constant prices\tPercent change\t\t"
+    lines = [header, row + "\t".join(cells) + "\t2022", "",
+             "International Monetary Fund, World Economic Outlook Database, October 2023"]  # fmt: skip
+    with pytest.warns(DataQualityWarning) as said:
+        series = read_csv(write(tmp_path, "WEOOct2023all.xls", "\n".join(lines) + "\n"))
+    note = " ".join(str(warning.message) for warning in said)
+    assert series.freq == "YS-JAN" and series.frame.index[-1] == pd.Timestamp("2028-01-01")
+    assert series.frame.iloc[5, 0] == pytest.approx(1.5)  # 2015's "--" filled between 1.4 and 1.6
+    assert "read 1 cell(s) marked '--' as missing" in note
+    assert "the periods after its year (2022 at the earliest) are estimates and projections" in note
+
+
+_ESTAT_MONTHS = [f"{2020 + k // 12}00{k % 12 + 1:02d}{k % 12 + 1:02d}" for k in range(36)]
+_ESTAT_QUARTERS = [f"{2015 + k // 4}00{3 * (k % 4) + 1:02d}{3 * (k % 4) + 3:02d}" for k in range(24)]
+
+
+@pytest.mark.parametrize(("codes", "freq"), [(_ESTAT_MONTHS, "MS"), (_ESTAT_QUARTERS, "QS-JAN"),
+                                             ([f"{2000 + k}000000" for k in range(12)], "YS-JAN")],
+                         ids=["months", "quarters", "years"])  # fmt: skip
+def test_estat_time_codes_read_as_their_periods(tmp_path, codes, freq):
+    """e-Stat's API CSV codes its periods YYYY00FFLL, a period's first and last months (2020000101 for
+    January 2020, 2020000103 its first quarter, 2020000000 the year): without the label column beside them
+    the file was "no date column found", and with --date-col time_code they were Unix seconds in 2034."""
+    rows = [f'"{code}","{100 + k / 10:.1f}"' for k, code in enumerate(codes)]
+    path = write(tmp_path, "estat.csv", "\n".join(['"time_code","value"', *rows]) + "\n")
+    for options in ({}, {"date_col": "time_code"}):
+        series = read_csv(path, **options)
+        assert series.freq == freq and series.frame.index[0].year == int(codes[0][:4])
+        np.testing.assert_allclose(series.frame["value"], 100 + np.arange(len(codes)) / 10)
+    gdp = "Year,GDP\n" + "".join(f"{2000 + k},{2000 + k}000000\n" for k in range(12))
+    rounded = write(tmp_path, "gdp.csv", gdp)
+    assert read_csv(rounded).date_col == "Year"  # a value in millions is no e-Stat year
+
+
+@pytest.mark.parametrize("codes", [{22: "1"}, {22: "1", 35: "P"}], ids=["a number", "a number and a letter"])
+def test_bls_footnote_codes_are_no_series(tmp_path, codes):
+    """The BLS' flat files end each row in `footnote_codes`: a "1" on one row was forecast as a second series
+    of one value, and a "P" besides it refused as text among numbers."""
+    rows = ["series_id\tyear\tperiod\tvalue\tfootnote_codes"]
+    for k in range(36):
+        rows.append(f"LNU04000000\t{2018 + k // 12}\tM{k % 12 + 1:02d}\t{4 + k / 10:.1f}\t{codes.get(k, '')}")
+        if k % 12 == 11:
+            rows.append(f"LNU04000000\t{2018 + k // 12}\tM13\t9.9\t")  # the annual average
+    frame, freq, note = read_noted(write(tmp_path, "ln.data.txt", "\n".join(rows) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["value"]
+    np.testing.assert_allclose(frame["value"], 4 + np.arange(36) / 10)
+    assert "skipped column(s) 'footnote_codes': footnotes or their codes" in note

@@ -480,10 +480,12 @@ def test_kanji_only_text_and_dates_in_words_read_like_their_utf8_twins(tmp_path,
         read_csv(path)  # not "though other lines are" (h111 F3)
 
 
-@pytest.mark.parametrize("names", [["Temp (°F)", "Málaga"], ["°C", "Zürich"], ["Temp (°F)"]])
+@pytest.mark.parametrize("names", [["Temp (°F)", "Málaga"], ["°C", "Zürich"], ["Temp (°F)"],
+                                   ["Fußgänger", "Radfahrer"]])  # fmt: skip
 def test_windows_1252_units_and_names_are_not_read_as_gbk_or_euc_kr(tmp_path, names):
     """Windows-1252's "°F" is one GBK ideograph or EUC-KR syllable touching no letter (癋, 캟), so a file of
-    such units beside accented names read as GBK, its series named 'Temp (癋)' and 'M醠aga' (h116 R1)."""
+    such units beside accented names read as GBK, its series named 'Temp (癋)' and 'M醠aga' (h116 R1);
+    'Fußgänger' is a run of two between Latin letters (Fu遟鋘ger), read as a word of Chinese (h125)."""
     text = "date," + ",".join(names) + "\n" + "".join(
         f"2020-{month:02d}-01," + ",".join(f"{month}.5" for _ in names) + "\n" for month in range(1, 13))
     path = tmp_path / "latin.csv"
@@ -508,6 +510,18 @@ def test_big5_headers_whose_gbk_reading_holds_kana_are_not_read_as_gbk(tmp_path,
     path.write_bytes("\n".join([header, *lines, ""]).encode("big5"))
     with pytest.raises(DataError, match="line 1 is not UTF-8, nor is any line of letters beyond ASCII"):
         read_csv(path, id_col="縣市" if ids else None)
+
+
+@pytest.mark.parametrize("header", ["日期,值", "年,人口", "date,失業率", "年月,臺北市,新北市"])
+def test_big5_headers_of_no_utf8_looking_byte_pair_are_refused_not_read_as_windows_1252(tmp_path, header):
+    """153 of 500 Big5 headers hold no byte pair UTF-8 reads as a letter, and were read as Windows-1252, the
+    series of 'date,失業率' named '¥¢·~²v', silently (h118); they read as Big5's words of ideographs."""
+    rows = [f"2020-{month:02d}" + ",1.5" * header.count(",") for month in range(1, 13)]
+    path = tmp_path / "big5.csv"
+    path.write_bytes("\n".join([header, *rows, ""]).encode("big5"))
+    with pytest.raises(DataError, match="big5.csv: line 1 is not UTF-8 but reads as Chinese in Big5, an "
+                                        "encoding not read here; expected UTF-8"):  # fmt: skip
+        read_csv(path)
 
 
 @pytest.mark.parametrize("names", [["トヨタ汽车销量", "本田汽车销量"], ["索尼(ソニー)销售额"]])
@@ -915,10 +929,22 @@ def test_an_en_dash_between_numbers_is_a_range_not_a_minus(tmp_path):
     assert list(frame.columns) == ["change"] and frame["change"].tolist() == [-d - 0.5 for d in range(1, 29)]
 
 
-@pytest.mark.parametrize("space", ["\u2007", "\u200a"])  # a figure space, a hair space: no group mark read
+@pytest.mark.parametrize("space", ["\u2007", "\u200a"])  # a figure space, a hair space
+def test_numbers_grouped_by_a_figure_or_hair_space_read_as_numbers(tmp_path, space):
+    """'1 234,5' grouped by a figure or hair space, as typesetting groups digits, was refused as text (h122)
+    where thin and no-break spaces read; it reads as the number written plainly."""
+    rows = "".join(f"2020-{m:02d}-01;1{space}{m}34,5\n" for m in range(1, 7))
+    path = tmp_path / "grouped.csv"
+    path.write_text("date;value\n" + rows, encoding="utf-8")
+    with pytest.warns(DataQualityWarning, match="with thousands separators"):
+        assert read_csv(path).frame["value"].tolist() == [1000 + m * 100 + 34.5 for m in range(1, 7)]
+
+
+@pytest.mark.parametrize("space", ["\u2008", "\u205f"])  # a punctuation space, a mathematical space
 def test_numbers_grouped_by_an_unread_space_are_named_not_taken_for_dates(tmp_path, space):
-    """'1 234,5' with a figure space is a date to dateutil, so the column was refused as "no numeric columns
-    to forecast", naming no cell (h119); it is refused as text where numbers are expected, its cells named."""
+    """'1 234,5' with a space not read as a group mark is a date to dateutil, so the column was refused as "no
+    numeric columns to forecast", naming no cell (h119); it is refused as text where numbers are expected, its
+    cells named."""
     rows = "".join(f"2020-{m:02d}-01;1{space}{m}34,5\n" for m in range(1, 7))
     path = tmp_path / "grouped.csv"
     path.write_text("date;value\n" + rows, encoding="utf-8")

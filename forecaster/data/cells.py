@@ -25,14 +25,16 @@ from forecaster.data.marks import BRACKETED, FOOTNOTE, b_among_grades, is_footno
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
 # meaningful), the IMF DataMapper's "no data", the Banco de España's "_", the ONS's "[x]" (not available),
 # "[c]" (confidential) and "[z]" (not applicable), the Census Bureau's "(X)" and "(S)", the ABS's "np" (not
-# published), and what other offices print for "not available" (dashes as typeset, "n.a.").
+# published), the IMF WEO's "n/a" and "--", and what other offices print for "not available" (dashes as
+# typeset, "n.a.").
 MARKERS = frozenset({"..", ":", ".", "-", "–", "—", "x", "…", "...", "n/a", "(na)", "na", "n.a.",
-                     "***", "---", "nd", "n/e", "n.d.", "(d)", "(nm)", "(x)", "(s)", "[x]", "[c]", "[z]",
-                     "np", "no data", "_"})  # fmt: skip
+                     "***", "---", "--", "nd", "n/e", "n.d.", "(d)", "(nm)", "(x)", "(s)", "[x]", "[c]",
+                     "[z]", "np", "no data", "_"})  # fmt: skip
 # ... and as written, Statistics Canada's "F" (too unreliable to be published): a lower-case "f" is a flag
 CASED_MARKERS = frozenset({"F"})
-# The spaces typesetting puts inside a number (French "1 234,5", "5,0 %"): no-break, narrow no-break, thin
-_TYPESET_SPACES = "\u00a0\u202f\u2009"
+# The spaces typesetting puts inside a number (French "1 234,5", "5,0 %"): no-break, narrow no-break, thin,
+# and figure and hair spaces (a digit's width and less, as typesetting groups digits: h122 left them unread)
+_TYPESET_SPACES = "\u00a0\u202f\u2009\u2007\u200a"
 # What groups thousands under either decimal mark: spaces, and the apostrophes of Swiss tables ("1'201.5")
 _GROUP_MARKS = f"[ {_TYPESET_SPACES}'\u2019]"
 # Shapes of a number without its sign; "ambiguous" ones read differently under either decimal mark.

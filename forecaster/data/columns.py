@@ -93,7 +93,8 @@ def _codes(column: pd.Series) -> bool:
 # "STATIONS_ID", "FormatID", the Treasury's "Source Line Number"
 _ID_NAME = re.compile(r"(?i:(?:.*[_ ])?(?:id|station|stn|fips|line[_ ]number))|.*[a-z]I[dD]")
 _DESCRIPTIVE_NAMES = frozenset({"latitude", "longitude", "lat", "lon", "lng", "elevation", "altitude",
-                                "decimals", "coordinate", "population"})  # NOAA's stations, StatCan, the ECDC
+                                "decimals", "coordinate", "population",  # NOAA's stations, StatCan, the ECDC
+                                "reference period", "base year"})  # an index's base year: OECD.Stat's 2015
 # e-Stat's "... コード", UN Comtrade's "reporterCode"
 _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]Code)$")
 # A column of 0 and 1 marking values provisional, estimated or revised beside them (h91 F4: forecast as a
@@ -101,6 +102,11 @@ _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]C
 # a `machine status` or a `demand_estimate` of its own is a series); written as letters ('p') it is text
 _FLAG_WORDS = frozenset({"flag", "flags", "status", "provisional", "preliminary", "estimate", "estimated",
                          "revised"})  # fmt: skip
+
+
+# A column of footnotes or their codes beside the values (the BLS' `footnote_codes`: "1", "P"), no series:
+# one "1" among them had been forecast as a series, a "P" besides refused as text among numbers
+_FOOTNOTE_NAME = re.compile(r"(?i:foot\s?notes?(?:[_ ]codes?)?)")
 
 
 # Digits grouped in threes by any mark but a letter, '/', ':' or '-' (no date's), a decimal part after them
@@ -273,7 +279,9 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
     constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
     flags = [name for name in columns if _flags_another(name, raw.columns) and _zero_one(raw[name])]
-    restating = counters + decimal + ids + parts + unix + constant + flags
+    footnotes = [name for name in every if _FOOTNOTE_NAME.fullmatch(str(name).strip())  # a "1" among them
+                 and pd.to_numeric(raw[name], errors="coerce").notna().any()]  # fmt: skip
+    restating = counters + decimal + ids + parts + unix + constant + flags + footnotes
     if not restating or len(restating) == len(columns):
         return every
     for names, what in ((counters, "row numbers"), (decimal, "the dates as decimal years"),
@@ -281,7 +289,8 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
                         (parts, "parts or codes of the dates (year, month, weekday, 20141 ...)"),
                         (unix, "the dates as Unix times"),
                         (constant, "one place or format throughout"),
-                        (flags, "flags of the values, 0 or 1")):  # fmt: skip
+                        (flags, "flags of the values, 0 or 1"),
+                        (footnotes, "footnotes or their codes")):  # fmt: skip
         if names:
             notes.append(f"skipped column(s) {', '.join(map(repr, names))}: {what} (targets keep them)")
     return [name for name in every if name not in restating]

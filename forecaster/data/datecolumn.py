@@ -25,6 +25,7 @@ from forecaster.data.missing import SHOWN, advice, line
 from forecaster.data.numberdates import (
     compact_dates,
     dotted_months,
+    estat_codes,
     excel_days,
     number_dates,
     unix_times,
@@ -60,14 +61,19 @@ def find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
     return find_date_column(raw) or find_year_column(raw)
 
 
+# e-Stat's name of its time codes ("time_code", "時間軸（月次） コード"): other columns of such numbers are
+# values rounded to millions
+_ESTAT_NAME = re.compile(r"(?i:time)|時間")
+
+
 def find_date_column(raw: pd.DataFrame) -> str | None:
     """A text column (or one of YYYYMMDD numbers, Unix times or Excel's days) named like a date, else the
     first text column (named like a period first) whose values, a sample spread over the rows, are period
     labels or timestamps of years 1000-2999 (dateutil also reads ids such as "T1" or "M1", as year 1), not
     one date repeated (the day the file was made), else a
-    column of YYYYMMDD or YYYYMM whole numbers, else one of KOSIS's dotted months (2019.01). Of several
-    columns named like a date, the first whose values are dates: a `Periodo` of "Anual" beside `fecha` was
-    taken, and the file refused (h106)."""
+    column of YYYYMMDD or YYYYMM whole numbers or of e-Stat's time codes, else one of KOSIS's dotted months
+    (2019.01). Of several columns named like a date, the first whose values are dates: a `Periodo` of
+    "Anual" beside `fecha` was taken, and the file refused (h106)."""
     readers = (number_dates, unix_times, excel_days)
     named = [column for column in raw.columns if column.lower() in DATE_NAMES
              and (is_text(raw[column]) or any(read(raw[column]) is not None for read in readers))]
@@ -89,7 +95,8 @@ def find_date_column(raw: pd.DataFrame) -> str | None:
     if (found := next(coded, None)):
         return found
     whole = (column for column in raw.columns if pd.api.types.is_numeric_dtype(raw[column]))  # NBP's: floats
-    found = next((column for column in whole if compact_dates(raw[column]) is not None), None)  # DWD's
+    found = next((column for column in whole if compact_dates(raw[column]) is not None or (
+        _ESTAT_NAME.search(str(column)) and estat_codes(raw[column]) is not None)), None)  # fmt: skip
     dotted = (column for column in raw.columns if pd.api.types.is_float_dtype(raw[column]))
     return found or next((column for column in dotted if dotted_months(raw[column], _month_named(column))
                           is not None), None)  # fmt: skip

@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import carried_ids, key_parts
-from forecaster.data.legends import without_legend
+from forecaster.data.legends import dashes_as_zero, without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -54,7 +54,8 @@ PREFIX_LINES = 200
 # it failed, of 100,000 30 s (a table of that many series is a long one: a row per series and time).
 MAX_COLUMNS = 50_000
 _SPANNED_ROWS = 50  # the lines a header of years over quarters or months may begin on
-_UNIT_KEY = re.compile(r"units?(?: of measure)?|einheit|unité|unidad|eenheid", re.I)  # "Unit,000" no data
+# "Unit,000" is no data, nor FRED-QD's "factors,1,0" and "transform,5,2" (no colon: "Transform:" is FRED-MD's)
+_UNIT_KEY = re.compile(r"units?(?: of measure)?|einheit|unité|unidad|eenheid|factors|transform", re.I)
 _NUMBERS = ("integer", "ambiguous", "dot", "comma")
 _PRESUMED = (  # no mark seen in a ";" file: a Swiss file's rates '1.123' are read 1123, said, not as commas
     "no decimal mark seen: read ',' as the decimal mark and '.' as a thousands separator, as ';'-separated "
@@ -289,7 +290,9 @@ def arrange(
         said.append("read the first column, without a name, as years")
     raw = raw.drop(columns=raw.columns[empty + numbered])
     raw = unflagged_dates(raw, said) if not read.no_date else raw  # "2024 estimate" is no summary row
+    whole = raw
     raw, footer, summaries = drop_footer(without_legend(raw, said))
+    raw = dashes_as_zero(raw, whole.iloc[len(raw) :], said)
     raw = carried_ids(raw, said) if not read.no_date else raw
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")

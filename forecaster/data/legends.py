@@ -3,7 +3,8 @@
 ";" file splits into rows of a code and its meaning, no dates; Statistics Canada's in "Symbol legend:". The
 legend is left out, said in a note; the flags on the values ("12.3 p", ": c") are `cells`' to read. Notes
 numbered under their heading ("Footnotes:", then "1","Labour Force Survey estimates": Statistics Canada's)
-are notes after the data too (`numbered_note`).
+are notes after the data too (`numbered_note`). A line after the data saying a dash is zero (GENESIS') makes
+the dashes zeros (`dashes_as_zero`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ _ENTRY = re.compile(r"(?P<code>:|\.{2,3}|[A-Za-z]{1,3})\s+(?P<meaning>[^\W\d_]{3
 _MOST = 50  # the legend's lines at most (Eurostat's flags are a dozen)
 _NOTES = re.compile(r"(?:foot\s?notes?|notes?(?: de bas de page)?)\s*:?", re.I)  # a heading of numbered notes
 WORD = re.compile(r"[^\W\d_]{3}")  # a word: three letters in a row (a cell of words, not a date)
+# A legend's line saying a dash is zero: Destatis' GENESIS "-  = nichts vorhanden (genau Null)", in English
+# "- = nil (no figures or magnitude zero)"
+_ZERO_DASH = re.compile(r"\s*(?P<dash>[-\u2013\u2014])\s*[=:]?\s*(?:nichts vorhanden|genau null|nil\b"
+                        r"|exactly zero|magnitude zero).*", re.I)  # fmt: skip
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -56,3 +61,24 @@ def numbered_note(rows: pd.DataFrame) -> bool:
         if not (numbered and all(WORD.search(cell) for cell in cells[1:])):
             return False
     return False
+
+
+def dashes_as_zero(raw: pd.DataFrame, below: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """`raw` with its cells of a dash (but the first column's) read as 0 where a line below the data (`below`,
+    the rows dropped after it) says the dash is zero, said in a note: as a missing value a month of no road
+    deaths was filled in from its neighbours (GENESIS' legend, h125)."""
+    legend = next((found for cell in below.iloc[:, 0].dropna().astype(str)
+                   if (found := _ZERO_DASH.fullmatch(cell))), None)  # fmt: skip
+    if legend is None:
+        return raw
+    raw, zeros = raw.copy(), 0
+    for position in range(1, raw.shape[1]):
+        column = raw.iloc[:, position]
+        dashed = column.astype(str).str.strip() == legend["dash"]
+        if dashed.any():
+            raw.isetitem(position, column.mask(dashed, "0"))
+            zeros += int(dashed.sum())
+    if zeros:
+        notes.append(f"read {zeros} cell(s) marked {legend['dash']!r} as 0, as the line after the data says "
+                     f"({legend.group().strip()!r})")  # fmt: skip
+    return raw

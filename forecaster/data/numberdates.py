@@ -40,6 +40,25 @@ def compact_dates(column: pd.Series) -> pd.DatetimeIndex | None:
     return None
 
 
+def estat_codes(column: pd.Series) -> pd.DatetimeIndex | None:
+    """Japan's e-Stat time codes, YYYY00FFLL of a period's first and last months: 2020000101 for January
+    2020, 2020000103 its first quarter, 2020000000 the year (read as Unix seconds in 2034, they had been
+    refused as irregular); None unless every code is of one of these kinds."""
+    values = _whole_numbers(column)
+    if values is None or values.min() < 1000_00_00_00 or values.max() > 2999_00_12_12:
+        return None
+    codes = values.astype(np.int64)
+    years, kinds, first, last = codes // 10**6, codes // 10**4 % 100, codes // 100 % 100, codes % 100
+    if kinds.any():  # 10 is a fiscal year
+        return None
+    months = (first == last) & (first >= 1) & (first <= 12)
+    quarters = (last == first + 2) & (first % 3 == 1) & (first <= 10)
+    years_only = (first == 0) & (last == 0)
+    if not (months.all() or quarters.all() or years_only.all()):
+        return None
+    return pd.DatetimeIndex(pd.to_datetime({"year": years, "month": np.maximum(first, 1), "day": 1}))
+
+
 def week_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """Whole numbers YYYYWW (Delphi's and many epidemiological exports' `epiweek` 202101) as (years, weeks),
     for a column named like weeks; None unless every value has a week 1-53 of years 1000-2999."""
@@ -153,9 +172,9 @@ def _months_in_order(years: np.ndarray, months: np.ndarray) -> pd.DatetimeIndex 
 
 
 def number_dates(column: pd.Series) -> pd.DatetimeIndex | None:
-    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, YYYYQ quarters, R's decimal years or
-    KOSIS's dotted months; None for others."""
-    for read in (year_numbers, compact_dates, quarter_codes, decimal_years, dotted_months):
+    """Dates written as numbers: whole years, YYYYMMDD or YYYYMM, YYYYQ quarters, R's decimal years,
+    KOSIS's dotted months or e-Stat's time codes; None for others."""
+    for read in (year_numbers, compact_dates, quarter_codes, decimal_years, dotted_months, estat_codes):
         if (dates := read(column)) is not None:
             return dates
     return None

@@ -54,13 +54,16 @@ _SAMPLE = 8 << 20  # bytes of a file whose text is counted by script
 # Kana, Japanese punctuation and full-width forms are Shift-JIS lead bytes 0x81-0x83, of which Windows-1252
 # text holds next to none (0x81 is none of its characters); half-width katakana ("narrow") are what UTF-8 or
 # Latin letters read as cp932 mostly become; Latin letters read as cp932, cp949 or GBK are single kanji,
-# syllables or ideographs touching ASCII letters ("lettered"), a language's words runs of two or more or
-# single ones beside digits and punctuation (2020年1月, 2020년 1월).
+# syllables or ideographs touching ASCII letters, or runs of them between two ('Fußgänger' as GBK's Fu遟鋘ger,
+# h125) ("lettered"), a language's words runs of two or more not so enclosed or single ones beside digits
+# and punctuation (2020年1月, 2020년 1월).
 _CJK = "\u4e00-\u9fff\uac00-\ud7a3"
 _SCRIPTS = {"kana": re.compile("[\u3000-\u30ff\uff01-\uff5e]"), "narrow": re.compile("[\uff61-\uff9f]"),
             "hangul": re.compile("[\uac00-\ud7a3]"), "hanzi": re.compile("[\u4e00-\u9fff]"),
-            "runs": re.compile(f"[{_CJK}]{{2,}}"), "private": re.compile("[\ue000-\uf8ff]"),
-            "lettered": re.compile(f"(?<=[A-Za-z])[{_CJK}](?![{_CJK}])|"
+            "runs": re.compile(f"(?<![{_CJK}A-Za-z])[{_CJK}]{{2,}}|"
+                               f"(?<![{_CJK}])[{_CJK}]{{2,}}(?![{_CJK}A-Za-z])"),
+            "private": re.compile("[\ue000-\uf8ff]"),
+            "lettered": re.compile(f"(?<=[A-Za-z])[{_CJK}]+(?=[A-Za-z])|(?<=[A-Za-z])[{_CJK}](?![{_CJK}])|"
                                    f"(?<![{_CJK}])[{_CJK}](?=[A-Za-z])")}  # fmt: skip
 # A single ideograph or syllable whose second byte is ASCII is a Latin letter read with the byte before it
 # ("°F" in "Temp (°F)" as GBK's 癋, touching no letter, h116 R1); GBK's and EUC-KR's own (GB 2312, KS X 1001)
@@ -70,6 +73,9 @@ _SINGLE = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
 # h116 R5) and Chinese next to none but in a Japanese name, a word of katakana (トヨタ, ソニー: h121)
 _KANA_LETTERS = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
 _KATAKANA_WORDS = re.compile("[\u30a1-\u30fa\u30fc]{3,}")
+# Words of two or more ideographs touching no ASCII letter, Big5's (`_big5`): Windows-1252's letters, each
+# read with the byte after it, come in runs inside Latin words ('Fußgänger' as Fu罭鄚ger)
+_RUN_WORDS = re.compile("(?<![A-Za-z])[\u4e00-\u9fff]{2,}(?![A-Za-z])")
 # Runs of a line's bytes that are not UTF-8 (decoded with "surrogateescape"), and its UTF-8 beyond ASCII
 _ESCAPED, _BEYOND = re.compile("[\udc80-\udcff]+"), re.compile("[^\x00-\x7f\udc80-\udcff]")
 
@@ -154,6 +160,12 @@ def read_options(path: Path) -> dict[str, Any]:
                   "encodings in one file read a name two ways, 'Türkiye' and 'TÃ¼rkiye')")  # fmt: skip
         raise DataError(f"{path}: line {line} is not UTF-8 though {though}; expected one encoding: save it "
                         "as UTF-8")  # fmt: skip
+    if scan.not_utf8 is not None and not marked and _big5(path, packed):  # else Windows-1252 mojibake (h118)
+        with _opened(path, packed) as handle:
+            line = _line_at(handle, scan.not_utf8)
+        raise DataError(f"{path}: line {line} is not UTF-8 but reads as Chinese in Big5, an encoding not "
+                        "read here; expected UTF-8 (or Windows-1252, Shift-JIS, EUC-KR or GBK text): save it "
+                        "as UTF-8")  # fmt: skip
     windows = {} if scan.not_utf8 is None else {"encoding": _windows_text(scan.head)}
     return {"compression": packed, **windows}
 
@@ -231,6 +243,26 @@ def _east_asian(path: Path, packed: str | None) -> str | None:
         if counts is not None and _reads_as(encoding, counts):
             return encoding
     return None
+
+
+def _big5(path: Path, packed: str | None) -> bool:
+    """Whether the file's first _SAMPLE bytes decode as Big5 (cp950, Taiwan's DGBAS and CBC) with words of
+    ideographs (`_RUN_WORDS`) of more kinds than the single ones beside ASCII letters: Windows-1252's 'è' and
+    '°' pair with the letter after them into one such ideograph ('Genève', '°C'), in runs only inside
+    words. Without it a Big5 header with no UTF-8-looking byte pair was read as
+    Windows-1252 ('¦~¤ë' for 年月), its series so named, silently (h118)."""
+    with _opened(path, packed) as handle:
+        data = handle.read(_SAMPLE)
+    try:
+        text = data.decode("cp950")
+    except UnicodeDecodeError as error:  # a character cut at the bound decodes short of it
+        if error.start < len(data) - 1 or len(data) < _SAMPLE:
+            return False
+        text = data[: error.start].decode("cp950")
+    words = set("".join(_RUN_WORDS.findall(text)))
+    lettered = set(_SCRIPTS["lettered"].findall(text))
+    private, hanzi = (len(_SCRIPTS[name].findall(text)) for name in ("private", "hanzi"))
+    return len(words) >= 2 and len(words) > len(lettered) and 10 * private <= hanzi
 
 
 def _script_counts(handle: Any, encoding: str) -> Counter | None:

@@ -315,6 +315,10 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
         note += f"; left out the coarser periods' {coarser} (a header of every frequency, the IMF's)"
     named_after = [name for name in after if name.strip() and not name.startswith("Unnamed:")]
     note += f"; left out column {named_after[0]!r} after them" if named_after else ""
+    estimated = named_after and named_after[0].strip().lower() == "estimates start after"  # the IMF WEO's
+    if estimated and len(starts := pd.to_numeric(raw[named_after[0]], errors="coerce").dropna()):
+        note += (f": the periods after its year ({int(starts.min())} at the earliest) are estimates and "
+                 "projections, read as values")  # fmt: skip
     return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
 
 
