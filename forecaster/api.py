@@ -306,8 +306,11 @@ class Forecaster:
         values = series.frame[series.columns]  # each series' windows end at its own last value
         ends = {column: int(np.flatnonzero(values[column].notna().to_numpy())[-1]) + 1 for column in values}
         windows = f"{n_windows} window(s) of {self.settings.horizon} steps {step_size} apart"
-        if min(ends.values()) - span < 1:
-            raise DataError(f"{series.source}: {min(ends.values())} rows cannot hold {windows}")
+        if min(ends.values()) - span < 1:  # a window's rows and one before it to forecast from
+            rows = min(ends.values())
+            most = (rows - 1 - self.settings.horizon) // step_size + 1
+            fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
+            raise DataError(f"{series.source}: {rows} rows cannot hold {windows}; expected {fewer}")
         levels = self.level if level is None else _levels(level)
         given, names, parts = getattr(df, "index", None), {}, []
 

@@ -518,3 +518,84 @@ def test_the_service_answers_records_of_days_as_dates_as_its_csv_does(tmp_path) 
             upload = {"file": ("rows.csv", rows.to_csv(index=False))}
             written = client.post(f"/v1/models/{name}/forecast.csv", files=upload).text.splitlines()[1:]
             assert [line.split(",")[0] for line in written] == [at.replace("T", " ") for at in expected[name]]
+
+
+@pytest.mark.parametrize(
+    "arrow", ["timestamp[ns][pyarrow]", "timestamp[us, tz=UTC][pyarrow]", "date32[pyarrow]"]
+)
+def test_an_unnamed_index_of_pyarrow_dates_is_read_as_dates(arrow):
+    """`pd.read_csv(..., dtype_backend="pyarrow", index_col=0)` keeps dates in an index of pyarrow timestamps:
+    unnamed, it was dropped as row numbers and the frame refused as holding no dates."""
+    days = hourly(100).set_axis(pd.date_range("2021-01-01", periods=100, freq="D"), axis=0)
+    zoned = days.tz_localize("UTC") if "tz=" in arrow else days
+    shuffled = zoned.sample(frac=1, random_state=0)
+    given = shuffled.set_axis(shuffled.index.astype(arrow), axis=0)
+    table = naive().fit(given).predict()
+    assert table.index[0].tz_localize(None) == pd.Timestamp("2021-04-11") and len(table) == HORIZON
+    np.testing.assert_allclose(table.to_numpy(), np.tile(days.iloc[-1].to_numpy(), (HORIZON, 1)), rtol=1e-6)
+
+
+def test_a_multiindex_level_of_periods_is_answered_in_periods_as_a_column_of_them_is():
+    """A (country, quarter) MultiIndex of quarterly periods and categorical ids: its forecast's `quarter` held
+    timestamps, which no merge on the frame's own quarters finds, and its ids text, where columns of periods
+    and categories were answered in their own types."""
+    quarters = pd.period_range("1995Q1", periods=48, freq="Q")
+    countries = pd.Categorical(np.repeat(["US", "DE"], 48), categories=["US", "DE", "UK"])
+    panel = pd.DataFrame({"country": countries, "quarter": np.tile(quarters, 2),
+                          "gdp": np.linspace(100.0, 180.0, 96)})  # fmt: skip
+    panel = panel.set_index(["country", "quarter"])
+    model = naive().fit(panel)
+    for table in (model.predict(), model.predict(panel), model.cross_validation(panel)):
+        assert isinstance(table["quarter"].dtype, pd.PeriodDtype), table.dtypes
+        assert table["country"].dtype == countries.dtype, table.dtypes  # ids in their categories
+    assert model.predict()["quarter"].iloc[0] == pd.Period("2007Q1", "Q")
+
+
+def test_tables_of_other_libraries_and_paths_are_refused_saying_what_to_pass(tmp_path):
+    """A pyarrow (or polars) table was said to be a "DataFrame" the API refused as not one, a path
+    `fit("sales.csv")` a str."""
+    pyarrow = pytest.importorskip("pyarrow")
+    frame = hourly(60)
+    with pytest.raises(DataError, match=r"got pyarrow\.Table \(its \.to_pandas\(\) makes one\)$"):
+        naive().fit(pyarrow.Table.from_pandas(frame))
+    with pytest.raises(DataError, match=r"got the path '.*sales\.csv' \(pd\.read_csv\(path\) or forecaster"):
+        naive().fit(tmp_path / "sales.csv")
+
+
+def test_a_backtest_of_too_many_windows_says_how_many_fit():
+    with pytest.raises(DataError, match=r"^DataFrame: 200 rows cannot hold 1000 window\(s\) of 6 steps 2 "
+                       r"apart; expected at most 97 window\(s\) 2 apart$"):  # fmt: skip
+        naive().cross_validation(hourly(), n_windows=1000, step_size=2)
+    with pytest.raises(DataError, match=r"^DataFrame: 97 rows cannot hold 1 window\(s\) of 99 steps 1 apart; "
+                       r"expected more rows than a horizon$"):  # fmt: skip
+        Forecaster("naive", horizon=99, input_size=2).cross_validation(hourly(97))
+
+
+@pytest.mark.parametrize("freq", ["D", "W-SUN", "M"])
+def test_a_unique_id_ds_multiindex_of_periods_is_read_as_their_start_times(freq):
+    """A (unique_id, ds) MultiIndex whose ds level holds daily or weekly periods (`to_period("D")`) was
+    refused as 'not timestamps' ('2020-01-01', '2020-01-06/2020-01-12'): its periods were read as text, a
+    column's as their start times."""
+    days = pd.period_range("2020-01-01", periods=48, freq=freq)
+    values = np.r_[np.linspace(1.0, 9.0, 48), np.linspace(5.0, 2.0, 48)]
+    long = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 48), "ds": np.tile(days, 2), "y": values})
+    given = long.sample(frac=1, random_state=0).set_index(["unique_id", "ds"])
+    table = naive().fit(given).predict()
+    assert list(table["ds"].iloc[[0, HORIZON]]) == [days[-1] + 1] * 2
+    assert isinstance(table["ds"].dtype, pd.PeriodDtype)
+    np.testing.assert_allclose(table["naive"].to_numpy(), np.repeat([9.0, 2.0], HORIZON), rtol=1e-6)
+
+
+def test_a_missing_time_is_refused_at_its_own_row_in_a_frame_that_is_sorted_first():
+    """Rows are sorted by their time before reading; a NaT sorted last and was refused at the last row."""
+    frame = hourly(100)
+    frame.index = frame.index.where(np.arange(100) != 50, pd.NaT)
+    for given in (frame, frame.iloc[::-1]):
+        row = 50 if given is frame else 49
+        with pytest.raises(DataError, match=rf"not timestamps: row {row} \(empty\); expected a timestamp"):
+            naive().fit(given)
+    long = frame.rename_axis("ds").reset_index().melt(id_vars="ds", var_name="unique_id", value_name="y")
+    shuffled = long.sample(frac=1, random_state=0).reset_index(drop=True)
+    first, second = np.flatnonzero(shuffled["ds"].isna())
+    with pytest.raises(DataError, match=rf"not timestamps: row {first} \(empty\), row {second} \(empty\);"):
+        naive().fit(shuffled)

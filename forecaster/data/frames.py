@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import re
 from collections.abc import Iterable
+from os import PathLike
 from typing import Any
 
 import numpy as np
@@ -26,15 +27,31 @@ _SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unha
 
 def as_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
     """A DataFrame as it is, a Series as a one-column DataFrame named by its name (else "value");
-    DataError for anything else, or columns of several levels."""
+    DataError for anything else, or columns of several levels. An index of pyarrow timestamps or dates
+    (`dtype_backend="pyarrow"`) is a DatetimeIndex: unnamed, its dates were dropped as row numbers."""
     if isinstance(data, pd.Series):
-        return data.to_frame("value" if data.name is None else str(data.name))
+        data = data.to_frame("value" if data.name is None else str(data.name))
     if not isinstance(data, pd.DataFrame):
-        raise DataError(f"{source}: expected a pandas DataFrame or Series, got {type(data).__name__}")
+        raise DataError(f"{source}: expected a pandas DataFrame or Series, got {_kind(data)}")
     if isinstance(data.columns, pd.MultiIndex):  # its index as columns became "('date', '')"
         raise DataError(f"{source}: its columns have {data.columns.nlevels} levels of names; expected one "
                         "(df.columns = [' '.join(map(str, names)) for names in df.columns] joins them)")
+    index = data.index
+    if isinstance(index.dtype, pd.ArrowDtype) and pd.api.types.is_datetime64_any_dtype(index.dtype):
+        data = data.set_axis(pd.DatetimeIndex(index, name=index.name), axis=0)
     return data
+
+
+def _kind(data: Any) -> str:
+    """A refused table's type, named so that a polars or pyarrow frame is not said to be a "DataFrame", with
+    the call that makes a pandas one from it (a path is no frame either)."""
+    kind, home = type(data).__name__, type(data).__module__.split(".")[0]
+    if isinstance(data, str | PathLike):
+        path = str(data) if len(str(data)) <= 80 else "..." + str(data)[-77:]  # its file's name kept
+        return f"the path {path!r} (pd.read_csv(path) or forecaster.data.read_csv(path) reads it)"
+    if home in ("builtins", "numpy"):
+        return kind
+    return f"{home}.{kind}" + (" (its .to_pandas() makes one)" if hasattr(data, "to_pandas") else "")
 
 
 def readable_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
@@ -67,10 +84,14 @@ def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame,
     out of merges and samples in any order (neuralforecast sorts them itself); a file is read as written."""
     notes, index = [], frame.index
     column = read.date_col if read.date_col in frame.columns else _only_timestamps(frame, read)
+    # rows of no time are left where they are, for the reader to refuse at their own row (sorted last, a NaT
+    # at row 50 was told of at row 199)
+    stamps = column is not None and pd.api.types.is_datetime64_any_dtype(frame[column])
     if isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) and not index.is_monotonic_increasing:
-        frame = frame.sort_index(kind="stable")
-        notes.append("sorted the rows by the time of their index")
-    elif column is not None and pd.api.types.is_datetime64_any_dtype(frame[column]):
+        if not index.hasnans:
+            frame = frame.sort_index(kind="stable")
+            notes.append("sorted the rows by the time of their index")
+    elif stamps and not frame[column].hasnans:
         ids = key_columns(frame.columns, read.id_col) if read.id_col else None
         times = frame.groupby(ids, sort=False)[column] if ids else frame[column]
         if not (times.is_monotonic_increasing.all() if ids else times.is_monotonic_increasing):
@@ -140,6 +161,9 @@ def time_types(frame: object) -> dict[Any, Any]:
     for level in levels:
         if pd.api.types.is_integer_dtype(level):
             types.setdefault("year" if level.name is None else level.name, level.dtype)
+        if isinstance(index, pd.MultiIndex) and isinstance(level.dtype, pd.PeriodDtype | pd.CategoricalDtype):
+            # a (country, quarter) index's quarters and ids, as a column's (they were answered in dates, text)
+            types[level.name] = level.dtype.freq if isinstance(level.dtype, pd.PeriodDtype) else level.dtype
     return {**types, **period_columns(frame)}
 
 
@@ -187,6 +211,10 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     index = frame.index
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start").rename(index.name)
+    if isinstance(index, pd.MultiIndex):  # its levels of periods too: days' were refused as no dates
+        levels = [level.to_timestamp(how="start") if isinstance(level, pd.PeriodIndex) else level
+                  for level in index.levels]  # fmt: skip
+        index = index.set_levels(levels)
     stamps = index.dtype == object and pd.api.types.infer_dtype(index, skipna=False) == "datetime"
     dated = (isinstance(index, pd.DatetimeIndex) or stamps) and not read.no_date and read.date_from is None
     if dated and (read.date_col is None or read.date_col not in frame.columns):
