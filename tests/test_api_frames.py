@@ -599,3 +599,29 @@ def test_a_missing_time_is_refused_at_its_own_row_in_a_frame_that_is_sorted_firs
     first, second = np.flatnonzero(shuffled["ds"].isna())
     with pytest.raises(DataError, match=rf"not timestamps: row {first} \(empty\), row {second} \(empty\);"):
         naive().fit(shuffled)
+
+
+@pytest.mark.parametrize("where", ["index", "column", "long"])
+def test_monthly_timestamps_on_the_15th_are_answered_on_the_15th(where):
+    """Months dated on the 15th are read as months (a note says so); as a CSV's dates they were answered on
+    the 15th, as a frame's timestamps on the 1st, which no merge on the frame's own dates found (h128 O1)."""
+    days = pd.date_range("2000-01-01", periods=60, freq="MS") + pd.Timedelta(days=14)
+    frame = pd.DataFrame({"v": np.arange(60.0)}, index=days.rename(None if where == "index" else "date"))
+    time = "ds" if where == "long" else "date"
+    if where == "column":
+        frame = frame.reset_index()
+    if where == "long":  # neuralforecast's long frame of two series
+        frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": days, "y": np.arange(60.0) + k})
+                           for k, name in enumerate("ab")])  # fmt: skip
+    model = naive().fit(frame)
+    expected = [pd.Timestamp(2005, month, 15) for month in range(1, 7)]
+    for table in (model.predict(), model.predict(frame)):
+        stamps = table.index if where != "long" else pd.Index(table[time].unique())
+        assert pd.api.types.is_datetime64_dtype(stamps) and list(stamps) == expected, stamps
+    backtest = model.cross_validation(frame)
+    for column in (time, "cutoff"):
+        assert pd.api.types.is_datetime64_dtype(backtest[column]) and (backtest[column].dt.day == 15).all()
+    given = frame.rename_axis(time).reset_index() if where == "index" else frame
+    keys = [time, *(["unique_id"] if where == "long" else [])]
+    merged = backtest.merge(given.rename(columns={"y": "v"}), on=keys)
+    assert len(merged) == len(backtest) and (merged["y"] == merged["v"]).all()

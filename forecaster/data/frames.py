@@ -22,6 +22,8 @@ from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError
 
 DATE_OBJECTS = "datetime.date"  # how `time_types` names a column of datetime.date objects
+TIMESTAMPS = "datetime64"  # ... and one (or an index) of timestamps, answered so where labelled on a day
+_INDEX_DATES = "date"  # the name an unnamed index of dates is read under
 _SEVERAL = (list, tuple, set, dict, np.ndarray)  # cells of several values: unhashable, no number
 
 
@@ -157,6 +159,10 @@ def time_types(frame: object) -> dict[Any, Any]:
         if first and isinstance(first[0], datetime.date) and not isinstance(first[0], datetime.datetime):
             types[name] = DATE_OBJECTS
     index = frame.index
+    stamps = [name for name, dtype in frame.dtypes.items() if pd.api.types.is_datetime64_dtype(dtype)]
+    if isinstance(index, pd.DatetimeIndex) and index.tz is None:
+        stamps.append(_INDEX_DATES if index.name is None else index.name)
+    types.update(dict.fromkeys(stamps, TIMESTAMPS))
     levels = index.levels if isinstance(index, pd.MultiIndex) else [] if _row_numbers(index) else [index]
     for level in levels:
         if pd.api.types.is_integer_dtype(level):
@@ -180,6 +186,13 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
         return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
 
     for name, kind in types.items():
+        if kind == TIMESTAMPS:  # written on a day of the month ('2005-01-15', `labels.on_a_day`): timestamps
+            if answer.index.name == name and answer.index.dtype == object:
+                answer.index = pd.DatetimeIndex(pd.to_datetime(answer.index, format="%Y-%m-%d"), name=name)
+            for column in (name, *extra) if str(name) in answer.columns else ():
+                if answer[str(column)].dtype == object:
+                    answer[str(column)] = pd.to_datetime(answer[str(column)], format="%Y-%m-%d")
+            continue
         if isinstance(kind, pd.CategoricalDtype):
             column = answer.get(str(name))
             if column is not None and column.isin(kind.categories).all():
@@ -218,7 +231,7 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     stamps = index.dtype == object and pd.api.types.infer_dtype(index, skipna=False) == "datetime"
     dated = (isinstance(index, pd.DatetimeIndex) or stamps) and not read.no_date and read.date_from is None
     if dated and (read.date_col is None or read.date_col not in frame.columns):
-        name = read.date_col or index.name or "date"
+        name = read.date_col or index.name or _INDEX_DATES
         if name in frame.columns:
             raise DataError(f"{source}: the index and a column are both named {name!r}; rename one")
         raw = frame.set_axis(index, axis=0).reset_index(names=name)

@@ -93,9 +93,12 @@ def _styles(text: str) -> Iterator[str]:
 
 
 def _text(value: object) -> str:
-    """A label as written: years read as numbers (1990.0, an ONS yearly block's) as the file wrote them."""
+    """A label as written: years read as numbers (1990.0, an ONS yearly block's) as the file wrote them, a
+    frame's timestamps at midnight as its index's are (`frames.index_as_columns`: '2020-01-15')."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, pd.Timestamp) and value.tz is None and value == value.normalize():
+        return value.strftime("%Y-%m-%d")
     return str(value).strip()
 
 
@@ -121,6 +124,13 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
 def _year_of(style: str) -> tuple[str, ...]:
     """The twelve months of 2000 as `style` writes them: months by name in languages that differ or agree."""
     return tuple(style.format(**_fields(pd.Timestamp(2000, month, 1))) for month in range(1, 13))
+
+
+def on_a_day(style: str | None) -> bool:
+    """Whether `style` writes ISO dates on one day of each period (the 15th, `_ON_A_DAY`): a frame's
+    timestamps so read as months are answered on that day too (`frames.in_given_types`), not on the 1st as
+    they were, which no merge on the frame's own dates found (h128 O1)."""
+    return style is not None and re.fullmatch(r"\{year\}-\{month:02d\}-\d{2}", style) is not None
 
 
 def write_labels(index: pd.Index, style: str | None) -> pd.Index:

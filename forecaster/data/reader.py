@@ -46,7 +46,7 @@ from forecaster.data.excel import ChosenSheet, is_workbook, sheet_named, workboo
 from forecaster.data.frames import check_names, in_time_order, index_as_columns, readable_frame, text_times
 from forecaster.data.grids import snap_to_periods
 from forecaster.data.keys import key_parts, padded_codes, with_key
-from forecaster.data.labels import label_style
+from forecaster.data.labels import label_style, on_a_day
 from forecaster.data.layouts import PREFIX_LINES, Layout, arrange, sniff
 from forecaster.data.missing import (
     AUTO,
@@ -255,7 +255,8 @@ def read_frame(frame: pd.DataFrame, *, source: str = "DataFrame", **options: Any
     notes.extend(tally.notes())  # '1,234.5' and '12%' were left out as text (ids stay as written: '01')
     with rows_of_a_frame():
         series = _read_table(raw, source, read, None, notes)
-    if series.date_style is not None and not text_times(frame, series.date_col):  # years as numbers (h82 F21)
+    timestamps = not text_times(frame, series.date_col) and not on_a_day(series.date_style)
+    if series.date_style is not None and timestamps:  # years as numbers (h82 F21)
         series = dataclasses.replace(series, date_style=None)
     return series
 
