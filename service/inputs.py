@@ -87,7 +87,25 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
     if missing or unknown:
         problems = ([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else [])
         raise _invalid(values_field, f"expected exactly the model's columns {sent}; {', '.join(problems)}")
-    first = sent[0]
+    index, values = json_rows(bundle, request, sent, prefix=prefix, max_rows=max_rows)
+    timestamps_field = f"{prefix}timestamps"
+    ahead = _future(bundle, request, f"{prefix}future")
+    try:
+        if data.calendar:
+            values = np.column_stack([values, calendar_features(index, data.freq).to_numpy()])
+        return check_history(bundle, index, values, horizon=request.horizon, max_rows=max_rows, ahead=ahead)
+    except DataError as error:
+        if isinstance(error, HistoryError):
+            raise _api_error(error, prefix) from None
+        raise _invalid(timestamps_field, str(error)) from None
+
+
+def json_rows(
+    bundle: Bundle, request: ForecastRequest, sent: list[str], *, prefix: str, max_rows: int
+) -> tuple[pd.Index, np.ndarray]:
+    """A JSON request's rows of the columns `sent` (equal lengths) and their index: its timestamps parsed
+    for a dated model, positions otherwise."""
+    values_field, first = f"{prefix}values", sent[0]
     rows = len(request.values[first])
     for column in sent[1:]:
         if len(request.values[column]) != rows:
@@ -96,7 +114,7 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
                 f"has {len(request.values[column])} values; expected {rows} like {values_field}.{first}",
             )
     timestamps_field = f"{prefix}timestamps"
-    if not data.dated:  # dates read from year and month columns are dates too (h82 F2)
+    if not bundle.data.dated:  # dates read from year and month columns are dates too (h82 F2)
         if request.timestamps is not None:
             raise _invalid(timestamps_field, "this model was trained without dates; leave timestamps out")
         index: pd.Index = pd.RangeIndex(rows)
@@ -113,15 +131,7 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
     values = (
         np.array([request.values[column] for column in sent], dtype=np.float64).reshape(len(sent), rows).T
     )
-    ahead = _future(bundle, request, f"{prefix}future")
-    try:
-        if data.calendar:
-            values = np.column_stack([values, calendar_features(index, data.freq).to_numpy()])
-        return check_history(bundle, index, values, horizon=request.horizon, max_rows=max_rows, ahead=ahead)
-    except DataError as error:
-        if isinstance(error, HistoryError):
-            raise _api_error(error, prefix) from None
-        raise _invalid(timestamps_field, str(error)) from None
+    return index, values
 
 
 @dataclass(frozen=True)
@@ -325,14 +335,37 @@ def _forecast_apart(
     bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], max_rows: int
 ) -> str:
     """The answer for series forecast each after its own last value, each at most `max_rows` long."""
+    return csv_answer(bundle, series, forecasted_apart(bundle, series, horizon, levels, max_rows))
+
+
+def answered_apart(
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], *, prefix: str, max_rows: int,
+    max_answer_numbers: int,
+) -> tuple[pd.DataFrame, list[str]]:
+    """A JSON request's rows read as a table (`series`, its source the request's field) answered as the CSV
+    route answers one (`forecasted_apart`), and what forecasting them said; 422 naming the field otherwise."""
+    try:
+        with collected_notes() as said, without_reading_advice():
+            _check_answer(bundle, series, horizon, levels, max_answer_numbers)
+            table = forecasted_apart(bundle, series, horizon, levels, max_rows)
+    except ForecasterError as error:
+        message = str(error).removeprefix(f"{series.source}: ")
+        raise _invalid(f"{prefix}horizon" if "horizon" in message else series.source, message) from None
+    return table, _notes(said, series.source)
+
+
+def forecasted_apart(
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], max_rows: int
+) -> pd.DataFrame:
+    """The forecast of series each after its own last value, each at most `max_rows` long: the one path of
+    the uploads and JSON requests that the micro-batcher does not take."""
     rows = int(np.isfinite(series.values).sum(axis=0).max())
     if rows > max_rows:
         raise HistoryError(f"expected at most {max_rows} rows per series, got {rows}", part="values")
     try:
-        table = forecast(bundle, series, horizon=horizon, levels=levels)
+        return forecast(bundle, series, horizon=horizon, levels=levels)
     except DataError as error:  # a line of the upload or the horizon, said as the micro-batched path says it
         raise DataError(str(error).removeprefix(f"{series.source}: ")) from None
-    return csv_answer(bundle, series, table)
 
 
 def _check_record_keys(data: DataConfig, records: list[dict], field: str, max_extra_columns: int) -> None:

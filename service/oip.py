@@ -5,12 +5,15 @@ oldest row first, row-major), and a model of future covariates a second, `future
 values over the horizon of each history. It answers `forecast` of shape [B, horizon, C] in original units;
 with `parameters: {"level": [80, 95]}` it adds `lo-80`, `hi-80`, ... of the same shape. The numbers are the
 v1 forecast's (`forecaster.prediction`), as FP32. Timestamps are not part of the protocol: the rows are
-taken as consecutive steps (a model of calendar covariates, which need dates, is answered on v1 only).
+taken as consecutive steps (a model of calendar covariates, which need dates, is answered on v1 only). A
+panel's series too short for the model (`artifacts.COMPANION`) come as `short` [B, its input_size, S], beside
+`history` or alone, and are answered as `short-forecast` (`short-lo-80`, ...) [B, horizon, S].
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -23,10 +26,11 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from forecaster import __version__
 from forecaster.checks import MAX_LEVEL
 from forecaster.recent import HistoryError, PreparedHistory, check_history
+from service.companion import companion_series, forecast_windows
 from service.deps import Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import far_notes
-from service.limits import check_answer_numbers
+from service.limits import answer_numbers, check_answer_numbers
 from service.preflight import no_query_parameters, require_media_type
 from service.registry import ServedModel
 from service.routes import (
@@ -41,6 +45,7 @@ from service.schemas import Listed
 
 router = APIRouter(prefix="/v2", tags=["open inference protocol v2"], route_class=OrjsonRoute)
 INPUT, FUTURE, OUTPUT = "history", "future", "forecast"
+SHORT = "short"  # the companion's series' tensor, answered as "short-forecast", "short-lo-80", ...
 _STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 # The members of a tensor's data, named as pydantic names a union's members (service.errors reads them).
 FLAT, ROWS, NESTED = "list[float]", "list[list[float]]", "list[list[list[float]]]"
@@ -94,7 +99,7 @@ class InferRequest(BaseModel):
     parameters: dict[str, Any] | None = Field(
         default=None, description='`{"level": [80, 95]}` adds interval tensors `lo-80`, `hi-80`, ...'
     )
-    inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=2)]
+    inputs: Annotated[list[RequestInput], Field(min_length=1, max_length=3)]
     # at most the point and the two bounds of each of 99 levels: each asked one is checked against them
     outputs: list[dict[str, Any]] | None = Field(default=None, max_length=1 + 2 * MAX_LEVEL)
 
@@ -150,20 +155,22 @@ _IN_VERSION = [Depends(_served_version)]
 @router.get(VERSIONED, response_model=ModelMetadata, dependencies=_IN_VERSION, responses=LOOKUP_ERRORS)
 async def model_metadata(name: str, registry: Registry) -> ModelMetadata:
     """The model's tensors: `history` [-1, input_size, C] (and `future` [-1, horizon, F]) in, `forecast`
-    [-1, horizon, C] out."""
-    data = registry.get(name).bundle.data
+    [-1, horizon, C] out; with a companion, `short` [-1, its input_size, S] in, `short-forecast` out."""
+    bundle = registry.get(name).bundle
+    data = bundle.data
     rows = [-1, data.input_size, len(data.input_columns)]
     inputs = [TensorMetadata(name=INPUT, datatype="FP32", shape=rows)]
+    outputs = [TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, len(data.columns)])]
     if data.future_covariates:
         shape = [-1, data.horizon, len(data.future_covariates)]
         inputs.append(TensorMetadata(name=FUTURE, datatype="FP32", shape=shape))
-    return ModelMetadata(
-        name=name,
-        versions=[__version__],
-        platform=f"forecaster_{registry.get(name).bundle.model_name}",
-        inputs=inputs,
-        outputs=[TensorMetadata(name=OUTPUT, datatype="FP32", shape=[-1, data.horizon, len(data.columns)])],
-    )
+    if held := companion_series(bundle):
+        shape = [-1, bundle.companion.data.input_size, len(held)]
+        inputs.append(TensorMetadata(name=SHORT, datatype="FP32", shape=shape))
+        outputs.append(TensorMetadata(name=f"{SHORT}-{OUTPUT}", datatype="FP32",
+                                      shape=[-1, data.horizon, len(held)]))  # fmt: skip
+    return ModelMetadata(name=name, versions=[__version__], platform=f"forecaster_{bundle.model_name}",
+                         inputs=inputs, outputs=outputs)  # fmt: skip
 
 
 @router.get("/models/{name}/ready", responses=LOOKUP_ERRORS)
@@ -175,13 +182,16 @@ async def model_ready(name: str, registry: Registry) -> dict[str, Any]:
 
 def _histories(
     served: ServedModel, tensors: list[RequestInput], max_inputs: int
-) -> tuple[list[PreparedHistory], str]:
-    """The request's `history` (and `future`) tensors as checked histories (the checks of v1), and the field
-    of the history's numbers; 422 naming the field otherwise."""
+) -> tuple[list[PreparedHistory], str, int | None]:
+    """The request's `history` (and `future`) tensors as checked histories (the checks of v1), the field
+    of the history's numbers, and the place of a companion's `short` tensor; 422 naming the field
+    otherwise."""
     data = served.bundle.data
     given = list(data.future_covariates or [])
     names = [INPUT, *([FUTURE] if given else [])]
     wanted = f"tensor {INPUT!r}" if len(names) == 1 else f"tensors {INPUT!r} and {FUTURE!r}, each once"
+    if companion_series(served.bundle):
+        names, wanted = [*names, SHORT], f"{wanted} (or {SHORT!r}, the companion's series, beside or alone)"
     found: dict[str, int] = {}
     for position, tensor in enumerate(tensors):
         if tensor.name in found:  # "expected 'history'; got 'history'" named the right tensor as wrong (h62)
@@ -192,6 +202,8 @@ def _histories(
             raise ApiError(422, f"expected the input {wanted}; got {tensor.name!r}",
                            field=f"inputs[{position}].name")  # fmt: skip
         found[tensor.name] = position
+    if INPUT not in found and SHORT in found:
+        return [], f"inputs[{found[SHORT]}].data", found[SHORT]
     if INPUT not in found:
         raise ApiError(422, f"expected the input tensor {INPUT!r}", field="inputs")
     if given and FUTURE not in found:
@@ -214,7 +226,7 @@ def _histories(
         except HistoryError as error:
             at = found[FUTURE] if error.part == "future" else position
             raise ApiError(422, f"history {index}: {error}", field=f"inputs[{at}].data") from None
-    return histories, f"inputs[{position}].data"
+    return histories, f"inputs[{position}].data", found.get(SHORT)
 
 
 def _values(tensor: RequestInput, position: int, expected: list[int], max_inputs: int) -> np.ndarray:
@@ -310,30 +322,54 @@ async def infer(
             raise ApiError(422, f"unknown input parameter {misplaced[0][:50]!r}; expected interval levels in "
                            'the request\'s "parameters": {"level": [...]} (the horizon is the model\'s)',
                            field=f"inputs[{position}].parameters")  # fmt: skip
-    columns = served.bundle.data.columns
-    names = [OUTPUT] + [f"{side}-{level}" for level in levels for side in ("lo", "hi")]
-    keys = [columns] + [
-        [f"{column}-{side}-{level}" for column in columns] for level in levels for side in ("lo", "hi")
-    ]
-    asked = names if body.outputs is None else [output.get("name") for output in body.outputs]
-    _check_outputs(asked, names)
-    histories, field = _histories(served, body.inputs, settings.max_inputs)
+    sent = {tensor.name for tensor in body.inputs}
+    held = companion_series(served.bundle) if SHORT in sent else []
+    own = [] if held and INPUT not in sent else served.bundle.data.columns
+    keyed = {**_output_keys(own, levels, ""), **_output_keys(held, levels, f"{SHORT}-")}
+    asked = list(keyed) if body.outputs is None else [output.get("name") for output in body.outputs]
+    _check_outputs(asked, list(keyed))
+    histories, field, at = _histories(served, body.inputs, settings.max_inputs)
     count = len(histories)
     numbers = histories_numbers(histories, [levels] * count)
+    windows = np.empty((0,))
+    if at is not None:  # the companion's series, read as tables (`service.companion`)
+        windows = _values(body.inputs[at], at, [served.bundle.companion.data.input_size, len(held)],
+                          settings.max_inputs)  # fmt: skip
+        if count and len(windows) != count:
+            raise ApiError(422, f"expected {count} {SHORT} histories, one per history, got {len(windows)}",
+                           field=f"inputs[{at}].shape")  # fmt: skip
+        numbers += len(windows) * answer_numbers(served.bundle.data.horizon, len(held), len(levels))
     check_answer_numbers(numbers, settings.max_answer_numbers, "parameters")
     fields = [field] * count
     answers = await unless_client_leaves(
         request, lambda: forecast_histories(served, histories, [levels] * count, fields)
     )
-    keyed = dict(zip(names, keys, strict=True))
+    short: list[tuple[dict, list[str]]] = []
+    if at is not None:
+        limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
+        read = partial(forecast_windows, served.bundle, windows, held, levels, f"inputs[{at}].data", **limits)
+        short = await unless_client_leaves(request, lambda: in_thread(request, read))
+        answers = [{**own_answer, **columns} for own_answer, (columns, _) in
+                   zip(answers or [{}] * len(short), short, strict=True)]  # fmt: skip
     tensors = [(tensor, keyed[tensor]) for tensor in asked]
     def answered() -> bytes:  # the notes too off the event loop: a check of each history's window
-        notes = [f"history {at}: {note}" if count > 1 else note
-                 for at, item in enumerate(histories) for note in far_notes(served.bundle, item)]  # fmt: skip
-        return _answer(name, body.id, tensors, answers, notes)
+        notes = [(far_notes(served.bundle, item) if item else []) + (short[index][1] if short else [])
+                 for index, item in enumerate(histories or [None] * len(short))]  # fmt: skip
+        said = [f"history {index}: {note}" if len(notes) > 1 else note
+                for index, each in enumerate(notes) for note in each]  # fmt: skip
+        return _answer(name, body.id, tensors, answers, said)
 
     content = await in_thread(request, answered)
     return Response(content=content, media_type="application/json")
+
+
+def _output_keys(columns: list[str], levels: list[int], prefix: str) -> dict[str, list[str]]:
+    """The output tensors of `columns` (`prefix`: the companion's) and the answer's columns each stacks."""
+    if not columns:
+        return {}
+    bounds = {f"{prefix}{side}-{level}": [f"{column}-{side}-{level}" for column in columns]
+              for level in levels for side in ("lo", "hi")}  # fmt: skip
+    return {f"{prefix}{OUTPUT}": list(columns), **bounds}
 
 
 def _check_outputs(asked: list, names: list[str]) -> None:

@@ -21,13 +21,13 @@ import anyio.to_thread
 import numpy as np
 import pydantic_core
 
-from forecaster.artifacts import Bundle, load_bundle
+from forecaster.artifacts import COMPANION, Bundle, load_bundle
 from forecaster.atomic import Version, folder_version
 from forecaster.calibration import Calibration
 from forecaster.prediction import Inference, predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
-from service.schemas import ModelInfo
+from service.schemas import CompanionInfo, ModelInfo
 
 log = logging.getLogger("service")
 
@@ -72,6 +72,7 @@ class ServedModel:
             past_covariates=data.past_covariates or [],
             future_covariates=data.future_covariates or [],
             calendar=data.calendar,
+            companion=_companion(self.bundle),
         )
 
     @functools.cached_property
@@ -96,6 +97,14 @@ def _metrics_summary(metrics: dict[str, Any]) -> dict[str, Any]:
         if size <= METRICS_ENTRY_BYTES and total + size <= METRICS_SUMMARY_BYTES:
             kept[key], total = value, total + size
     return kept
+
+
+def _companion(bundle: Bundle) -> CompanionInfo | None:
+    if (companion := bundle.companion) is None:
+        return None
+    data = companion.data
+    model = bundle.training[COMPANION]["model"]
+    return CompanionInfo(model_name=model, input_size=data.input_size, columns=list(data.columns))
 
 
 def _intervals(calibration: Calibration | None, metrics: dict[str, Any]) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from forecaster.data.series import collected_notes
 from forecaster.prediction import check_interval_levels, interval_columns
 from forecaster.recent import HistoryError, PreparedHistory
 from service.batching import BatcherClosed
+from service.companion import forecast_values, names_companion
 from service.deps import Metrics, Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import (
@@ -313,6 +314,22 @@ async def forecast(
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs  # as many as --max-inputs (`json_counts`)
     prefixes = [""] if single else [f"inputs[{i}]." for i in range(len(items))]
+    if any(names_companion(served.bundle, item) for item in items):  # read as tables, as uploads are
+        levels = [checked_levels(served, item.level, f"{prefix}level")
+                  for item, prefix in zip(items, prefixes, strict=True)]  # fmt: skip
+        most = served.bundle.data.horizon
+        numbers = [answer_numbers(min(item.horizon or most, most), len(item.values), len(asked))
+                   for item, asked in zip(items, levels, strict=True)]  # fmt: skip
+        check_answer_numbers(sum(numbers), settings.max_answer_numbers, "level")
+        limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
+
+        def tables() -> list[dict[str, Any]]:
+            return [forecast_values(served, item, asked, prefix=prefix, **limits)
+                    for item, asked, prefix in zip(items, levels, prefixes, strict=True)]  # fmt: skip
+
+        outputs = await unless_client_leaves(request, lambda: in_thread(request, tables))
+        content = orjson.dumps(outputs[0] if single else {"outputs": outputs})
+        return Response(content=content, media_type="application/json")
 
     left = threading.Event()  # the client hung up: histories not read yet are left unread
 

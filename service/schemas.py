@@ -77,7 +77,9 @@ class ForecastRequest(BaseModel):
     values: Members[Listed[float]] = Field(
         description=(
             "One list of finite numbers per trained column, all of equal length and at least the model's "
-            "input_size; only the last input_size rows are used."
+            "input_size; only the last input_size rows are used. Or some of the series a model's companion "
+            "forecasts (`companion` in /v1/models), alone or with any of the model's: each at least the "
+            "input of the model that holds it."
         ),
     )
     future: Members[Listed[float]] | None = Field(
@@ -185,6 +187,14 @@ class BatchForecastResponse(BaseModel):
     outputs: list[ForecastResponse]
 
 
+class CompanionInfo(BaseModel):
+    """The forecast of a panel's series too short for the model's windows (`artifacts.COMPANION`)."""
+
+    model_name: str = Field(description="The forecast that fits nothing kept for them, e.g. `naive`.")
+    input_size: int
+    columns: list[str] = Field(description="Its series: send them as the model's (CSV, records, `values`).")
+
+
 class ModelInfo(BaseModel):
     name: str = Field(description="The bundle's directory name; used in URLs.")
     model_name: str = Field(description="Architecture, e.g. `s3attention`.")
@@ -221,6 +231,9 @@ class ModelInfo(BaseModel):
         description="Columns whose values over the horizon a request must give (`future`, records route).",
     )
     calendar: bool = Field(False, description="Calendar features made from the timestamps (regular dates).")
+    companion: CompanionInfo | None = Field(
+        None, description="The series too short for the model's windows and what forecasts them, or null."
+    )
 
 
 class ModelList(BaseModel):

@@ -158,3 +158,30 @@ def test_a_backtest_of_a_panel_with_a_companion_scores_the_models_series(tmp_pat
     assert sorted(set(backtest["id"])) == sorted(f"long{k}" for k in range(25))
     assert not [note for note in said if "are forecast by" in str(note.message)]  # none forecast unsaid
     assert backtest["y"].notna().all() and len(backtest) == 25 * HORIZON
+
+
+def test_tune_saves_the_companion_beside_the_settings_it_keeps(tmp_path, capsys, monkeypatch):
+    """`forecaster tune` leaves the short series out as train does and saves their companion in its bundle
+    (`workflows.split_off_short`): it had saved none, and a tuned panel model left them unforecast. The
+    search itself stands in for Ray here: one complete trial, the untuned settings."""
+    from forecaster.tuning import search
+
+    _panel(tmp_path / "p.csv", trend=True)
+    trials = pd.DataFrame([{"number": 1, "trial": "t1", "status": "complete", "epochs": 1, "val_mse": 0.5,
+                            "error": ""}])  # fmt: skip
+    monkeypatch.setattr(search, "start_ray", lambda address: False)
+    monkeypatch.setattr(search, "_search", lambda *args: None)
+    monkeypatch.setattr(search, "trial_table", lambda results: (trials, {"t1": {}}))
+    with pytest.warns(DataQualityWarning):
+        code, _, err = run_cli(["tune", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", HORIZON,
+                                "--trials", 1, "--seeds", 1, "--max-epochs", 1, "--out", tmp_path / "t"],
+                               capsys)  # fmt: skip
+    assert code == 0, err
+    bundle = load_bundle(tmp_path / "t" / "model")
+    assert bundle.companion is not None and bundle.companion.data.columns == SHORT
+    assert bundle.training[COMPANION]["model"] == "drift" and bundle.training["left_out"] == ["tiny"]
+    assert bundle.training["tuning"]["kept"] == "untuned"
+    frame = pd.read_csv(tmp_path / "p.csv", parse_dates=["date"])
+    with pytest.warns(DataQualityWarning):
+        answered = Forecaster.load(tmp_path / "t" / "model").predict(frame)
+    assert set(SHORT) <= set(answered["id"])

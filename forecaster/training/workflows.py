@@ -234,14 +234,7 @@ def _train_held(
     use_cuda_graphs(options.cuda_graphs, options.accelerator, options.devices, options.strategy)  # early
     with lightning_quiet(not options.verbose):
         settings, candidates = plan_fitting(settings, series)
-        kept = without_short_series(series, settings, candidates)
-        if short := [name for name in series.columns if name not in kept.columns]:  # said again at predict
-            companion = train_companion(series, short, settings, work_dir) or {}
-            held = companion.get(COMPANION, {}).get("series", [])
-            record = {**(record or {}), **companion, "left_out": [name for name in short if name not in held]}
-        if series.others:  # the columns the targets given left out: no new series at predict (h75 F20)
-            record = {**(record or {}), "beside_targets": list(series.others)}
-        series = kept
+        series, record = split_off_short(series, settings, candidates, work_dir, record)
         fitted = _fit_planned(series, settings, candidates, work_dir)
         if fitted is None:
             return None
@@ -249,8 +242,29 @@ def _train_held(
         best, scores = keep_best(fitted, series, settings)
         best = seasonal_in_place(best, fitted, series, settings)
         best = naive_if_it_lost_since(best, fitted, series, settings, work_dir)
-        companion_path = work_dir / f"{COMPANION}-bundle" if record and COMPANION in record else None
-        return save_kept(best, scores, series, out, settings, record, companion_path)
+        return save_kept(best, scores, series, out, settings, record, companion_bundle(work_dir, record))
+
+
+def split_off_short(
+    series: TimeSeries, settings: TrainSettings, candidates: list[Candidate], work_dir: Path,
+    record: dict[str, Any] | None,
+) -> tuple[TimeSeries, dict[str, Any] | None]:
+    """The series the `candidates` train on (`without_short_series`) and the training record saying which
+    are left out, the short ones that hold naive's windows trained into a companion in `work_dir`
+    (`train_companion`, `companion_bundle`): what train and tune save beside the kept model."""
+    kept = without_short_series(series, settings, candidates)
+    if short := [name for name in series.columns if name not in kept.columns]:  # said again at predict
+        companion = train_companion(series, short, settings, work_dir) or {}
+        held = companion.get(COMPANION, {}).get("series", [])
+        record = {**(record or {}), **companion, "left_out": [name for name in short if name not in held]}
+    if series.others:  # the columns the targets given left out: no new series at predict (h75 F20)
+        record = {**(record or {}), "beside_targets": list(series.others)}
+    return kept, record
+
+
+def companion_bundle(work_dir: Path, record: dict[str, Any] | None) -> Path | None:
+    """Where `split_off_short` saved the companion that `record` names, for `save_kept`; None without one."""
+    return work_dir / f"{COMPANION}-bundle" if record and COMPANION in record else None
 
 
 def train_companion(

@@ -181,6 +181,7 @@ def tune_forecaster(
 ) -> TuneOutcome:
     """Search `base.model_name`'s settings on validation, retrain the best, and write the tuning folder."""
     from forecaster.training.planning import plan, rows_hold
+    from forecaster.training.workflows import split_off_short
 
     out = Path(out)
     if out.parent.is_dir():
@@ -199,6 +200,7 @@ def tune_forecaster(
     first = default_point(space, base.model_name, untuned)
     staged = staging_dir(out)
     try:
+        series, record = split_off_short(series, base, [default], work_dir_for(staged / MODEL_DIR), None)
         started = start_ray(tuning.ray_address)
         try:
             if not base.trainer.verbose:  # a failed trial's reason is in trials.csv, not a traceback here
@@ -212,7 +214,7 @@ def tune_forecaster(
                 ray.shutdown()
         for work in ("search", "trials"):
             shutil.rmtree(staged / work, ignore_errors=True)
-        bundle, best, choice = write_search(series, base, trials, settings, space, staged)
+        bundle, best, choice = write_search(series, base, trials, settings, space, staged, record)
         move_into_place(staged, out, replace=base.overwrite)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
@@ -258,11 +260,12 @@ def write_search(
     settings: dict[str, dict[str, Any]],
     space: dict,
     staged: Path,
+    record: dict[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Write a finished search into `staged`: trials.csv, space.json, the settings kept (`keep_tuned`) in
-    kept.json and their bundle in model/; returns the bundle's TrainOutcome, the best trial's settings and
-    what kept.json holds."""
-    from forecaster.training.workflows import save_kept
+    kept.json and their bundle in model/ (with the companion `record` names, `workflows.split_off_short`);
+    returns the bundle's TrainOutcome, the best trial's settings and what kept.json holds."""
+    from forecaster.training.workflows import companion_bundle, save_kept
 
     complete = trials[trials["status"] == "complete"]
     if complete.empty:
@@ -280,9 +283,11 @@ def write_search(
               "best_trial": best_row["trial"], "best_trial_val_mse": float(best_row[METRIC]),
               "val_mse": scores, "earlier_validation": kept.earlier is not None}
     (staged / KEPT_FILE).write_text(json.dumps(choice, indent=2) + "\n")
-    record = {"tuning": {"trials": len(trials), "complete": len(complete), "space": space, "best": best,
-                         **choice}}
-    bundle = save_kept(kept, scores, series, staged / MODEL_DIR, kept_settings, record)
+    tuned = {"tuning": {"trials": len(trials), "complete": len(complete), "space": space, "best": best,
+                        **choice}}
+    companion = companion_bundle(work, record)
+    bundle = save_kept(kept, scores, series, staged / MODEL_DIR, kept_settings, {**(record or {}), **tuned},
+                       companion)  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
     return bundle, best, choice
 
