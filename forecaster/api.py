@@ -221,7 +221,7 @@ class Forecaster:
         self.metrics, self.history = outcome.metrics, _trained_on(series, self.bundle)
         self.history_index = getattr(df, "index", None)
         self.labels = given_names(df, self.bundle.data.id_col)
-        self.history_times = time_types(df)
+        self.history_times = time_types(df, series.date_col)
         return self
 
     def __repr__(self) -> str:
@@ -276,7 +276,7 @@ class Forecaster:
         table.index = _as_given(table.index, given, bundle.data.freq)
         table = dated_as_history(table, history)  # labels given as text ('2014Q1') or in parts, so answered
         answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
-        types = time_types(df) if df is not None else self.history_times
+        types = time_types(df, history.date_col) if df is not None else self.history_times
         return in_given_types(answer, types, bundle.data.freq)
 
     def cross_validation(
@@ -344,7 +344,7 @@ class Forecaster:
         long = pd.concat(parts, ignore_index=True)
         if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
             long[id_col] = long[id_col].map(lambda label: names.get(label, label))
-        return in_given_types(long, time_types(df), data.freq, "cutoff")
+        return in_given_types(long, time_types(df, series.date_col), data.freq, "cutoff")
 
     def _backtest_fit(
         self, series: TimeSeries, stops: dict[str, int], levels: list[int], held: str

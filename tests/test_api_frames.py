@@ -625,3 +625,39 @@ def test_monthly_timestamps_on_the_15th_are_answered_on_the_15th(where):
     keys = [time, *(["unique_id"] if where == "long" else [])]
     merged = backtest.merge(given.rename(columns={"y": "v"}), on=keys)
     assert len(merged) == len(backtest) and (merged["y"] == merged["v"]).all()
+
+
+def test_monthly_timestamps_on_the_15th_in_an_id_and_time_multiindex_are_answered_as_timestamps():
+    """A (unique_id, ds) MultiIndex of months on the 15th: its ds had been answered as the text '2005-01-15',
+    which no merge on the frame's own timestamps found (h131)."""
+    days = pd.date_range("2000-01-01", periods=60, freq="MS") + pd.Timedelta(days=14)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": days, "y": np.arange(60.0) + k})
+                       for k, name in enumerate("ab")]).set_index(["unique_id", "ds"])  # fmt: skip
+    model = naive().fit(frame)
+    for table in (model.predict(), model.predict(frame), model.cross_validation(frame)):
+        assert pd.api.types.is_datetime64_dtype(table["ds"]) and (table["ds"].dt.day == 15).all(), table
+    given = frame.reset_index().rename(columns={"y": "v"})
+    merged = model.cross_validation(frame).merge(given, on=["unique_id", "ds"])
+    assert len(merged) and (merged["y"] == merged["v"]).all()
+
+
+def test_timestamps_of_an_unnamed_index_are_answered_as_such_under_the_date_col_given():
+    """An unnamed index of months on the 15th read as date_col='when': its forecast was the text
+    '2005-01-15', the index being looked for as 'date' (h131)."""
+    days = pd.date_range("2000-01-01", periods=60, freq="MS") + pd.Timedelta(days=14)
+    frame = pd.DataFrame({"v": np.arange(60.0)}, index=days)
+    model = naive().fit(frame, date_col="when")
+    for stamps in (model.predict().index, model.predict(frame).index,
+                   pd.Index(model.cross_validation(frame, date_col="when")["when"])):  # fmt: skip
+        assert pd.api.types.is_datetime64_dtype(stamps) and (stamps.day == 15).all(), stamps
+
+
+def test_an_unnamed_index_of_timestamps_beside_the_text_date_column_read_leaves_its_labels_as_written():
+    """A frame whose dates are a text column 'date' ('2000M01') beside an unnamed index of timestamps: the
+    index, read under no name, was taken for the 'date' answered, and predict failed parsing '2005M01' as an
+    ISO date (h131)."""
+    days = pd.date_range("2000-01-01", periods=60, freq="MS")
+    frame = pd.DataFrame({"date": days.strftime("%YM%m"), "v": np.arange(60.0)}, index=days)
+    model = naive().fit(frame, date_col="date")
+    assert list(model.predict().index[:2]) == ["2005M01", "2005M02"]
+    assert list(model.predict(frame).index[:2]) == ["2005M01", "2005M02"]

@@ -10,6 +10,7 @@ from layout_checks import one_line_error, read_noted, write
 
 from forecaster.data import DataQualityWarning, read_csv
 from forecaster.data.cells import Tally, to_numbers
+from forecaster.errors import ForecasterError
 
 
 def test_bls_year_and_period_codes_become_months_without_the_annual_averages(tmp_path):
@@ -1539,6 +1540,11 @@ def test_estat_time_codes_read_as_their_periods(tmp_path, codes, freq):
     gdp = "Year,GDP\n" + "".join(f"{2000 + k},{2000 + k}000000\n" for k in range(12))
     rounded = write(tmp_path, "gdp.csv", gdp)
     assert read_csv(rounded).date_col == "Year"  # a value in millions is no e-Stat year
+    for name in ("runtime", "time_ns"):  # nor one named with "time" (h131: read as the years 2000-2011)
+        lines = "".join(f"{2000 + k}000000,{k}\n" for k in range(12))
+        timed = write(tmp_path, "timed.csv", f"{name},visits\n{lines}")
+        with pytest.raises(ForecasterError, match="no date column found"):
+            read_csv(timed)
 
 
 @pytest.mark.parametrize("codes", [{22: "1"}, {22: "1", 35: "P"}], ids=["a number", "a number and a letter"])

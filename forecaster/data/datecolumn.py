@@ -62,8 +62,8 @@ def find_dates_of_long_rows(raw: pd.DataFrame) -> str | None:
 
 
 # e-Stat's name of its time codes ("time_code", "時間軸（月次） コード"): other columns of such numbers are
-# values rounded to millions
-_ESTAT_NAME = re.compile(r"(?i:time)|時間")
+# values rounded to millions, as a "runtime" or "time_ns" in them is (h131: read as years 2000, 2001, ...)
+_ESTAT_NAME = re.compile(r"(?i:\btime(?:[_ ]?code)?\b)|時間")
 
 
 def find_date_column(raw: pd.DataFrame) -> str | None:

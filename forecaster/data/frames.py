@@ -143,11 +143,11 @@ def text_times(frame: pd.DataFrame, name: str | None) -> bool:
     return pd.api.types.infer_dtype(times, skipna=True) == "string"
 
 
-def time_types(frame: object) -> dict[Any, Any]:
+def time_types(frame: object, date_col: str | None = None) -> dict[Any, Any]:
     """The types a forecast's times (and ids) are answered in, to merge on the frame's own: its columns of
     periods, by name, with their frequency (`period_columns`), of whole numbers (years read as dates) and of
     categories (ids) with their dtype; an index of whole numbers but row numbers too, unnamed as the `year`
-    column it is read as."""
+    column it is read as; of timestamps, under the name the frame's dates were read as (`date_col`)."""
     if isinstance(frame, pd.Series):  # its frame's types: a Series of years was answered in dates (h75 F9)
         frame = as_frame(frame)
     if not isinstance(frame, pd.DataFrame):
@@ -160,8 +160,11 @@ def time_types(frame: object) -> dict[Any, Any]:
             types[name] = DATE_OBJECTS
     index = frame.index
     stamps = [name for name, dtype in frame.dtypes.items() if pd.api.types.is_datetime64_dtype(dtype)]
-    if isinstance(index, pd.DatetimeIndex) and index.tz is None:
-        stamps.append(_INDEX_DATES if index.name is None else index.name)
+    for level in index.levels if isinstance(index, pd.MultiIndex) else [index]:  # (id, ds)'s ds: text (h131)
+        # as `index_as_columns` names it; not where the dates are a column of that name (text: '2005M01')
+        read = level.name if isinstance(index, pd.MultiIndex) else date_col or index.name or _INDEX_DATES
+        if isinstance(level, pd.DatetimeIndex) and level.tz is None and read not in frame.columns:
+            stamps.append(read)
     types.update(dict.fromkeys(stamps, TIMESTAMPS))
     levels = index.levels if isinstance(index, pd.MultiIndex) else [] if _row_numbers(index) else [index]
     for level in levels:
@@ -187,11 +190,11 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
 
     for name, kind in types.items():
         if kind == TIMESTAMPS:  # written on a day of the month ('2005-01-15', `labels.on_a_day`): timestamps
-            if answer.index.name == name and answer.index.dtype == object:
-                answer.index = pd.DatetimeIndex(pd.to_datetime(answer.index, format="%Y-%m-%d"), name=name)
+            if answer.index.name == name and (stamps := _iso_days(answer.index)) is not None:
+                answer.index = pd.DatetimeIndex(stamps, name=name)
             for column in (name, *extra) if str(name) in answer.columns else ():
-                if answer[str(column)].dtype == object:
-                    answer[str(column)] = pd.to_datetime(answer[str(column)], format="%Y-%m-%d")
+                if (stamps := _iso_days(answer[str(column)])) is not None:
+                    answer[str(column)] = stamps
             continue
         if isinstance(kind, pd.CategoricalDtype):
             column = answer.get(str(name))
@@ -206,6 +209,15 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
             if pd.api.types.is_datetime64_any_dtype(answer[str(column)]):
                 answer[str(column)] = converted(answer[str(column)].dt, kind)
     return answer
+
+
+def _iso_days(labels: pd.Index | pd.Series) -> pd.Index | pd.Series | None:
+    """Labels of ISO days ('2005-01-15') as timestamps; None for anything else, left as written (a cutoff
+    column of the user's own beside text dates, h131 L4)."""
+    if labels.dtype != object:
+        return None
+    stamps = pd.to_datetime(labels, format="%Y-%m-%d", errors="coerce")
+    return None if stamps.isna().any() else stamps
 
 
 def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tuple[pd.DataFrame, ReadOptions]:
