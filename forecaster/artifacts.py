@@ -98,7 +98,7 @@ def check_out_dir(
     atomic.check_folder_path(out)
     if out.exists() and not overwrite:
         raise BundleError(f"output {out} already exists; --overwrite (overwrite=True in Python) replaces it")
-    atomic.check_ours(out, marker, keys, owned)
+    atomic.check_ours(out, marker, keys, owned, (COMPANION,))
 
 
 def save_bundle(
@@ -428,22 +428,23 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
                   if calibration and config.data else None)  # fmt: skip
     return Bundle(path=root, name=root.name, model_name=config.model_name, model=model, metrics=metrics,
                   training=config.training, data=config.data, scaler=config.scaler, calibration=calibrated,
-                  companion=_load_companion(root, config.training, calibration))
+                  companion=_load_companion(root, config.training, calibration, config.data))
 
 
-def _load_companion(root: Path, training: dict[str, Any], calibration: bool) -> Bundle | None:
+def _load_companion(root: Path, training: dict, calibration: bool, data: DataConfig | None) -> Bundle | None:
     """The companion bundle the training record names (`COMPANION`: its model, series and the sha256 of its
-    config and weights), checked as a bundle and against the record: not one copied in from another."""
-    record = training.get(COMPANION)
-    if record is None:
+    config and weights), checked: not one copied in, naming the model's series or nesting another (h130)."""
+    if (record := training.get(COMPANION)) is None:
         return None
     folder, where = root / COMPANION, root / CONFIG_FILE
-    if not isinstance(record, dict) or not names_ok(record.get("series")) or not record.get("series"):
-        raise BundleError(f"{where}: training field {COMPANION!r} must hold its 'series', a list of names")
+    series = isinstance(record, dict) and record.get("series")
+    if not names_ok(series) or not series or data is None or set(series) & set(data.columns):
+        raise BundleError(f"{where}: training field {COMPANION!r} must hold its 'series', a list of names, "
+                          "none of them the model's own")  # fmt: skip
     if folder.is_symlink() or not folder.is_dir():
         raise BundleError(f"bundle {root}: no folder {COMPANION!r}, the companion its training record names")
-    companion = _load_bundle(folder, "forecast", calibration)
-    if record.get("sha256") != model_digest(folder) or companion.data.columns != record["series"]:
-        raise BundleError(f"{folder}: not the companion saved with {where} (its sha256 or series differ); "
-                          "expected the bundle's own")  # fmt: skip
-    return companion
+    inner = _load_bundle(folder, "forecast", calibration)
+    if record.get("sha256") != model_digest(folder) or inner.data.columns != series or inner.companion:
+        raise BundleError(f"{folder}: not the companion saved with {where} (its sha256 or series differ, or "
+                          "it holds a companion of its own); expected the bundle's own")  # fmt: skip
+    return inner

@@ -216,10 +216,13 @@ def check_writable(folder: Path, what: str) -> None:
                                 "write")  # fmt: skip
 
 
-def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[str]) -> None:
+def check_ours(
+    out: Path, marker: str, keys: tuple[str, ...], owned: Collection[str], inner: Collection[str] = ()
+) -> None:
     """BundleError for a non-empty folder forecaster did not write, which --overwrite would empty: ours holds
     `marker` as a JSON object with `keys` (a folder holding another program's config.json was emptied) and
-    no entry but `owned` (a user's files beside a bundle were deleted with it)."""
+    no entry but `owned` (a user's files beside a bundle were deleted with it); those of them named `inner`
+    are folders ours alike (a user's folder named as a bundle's companion was deleted as one, h130)."""
     if not out.is_dir() or not any(out.iterdir()):
         return
     path, content = out / marker, None
@@ -230,12 +233,15 @@ def check_ours(out: Path, marker: str, keys: tuple[str, ...], owned: Collection[
         why = f"its {marker} is not forecaster's" if path.exists() else f"no {marker} in it"
         raise BundleError(f"output {out} is a folder forecaster did not write ({why}); --overwrite replaces "
                           "only forecaster's own output: choose another folder")  # fmt: skip
-    foreign = sorted(entry.name for entry in out.iterdir() if entry.name not in owned)
+    foreign = sorted(entry.name for entry in out.iterdir() if entry.name not in owned
+                     or (entry.name in inner and not (entry / marker).is_file()))  # fmt: skip
     if foreign:
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         shown = ", ".join(map(repr, foreign[:3])) + more
         raise BundleError(f"output {out} holds what forecaster did not write ({shown}), which --overwrite "
                           "would delete: move it out or choose another folder")
+    for name in inner:
+        check_ours(out / name, marker, keys, owned)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -113,6 +113,10 @@ def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str 
     try:
         return _others_said(bundle, read_csv(path, **read, targets=forecast_series(bundle)))
     except MissingColumnsError as error:
+        if others is None and bundle.companion and set(error.missing) <= set(bundle.companion.data.columns):
+            say_note(f"{path}: note: no rows of {some(list(map(repr, error.missing)))} of its companion's "
+                     f"series: read the model's {len(bundle.data.columns)} alone", stacklevel=3)  # fmt: skip
+            return _others_said(bundle, read_csv(path, **read, targets=bundle.data.columns))
         if others is None:
             raise _missing(bundle, str(path), error) from None
         some_of_them = _some_series(bundle, str(path), error, others)

@@ -185,3 +185,100 @@ def test_tune_saves_the_companion_beside_the_settings_it_keeps(tmp_path, capsys,
     with pytest.warns(DataQualityWarning):
         answered = Forecaster.load(tmp_path / "t" / "model").predict(frame)
     assert set(SHORT) <= set(answered["id"])
+
+
+def _resigned(folder: Path, edit) -> None:
+    """`folder`'s config edited (`edit`) and named again by its weights' metadata, its calibration left out
+    (it names the old config): a bundle tampered with consistently, not refused for its digests."""
+    import hashlib
+
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    from forecaster.artifacts import model_digest
+
+    config = json.loads((folder / "config.json").read_text())
+    edit(config)
+    if COMPANION in config["training"]:  # the digest of its companion as it now is
+        config["training"][COMPANION]["sha256"] = model_digest(folder / COMPANION)
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    with safe_open(folder / "weights.safetensors", framework="pt") as handle:
+        metadata = handle.metadata()
+    metadata["config_sha256"] = hashlib.sha256((folder / "config.json").read_bytes()).hexdigest()
+    save_file(load_file(folder / "weights.safetensors"), folder / "weights.safetensors", metadata=metadata)
+    (folder / "calibration.safetensors").unlink(missing_ok=True)
+
+
+def test_calibrate_reads_the_models_series_without_its_companions_and_load_refuses_a_tangled_one(
+    tmp_path, capsys
+):
+    """`calibrate` on rows of the model's series alone recalibrates it and keeps the companion's margins (it
+    refused them, 'missing series short0, short1', as though the model needed them: h130); a companion naming
+    one of the model's series (each forecast twice; predict blamed the user's file) or holding a companion of
+    its own is refused at load, consistent digests or not."""
+    model = _train(tmp_path, capsys, trend=True)
+    history = pd.read_csv(tmp_path / "p.csv")
+    history[history["id"].str.startswith("long")].to_csv(tmp_path / "long.csv", index=False)
+    kept = (model / COMPANION / "calibration.safetensors").read_bytes()
+    with pytest.warns(DataQualityWarning, match="no rows of 'short0', 'short1' of its companion's series"):
+        code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "long.csv"], capsys)
+    assert code == 0 and "written to" in out and "its companion's" not in out, err
+    assert (model / COMPANION / "calibration.safetensors").read_bytes() == kept
+    assert load_bundle(model).companion.calibration is not None
+    overlap, nested = tmp_path / "overlap", tmp_path / "nested"
+    shutil.copytree(model, overlap)
+    _resigned(overlap / COMPANION, lambda config: config["data"].update(columns=["long0", "short1"]))
+    _resigned(overlap, lambda config: config["training"][COMPANION].update(series=["long0", "short1"]))
+    with pytest.raises(BundleError, match="a list of names, none of them the model's own"):
+        load_bundle(overlap)
+    shutil.copytree(model, nested)
+    shutil.copytree(nested / COMPANION, nested / COMPANION / COMPANION)
+    _resigned(nested / COMPANION / COMPANION, lambda config: config["data"].update(columns=["x0", "x1"]))
+    record = json.loads((model / "config.json").read_text())["training"][COMPANION]
+    record = {**record, "series": ["x0", "x1"]}
+    _resigned(nested / COMPANION, lambda config: config["training"].update({COMPANION: record}))
+    assert load_bundle(nested / COMPANION).companion is not None  # alone it loads
+    _resigned(nested, lambda config: None)
+    with pytest.raises(BundleError, match="or it holds a companion of its own"):
+        load_bundle(nested)
+
+
+def test_overwrite_refuses_a_users_folder_named_as_the_companions(tmp_path):
+    """--overwrite replaces a bundle's companion folder, but not a user's folder of that name, nor files of
+    theirs in a companion's: `short` became one of the bundle's own names and a user's `short/notes.txt` was
+    deleted unasked, where any other folder of theirs is refused (h130)."""
+    from forecaster.artifacts import check_out_dir
+
+    out = tmp_path / "m"
+    (out / COMPANION).mkdir(parents=True)
+    for folder in (out, out / COMPANION):
+        (folder / "config.json").write_text(json.dumps({"format_version": 2}))
+        (folder / "weights.safetensors").write_bytes(b"")
+    check_out_dir(out, overwrite=True)  # a bundle and its companion: forecaster's own
+    (out / COMPANION / "notes.txt").write_text("mine")
+    with pytest.raises(BundleError, match="short holds what forecaster did not write \\('notes.txt'\\)"):
+        check_out_dir(out, overwrite=True)
+    shutil.rmtree(out / COMPANION)
+    (out / COMPANION).mkdir()
+    (out / COMPANION / "notes.txt").write_text("mine")
+    with pytest.raises(BundleError, match="holds what forecaster did not write \\('short'\\)"):
+        check_out_dir(out, overwrite=True)
+
+
+@pytest.mark.slow
+def test_ddp_on_two_cpu_processes_saves_a_bundle_whose_companion_loads(tmp_path):
+    """Rank 0 alone fits and saves the companion: each rank did, the later rank's written over the one whose
+    digest rank 0 recorded, and the bundle saved was refused ('not the companion saved with', h130)."""
+    import os
+    import subprocess
+
+    from tests.test_cli_train import FORECASTER
+
+    _panel(tmp_path / "p.csv", trend=True)
+    argv = ["train", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", HORIZON, "--no-progress",
+            "--seeds", 1, "--max-epochs", 1, "--model", "s3attention", "--accelerator", "cpu", "--devices", 2,
+            "--strategy", "ddp", "--out", tmp_path / "m"]  # fmt: skip
+    result = subprocess.run([str(FORECASTER), *map(str, argv)], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert load_bundle(tmp_path / "m").companion.data.columns == SHORT

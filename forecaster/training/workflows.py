@@ -271,7 +271,10 @@ def train_companion(
     series: TimeSeries, short: list[str], settings: TrainSettings, work_dir: Path
 ) -> dict[str, Any] | None:
     """The companion of a panel's left-out series (`companion`), saved in `work_dir` for the bundle to take
-    in, and its training record's field; None where none of them holds naive's windows."""
+    in, and its training record's field; None where none of them holds naive's windows, and on a distributed
+    run's other ranks (which save no bundle: theirs, written over rank 0's, made its digest stale, h130)."""
+    if rank_zero.rank != 0:
+        return None
     panel = companion_panel(series, settings, short)
     candidates = [] if panel is None else plan_baselines(settings, panel)
     if not candidates:
