@@ -13,6 +13,7 @@ panel's series too short for the model (`artifacts.COMPANION`) come as `short` [
 from __future__ import annotations
 
 import math
+import threading
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -347,8 +348,10 @@ async def infer(
     short: list[tuple[dict, list[str]]] = []
     if at is not None:
         limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
-        read = partial(forecast_windows, served.bundle, windows, held, levels, f"inputs[{at}].data", **limits)
-        short = await unless_client_leaves(request, lambda: in_thread(request, read))
+        left = threading.Event()  # the client hung up: windows not forecast yet are left
+        read = partial(forecast_windows, served.bundle, windows, held, levels, f"inputs[{at}].data", left,
+                       **limits)  # fmt: skip
+        short = await unless_client_leaves(request, lambda: in_thread(request, read), left)
         answers = [{**own_answer, **columns} for own_answer, (columns, _) in
                    zip(answers or [{}] * len(short), short, strict=True)]  # fmt: skip
     tensors = [(tensor, keyed[tensor]) for tensor in asked]

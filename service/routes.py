@@ -314,6 +314,7 @@ async def forecast(
     single = isinstance(body, ForecastRequest)
     items = [body] if single else body.inputs  # as many as --max-inputs (`json_counts`)
     prefixes = [""] if single else [f"inputs[{i}]." for i in range(len(items))]
+    left = threading.Event()  # the client hung up: histories not read (or forecast) yet are left
     if any(names_companion(served.bundle, item) for item in items):  # read as tables, as uploads are
         levels = [checked_levels(served, item.level, f"{prefix}level")
                   for item, prefix in zip(items, prefixes, strict=True)]  # fmt: skip
@@ -323,15 +324,13 @@ async def forecast(
         check_answer_numbers(sum(numbers), settings.max_answer_numbers, "level")
         limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
 
-        def tables() -> list[dict[str, Any]]:
+        def tables() -> list[dict[str, Any]]:  # each a forecast of its own: none begun once the client left
             return [forecast_values(served, item, asked, prefix=prefix, **limits)
-                    for item, asked, prefix in zip(items, levels, prefixes, strict=True)]  # fmt: skip
+                    for item, asked, prefix in zip(items, levels, prefixes, strict=True) if not left.is_set()]
 
-        outputs = await unless_client_leaves(request, lambda: in_thread(request, tables))
+        outputs = await unless_client_leaves(request, lambda: in_thread(request, tables), left)
         content = orjson.dumps(outputs[0] if single else {"outputs": outputs})
         return Response(content=content, media_type="application/json")
-
-    left = threading.Event()  # the client hung up: histories not read yet are left unread
 
     said: list[list[str]] = []  # each history's reading notes: dates of changing UTC offsets read in UTC
 

@@ -652,6 +652,22 @@ def test_timestamps_of_an_unnamed_index_are_answered_as_such_under_the_date_col_
         assert pd.api.types.is_datetime64_dtype(stamps) and (stamps.day == 15).all(), stamps
 
 
+def test_a_time_series_read_of_months_on_the_15th_is_answered_in_timestamps(tmp_path):
+    """`Forecaster.read` of a frame (or `read_csv` of a file) of months on the 15th, fitted and forecast as
+    the TimeSeries it gives: its dates were answered as the text '2005-01-15' (h132), as those on the 1st are
+    answered as timestamps, the frame's own being left behind (a frame's had been timestamps before h128)."""
+    from forecaster.data import read_csv
+
+    days = pd.date_range("2000-01-01", periods=60, freq="MS") + pd.Timedelta(days=14)
+    frame = pd.DataFrame({"v": np.arange(60.0)}, index=days)
+    frame.rename_axis("date").reset_index().to_csv(tmp_path / "m.csv", index=False)
+    for series in (naive().read(frame), read_csv(tmp_path / "m.csv")):
+        model = naive().fit(series)
+        for stamps in (model.predict().index, model.predict(series).index,
+                       pd.Index(model.cross_validation(series)["date"])):  # fmt: skip
+            assert pd.api.types.is_datetime64_dtype(stamps) and (stamps.day == 15).all(), stamps
+
+
 def test_an_unnamed_index_of_timestamps_beside_the_text_date_column_read_leaves_its_labels_as_written():
     """A frame whose dates are a text column 'date' ('2000M01') beside an unnamed index of timestamps: the
     index, read under no name, was taken for the 'date' answered, and predict failed parsing '2005M01' as an

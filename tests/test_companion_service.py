@@ -5,6 +5,7 @@ model listings say which series it forecasts."""
 from __future__ import annotations
 
 import shutil
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -79,3 +80,111 @@ def test_values_and_oip_answer_the_companions_series_as_the_csv_route_and_listin
     assert np.allclose(alone.json()["outputs"][0]["data"], expected, rtol=1e-6)
     assert_error(unknown, 422, "values", "unknown ['nope']; expected some of the series")
     assert_error(shaped, 422, "inputs[0].shape", f"expected shape [B, {short_size}, 2]")
+
+
+def test_the_companions_forecasts_stop_when_the_client_hangs_up(tmp_path, capsys, monkeypatch):
+    """A JSON batch naming the companion's series and an OIP `short` tensor are forecast one history at a
+    time in a reading thread that a client gone abandons: each history's forecast after it left was still
+    made (256 of the model's columns with a companion series: 9 s of forecasts, one at a time, per request
+    sent and hung up on), as `routes.unless_client_leaves` says no work may go on."""
+    import time
+
+    import anyio
+    import httpx
+
+    from forecaster.artifacts import load_bundle
+    from service import companion
+    from service.app import create_app
+    from service.config import ServiceSettings
+    from tests.test_service_attacks import _request
+
+    model = _train(tmp_path, capsys, trend=True)
+    shutil.copytree(model, tmp_path / "served" / "m")
+    history = pd.read_csv(tmp_path / "p.csv")
+    rows = history.loc[history["id"] == "short0", "y"].tolist()
+    days = history.loc[history["id"] == "short0", "date"].tolist()
+    made, answered = [], companion.answered_apart
+
+    def slowly(*args, **options):  # a history's forecast taking 0.1 s, as 256 columns' do on a busy CPU
+        made.append(time.sleep(0.1))
+        return answered(*args, **options)
+
+    monkeypatch.setattr(companion, "answered_apart", slowly)
+    app = create_app(ServiceSettings(models_dir=tmp_path / "served", max_inputs=16))
+    size = load_bundle(model).companion.data.input_size
+    window = {"name": "short", "shape": [16, size, 2], "datatype": "FP64", "data": rows[-size:] * 32}
+    batch = {"inputs": [{"values": {"short0": rows}, "timestamps": days}] * 16}
+    requests = [httpx.Request("POST", "http://service/v1/models/m/forecast", json=batch),
+                httpx.Request("POST", "http://service/v2/models/m/infer", json={"inputs": [window]})]
+
+    async def hung_up_on(scope: dict, body: bytes) -> int:
+        """The forecasts made for a client that sends `body`, then hangs up 0.3 s later."""
+        sent = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive() -> dict:
+            if sent:
+                return sent.pop(0)
+            await anyio.sleep(0.3)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict) -> None:
+            assert message.get("status", 499) == 499, message  # none refused, none answered: it left
+
+        made.clear()
+        await app(scope, receive, send)
+        await anyio.sleep(2.5)  # 16 histories' forecasts would be made by now
+        return len(made)
+
+    async def scenario() -> list[int]:
+        async with app.router.lifespan_context(app):
+            return [await hung_up_on(*_request(each)) for each in requests]
+
+    counts = anyio.run(scenario)  # JSON's, OIP's
+    assert all(0 < count < 8 for count in counts), counts
+
+
+class _Counted(str):
+    """A series name that counts the comparisons made with it: a name looked up in a list is compared with
+    every series, in a set with none but its hash's."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkeypatch):
+    """A JSON request's names are as many as its bytes hold (500,000 in 8 MB): each was looked for in a list
+    of the model's (or the companion's) series, on the event loop (`names_companion`, `prepare_json`) or in
+    a reading thread holding the GIL (`forecast_values`): 6.6 s of the event loop for 1,000 such series.
+    (h132) Each check now compares a name with at most a few series, not with each of them."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from service import companion
+    from service.errors import ApiError
+    from service.inputs import prepare_json
+
+    held, own = [_Counted(f"short{k}") for k in range(300)], [_Counted(f"long{k}") for k in range(300)]
+    data = SimpleNamespace(columns=own, past_covariates=None, future_covariates=None)
+    bundle = SimpleNamespace(data=data, companion=SimpleNamespace(data=SimpleNamespace(columns=held)))
+    monkeypatch.setattr(companion, "forecast_series", lambda bundle: own + held)
+    names = 3000
+    request = SimpleNamespace(values={f"k{k}": [] for k in range(names)}, future=None)
+    served = SimpleNamespace(bundle=bundle, name="m")
+    counts = []
+    _Counted.compared = 0
+    assert not companion.names_companion(bundle, request)
+    counts.append(_Counted.compared)
+    for check in (partial(prepare_json, bundle, request, prefix="", max_rows=1),
+                  partial(companion.forecast_values, served, request, [], prefix="", max_rows=1,
+                          max_answer_numbers=1)):  # fmt: skip
+        _Counted.compared = 0
+        with pytest.raises(ApiError, match="unknown"):
+            check()
+        counts.append(_Counted.compared)
+    assert max(counts) <= 2 * (names + len(own) + len(held)), counts  # a list's: names x series, 900,000

@@ -18,7 +18,7 @@ from pandas.tseries.offsets import YearBegin, YearEnd
 
 from forecaster.data.keys import key_columns
 from forecaster.data.numberdates import year_numbers
-from forecaster.data.series import ReadOptions
+from forecaster.data.series import ReadOptions, TimeSeries
 from forecaster.errors import DataError
 
 DATE_OBJECTS = "datetime.date"  # how `time_types` names a column of datetime.date objects
@@ -150,6 +150,8 @@ def time_types(frame: object, date_col: str | None = None) -> dict[Any, Any]:
     column it is read as; of timestamps, under the name the frame's dates were read as (`date_col`)."""
     if isinstance(frame, pd.Series):  # its frame's types: a Series of years was answered in dates (h75 F9)
         frame = as_frame(frame)
+    if isinstance(frame, TimeSeries):  # its dates: on the 15th answered as timestamps, as on the 1st (h132)
+        frame = frame.frame
     if not isinstance(frame, pd.DataFrame):
         return {}
     types = {name: dtype for name, dtype in frame.dtypes.items()
