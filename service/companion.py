@@ -15,7 +15,7 @@ from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries
 from forecaster.data.series import collected_notes
 from forecaster.history import forecast_series
-from service.errors import ApiError
+from service.errors import ApiError, listed
 from service.inputs import answered_apart, json_rows
 from service.registry import ServedModel
 from service.schemas import ForecastRequest
@@ -42,8 +42,9 @@ def forecast_values(
     every = forecast_series(bundle)
     known = set(every)  # as in `names_companion`: a request's names are as many as its bytes hold
     if unknown := [name for name in request.values if name not in known]:
-        raise ApiError(422, f"unknown {unknown}; expected some of the series {every} (covariates only with "
-                       "the model's own columns, without its companion's)", field=field)  # fmt: skip
+        raise ApiError(422, f"unknown {listed(unknown)}; expected some of the series {every} (covariates "
+                       "only with the model's own columns, without its companion's)",
+                       field=field)  # fmt: skip
     if request.future is not None:
         raise ApiError(422, "the companion's series are forecast without future covariates; leave future "
                        "out", field=f"{prefix}future")  # fmt: skip

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
+from forecaster.data.missing import some
 from forecaster.errors import ForecasterError, one_line
 from service.schemas import ErrorDetail, ErrorResponse
 
@@ -81,6 +82,12 @@ class ApiError(StarletteHTTPException):
 # message, 10,000 rows of text in 70,000 details, a 1 MB column name echoed twice.
 MAX_DETAILS, MAX_MESSAGE_CHARS, MAX_FIELD_CHARS = 20, 2000, 200
 _DETAILED = 1_000  # the validation errors read for details (a union's members are merged among them)
+
+
+def listed(names: list[str]) -> str:
+    """A request's unknown names as a refusal lists them: the first few and how many more (all of them were
+    listed, the message then cut at MAX_MESSAGE_CHARS between its head and tail)."""
+    return f"[{some(list(map(repr, names)))}]"
 
 
 def error_response(

@@ -49,7 +49,7 @@ from forecaster.prediction import (
     shaped,
 )
 from forecaster.recent import HistoryError, PreparedHistory, check_history
-from service.errors import MAX_MESSAGE_CHARS, ApiError
+from service.errors import MAX_MESSAGE_CHARS, ApiError, listed
 from service.limits import answer_numbers, check_answer_numbers
 from service.registry import ServedModel
 from service.schemas import Cell, ForecastRequest, RecordsRequest, RecordsResponse
@@ -86,7 +86,8 @@ def prepare_json(bundle: Bundle, request: ForecastRequest, *, prefix: str, max_r
     known = set(sent)  # a request's names are as many as its bytes hold (500,000: h132)
     unknown = [column for column in request.values if column not in known]
     if missing or unknown:
-        problems = ([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else [])
+        problems = [f"missing {missing}"] if missing else []
+        problems += [f"unknown {listed(unknown)}"] if unknown else []
         raise _invalid(values_field, f"expected exactly the model's columns {sent}; {', '.join(problems)}")
     index, values = json_rows(bundle, request, sent, prefix=prefix, max_rows=max_rows)
     timestamps_field = f"{prefix}timestamps"

@@ -188,3 +188,17 @@ def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkey
             check()
         counts.append(_Counted.compared)
     assert max(counts) <= 2 * (names + len(own) + len(held)), counts  # a list's: names x series, 900,000
+
+
+def test_a_refusal_of_many_unknown_names_lists_a_few_and_counts_the_rest(tmp_path, capsys):
+    """A request of 50,000 junk names was refused listing them until the message was cut at its bound (its
+    head and tail, 639,227 characters cut between): a few are named now and the rest counted, on the model's
+    route and the companion's."""
+    model = _train(tmp_path, capsys, trend=True)
+    shutil.copytree(model, tmp_path / "served" / "m")
+    junk = {f"junk{k}": [1.0] * 12 for k in range(50_000)}
+    with serving(tmp_path / "served", max_body_bytes=10_000_000) as client:
+        for extra in ({}, {SHORT[0]: [1.0] * 12}):
+            answer = client.post("/v1/models/m/forecast", json={"values": {**junk, **extra}})
+            assert answer.status_code == 422 and len(answer.content) < 5_000, len(answer.content)
+            assert "unknown ['junk0', 'junk1', 'junk2', 'junk3', 'junk4' and 49995 more]" in answer.text
