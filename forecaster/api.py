@@ -78,8 +78,7 @@ def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
 def _trained_on(series: TimeSeries, bundle: Bundle) -> TimeSeries:
     """`series` without the independent series too short to train (a note named them), which the model
     does not forecast: a backtest's forecast of them raised ValueError (h82 F3)."""
-    left_out = [name for name in series.columns if name not in forecast_series(bundle)]
-    return dataclasses.replace(series, frame=series.frame.drop(columns=left_out)) if left_out else series
+    return series.of_series(forecast_series(bundle))
 
 
 # The training record's field of `Forecaster.save`'s default interval levels.
@@ -324,8 +323,8 @@ class Forecaster:
                 bundle = self._backtest_fit(series, stops, levels, held)
                 data, name = bundle.data, forecast_name(bundle)
                 id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-                names, trained = given_names(df, data.id_col), _trained_on(series, bundle)
-                trained = trained.of_series(data.columns)  # the model's: its companion's are not backtested
+                # the model's series: those too short to train and its companion's are not backtested
+                names, trained = given_names(df, data.id_col), series.of_series(data.columns)
             stops = {column: stops[column] for column in data.columns}
             history, stop = _cut(trained, stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])

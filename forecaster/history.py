@@ -113,7 +113,7 @@ def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str 
     try:
         return _others_said(bundle, read_csv(path, **read, targets=forecast_series(bundle)))
     except MissingColumnsError as error:
-        if others is None and bundle.companion and set(error.missing) <= set(bundle.companion.data.columns):
+        if others is None and bundle.companion and set(error.missing) <= set(companion_series(bundle)):
             say_note(f"{path}: note: no rows of {some(list(map(repr, error.missing)))} of its companion's "
                      f"series: read the model's {len(bundle.data.columns)} alone", stacklevel=3)  # fmt: skip
             return _others_said(bundle, read_csv(path, **read, targets=bundle.data.columns))
@@ -146,6 +146,17 @@ def _some_series(
     note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
     say_note(f"{source}: note: {note}: {others} the {len(present)} others", stacklevel=2)
     return present
+
+
+def companion_series(bundle: Bundle) -> list[str]:
+    """The series the bundle's companion forecasts (`artifacts.COMPANION`; none without one)."""
+    return list(bundle.companion.data.columns) if bundle.companion is not None else []
+
+
+def held_by_companion(bundle: Bundle, names: list[str]) -> list[str]:
+    """Those of `names` that the bundle's companion forecasts, in their order."""
+    held = set(companion_series(bundle))
+    return [name for name in names if name in held]
 
 
 def forecast_series(bundle: Bundle) -> list[str]:

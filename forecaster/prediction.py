@@ -32,6 +32,7 @@ from forecaster.errors import ConfigError, DataError
 from forecaster.history import (
     far_from_training,
     forecast_series,
+    held_by_companion,
     left_out_in_training,
     of_series,
     window_notes,
@@ -212,8 +213,7 @@ def forecast(
 
     DataError names the file and line at fault, counting the header as line 1.
     """
-    companion = bundle.companion.data.columns if bundle.companion else []
-    if held := [name for name in series.columns if name in companion]:
+    if held := held_by_companion(bundle, series.columns):
         return _with_companion(bundle, series, held, horizon, levels, future)
     for note in left_out_in_training(bundle):
         say_note(f"{series.source}: {note}", stacklevel=2)

@@ -14,16 +14,11 @@ import pandas as pd
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries
 from forecaster.data.series import collected_notes
-from forecaster.history import forecast_series
+from forecaster.history import companion_series, forecast_series
 from service.errors import ApiError, listed
 from service.inputs import answered_apart, json_rows
 from service.registry import ServedModel
 from service.schemas import ForecastRequest
-
-
-def companion_series(bundle: Bundle) -> list[str]:
-    """The series the bundle's companion forecasts (none without one)."""
-    return list(bundle.companion.data.columns) if bundle.companion is not None else []
 
 
 def names_companion(bundle: Bundle, request: ForecastRequest) -> bool:

@@ -401,8 +401,9 @@ def forecast_records(
     """Rows sent as records, read as `Forecaster.predict` reads a DataFrame and answered with its table
     (the same numbers: one forecast, outside the micro-batcher)."""
     bundle = served.bundle
-    _check_record_keys(every_series(bundle), request.data, "data", max_extra_columns)
-    _check_record_keys(every_series(bundle), request.future or [], "future", max_extra_columns)
+    every = every_series(bundle)
+    _check_record_keys(every, request.data, "data", max_extra_columns)
+    _check_record_keys(every, request.future or [], "future", max_extra_columns)
     read = "data"  # the records read when a refusal came: its field
     try:
         with collected_notes() as said, without_reading_advice():

@@ -26,8 +26,9 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from forecaster import __version__
 from forecaster.checks import MAX_LEVEL
+from forecaster.history import companion_series
 from forecaster.recent import HistoryError, PreparedHistory, check_history
-from service.companion import companion_series, forecast_windows
+from service.companion import forecast_windows
 from service.deps import Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import far_notes

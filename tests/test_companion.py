@@ -121,10 +121,12 @@ def test_train_and_predict_answer_every_series_that_holds_naives_windows(tmp_pat
     assert code == 0, err
     scored = json.loads(out)
     assert 0 < scored[COMPANION]["windows"] < scored["windows"]
+    trained = (model / COMPANION / "calibration.safetensors").read_bytes()
     with pytest.warns(DataQualityWarning):
         code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "p.csv"], capsys)
     assert code == 0 and f"its companion's calibration ({len(SHORT)} series) written" in out, err
     assert load_bundle(model).companion.calibration is not None
+    assert (model / COMPANION / "calibration.safetensors").read_bytes() != trained  # written by calibrate
 
 
 def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refused(tmp_path, capsys):

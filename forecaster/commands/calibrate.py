@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.atomic import check_writable, folder_version
     from forecaster.calibration import DEFAULT_LEVELS, FEW_WINDOWS
     from forecaster.errors import CalibrationFileError
-    from forecaster.history import read_history
-    from forecaster.training.evaluation import calibrate_bundle, companion_series
+    from forecaster.history import held_by_companion, read_history
+    from forecaster.training.evaluation import calibrate_bundle
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
     companion_as = folder_version(bundle_path(args.model) / COMPANION)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
-    if held := companion_series(bundle, series):  # its companion's series: by it, on their own windows
+    if held := held_by_companion(bundle, series.columns):  # by its companion, on their own windows
         inner = calibrate_bundle(bundle.companion, series.of_series(held), args.on)
         print(f"its companion's calibration ({len(held)} series) written to "
               f"{write_calibration(bundle.companion.path, inner, companion_as)}")  # fmt: skip

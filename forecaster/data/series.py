@@ -213,8 +213,9 @@ class TimeSeries:
     def of_series(self, names: list[str]) -> TimeSeries:
         """Some of independent series (`names`, of the targets) without the others: a bundle's companion
         forecasts and scores its own (`artifacts.COMPANION`)."""
+        kept = set(names)
         return dataclasses.replace(self, frame=self.frame.drop(columns=[
-            name for name in self.columns if name not in names]))  # fmt: skip
+            name for name in self.columns if name not in kept]))  # fmt: skip
 
     def own_rows(self) -> list[slice]:
         """Each target's rows from its first value to its last: what an independent series is split on (the

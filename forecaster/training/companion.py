@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from forecaster.data import TimeSeries
-from forecaster.data.splits import usable
+from forecaster.data.splits import series_lengths, usable
 from forecaster.training.planning import split_for
 from forecaster.training.settings import TrainSettings
 
@@ -23,8 +23,7 @@ def companion_panel(series: TimeSeries, settings: TrainSettings, short: list[str
     """Those of the `short` series (left out of `series`) that hold naive's windows under the run's split,
     on the rows they span; None where none does (they stay left out, each named)."""
     split = split_for(series, settings)
-    own = zip(series.columns, series.own_rows(), strict=True)
-    lengths = {name: rows.stop - rows.start for name, rows in own}
+    lengths = dict(zip(series.columns, series_lengths(series), strict=True))
     held = [name for name in short if usable(lengths[name], 1, settings.horizon, split, series.freq, False)]
     if not held:
         return None

@@ -20,7 +20,7 @@ from forecaster.data.config import DataConfig
 from forecaster.data.series import INDEPENDENT
 from forecaster.devices import accelerator_device
 from forecaster.errors import BundleError, ConfigError, DataError
-from forecaster.history import of_series
+from forecaster.history import held_by_companion, of_series
 from forecaster.training.growth import IN_PLACE
 from forecaster.training.scoring import (
     baseline_metrics,
@@ -38,7 +38,7 @@ def evaluate_bundle(
     naive and seasonal naive forecasts of the same windows (under their names); with `levels`, also its
     intervals' coverage, width and interval score per level (under "intervals"); the series its companion
     forecasts (`artifacts.COMPANION`) scored by it, under that name."""
-    if held := companion_series(bundle, series):
+    if held := held_by_companion(bundle, series.columns):
         options = {"levels": levels, "accelerator": accelerator}
         scored = evaluate_bundle(bundle.companion, series.of_series(held), **options)
         rest = [name for name in series.columns if name not in held]
@@ -87,16 +87,11 @@ def check_series(bundle: Bundle, series: TimeSeries, some: bool = False) -> None
         )
 
 
-def companion_series(bundle: Bundle, series: TimeSeries) -> list[str]:
-    """Those of `series` that the bundle's companion forecasts (`artifacts.COMPANION`)."""
-    return [name for name in series.columns if bundle.companion and name in bundle.companion.data.columns]
-
-
 def calibrate_bundle(bundle: Bundle, series: TimeSeries, on: str = "validation") -> Calibration:
     """New interval margins for a bundle from `series`: its validation split under the bundle's split
     (what training does), or every window of `series` (`on="all"`: recent rows, to recalibrate after the
     data moved); of the model's own series (its companion's are calibrated with it, `calibrate`)."""
-    held = companion_series(bundle, series)
+    held = held_by_companion(bundle, series.columns)
     series = series.of_series([name for name in series.columns if name not in held])
     check_series(bundle, series)
     method = bundle.calibration.method if bundle.calibration else "conformal"

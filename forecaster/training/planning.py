@@ -27,6 +27,7 @@ from forecaster.data.splits import (
     default_split,
     earlier_period,
     panel_rows,
+    series_lengths,
     split_borders,
     usable,
 )
@@ -347,7 +348,7 @@ def plan_baselines(settings: TrainSettings, series: TimeSeries) -> list[Candidat
     """The forecasts that fit nothing (`NOTHING_TO_FIT`), each where it applies as `--model auto` plans it, on
     the longest input (up to DEFAULT_INPUT_SIZE) from which every series splits without a train window: a
     panel's companion (`training.companion`) chooses among them for series too short for the kept model."""
-    split, lengths = split_for(series, settings), [rows.stop - rows.start for rows in series.own_rows()]
+    split, lengths = split_for(series, settings), series_lengths(series)
     sizes = [size for size in range(1, DEFAULT_INPUT_SIZE + 1) if all(
         usable(length, size, settings.horizon, split, series.freq, trained=False) for length in lengths)]
     if not sizes:

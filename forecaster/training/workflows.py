@@ -295,7 +295,7 @@ def train_companion(
                   f"windows (naive unless one is clearly lower): {', '.join(map(repr, panel.columns))}",
                   DataQualityWarning, stacklevel=2)  # fmt: skip
     forecast = [name for name in series.columns if name not in short or name in panel.columns]  # file order
-    return {COMPANION: {"model": best.candidate.label, "input_size": size, "series": list(panel.columns),
+    return {COMPANION: {"model": best.candidate.label, "series": list(panel.columns),
                         "places": [forecast.index(name) for name in panel.columns],
                         "sha256": model_digest(path)}}  # fmt: skip
 
