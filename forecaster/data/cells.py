@@ -209,9 +209,10 @@ def to_numbers(
     places = np.flatnonzero(column.notna().to_numpy())[~blank]  # the rows of the cells read
     cells = cells[~blank]
     joined = "".join(cells.tolist())  # two regex passes over every cell were 9% of reading a column
-    signed = any(sign in joined for sign in _SIGNS)
-    triangles = int(cells.str.contains(_TRIANGLE).sum()) if signed else 0
-    dashes = int(cells.str.contains(_EN_DASH).sum()) if signed else 0
+    found = {sign for sign in _SIGNS if sign in joined}  # a "–" marker of no value alone passes no regex
+    triangles = int(cells.str.contains(_TRIANGLE).sum()) if found & {"\u25b2", "\u25b3"} else 0
+    dashes = int(cells.str.contains(_EN_DASH).sum()) if "\u2013" in found else 0
+    signed = "\u2212" in found or triangles or dashes
     cells = cells.str.replace(_MINUS, "-", regex=True) if signed else cells
     if (cells.str.len() > MAX_DATUM_CHARS).any():
         return None

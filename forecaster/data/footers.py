@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from forecaster.data.dates import SPAN_BETWEEN
 from forecaster.data.headerless import is_date, is_timestamp
 from forecaster.data.legends import WORD, numbered_note
 
@@ -18,7 +19,7 @@ MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (
 _RULE = re.compile(r"[-_=*~ ]{3,}")
 _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
 _DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
-_YEARS_SPAN = re.compile(r"(\d{4})\s*[-\u2013\u2014]\s*(\d{4})")  # "2008-2022", "2008–2022"
+_YEARS_SPAN = re.compile(rf"(\d{{4}}){SPAN_BETWEEN}(\d{{4}})")  # "2008-2022", "2008–2022"
 
 
 def _footnote(text: str) -> bool:

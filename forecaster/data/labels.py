@@ -30,6 +30,15 @@ _STYLES = ("{year}-{month:02d}", "{year}/{month:02d}", "{mon} {year}", "{monthna
 
 # Days of a month, written as the file wrote them on one day of each (ISO dates too: read as months there).
 _ON_A_DAY = ("{year}-{month:02d}-{day:02d}", *(style for style in _STYLES if "{day" in style))
+_DAYS = range(2, 29)  # the days every month holds but its first, on which a date stands for its month
+
+
+def _on_day(style: str, day: int) -> str:
+    """`style` of a date, written on `day` of each month."""
+    return style.replace("{day:02d}", f"{day:02d}").replace("{day}", str(day))
+
+
+_ISO_ON_DAYS = frozenset(_on_day(_ON_A_DAY[0], day) for day in _DAYS)
 _ORDINALS = {1: "st", 2: "nd", 3: "rd", 4: "th"}  # "1st quarter 2016" ... "4th quarter 2016"
 
 
@@ -87,9 +96,9 @@ def _styles(text: str) -> Iterator[str]:
                 yield template
     yield from _STYLES
     yield from named
-    for day in sorted({int(number) for number in re.findall(r"\d{1,2}", text) if 1 < int(number) <= 28}):
+    for day in sorted({int(number) for number in re.findall(r"\d{1,2}", text) if int(number) in _DAYS}):
         for style in _ON_A_DAY:  # every date on the day (the 15th), read as months: written on it (h62)
-            yield style.replace("{day:02d}", f"{day:02d}").replace("{day}", str(day))
+            yield _on_day(style, day)
 
 
 def _text(value: object) -> str:
@@ -130,7 +139,7 @@ def on_a_day(style: str | None) -> bool:
     """Whether `style` writes ISO dates on one day of each period (the 15th, `_ON_A_DAY`): a frame's
     timestamps so read as months are answered on that day too (`frames.in_given_types`), not on the 1st as
     they were, which no merge on the frame's own dates found (h128 O1)."""
-    return style is not None and re.fullmatch(r"\{year\}-\{month:02d\}-\d{2}", style) is not None
+    return style in _ISO_ON_DAYS
 
 
 def write_labels(index: pd.Index, style: str | None) -> pd.Index:
