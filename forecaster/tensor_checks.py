@@ -62,10 +62,10 @@ def described(tensor: torch.Tensor) -> str:
 
 
 def check_tensors(tensors: dict[str, torch.Tensor], model: nn.Module, model_name: str, where: Path) -> None:
-    """Names, shapes and dtypes as the model expects, finite floating-point values, non-negative running
-    variances, and indices within the axis they index (for modules that declare `index_ranges()`, such as
-    skeleton attention's samples): weights that would only forecast NaN or fail are refused here."""
-    check_tensor_names(tensors, model, model_name, where)
+    """Shapes and dtypes as the model expects (of tensors whose names `check_tensor_names` passed from the
+    header), finite floating-point values, non-negative running variances, and indices within the axis they
+    index (for modules that declare `index_ranges()`, such as skeleton attention's samples): weights that
+    would only forecast NaN or fail are refused here."""
     expected = model.state_dict()
     for key, tensor in tensors.items():
         want = expected[key]
