@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli_train import run_cli
+from test_service import serving
 
 from forecaster.api import Forecaster
 from forecaster.artifacts import COMPANION, load_bundle
 from forecaster.data import DataQualityWarning
 from forecaster.errors import BundleError
-from tests.test_cli_train import run_cli
-from tests.test_service import serving
 
 HORIZON = 1  # each validation window a block: two series give `keep_best` two to judge by
 SHORT = ["short0", "short1"]
@@ -274,7 +274,7 @@ def test_ddp_on_two_cpu_processes_saves_a_bundle_whose_companion_loads(tmp_path)
     import os
     import subprocess
 
-    from tests.test_cli_train import FORECASTER
+    from test_cli_train import FORECASTER
 
     _panel(tmp_path / "p.csv", trend=True)
     argv = ["train", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", HORIZON, "--no-progress",

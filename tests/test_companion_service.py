@@ -9,9 +9,8 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-
-from tests.test_companion import SHORT, _train
-from tests.test_service import assert_error, serving
+from test_companion import SHORT, _train
+from test_service import assert_error, serving
 
 
 def test_values_and_oip_answer_the_companions_series_as_the_csv_route_and_listings_name_them(
@@ -91,12 +90,12 @@ def test_the_companions_forecasts_stop_when_the_client_hangs_up(tmp_path, capsys
 
     import anyio
     import httpx
+    from test_service_attacks import _request
 
     from forecaster.artifacts import load_bundle
     from service import companion
     from service.app import create_app
     from service.config import ServiceSettings
-    from tests.test_service_attacks import _request
 
     model = _train(tmp_path, capsys, trend=True)
     shutil.copytree(model, tmp_path / "served" / "m")
