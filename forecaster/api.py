@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.artifacts import Bundle, load_bundle, save_bundle
+from forecaster.artifacts import COMPANION, Bundle, load_bundle, model_digest, save_bundle
 from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, in_given_types, time_types
@@ -81,6 +81,18 @@ def _trained_on(series: TimeSeries, bundle: Bundle) -> TimeSeries:
     return series.of_series(forecast_series(bundle))
 
 
+def _save(
+    bundle: Bundle, path: Path, training: dict[str, Any], overwrite: bool = False,
+    companion: Path | None = None,
+) -> Path:
+    """`bundle` written again at `path` with `training` as its record (and `companion`, a bundle saved)."""
+    return save_bundle(
+        path, model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics, training=training,
+        data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration, overwrite=overwrite,
+        companion=companion,
+    )  # fmt: skip
+
+
 # The training record's field of `Forecaster.save`'s default interval levels.
 DEFAULT_LEVEL = "default_level"
 
@@ -94,6 +106,25 @@ def _column_names(option: str, name: Any) -> str:
         raise ConfigError(f"{option} names a column, or several in a list such as ['country', 'indicator'], "
                           f"got {name!r}")  # fmt: skip
     return name
+
+
+def _before_windows(
+    series: TimeSeries, ends: dict[str, int], span: int, windows: str
+) -> tuple[TimeSeries, dict[str, int]]:
+    """A backtest's series without those that hold no row before its windows (the `span` rows up to each
+    one's end), named in a note: a fit was given a series of no values (IndexError, h137)."""
+    firsts = series.frame[series.columns].notna().to_numpy().argmax(axis=0)  # each one's first value
+    within = [column for column, first in zip(series.columns, firsts, strict=True)
+              if ends[column] - span <= first]  # fmt: skip
+    if not within:
+        return series, ends
+    if len(within) == len(ends):  # independent series ending apart (aligned ones: refused by the caller)
+        raise DataError(f"{series.source}: no series holds a row before the {windows}; expected fewer or "
+                        "closer windows (n_windows, step_size) or more rows")  # fmt: skip
+    warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
+                  f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
+    kept = [column for column in series.columns if column not in within]
+    return series.of_series(kept), {column: ends[column] for column in kept}
 
 
 def _refit_every(refit: Any, n_windows: int) -> int:
@@ -294,9 +325,10 @@ class Forecaster:
         was), again on the rows up to each later cutoff with `refit=True`, every `refit` windows with an
         integer (neuralforecast's and statsforecast's refit); forecasts each window from the rows up to its
         cutoff (and the window's own rows of any future covariates); series that end apart (independent)
-        each at their own end, as neuralforecast does. Long rows: `unique_id`, the time column (`ds`, or a
-        wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids and times of `df`'s types (periods in,
-        periods out)."""
+        each at their own end, as neuralforecast does, and those too short for the model by the companion
+        each fit trains for them (`artifacts.COMPANION`), as `predict` forecasts them. Long rows:
+        `unique_id`, the time column (`ds`, or a wide frame's), `cutoff`, `<model>`[, intervals], `y`, ids
+        and times of `df`'s types (periods in, periods out)."""
         n_windows = check_int("n_windows", n_windows, minimum=1)
         step_size = check_int("step_size", step_size, minimum=1)
         every = _refit_every(refit, n_windows)
@@ -310,6 +342,7 @@ class Forecaster:
             most = (rows - 1 - self.settings.horizon) // step_size + 1
             fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
             raise DataError(f"{series.source}: {rows} rows cannot hold {windows}; expected {fewer}")
+        series, ends = _before_windows(series, ends, span, windows)
         levels = self.level if level is None else _levels(level)
         given, names, parts = getattr(df, "index", None), {}, []
 
@@ -323,22 +356,23 @@ class Forecaster:
                 bundle = self._backtest_fit(series, stops, levels, held)
                 data, name = bundle.data, forecast_name(bundle)
                 id_col, time_col = data.id_col or DEFAULT_ID_COL, data.date_col or DEFAULT_TIME_COL
-                # the model's series: those too short to train and its companion's are not backtested
-                names, trained = given_names(df, data.id_col), series.of_series(data.columns)
-            stops = {column: stops[column] for column in data.columns}
+                # the fit's model's series and its companion's, each refit on these rows (`_trained_on`);
+                # those too short for both are left out by the fit, which names them
+                names, trained = given_names(df, data.id_col), _trained_on(series, bundle)
+            stops = {column: stops[column] for column in trained.columns}
             history, stop = _cut(trained, stops), max(stops.values())
             ahead = dataclasses.replace(series, frame=series.frame.iloc[stop : stop + self.settings.horizon])
             table = forecast(bundle, history, levels=levels, future=ahead if data.future_covariates else None)
             table.index = written(table.index)
-            long = melt_forecast(table, data.columns, id_col, time_col, name)
-            last = series.index[[stops[column] - 1 for column in data.columns]]
+            long = melt_forecast(table, trained.columns, id_col, time_col, name)
+            last = series.index[[stops[column] - 1 for column in trained.columns]]
             cutoffs = written(last)
-            rows = table[data.columns].notna().sum().to_numpy()  # melted series by series, their rows each
+            rows = table[trained.columns].notna().sum().to_numpy()  # melted series by series, their rows each
             long.insert(list(long.columns).index(time_col) + 1, "cutoff", cutoffs.repeat(rows))
             rows_ahead = slice(min(stops.values()), stop + self.settings.horizon)  # each series' own window
-            actual = series.frame[data.columns].iloc[rows_ahead]
+            actual = series.frame[trained.columns].iloc[rows_ahead]
             actual = actual.set_axis(written(series.index[rows_ahead]))
-            actual = melt_forecast(actual, data.columns, id_col, time_col, DEFAULT_TARGET_COL)
+            actual = melt_forecast(actual, trained.columns, id_col, time_col, DEFAULT_TARGET_COL)
             parts.append(long.merge(actual, how="left", on=[c for c in actual if c != DEFAULT_TARGET_COL]))
         long = pd.concat(parts, ignore_index=True)
         if names and id_col in long:  # ids 1, 2 answered as given, not as the text they were read as
@@ -365,15 +399,16 @@ class Forecaster:
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the fitted model as a bundle directory (atomically; safetensors and JSON, no pickle), with
-        the default interval levels (`level`) that `load` restores: a job loading it each morning answered
-        points only (h56)."""
+        its companion (`artifacts.COMPANION`) and the default interval levels (`level`) that `load` restores:
+        a job loading it each morning answered points only (h56)."""
         bundle = self._fitted()
         training = {**bundle.training, DEFAULT_LEVEL: self.level} if self.level else bundle.training
-        return save_bundle(
-            user_path(path), model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics,
-            training=training, data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration,
-            overwrite=overwrite,
-        )  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="forecaster-save-") as scratch:
+            companion = None  # fit's folder went with its scratch one: written again, named by its digest
+            if bundle.companion is not None:  # (it was left out, and `load` refused the bundle, h137)
+                companion = _save(bundle.companion, Path(scratch) / COMPANION, bundle.companion.training)
+                training = {**training, COMPANION: {**training[COMPANION], "sha256": model_digest(companion)}}
+            return _save(bundle, user_path(path), training, overwrite, companion)
 
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:

@@ -432,7 +432,7 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
 
 
 def _load_companion(root: Path, training: dict, calibration: bool, data: DataConfig | None) -> Bundle | None:
-    """The companion bundle the training record names (`COMPANION`: its model, series and the sha256 of its
+    """The companion bundle the training record names (`COMPANION`: its series, places and the sha256 of its
     config and weights), checked: not one copied in, naming the model's series or nesting another (h130)."""
     if (record := training.get(COMPANION)) is None:
         return None

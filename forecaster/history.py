@@ -153,6 +153,12 @@ def companion_series(bundle: Bundle) -> list[str]:
     return list(bundle.companion.data.columns) if bundle.companion is not None else []
 
 
+def companion_model(bundle: Bundle) -> str:
+    """The forecast the bundle's companion keeps, as its own training record names it (the parent's record
+    of earlier bundles repeats it as 'model', unread)."""
+    return bundle.companion.training.get("candidate", bundle.companion.model_name)
+
+
 def held_by_companion(bundle: Bundle, names: list[str]) -> list[str]:
     """Those of `names` that the bundle's companion forecasts, in their order."""
     held = set(companion_series(bundle))

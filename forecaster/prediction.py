@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from forecaster.artifacts import COMPANION, Bundle
+from forecaster.artifacts import Bundle
 from forecaster.calibration import uncalibrated
 from forecaster.data import TimeSeries
 from forecaster.data.dateparts import parts_index
@@ -30,6 +30,7 @@ from forecaster.data.series import INDEPENDENT, say_note
 from forecaster.data.timeindex import sub_daily
 from forecaster.errors import ConfigError, DataError
 from forecaster.history import (
+    companion_model,
     far_from_training,
     forecast_series,
     held_by_companion,
@@ -244,10 +245,12 @@ def _with_companion(
 ) -> pd.DataFrame:
     """`held` forecast by the bundle's companion (`artifacts.COMPANION`), the other series by its model, each
     series' columns in the order the rows gave the series, with one note naming the companion's."""
-    model, companion = bundle.training.get("candidate", bundle.model_name), bundle.training[COMPANION]
+    model = bundle.training.get("candidate", bundle.model_name)
+    scores = bundle.companion.training.get("selection")  # one where the run named it (or one applied)
+    chosen = ", chosen on their validation windows" if isinstance(scores, dict) and len(scores) > 1 else ""
     say_note(f"{series.source}: note: {len(held)} series too short for {model}'s {bundle.data.input_size}-"
-             f"step input are forecast by {companion['model']}, chosen on their validation windows: "
-             f"{some(list(map(repr, held)))}", stacklevel=3)  # fmt: skip
+             f"step input are forecast by {companion_model(bundle)}{chosen}: {some(list(map(repr, held)))}",
+             stacklevel=3)  # fmt: skip
     rest = [name for name in series.columns if name not in held]
     parts = [(bundle.companion, held, None)]
     if rest:

@@ -28,8 +28,7 @@ def names_companion(bundle: Bundle, request: ForecastRequest) -> bool:
 
 
 def forecast_values(
-    served: ServedModel, request: ForecastRequest, levels: list[int], *, prefix: str, max_rows: int,
-    max_answer_numbers: int,
+    served: ServedModel, request: ForecastRequest, levels: list[int], *, prefix: str, max_rows: int
 ) -> dict[str, Any]:
     """A JSON request whose `values` send companion series (and any of the model's), answered in the JSON
     answer's fields with the numbers the CSV route answers for the same rows."""
@@ -47,8 +46,7 @@ def forecast_values(
     with collected_notes() as read:  # dates of changing UTC offsets read in UTC, as the values route says
         index, values = json_rows(bundle, request, sent, prefix=prefix, max_rows=max_rows)
     series = TimeSeries(pd.DataFrame(values, index=index, columns=sent), bundle.data.freq, source=field)
-    table, notes = answered_apart(bundle, series, request.horizon, levels, prefix=prefix, max_rows=max_rows,
-                                  max_answer_numbers=max_answer_numbers)  # fmt: skip
+    table, notes = answered_apart(bundle, series, request.horizon, levels, prefix=prefix, max_rows=max_rows)
     stamps = [stamp.isoformat() if isinstance(stamp, pd.Timestamp) else int(stamp) for stamp in table.index]
     forecast = {column: table[column].tolist() for column in table.columns}
     return {"model": served.name, "timestamps": stamps, "forecast": forecast, "notes": [*read, *notes]}
@@ -56,7 +54,7 @@ def forecast_values(
 
 def forecast_windows(
     bundle: Bundle, windows: np.ndarray, held: list[str], levels: list[int], field: str,
-    left: threading.Event, *, max_rows: int, max_answer_numbers: int,
+    left: threading.Event, *, max_rows: int,
 ) -> list[tuple[dict[str, np.ndarray], list[str]]]:
     """The Open Inference Protocol's `short` tensor [B, input_size, S] of the companion's series (`held`),
     each history its rows as consecutive steps, answered as the CSV route answers them: its columns and
@@ -66,7 +64,6 @@ def forecast_windows(
         if left.is_set():
             break
         series = TimeSeries(pd.DataFrame(window, columns=held), bundle.data.freq, source=field)
-        table, notes = answered_apart(bundle, series, None, levels, prefix="", max_rows=max_rows,
-                                      max_answer_numbers=max_answer_numbers)  # fmt: skip
+        table, notes = answered_apart(bundle, series, None, levels, prefix="", max_rows=max_rows)
         answers.append(({column: table[column].to_numpy() for column in table.columns}, notes))
     return answers

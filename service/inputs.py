@@ -341,14 +341,13 @@ def _forecast_apart(
 
 
 def answered_apart(
-    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], *, prefix: str, max_rows: int,
-    max_answer_numbers: int,
+    bundle: Bundle, series: TimeSeries, horizon: int | None, levels: list[int], *, prefix: str, max_rows: int
 ) -> tuple[pd.DataFrame, list[str]]:
     """A JSON request's rows read as a table (`series`, its source the request's field) answered as the CSV
-    route answers one (`forecasted_apart`), and what forecasting them said; 422 naming the field otherwise."""
+    route answers one (`forecasted_apart`), and what forecasting them said; 422 naming the field otherwise.
+    The answer's size is the caller's to check, on the whole request (`check_answer_numbers`)."""
     try:
         with collected_notes() as said, without_reading_advice():
-            _check_answer(bundle, series, horizon, levels, max_answer_numbers)
             table = forecasted_apart(bundle, series, horizon, levels, max_rows)
     except ForecasterError as error:
         message = str(error).removeprefix(f"{series.source}: ")

@@ -205,6 +205,11 @@ def _histories(
                            field=f"inputs[{position}].name")  # fmt: skip
         found[tensor.name] = position
     if INPUT not in found and SHORT in found:
+        if FUTURE in found:  # it was read by no one: the companion's series take no covariates
+            raise ApiError(422, f"a {FUTURE!r} tensor holds the covariates of the {INPUT!r} histories, and "
+                           f"none was sent; expected {INPUT!r} beside it, or {SHORT!r} alone (the "
+                           "companion's series take no covariates)",
+                           field=f"inputs[{found[FUTURE]}].name")  # fmt: skip
         return [], f"inputs[{found[SHORT]}].data", found[SHORT]
     if INPUT not in found:
         raise ApiError(422, f"expected the input tensor {INPUT!r}", field="inputs")
@@ -348,10 +353,9 @@ async def infer(
     )
     short: list[tuple[dict, list[str]]] = []
     if at is not None:
-        limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
         left = threading.Event()  # the client hung up: windows not forecast yet are left
         read = partial(forecast_windows, served.bundle, windows, held, levels, f"inputs[{at}].data", left,
-                       **limits)  # fmt: skip
+                       max_rows=settings.max_rows)  # fmt: skip
         short = await unless_client_leaves(request, lambda: in_thread(request, read), left)
         answers = [{**own_answer, **columns} for own_answer, (columns, _) in
                    zip(answers or [{}] * len(short), short, strict=True)]  # fmt: skip

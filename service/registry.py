@@ -21,9 +21,10 @@ import anyio.to_thread
 import numpy as np
 import pydantic_core
 
-from forecaster.artifacts import COMPANION, Bundle, load_bundle
+from forecaster.artifacts import Bundle, load_bundle
 from forecaster.atomic import Version, folder_version
 from forecaster.calibration import Calibration
+from forecaster.history import companion_model
 from forecaster.prediction import Inference, predict_outputs, predict_windows
 from service.batching import BatchObserver, MicroBatcher
 from service.errors import ApiError
@@ -100,10 +101,11 @@ def _metrics_summary(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def _companion(bundle: Bundle) -> CompanionInfo | None:
+    """What the listings say of the bundle's companion (`artifacts.COMPANION`); None without one."""
     if (companion := bundle.companion) is None:
         return None
     data = companion.data
-    model = bundle.training[COMPANION]["model"]
+    model = companion_model(bundle)
     return CompanionInfo(model_name=model, input_size=data.input_size, columns=list(data.columns))
 
 

@@ -321,11 +321,10 @@ async def forecast(
         most = served.bundle.data.horizon
         numbers = [answer_numbers(min(item.horizon or most, most), len(item.values), len(asked))
                    for item, asked in zip(items, levels, strict=True)]  # fmt: skip
-        check_answer_numbers(sum(numbers), settings.max_answer_numbers, "level")
-        limits = {"max_rows": settings.max_rows, "max_answer_numbers": settings.max_answer_numbers}
+        check_answer_numbers(sum(numbers), settings.max_answer_numbers, "level")  # each item's within it
 
         def tables() -> list[dict[str, Any]]:  # each a forecast of its own: none begun once the client left
-            return [forecast_values(served, item, asked, prefix=prefix, **limits)
+            return [forecast_values(served, item, asked, prefix=prefix, max_rows=settings.max_rows)
                     for item, asked, prefix in zip(items, levels, prefixes, strict=True) if not left.is_set()]
 
         outputs = await unless_client_leaves(request, lambda: in_thread(request, tables), left)

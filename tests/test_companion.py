@@ -62,10 +62,10 @@ def test_the_companion_keeps_the_forecast_lower_on_validation(tmp_path, capsys, 
     assert companion is not None and companion.data.columns == SHORT == record["series"]
     assert bundle.training["left_out"] == ["tiny"]
     selection = companion.training["selection"]
-    assert record["model"] == kept and selection[kept] < selection[other], selection
+    assert companion.training["candidate"] == kept and selection[kept] < selection[other], selection
     if kept == "drift":
         assert selection["drift"] == min(selection.values()), selection
-    assert companion.training["candidate"] == kept
+    assert "model" not in record  # its own record names it (`history.companion_model`), once
 
 
 def test_one_validation_block_is_no_evidence_to_leave_naive(tmp_path, capsys):
@@ -75,7 +75,7 @@ def test_one_validation_block_is_no_evidence_to_leave_naive(tmp_path, capsys):
     kept here, and on plm Gasoline's short series Holt-Winters so kept scored 2.47x naive's held-out MAE."""
     bundle = load_bundle(_train(tmp_path, capsys, trend=True, horizon=3))
     selection = bundle.companion.training["selection"]
-    assert bundle.training[COMPANION]["model"] == "naive", selection
+    assert bundle.companion.training["candidate"] == "naive", selection
     assert selection["drift"] < selection["naive"], selection
 
 
@@ -148,18 +148,49 @@ def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refus
         load_bundle(model)
 
 
-def test_a_backtest_of_a_panel_with_a_companion_scores_the_models_series(tmp_path):
-    """`cross_validation` backtests the model's series as before (each window's fit trains its own
-    companion, whose series it does not score): none of them is forecast, from rows past its cutoff, under
-    a note naming series the answer then lacks."""
-    _panel(tmp_path / "p.csv", trend=True)
+def test_a_backtest_forecasts_the_companions_series_from_each_cutoff(tmp_path):
+    """`cross_validation` answers the companion's series beside the model's, as `predict` does, each fit's
+    companion trained on the rows up to its cutoff: a user backtesting a ragged panel got no rows for them
+    (h130). Oracle: their level shifted once, so the companion keeps naive, whose forecast from each cutoff
+    is the series' value at that cutoff. 'tiny', of 2 rows, holds none before the 2 windows: it is named and
+    left out (its fit was given a series of no values: IndexError)."""
+    _panel(tmp_path / "p.csv", trend=False)
     frame = pd.read_csv(tmp_path / "p.csv", parse_dates=["date"])
     model = Forecaster(horizon=HORIZON, seeds=1, max_epochs=1)
     with pytest.warns(DataQualityWarning) as said:
-        backtest = model.cross_validation(frame, id_col="id", date_col="date")
-    assert sorted(set(backtest["id"])) == sorted(f"long{k}" for k in range(25))
-    assert not [note for note in said if "are forecast by" in str(note.message)]  # none forecast unsaid
-    assert backtest["y"].notna().all() and len(backtest) == 25 * HORIZON
+        backtest = model.cross_validation(frame, id_col="id", date_col="date", n_windows=2, refit=True)
+    assert sorted(set(backtest["id"])) == sorted([*(f"long{k}" for k in range(25)), *SHORT])  # not 'tiny'
+    assert len([note for note in said if "forecast by naive" in str(note.message)]) >= 2  # each fit's
+    assert any("series 'tiny' hold no row before the 2 window(s)" in str(note.message) for note in said)
+    assert backtest["y"].notna().all() and len(backtest) == 27 * 2 * HORIZON
+    short = backtest[backtest["id"].isin(SHORT)]
+    values = frame.set_index(["id", "date"])["y"]
+    at_cutoff = values.loc[list(zip(short["id"], short["cutoff"], strict=True))].to_numpy()
+    assert short["cutoff"].nunique() == 2 and np.allclose(short["s3attention"], at_cutoff)
+    assert np.allclose(short["y"], values.loc[list(zip(short["id"], short["date"], strict=True))])
+
+
+def test_a_named_forecast_that_fits_nothing_forecasts_the_short_series_too(tmp_path, capsys):
+    """`train --model naive` forecasts the series too short for naive's input by naive too, from the input
+    they hold, as a model named to statsforecast or darts forecasts every series it can: the companion chose
+    drift for them instead (h130 L1); a fitted Forecaster saves its companion with it (`save` wrote a
+    bundle naming a companion it did not hold, which `load` refused: "no folder 'short'")."""
+    _panel(tmp_path / "p.csv", trend=True)  # rising: left to choose, the companion keeps drift (above)
+    frame = pd.read_csv(tmp_path / "p.csv", parse_dates=["date"])
+    with pytest.warns(DataQualityWarning) as said:
+        fitted = Forecaster("naive", horizon=HORIZON).fit(frame, id_col="id", date_col="date")
+    assert any("forecast by naive (" in str(note.message) and "the model asked for" in str(note.message)
+               for note in said), [str(note.message) for note in said]  # fmt: skip
+    companion = fitted.bundle.companion
+    assert companion.data.columns == SHORT and list(companion.training["selection"]) == ["naive"]
+    fitted.save(tmp_path / "saved")
+    with pytest.warns(DataQualityWarning) as said:
+        answered = Forecaster.load(tmp_path / "saved").predict(frame)
+    notes = [str(note.message) for note in said if "are forecast by" in str(note.message)]
+    assert len(notes) == 1 and "forecast by naive: 'short0'" in notes[0], notes  # not "chosen on ..."
+    last = frame.groupby("id")["y"].last()
+    for name in SHORT:  # naive's forecast: the last value
+        assert np.allclose(answered.loc[answered["id"] == name, "naive"], last[name])
 
 
 def test_tune_saves_the_companion_beside_the_settings_it_keeps(tmp_path, capsys, monkeypatch):
@@ -181,7 +212,7 @@ def test_tune_saves_the_companion_beside_the_settings_it_keeps(tmp_path, capsys,
     assert code == 0, err
     bundle = load_bundle(tmp_path / "t" / "model")
     assert bundle.companion is not None and bundle.companion.data.columns == SHORT
-    assert bundle.training[COMPANION]["model"] == "drift" and bundle.training["left_out"] == ["tiny"]
+    assert bundle.companion.training["candidate"] == "drift" and bundle.training["left_out"] == ["tiny"]
     assert bundle.training["tuning"]["kept"] == "untuned"
     frame = pd.read_csv(tmp_path / "p.csv", parse_dates=["date"])
     with pytest.warns(DataQualityWarning):

@@ -180,8 +180,7 @@ def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkey
     assert not companion.names_companion(bundle, request)
     counts.append(_Counted.compared)
     for check in (partial(prepare_json, bundle, request, prefix="", max_rows=1),
-                  partial(companion.forecast_values, served, request, [], prefix="", max_rows=1,
-                          max_answer_numbers=1)):  # fmt: skip
+                  partial(companion.forecast_values, served, request, [], prefix="", max_rows=1)):
         _Counted.compared = 0
         with pytest.raises(ApiError, match="unknown"):
             check()
@@ -201,3 +200,25 @@ def test_a_refusal_of_many_unknown_names_lists_a_few_and_counts_the_rest(tmp_pat
             answer = client.post("/v1/models/m/forecast", json={"values": {**junk, **extra}})
             assert answer.status_code == 422 and len(answer.content) < 5_000, len(answer.content)
             assert "unknown ['junk0', 'junk1', 'junk2', 'junk3', 'junk4' and 49995 more]" in answer.text
+
+
+def test_a_future_tensor_sent_with_the_companions_alone_is_refused_naming_why():
+    """OIP `short` alone with a `future` tensor (covariates of `history` histories, none sent): the early
+    return for `short` alone dropped it unread and answered as though it were not there (h132 L3)."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from service.errors import ApiError
+    from service.oip import RequestInput, _histories
+
+    data = SimpleNamespace(future_covariates=["price"], horizon=1, input_size=4, input_columns=["y", "price"])
+    bundle = SimpleNamespace(data=data, companion=SimpleNamespace(data=SimpleNamespace(columns=SHORT)))
+    short = RequestInput(name="short", shape=[1, 2, 2], datatype="FP64", data=[1.0, 2.0, 3.0, 4.0])
+    future = RequestInput(name="future", shape=[1, 1, 1], datatype="FP64", data=[5.0])
+    served = SimpleNamespace(bundle=bundle, name="m")
+    assert _histories(served, [short], max_inputs=4) == ([], "inputs[0].data", 0)  # alone: read apart
+    with pytest.raises(ApiError, match="a 'future' tensor holds the covariates of the 'history' histories, "
+                       "and none was sent") as refused:  # fmt: skip
+        _histories(served, [short, future], max_inputs=4)
+    assert refused.value.status_code == 422 and refused.value.field == "inputs[1].name"

@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from forecaster.artifacts import COMPANION, load_bundle
     from forecaster.data.missing import some
-    from forecaster.history import read_history
+    from forecaster.history import companion_model, read_history
     from forecaster.training.evaluation import evaluate_bundle
 
     bundle = load_bundle(args.model)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if "mse" in metrics:  # none where the rows hold only its companion's series
             print_metrics(metrics, trained_here=False)
         if COMPANION in metrics:  # the series too short for the model's windows
-            print(f"its companion {bundle.companion.model_name} on {some(bundle.companion.data.columns)}:")
+            print(f"its companion {companion_model(bundle)} on {some(bundle.companion.data.columns)}:")
             print_metrics(metrics[COMPANION], trained_here=False)
         if args.level and bundle.calibration.on_all_windows():
             print(f"note: the intervals were calibrated on {bundle.calibration.source}: test windows among "

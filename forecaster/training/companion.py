@@ -15,7 +15,8 @@ import numpy as np
 
 from forecaster.data import TimeSeries
 from forecaster.data.splits import series_lengths, usable
-from forecaster.training.planning import split_for
+from forecaster.models.baselines import NOTHING_TO_FIT
+from forecaster.training.planning import Candidate, plan_baselines, split_for
 from forecaster.training.settings import TrainSettings
 
 
@@ -30,3 +31,17 @@ def companion_panel(series: TimeSeries, settings: TrainSettings, short: list[str
     panel = series.of_series(held)
     spanned = np.flatnonzero(np.isfinite(panel.values).any(axis=1))
     return dataclasses.replace(panel, frame=panel.frame.iloc[spanned[0] : spanned[-1] + 1])
+
+
+def companion_candidates(settings: TrainSettings, panel: TimeSeries) -> tuple[list[Candidate], str]:
+    """The forecasts the companion chooses among (`plan_baselines`) and how train says it chose: the one the
+    run names alone where it fits nothing and applies to them (statsforecast's and darts' named model
+    forecasts every series it can: `--model drift` kept naive or Holt-Winters for these, h130 L1), else
+    each that applies, naive unless one is clearly lower (`workflows.keep_best`)."""
+    candidates = plan_baselines(settings, panel)
+    if named := [candidate for candidate in candidates if candidate.model_name == settings.model_name]:
+        return named, "the model asked for"
+    asked = settings.model_name in NOTHING_TO_FIT
+    unfit = f" ({settings.model_name}, asked for, does not fit them)" if asked else ""
+    return candidates, ("chosen among the forecasts that fit nothing on their validation windows (naive "
+                        f"unless one is clearly lower){unfit}")

@@ -42,14 +42,13 @@ from forecaster.models.ensemble import Ensemble
 from forecaster.models.toward_naive import TowardNaive
 from forecaster.presets import AUTO, DEFAULT
 from forecaster.training.combine import ENSEMBLE, fits_nothing_count, with_combinations
-from forecaster.training.companion import companion_panel
+from forecaster.training.companion import companion_candidates, companion_panel
 from forecaster.training.evaluation import reference_seasons
 from forecaster.training.fit import Fitted, fit_candidate
 from forecaster.training.graphs import use_cuda_graphs
 from forecaster.training.growth import seasonal_in_place
 from forecaster.training.planning import (
     Candidate,
-    plan_baselines,
     plan_fitting,
     split_for,
 )
@@ -276,7 +275,7 @@ def train_companion(
     if rank_zero.rank != 0:
         return None
     panel = companion_panel(series, settings, short)
-    candidates = [] if panel is None else plan_baselines(settings, panel)
+    candidates, chosen = ([], "") if panel is None else companion_candidates(settings, panel)
     if not candidates:
         return None
     size = candidates[0].input_size
@@ -291,11 +290,10 @@ def train_companion(
     asked = dataclasses.replace(asked, model_name=best.candidate.model_name)
     path = save_kept(best, scores, panel, work_dir / f"{COMPANION}-bundle", asked).bundle_path
     warnings.warn(f"{series.source}: note: {len(panel.columns)} of them forecast by {best.candidate.label} "
-                  f"({size}-step input), chosen among the forecasts that fit nothing on their validation "
-                  f"windows (naive unless one is clearly lower): {', '.join(map(repr, panel.columns))}",
+                  f"({size}-step input), {chosen}: {', '.join(map(repr, panel.columns))}",
                   DataQualityWarning, stacklevel=2)  # fmt: skip
     forecast = [name for name in series.columns if name not in short or name in panel.columns]  # file order
-    return {COMPANION: {"model": best.candidate.label, "series": list(panel.columns),
+    return {COMPANION: {"series": list(panel.columns),
                         "places": [forecast.index(name) for name in panel.columns],
                         "sha256": model_digest(path)}}  # fmt: skip
 
