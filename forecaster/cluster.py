@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import logging
 import signal
+import socket
 import threading
 import warnings
 from collections.abc import Iterator
@@ -14,6 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from forecaster.errors import ConfigError
+
+# Seconds to wait for a Ray head to accept a connection before refusing its address.
+REACH_SECONDS = 10
 
 
 def lightning_loggers() -> list[logging.Logger]:
@@ -47,8 +51,6 @@ def quiet_lightning() -> None:
                             category=UserWarning)
 
 
-
-
 def start_ray(address: str | None) -> bool:
     """Connect to the Ray at `address` (None: start a new one on this machine, never a cluster that
     `ray start` left behind, which Ray would join otherwise; "auto" joins that one) unless this process
@@ -57,17 +59,55 @@ def start_ray(address: str | None) -> bool:
         import ray
     except ImportError:
         raise ConfigError(
-            "running in parallel (--jobs above 1, --ray-address) needs Ray: "
+            "Ray is not installed; --jobs above 1, --ray-address and `forecaster tune` run on it: "
             "pip install 'forecaster[cluster]'"
         ) from None
     if ray.is_initialized():
         return False
+    if address not in (None, "auto", "local"):
+        check_reachable(address)
+        if not address.startswith("ray://"):
+            _send_token_where_found()
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     before = signal.getsignal(signal.SIGTERM)
     ray.init(address=address or "local", **quiet)
     if before is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, before)  # Ray's exits with status 15 and no word (h84 F2)
     return True
+
+
+def check_reachable(address: str) -> None:
+    """Refuse an address where nothing listens: `ray.init` retried a wrong host or port for minutes on end,
+    printing a warning every few seconds (h140 F1)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--ray-address {address}: expected HOST:PORT of a Ray head (or ray://HOST:PORT)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
+    except OSError as error:
+        raise ConfigError(
+            f"--ray-address {address}: no Ray answers there ({error.strerror or error}); expected the "
+            "address `ray start --head` printed on the head node"
+        ) from None
+
+
+def _send_token_where_found() -> None:
+    """Send the Ray token this machine holds, as `ray start` and `ray.init(address="auto")` do on their own
+    (RAY_AUTH_MODE unset, a token in ~/.ray/auth_token or RAY_AUTH_TOKEN): an explicit address sent none,
+    and the head that `ray start` gave token authentication refused the driver after a minute (h140 F2)."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    said = logging.getLogger(maybe_enable_token_auth_if_token_available.__module__)
+    level = said.level
+    said.setLevel(logging.ERROR)  # not its notice that the cluster has token authentication
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        said.setLevel(level)
 
 
 @contextmanager

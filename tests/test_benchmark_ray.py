@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +23,8 @@ ray = pytest.importorskip("ray")
 from forecaster.benchmark import BenchmarkConfig, Cell, executors, read_results, runners  # noqa: E402
 from forecaster.benchmark.progress import GridProgress  # noqa: E402
 from forecaster.cli import main  # noqa: E402
-from forecaster.errors import DataError  # noqa: E402
+from forecaster.cluster import start_ray  # noqa: E402
+from forecaster.errors import ConfigError, DataError, ForecasterError  # noqa: E402
 
 # One test process at a time runs these (`make test` runs two): each finds the cells' processes among all.
 pytestmark = [
@@ -121,6 +124,76 @@ class TestOnARunningRay:
         assert recorded == [(quick, False)]  # the slow cell's bundle was not written yet
         _wait_until(lambda: not _cell_tasks(), 60, "the cancelled cell stops training")
 
+    def test_a_cell_whose_worker_dies_at_every_try_is_named_in_one_line(
+        self, data_dir: Path, tmp_path: Path, monkeypatch
+    ) -> None:
+        """Ray gives up on a task whose worker died (the OOM killer, a lost node) with WorkerCrashedError: it
+        came out as 'internal error: WorkerCrashedError' and cancelled the other cells (h140 F3)."""
+        monkeypatch.setattr(executors, "RAY_RETRIES", 0)
+        config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention"], repeats=1,
+                                 max_epochs=10000, patience=10000, data_dir=data_dir, out_dir=tmp_path,
+                                 progress=False, jobs=2)  # fmt: skip
+        killed: list[int] = []
+
+        def kill_the_cell() -> None:
+            _wait_until(lambda: _training(tmp_path, 1) and _cell_tasks(), 180, "the cell trains")
+            killed.append(_cell_tasks()[0])
+            os.kill(killed[0], signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_the_cell, daemon=True)
+        killer.start()
+        with GridProgress(1, 0, enabled=False) as progress, pytest.raises(ForecasterError) as caught:
+            executors.run_on_ray([Cell("ILI", 24, "s3attention", 0)], config, lambda *row: None, progress)
+        killer.join()
+        assert killed and str(caught.value).startswith("ILI h=24 s3attention #0: Ray gave up on it after its "
+                                                       "worker died (WorkerCrashedError: ")
+        assert str(caught.value).endswith("rerun the command to resume")
+
+    def test_the_cells_write_where_this_process_resolves_out(
+        self, data_dir: Path, tmp_path: Path, monkeypatch
+    ) -> None:
+        """A worker keeps the working directory Ray started it in: a relative --out put the bundles there (the
+        folder `ray start` ran in), not beside this process's results.csv (h140 F4)."""
+        monkeypatch.chdir(tmp_path)  # Ray's workers started elsewhere, in the fixture
+        config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["nlinear:reference"], repeats=1,
+                                 max_epochs=1, data_dir=data_dir, out_dir=Path("grid"), progress=False,
+                                 jobs=2)  # fmt: skip
+        cell, recorded = Cell("ILI", 24, "nlinear:reference", 0), []
+        with GridProgress(1, 0, enabled=False) as progress:
+            executors.run_on_ray([cell], config, lambda *row: recorded.append(row), progress)
+        assert len(recorded) == 1
+        assert sorted(path.name for path in (tmp_path / "grid" / "bundles").iterdir()) == [
+            "ILI-h24-nlinear-reference-r0"]
+
+
+def test_an_address_where_no_ray_listens_is_refused_in_one_line(monkeypatch) -> None:
+    """`ray.init` retried a wrong --ray-address for minutes, a warning every few seconds (h140 F1)."""
+
+    def init(**kwargs) -> None:
+        raise AssertionError("ray.init was called")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    port = _free_port()  # nothing listens there
+    refused = rf"^--ray-address 127.0.0.1:{port}: no Ray answers there \("
+    with pytest.raises(ConfigError, match=refused) as caught:
+        start_ray(f"127.0.0.1:{port}")
+    assert "ray start --head" in str(caught.value)
+    with pytest.raises(ConfigError, match="^--ray-address 6379: expected HOST:PORT of a Ray head"):
+        start_ray("6379")
+
+
+def test_a_grid_without_ray_installed_says_so_in_one_line(
+    data_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """--jobs 2 without Ray was 'internal error: ModuleNotFoundError: No module named ray' (h140 F5)."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets where Ray is not installed
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["naive"], repeats=1,
+                             data_dir=data_dir, out_dir=tmp_path, progress=False, jobs=2)  # fmt: skip
+    with GridProgress(1, 0, enabled=False) as progress, pytest.raises(ConfigError, match=(
+            r"^Ray is not installed; --jobs above 1, --ray-address and `forecaster tune` run on it: ")):
+        executors.run_on_ray([Cell("ILI", 24, "naive", 0)], config, lambda *row: None, progress)
+
 
 def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "grid"
@@ -205,6 +278,32 @@ def test_a_grid_on_a_ray_head_started_apart_gives_the_rows_of_one_process(
     pd.testing.assert_frame_equal(on_ray[columns], alone[columns])
     runner_lines = ("ILI h=24 ", "benchmark (2 Ray tasks x 1 threads)", "4 cells run", "summary: ")
     assert [line for line in log.splitlines() if line and not line.startswith(runner_lines)] == []
+
+
+def test_a_head_with_token_authentication_takes_the_grid(data_dir: Path, tmp_path: Path) -> None:
+    """`ray start` gives a head token authentication where the machine holds a token (~/.ray/auth_token,
+    which any `ray.init` here writes); `ray.init` with an explicit address sent none, and the driver was
+    refused after a minute of warnings: "Failed to connect to Ray cluster" (h140 F2). This process's
+    environment is spared: the head and the command run with a home of their own holding a token,
+    RAY_AUTH_MODE unset."""
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RAY_AUTH")}
+    env["HOME"] = str(home)
+    port = _free_port()
+    start = [str(Path(sys.executable).parent / "ray"), "start", "--head", "--node-ip-address", "127.0.0.1",
+             "--port", str(port), "--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"]
+    try:
+        subprocess.run(start, check=True, capture_output=True, timeout=180, env=env)
+        grid = _grid_args(data_dir, tmp_path / "grid", "naive", "--repeats", "1", "--ray-address",
+                          f"127.0.0.1:{port}")
+        done = subprocess.run([sys.executable, "-m", "forecaster.cli", *grid], capture_output=True, text=True,
+                              timeout=300, env=env)  # fmt: skip
+    finally:
+        _stop_head(port)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert read_results(tmp_path / "grid" / "results.csv")["model"].tolist() == ["naive"]
 
 
 def _children() -> dict[int, list[int]]:

@@ -7,13 +7,17 @@ the task again after its worker died.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell
 from forecaster.cluster import quiet_lightning, sigterm_as_exit, start_ray
+from forecaster.errors import ForecasterError
 
 Record = Callable[[Cell, dict[str, Any]], None]
 # Ray reuses its worker processes: each keeps the dataset of its latest cell loaded.
@@ -37,9 +41,9 @@ def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
     retries after its worker died (`max_retries` RAY_RETRIES) is recorded once. A failing cell stops new
     ones, the running ones finish and are recorded, then its error is raised: no finished work is lost. An
     interruption (Ctrl-C, SIGTERM) cancels the running tasks instead: they simply run again on resume."""
+    started_here = start_ray(config.ray_address)  # first: it says in one line that Ray is not installed
     import ray
 
-    started_here = start_ray(config.ray_address)
     try:
         with sigterm_as_exit():
             _run_tasks(todo, config, record, progress)
@@ -63,7 +67,7 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
         while running or (waiting and error is None):
             while waiting and error is None and len(running) < config.jobs:
                 cell = waiting.pop()
-                running[task.remote(cell, config, threads)] = cell
+                running[task.remote(cell, for_workers(config, cell), threads)] = cell
             done, _ = ray.wait(list(running), num_returns=1)
             for reference in done:
                 cell = running.pop(reference)
@@ -71,6 +75,8 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
                     record(cell, ray.get(reference))
                 except ray.exceptions.RayTaskError as failure:
                     error = error or _cause(failure)
+                except ray.exceptions.RayError as failure:  # not the cell's own error: its worker died
+                    error = error or _lost(cell, failure)
     except BaseException:
         for reference in running:
             ray.cancel(reference, force=True)
@@ -88,8 +94,32 @@ def run_sequentially(
         record(cell, result_row(cell, run_cell(cell, prepared_for(cell, prepared, config), config)))
 
 
+def for_workers(config: BenchmarkConfig, cell: Cell) -> BenchmarkConfig:
+    """The config a cell's task gets: paths as this process resolves them, the dataset's folder where this
+    process found it. A worker's working directory and environment are its own: a relative --out put the
+    bundles under the folder `ray start` ran in, and $FORECASTER_DATA_DIR did not reach it (h140 F4)."""
+    from forecaster.data import locate_dataset
+
+    csv, data = None if config.csv is None else Path(config.csv).resolve(), config.data_dir
+    if csv is None:
+        with suppress(ForecasterError):  # the cell's task says so, as a failing cell does
+            data = locate_dataset(cell.dataset, config.data_dir).parent
+    return dataclasses.replace(config, out_dir=Path(config.out_dir).resolve(), csv=csv,
+                               data_dir=None if data is None else Path(data).resolve())
+
+
 def _cause(failure: Exception) -> BaseException:
     """The exception a task raised, without Ray's wrapping (whose message starts with the task's name,
     process and address in terminal colours)."""
     cause = getattr(failure, "cause", None)
     return cause if isinstance(cause, BaseException) else failure
+
+
+def _lost(cell: Cell, failure: Exception) -> ForecasterError:
+    """A task whose worker died at every try (the OOM killer, a lost node), in one line naming its cell: it
+    was an internal error that cancelled the running cells instead of letting them finish (h140 F3)."""
+    what = " ".join(str(failure).split()[:12])  # Ray's first sentence; the rest names its log files
+    return ForecasterError(
+        f"{cell.label()}: Ray gave up on it after its worker died ({type(failure).__name__}: {what}); the "
+        "cells that finished are in results.csv, rerun the command to resume"
+    )
