@@ -99,19 +99,23 @@ def test_evaluate_and_calibrate_score_without_lightning(bundle_dir, plant_csv, t
     """Scoring a bundle is one pass over its windows: evaluate and calibrate ran Lightning's test loop or
     imported it (3-4 s of a 2-core CPU's start). The numbers are training's (above); a device it cannot use is
     refused in one line, as train refuses it."""
-    code = (
-        "import sys\n"
+    code = (  # one process, one start of Python and torch: the modules each command left imported
+        "import json, sys\n"
         "from forecaster.cli import main\n"
-        "assert main(sys.argv[1:]) == 0\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('lightning', 'pytorch_lightning'))))\n"
+        "for argv in json.loads(sys.argv[1]):\n"
+        "    assert main(argv) == 0\n"
+        "    lightning = ('lightning', 'pytorch_lightning')\n"
+        "    print(argv[0], sorted(m for m in sys.modules if m.startswith(lightning)))\n"
     )
     copy = shutil.copytree(bundle_dir, tmp_path / "plant")  # calibrate rewrites it
-    for argv in (["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json", "--accelerator", "cpu"],
-                 ["calibrate", "--model", copy, "--csv", plant_csv]):  # fmt: skip
-        result = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True,
-                                cwd=tmp_path, timeout=120)  # fmt: skip
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert result.stdout.splitlines()[-1] == "[]"
+    commands = [["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--json", "--accelerator", "cpu"],
+                ["calibrate", "--model", copy, "--csv", plant_csv]]  # fmt: skip
+    argvs = json.dumps([[str(arg) for arg in argv] for argv in commands])
+    result = subprocess.run([sys.executable, "-c", code, argvs], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    imported = [line for line in result.stdout.splitlines() if line.startswith(("evaluate [", "calibrate ["))]
+    assert imported == ["evaluate []", "calibrate []"], result.stdout[-3000:]
     if not torch.cuda.is_available():
         gpu = ["evaluate", "--model", bundle_dir, "--csv", plant_csv, "--accelerator", "gpu"]
         code, _, err = run_cli(gpu, capsys)

@@ -15,6 +15,7 @@ from test_service import serving
 
 from forecaster.api import Forecaster
 from forecaster.artifacts import COMPANION, load_bundle
+from forecaster.cli import main
 from forecaster.data import DataQualityWarning
 from forecaster.errors import BundleError
 
@@ -44,20 +45,44 @@ def _train(
     tmp_path.mkdir(exist_ok=True)
     _panel(tmp_path / "p.csv", trend, shorts)
     with pytest.warns(DataQualityWarning):
-        code, _, err = run_cli(["train", "--csv", tmp_path / "p.csv", "--id-col", "id", "--horizon", horizon,
-                                "--no-progress", "--seeds", 1, "--max-epochs", 1, "--out", tmp_path / "m"],
-                               capsys)  # fmt: skip
+        code, _, err = run_cli(_train_argv(tmp_path, horizon), capsys)
     assert code == 0, err
     return tmp_path / "m"
 
 
+def _train_argv(folder: Path, horizon: int = HORIZON) -> list[str]:
+    """`train` of the panel `folder`/p.csv into `folder`/m."""
+    argv = ["train", "--csv", folder / "p.csv", "--id-col", "id", "--horizon", horizon, "--no-progress",
+            "--seeds", 1, "--max-epochs", 1, "--out", folder / "m"]  # fmt: skip
+    return [str(arg) for arg in argv]
+
+
+@pytest.fixture(scope="module")
+def rising(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The panel whose short series rise, `p.csv`, and its bundle `m`, as `_train` makes them: trained once
+    for the tests that read it or change a copy (`_rising_in`)."""
+    folder = tmp_path_factory.mktemp("rising")
+    _panel(folder / "p.csv", trend=True)
+    with pytest.warns(DataQualityWarning):
+        assert main(_train_argv(folder)) == 0
+    return folder
+
+
+def _rising_in(rising: Path, tmp_path: Path) -> Path:
+    """A copy of `rising` in `tmp_path` (p.csv and the bundle m, as `_train(tmp_path, capsys, trend=True)`
+    leaves them): the bundle's path."""
+    shutil.copytree(rising, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "m"
+
+
 @pytest.mark.parametrize(("trend", "kept", "other"), [(True, "drift", "naive"), (False, "naive", "drift")])
-def test_the_companion_keeps_the_forecast_lower_on_validation(tmp_path, capsys, trend, kept, other):
+def test_the_companion_keeps_the_forecast_lower_on_validation(request, tmp_path, capsys, trend, kept, other):
     """Drift where the short series rise steadily, naive where their level shifted: chosen on their own
     validation windows as train chooses (`workflows.keep_best`: a later forecast that fits nothing only where
     clearly lower), not defaulted to naive (h113: drift was 0.80x naive on one panel's short series, 1.6x on
     another's)."""
-    bundle = load_bundle(_train(tmp_path, capsys, trend))
+    folder = request.getfixturevalue("rising") / "m" if trend else _train(tmp_path, capsys, trend)
+    bundle = load_bundle(folder)
     record, companion = bundle.training[COMPANION], bundle.companion
     assert companion is not None and companion.data.columns == SHORT == record["series"]
     assert bundle.training["left_out"] == ["tiny"]
@@ -79,11 +104,11 @@ def test_one_validation_block_is_no_evidence_to_leave_naive(tmp_path, capsys):
     assert selection["drift"] < selection["naive"], selection
 
 
-def test_train_and_predict_answer_every_series_that_holds_naives_windows(tmp_path, capsys):
+def test_train_and_predict_answer_every_series_that_holds_naives_windows(rising, tmp_path, capsys):
     """Every series of 1 + 2H rows or more is forecast, in the order the file gave them, with one note naming
     those the companion forecasts; the API and the service answer the same numbers; evaluate scores and
     calibrate calibrates the companion's series by it."""
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     with pytest.warns(DataQualityWarning) as said:
         code, _, err = run_cli(["predict", "--model", model, "--csv", tmp_path / "p.csv", "--level", 80,
                                 "--output", tmp_path / "f.csv"], capsys)  # fmt: skip
@@ -129,7 +154,7 @@ def test_train_and_predict_answer_every_series_that_holds_naives_windows(tmp_pat
     assert (model / COMPANION / "calibration.safetensors").read_bytes() != trained  # written by calibrate
 
 
-def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refused(tmp_path, capsys):
+def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refused(rising, tmp_path, capsys):
     """A bundle without a companion (as every bundle before it: a panel whose only short series is below
     naive's rows) loads and forecasts as before; a companion swapped or removed is refused by name (the
     parent's record holds its digest)."""
@@ -138,7 +163,7 @@ def test_a_bundle_without_a_companion_loads_and_a_companion_not_its_own_is_refus
     assert loaded.companion is None and COMPANION not in loaded.training
     assert loaded.training["left_out"] == ["tiny"] and not (old / COMPANION).exists()
     assert len(Forecaster.load(old).predict(pd.read_csv(tmp_path / "old" / "p.csv"))) == 25 * HORIZON
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     for name in ("config.json", "weights.safetensors", "metrics.json", "calibration.safetensors"):
         shutil.copy(old / name, model / COMPANION / name)  # a bundle of its own, not the one saved with it
     with pytest.raises(BundleError, match="not the companion saved with"):
@@ -243,13 +268,13 @@ def _resigned(folder: Path, edit) -> None:
 
 
 def test_calibrate_reads_the_models_series_without_its_companions_and_load_refuses_a_tangled_one(
-    tmp_path, capsys
+    rising, tmp_path, capsys
 ):
     """`calibrate` on rows of the model's series alone recalibrates it and keeps the companion's margins (it
     refused them, 'missing series short0, short1', as though the model needed them: h130); a companion naming
     one of the model's series (each forecast twice; predict blamed the user's file) or holding a companion of
     its own is refused at load, consistent digests or not."""
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     history = pd.read_csv(tmp_path / "p.csv")
     history[history["id"].str.startswith("long")].to_csv(tmp_path / "long.csv", index=False)
     kept = (model / COMPANION / "calibration.safetensors").read_bytes()

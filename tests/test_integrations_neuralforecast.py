@@ -308,7 +308,7 @@ def test_s3attention_uses_future_and_historical_exogenous_variables() -> None:
 
     def backtest(**exog) -> tuple[float, NeuralForecast]:
         model = S3Attention(
-            h=H, input_size=48, n_series=2, max_steps=150, learning_rate=1e-2, val_check_steps=50,
+            h=H, input_size=48, n_series=2, max_steps=100, learning_rate=1e-2, val_check_steps=50,
             random_seed=0, **SILENT, **exog,
         )  # fmt: skip
         nf = NeuralForecast(models=[model], freq=1)

@@ -233,7 +233,9 @@ def test_trained_weights_replace_the_naive_start_only_on_clear_validation_eviden
     validation period. Exchange's eight currencies disagree about the trained model (it is worse than naive
     on the test split; the anchored one beat naive on the validation split by 2.2 standard errors, not on
     the earlier period); ILI's seven series agree on both periods (far better)."""
-    trainer = TrainerOptions(accelerator="cpu", progress_bar=False)
+    # ILI's evidence is as clear after 4 of the default 10 epochs (test MSE 0.36x naive's; 0.34x after 10)
+    epochs = {"max_epochs": 4} if dataset == "ILI" else {}
+    trainer = TrainerOptions(accelerator="cpu", progress_bar=False, **epochs)
     settings = TrainSettings(horizon=horizon, preset=preset_name, seeds=1, trainer=trainer)
     outcome = train_forecaster(load_dataset(dataset, data_dir), tmp_path / "bundle", settings)
     naive = outcome.metrics["naive"]
