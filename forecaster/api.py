@@ -23,7 +23,7 @@ import pandas as pd
 from forecaster.artifacts import COMPANION, Bundle, load_bundle, model_digest, save_bundle
 from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
-from forecaster.data.frames import as_frame, in_given_types, time_types
+from forecaster.data.frames import as_frame, as_published, in_given_types, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.labels import write_labels
 from forecaster.data.longforecast import melt_forecast
@@ -213,7 +213,8 @@ class Forecaster:
                 raise ConfigError("time_col names a date column, which no_date or date_from says there is "
                                   "none of; give one way to find the dates")  # fmt: skip
             read["date_col"] = time_col
-        series = read_frame(df, **read)
+        with as_published(df, "DataFrame"):
+            series = read_frame(df, **read)
         if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):
             known = f", freq={series.freq!r} for these rows," if series.freq else ""
             said, other = f"the freq={self.freq!r} asked for", f"{known} or no freq"

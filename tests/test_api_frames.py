@@ -677,3 +677,23 @@ def test_an_unnamed_index_of_timestamps_beside_the_text_date_column_read_leaves_
     model = naive().fit(frame, date_col="date")
     assert list(model.predict().index[:2]) == ["2005M01", "2005M02"]
     assert list(model.predict(frame).index[:2]) == ["2005M01", "2005M02"]
+
+
+def test_a_frame_of_an_ons_download_read_by_pandas_is_refused_pointing_at_its_path(tmp_path):
+    """`pd.read_csv` of an ONS time series keeps its metadata rows ("Title", "CDID", ...) above "1990 Q1":
+    fit refused it with "no date column found" alone, though the file's path reads (h111 F9). A frame is
+    read as the table it is; the refusal now says where such a layout is read."""
+    meta = [("Title", "Gross Domestic Product: chained volume measures"), ("CDID", "ABMI"),
+            ("Source dataset ID", "QNA"), ("PreUnit", "£"), ("Unit", "m"), ("Release date", "22-12-2023"),
+            ("Next release", "28 March 2024"), ("Important notes", "")]
+    rows = [*meta, *((f"{1990 + k // 4} Q{k % 4 + 1}", str(400000 + 1500 * k)) for k in range(40))]
+    path = tmp_path / "abmi.csv"
+    path.write_text("\n".join(f'"{a}","{b}"' for a, b in rows) + "\n")
+    with pytest.raises(DataError) as caught:
+        Forecaster("naive", horizon=2).fit(pd.read_csv(path))
+    message = str(caught.value)
+    assert "no date column found" in message and message.endswith(
+        "are read from its path: fit forecaster.data.read_csv(path).frame)")
+    with pytest.raises(DataError) as caught:  # a frame of numbers without dates: no word of files
+        Forecaster("naive", horizon=2).fit(pd.DataFrame({"y": np.arange(40.0)}).reset_index(drop=True))
+    assert "read from its path" not in str(caught.value)

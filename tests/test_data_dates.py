@@ -437,6 +437,20 @@ def test_dates_across_a_daylight_saving_change_read_as_one_regular_series(tmp_pa
         assert list(ahead) == list(pd.date_range(index[-1], periods=3, freq="MS", tz="Europe/Berlin")[1:])
 
 
+def test_an_unnamed_column_of_timestamps_whose_offsets_change_is_found_as_the_dates(tmp_path):
+    """`to_csv()` of a zoned index writes it unnamed: its offsets, changing with summer time, made pandas
+    refuse the sample the column is found by, "no date column found", where the column named 'date' read
+    (h128 O3)."""
+    index = pd.date_range("2021-03-01", periods=40, freq="D", tz="US/Eastern")
+    frame = pd.DataFrame({"y": np.arange(40.0)}, index=index)
+    frame.to_csv(tmp_path / "eastern.csv")
+    with pytest.warns(DataQualityWarning, match=r"UTC offsets change \(daylight saving time\), as local"):
+        series = read_csv(tmp_path / "eastern.csv")
+    assert series.freq == "D" and len(series.frame) == 40
+    assert str(series.frame.index[0]) == "2021-03-01 00:00:00"
+    np.testing.assert_array_equal(series.frame["y"].to_numpy(), np.arange(40.0))
+
+
 @pytest.mark.parametrize(("numbers", "freq", "first"), [
     ([19580329, 19580405, 19580412, 19580419, 19580426], "W-SAT", "1958-03-29"),
     ([199501 + k for k in range(12)], "MS", "1995-01-01"),

@@ -1560,3 +1560,77 @@ def test_bls_footnote_codes_are_no_series(tmp_path, codes):
     assert freq == "MS" and list(frame.columns) == ["value"]
     np.testing.assert_allclose(frame["value"], 4 + np.arange(36) / 10)
     assert "skipped column(s) 'footnote_codes': footnotes or their codes" in note
+
+
+def _statcan_displayed(products: list[str], notes: list[str]) -> str:
+    """StatCan's "download as displayed" CSV: title lines, a header of months, a units row, a row per product,
+    the symbol legend, its numbered footnotes and the citation."""
+    months = ",".join(f'"{m:%B %Y}"' for m in pd.date_range("2022-01", periods=12, freq="MS"))
+    rows = ['"Consumer Price Index, monthly, not seasonally adjusted 1 2"', '"Frequency: Monthly"',
+            '"Table: 18-10-0004-01"', '"Geography: Canada"', '""',
+            f'"Products and product groups 3 4",{months}', '"","2002=100"']
+    rows += [f'"{name}",' + ",".join(f'"{100 + 10 * k + 0.1 * m:.1f}"' for m in range(12))
+             for k, name in enumerate(products)]
+    rows += ['""', '"Symbol legend:"', '"..","not available for a specific reference period"',
+             '"E","use with caution"', '""', '"Footnotes:"',
+             *(f'"{n}","{note}"' for n, note in enumerate(notes, 1)),
+             '"How to cite: Statistics Canada. Table 18-10-0004-01"',
+             '"https://doi.org/10.25318/1810000401-eng"']
+    return "\n".join(rows) + "\n"
+
+
+def test_a_statistics_canada_table_as_displayed_of_two_rows_reads(tmp_path):
+    """Its 2 rows of 13 cells were outnumbered by the legend's and footnotes' pairs of cells, taken for the
+    table's width: "not a well-formed CSV file: Expected 1 fields in line 6, saw 13" (h125 O1)."""
+    text = _statcan_displayed(["All-items", "Food"], ["Monthly CPI", "Base 2002=100"])
+    frame, freq, note = read_noted(write(tmp_path, "1810000401.csv", text))
+    assert freq == "MS" and list(frame.columns) == ["All-items", "Food"] and len(frame) == 12
+    assert frame.loc["2022-12-01", "Food"] == pytest.approx(111.1)
+
+
+def test_statistics_canadas_footnote_numbers_are_dropped_from_the_labels_they_mark(tmp_path):
+    """StatCan writes its notes' numbers into the labels ("Food 5"): the series was named 'Food 5' (h125 O2).
+    A label's own number, no note's ("Product 7" of notes 1 to 5), is kept, and so are labels that would be
+    one without their numbers ("Product 1", "Product 2" under notes 1 and 2)."""
+    notes = ["Monthly CPI", "Base 2002=100", "Products", "Groups", "Food from stores and restaurants"]
+    text = _statcan_displayed(["All-items", "Food 5", "Product 7", "Product 1", "Product 2"], notes)
+    frame, _, note = read_noted(write(tmp_path, "1810000401.csv", text))
+    assert list(frame.columns) == ["All-items", "Food", "Product 7", "Product 1", "Product 2"]
+    assert "read 2 label(s) without the numbers of the footnotes after the data" in note
+    assert "'Food 5' as 'Food'" in note
+
+
+def test_a_banco_de_espana_file_ending_in_its_source_and_notes_rows_reads(tmp_path):
+    """The Banco de España's CSV ends in "FUENTE" and "NOTAS" rows, a cell per series: they were taken for
+    data, so its "MAR 2015" quarters were no date column ("no date column found")."""
+    quarters = pd.period_range("2015Q1", periods=36, freq="Q")
+    spanish = dict(zip(("MAR", "JUN", "SEP", "DIC"), range(4), strict=True))
+    rows = ['"NOMBRE DE LA SERIE","DSPC102020ANAESB1GQ_EUR.T","DSPC102020ANAESP31S14_EUR.T"',
+            '"NÚMERO SECUENCIAL","3862121","3862122"', '"ALIAS DE LA SERIE","CN_1.1","CN_1.2"',
+            '"DESCRIPCIÓN DE LA SERIE","PIB a precios de mercado","Gasto en consumo final"',
+            '"DESCRIPCIÓN DE LAS UNIDADES","Millones de euros","Millones de euros"',
+            '"FRECUENCIA","TRIMESTRAL","TRIMESTRAL"']
+    names = {k: name for name, k in spanish.items()}
+    rows += [f'"{names[q.quarter - 1]} {q.year}","{260000 + 900 * k}","{150000 + 400 * k}"'
+             for k, q in enumerate(quarters)]
+    rows += ['"FUENTE","Banco de España","Banco de España"', '"NOTAS","",""']
+    frame, freq, note = read_noted(write(tmp_path, "be0101.csv", "\n".join(rows) + "\n"))
+    assert freq.startswith("QS") and len(frame) == 36 and frame.index[-1] == pd.Timestamp("2023-12-01")
+    assert frame.iloc[-1].tolist() == [260000 + 900 * 35, 150000 + 400 * 35]
+    assert "skipped 2 metadata line(s) after the data" in note
+
+
+@pytest.mark.parametrize("series", [1, 2])
+def test_a_banque_de_france_export_is_named_by_its_series_codes_not_its_source_line(tmp_path, series):
+    """Webstat writes only "key :;value" lines above its data (Titre, Code série, Unité, ..., Source): the
+    series was named after its source, 'BCE', and two series of one source refused as 'BCE' twice."""
+    codes = ["EXR.M.USD.EUR.SP00.E", "EXR.M.JPY.EUR.SP00.E"][:series]
+    keys = [("Titre :", "Taux de change"), ("Code série :", None), ("Unité :", "Unités"),
+            ("Méthode d'observation :", "Fin de période (E)"), ("Source :", "BCE")]
+    rows = [";".join([key, *(codes if value is None else [value] * series)]) for key, value in keys]
+    rows += [";".join([f"{k % 12 + 1:02d}/{2019 + k // 12}", *(f"{1 + j + k / 100:.2f}".replace(".", ",")
+                                                                for j in range(series))]) for k in range(60)]
+    frame, freq, note = read_noted(write(tmp_path, "webstat.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == codes and freq == "MS" and len(frame) == 60
+    assert frame.iloc[-1].tolist() == pytest.approx([1.59, 2.59][:series])
+    assert "named the columns from 1 line(s) above the header" in note

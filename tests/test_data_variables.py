@@ -14,7 +14,7 @@ import pytest
 
 from forecaster.api import Forecaster
 from forecaster.cli import main
-from forecaster.data import DataQualityWarning, read_csv
+from forecaster.data import DataQualityWarning, read_csv, read_frame
 from forecaster.errors import DataError
 
 COUNTRIES = {"DE": 1.0, "FR": 2.0, "IT": 3.0}
@@ -177,3 +177,24 @@ def test_a_number_describing_each_series_is_no_variable_of_a_panel_found_alone(t
         assert series.columns == ["AT", "BE"] and series.freq == "W-MON"
         np.testing.assert_array_equal(series.frame["BE"], cases[30:])
         assert options or "(left out numeric column(s) 'population'" in str(said[-1].message)
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_autogluons_target_beside_item_id_and_timestamp_is_the_value_column(tmp_path, frame):
+    """AutoGluon's long format names its values `target`: with a covariate beside it both were forecast as
+    variables of every item (h128 O5). Only beside item_id and timestamp: elsewhere a `target` may be a
+    sales goal beside the sales, and both stay variables."""
+    rng = np.random.default_rng(0)
+    days = list(pd.date_range("2020-01-01", periods=30, freq="D")) * 2
+    table = pd.DataFrame({"item_id": ["A"] * 30 + ["B"] * 30, "timestamp": days,
+                          "target": rng.normal(10, 2, 60).round(2), "price": rng.normal(5, 1, 60).round(2)})
+    table.to_csv(tmp_path / "ag.csv", index=False)
+    with pytest.warns(DataQualityWarning, match=r"its values from column 'target' \(left out numeric column"):
+        indexed = table.set_index(["item_id", "timestamp"])
+        series = read_frame(indexed) if frame else read_csv(tmp_path / "ag.csv")
+    assert series.columns == ["A", "B"]
+    np.testing.assert_array_equal(series.frame["B"].to_numpy(), table["target"].to_numpy()[30:])
+    goals = table.rename(columns={"item_id": "store", "timestamp": "date", "price": "sales"})
+    goals.to_csv(tmp_path / "goals.csv", index=False)
+    with pytest.warns(DataQualityWarning, match="its values from columns 'target', 'sales', each a variable"):
+        assert read_csv(tmp_path / "goals.csv").columns == ["A/target", "A/sales", "B/target", "B/sales"]

@@ -112,8 +112,9 @@ def _sample_dated(values: pd.Series, column: str) -> bool:
         return True
     try:
         parsed = pd.DatetimeIndex(parse_timestamps(sample))
-    except (ValueError, TypeError, OverflowError):
-        return False
+    except (ValueError, TypeError, OverflowError):  # offsets that change (summer time): pandas reads in UTC
+        parsed = utc_timestamps(sample)
+        return parsed is not None and _dated(parsed, column)
     return _dated(parsed, column)
 
 

@@ -127,6 +127,9 @@ def _units(name: str) -> bool:
                                for word in words)  # fmt: skip
 
 
+_CODE_KEY = re.compile(r"\b(?:codes?|key|id|identifiant|kennung|clave|código)\b", re.I)  # a key naming series
+
+
 def keyed_line(cells: list[str]) -> bool:
     """A line of a key and its values ("Collection:,Average of observations", FRED-MD's "Transform:,5,2"),
     which names no column and holds no data."""
@@ -158,6 +161,11 @@ def names_above(
         labelled = width > 2 and not any(names[:2]) and all(names[2:]) and len(set(names[2:])) == width - 2
         if labelled and (part := _year_and_part([cells for cells in data if len(cells) == width])):
             return ("year", part, *names[2:]), 1
+    lines = ([cell.strip() for cell in cells] for cells in rows)
+    coded = [names for names in lines if len(names) == width and keyed_line(names)
+             and _CODE_KEY.search(names[0]) and len(set(filter(None, names[1:]))) == width - 1]  # fmt: skip
+    if coded:  # every line a key's (Banque de France's "Titre :", "Code série :", ..., "Source :;BCE;BCE")
+        return ("", *coded[-1][1:]), 1
     return None if header is None else _joined_names(rows, header, width)
 
 

@@ -36,7 +36,7 @@ from forecaster.data.headerless import (
 )
 from forecaster.data.headerless import names as headerless_names
 from forecaster.data.keys import carried_ids, key_parts
-from forecaster.data.legends import dashes_as_zero, without_legend
+from forecaster.data.legends import dashes_as_zero, without_footnote_marks, without_legend
 from forecaster.data.missing import line_number, lines, renumbered, some
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.ons import block as ons_block
@@ -141,6 +141,11 @@ def _layout(lines: list[str], source: Any) -> Layout:
         widths = Counter(len(cells) for _, cells in records if len(cells) > 1)
         if widths:
             width, rows = max(widths.items(), key=lambda item: (item[1], item[0]))
+            if delimiter != " " and not any(len(cells) == width and _data_row(cells) for _, cells in records):
+                # a wider table's rows of values, outnumbered (2 rows, then a legend's pairs: StatCan's)
+                valued = [len(cells) for _, cells in records if len(cells) > width and _data_row(cells)]
+                width = max(valued, key=lambda wide: (widths[wide], wide), default=width)
+                rows = widths[width]
             # more columns on nine tenths of the rows win (not by spaces, a text's words): a ";" table's
             # decimal commas and two footnotes of a comma each split more lines by "," than ";" (Destatis)
             wider = delimiter != " " and best is not None and width > best[3] and 10 * rows >= 9 * best[0][0]
@@ -293,6 +298,7 @@ def arrange(
     whole = raw
     raw, footer, summaries = drop_footer(without_legend(raw, said))
     raw = dashes_as_zero(raw, whole.iloc[len(raw) :], said)
+    raw = without_footnote_marks(raw, whole.iloc[len(raw) :], said)
     raw = carried_ids(raw, said) if not read.no_date else raw
     if raw.empty:
         raise DataError(f"{source}: has a header but no data rows; expected one row per time step")

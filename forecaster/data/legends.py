@@ -3,13 +3,15 @@
 ";" file splits into rows of a code and its meaning, no dates; Statistics Canada's in "Symbol legend:". The
 legend is left out, said in a note; the flags on the values ("12.3 p", ": c") are `cells`' to read. Notes
 numbered under their heading ("Footnotes:", then "1","Labour Force Survey estimates": Statistics Canada's)
-are notes after the data too (`numbered_note`). A line after the data saying a dash is zero (GENESIS') makes
-the dashes zeros (`dashes_as_zero`).
+are notes after the data too (`numbered_note`); their numbers after a label ("Food 5") are dropped from it
+(`without_footnote_marks`). A line after the data saying a dash is zero (GENESIS') makes the dashes zeros
+(`dashes_as_zero`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pandas as pd
 
@@ -24,6 +26,7 @@ WORD = re.compile(r"[^\W\d_]{3}")  # a word: three letters in a row (a cell of w
 # "- = nil (no figures or magnitude zero)"
 _ZERO_DASH = re.compile(r"\s*(?P<dash>[-\u2013\u2014])\s*[=:]?\s*(?:nichts vorhanden|genau null|nil\b"
                         r"|exactly zero|magnitude zero).*", re.I)  # fmt: skip
+_MARKED = re.compile(r"(?P<label>.*[^\W\d_].*?)(?P<marks>(?:\s+\d{1,3})+)")  # "Food 5", "Canada 6 7"
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -81,4 +84,40 @@ def dashes_as_zero(raw: pd.DataFrame, below: pd.DataFrame, notes: list[str]) -> 
     if zeros:
         notes.append(f"read {zeros} cell(s) marked {legend['dash']!r} as 0, as the line after the data says "
                      f"({legend.group().strip()!r})")  # fmt: skip
+    return raw
+
+
+def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """`raw` with the numbers of footnotes dropped from the labels they follow ("Food 5": Statistics Canada
+    writes its notes' numbers into the row and column labels), in the first column and the header, where
+    each is a note numbered after the data (`below`, the rows dropped after it) and the label stays one of
+    its own; said in a note. A label's own number ("Product 5", no note 5) is kept."""
+    listed: set[str] = set()
+    heading = False
+    for _, row in below.iterrows():
+        cells = [str(cell).strip() for cell in row if pd.notna(cell) and str(cell).strip()]
+        heading = heading or (len(cells) == 1 and bool(_NOTES.fullmatch(cells[0])))
+        if heading and len(cells) > 1 and cells[0].isdigit() and WORD.search(cells[1]):
+            listed.add(cells[0])
+    if not listed:
+        return raw
+    labels = [str(name) for name in raw.columns] + raw.iloc[:, 0].dropna().astype(str).tolist()
+    taken = set(labels)
+
+    def unmarked(label: str) -> str:
+        found = _MARKED.fullmatch(label.strip())
+        if found is None or not set(found["marks"].split()) <= listed or found["label"] in taken:
+            return label
+        return found["label"]
+
+    changed = {label: unmarked(label) for label in labels if unmarked(label) != label}
+    twice = Counter(changed.values())  # "Product 1" and "Product 2" under notes 1 and 2: labels of their own
+    changed = {label: new for label, new in changed.items() if twice[new] == 1}
+    if not changed:
+        return raw
+    raw = raw.rename(columns=lambda name: changed.get(str(name), name))
+    raw.isetitem(0, raw.iloc[:, 0].map(lambda cell: changed.get(str(cell), cell) if pd.notna(cell) else cell))
+    shown = ", ".join(f"{old!r} as {new!r}" for old, new in list(changed.items())[:3])
+    notes.append(f"read {len(changed)} label(s) without the numbers of the footnotes after the data "
+                 f"({shown}{', ...' if len(changed) > 3 else ''})")  # fmt: skip
     return raw

@@ -27,14 +27,18 @@ from forecaster.data.missing import advice, line, some
 from forecaster.data.series import INDEPENDENT, MULTIVARIATE, ReadOptions
 from forecaster.data.timeindex import steps_in_order
 from forecaster.data.timeorder import sorted_by_time
-from forecaster.data.variables import joined_values, melt_variables, value_columns
+from forecaster.data.variables import (
+    DEFAULT_TARGET_COL,
+    VALUE_NAMES,
+    joined_values,
+    melt_variables,
+    named_values,
+    value_columns,
+)
 from forecaster.errors import DataError
 
 DEFAULT_ID_COL = "unique_id"
 DEFAULT_TIME_COL = "ds"
-DEFAULT_TARGET_COL = "y"
-# What long exports call the column of values: Nixtla's y, SDMX's OBS_VALUE, most offices' value.
-VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
 _SHOWN = 3
 MAX_PIVOT_CELLS = 200_000_000  # 1.6 GB of float64; M5's 30,490 series over 1,941 days are 59 million
 
@@ -123,7 +127,7 @@ def long_columns(
         numeric = [column for column in rest.columns  # a row counter (CBS StatLine's ID) is no variable
                    if column != date_col and not _labels(rest[column]) and not counts_rows(rest[column])]
         numeric = [column for column in numeric if not _determines(raw, read.id_col, column)]
-        named = [column for column in numeric if column.lower() in VALUE_NAMES]
+        named = named_values(numeric, read.id_col, date_col)
         if named or numeric:  # several: each a variable of every series
             target_col = named[0] if len(named) == 1 else joined_values(numeric, source)
     return dataclasses.replace(read, date_col=date_col, target_col=target_col)
@@ -280,7 +284,7 @@ def find_long(
     if len(values) > 1 and read.targets is None:
         # a unit code, a country's population describe a series: the id determines them
         values = [column for column in values if not _determines(raw, id_col, column)] or values
-        named = [column for column in values if column.lower() in VALUE_NAMES]
+        named = named_values(values, id_col, date_col)
         values = named if len(named) == 1 else values
     if not values:
         return raw, read
@@ -324,13 +328,8 @@ def find_long(
     return wide, long
 
 
-def _refuse_vintages(
-    raw: pd.DataFrame,
-    parts: list[str],
-    date_col: str,
-    source: str,
-    parse_dates: Callable[..., pd.DatetimeIndex],
-) -> None:
+def _refuse_vintages(raw: pd.DataFrame, parts: list[str], date_col: str, source: str,
+                     parse_dates: Callable[..., pd.DatetimeIndex]) -> None:  # fmt: skip
     """DataError where a column found to tell series apart holds dates itself, each after the dates it is
     beside in most rows: ALFRED's `vintage_date`, FRED's `realtime_start`, each date once per release that
     published it, were read as one series per vintage. Cohorts (a loan's origination, the dates after it) are

@@ -16,6 +16,20 @@ from forecaster.data.series import ReadOptions
 from forecaster.errors import DataError, MissingColumnsError
 
 _VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed where the file has such)
+# The value column of a long table when none is named (Nixtla's `y`).
+DEFAULT_TARGET_COL = "y"
+# What long exports call the column of values: Nixtla's y, SDMX's OBS_VALUE, most offices' value.
+VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
+# AutoGluon's TimeSeriesDataFrame: item_id, timestamp, target. Only beside those two is "target" the values
+# (elsewhere it may be a sales goal beside the sales).
+_AUTOGLUON = ("item_id", "timestamp", "target")
+
+
+def named_values(columns: Sequence[str], id_col: str, date_col: str | None) -> list[str]:
+    """The value columns among a long table's numeric `columns` named as values (y, value, OBS_VALUE, and
+    AutoGluon's target beside its item_id and timestamp)."""
+    autogluon = (id_col, date_col) == _AUTOGLUON[:2]
+    return [name for name in columns if name.lower() in VALUE_NAMES or (autogluon and name == _AUTOGLUON[2])]
 
 
 def value_columns(target_col: str | None, columns: Sequence[str] = ()) -> list[str] | None:
