@@ -109,18 +109,21 @@ def _column_names(option: str, name: Any) -> str:
 
 
 def _before_windows(
-    series: TimeSeries, ends: dict[str, int], span: int, windows: str
+    series: TimeSeries, ends: dict[str, int], span: int, windows: str, horizon: int, step_size: int
 ) -> tuple[TimeSeries, dict[str, int]]:
     """A backtest's series without those that hold no row before its windows (the `span` rows up to each
-    one's end), named in a note: a fit was given a series of no values (IndexError, h137)."""
+    one's end), named in a note: a fit was given a series of no values (IndexError, h137), one that ended
+    early refused the backtest (h141). None holding one: refused, saying how many windows the longest fits."""
     firsts = series.frame[series.columns].notna().to_numpy().argmax(axis=0)  # each one's first value
     within = [column for column, first in zip(series.columns, firsts, strict=True)
               if ends[column] - span <= first]  # fmt: skip
     if not within:
         return series, ends
-    if len(within) == len(ends):  # independent series ending apart (aligned ones: refused by the caller)
-        raise DataError(f"{series.source}: no series holds a row before the {windows}; expected fewer or "
-                        "closer windows (n_windows, step_size) or more rows")  # fmt: skip
+    if len(within) == len(ends):
+        rows = max(end - first for end, first in zip(ends.values(), firsts, strict=True))
+        most = (rows - 1 - horizon) // step_size + 1
+        fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
+        raise DataError(f"{series.source}: {rows} rows cannot hold {windows}; expected {fewer}")
     warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
                   f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
     kept = [column for column in series.columns if column not in within]
@@ -338,12 +341,7 @@ class Forecaster:
         values = series.frame[series.columns]  # each series' windows end at its own last value
         ends = {column: int(np.flatnonzero(values[column].notna().to_numpy())[-1]) + 1 for column in values}
         windows = f"{n_windows} window(s) of {self.settings.horizon} steps {step_size} apart"
-        if min(ends.values()) - span < 1:  # a window's rows and one before it to forecast from
-            rows = min(ends.values())
-            most = (rows - 1 - self.settings.horizon) // step_size + 1
-            fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
-            raise DataError(f"{series.source}: {rows} rows cannot hold {windows}; expected {fewer}")
-        series, ends = _before_windows(series, ends, span, windows)
+        series, ends = _before_windows(series, ends, span, windows, self.settings.horizon, step_size)
         levels = self.level if level is None else _levels(level)
         given, names, parts = getattr(df, "index", None), {}, []
 

@@ -152,6 +152,25 @@ def test_cross_validation_of_series_ending_apart_backtests_each_at_its_own_end_a
     assert (ours.ds > ours.cutoff).all()
 
 
+@pytest.mark.parametrize("start", [0, 57])
+def test_a_series_without_a_row_before_the_windows_is_left_out_wherever_it_lies(start):
+    """A 3-row series of a 60-day panel has no row before a 4-step window wherever it lies: at the end it was
+    left out with a note, at the start (a series that ended early) it refused the whole backtest as "3 rows
+    cannot hold 1 window(s)" (h141). Oracle: the long series' backtest is the same either way."""
+    days = pd.date_range("2020-01-01", periods=60, freq="D")
+    rng = np.random.default_rng(0)
+    frame = pd.concat([*(pd.DataFrame({"unique_id": name, "ds": days, "y": rng.normal(size=60).cumsum()})
+                         for name in "AB"),
+                       pd.DataFrame({"unique_id": "T", "ds": days[start : start + 3], "y": [1.0, 2.0, 3.0]})])
+    with pytest.warns(DataQualityWarning, match="series 'T' hold no row before the 1 window"):
+        backtest = Forecaster("naive", horizon=4).cross_validation(frame)
+    alone = Forecaster("naive", horizon=4).cross_validation(frame[frame.unique_id != "T"])
+    pd.testing.assert_frame_equal(backtest, alone)
+    with pytest.raises(DataError, match=r"^DataFrame: 3 rows cannot hold 1 window\(s\) of 4 steps 1 apart; "
+                       "expected more rows than a horizon$"):  # fmt: skip
+        Forecaster("naive", horizon=4).cross_validation(frame[frame.unique_id == "T"])
+
+
 def test_cross_validation_backtests_the_series_its_copy_kept():
     """A yearly panel whose youngest series (15 rows) is too short for the copy fitted before the windows:
     its forecast raised ValueError: 'C' is not in list (h82 F3); each window backtests what its copy

@@ -131,7 +131,7 @@ class TestOnARunningRay:
         came out as 'internal error: WorkerCrashedError' and cancelled the other cells (h140 F3)."""
         monkeypatch.setattr(executors, "RAY_RETRIES", 0)
         config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention"], repeats=1,
-                                 max_epochs=10000, patience=10000, data_dir=data_dir, out_dir=tmp_path,
+                                 max_epochs=300, patience=300, data_dir=data_dir, out_dir=tmp_path,
                                  progress=False, jobs=2)  # fmt: skip
         killed: list[int] = []
 
@@ -181,6 +181,15 @@ def test_an_address_where_no_ray_listens_is_refused_in_one_line(monkeypatch) -> 
     assert "ray start --head" in str(caught.value)
     with pytest.raises(ConfigError, match="^--ray-address 6379: expected HOST:PORT of a Ray head"):
         start_ray("6379")
+
+
+def test_a_lost_cell_gives_rays_first_sentence_whole() -> None:
+    """Ray's reason was cut at its 12th word, into the sentence naming its log files: "(WorkerCrashedError:
+    The worker died unexpectedly while executing this task. Check python-core-worker-*.log files for)"."""
+    said = executors._lost(Cell("ILI", 24, "naive", 0), ray.exceptions.WorkerCrashedError())
+    assert str(said) == ("ILI h=24 naive #0: Ray gave up on it after its worker died (WorkerCrashedError: "
+                         "The worker died unexpectedly while executing this task.); the cells that finished "
+                         "are in results.csv, rerun the command to resume")
 
 
 def test_a_grid_without_ray_installed_says_so_in_one_line(

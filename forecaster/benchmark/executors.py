@@ -8,6 +8,7 @@ the task again after its worker died.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -118,7 +119,8 @@ def _cause(failure: Exception) -> BaseException:
 def _lost(cell: Cell, failure: Exception) -> ForecasterError:
     """A task whose worker died at every try (the OOM killer, a lost node), in one line naming its cell: it
     was an internal error that cancelled the running cells instead of letting them finish (h140 F3)."""
-    what = " ".join(str(failure).split()[:12])  # Ray's first sentence; the rest names its log files
+    # Ray's first sentence, not its next naming its log files (12 words had "... -*.log files for", h141)
+    what = re.split(r"(?<=\.)\s", " ".join(str(failure).split()), maxsplit=1)[0]
     return ForecasterError(
         f"{cell.label()}: Ray gave up on it after its worker died ({type(failure).__name__}: {what}); the "
         "cells that finished are in results.csv, rerun the command to resume"
