@@ -16,10 +16,10 @@ from fastapi_offline import FastAPIOffline
 
 from forecaster import __version__
 from service.config import ServiceSettings
-from service.errors import install_error_handlers
+from service.errors import SERVER_ERRORS, install_error_handlers
 from service.framing import FramingMiddleware
 from service.head import HeadAsGetMiddleware
-from service.limits import BodyLimitMiddleware
+from service.limits import BodyLimitMiddleware, InFlightMiddleware
 from service.metrics import MetricsMiddleware, ServiceMetrics
 from service.oip import router as oip_router
 from service.registry import ModelRegistry, load_registry
@@ -95,7 +95,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     # they work offline (its Swagger UI 5 renders FastAPI's OpenAPI 3.1; swagger-ui-bundle's 4.x cannot).
     # no redirect of "/v1/models/x/" to "/v1/models/x": it echoed the client's Host header in its Location
     app = FastAPIOffline(title="forecaster", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                         redirect_slashes=False)  # fmt: skip
+                         redirect_slashes=False, responses=SERVER_ERRORS)  # fmt: skip
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.registry = ModelRegistry()
@@ -103,6 +103,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(oip_router)
+    app.add_middleware(InFlightMiddleware, limit=settings.max_forecast_bytes)  # once a body is read
     app.add_middleware(
         BodyLimitMiddleware,
         max_body_bytes=settings.max_body_bytes,

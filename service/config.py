@@ -16,6 +16,11 @@ from forecaster.checks import user_path
 ENV_PREFIX = "FORECASTER_SERVE_"
 # A look at the models folder takes about a millisecond; 1e-9 s between looks kept a core 80% busy (h101).
 MIN_RELOAD_INTERVAL_S = 0.05
+# Bytes of forecast bodies one worker works on at once. h135, 300 concurrent requests of 64 histories (800 kB
+# each) on 2 shared cores, clients retrying after Retry-After: all taken in, /health/live took up to 18 s and
+# 145 clients timed out at 120 s; capped at 4 MiB (5 such requests), at most 2.0 s and none; at 16 requests
+# (13 MB) probes still took up to 22 s.
+MAX_FORECAST_BYTES = 4 * 2**20
 
 
 class ServiceSettings(BaseSettings):
@@ -35,6 +40,13 @@ class ServiceSettings(BaseSettings):
         ge=1,
         description="request bodies and unsent answers one worker holds at once, in bytes (a body until its "
         "answer is sent); a body that would pass it is answered 503",
+    )
+    max_forecast_bytes: int = Field(
+        MAX_FORECAST_BYTES,
+        ge=1,
+        description="bytes of forecast request bodies in progress on one worker (from the end of each body "
+        "until its answer is sent) from which a body over 64 KiB is answered 503 with Retry-After before it "
+        "is parsed",
     )
     max_rows: int = Field(10_000, ge=1, description="most rows per series in one request")
     max_inputs: int = Field(256, ge=1, description="most series in one request")
@@ -68,6 +80,13 @@ class ServiceSettings(BaseSettings):
         gt=0,
         description="seconds an answer may wait for a client that does not read it before its connection is "
         "closed (each such answer is held in memory until then)",
+    )
+    shutdown_timeout_s: float = Field(
+        25.0,
+        gt=0,
+        description="seconds a graceful shutdown (SIGTERM) waits for the answers in progress before it "
+        "cancels them, less than Kubernetes' 30 s grace; a request still sending its body is answered 503 "
+        "at once",
     )
     device: str = Field(
         "cpu",

@@ -48,21 +48,42 @@ def _documented(description: str) -> dict[str, Any]:
     return {"model": ErrorResponse, "description": description}
 
 
+# A request head (line and headers) larger than this is answered 431 and closed (service.server): httptools
+# keeps a header until its end, and one 1.5 GB header line took 2 GB of the worker's memory (h11 stops at
+# 16 KiB).
+MAX_HEAD_BYTES = 64 * 1024
+
+# What the HTTP server (service.server) answers before any route runs, listed on every route of
+# /openapi.json: FastAPI merges a route's own answers over these, so a route's own 400 or 503 says them too.
+_UNREADABLE = ("a request no HTTP/1.1 parser reads or one framed ambiguously (Transfer-Encoding beside "
+               "Content-Length, no Host), answered before any route runs")  # fmt: skip
+_OVER_CONNECTIONS = ("more connections open than --limit-concurrency, answered as they are accepted "
+                     "(Retry-After)")  # fmt: skip
+SERVER_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _documented(f"{_UNREADABLE[0].upper()}{_UNREADABLE[1:]}."),
+    431: _documented(f"A request head (request line and headers) over {MAX_HEAD_BYTES // 1024} KiB, answered "
+                     "before any route runs."),  # fmt: skip
+    503: _documented(f"{_OVER_CONNECTIONS[0].upper()}{_OVER_CONNECTIONS[1:]}."),
+}
+
 # The error answers of a route that looks a model up, and of one that also reads a request body, as
 # /openapi.json lists them: v2 listed only FastAPI's 422 shape (`{"detail": [...]}`), v1 no 400 (h92 F2).
 LOOKUP_ERRORS: dict[int | str, dict[str, Any]] = {
     404: _documented("Unknown model name (or version)."),
     422: _documented("Invalid input; `details` names each field and expectation."),
-    503: _documented("The model's bundle failed to load (the message says why), or the service is shutting "
-                     "down or holds too many bodies (Retry-After)."),  # fmt: skip
+    503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
+                     f"down, or {_OVER_CONNECTIONS}."),  # fmt: skip
 }
 REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     **LOOKUP_ERRORS,
     400: _documented("A body that is no JSON (invalid syntax, not UTF-8, nested too deeply) or names a "
-                     "member twice."),  # fmt: skip
+                     f"member twice, or {_UNREADABLE}."),  # fmt: skip
     408: _documented("The body did not arrive within the body timeout."),
     413: _documented("Request body over the size limit."),
     415: _documented("Wrong Content-Type, or a compressed body."),
+    503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
+                     "down, forecasts in progress hold more bytes than --max-forecast-bytes or bodies held "
+                     f"than --max-buffered-bytes (Retry-After), or {_OVER_CONNECTIONS}."),  # fmt: skip
 }
 
 

@@ -30,15 +30,11 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from forecaster.errors import ConfigError, RefusedError
 from service.config import ServiceSettings
-from service.errors import HTTP_ERROR_CODES, error_response
+from service.errors import HTTP_ERROR_CODES, MAX_HEAD_BYTES, error_response
 
 # Descriptors kept free beyond connections and the backlog: bundle files, logs, the event loop, pipes,
 # and the temporary files of uploads in flight.
 RESERVED_DESCRIPTORS = 256
-
-# A request head (line and headers) larger than this is answered 431 and closed: httptools keeps a header
-# until its end, and one 1.5 GB header line took 2 GB of the worker's memory (h11 stops at 16 KiB).
-MAX_HEAD_BYTES = 64 * 1024
 
 
 def _answer(status: int, message: str, extra: str = "") -> bytes:
@@ -54,6 +50,13 @@ def _answer(status: int, message: str, extra: str = "") -> bytes:
 _HEAD_TOO_LARGE = _answer(431, f"request head larger than {MAX_HEAD_BYTES // 1024} KiB; expected less")
 _INVALID = _answer(400, "invalid HTTP request: its request line, headers or framing could not be read; "
                    "expected HTTP/1.1 (RFC 9112)")  # fmt: skip
+
+# Requests parsed and queued behind the one being answered on a connection (HTTP/1.1 pipelining): httptools
+# parses all that one read holds and uvicorn queued a request cycle for each, about 2.4 kB apiece: 20
+# connections that sent 1 MB of pipelined GETs took a worker from 375 MB to 1 GB and /health/live past 10 s
+# (h135). Those past it are not read: the connection closes after the last queued answer, which RFC 9112
+# (9.3.2) lets a server do, and a pipelining client retries what was not answered.
+MAX_PIPELINED = 16
 
 # After an answer that closes its connection before the request's body was read (413, 415, a body too
 # slow), the rest is read and dropped for up to LINGER_S or LINGER_BYTES before the socket closes: closing
@@ -111,6 +114,10 @@ def _settings() -> ServiceSettings:
     return ServiceSettings()
 
 
+_SHUTTING_DOWN = _answer(503, "the service is shutting down before this request's body arrived; expected a "
+                         "retry (on another instance)", "retry-after: 1\r\n")  # fmt: skip
+
+
 @functools.cache
 def _refused(limit: int) -> bytes:
     return _answer(503, f"over {limit} connections open (--limit-concurrency); expected a retry later",
@@ -143,10 +150,11 @@ class HeadDeadline:
         self._deadline: asyncio.TimerHandle | None = None
         self._write_deadline: asyncio.TimerHandle | None = None
         self._head_bytes = 0
+        self._unqueued = False  # requests past MAX_PIPELINED arrived: the rest is not read
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
-        unread = lambda: self.cycle is not None and self.cycle.more_body  # noqa: E731
+        unread = lambda: self._unqueued or (self.cycle is not None and self.cycle.more_body)  # noqa: E731
         self.transport = LingeringTransport(self.transport, self.loop, unread)  # type: ignore[assignment]
         limit, open_now = self.limit_concurrency, len(self.connections)
         if limit is not None and open_now > limit:  # silently: not to flood the log too
@@ -158,7 +166,7 @@ class HeadDeadline:
         self._arm()
 
     def data_received(self, data: bytes) -> None:
-        if getattr(self.transport, "lingering", False):  # answered and closing: the rest is not read
+        if self._unqueued or getattr(self.transport, "lingering", False):  # the rest is not read
             self.transport.drop(data)  # type: ignore[attr-defined]
             return
         if not self._busy() and not self.transport.is_closing():  # the read that ends a head counts too
@@ -174,10 +182,41 @@ class HeadDeadline:
         elif not self.transport.is_closing():  # still no whole head: counted against MAX_HEAD_BYTES
             self._head_bytes += len(data)
 
+    def on_headers_complete(self) -> None:
+        """httptools' request cycle, queued behind those in progress up to MAX_PIPELINED; past it, none."""
+        pipeline = getattr(self, "pipeline", ())  # httptools' queue; h11 parses one request at a time
+        if not self._unqueued and len(pipeline) >= MAX_PIPELINED:
+            self._unqueued = True
+            self.cycle.keep_alive = False  # the last one queued closes the connection (lingering)
+        if not self._unqueued:
+            super().on_headers_complete()  # type: ignore[misc]
+
+    def on_body(self, body: bytes) -> None:
+        if not self._unqueued:
+            super().on_body(body)  # type: ignore[misc]
+
+    def on_message_complete(self) -> None:
+        if not self._unqueued:
+            super().on_message_complete()  # type: ignore[misc]
+
     def send_400_response(self, msg: str) -> None:
         """A request neither parser can read, answered as every other refusal (uvicorn logs it)."""
         self.transport.write(_INVALID)
         self.transport.close(linger=True)  # type: ignore[call-arg]  # what follows: not to reset the answer
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown, but a request whose body is still arriving is answered 503 at once
+        (lingering, so that the client reads it) and not waited for: a client trickling its body held the
+        shutdown until --body-timeout-s (60 s), past Kubernetes' 30 s grace. The app's next read of it
+        says the client left: nothing else is sent on it. Requests whose body has arrived are answered."""
+        cycle = self.cycle
+        if cycle is None or not cycle.more_body or cycle.response_started or self.transport.is_closing():
+            super().shutdown()  # type: ignore[misc]
+            return
+        self.transport.write(_SHUTTING_DOWN)
+        cycle.disconnected = True
+        cycle.message_event.set()
+        self.transport.close(linger=True)  # type: ignore[call-arg]
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
@@ -288,4 +327,5 @@ def uvicorn_options(settings: ServiceSettings, log_level: str = "info") -> dict[
         "limit_concurrency": settings.limit_concurrency,
         "backlog": settings.backlog,
         "timeout_keep_alive": settings.timeout_keep_alive,
+        "timeout_graceful_shutdown": settings.shutdown_timeout_s,
     }

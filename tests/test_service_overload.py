@@ -1,0 +1,324 @@
+"""Overload and shutdown of a real `forecaster serve` (h135): forecasts past --max-forecast-bytes in flight
+are refused at once while probes are answered, /openapi.json lists every refusal the server gives before a
+route runs (each produced here by a real request), and SIGTERM is not held by a slow client."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from test_service import body_of, history, make_bundle
+
+from forecaster.bench.serve import _free_port, wait_until_ready
+from service.config import ServiceSettings
+from service.limits import LIGHT_BODY_BYTES, BodyLimitMiddleware, InFlightMiddleware
+from service.server import MAX_PIPELINED, uvicorn_options
+
+pytestmark = pytest.mark.xdist_group("service_overload")
+CONNECTIONS, BODY_S = 4, 2.0  # the test server's --limit-concurrency and --body-timeout-s
+ROUTE = "/v1/models/hourly/forecast"
+
+
+@dataclass(frozen=True)
+class Server:
+    port: int
+    process: subprocess.Popen
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _serve(root: Path, *options: str) -> Server:
+    """A real `forecaster serve` of two bundles: `hourly` and `long` (256 series' answers: 20 MB)."""
+    make_bundle(root / "models")
+    make_bundle(root / "models", "long", horizon=2048)
+    port = _free_port()
+    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(root / "models"),
+               "--port", str(port), "--threads", "1", "--log-level", "warning", *options]  # fmt: skip
+    with (root / "server.log").open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    wait_until_ready(f"http://127.0.0.1:{port}", timeout_s=120, process=process)
+    return Server(port, process, root / "server.log")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = _serve(tmp_path_factory.mktemp("overload"), "--limit-concurrency", str(CONNECTIONS),
+                     "--max-forecast-bytes", "1", "--body-timeout-s", str(BODY_S),
+                     "--write-timeout-s", "5")  # fmt: skip
+    try:
+        yield running
+    finally:
+        running.process.terminate()
+        running.process.wait(timeout=60)
+
+
+def _raw(port: int, request: bytes, read: bool = True) -> socket.socket | tuple[int, dict, bytes]:
+    """Send `request` on a connection of its own; (status, lower-cased headers, body) of its answer, read
+    to the server's close, or with `read` false the socket, left unread."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=15)
+    sock.sendall(request)
+    if not read:
+        return sock
+    received = b""
+    with sock:
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), headers, body
+
+
+def _post(path: str, body: bytes, *extra: str, length: int | None = None) -> bytes:
+    """A POST of `body` (said to be `length` bytes long) with header lines `extra`."""
+    head = "".join(f"{line}\r\n" for line in ["Host: x", "Content-Type: application/json", *extra])
+    length = len(body) if length is None else length
+    return f"POST {path} HTTP/1.1\r\n{head}Content-Length: {length}\r\n\r\n".encode() + body
+
+
+def _unread_answer(server: Server) -> socket.socket:
+    """A forecast whose client reads none of its 20 MB answer: in flight until --write-timeout-s drops it."""
+    body = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(256)]}).encode()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    sock.connect(("127.0.0.1", server.port))
+    sock.sendall(_post("/v1/models/long/forecast", body))
+    return sock
+
+
+def _held_until(server: Server, request: bytes, status: int) -> tuple[int, dict, bytes]:
+    """`request`'s answer once it is `status`, asked again every 0.1 s, 30 times at most: the place a
+    forecast in flight holds is seen taken once its answer is built, and given back once its connection is
+    dropped."""
+    for _ in range(30):
+        answer = _raw(server.port, request)
+        if answer[0] == status:
+            break
+        time.sleep(0.1)
+    return answer
+
+
+def test_forecasts_past_the_cap_are_refused_at_once_while_probes_are_answered(server: Server) -> None:
+    """300 concurrent forecasts of 64 histories were all taken in: the answered ones waited 73 s and
+    /health/live up to 6.3 s (h135). Past --max-forecast-bytes of bodies in progress a forecast is refused
+    503 with Retry-After before it is parsed, a GET is answered, and a client trickling its body takes no
+    place."""
+    body = json.dumps(body_of(history())).encode()
+    trickling = _raw(server.port, _post(ROUTE, body)[: -len(body) // 2], read=False)
+    with trickling:  # --body-timeout-s after its head: 408
+        answered = httpx.post(f"{server.url}{ROUTE}", content=body, timeout=30,
+                              headers={"Content-Type": "application/json"})  # fmt: skip
+    assert answered.status_code == 200, answered.text
+    heavy = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(100)]}).encode()
+    assert len(heavy) > LIGHT_BODY_BYTES  # a light one is taken whatever the cap
+    with _unread_answer(server):
+        status, headers, said = _held_until(server, _post(ROUTE, heavy), 503)
+        live = httpx.get(f"{server.url}/health/live", timeout=10)
+    assert status == 503 and headers["retry-after"] == "1", (status, said)
+    refusal = json.loads(said)
+    assert refusal["error"] == "unavailable" and refusal["details"] == []
+    expected = (r"forecasts in progress on this worker hold \d+ bytes of bodies, at least "
+                r"--max-forecast-bytes 1; expected a retry after 1 s")  # fmt: skip
+    assert re.fullmatch(expected, refusal["message"]), refusal["message"]
+    assert live.status_code == 200
+    assert _held_until(server, _post(ROUTE, heavy), 200)[0] == 200  # its place given back once dropped
+
+
+def test_the_cap_counts_bodies_from_their_end_until_their_answers_are_sent() -> None:
+    """Behind the body limits, as the app composes them: a body is taken while those in progress hold less
+    than the cap, or light (LIGHT_BODY_BYTES) whatever they hold; its bytes are given back when its answer is
+    sent or its request fails, and only POSTs are counted. A body over the cap beside light ones in progress
+    is taken: refused while any other was in progress, it waited forever under steady light traffic (a
+    6 MB upload beside a 1.2 kB forecast, test_service_attacks)."""
+    light = LIGHT_BODY_BYTES
+    release, later = anyio.Event(), anyio.Event()
+
+    async def app(scope, receive, send) -> None:
+        body = (await receive())["body"]
+        if body == b"fail":
+            raise RuntimeError(body)
+        if body.startswith(b"hold"):
+            await release.wait()
+        if body.startswith(b"wait"):
+            await later.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body[:4]})
+
+    capped = InFlightMiddleware(app, limit=4 * light)
+    stack = BodyLimitMiddleware(capped, max_body_bytes=5 * light, timeout_s=5, max_buffered_bytes=20 * light)
+
+    async def call(method: str, body: bytes) -> tuple[int, bytes]:
+        sent: list[dict] = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await stack({"type": "http", "method": method, "headers": []}, receive, send)
+        return sent[0]["status"], sent[1]["body"]
+
+    answers: dict[str, object] = {}
+
+    async def held(name: str, size: int) -> None:
+        answers[name] = await call("POST", b"hold" + b"h" * (size - 4))
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(held, "held", 2 * light)
+            await anyio.sleep(0.05)
+            tasks.start_soon(held, "fits", 2 * light)  # 2 light in progress < 4 light
+            await anyio.sleep(0.05)
+            answers["over"] = (await call("POST", b"x" * (light + 1)))[0]  # 4 light in progress
+            answers["light"] = await call("POST", b"l" * light)
+            answers["get"] = (await call("GET", b""))[0]
+            answers["in flight"] = capped.in_flight
+            release.set()
+        with pytest.raises(RuntimeError):
+            await call("POST", b"fail")
+        answers["alone"] = await call("POST", b"a" * 5 * light)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: call("POST", b"wait" + b"w" * (light - 4)))
+            await anyio.sleep(0.05)
+            answers["beside light"] = await call("POST", b"b" * 5 * light)
+            later.set()
+
+    anyio.run(scenario)
+    assert answers == {"held": (200, b"hold"), "fits": (200, b"hold"), "over": 503, "light": (200, b"llll"),
+                       "get": 200, "in flight": 4 * light, "alone": (200, b"aaaa"),
+                       "beside light": (200, b"bbbb")}  # fmt: skip
+    assert capped.in_flight == 0
+
+
+def test_openapi_lists_each_refusal_the_server_gives_before_a_route_runs(server: Server) -> None:
+    """/openapi.json listed the forecast routes' 400, 413, 415, 408 and 503 as the app gives them, not the
+    431 of a head too large, the 400 of a request no parser reads nor the 503 past --limit-concurrency: each
+    refusal below comes from a real request, is listed on the route and in the error shape."""
+    paths = httpx.get(f"{server.url}/openapi.json", timeout=10).json()["paths"]
+    listed = paths["/v1/models/{name}/forecast"]["post"]["responses"]
+    body = json.dumps(body_of(history())).encode()
+    answers = {
+        "head too large": _raw(server.port, _post(ROUTE, body, f"X-Big: {'a' * 70_000}")),
+        "no parser reads it": _raw(server.port, _post(ROUTE, b"", length=-1)),
+        "over the body limit": _raw(server.port, _post(ROUTE, b"", length=10**9)),
+        "compressed": _raw(server.port, _post(ROUTE, body, "Content-Encoding: gzip")),
+        "body too slow": _raw(server.port, _post(ROUTE, body)[: -len(body) // 2]),
+    }
+    heavy = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(100)]}).encode()
+    with _unread_answer(server):
+        answers["forecasts in flight"] = _held_until(server, _post(ROUTE, heavy), 503)
+    idle = [socket.create_connection(("127.0.0.1", server.port), timeout=15) for _ in range(CONNECTIONS)]
+    try:
+        time.sleep(0.3)  # each accepted
+        answers["over the connections"] = _raw(server.port, _post(ROUTE, body))
+    finally:
+        for sock in idle:
+            sock.close()
+    statuses = {why: answer[0] for why, answer in answers.items()}
+    assert statuses == {"head too large": 431, "no parser reads it": 400, "over the body limit": 413,
+                        "compressed": 415, "body too slow": 408, "forecasts in flight": 503,
+                        "over the connections": 503}  # fmt: skip
+    for why, (status, _, said) in answers.items():
+        assert str(status) in listed, why
+        assert listed[str(status)]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
+        assert set(json.loads(said)) == {"error", "message", "details"}, (why, said)
+    assert "--max-forecast-bytes" in listed["503"]["description"]
+    assert "--limit-concurrency" in listed["503"]["description"]
+    assert "parser" in listed["400"]["description"]
+    assert {"400", "431", "503"} <= set(paths["/health/live"]["get"]["responses"])
+
+
+def test_sigterm_is_not_held_by_a_slow_client_and_answers_in_progress_are_sent(tmp_path: Path) -> None:
+    """A client trickling its body held a graceful shutdown until --body-timeout-s (60 s), past Kubernetes'
+    30 s grace: it is answered 503 at once now, while an answer in progress is sent whole (defaults)."""
+    server = _serve(tmp_path)
+    received: dict[str, bytes] = {}
+
+    def read_all(name: str, sock: socket.socket) -> None:
+        received[name] = b""
+        with sock, contextlib.suppress(OSError):
+            while chunk := sock.recv(1 << 20):
+                received[name] += chunk
+
+    try:
+        body = json.dumps(body_of(history())).encode()
+        trickling = _raw(server.port, _post(ROUTE, body)[: -len(body) // 2], read=False)
+        batch = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(256)]}).encode()
+        reading = _raw(server.port, _post("/v1/models/long/forecast", batch), read=False)
+        readers = [threading.Thread(target=read_all, args=("trickling", trickling)),
+                   threading.Thread(target=read_all, args=("reading", reading))]  # fmt: skip
+        for reader in readers:
+            reader.start()
+        time.sleep(0.2)
+        server.process.send_signal(signal.SIGTERM)
+        exited = server.process.wait(timeout=30)  # Kubernetes' grace (the body timeout is 60 s)
+        for reader in readers:
+            reader.join(timeout=30)
+    finally:
+        if server.process.poll() is None:
+            os.kill(server.process.pid, signal.SIGKILL)
+            server.process.wait()
+    head, _, said = received["trickling"].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head, received["trickling"][:300]
+    assert json.loads(said)["message"].startswith("the service is shutting down")
+    head, _, whole = received["reading"].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), received["reading"][:300]
+    assert int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE)[1]) == len(whole) > 10**6
+    assert exited in (0, -signal.SIGTERM), server.log.read_text()[-2000:]  # uvicorn may re-raise it
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_a_graceful_shutdown_is_bounded_below_kubernetes_grace_by_default(tmp_path: Path) -> None:
+    """uvicorn waits for every connection without `timeout_graceful_shutdown` (an answer left unread: until
+    --write-timeout-s); `serve` gives it --shutdown-timeout-s, 25 s by default."""
+    options = uvicorn_options(ServiceSettings(models_dir=tmp_path))
+    assert options["timeout_graceful_shutdown"] == 25.0
+    assert uvicorn_options(ServiceSettings(models_dir=tmp_path, shutdown_timeout_s=3))[
+        "timeout_graceful_shutdown"] == 3  # fmt: skip
+
+
+def test_pipelined_requests_past_the_queue_are_not_read_and_the_connection_closes(server: Server) -> None:
+    """uvicorn queued a request cycle for every pipelined request one read held (about 2.4 kB each): 20
+    connections sending 1 MB of pipelined GETs took a worker from 375 MB to 1 GB and /health/live past 10 s
+    (h135). Past MAX_PIPELINED queued, the rest is not read and the connection closes after the last
+    queued answer (RFC 9112 9.3.2: the client retries the others); a short pipeline is answered whole."""
+    one = b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+    answered = {}
+    for count in (5, 200):
+        received = b""
+        with socket.create_connection(("127.0.0.1", server.port), timeout=15) as sock:
+            sock.sendall(one * count)  # one write: one read
+            try:
+                while chunk := sock.recv(65536):
+                    received += chunk
+                    if count == 5 and received.count(b"HTTP/1.1 200 ") == 5:
+                        break
+            except ConnectionResetError:
+                received += b"<reset>"
+        answered[count] = received.count(b"HTTP/1.1 200 ")
+        if count == 200:
+            *_, last = received.split(b"HTTP/1.1 200 ")
+            assert b"connection: close" in last.lower() and not received.endswith(b"<reset>"), received[-300:]
+    assert answered[5] == 5 and MAX_PIPELINED < answered[200] < 200, answered
+    assert httpx.get(f"{server.url}/health/live", timeout=10).status_code == 200
