@@ -15,6 +15,21 @@ ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each 
 LIGHT_BODY_BYTES = 64 * 1024
 
 
+def replaying(first: Message, receive: Receive) -> Receive:
+    """The app's `receive`: `first` (a body read whole before the app ran) once, then what the client sends
+    (its hang-up)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return first
+        return await receive()
+
+    return replay
+
+
 class InFlightMiddleware:
     """Forecast bodies (the service's POST requests) taken while those a worker works on hold less than
     `limit` bytes, counted from the end of each body (read whole by `BodyLimitMiddleware`, which wraps this)
@@ -46,15 +61,6 @@ class InFlightMiddleware:
             busy.headers["retry-after"] = "1"
             await busy(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return request
-            return await receive()
-
         held = size
 
         async def answer(message: Message) -> None:
@@ -66,7 +72,7 @@ class InFlightMiddleware:
 
         self.in_flight += size
         try:
-            await self.app(scope, replay, answer)
+            await self.app(scope, replaying(request, receive), answer)
         finally:
             self.in_flight -= held
 
@@ -150,16 +156,8 @@ class BodyLimitMiddleware:
             timeout.headers["connection"] = "close"  # the rest of a trickled body is not worth waiting for
             await timeout(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, self._answering(scope, receive, send))
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        await self.app(scope, replaying(whole, receive), self._answering(scope, receive, send))
 
     async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
         busy = error_response(503, "unavailable", f"requests and answers in progress hold over "
