@@ -16,10 +16,9 @@ from forecaster.checks import user_path
 ENV_PREFIX = "FORECASTER_SERVE_"
 # A look at the models folder takes about a millisecond; 1e-9 s between looks kept a core 80% busy (h101).
 MIN_RELOAD_INTERVAL_S = 0.05
-# Bytes of forecast bodies one worker works on at once. h135, 300 concurrent requests of 64 histories (800 kB
-# each) on 2 shared cores, clients retrying after Retry-After: all taken in, /health/live took up to 18 s and
-# 145 clients timed out at 120 s; capped at 4 MiB (5 such requests), at most 2.0 s and none; at 16 requests
-# (13 MB) probes still took up to 22 s.
+# Bytes of forecast bodies in progress per worker from which heavier ones are refused (README, "Overload and
+# shutdown": 4 MiB halved the longest /health/live probe under 300 concurrent requests of 64 histories, 800 kB
+# each; a cap of 16 such requests did not help, h135).
 MAX_FORECAST_BYTES = 4 * 2**20
 
 
