@@ -35,14 +35,15 @@ class InFlightMiddleware:
     `limit` bytes, counted from the end of each body (read whole by `BodyLimitMiddleware`, which wraps this)
     until its answer is sent; one of at most LIGHT_BODY_BYTES is always taken. A heavier one past it is
     answered 503 with Retry-After before it is parsed, so that a flood of heavy requests leaves the event
-    loop free for health probes and for the requests it took; a body over `limit` waits only for heavy ones
-    (refused while light ones were in progress, it could wait forever). In bytes, which parsing, validation
+    loop free for health probes and for the requests it took; a body over `limit` is taken as any heavy one
+    is, whenever less is in progress (refused while any other was, it could wait forever; light bodies in
+    progress count, so enough of them hold it off too). In bytes, which parsing, validation
     and answers grow with, not requests: a cap of 4 requests kept the event loop freest under requests of
     64 histories, but would have cut the micro-batches of clients that send one each. Counted from the
     body's end, not the head's, so that clients trickling bodies hold no place and a refused client reads
     its answer, not a reset.
-    Without it, 300 concurrent forecasts of 64 histories (800 kB) were all taken in: the answered ones
-    waited 73 s (median) and `/health/live` up to 6.3 s (h135)."""
+    Without it, 300 concurrent forecasts of 64 histories (800 kB) were all taken in (h135; measured in the
+    README's "Overload and shutdown")."""
 
     def __init__(self, app: ASGIApp, limit: int):
         self.app, self.limit = app, limit

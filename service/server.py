@@ -208,9 +208,13 @@ class HeadDeadline:
         """uvicorn's graceful shutdown, but a request whose body is still arriving is answered 503 at once
         (lingering, so that the client reads it) and not waited for: a client trickling its body held the
         shutdown until --body-timeout-s (60 s), past Kubernetes' 30 s grace. The app's next read of it
-        says the client left: nothing else is sent on it. Requests whose body has arrived are answered."""
+        says the client left: nothing else is sent on it. Requests whose body has arrived are answered, also
+        where a pipelined request's body is arriving behind one of them (`cycle`, the last parsed, is then
+        queued: a 503 written at once went out as the earlier request's answer, which was dropped)."""
         cycle = self.cycle
-        if cycle is None or not cycle.more_body or cycle.response_started or self.transport.is_closing():
+        arriving = cycle is not None and cycle.more_body and not cycle.response_started
+        queued = getattr(self, "pipeline", None)  # httptools' queue; h11 parses one request at a time
+        if not arriving or queued or self.transport.is_closing():
             super().shutdown()  # type: ignore[misc]
             return
         self.transport.write(_SHUTTING_DOWN)

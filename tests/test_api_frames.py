@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from forecaster import Forecaster
-from forecaster.data import DataQualityWarning, read_frame
+from forecaster.data import DataQualityWarning, read_csv, read_frame
 from forecaster.errors import BundleError, ConfigError, DataError
 
 HORIZON, INPUT = 6, 24
@@ -692,8 +692,11 @@ def test_a_frame_of_an_ons_download_read_by_pandas_is_refused_pointing_at_its_pa
     with pytest.raises(DataError) as caught:
         Forecaster("naive", horizon=2).fit(pd.read_csv(path))
     message = str(caught.value)
-    assert "no date column found" in message and message.endswith(
-        "are read from its path: fit forecaster.data.read_csv(path).frame)")
+    assert "no date column found" in message
+    assert message.endswith("(a download: fit forecaster.data.read_csv(path))")
+    assert "characters cut" not in message and "pass no_date=True (--no-date)" in message  # its advice whole
+    with pytest.warns(DataQualityWarning):  # the hint holds: the path read is fitted
+        assert len(Forecaster("naive", horizon=2).fit(read_csv(path)).predict()) == 2
     with pytest.raises(DataError) as caught:  # a frame of numbers without dates: no word of files
         Forecaster("naive", horizon=2).fit(pd.DataFrame({"y": np.arange(40.0)}).reset_index(drop=True))
     assert "read from its path" not in str(caught.value)

@@ -1634,3 +1634,17 @@ def test_a_banque_de_france_export_is_named_by_its_series_codes_not_its_source_l
     assert list(frame.columns) == codes and freq == "MS" and len(frame) == 60
     assert frame.iloc[-1].tolist() == pytest.approx([1.59, 2.59][:series])
     assert "named the columns from 1 line(s) above the header" in note
+
+
+def test_a_series_named_notes_is_no_source_row_after_the_data(tmp_path):
+    """A row whose first cell alone says source or notes is a note where its other cells are words (the Banco
+    de España's "FUENTE"), not where they are values: banknotes' "Notes" below "Coins", a series as a row,
+    was dropped as a metadata line."""
+    months = pd.date_range("2020-01", periods=24, freq="MS")
+    rows = ["Currency in circulation," + ",".join(f"{m:%Y-%m}" for m in months),
+            "Coins," + ",".join(str(100 + k) for k in range(24)),
+            "Notes," + ",".join(str(900 + 5 * k) for k in range(24))]  # fmt: skip
+    frame, freq, note = read_noted(write(tmp_path, "currency.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["Coins", "Notes"] and freq == "MS" and len(frame) == 24
+    np.testing.assert_array_equal(frame["Notes"], 900 + 5 * np.arange(24))
+    assert "metadata line" not in note

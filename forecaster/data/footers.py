@@ -19,7 +19,8 @@ MAX_DESCRIPTION_ROWS = 20  # rows below a header that may describe its columns (
 _RULE = re.compile(r"[-_=*~ ]{3,}")
 _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas split it into cells
 # A row naming the source or the notes of each column (the Banco de España's "FUENTE" and "NOTAS" below its
-# series), whose other cells are filled: a note, as a copyright line is
+# series), whose other cells are filled with words, no values: a note, as a copyright line is (a series named
+# "Notes", banknotes below "Coins", is a row of values)
 _SOURCE_ROW = re.compile(r"(?:fuentes?|notas?|sources?|notes?|quellen?|anmerkungen|fontes?)\s*:?", re.I)
 _DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
 _YEARS_SPAN = re.compile(rf"(\d{{4}}){SPAN_BETWEEN}(\d{{4}})")  # "2008-2022", "2008–2022"
@@ -64,7 +65,9 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
         if text and not (footnote or numbered):
             break
         # "©IMF, 2024, Source: ...", split by its commas; "FUENTE" with each column's source
-        notice = text.startswith(_NOTICES) or numbered or bool(_SOURCE_ROW.fullmatch(text))
+        sourced = bool(_SOURCE_ROW.fullmatch(text)) and not any(
+            is_datum(str(value).strip()) for value in raw.iloc[end - 1, 1:].dropna())
+        notice = text.startswith(_NOTICES) or numbered or sourced
         if not alone[end - 1] and not notice:
             if pd.isna(cell):
                 break

@@ -284,13 +284,13 @@ def check_names(source: str, names: Iterable[str]) -> None:
 def as_published(raw: pd.DataFrame, source: str) -> Iterator[None]:
     """Where no date column is found in a frame whose first column is text (`pd.read_csv` of an ONS or
     Eurostat download: its metadata rows, its periods as columns), the refusal also says that such layouts
-    are read from the file's path, as a frame is read as the table it is (h111 F9)."""
+    are read from the file's path (`fit` takes the TimeSeries read), as a frame is read as the table it is
+    (h111 F9)."""
     try:
         yield
     except DataError as error:
         labels = raw.shape[1] > 0 and not pd.api.types.is_numeric_dtype(raw.iloc[:, 0])
         if not (labels and str(error).startswith(f"{source}: no date column found")):
             raise
-        raise type(error)(f"{error} (a file's title or metadata lines, periods as columns or an ONS file's "
-                          "blocks are read from its path: fit forecaster.data.read_csv(path).frame)"
-                          ) from None  # fmt: skip
+        # short: the refusal's own advice (date_col, date_from, no_date) is cut past MESSAGE_LIMIT
+        raise type(error)(f"{error} (a download: fit forecaster.data.read_csv(path))") from None
