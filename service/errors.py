@@ -82,8 +82,9 @@ REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     413: _documented("Request body over the size limit."),
     415: _documented("Wrong Content-Type, or a compressed body."),
     503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
-                     "down, forecasts in progress hold more bytes than --max-forecast-bytes or bodies held "
-                     f"than --max-buffered-bytes (Retry-After), or {_OVER_CONNECTIONS}."),  # fmt: skip
+                     "down, the forecasts in progress hold --max-forecast-bytes of bodies (this one over 64 "
+                     "KiB) or the bodies held pass --max-buffered-bytes (Retry-After), or "
+                     f"{_OVER_CONNECTIONS}."),  # fmt: skip
 }
 
 
