@@ -1648,3 +1648,16 @@ def test_a_series_named_notes_is_no_source_row_after_the_data(tmp_path):
     assert list(frame.columns) == ["Coins", "Notes"] and freq == "MS" and len(frame) == 24
     np.testing.assert_array_equal(frame["Notes"], 900 + 5 * np.arange(24))
     assert "metadata line" not in note
+
+
+def test_a_label_ending_in_its_own_number_keeps_it_where_the_header_marks_nothing(tmp_path):
+    """An age table's `Under 5` under notes 1 to 5 read as `Under` (h142): its header, `Age group`, carries no
+    note numbers, as StatCan's marked headers do, so the number is the label's own."""
+    months = ",".join(f'"{m:%B %Y}"' for m in pd.date_range("2022-01", periods=12, freq="MS"))
+    rows = ['"Children by age group"', '""', f'"Age group",{months}']
+    rows += [f'"{name}",' + ",".join(f'"{100 + 10 * k + m}"' for m in range(12))
+             for k, name in enumerate(["Under 5", "5 to 14"])]
+    rows += ['""', '"Footnotes:"', *(f'"{n}","Note number {n} about the survey"' for n in range(1, 6))]
+    frame, _, note = read_noted(write(tmp_path, "ages.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["Under 5", "5 to 14"]
+    assert "without the numbers of the footnotes" not in note

@@ -91,7 +91,9 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
     """`raw` with the numbers of footnotes dropped from the labels they follow ("Food 5": Statistics Canada
     writes its notes' numbers into the row and column labels), in the first column and the header, where
     each is a note numbered after the data (`below`, the rows dropped after it) and the label stays one of
-    its own; said in a note. A label's own number ("Product 5", no note 5) is kept."""
+    its own; said in a note. Only where the header marks its labels so too ("Products and product groups 3
+    4"): a lone "Under 5" of an age table with notes 1-5 lost its number (h142). A label's own number
+    ("Product 5", no note 5) is kept."""
     listed: set[str] = set()
     heading = False
     for _, row in below.iterrows():
@@ -113,7 +115,7 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
     changed = {label: unmarked(label) for label in labels if unmarked(label) != label}
     twice = Counter(changed.values())  # "Product 1" and "Product 2" under notes 1 and 2: labels of their own
     changed = {label: new for label, new in changed.items() if twice[new] == 1}
-    if not changed:
+    if not any(str(name) in changed for name in raw.columns):
         return raw
     raw = raw.rename(columns=lambda name: changed.get(str(name), name))
     raw.isetitem(0, raw.iloc[:, 0].map(lambda cell: changed.get(str(cell), cell) if pd.notna(cell) else cell))
