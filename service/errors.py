@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from forecaster.data.missing import some
 from forecaster.errors import ForecasterError, one_line
+from service.config import LIGHT_BODY_BYTES
 from service.schemas import ErrorDetail, ErrorResponse
 
 log = logging.getLogger("service")
@@ -82,9 +83,9 @@ REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     413: _documented("Request body over the size limit."),
     415: _documented("Wrong Content-Type, or a compressed body."),
     503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
-                     "down, the forecasts in progress hold --max-forecast-bytes of bodies (this one over 64 "
-                     "KiB) or the bodies held pass --max-buffered-bytes (Retry-After), or "
-                     f"{_OVER_CONNECTIONS}."),  # fmt: skip
+                     "down, the forecasts in progress hold --max-forecast-bytes of bodies (this one over "
+                     f"{LIGHT_BODY_BYTES // 1024} KiB) or the bodies held pass --max-buffered-bytes "
+                     f"(Retry-After), or {_OVER_CONNECTIONS}."),  # fmt: skip
 }
 
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.config import LIGHT_BODY_BYTES
 from service.errors import ApiError, api_error_response, error_response
 
 ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
-# A forecast body this small is taken past --max-forecast-bytes (and counted): light requests keep moving
-# behind heavy ones. 64 KiB is a history of about 500 rows of 7 columns (`bench serve` sends about 12 kB).
-LIGHT_BODY_BYTES = 64 * 1024
 
 
 def replaying(first: Message, receive: Receive) -> Receive:

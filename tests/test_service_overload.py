@@ -24,8 +24,8 @@ import pytest
 from test_service import body_of, history, make_bundle
 
 from forecaster.bench.serve import _free_port, wait_until_ready
-from service.config import ServiceSettings
-from service.limits import LIGHT_BODY_BYTES, BodyLimitMiddleware, InFlightMiddleware
+from service.config import LIGHT_BODY_BYTES, ServiceSettings
+from service.limits import BodyLimitMiddleware, InFlightMiddleware
 from service.server import MAX_PIPELINED, uvicorn_options
 
 pytestmark = pytest.mark.xdist_group("service_overload")
