@@ -26,7 +26,7 @@ WORD = re.compile(r"[^\W\d_]{3}")  # a word: three letters in a row (a cell of w
 # "- = nil (no figures or magnitude zero)"
 _ZERO_DASH = re.compile(r"\s*(?P<dash>[-\u2013\u2014])\s*[=:]?\s*(?:nichts vorhanden|genau null|nil\b"
                         r"|exactly zero|magnitude zero).*", re.I)  # fmt: skip
-_MARKED = re.compile(r"(?P<label>.*[^\W\d_].*?)(?P<marks>(?:\s+\d{1,3})+)")  # "Food 5", "Canada 6 7"
+_MARKED = re.compile(r"(?P<label>.*[^\W\d_].*?)(?P<marks>(?:\s+\d+)+)")  # "Food 5", "Canada 6 7"
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -57,13 +57,22 @@ def numbered_note(rows: pd.DataFrame) -> bool:
     and words beside it ("1","Seasonally adjusted"), under a heading alone ("Footnotes:"). Numbers without
     their heading may be data."""
     for k in range(len(rows) - 1, max(len(rows) - _MOST, 0) - 1, -1):
-        cells = [str(cell).strip() for cell in rows.iloc[k] if pd.notna(cell) and str(cell).strip()]
+        cells = _filled(rows.iloc[k])
         if len(cells) == 1 and _NOTES.fullmatch(cells[0]):
             return k < len(rows) - 1
-        numbered = len(cells) > 1 and pd.notna(rows.iloc[k, 0]) and cells[0].isdigit() and len(cells[0]) <= 3
-        if not (numbered and all(WORD.search(cell) for cell in cells[1:])):
+        if not (pd.notna(rows.iloc[k, 0]) and _note_row(cells)):
             return False
     return False
+
+
+def _filled(row: pd.Series) -> list[str]:
+    """A row's filled cells, as text."""
+    return [str(cell).strip() for cell in row if pd.notna(cell) and str(cell).strip()]
+
+
+def _note_row(cells: list[str]) -> bool:
+    """Whether filled `cells` are a numbered note's: its number (3 digits at most), then words."""
+    return len(cells) > 1 and cells[0].isdigit() and len(cells[0]) <= 3 and all(map(WORD.search, cells[1:]))
 
 
 def dashes_as_zero(raw: pd.DataFrame, below: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -97,9 +106,9 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
     listed: set[str] = set()
     heading = False
     for _, row in below.iterrows():
-        cells = [str(cell).strip() for cell in row if pd.notna(cell) and str(cell).strip()]
+        cells = _filled(row)
         heading = heading or (len(cells) == 1 and bool(_NOTES.fullmatch(cells[0])))
-        if heading and len(cells) > 1 and cells[0].isdigit() and WORD.search(cells[1]):
+        if heading and _note_row(cells):
             listed.add(cells[0])
     if not listed:
         return raw
