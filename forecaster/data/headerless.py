@@ -164,7 +164,7 @@ def names_above(
     lines = ([cell.strip() for cell in cells] for cells in rows)
     coded = [names for names in lines if len(names) == width and keyed_line(names)
              and _CODE_KEY.search(names[0]) and len(set(filter(None, names[1:]))) == width - 1]  # fmt: skip
-    if coded:  # every line a key's (Banque de France's "Titre :", "Code série :", ..., "Source :;BCE;BCE")
+    if coded:  # a key naming one code per column (Banque de France's "Code série :" beside "Titre :", ...)
         return ("", *coded[-1][1:]), 1
     return None if header is None else _joined_names(rows, header, width)
 
