@@ -109,25 +109,24 @@ def _column_names(option: str, name: Any) -> str:
 
 
 def _before_windows(
-    series: TimeSeries, ends: dict[str, int], span: int, windows: str, horizon: int, step_size: int
+    series: TimeSeries, span: int, windows: str, horizon: int, step_size: int
 ) -> tuple[TimeSeries, dict[str, int]]:
     """A backtest's series without those that hold no row before its windows (the `span` rows up to each
-    one's end), named in a note: a fit was given a series of no values (IndexError, h137), one that ended
-    early refused the backtest (h141). None holding one: refused, saying how many windows the longest fits."""
-    firsts = series.frame[series.columns].notna().to_numpy().argmax(axis=0)  # each one's first value
-    within = [column for column, first in zip(series.columns, firsts, strict=True)
-              if ends[column] - span <= first]  # fmt: skip
-    if not within:
-        return series, ends
-    if len(within) == len(ends):
-        rows = max(end - first for end, first in zip(ends.values(), firsts, strict=True))
-        most = (rows - 1 - horizon) // step_size + 1
+    one's end), named in a note, and each kept one's end (its windows end at its own last value): a fit was
+    given a series of no values (IndexError, h137), one that ended early refused the backtest (h141). None
+    holding one: refused, saying how many windows the longest fits."""
+    rows = dict(zip(series.columns, series.own_rows(), strict=True))
+    within = [column for column, own in rows.items() if own.stop - span <= own.start]
+    if len(within) == len(rows):
+        most_rows = max(own.stop - own.start for own in rows.values())
+        most = (most_rows - 1 - horizon) // step_size + 1
         fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
-        raise DataError(f"{series.source}: {rows} rows cannot hold {windows}; expected {fewer}")
-    warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
-                  f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
-    kept = [column for column in series.columns if column not in within]
-    return series.of_series(kept), {column: ends[column] for column in kept}
+        raise DataError(f"{series.source}: {most_rows} rows cannot hold {windows}; expected {fewer}")
+    if within:
+        warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
+                      f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
+        series = series.of_series([column for column in series.columns if column not in within])
+    return series, {column: rows[column].stop for column in series.columns}
 
 
 def _refit_every(refit: Any, n_windows: int) -> int:
@@ -338,10 +337,8 @@ class Forecaster:
         every = _refit_every(refit, n_windows)
         series = self.read(df, **read)
         span = self.settings.horizon + step_size * (n_windows - 1)
-        values = series.frame[series.columns]  # each series' windows end at its own last value
-        ends = {column: int(np.flatnonzero(values[column].notna().to_numpy())[-1]) + 1 for column in values}
         windows = f"{n_windows} window(s) of {self.settings.horizon} steps {step_size} apart"
-        series, ends = _before_windows(series, ends, span, windows, self.settings.horizon, step_size)
+        series, ends = _before_windows(series, span, windows, self.settings.horizon, step_size)
         levels = self.level if level is None else _levels(level)
         given, names, parts = getattr(df, "index", None), {}, []
 
