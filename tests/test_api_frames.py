@@ -656,8 +656,6 @@ def test_a_time_series_read_of_months_on_the_15th_is_answered_in_timestamps(tmp_
     """`Forecaster.read` of a frame (or `read_csv` of a file) of months on the 15th, fitted and forecast as
     the TimeSeries it gives: its dates were answered as the text '2005-01-15' (h132), as those on the 1st are
     answered as timestamps, the frame's own being left behind (a frame's had been timestamps before h128)."""
-    from forecaster.data import read_csv
-
     days = pd.date_range("2000-01-01", periods=60, freq="MS") + pd.Timedelta(days=14)
     frame = pd.DataFrame({"v": np.arange(60.0)}, index=days)
     frame.rename_axis("date").reset_index().to_csv(tmp_path / "m.csv", index=False)
