@@ -153,10 +153,16 @@ def companion_series(bundle: Bundle) -> list[str]:
     return list(bundle.companion.data.columns) if bundle.companion is not None else []
 
 
+def kept_model(bundle: Bundle) -> str:
+    """The forecast a bundle keeps, as its training record names it (a baseline kept by `auto`), else its
+    model's name."""
+    return bundle.training.get("candidate", bundle.model_name)
+
+
 def companion_model(bundle: Bundle) -> str:
-    """The forecast the bundle's companion keeps, as its own training record names it (the parent's record
-    of earlier bundles repeats it as 'model', unread)."""
-    return bundle.companion.training.get("candidate", bundle.companion.model_name)
+    """The forecast the bundle's companion keeps, as its own record names it (the parent's record of earlier
+    bundles repeats it as 'model', unread)."""
+    return kept_model(bundle.companion)
 
 
 def held_by_companion(bundle: Bundle, names: list[str]) -> list[str]:

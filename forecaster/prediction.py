@@ -34,6 +34,7 @@ from forecaster.history import (
     far_from_training,
     forecast_series,
     held_by_companion,
+    kept_model,
     left_out_in_training,
     of_series,
     window_notes,
@@ -245,7 +246,7 @@ def _with_companion(
 ) -> pd.DataFrame:
     """`held` forecast by the bundle's companion (`artifacts.COMPANION`), the other series by its model, each
     series' columns in the order the rows gave the series, with one note naming the companion's."""
-    model = bundle.training.get("candidate", bundle.model_name)
+    model = kept_model(bundle)
     scores = bundle.companion.training.get("selection")  # one where the run named it (or one applied)
     chosen = ", chosen on their validation windows" if isinstance(scores, dict) and len(scores) > 1 else ""
     say_note(f"{series.source}: note: {len(held)} series too short for {model}'s {bundle.data.input_size}-"
