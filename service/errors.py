@@ -49,6 +49,11 @@ def _documented(description: str) -> dict[str, Any]:
     return {"model": ErrorResponse, "description": description}
 
 
+def _sentence(clause: str) -> str:
+    """`clause`, said also within longer descriptions, as a description of its own."""
+    return f"{clause[0].upper()}{clause[1:]}."
+
+
 # A request head (line and headers) larger than this is answered 431 and closed (service.server): httptools
 # keeps a header until its end, and one 1.5 GB header line took 2 GB of the worker's memory (h11 stops at
 # 16 KiB).
@@ -61,19 +66,22 @@ _UNREADABLE = ("a request no HTTP/1.1 parser reads or one framed ambiguously (Tr
 _OVER_CONNECTIONS = ("more connections open than --limit-concurrency, answered as they are accepted "
                      "(Retry-After)")  # fmt: skip
 SERVER_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: _documented(f"{_UNREADABLE[0].upper()}{_UNREADABLE[1:]}."),
+    400: _documented(_sentence(_UNREADABLE)),
     431: _documented(f"A request head (request line and headers) over {MAX_HEAD_BYTES // 1024} KiB, answered "
                      "before any route runs."),  # fmt: skip
-    503: _documented(f"{_OVER_CONNECTIONS[0].upper()}{_OVER_CONNECTIONS[1:]}."),
+    503: _documented(_sentence(_OVER_CONNECTIONS)),
 }
+
+# How the 503 of both lists below begins.
+_UNLOADED_OR_STOPPING = ("The model's bundle failed to load (the message says why), the service is shutting "
+                         "down")  # fmt: skip
 
 # The error answers of a route that looks a model up, and of one that also reads a request body, as
 # /openapi.json lists them: v2 listed only FastAPI's 422 shape (`{"detail": [...]}`), v1 no 400 (h92 F2).
 LOOKUP_ERRORS: dict[int | str, dict[str, Any]] = {
     404: _documented("Unknown model name (or version)."),
     422: _documented("Invalid input; `details` names each field and expectation."),
-    503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
-                     f"down, or {_OVER_CONNECTIONS}."),  # fmt: skip
+    503: _documented(f"{_UNLOADED_OR_STOPPING}, or {_OVER_CONNECTIONS}."),
 }
 REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     **LOOKUP_ERRORS,
@@ -82,10 +90,9 @@ REQUEST_ERRORS: dict[int | str, dict[str, Any]] = {
     408: _documented("The body did not arrive within the body timeout."),
     413: _documented("Request body over the size limit."),
     415: _documented("Wrong Content-Type, or a compressed body."),
-    503: _documented("The model's bundle failed to load (the message says why), the service is shutting "
-                     "down, the forecasts in progress hold --max-forecast-bytes of bodies (this one over "
-                     f"{LIGHT_BODY_BYTES // 1024} KiB) or the bodies held pass --max-buffered-bytes "
-                     f"(Retry-After), or {_OVER_CONNECTIONS}."),  # fmt: skip
+    503: _documented(f"{_UNLOADED_OR_STOPPING}, the forecasts in progress hold --max-forecast-bytes of "
+                     f"bodies (this one over {LIGHT_BODY_BYTES // 1024} KiB) or the bodies held pass "
+                     f"--max-buffered-bytes (Retry-After), or {_OVER_CONNECTIONS}."),  # fmt: skip
 }
 
 

@@ -5,12 +5,23 @@ error shape."""
 from __future__ import annotations
 
 import anyio
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.config import LIGHT_BODY_BYTES
 from service.errors import ApiError, api_error_response, error_response
 
 ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
+
+
+def _retry_later(message: str, *, close: bool = False) -> JSONResponse:
+    """The 503 of each cap (`InFlightMiddleware`, `BodyLimitMiddleware`): the error shape with Retry-After;
+    `close`: the connection closes after it."""
+    busy = error_response(503, "unavailable", message)
+    busy.headers["retry-after"] = "1"
+    if close:
+        busy.headers["connection"] = "close"
+    return busy
 
 
 def replaying(first: Message, receive: Receive) -> Receive:
@@ -56,9 +67,7 @@ class InFlightMiddleware:
         if self.in_flight >= self.limit and size > LIGHT_BODY_BYTES:
             message = (f"forecasts in progress on this worker hold {self.in_flight} bytes of bodies, at "
                        f"least --max-forecast-bytes {self.limit}; expected a retry after 1 s")
-            busy = error_response(503, "unavailable", message)
-            busy.headers["retry-after"] = "1"
-            await busy(scope, receive, send)
+            await _retry_later(message)(scope, receive, send)
             return
         held = size
 
@@ -159,10 +168,8 @@ class BodyLimitMiddleware:
         await self.app(scope, replaying(whole, receive), self._answering(scope, receive, send))
 
     async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
-        busy = error_response(503, "unavailable", f"requests and answers in progress hold over "
-                              f"{self.max_buffered_bytes} bytes; retry shortly")  # fmt: skip
-        busy.headers.update({"retry-after": "1", "connection": "close"})
-        await busy(scope, receive, send)
+        message = f"requests and answers in progress hold over {self.max_buffered_bytes} bytes; retry shortly"
+        await _retry_later(message, close=True)(scope, receive, send)
 
     def _answering(self, scope: Scope, receive: Receive, send: Send) -> Send:
         """The app's `send`: an answer's head waits for its body, so that a large answer that would take what

@@ -19,6 +19,9 @@ from service.errors import CLIENT_CLOSED_REQUEST
 
 BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# A request's scope key: the status the HTTP server (service.server) wrote on the connection itself, the app's
+# next read then saying the client left (the 503 at shutdown to a body still arriving, counted as a 499).
+ANSWERED_BY_SERVER = "forecaster.answered_by_server"
 
 
 class ServiceMetrics:
@@ -82,8 +85,9 @@ class ServiceMetrics:
 
 
 class MetricsMiddleware:
-    """Counts every HTTP request by route template, served model and status code; a request whose client
-    hung up before the answer counts as 499 (client closed request), as nginx logs it, not as a 500.
+    """Counts every HTTP request by route template, served model and status code, as its client was
+    answered: a request whose client hung up before the answer counts as 499 (client closed request), as
+    nginx logs it, not as a 500; one the server answered itself, as ANSWERED_BY_SERVER says.
 
     The model label is only set for names of loaded models, so made-up names cannot grow the label set.
     """
@@ -119,5 +123,5 @@ class MetricsMiddleware:
             route = getattr(scope.get("route"), "path", "unmatched")
             name = (scope.get("path_params") or {}).get("name", "")
             model = name if isinstance(name, str) and self.is_model(name) else ""
-            answered = CLIENT_CLOSED_REQUEST if hung_up else status or 500
+            answered = scope.get(ANSWERED_BY_SERVER) or (CLIENT_CLOSED_REQUEST if hung_up else status or 500)
             self.metrics.observe_request(model, route, answered, time.perf_counter() - started)

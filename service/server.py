@@ -31,6 +31,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from forecaster.errors import ConfigError, RefusedError
 from service.config import ServiceSettings
 from service.errors import HTTP_ERROR_CODES, MAX_HEAD_BYTES, error_response
+from service.metrics import ANSWERED_BY_SERVER
 
 # Descriptors kept free beyond connections and the backlog: bundle files, logs, the event loop, pipes,
 # and the temporary files of uploads in flight.
@@ -218,6 +219,7 @@ class HeadDeadline:
             super().shutdown()  # type: ignore[misc]
             return
         self.transport.write(_SHUTTING_DOWN)
+        cycle.scope[ANSWERED_BY_SERVER] = 503  # what /metrics counts, not the 499 of the app's next read
         cycle.disconnected = True
         cycle.message_event.set()
         self.transport.close(linger=True)  # type: ignore[call-arg]

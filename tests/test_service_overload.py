@@ -1,6 +1,7 @@
-"""Overload and shutdown of a real `forecaster serve` (h135): forecasts past --max-forecast-bytes in flight
-are refused at once while probes are answered, /openapi.json lists every refusal the server gives before a
-route runs (each produced here by a real request), and SIGTERM is not held by a slow client."""
+"""Overload and shutdown of a real `forecaster serve` (h135): heavy forecasts past --max-forecast-bytes in
+flight are refused at once while light ones are answered, /openapi.json lists every refusal the server gives
+before a route runs (each produced here by a real request), SIGTERM is not held by a slow client nor past
+--shutdown-timeout-s, and /metrics counts what the clients were answered."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry, multiprocess
 from test_service import body_of, history, make_bundle
 
 from forecaster.bench.serve import _free_port, wait_until_ready
 from service.config import LIGHT_BODY_BYTES, ServiceSettings
 from service.limits import BodyLimitMiddleware, InFlightMiddleware
-from service.server import MAX_PIPELINED, uvicorn_options
+from service.metrics import MULTIPROCESS_ENV
+from service.server import MAX_PIPELINED
 
 pytestmark = pytest.mark.xdist_group("service_overload")
 CONNECTIONS, BODY_S = 4, 2.0  # the test server's --limit-concurrency and --body-timeout-s
@@ -45,14 +48,17 @@ class Server:
 
 
 def _serve(root: Path, *options: str) -> Server:
-    """A real `forecaster serve` of two bundles: `hourly` and `long` (256 series' answers: 20 MB)."""
+    """A real `forecaster serve` of two bundles: `hourly` and `long` (256 series' answers: 20 MB), counting
+    its requests into `root / "metrics"` (read by `_counted`, also once it has exited)."""
     make_bundle(root / "models")
     make_bundle(root / "models", "long", horizon=2048)
+    (root / "metrics").mkdir()
     port = _free_port()
     command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(root / "models"),
                "--port", str(port), "--threads", "1", "--log-level", "warning", *options]  # fmt: skip
     with (root / "server.log").open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, MULTIPROCESS_ENV: str(root / "metrics")})  # fmt: skip
     wait_until_ready(f"http://127.0.0.1:{port}", timeout_s=120, process=process)
     return Server(port, process, root / "server.log")
 
@@ -67,6 +73,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     finally:
         running.process.terminate()
         running.process.wait(timeout=60)
+
+
+def _killed_if_running(server: Server) -> None:
+    """A server a failed SIGTERM test left running, stopped."""
+    if server.process.poll() is None:
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait()
+
+
+def _counted(root: Path) -> dict[tuple[str, str], float]:
+    """The requests /metrics counts, by route and status, but the readiness probes `_serve` waited on."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, str(root / "metrics"))
+    requests = next(family for family in registry.collect() if family.name == "forecaster_requests")
+    return {(sample.labels["route"], sample.labels["status"]): sample.value for sample in requests.samples
+            if sample.name.endswith("_total") and sample.labels["route"] != "/health/ready"}  # fmt: skip
 
 
 def _raw(port: int, request: bytes, read: bool = True) -> socket.socket | tuple[int, dict, bytes]:
@@ -118,14 +140,14 @@ def _held_until(server: Server, request: bytes, status: int) -> tuple[int, dict,
     return answer
 
 
-def test_forecasts_past_the_cap_are_refused_at_once_while_probes_are_answered(server: Server) -> None:
+def test_forecasts_past_the_cap_are_refused_at_once_while_light_ones_are_answered(server: Server) -> None:
     """300 concurrent forecasts of 64 histories were all taken in, slowing /health/live (h135, README). Past
-    --max-forecast-bytes of bodies in progress a forecast is refused 503 with Retry-After before it is
-    parsed, a GET is answered, and a client trickling its body takes no place (a heavy body beside it is
-    taken: a light one would be whatever it held)."""
+    --max-forecast-bytes of bodies in progress a heavy forecast is refused 503 with Retry-After before it is
+    parsed while a light one (LIGHT_BODY_BYTES) is answered, and a client trickling its body takes no place
+    (a heavy body beside it is taken: a light one would be whatever it held)."""
     body = json.dumps(body_of(history())).encode()
     heavy = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(100)]}).encode()
-    assert len(heavy) > LIGHT_BODY_BYTES  # a light one is taken whatever the cap
+    assert len(body) <= LIGHT_BODY_BYTES < len(heavy)
     trickling = _raw(server.port, _post(ROUTE, body)[: -len(body) // 2], read=False)
     with trickling:  # --body-timeout-s after its head: 408. A heavy body is taken only where none is counted
         answered = httpx.post(f"{server.url}{ROUTE}", content=heavy, timeout=30,
@@ -133,39 +155,40 @@ def test_forecasts_past_the_cap_are_refused_at_once_while_probes_are_answered(se
     assert answered.status_code == 200, answered.text
     with _unread_answer(server):
         status, headers, said = _held_until(server, _post(ROUTE, heavy), 503)
-        live = httpx.get(f"{server.url}/health/live", timeout=10)
+        light = _raw(server.port, _post(ROUTE, body))
     assert status == 503 and headers["retry-after"] == "1", (status, said)
     refusal = json.loads(said)
     assert refusal["error"] == "unavailable" and refusal["details"] == []
     expected = (r"forecasts in progress on this worker hold \d+ bytes of bodies, at least "
                 r"--max-forecast-bytes 1; expected a retry after 1 s")  # fmt: skip
     assert re.fullmatch(expected, refusal["message"]), refusal["message"]
-    assert live.status_code == 200
+    assert light[0] == 200 and "retry-after" not in light[1], light
     assert _held_until(server, _post(ROUTE, heavy), 200)[0] == 200  # its place given back once dropped
 
 
 def test_the_cap_counts_bodies_from_their_end_until_their_answers_are_sent() -> None:
     """Behind the body limits, as the app composes them: a body is taken while those in progress hold less
     than the cap, or light (LIGHT_BODY_BYTES) whatever they hold; its bytes are given back when its answer is
-    sent or its request fails, and only POSTs are counted. A body over the cap beside light ones in progress
-    is taken: refused while any other was in progress, it waited forever under steady light traffic (a
-    6 MB upload beside a 1.2 kB forecast, test_service_attacks)."""
+    sent or its request fails, and only POSTs are counted. Light bodies in progress count too: enough of them
+    hold a heavier one off. A body over the cap beside light ones in progress (holding less than the cap) is
+    taken: refused while any other was in progress, it waited forever under steady light traffic (a 6 MB
+    upload beside a 1.2 kB forecast, test_service_attacks)."""
     light = LIGHT_BODY_BYTES
-    release, later = anyio.Event(), anyio.Event()
+    release, later, lit = anyio.Event(), anyio.Event(), anyio.Event()
+    waits = {b"hold": release, b"wait": later, b"lite": lit}
 
     async def app(scope, receive, send) -> None:
         body = (await receive())["body"]
         if body == b"fail":
             raise RuntimeError(body)
-        if body.startswith(b"hold"):
-            await release.wait()
-        if body.startswith(b"wait"):
-            await later.wait()
+        if body[:4] in waits:
+            await waits[body[:4]].wait()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": body[:4]})
 
     capped = InFlightMiddleware(app, limit=4 * light)
     stack = BodyLimitMiddleware(capped, max_body_bytes=5 * light, timeout_s=5, max_buffered_bytes=20 * light)
+    retry_after: dict[int, bytes | None] = {}  # the Retry-After of each status answered
 
     async def call(method: str, body: bytes) -> tuple[int, bytes]:
         sent: list[dict] = []
@@ -177,18 +200,19 @@ def test_the_cap_counts_bodies_from_their_end_until_their_answers_are_sent() -> 
             sent.append(message)
 
         await stack({"type": "http", "method": method, "headers": []}, receive, send)
+        retry_after[sent[0]["status"]] = dict(sent[0]["headers"]).get(b"retry-after")
         return sent[0]["status"], sent[1]["body"]
 
     answers: dict[str, object] = {}
 
-    async def held(name: str, size: int) -> None:
-        answers[name] = await call("POST", b"hold" + b"h" * (size - 4))
+    async def held(name: str, body: bytes) -> None:
+        answers[name] = await call("POST", body)
 
     async def scenario() -> None:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(held, "held", 2 * light)
+            tasks.start_soon(held, "held", b"hold" + b"h" * (2 * light - 4))
             await anyio.sleep(0.05)
-            tasks.start_soon(held, "fits", 2 * light)  # 2 light in progress < 4 light
+            tasks.start_soon(held, "fits", b"hold" + b"h" * (2 * light - 4))  # 2 light in progress < 4 light
             await anyio.sleep(0.05)
             answers["over"] = (await call("POST", b"x" * (light + 1)))[0]  # 4 light in progress
             answers["light"] = await call("POST", b"l" * light)
@@ -199,6 +223,13 @@ def test_the_cap_counts_bodies_from_their_end_until_their_answers_are_sent() -> 
             await call("POST", b"fail")
         answers["alone"] = await call("POST", b"a" * 5 * light)
         async with anyio.create_task_group() as tasks:
+            for k in range(4):  # light bodies, together the cap
+                tasks.start_soon(held, f"light {k}", b"lite" + b"l" * (light - 4))
+                await anyio.sleep(0.05)
+                answers[f"in flight beside {k + 1} light"] = capped.in_flight
+            answers["over beside 4 light"] = (await call("POST", b"x" * (light + 1)))[0]
+            lit.set()
+        async with anyio.create_task_group() as tasks:
             tasks.start_soon(lambda: call("POST", b"wait" + b"w" * (light - 4)))
             await anyio.sleep(0.05)
             answers["beside light"] = await call("POST", b"b" * 5 * light)
@@ -207,7 +238,10 @@ def test_the_cap_counts_bodies_from_their_end_until_their_answers_are_sent() -> 
     anyio.run(scenario)
     assert answers == {"held": (200, b"hold"), "fits": (200, b"hold"), "over": 503, "light": (200, b"llll"),
                        "get": 200, "in flight": 4 * light, "alone": (200, b"aaaa"),
+                       **{f"in flight beside {k} light": k * light for k in range(1, 5)},
+                       "over beside 4 light": 503, **{f"light {k}": (200, b"lite") for k in range(4)},
                        "beside light": (200, b"bbbb")}  # fmt: skip
+    assert retry_after[503] == b"1" and retry_after[200] is None
     assert capped.in_flight == 0
 
 
@@ -251,7 +285,8 @@ def test_openapi_lists_each_refusal_the_server_gives_before_a_route_runs(server:
 
 def test_sigterm_is_not_held_by_a_slow_client_and_answers_in_progress_are_sent(tmp_path: Path) -> None:
     """A client trickling its body held a graceful shutdown until --body-timeout-s (60 s), past Kubernetes'
-    30 s grace: it is answered 503 at once now, while an answer in progress is sent whole (defaults)."""
+    30 s grace: it is answered 503 at once now, while an answer in progress is sent whole (defaults). /metrics
+    counts each as its client read it: the 503 was counted as a 499, the app having read a hang-up."""
     server = _serve(tmp_path)
     received: dict[str, bytes] = {}
 
@@ -276,9 +311,7 @@ def test_sigterm_is_not_held_by_a_slow_client_and_answers_in_progress_are_sent(t
         for reader in readers:
             reader.join(timeout=30)
     finally:
-        if server.process.poll() is None:
-            os.kill(server.process.pid, signal.SIGKILL)
-            server.process.wait()
+        _killed_if_running(server)
     head, _, said = received["trickling"].partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head, received["trickling"][:300]
     assert json.loads(said)["message"].startswith("the service is shutting down")
@@ -287,15 +320,32 @@ def test_sigterm_is_not_held_by_a_slow_client_and_answers_in_progress_are_sent(t
     assert int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE)[1]) == len(whole) > 10**6
     assert exited in (0, -signal.SIGTERM), server.log.read_text()[-2000:]  # uvicorn may re-raise it
     assert "Traceback" not in server.log.read_text()
+    assert _counted(tmp_path) == {("unmatched", "503"): 1, ("/v1/models/{name}/forecast", "200"): 1}
 
 
-def test_a_graceful_shutdown_is_bounded_below_kubernetes_grace_by_default(tmp_path: Path) -> None:
-    """uvicorn waits for every connection without `timeout_graceful_shutdown` (an answer left unread: until
-    --write-timeout-s); `serve` gives it --shutdown-timeout-s, 25 s by default."""
-    options = uvicorn_options(ServiceSettings(models_dir=tmp_path))
-    assert options["timeout_graceful_shutdown"] == 25.0
-    assert uvicorn_options(ServiceSettings(models_dir=tmp_path, shutdown_timeout_s=3))[
-        "timeout_graceful_shutdown"] == 3  # fmt: skip
+def test_a_graceful_shutdown_cuts_an_answer_unread_past_the_shutdown_timeout(tmp_path: Path) -> None:
+    """uvicorn waits for every connection without `timeout_graceful_shutdown`: an answer left unread held
+    SIGTERM until --write-timeout-s dropped it. Past --shutdown-timeout-s (25 s by default, under Kubernetes'
+    30 s grace) it is cut: the server exits while its client has read no more than the status line (the write
+    timeout, 600 s, far off), and the client then reads part of the answer."""
+    assert ServiceSettings(models_dir=tmp_path).shutdown_timeout_s < 30
+    server = _serve(tmp_path, "--shutdown-timeout-s", "1", "--write-timeout-s", "600")
+    try:
+        with _unread_answer(server) as sock:
+            sock.settimeout(60)  # the 20 MB answer built first
+            received = sock.recv(12)  # "HTTP/1.1 200": the answer is in progress, unread past its window
+            server.process.send_signal(signal.SIGTERM)
+            exited = server.process.wait(timeout=120)  # before its client reads on: the answer was cut
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(1 << 20):
+                    received += chunk
+    finally:
+        _killed_if_running(server)
+    head, _, part = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), received[:300]
+    assert 0 < len(part) < int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE)[1])
+    assert exited in (0, -signal.SIGTERM), server.log.read_text()[-2000:]
+    assert _counted(tmp_path) == {("/v1/models/{name}/forecast", "200"): 1}  # the status its client read
 
 
 def test_pipelined_requests_past_the_queue_are_not_read_and_the_connection_closes(server: Server) -> None:
@@ -329,7 +379,8 @@ def test_sigterm_answers_a_request_ahead_of_a_pipelined_one_whose_body_is_arrivi
     still arriving: the 503 meant for the second was written at once, ahead of the first's answer, which was
     dropped (the client read the 503 as the first's answer). The request whose body arrived is answered
     whole."""
-    server = _serve(tmp_path)
+    # its answer read through a 4 kB window: on a loaded machine past the default --shutdown-timeout-s (25 s)
+    server = _serve(tmp_path, "--shutdown-timeout-s", "300")
     batch = json.dumps({"inputs": [body_of(history(seed=k)) for k in range(256)]}).encode()
     body = json.dumps(body_of(history())).encode()
     received = b""
@@ -350,9 +401,7 @@ def test_sigterm_answers_a_request_ahead_of_a_pipelined_one_whose_body_is_arrivi
                     break
         server.process.wait(timeout=30)
     finally:
-        if server.process.poll() is None:
-            os.kill(server.process.pid, signal.SIGKILL)
-            server.process.wait()
+        _killed_if_running(server)
     head, _, whole = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 "), received[:300]
     assert int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE)[1]) == len(whole) > 10**6
