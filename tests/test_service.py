@@ -631,6 +631,9 @@ BAD_JSON = [
      f"values.OT[{20 - INPUT_SIZE}]", "value 3e+38 in column 'OT'; expected numbers of |value| <= 1.84e+19"),
     ("empty inputs", {"json": {"inputs": []}}, 422, "inputs", "expected at least 1 item(s), got 0"),
     ("empty levels", {"json": body_of(history(), level=[])}, 422, "level", "expected at least 1 item(s)"),
+    # checked before the histories are read (they were read first, unless the companion's series were sent)
+    ("levels and too few rows", {"json": body_of(history(INPUT_SIZE - 1), level=[80])}, 422, "level",
+     "has no interval calibration"),
     ("too many inputs", {"json": {"inputs": [body_of(history())] * (MAX_INPUTS + 1)}}, 422, "inputs",
      f"at most {MAX_INPUTS}"),
     ("bad item in inputs", {"json": {"inputs": [body_of(history()), body_of(history(), horizon=99)]}}, 422,
