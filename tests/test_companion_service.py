@@ -71,7 +71,6 @@ def test_values_and_oip_answer_the_companions_series_as_the_csv_route_and_listin
     assert set(outputs) == {"forecast", "lo-80", "hi-80", "short-forecast", "short-lo-80", "short-hi-80"}
     assert outputs["short-forecast"]["shape"] == [1, 1, 2]
     assert np.allclose(outputs["short-forecast"]["data"], expected, rtol=1e-6)
-    lower = [answered.loc[name, "s3attention-lo-80"] for name in SHORT]
     assert np.allclose(outputs["short-lo-80"]["data"], lower, rtol=1e-6)
     assert np.allclose(outputs["forecast"]["data"][3], answered.loc["long3", "s3attention"], rtol=1e-5)
     assert alone.status_code == 200, alone.text
