@@ -113,12 +113,6 @@ def _targets_read(bundle: Bundle, path: Path, read: dict[str, Any], others: str 
     try:
         return _others_said(bundle, read_csv(path, **read, targets=forecast_series(bundle)))
     except MissingColumnsError as error:
-        if others is None and bundle.companion and set(error.missing) <= set(companion_series(bundle)):
-            say_note(f"{path}: note: no rows of {some(list(map(repr, error.missing)))} of its companion's "
-                     f"series: read the model's {len(bundle.data.columns)} alone", stacklevel=3)  # fmt: skip
-            return _others_said(bundle, read_csv(path, **read, targets=bundle.data.columns))
-        if others is None:
-            raise _missing(bundle, str(path), error) from None
         some_of_them = _some_series(bundle, str(path), error, others)
         return _others_said(bundle, read_csv(path, **read, targets=some_of_them))
 
@@ -136,15 +130,19 @@ def _others_said(bundle: Bundle, series: TimeSeries) -> TimeSeries:
 
 
 def _some_series(
-    bundle: Bundle, source: str, error: MissingColumnsError, others: str = "forecast"
+    bundle: Bundle, source: str, error: MissingColumnsError, others: str | None = "forecast"
 ) -> list[str]:
     """The series the rows hold, a model of independent series forecasting (`others`: scoring) them alone
-    (one published late)."""
-    present = [name for name in forecast_series(bundle) if name not in error.missing]
-    if bundle.data.channels != INDEPENDENT or not present or isinstance(error, MissingDateColumnsError):
+    (one published late); where only its companion's lack (`artifacts.COMPANION`), those the rows hold of
+    them too, every series needed or not (`others` None: calibrate, which keeps a companion's margins)."""
+    present, missing = [name for name in forecast_series(bundle) if name not in error.missing], error.missing
+    companions = set(missing) <= set(companion_series(bundle))
+    independent = others is not None and bundle.data.channels == INDEPENDENT
+    if not present or isinstance(error, MissingDateColumnsError) or not (companions or independent):
         raise _missing(bundle, source, error) from None
-    note = f"no rows of series {some(list(map(repr, error.missing)))} that model {bundle.name!r} learned"
-    say_note(f"{source}: note: {note}: {others} the {len(present)} others", stacklevel=2)
+    note = (f"no rows of {some(list(map(repr, missing)))} of its companion's series" if companions
+            else f"no rows of series {some(list(map(repr, missing)))} that model {bundle.name!r} learned")
+    say_note(f"{source}: note: {note}: {others or 'read'} the {len(present)} others", stacklevel=2)
     return present
 
 

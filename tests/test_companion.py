@@ -279,7 +279,7 @@ def test_calibrate_reads_the_models_series_without_its_companions_and_load_refus
     history = pd.read_csv(tmp_path / "p.csv")
     history[history["id"].str.startswith("long")].to_csv(tmp_path / "long.csv", index=False)
     kept = (model / COMPANION / "calibration.safetensors").read_bytes()
-    with pytest.warns(DataQualityWarning, match="no rows of 'short0', 'short1' of its companion's series"):
+    with pytest.warns(DataQualityWarning, match="of its companion's series: read the 25"):
         code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "long.csv"], capsys)
     assert code == 0 and "written to" in out and "its companion's" not in out, err
     assert (model / COMPANION / "calibration.safetensors").read_bytes() == kept
@@ -300,6 +300,32 @@ def test_calibrate_reads_the_models_series_without_its_companions_and_load_refus
     _resigned(nested, lambda config: None)
     with pytest.raises(BundleError, match="or it holds a companion of its own"):
         load_bundle(nested)
+
+
+def test_rows_lacking_one_companion_series_read_the_other_for_predict_and_calibrate(rising, tmp_path, capsys):
+    """Rows lacking 'short1' of the companion's two: predict forecasts 'short0' by it, and calibrate reads it
+    too (it read the model's series alone and called 'short0' a series not among the model's, h143 1),
+    keeping the companion's margins, which are of each of its series, and saying why."""
+    model = _rising_in(rising, tmp_path)
+    history = pd.read_csv(tmp_path / "p.csv")
+    history[history["id"] != "short1"].to_csv(tmp_path / "some.csv", index=False)
+    with pytest.warns(DataQualityWarning) as said:
+        code, _, err = run_cli(["predict", "--model", model, "--csv", tmp_path / "some.csv", "--output",
+                                tmp_path / "f.csv"], capsys)  # fmt: skip
+    assert code == 0, err
+    assert "short0" in set(pd.read_csv(tmp_path / "f.csv")["id"]) and any(
+        "no rows of 'short1' of its companion's series: forecast the 26 others" in str(note.message)
+        for note in said
+    )
+    kept = (model / COMPANION / "calibration.safetensors").read_bytes()
+    with pytest.warns(DataQualityWarning) as said:
+        code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "some.csv"], capsys)
+    assert code == 0 and "written to" in out, err
+    notes = [str(note.message) for note in said]
+    assert any("no rows of 'short1' of its companion's series: read the 26 others" in note for note in notes)
+    assert not any("left out series 'short0'" in note for note in notes), notes
+    assert "its companion's calibration kept" in out and "hold no 'short1'" in out, out
+    assert (model / COMPANION / "calibration.safetensors").read_bytes() == kept
 
 
 def test_overwrite_refuses_a_users_folder_named_as_the_companions(tmp_path):

@@ -40,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from forecaster.atomic import check_writable, folder_version
     from forecaster.calibration import DEFAULT_LEVELS, FEW_WINDOWS
+    from forecaster.data.missing import some
     from forecaster.errors import CalibrationFileError
-    from forecaster.history import held_by_companion, read_history
+    from forecaster.history import companion_series, held_by_companion, read_history
     from forecaster.training.evaluation import calibrate_bundle
 
     read_as = folder_version(bundle_path(args.model))  # written only if the bundle is still this one
@@ -66,7 +67,11 @@ def run(args: argparse.Namespace) -> int:
         f"columns): {margins}"
     )
     print(f"written to {path}")
-    if held := held_by_companion(bundle, series.columns):  # by its companion, on their own windows
+    held = held_by_companion(bundle, series.columns)
+    if held and (lacking := [repr(name) for name in companion_series(bundle) if name not in held]):
+        print(f"note: its companion's calibration kept: its margins are of each of its series, and the rows "
+              f"hold no {some(lacking)}")  # fmt: skip
+    elif held:  # by its companion, on their own windows
         inner = calibrate_bundle(bundle.companion, series.of_series(held), args.on)
         print(f"its companion's calibration ({len(held)} series) written to "
               f"{write_calibration(bundle.companion.path, inner, companion_as)}")  # fmt: skip
