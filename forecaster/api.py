@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forecaster.artifacts import COMPANION, Bundle, load_bundle, model_digest, save_bundle
+from forecaster.artifacts import Bundle, load_bundle, resave_bundle
 from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
 from forecaster.data.frames import as_frame, as_published, in_given_types, time_types
@@ -79,18 +79,6 @@ def _trained_on(series: TimeSeries, bundle: Bundle) -> TimeSeries:
     """`series` without the independent series too short to train (a note named them), which the model
     does not forecast: a backtest's forecast of them raised ValueError (h82 F3)."""
     return series.of_series(forecast_series(bundle))
-
-
-def _save(
-    bundle: Bundle, path: Path, training: dict[str, Any], overwrite: bool = False,
-    companion: Path | None = None,
-) -> Path:
-    """`bundle` written again at `path` with `training` as its record (and `companion`, a bundle saved)."""
-    return save_bundle(
-        path, model=bundle.model, model_name=bundle.model_name, metrics=bundle.metrics, training=training,
-        data=bundle.data, scaler=bundle.scaler, calibration=bundle.calibration, overwrite=overwrite,
-        companion=companion,
-    )  # fmt: skip
 
 
 # The training record's field of `Forecaster.save`'s default interval levels.
@@ -399,12 +387,7 @@ class Forecaster:
         a job loading it each morning answered points only (h56)."""
         bundle = self._fitted()
         training = {**bundle.training, DEFAULT_LEVEL: self.level} if self.level else bundle.training
-        with tempfile.TemporaryDirectory(prefix="forecaster-save-") as scratch:
-            companion = None  # fit's folder went with its scratch one: written again, named by its digest
-            if bundle.companion is not None:  # (it was left out, and `load` refused the bundle, h137)
-                companion = _save(bundle.companion, Path(scratch) / COMPANION, bundle.companion.training)
-                training = {**training, COMPANION: {**training[COMPANION], "sha256": model_digest(companion)}}
-            return _save(bundle, user_path(path), training, overwrite, companion)
+        return resave_bundle(bundle, user_path(path), training=training, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path, *, level: Sequence[int] | None = None) -> Forecaster:

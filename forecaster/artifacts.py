@@ -7,8 +7,9 @@ place, so an interrupted save never leaves a half bundle and an overwritten bund
 Loading checks every field (sizes within their declared bounds), the memory the model's config asks for
 (sized on the meta device, allocating nothing), and every tensor's name, shape, dtype and values against
 the model its config builds, before the weights are used; errors name the file and field that is wrong, on
-one line. Bundles of format 1 (scaler inside `data`) are read by moving the scaler to its own field. A panel's
-bundle may hold a companion bundle (`COMPANION`) that its training record names with its digest.
+one line (`bundle_config` checks config.json's fields, and reads format 1, its scaler inside `data`). A
+panel's bundle may hold a companion bundle (`COMPANION`) that its training record names with its digest; a
+loaded bundle is written again with it (`resave_bundle`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +30,9 @@ import torch
 from torch import nn
 
 from forecaster import atomic
+from forecaster.bundle_config import FORMAT_VERSION, BundleConfig, validate_config
 from forecaster.calibration import METHODS, Calibration, margins_problem
-from forecaster.checks import MAX_LEVEL, increasing_levels, is_number
+from forecaster.checks import MAX_LEVEL, increasing_levels
 from forecaster.data.config import DataConfig
 from forecaster.data.scaling import Scaler, names_ok
 from forecaster.errors import BundleError, CalibrationFileError, ForecasterError, WriteRefusedError
@@ -41,7 +44,6 @@ from forecaster.tensor_checks import (
     described,
 )
 
-FORMAT_VERSION = 2
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "weights.safetensors"
 METRICS_FILE = "metrics.json"
@@ -125,7 +127,7 @@ def save_bundle(
         "training": training,
         **({} if weights is None else {"naive_weights": weights}),
     }
-    _validate_config(json.loads(json.dumps(config)), target / CONFIG_FILE)
+    validate_config(json.loads(json.dumps(config)), target / CONFIG_FILE)
     tensors = {
         key: value.detach().to("cpu").clone().contiguous() for key, value in model.state_dict().items()
     }
@@ -150,6 +152,28 @@ def save_bundle(
                                     "earlier bundle there is as it was)") from None  # fmt: skip
         raise
     return target
+
+
+def resave_bundle(
+    bundle: Bundle, out_dir: str | Path, *, training: dict[str, Any] | None = None,
+    model: nn.Module | None = None, metrics: dict[str, Any] | None = None,
+    calibration: Calibration | None = None, overwrite: bool = False,
+) -> Path:
+    """A loaded `bundle` written again at `out_dir`, with what is given in place of its own, and with its
+    companion (`COMPANION`) written afresh and named by its digest: one saved without it, its record naming
+    it, was refused at load (`Forecaster.save`, h137; a benchmark's refinish, h143)."""
+    training = bundle.training if training is None else training
+    with tempfile.TemporaryDirectory(prefix="forecaster-save-") as scratch:
+        companion = None  # its folder may be gone (a fit's scratch one) or be the one replaced
+        if bundle.companion is not None:
+            companion = resave_bundle(bundle.companion, Path(scratch) / COMPANION)
+            training = {**training, COMPANION: {**training[COMPANION], "sha256": model_digest(companion)}}
+        return save_bundle(
+            out_dir, model=bundle.model if model is None else model, model_name=bundle.model_name,
+            metrics=bundle.metrics if metrics is None else metrics, training=training, data=bundle.data,
+            scaler=bundle.scaler, calibration=bundle.calibration if calibration is None else calibration,
+            overwrite=overwrite, companion=companion,
+        )  # fmt: skip
 
 
 def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
@@ -256,91 +280,7 @@ def _read_calibration(path: Path, data: DataConfig) -> Calibration:
     return Calibration(tuple(listed), margins, int(windows), source, method, filled == "True")
 
 
-def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
-    """A format-1 config as format 2: the scaler moves from `data.scaler_mean/_scale` to its own field."""
-    if raw.get("format_version") != 1 or not isinstance(raw.get("data"), dict):
-        return raw
-    data = dict(raw["data"])
-    scaler = {"mean": data.pop("scaler_mean", None), "scale": data.pop("scaler_scale", None)}
-    return {**raw, "format_version": FORMAT_VERSION, "data": data, "scaler": scaler}
-
-
-_CONFIG_FIELDS = ("format_version", "model", "data", "scaler", "training", "naive_weights")
-# The training record's lists of column names: those forecast at 0 or above, the series left out too short,
-# the columns beside the targets given (`history`'s note of new series names none of them).
-_TRAINING_NAMES = ("nonnegative", "left_out", "beside_targets")
-
-
-@dataclass(frozen=True)
-class _Config:
-    model_name: str
-    model_config: dict[str, Any]
-    data: DataConfig | None
-    scaler: Scaler | None
-    training: dict[str, Any]
-    naive_weights: list[float] | None = None
-
-
-def _validate_config(raw: Any, where: Path) -> _Config:
-    from forecaster.models import FORECAST, MODELS
-
-    if not isinstance(raw, dict):
-        raise BundleError(f"{where}: expected a JSON object")
-    version = raw.get("format_version")  # true == 1 in Python: read as format 1, then the scaler blamed (h44)
-    if type(version) is not int or version not in (1, FORMAT_VERSION):
-        raise BundleError(f"{where}: format_version {version!r} is not supported (expected 1 or "
-                          f"{FORMAT_VERSION}); retrain the model with this version of forecaster")
-    if unknown := sorted(set(raw) - set(_CONFIG_FIELDS)):  # a newer version's, used as if it were not there
-        fields = ", ".join(_CONFIG_FIELDS)
-        raise BundleError(f"{where}: unknown field(s) {', '.join(unknown)}; expected {fields}")
-    raw = _upgrade(raw)
-    model = raw.get("model")
-    if not isinstance(model, dict) or not isinstance(model.get("name"), str) or not isinstance(
-        model.get("config"), dict
-    ):
-        raise BundleError(f"{where}: field 'model' must hold a string 'name' and an object 'config'")
-    try:
-        model_class = MODELS.get(model["name"])
-    except ForecasterError as error:
-        raise BundleError(f"{where}: {error}") from None
-    training = raw.get("training")
-    if not isinstance(training, dict) or not names_ok(*map(training.get, _TRAINING_NAMES)):
-        named = ", ".join(map(repr, _TRAINING_NAMES[:-1])) + f" and {_TRAINING_NAMES[-1]!r}"
-        raise BundleError(f"{where}: field 'training' must be an object, its {named} lists of names")
-    if model_class.task != FORECAST:
-        if raw.get("data") is not None or raw.get("scaler") is not None:
-            raise BundleError(f"{where}: a {model['name']} bundle has no 'data' or 'scaler'; expected null")
-        return _Config(model["name"], model["config"], None, None, training)
-    data = DataConfig.from_dict(raw.get("data"), where=f"{where}: data")
-    try:
-        scaler = Scaler.from_dict(raw.get("scaler"), n_channels=len(data.input_columns))
-    except ForecasterError as error:
-        raise BundleError(f"{where}: field 'scaler': {error}") from None
-    shared = {"input_size": data.input_size, "horizon": data.horizon, "n_channels": data.model_channels}
-    for key, expected in shared.items():
-        if model["config"].get(key, expected) != expected:
-            raise BundleError(
-                f"{where}: model config has {key} {model['config'][key]!r} but the data config has {expected}"
-            )
-    weights = _checked_naive_weights(raw.get("naive_weights"), data.horizon, where)
-    return _Config(model["name"], model["config"], data, scaler, training, weights)
-
-
-def _checked_naive_weights(weights: Any, horizon: int, where: Path) -> list[float] | None:
-    """The optional per-step weights toward the naive forecast: `horizon` numbers in [0, 1]."""
-    if weights is None:
-        return None
-    if not isinstance(weights, list) or len(weights) != horizon or not all(
-        is_number(weight) and 0 <= weight <= 1 for weight in weights
-    ):
-        raise BundleError(
-            f"{where}: field 'naive_weights' must be a list of {horizon} numbers between 0 and 1 (one per "
-            "horizon step)"
-        )
-    return [float(weight) for weight in weights]
-
-
-def _build(model_class: type[nn.Module], config: _Config) -> nn.Module:
+def _build(model_class: type[nn.Module], config: BundleConfig) -> nn.Module:
     """The model a bundle's config describes, assembled for its data as when it was trained."""
     from forecaster.models.assembly import assemble
 
@@ -393,7 +333,7 @@ def _load_bundle(root: Path, task: str | None, calibration: bool) -> Bundle:
         raise BundleError(f"bundle {root}: {', '.join(away)} a link out of the bundle's folder; expected the "
                           "files forecaster wrote")  # fmt: skip
     config_json, config_bytes = atomic.read_json(root / CONFIG_FILE)
-    config = _validate_config(config_json, root / CONFIG_FILE)
+    config = validate_config(config_json, root / CONFIG_FILE)
     model_class = MODELS.get(config.model_name)
     if task is not None and model_class.task != task:
         raise BundleError(

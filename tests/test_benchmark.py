@@ -129,6 +129,40 @@ def test_older_rows_are_refinished_from_their_bundles_as_a_fresh_run_records_the
     assert "## Prediction intervals" in (out / "summary.md").read_text()
 
 
+def test_refinish_keeps_a_bundles_companion(tiny_grid: Path, data_dir: Path, tmp_path: Path) -> None:
+    """A refinished bundle holding a companion (`artifacts.COMPANION`) is written again with it: refinish
+    saved the bundle without it, its record still naming it, and load refused the bundle (h143 2)."""
+    from forecaster.api import Forecaster
+    from forecaster.artifacts import COMPANION, load_bundle, model_digest, save_bundle
+    from forecaster.data.registry import locate_dataset
+    from forecaster.history import read_history
+    from forecaster.prediction import forecast
+
+    out = tmp_path / "older"
+    shutil.copytree(tiny_grid, out)
+    older = read_results(out / "results.csv")
+    older.loc[older["model"] == "s3attention", list(INTERVAL_COLUMNS)] = float("nan")
+    older.to_csv(out / "results.csv", index=False)
+    weeks = pd.date_range("2020-01-07", periods=60, freq="W-TUE")
+    rows = pd.DataFrame({"unique_id": "x0", "ds": weeks, "y": np.arange(60.0)})
+    companion = Forecaster("naive", horizon=24).fit(rows).save(tmp_path / COMPANION)
+    folder = out / "bundles" / "ILI-h24-s3attention-r0"
+    kept = load_bundle(folder)
+    training = {key: value for key, value in kept.training.items() if key != "toward_naive"}
+    training[COMPANION] = {"series": ["x0"], "sha256": model_digest(companion)}
+    save_bundle(folder, model=kept.model, model_name=kept.model_name, metrics=kept.metrics, training=training,
+                data=kept.data, scaler=kept.scaler, overwrite=True, companion=companion)  # fmt: skip
+    assert main([*_tiny_args(data_dir, out), "--refinish"]) == 0
+    bundle = load_bundle(folder)
+    assert bundle.companion is not None and bundle.companion.data.columns == ["x0"]
+    refinished = read_results(out / "results.csv").set_index("model")
+    assert "toward_naive" in bundle.training and refinished.loc["s3attention", "coverage_80"] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the rows hold no 'x0': said, and the model's series forecast
+        table = forecast(bundle, read_history(bundle, locate_dataset("ILI", data_dir)))
+    assert list(table.columns) == bundle.data.columns and np.isfinite(table.to_numpy()).all()
+
+
 @pytest.mark.slow
 def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Path, monkeypatch) -> None:
     before = (tiny_grid / "results.csv").read_bytes()

@@ -27,7 +27,7 @@ _TRAINED_METRICS = ("best_val_mse", "val_blocks")
 def refinish(config: BenchmarkConfig, results_path: Path) -> int:
     """Refinish the grid's datasets' rows that need it and kept a bundle; returns how many (results.csv is
     rewritten atomically once, at the end)."""
-    from forecaster.artifacts import load_bundle, save_bundle
+    from forecaster.artifacts import load_bundle, resave_bundle
     from forecaster.models.toward_naive import TowardNaive
     from forecaster.presets import training_setting
     from forecaster.training.workflows import finish, shrinks_toward_naive
@@ -59,17 +59,9 @@ def refinish(config: BenchmarkConfig, results_path: Path) -> int:
             naive_start=naive_start,
         )
         kept = {key: value for key, value in bundle.metrics.items() if key in _TRAINED_METRICS}
-        save_bundle(
-            folder,
-            model=finished.model,
-            model_name=bundle.model_name,
-            metrics={**finished.metrics, **kept},
-            training={**bundle.training, "toward_naive": toward_naive},
-            data=bundle.data,
-            scaler=bundle.scaler,
-            calibration=finished.calibration,
-            overwrite=True,
-        )
+        resave_bundle(bundle, folder, model=finished.model, metrics={**finished.metrics, **kept},
+                      training={**bundle.training, "toward_naive": toward_naive},
+                      calibration=finished.calibration, overwrite=True)  # fmt: skip
         metrics = finished.metrics
         figures = {"mse": metrics["mse"], "mae": metrics["mae"], "mse_step1": metrics["mse_step1"]}
         for column, value in {**figures, **interval_fields(metrics)}.items():
