@@ -29,6 +29,7 @@ from forecaster.data.labels import write_labels
 from forecaster.data.longforecast import melt_forecast
 from forecaster.data.missing import some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL
+from forecaster.data.splits import series_lengths
 from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
 from forecaster.errors import BundleError, ConfigError, DataError
 from forecaster.history import forecast_series, read_future, read_rows
@@ -106,7 +107,7 @@ def _before_windows(
     rows = dict(zip(series.columns, series.own_rows(), strict=True))
     within = [column for column, own in rows.items() if own.stop - span <= own.start]
     if len(within) == len(rows):
-        most_rows = max(own.stop - own.start for own in rows.values())
+        most_rows = max(series_lengths(series))
         most = (most_rows - 1 - horizon) // step_size + 1
         fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
         raise DataError(f"{series.source}: {most_rows} rows cannot hold {windows}; expected {fewer}")

@@ -76,6 +76,14 @@ def test_there_is_one_scaler() -> None:
     assert users == {"forecaster/data/scaling.py"}
 
 
+def test_a_series_own_rows_are_counted_in_one_place() -> None:
+    """`splits.series_lengths` counts each series' rows from its first value to its last: hand copies of it
+    were left beside it (h143 4)."""
+    pattern = re.compile(r"(\w+)\.stop - \1\.start for ")
+    users = {str(path.relative_to(REPO)) for path in SOURCES if pattern.search(path.read_text())}
+    assert users == {"forecaster/data/splits.py"}
+
+
 def test_train_flags_are_the_model_config_fields() -> None:
     """Every command-line field of every forecaster config has a flag that reaches the config, and no
     model flag is something a config lacks."""

@@ -33,7 +33,7 @@ from forecaster.data.config import DataConfig
 from forecaster.data.missing import some
 from forecaster.data.scaling import nonnegative_columns
 from forecaster.data.series import INDEPENDENT, DataQualityWarning
-from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, usable
+from forecaster.data.splits import AUTO_SPLIT, HOLDOUT, resolve_split, series_lengths, usable
 from forecaster.data.variables import column_variables
 from forecaster.errors import ConfigError
 from forecaster.models.assembly import stored
@@ -109,8 +109,7 @@ def without_short_series(
     if series.options.channels != INDEPENDENT or len(series.columns) < 2:
         return series
     split = split_for(series, settings)
-    own = zip(series.columns, series.own_rows(), strict=True)
-    lengths = {name: rows.stop - rows.start for name, rows in own}
+    lengths = dict(zip(series.columns, series_lengths(series), strict=True))
     lacking = {name: [c for c in candidates if not usable(
         length, c.input_size, settings.horizon, split, series.freq, c.model_name not in NOTHING_TO_FIT)]
         for name, length in lengths.items()}  # fmt: skip
