@@ -198,3 +198,18 @@ def test_autogluons_target_beside_item_id_and_timestamp_is_the_value_column(tmp_
     goals.to_csv(tmp_path / "goals.csv", index=False)
     with pytest.warns(DataQualityWarning, match="its values from columns 'target', 'sales', each a variable"):
         assert read_csv(tmp_path / "goals.csv").columns == ["A/target", "A/sales", "B/target", "B/sales"]
+
+
+def test_autogluons_target_is_a_value_column_even_where_the_date_determines_it(tmp_path):
+    """A long table's column the date alone determines (a weekday, a holiday flag) holds no values unless
+    named as values: AutoGluon's `target` was not so named there (`named_values` was not asked), and items
+    whose values coincide were refused as one series of unsorted times (h143 6)."""
+    days = list(pd.date_range("2021-01-01", periods=40, freq="D")) * 2
+    values = list(np.round(50 + 10 * np.sin(np.arange(40)), 3)) * 2
+    table = pd.DataFrame({"item_id": ["A"] * 40 + ["B"] * 40, "timestamp": days, "target": values})
+    table.to_csv(tmp_path / "ag.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        series = read_csv(tmp_path / "ag.csv")
+    assert series.columns == ["A", "B"] and series.options.id_col == "item_id"
+    np.testing.assert_array_equal(series.frame["B"].to_numpy(), values[40:])

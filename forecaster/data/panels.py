@@ -29,7 +29,6 @@ from forecaster.data.timeindex import steps_in_order
 from forecaster.data.timeorder import sorted_by_time
 from forecaster.data.variables import (
     DEFAULT_TARGET_COL,
-    VALUE_NAMES,
     joined_values,
     melt_variables,
     named_values,
@@ -279,7 +278,7 @@ def find_long(
     if read.targets is not None and not set(read.targets) <= set(raw.columns) - {id_col, date_col}:
         return raw, read  # the model's series are no value columns here: the reader says what is amiss
     numeric = [column for column in others if column in raw.columns and column != id_col and not text[column]
-               and _measures(raw, column, date_col)]  # fmt: skip
+               and _measures(raw, column, id_col, date_col)]  # fmt: skip
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
         # a unit code, a country's population describe a series: the id determines them
@@ -404,18 +403,19 @@ def _numbered_ids(column: pd.Series) -> bool:
     return whole and named_as_ids(column.name) and not counts_rows(column)
 
 
-def _measures(raw: pd.DataFrame, column: str, date_col: str) -> bool:
+def _measures(raw: pd.DataFrame, column: str, id_col: str, date_col: str) -> bool:
     """Whether a long table's column holds numbers measured per series: not true/false nor text, not the rows
     counted (Kaggle's store-sales `id`: its row numbers were forecast as a variable of every series) and not
     what the date alone determines (a day of the week, a holiday flag: Rossmann's DayOfWeek, Walmart's
-    IsHoliday), unless named as values (euro-area members' exchange rates to the euro, alike in an SDMX-CSV
-    OBS_VALUE: refused as unsorted, h47)."""
+    IsHoliday), unless named as values (`named_values`: euro-area members' exchange rates to the euro, alike
+    in an SDMX-CSV OBS_VALUE: refused as unsorted, h47)."""
     values = raw[column]
     if pd.api.types.is_bool_dtype(values) or counts_rows(values):
         return False
     parsed = pd.to_numeric(values, errors="coerce")  # text of numbers only (Rossmann's StateHoliday: 0, a)
     numbers = pd.api.types.is_numeric_dtype(values) or parsed.notna().sum() == values.notna().sum()
-    return numbers and (str(column).lower() in VALUE_NAMES or not _determines(raw, date_col, column))
+    named = bool(named_values([str(column)], id_col, date_col))
+    return numbers and (named or not _determines(raw, date_col, column))
 
 
 def _labels(column: pd.Series) -> bool:
