@@ -1600,6 +1600,29 @@ def test_statistics_canadas_footnote_numbers_are_dropped_from_the_labels_they_ma
     assert "'Food 5' as 'Food'" in note
 
 
+def test_each_label_is_read_for_footnote_numbers_once(tmp_path, monkeypatch):
+    """Every label of the first column and the header is matched once: a label read without its numbers was
+    matched again to say so (h143 7)."""
+    from collections import Counter
+
+    from forecaster.data import legends
+
+    seen: list[str] = []
+    marked = legends._MARKED
+
+    class Counted:
+        def fullmatch(self, label: str):
+            seen.append(label)
+            return marked.fullmatch(label)
+
+    monkeypatch.setattr(legends, "_MARKED", Counted())
+    notes = ["Monthly CPI", "Base 2002=100", "Products", "Groups", "Food from stores and restaurants"]
+    text = _statcan_displayed(["All-items", "Food 5", "Product 7", "Product 1", "Product 2"], notes)
+    frame, _, note = read_noted(write(tmp_path, "1810000401.csv", text))
+    assert "Food" in frame.columns and "'Food 5' as 'Food'" in note
+    assert "Food 5" in seen and max(Counter(seen).values()) == 1, Counter(seen).most_common(3)
+
+
 def test_a_banco_de_espana_file_ending_in_its_source_and_notes_rows_reads(tmp_path):
     """The Banco de España's CSV ends in "FUENTE" and "NOTAS" rows, a cell per series: they were taken for
     data, so its "MAR 2015" quarters were no date column ("no date column found")."""

@@ -121,7 +121,7 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
             return label
         return found["label"]
 
-    changed = {label: unmarked(label) for label in labels if unmarked(label) != label}
+    changed = {label: new for label in labels if (new := unmarked(label)) != label}
     twice = Counter(changed.values())  # "Product 1" and "Product 2" under notes 1 and 2: labels of their own
     changed = {label: new for label, new in changed.items() if twice[new] == 1}
     if not any(str(name) in changed for name in raw.columns):
