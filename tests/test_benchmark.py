@@ -175,6 +175,45 @@ def test_second_run_with_same_results_does_nothing(tiny_grid: Path, data_dir: Pa
     assert (tiny_grid / "results.csv").read_bytes() == before
 
 
+def test_ray_tasks_get_their_datasets_paths_resolved_once_per_dataset(data_dir, tmp_path, monkeypatch):
+    """Each cell's task gets its dataset's folder and --out as this process resolves them, found once per
+    dataset, not for every cell submitted (h143 8): Ray stands in here, running each task as submitted."""
+    import sys
+    from types import SimpleNamespace
+
+    import forecaster.data
+
+    located, found, sent = [], forecaster.data.locate_dataset, {}
+
+    def locate(name, folder=None):
+        located.append(name)
+        return found(name, folder)
+
+    class Task:
+        def options(self, **resources):
+            return self
+
+        def remote(self, cell, config, threads):
+            sent[cell] = config
+            return cell
+
+    errors = SimpleNamespace(RayTaskError=RuntimeError, RayError=RuntimeError)
+    fake = SimpleNamespace(cluster_resources=lambda: {"CPU": 2}, remote=lambda function: Task(),
+                           wait=lambda running, num_returns: (running[:1], running[1:]), get=lambda cell: {},
+                           exceptions=errors)  # fmt: skip
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(forecaster.data, "locate_dataset", locate)
+    monkeypatch.chdir(tmp_path)
+    config = BenchmarkConfig(datasets=["ILI", "ETTh1"], out_dir=Path("out"), data_dir=data_dir, jobs=2)
+    cells = [Cell(name, horizon, "naive", 0) for name in ("ILI", "ETTh1") for horizon in (24, 36, 48)]
+    recorded = []
+    executors._run_tasks(cells, config, lambda cell, row: recorded.append(cell),
+                         SimpleNamespace(start_parallel=lambda jobs, threads: None))  # fmt: skip
+    assert sorted(located) == ["ETTh1", "ILI"] and set(recorded) == set(cells) == set(sent)
+    for cell, given in sent.items():
+        assert given.out_dir == tmp_path / "out" and given.data_dir == found(cell.dataset, data_dir).parent
+
+
 def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
     data_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:

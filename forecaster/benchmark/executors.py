@@ -63,12 +63,13 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
         num_cpus=threads, num_gpus=gpus, max_retries=RAY_RETRIES, retry_exceptions=False
     )
     progress.start_parallel(config.jobs, threads)
+    configs = for_workers(config, [cell.dataset for cell in todo])
     waiting, running, error = list(reversed(todo)), {}, None
     try:
         while running or (waiting and error is None):
             while waiting and error is None and len(running) < config.jobs:
                 cell = waiting.pop()
-                running[task.remote(cell, for_workers(config, cell), threads)] = cell
+                running[task.remote(cell, configs[cell.dataset], threads)] = cell
             done, _ = ray.wait(list(running), num_returns=1)
             for reference in done:
                 cell = running.pop(reference)
@@ -95,18 +96,24 @@ def run_sequentially(
         record(cell, result_row(cell, run_cell(cell, prepared_for(cell, prepared, config), config)))
 
 
-def for_workers(config: BenchmarkConfig, cell: Cell) -> BenchmarkConfig:
-    """The config a cell's task gets: paths as this process resolves them, the dataset's folder where this
-    process found it. A worker's working directory and environment are its own: a relative --out put the
-    bundles under the folder `ray start` ran in, and $FORECASTER_DATA_DIR did not reach it (h140 F4)."""
+def for_workers(config: BenchmarkConfig, datasets: list[str]) -> dict[str, BenchmarkConfig]:
+    """The config each dataset's tasks get, resolved once per run (not per cell): paths as this process
+    resolves them, the dataset's folder where this process found it. A worker's working directory and
+    environment are its own: a relative --out put the bundles under the folder `ray start` ran in, and
+    $FORECASTER_DATA_DIR did not reach it (h140 F4)."""
     from forecaster.data import locate_dataset
 
-    csv, data = None if config.csv is None else Path(config.csv).resolve(), config.data_dir
-    if csv is None:
-        with suppress(ForecasterError):  # the cell's task says so, as a failing cell does
-            data = locate_dataset(cell.dataset, config.data_dir).parent
-    return dataclasses.replace(config, out_dir=Path(config.out_dir).resolve(), csv=csv,
-                               data_dir=None if data is None else Path(data).resolve())
+    csv = None if config.csv is None else Path(config.csv).resolve()
+    resolved = dataclasses.replace(config, out_dir=Path(config.out_dir).resolve(), csv=csv)
+    configs = {}
+    for dataset in dict.fromkeys(datasets):
+        data = config.data_dir
+        if csv is None:
+            with suppress(ForecasterError):  # the cell's task says so, as a failing cell does
+                data = locate_dataset(dataset, config.data_dir).parent
+        data = None if data is None else Path(data).resolve()
+        configs[dataset] = dataclasses.replace(resolved, data_dir=data)
+    return configs
 
 
 def _cause(failure: Exception) -> BaseException:
