@@ -14,18 +14,11 @@ import pandas as pd
 from forecaster.artifacts import Bundle
 from forecaster.data import TimeSeries
 from forecaster.data.series import collected_notes
-from forecaster.history import forecast_series, held_by_companion
+from forecaster.history import forecast_series
 from service.errors import ApiError, listed
 from service.inputs import answered_apart, json_rows
 from service.registry import ServedModel
 from service.schemas import ForecastRequest
-
-
-def names_companion(bundle: Bundle, request: ForecastRequest) -> bool:
-    """Whether a JSON request's `values` send some of the companion's series (`held_by_companion`, in time
-    linear in the names: as many as 8 MB of keys hold, 500,000, by 1,000 series in a list held the event loop
-    6.6 s, h132); at once for a bundle without one, on every JSON forecast."""
-    return bundle.companion is not None and bool(held_by_companion(bundle, list(request.values)))
 
 
 def forecast_values(
@@ -35,7 +28,7 @@ def forecast_values(
     answer's fields with the numbers the CSV route answers for the same rows."""
     bundle, field = served.bundle, f"{prefix}values"
     every = forecast_series(bundle)
-    known = set(every)  # as in `names_companion`: a request's names are as many as its bytes hold
+    known = set(every)  # as in `held_by_companion`: a request's names are as many as its bytes hold
     if unknown := [name for name in request.values if name not in known]:
         raise ApiError(422, f"unknown {listed(unknown)}; expected some of the series {every} (covariates "
                        "only with the model's own columns, without its companion's)",

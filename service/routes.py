@@ -25,10 +25,11 @@ from starlette.requests import ClientDisconnect
 
 from forecaster.checks import MAX_LEVEL
 from forecaster.data.series import collected_notes
+from forecaster.history import held_by_companion
 from forecaster.prediction import check_interval_levels, interval_columns
 from forecaster.recent import HistoryError, PreparedHistory
 from service.batching import BatcherClosed
-from service.companion import forecast_values, names_companion
+from service.companion import forecast_values
 from service.deps import Metrics, Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
 from service.inputs import (
@@ -318,7 +319,7 @@ async def forecast(
     # before any history is read, on either path (a history of 200,000 timestamps took seconds to read)
     levels = [checked_levels(served, item.level, f"{prefix}level")
               for item, prefix in zip(items, prefixes, strict=True)]  # fmt: skip
-    if any(names_companion(served.bundle, item) for item in items):  # read as tables, as uploads are
+    if any(held_by_companion(served.bundle, item.values) for item in items):  # read as tables, as uploads
         most = served.bundle.data.horizon
         numbers = [answer_numbers(min(item.horizon or most, most), len(item.values), len(asked))
                    for item, asked in zip(items, levels, strict=True)]  # fmt: skip

@@ -156,13 +156,14 @@ class _Counted(str):
 
 def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkeypatch):
     """A JSON request's names are as many as its bytes hold (500,000 in 8 MB): each was looked for in a list
-    of the model's (or the companion's) series, on the event loop (`names_companion`, `prepare_json`) or in
+    of the model's (or the companion's) series, on the event loop (`held_by_companion`, `prepare_json`) or in
     a reading thread holding the GIL (`forecast_values`): 6.6 s of the event loop for 1,000 such series.
     (h132) Each check now compares a name with at most a few series, not with each of them."""
     from types import SimpleNamespace
 
     import pytest
 
+    from forecaster.history import held_by_companion
     from service import companion
     from service.errors import ApiError
     from service.inputs import prepare_json
@@ -176,7 +177,7 @@ def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkey
     served = SimpleNamespace(bundle=bundle, name="m")
     counts = []
     _Counted.compared = 0
-    assert not companion.names_companion(bundle, request)
+    assert not held_by_companion(bundle, request.values)
     counts.append(_Counted.compared)
     for check in (partial(prepare_json, bundle, request, prefix="", max_rows=1),
                   partial(companion.forecast_values, served, request, [], prefix="", max_rows=1)):
