@@ -13,16 +13,8 @@ import torch
 from torch import nn
 
 from forecaster.checks import check_int
+from forecaster.nn.attention.base import check_key_padding_mask
 from forecaster.nn.smoother import Smoother
-
-
-def check_key_padding_mask(mask: torch.Tensor | None, batch: int, seq_len: int) -> None:
-    """Raise a ValueError unless `mask` is None or a bool (batch, seq_len) tensor (True = real token)."""
-    if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (batch, seq_len)):
-        raise ValueError(
-            f"key_padding_mask must be a bool tensor of shape ({batch}, {seq_len}), got "
-            f"{mask.dtype} {tuple(mask.shape)}"
-        )
 
 
 def _sample_indices(size: int, rank: int, generator: torch.Generator) -> torch.Tensor:
@@ -60,7 +52,8 @@ class SkeletonAttention(nn.Module):
     With a key padding mask (B, seq_len), True = real token: padded sampled keys get no row-attention
     weight and padded tokens are zeroed out of the column branch's q^T k sums, so values at padded positions
     never reach valid outputs. If every sampled key of a sequence is padding, its row branch has nothing to
-    attend to and contributes zero (the column branch still carries information): the output stays finite.
+    attend to and is zero before its LayerNorm (the column branch still carries information): the output
+    stays finite and padding still cannot reach it.
     """
 
     def __init__(

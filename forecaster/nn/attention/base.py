@@ -3,9 +3,10 @@
 Every mixer is built by `forecaster.nn.attention.build(name, d_model=, n_heads=, seq_len=, **options)` and
 called as `mixer(x, key_padding_mask=None)` on x (B, n, d_model) with mask (B, n) bool, True = real token.
 Padded positions never influence the outputs at real positions (padded keys and values are zeroed or masked
-before they are mixed), and the outputs at padded positions are zero. Random components (Performer
-features, Reformer rotations, Linformer projections) come from the module's own seeded generator, so two
-mixers built with the same options are the same function.
+before they are mixed), and the outputs at padded positions are zero, except those of the `skeleton` mixer's
+default forecasting block, which leaves them as computed (the LRA encoder's pooling drops them). Random
+components (Performer features, Reformer rotations, Linformer projections) come from the module's own seeded
+generator, so two mixers built with the same options are the same function.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ import torch
 from torch import Tensor, nn
 
 
+def check_key_padding_mask(mask: Tensor | None, batch: int, seq_len: int) -> None:
+    """Raise a ValueError unless `mask` is None or a bool (batch, seq_len) tensor (True = real token)."""
+    if mask is not None and (mask.dtype != torch.bool or tuple(mask.shape) != (batch, seq_len)):
+        raise ValueError(
+            f"key_padding_mask must be a bool tensor of shape ({batch}, {seq_len}), got "
+            f"{mask.dtype} {tuple(mask.shape)}"
+        )
+
+
 def check_inputs(x: Tensor, key_padding_mask: Tensor | None, d_model: int) -> None:
     if x.dim() != 3 or x.shape[-1] != d_model:
         raise ValueError(f"expected x of shape (batch, length, {d_model}), got {tuple(x.shape)}")
-    if key_padding_mask is not None and (
-        key_padding_mask.shape != x.shape[:2] or key_padding_mask.dtype != torch.bool
-    ):
-        raise ValueError(
-            f"expected key_padding_mask bool of shape {tuple(x.shape[:2])}, "
-            f"got {key_padding_mask.dtype} {tuple(key_padding_mask.shape)}"
-        )
+    check_key_padding_mask(key_padding_mask, x.shape[0], x.shape[1])
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from forecaster.checks import check_choice, check_int
-from forecaster.nn.attention.base import MultiHeadMixer
+from forecaster.nn.attention.base import MultiHeadMixer, check_key_padding_mask
 from forecaster.nn.attention.registry import register
 
 APPROXIMATIONS = ("full", "sparse")
@@ -65,11 +65,8 @@ class MraAttention(nn.Module):
         batch, _, n, _ = q.shape
         if key_padding_mask is None:
             key_padding_mask = torch.ones(batch, n, dtype=torch.bool, device=q.device)
-        elif key_padding_mask.shape != (batch, n) or key_padding_mask.dtype != torch.bool:
-            raise ValueError(
-                f"expected key_padding_mask bool of shape {(batch, n)}, "
-                f"got {key_padding_mask.dtype} {tuple(key_padding_mask.shape)}"
-            )
+        else:
+            check_key_padding_mask(key_padding_mask, batch, n)
         mask = torch.nn.functional.pad(key_padding_mask, (0, n_blocks * self.block_size - n), value=False)
         return mask.view(batch, n_blocks, self.block_size)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from forecaster.nn.attention.base import check_inputs
 from forecaster.nn.tnn.fd import FdTno
 from forecaster.nn.tnn.rpe import activation
 from forecaster.nn.tnn.ski import SkiTno
@@ -48,6 +49,7 @@ class Gtu(nn.Module):
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, n, d_model), key_padding_mask (B, n) bool -> (B, n, d_model)."""
+        check_inputs(x, key_padding_mask, self.u_proj.in_features)
         u = self.act(self.u_proj(x))
         v = self.act(self.v_proj(x))
         if key_padding_mask is not None:
