@@ -129,6 +129,10 @@ def test_all_padding_sampled_keys_stay_finite() -> None:
     assert torch.isfinite(out).all()
     out.sum().backward()
     assert torch.isfinite(x.grad).all()
+    # Nothing to attend to is not a licence to attend to padding: padded values still cannot reach row 1.
+    noisy = torch.where(mask[..., None], x, 100 * torch.randn_like(x)).detach()
+    with torch.no_grad():
+        torch.testing.assert_close(module(noisy, mask)[mask], out[mask], rtol=0, atol=1e-5)
 
 
 def test_mixer_padding_does_not_leak_through_the_smoother() -> None:

@@ -62,6 +62,37 @@ def test_smoother_output_is_the_stem_over_smoothed_and_input() -> None:
 
 
 @pytest.mark.parametrize("norm", ["batch_time", "batch_channel", "layer", "none"])
+def test_each_norm_normalizes_the_stem_output_along_its_own_axis(norm: str) -> None:
+    """batch_time: one BN channel per time step (reference); batch_channel: per model channel (paper);
+    layer: over D. Checked in eval mode against running statistics and affine parameters all randomized."""
+    torch.manual_seed(6)
+    length, d_model = 12, 8
+    smoother = Smoother(d_model, length, fold=2, norm=norm).double()
+    with torch.no_grad():
+        for tensor in smoother.norm.parameters():
+            tensor.normal_()
+        if norm.startswith("batch"):
+            smoother.norm.running_mean.normal_()
+            smoother.norm.running_var.uniform_(0.5, 2.0)
+    smoother.eval()
+    x = torch.randn(3, length, d_model, dtype=torch.float64)
+    smoothed = fourier_smooth(x, smoother.complex_weight, 2)
+    stem = torch.nn.functional.conv1d(
+        torch.cat([smoothed, x], dim=-1).transpose(1, 2), smoother.stem.weight, smoother.stem.bias, padding=1
+    ).transpose(1, 2)  # (B, L, D)
+    norm_module = smoother.norm
+    if norm == "layer":
+        stem = torch.nn.functional.layer_norm(stem, (d_model,), norm_module.weight, norm_module.bias)
+    elif norm != "none":
+        axis = (slice(None), None) if norm == "batch_time" else (None, slice(None))  # (L, 1) or (1, D)
+        mean, var = norm_module.running_mean[axis], norm_module.running_var[axis]
+        weight, bias = norm_module.weight[axis], norm_module.bias[axis]
+        stem = (stem - mean) / torch.sqrt(var + norm_module.eps) * weight + bias
+    with torch.no_grad():
+        torch.testing.assert_close(smoother(x), torch.nn.functional.elu(stem), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("norm", ["batch_time", "batch_channel", "layer", "none"])
 @pytest.mark.parametrize("activation", ["elu", "relu"])
 def test_every_option_runs_and_backpropagates(norm: str, activation: str) -> None:
     torch.manual_seed(3)

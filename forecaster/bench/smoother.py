@@ -136,7 +136,7 @@ def kernel_path_status(device: torch.device, dtype: torch.dtype) -> str:
     """"available", or why the kernel path cannot run here (it needs a CUDA device and CuPy)."""
     if device.type != "cuda":
         return f"not run: the kernel path needs CUDA and CuPy (running on {device.type})"
-    if dtype not in (torch.float32, torch.float64):
+    if dtype not in torch_smoother.KERNEL_DTYPES:
         return f"not run: the kernels take float32 or float64, not {dtype}"
     from kernels import cupy_available
 

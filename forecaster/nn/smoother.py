@@ -60,6 +60,7 @@ def fourier_smooth(x: torch.Tensor, weight: torch.Tensor, fold: int) -> torch.Te
 # kernel table the kernel path's per-launch host cost outweighed its memory savings up to 8.4M elements
 # (0.6-0.8x forward+backward), and it won from 33.5M (1.7-2.2x).
 KERNELS_MIN_ELEMENTS = 2**24
+KERNEL_DTYPES = (torch.float32, torch.float64)  # the input dtypes the CUDA kernels take
 
 
 def smoother_backend(device: torch.device, dtype: torch.dtype, numel: int) -> str:
@@ -69,7 +70,7 @@ def smoother_backend(device: torch.device, dtype: torch.dtype, numel: int) -> st
     and an importable CuPy. FORECASTER_KERNELS=off forces the PyTorch path, =on the kernels wherever they
     can run; unset, they run for inputs of at least KERNELS_MIN_ELEMENTS. CPU runs never import them.
     """
-    if device.type != "cuda" or dtype not in (torch.float32, torch.float64):
+    if device.type != "cuda" or dtype not in KERNEL_DTYPES:
         return "torch"
     setting = os.environ.get("FORECASTER_KERNELS", "").strip().lower()
     if setting == "off" or (setting != "on" and numel < KERNELS_MIN_ELEMENTS):
