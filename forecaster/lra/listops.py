@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 
 from forecaster.errors import DataError
@@ -163,11 +162,3 @@ def tokens_for_model(text: str, tokenization: str) -> list[str]:
     if check_tokenization(tokenization) == "lra":
         return [token.lstrip("[") for token in text.split() if token not in PARENS and token != CLOSE]
     return [token for token in text.split() if token not in PARENS]
-
-
-def label_counts(samples: Iterable[dict]) -> list[int]:
-    """How many samples have each label 0-9 (the majority-class rate is max / total)."""
-    counts = [0] * 10
-    for sample in samples:
-        counts[sample["label"]] += 1
-    return counts

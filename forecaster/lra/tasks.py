@@ -104,6 +104,7 @@ def default_cache_dir() -> Path:
 
 
 def _token_dtype(vocab_size: int) -> type:
+    """The smallest integer dtype that holds every token id of a vocabulary (what the cache files store)."""
     return np.uint8 if vocab_size <= 256 else np.int16
 
 
@@ -117,11 +118,11 @@ def _generate_listops(
     samples = listops.generate(sum(counts.values()), seed, min_length=min_length, max_length=max_length,
                                workers=os.cpu_count() or 1)  # fmt: skip
     tokenizer = ListOpsTokenizer(tokenization)
-    flat, start = {}, 0
+    dtype, flat, start = _token_dtype(tokenizer.vocab_size), {}, 0
     for split, count in counts.items():
         part = samples[start : start + count]
         start += count
-        flat[f"{split}/inputs"] = tokenizer.encode_batch([s["text"] for s in part], seq_len).astype(np.uint8)
+        flat[f"{split}/inputs"] = tokenizer.encode_batch([s["text"] for s in part], seq_len).astype(dtype)
         flat[f"{split}/labels"] = np.array([s["label"] for s in part], dtype=np.int64)
     return flat
 
@@ -191,34 +192,35 @@ def _from_files(
             splits[split] = {
                 "inputs": np.stack(
                     [tokenizer.encode(s["text"], seq_len, truncate=True) for s in samples]
-                ).astype(np.uint8),
+                ).astype(_token_dtype(tokenizer.vocab_size)),
                 "labels": np.array([s["label"] for s in samples], dtype=np.int64),
             }
         return splits, tokenizer.vocab_size, str(folder)
     if spec.name == "retrieval":
         folder = _find(data_dir, spec, ["new_aan_pairs.train.tsv", "tsv_data/new_aan_pairs.train.tsv"]).parent
         tokenizer = ByteTokenizer()
-        splits = {}
+        dtype, splits = _token_dtype(tokenizer.vocab_size), {}
         for split, file_split in (("train", "train"), ("val", "eval"), ("test", "test")):
             samples = readers.read_retrieval_tsv(folder / f"new_aan_pairs.{file_split}.tsv")
             splits[split] = {
-                "inputs": tokenizer.encode_batch([s["text_a"] for s in samples], seq_len).astype(np.int16),
-                "inputs_b": tokenizer.encode_batch([s["text_b"] for s in samples], seq_len).astype(np.int16),
+                "inputs": tokenizer.encode_batch([s["text_a"] for s in samples], seq_len).astype(dtype),
+                "inputs_b": tokenizer.encode_batch([s["text_b"] for s in samples], seq_len).astype(dtype),
                 "labels": np.array([s["label"] for s in samples], dtype=np.int64),
             }
         return splits, tokenizer.vocab_size, str(folder)
     if spec.name == "text":
         folder = _find(data_dir, spec, ["aclImdb/train/pos", "train/pos"]).parent.parent
         tokenizer = ByteTokenizer()
-        encoded = {}
+        dtype, encoded = _token_dtype(tokenizer.vocab_size), {}
         for split in ("train", "test"):
             samples = readers.read_imdb(folder, split)
             encoded[split] = {
-                "inputs": tokenizer.encode_batch([s["text"] for s in samples], seq_len).astype(np.int16),
+                "inputs": tokenizer.encode_batch([s["text"] for s in samples], seq_len).astype(dtype),
                 "labels": np.array([s["label"] for s in samples], dtype=np.int64),
             }
         # As in LRA, the IMDB test reviews are the evaluation set.
-        return {"train": encoded["train"], "val": encoded["test"], "test": encoded["test"]}, 257, str(folder)
+        splits = {"train": encoded["train"], "val": encoded["test"], "test": encoded["test"]}
+        return splits, tokenizer.vocab_size, str(folder)
     if spec.name == "image":
         folder = _find(data_dir, spec, ["cifar-10-batches-bin/test_batch.bin", "test_batch.bin"]).parent
         train_images, train_labels = readers.read_cifar10(folder, "train")
