@@ -111,3 +111,31 @@ def test_classifier_trains_on_a_trivial_task():
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+RANDOM_PARTS = ("left_index", "right_index", "proj_k", "proj_v", "features", "rotations")
+
+
+def _random_parts(block: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The tensors a block's mixer drew from its seed (index sets, projections, features, rotations)."""
+    return {name: tensor for name, tensor in block.mixer.state_dict().items()
+            if name.rsplit(".", 1)[-1] in RANDOM_PARTS}  # fmt: skip
+
+
+@pytest.mark.parametrize(("mixer", "options"), [
+    ("skeleton", {}), ("skeleton", {"block": "reference"}), ("linformer", {"proj_dim": 8}),
+    ("performer", {}), ("reformer", {"chunk_len": 8}),
+])  # fmt: skip
+def test_each_layer_draws_its_own_random_parts_from_the_seed_plus_its_index(mixer, options):
+    """Every block of an LRA classifier had drawn the same index sets (projections, features): layer i now
+    draws them from the mixer's seed + i, as the forecasting encoder's layers do, so layer 1 under seed 5 is
+    layer 0 under seed 6."""
+    three = _classifier(mixer, n_layers=3, mixer_options={**options, "seed": 5}).encoder.blocks
+    parts = [_random_parts(block) for block in three]
+    assert parts[0] and all(parts[0].keys() == other.keys() for other in parts)
+    for first, second in ((0, 1), (0, 2), (1, 2)):
+        differ = [name for name in parts[0] if not torch.equal(parts[first][name], parts[second][name])]
+        assert differ, (first, second)
+    shifted = _classifier(mixer, mixer_options={**options, "seed": 6})
+    for name, tensor in _random_parts(shifted.encoder.blocks[0]).items():
+        assert torch.equal(tensor, parts[1][name]), name

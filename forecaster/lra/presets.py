@@ -36,11 +36,10 @@ the preset's; a given --steps or --epochs replaces the preset's budget.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from forecaster.nn.attention import MIXERS
+from forecaster.nn.attention import takes_option
 
 
 @dataclass(frozen=True)
@@ -114,6 +113,5 @@ def get_preset(name: str, task: str) -> TaskPreset:
 def mixer_options(preset: TaskPreset, mixer: str, given: dict[str, Any]) -> dict[str, Any]:
     """The options of `mixer` under `preset` (the attention dropout where the mixer's builder declares a
     `dropout` option, then the preset's options for it), with the `given` options winning."""
-    takes_dropout = "dropout" in inspect.signature(MIXERS.get(mixer)).parameters
-    own = {"dropout": preset.attention_dropout} if takes_dropout else {}
+    own = {"dropout": preset.attention_dropout} if takes_option(mixer, "dropout") else {}
     return {**own, **preset.mixer_options.get(mixer, {}), **given}

@@ -55,17 +55,19 @@ class LRAConfig(ModelConfig):
 
 
 class PreLNBlock(nn.Module):
-    """`x += dropout(mixer(LN(x)))`, `x += dropout(MLP(LN(x)))`."""
+    """`x += dropout(mixer(LN(x)))`, `x += dropout(MLP(LN(x)))`. Block `layer` of a mixer drawing random
+    components (index sets, features, projections) draws them from its options' seed + `layer`, as the
+    forecasting encoder's layers do: all of them had drawn the same ones, where the reference code draws
+    each layer's afresh."""
 
-    def __init__(self, config: LRAConfig, mixer_len: int) -> None:
+    def __init__(self, config: LRAConfig, mixer_len: int, layer: int) -> None:
         super().__init__()
         self.mixer_norm = nn.LayerNorm(config.d_model)
+        options = config.mixer_options
+        if attention.takes_option(config.mixer, "seed"):
+            options = {**options, "seed": options.get("seed", 0) + layer}
         self.mixer = attention.build(
-            config.mixer,
-            d_model=config.d_model,
-            n_heads=config.n_heads,
-            seq_len=mixer_len,
-            **config.mixer_options,
+            config.mixer, d_model=config.d_model, n_heads=config.n_heads, seq_len=mixer_len, **options
         )
         self.mlp_norm = nn.LayerNorm(config.d_model)
         self.mlp = nn.Sequential(
@@ -96,7 +98,8 @@ class LRAEncoder(nn.Module):
         self.positions = nn.Parameter(torch.randn(self.mixer_len, config.d_model) * 0.02)
         self.cls = nn.Parameter(torch.zeros(1, 1, config.d_model)) if self.use_cls else None
         self.dropout = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(PreLNBlock(config, self.mixer_len) for _ in range(config.n_layers))
+        layers = range(config.n_layers)
+        self.blocks = nn.ModuleList(PreLNBlock(config, self.mixer_len, layer) for layer in layers)
         self.norm = nn.LayerNorm(config.d_model)
 
     def _embed(self, inputs: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:

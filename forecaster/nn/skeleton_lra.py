@@ -112,8 +112,9 @@ BLOCKS: dict[str, type[nn.Module]] = {"forecasting": S3AttentionMixer, "referenc
 
 
 @register("skeleton")
-def skeleton_block(*, block: str = "forecasting", **options: Any) -> nn.Module:
-    """The S3Attention mixer: the forecasting block (default) or the reference LRA block, by `block`.
+def skeleton_block(*, block: str = "forecasting", seed: int = 0, **options: Any) -> nn.Module:
+    """The S3Attention mixer: the forecasting block (default) or the reference LRA block, by `block`; both
+    draw their index sets from `seed` (declared here, so that each LRA layer is given its own).
 
     ConfigError naming the value for an unknown block, or naming the options the chosen block does not take.
     """
@@ -125,4 +126,4 @@ def skeleton_block(*, block: str = "forecasting", **options: Any) -> nn.Module:
             f"skeleton block {block!r} takes no option {', '.join(map(repr, unknown))}; expected some of "
             f"{', '.join(name for name in accepted if name not in ('d_model', 'n_heads', 'seq_len'))}"
         )
-    return block_class(**options)
+    return block_class(seed=seed, **options)

@@ -7,6 +7,7 @@ returning (B, n, d_model). On the command line a mixer and its options are writt
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,12 @@ MIXERS: Registry[Callable[..., nn.Module]] = Registry(
 )
 register = MIXERS.register
 names = MIXERS.names
+
+
+def takes_option(name: str, option: str) -> bool:
+    """Whether the builder of mixer `name` declares `option` (a preset's dropout, a layer's seed are given
+    only to mixers that take them)."""
+    return option in inspect.signature(MIXERS.get(name)).parameters
 
 
 def build(name: str, *, d_model: int, n_heads: int, seq_len: int, **options: Any) -> nn.Module:
