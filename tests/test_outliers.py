@@ -323,3 +323,18 @@ def test_the_mean_checks_only_windows_it_can_fill_or_read_as_stopped_and_forecas
         assert torch.equal(model.level(x), expected)
         assert 0 < sum(checked["isolated_outliers"]) < len(rows) / 2, checked  # those with a gross jump
         assert 8 <= sum(checked["_unlikely_run"]) < len(rows) / 2, checked  # those ending in 3 copies
+
+
+def test_the_outlier_note_hands_torch_arrays_it_may_write(monkeypatch) -> None:
+    """pandas 3 answers a float column's values read-only, and `torch.from_numpy` of them printed PyTorch's
+    "NumPy array is not writable" UserWarning in the middle of `forecaster train`'s lines (h150)."""
+    writable = []
+    original = torch.from_numpy
+
+    def recording(array: np.ndarray) -> torch.Tensor:
+        writable.append(array.flags.writeable)
+        return original(array)
+
+    monkeypatch.setattr(torch, "from_numpy", recording)
+    Forecaster("holt_winters", horizon=12).fit(pd.DataFrame({"sales": _seasonal()}, index=MONTHS))
+    assert writable and all(writable), writable

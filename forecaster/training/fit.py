@@ -167,7 +167,7 @@ def outlier_notes(bundle: Bundle, series: TimeSeries) -> list[str]:
         if len(rows) < 3:
             continue
         scaler = bundle.scaler.channel(index)
-        values = rows.to_numpy(dtype=np.float64)
+        values = np.array(rows, dtype=np.float64)  # a copy: pandas 3 answers a read-only view, torch warns
         scaled = scaler.transform(values[:, None])[:, 0]  # as the model reads them
         found = isolated_outliers(torch.from_numpy(scaled)[None], season, FILLED[bundle.model_name],
                                   bundle.model_name in SPREAD_ONLY)  # fmt: skip
