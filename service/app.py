@@ -24,6 +24,7 @@ from service.metrics import MetricsMiddleware, ServiceMetrics
 from service.oip import router as oip_router
 from service.registry import ModelRegistry, load_registry
 from service.routes import router
+from service.server import answer_backlog_at_shutdown, running_server
 
 log = logging.getLogger("service")
 
@@ -78,6 +79,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         app.state.registry = registry
         app.state.readers = anyio.CapacityLimiter(settings.reading_threads)  # `routes.in_thread`
         registry.start()
+        server = running_server()
+        if server is not None:  # its shutdown answers the connections its listening sockets hold
+            answer_backlog_at_shutdown(server)
         app.state.ready = True
         watching = asyncio.create_task(_watch(registry, settings.reload_interval_s))
         try:

@@ -154,7 +154,7 @@ _OBJECT_ERRORS = frozenset({"model_attributes_type", "model_type", "dict_type"})
 _FRIENDLY = {
     "missing": "required field is missing",
     "extra_forbidden": "unknown field; see the request schema at /docs",
-    "finite_number": "expected a finite number (no NaN or Infinity)",
+    "finite_number": "expected a finite number (no NaN or Infinity, nor one past 1.8e308 such as 1e309)",
     "float_type": "expected a number",
     "int_type": "expected an integer",
     "string_type": "expected a string",
@@ -286,10 +286,15 @@ async def _on_api_error(request: Request, exc: Exception) -> JSONResponse:
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code if 400 <= exc.status_code < 600 else 400
+    named = {name.lower(): value for name, value in (exc.headers or {}).items()}
+    allowed = [method for method in named.get("allow", "").split(", ") if method]
+    if "GET" in allowed and "HEAD" not in allowed:  # service.head answers HEAD wherever GET is
+        allowed.append("HEAD")
     if status == 404:
         message = f"no route {request.method} {request.url.path[:200]}; see /docs for the API"
-    elif status == 405:
-        message = f"method {request.method} is not allowed on {request.url.path[:200]}"
+    elif status == 405:  # what the route takes, in the message too: CORS preflights (OPTIONS) land here
+        message = (f"method {request.method} is not allowed on {request.url.path[:200]}; expected "
+                   f"{' or '.join(allowed) or 'another method'}")  # fmt: skip
     elif status == 400 and request.headers.get("content-type", "").lower().startswith("multipart/"):
         reason = str(exc.detail).rstrip(".")  # starlette's words, framed: "Missing boundary in multipart"
         message = (f"the multipart body cannot be read ({reason}); expected one 'file' part holding the CSV, "
@@ -299,9 +304,8 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     response = error_response(status, HTTP_ERROR_CODES.get(status, "error"), message)
     if exc.headers:
         response.headers.update(exc.headers)
-    allowed = response.headers.get("allow", "").split(", ")
-    if "GET" in allowed and "HEAD" not in allowed:  # service.head answers HEAD wherever GET is
-        response.headers["allow"] = ", ".join([*allowed, "HEAD"])
+    if allowed:
+        response.headers["allow"] = ", ".join(allowed)
     return response
 
 

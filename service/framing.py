@@ -3,10 +3,11 @@ header every answer carries.
 
 The HTTP parsers let through what a proxy in front may read otherwise, the ground request smuggling stands
 on: a Transfer-Encoding other than chunked (`gzip, chunked`: its body was read as if not encoded), one
-beside a Content-Length, an HTTP/1.1 request with no Host, two, or one that names no host (`Host: a, b`),
-and a request line of a version HTTP/1 does not frame (`HTTP/2.0`, `HTTP/0.9`). Each is refused, its
-connection closed. Answers are sent with `X-Content-Type-Options: nosniff`, so that no browser reads an
-error that echoes a client's text as anything but its declared type.
+beside a Content-Length or in an HTTP/1.0 request (whose body was read chunked), an HTTP/1.1 request
+with no Host, two, or one that names no host (`Host: a, b`), and a request line of a version HTTP/1 does
+not frame (`HTTP/2.0`, `HTTP/0.9`). Each is refused, its connection closed. Answers are sent with
+`X-Content-Type-Options: nosniff`, so that no browser reads an error that echoes a client's text as
+anything but its declared type.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def _framing_error(scope: Scope) -> ApiError | None:
         return ApiError(400, "given beside Transfer-Encoding; expected one of the two (RFC 9112, 6.3)",
                         field="content-length")  # fmt: skip
     version = scope.get("http_version", "1.1")
+    if codings and version == "1.0":  # RFC 9112, 6.1: its framing is faulty, whatever else it holds
+        return ApiError(400, "given in an HTTP/1.0 request; expected a Content-Length (RFC 9112, 6.1)",
+                        field="transfer-encoding")  # fmt: skip
     if version not in _VERSIONS:
         return ApiError(505, f"HTTP/{version[:10]} is not served; expected HTTP/1.1 or HTTP/1.0",
                         field="request line")  # fmt: skip

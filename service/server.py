@@ -9,7 +9,8 @@ has not sent a request's head within `header_timeout_s` of opening or of its las
 client has read none of its answer for `write_timeout_s` (the answer is dropped, not kept), and closes
 connections past `limit_concurrency` with a 503 as they are accepted. `open_file_limit` makes room for those
 connections, the accept backlog and a reserve under RLIMIT_NOFILE; a head past MAX_HEAD_BYTES is answered
-431 and closed. The body's own deadline is `BodyLimitMiddleware`'s (service.limits).
+431 and closed. The body's own deadline is `BodyLimitMiddleware`'s (service.limits). At shutdown the
+connections still waiting in the accept backlog are answered 503 (`answer_backlog_at_shutdown`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ import asyncio
 import copy
 import errno
 import functools
+import os
 import resource
+import signal
 import socket
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
+from uvicorn import Server
 from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -117,6 +121,8 @@ def _settings() -> ServiceSettings:
 
 _SHUTTING_DOWN = _answer(503, "the service is shutting down before this request's body arrived; expected a "
                          "retry (on another instance)", "retry-after: 1\r\n")  # fmt: skip
+_UNREAD_AT_SHUTDOWN = _answer(503, "the service is shutting down and did not read this request; expected a "
+                              "retry (on another instance)", "retry-after: 1\r\n")  # fmt: skip
 
 
 @functools.cache
@@ -152,6 +158,7 @@ class HeadDeadline:
         self._write_deadline: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._unqueued = False  # requests past MAX_PIPELINED arrived: the rest is not read
+        self._answered = False  # an answer was sent on this connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -211,8 +218,15 @@ class HeadDeadline:
         shutdown until --body-timeout-s (60 s), past Kubernetes' 30 s grace. The app's next read of it
         says the client left: nothing else is sent on it. Requests whose body has arrived are answered, also
         where a pipelined request's body is arriving behind one of them (`cycle`, the last parsed, is then
-        queued: a 503 written at once went out as the earlier request's answer, which was dropped)."""
+        queued: a 503 written at once went out as the earlier request's answer, which was dropped). A
+        connection between requests is closed, but answered 503 where a head is arriving or none was sent
+        yet on it (fresh): its client, about to send or sending a request, had read end of file, no answer."""
         cycle = self.cycle
+        between = cycle is None or cycle.response_complete
+        if between and not self.transport.is_closing() and (self._head_bytes or not self._answered):
+            self.transport.write(_UNREAD_AT_SHUTDOWN)
+            self.transport.close(linger=True)  # type: ignore[call-arg]
+            return
         arriving = cycle is not None and cycle.more_body and not cycle.response_started
         queued = getattr(self, "pipeline", None)  # httptools' queue; h11 parses one request at a time
         if not arriving or queued or self.transport.is_closing():
@@ -226,7 +240,7 @@ class HeadDeadline:
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
-        self._head_bytes = 0
+        self._head_bytes, self._answered = 0, True
         if not self.transport.is_closing():
             self._arm()
 
@@ -264,6 +278,78 @@ class HeadDeadline:
         self._deadline = None
         if not self._busy():
             self.transport.close()
+
+
+class _ShuttingDown(asyncio.Protocol):
+    """A connection taken from the accept backlog at shutdown: answered 503 at once, then lingering (what
+    the client sends is read and dropped) until it closes or LINGER_S pass; `done` once it is gone."""
+
+    def __init__(self, done: asyncio.Future) -> None:
+        self._done = done
+
+    def connection_made(self, transport: Any) -> None:  # uvloop's transports are no asyncio.Transport
+        self._transport = LingeringTransport(transport, asyncio.get_running_loop(), lambda: True)
+        transport.write(_UNREAD_AT_SHUTDOWN)
+        self._transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        self._transport.drop(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport.forget()
+        if not self._done.done():
+            self._done.set_result(None)
+
+
+async def _answer_backlog(listening: list[Any], most: int) -> list[asyncio.Future]:
+    """Accept the connections waiting on the `listening` sockets (at most `most` each), all before the
+    event loop runs again, and answer each 503 (`_ShuttingDown`); the futures that end with them."""
+    waiting: list[socket.socket] = []
+    for each in listening:
+        with socket.socket(fileno=os.dup(each.fileno())) as listener:
+            listener.setblocking(False)
+            for _ in range(most):
+                try:
+                    waiting.append(listener.accept()[0])
+                except OSError:  # none left waiting (BlockingIOError), or the socket is gone
+                    break
+    loop = asyncio.get_running_loop()
+    lingering: list[asyncio.Future] = []
+    for connection in waiting:
+        done = loop.create_future()
+        try:
+            await loop.connect_accepted_socket(functools.partial(_ShuttingDown, done), connection)
+        except OSError:  # gone already: nothing to answer
+            connection.close()
+            continue
+        lingering.append(done)
+    return lingering
+
+
+def answer_backlog_at_shutdown(server: Server) -> None:
+    """Make `server`'s graceful shutdown answer 503 (Retry-After) the connections still waiting in the
+    accept backlog before it closes its listening sockets, and wait for them to linger out: closing a
+    listening socket resets them, and a client whose request was sent read 'connection reset by peer'
+    instead of an answer (30 of 40 forecasts sent as SIGTERM came, the worker's event loop busy: h151).
+    A supervisor's sockets (`--workers N`) are left alone: its other workers, or the one replacing this
+    one (SIGHUP), accept what waits there."""
+    shutdown = server.shutdown
+
+    async def answering(sockets: list[socket.socket] | None = None) -> None:
+        own = [each for listener in server.servers for each in getattr(listener, "sockets", None) or ()]
+        lingering = [] if sockets else await _answer_backlog(own, server.config.backlog)
+        await shutdown(sockets=sockets)
+        if lingering:
+            await asyncio.wait(lingering, timeout=LINGER_S + 1)
+
+    server.shutdown = answering  # type: ignore[method-assign]
+
+
+def running_server() -> Server | None:
+    """The uvicorn Server running in this process's main thread: the one whose `handle_exit` it installed
+    as the SIGTERM handler while it serves (None elsewhere, such as an app run in a test's thread)."""
+    server = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
+    return server if isinstance(server, Server) else None
 
 
 class GuardedHttpToolsProtocol(HeadDeadline, HttpToolsProtocol):

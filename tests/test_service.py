@@ -772,9 +772,11 @@ def test_oversized_bodies_answer_413_json(client: Client) -> None:
 def test_unknown_routes_and_methods_answer_json(client: Client) -> None:
     assert_error(client.get("/v2/whatever"), 404, None, "no route")
     refused = client.get("/v1/models/hourly/forecast")
-    assert_error(refused, 405, None, "not allowed")
+    assert_error(refused, 405, None, "method GET is not allowed on /v1/models/hourly/forecast; expected POST")
     assert refused.headers["allow"] == "POST"
-    assert client.request("PUT", "/v1/models/hourly").headers["allow"] == "GET, HEAD"  # HEAD: service.head
+    put = client.request("PUT", "/v1/models/hourly")
+    assert put.headers["allow"] == "GET, HEAD"  # HEAD: service.head
+    assert put.json()["message"].endswith("; expected GET or HEAD")  # h151: what was expected went unsaid
 
 
 def test_two_content_types_are_refused_as_a_proxy_may_read_the_other(client: Client) -> None:
@@ -894,8 +896,11 @@ def test_an_error_answer_is_bounded_whatever_the_request_held(client: Client) ->
     raw = json.dumps({"data": records}).replace(json.dumps(records[2][COLUMNS[0]]), "NaN", 1)
     json_type = {"content-type": "application/json"}
     answer = client.post("/v1/models/hourly/forecast", content=raw, headers=json_type)
-    assert_error(answer, 422, f"data[2].{COLUMNS[0]}", "expected a finite number (no NaN or Infinity)")
+    assert_error(answer, 422, f"data[2].{COLUMNS[0]}", "expected a finite number (no NaN or Infinity")
     assert len(answer.json()["details"]) == 1
+    raw = json.dumps(body_of(history())).replace(json.dumps(history()[COLUMNS[1]].iloc[3]), "1e309", 1)
+    answer = client.post("/v1/models/hourly/forecast", content=raw, headers=json_type)  # read as inf
+    assert_error(answer, 422, f"values.{COLUMNS[1]}[3]", "nor one past 1.8e308")  # h151: said NaN or Infinity
 
 
 def test_a_body_of_many_wrong_cells_is_refused_at_its_first(client: Client) -> None:

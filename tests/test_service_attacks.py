@@ -485,6 +485,7 @@ def test_a_body_refused_unread_closes_its_connection(server: Server, refused: st
     [
         ("1.1", "Host: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked", 501),  # body read as if not encoded
         ("1.1", "Host: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked", 400),  # smuggling
+        ("1.0", "Transfer-Encoding: chunked", 400),  # h151: its body was read chunked and answered 422
         ("1.1", "Host: 127.0.0.1\r\nHost: other.example", 400),
         ("1.1", "X-No-Host: 1", 400),
         ("1.1", "Host: a, b", 400),  # h33: one header naming two hosts was served

@@ -223,7 +223,8 @@ def test_a_nan_or_text_in_a_flat_tensor_is_one_detail_at_its_index(client):
     raw = json.dumps({"inputs": [body]}).replace(json.dumps(body["data"][3]), "NaN", 1)
     answer = client.post("/v2/models/hourly/infer", content=raw, headers={"content-type": "application/json"})
     assert answer.status_code == 422 and answer.json()["details"] == [
-        {"field": "inputs[0].data[3]", "message": "expected a finite number (no NaN or Infinity)"}]
+        {"field": "inputs[0].data[3]",
+         "message": "expected a finite number (no NaN or Infinity, nor one past 1.8e308 such as 1e309)"}]
     body["data"][5] = "1.0"
     answer = client.post("/v2/models/hourly/infer", json={"inputs": [body]})
     assert answer.status_code == 422 and answer.json()["message"] == "inputs[0].data[5]: expected a number"

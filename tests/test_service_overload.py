@@ -91,6 +91,21 @@ def _counted(root: Path) -> dict[tuple[str, str], float]:
             if sample.name.endswith("_total") and sample.labels["route"] != "/health/ready"}  # fmt: skip
 
 
+RESET = b"<reset>"  # what `read_all` reads where the server reset the connection
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """What the server sent on `sock` until it closed it (then RESET where it reset it); `sock` closed."""
+    received = b""
+    with sock:
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            received += RESET
+    return received
+
+
 def _raw(port: int, request: bytes, read: bool = True) -> socket.socket | tuple[int, dict, bytes]:
     """Send `request` on a connection of its own; (status, lower-cased headers, body) of its answer, read
     to the server's close, or with `read` false the socket, left unread."""
@@ -98,14 +113,7 @@ def _raw(port: int, request: bytes, read: bool = True) -> socket.socket | tuple[
     sock.sendall(request)
     if not read:
         return sock
-    received = b""
-    with sock:
-        try:
-            while chunk := sock.recv(65536):
-                received += chunk
-        except ConnectionResetError:
-            pass
-    head, _, body = received.partition(b"\r\n\r\n")
+    head, _, body = read_all(sock).removesuffix(RESET).partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = dict(line.lower().split(": ", 1) for line in lines[1:] if ": " in line)
     return int(lines[0].split()[1]), headers, body

@@ -1,0 +1,99 @@
+"""A graceful shutdown of a real uvicorn server running the service (h151): connections still waiting in the
+accept backlog when it begins, and those with a request coming, read a 503 with Retry-After, not a reset or
+end of file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+from test_service import make_bundle
+from test_service_overload import ROUTE, _serve, read_all
+
+from forecaster.bench.serve import _free_port
+from service.app import create_app
+from service.config import ServiceSettings
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_connections_waiting_to_be_accepted_at_shutdown_read_a_503(tmp_path: Path, loop: str) -> None:
+    """A worker whose event loop was busy (forecasts, bodies read) as SIGTERM came closed its listening
+    socket over the connections still in its backlog: their clients, requests sent, read 'connection reset
+    by peer' (30 of 40 forecasts sent as SIGTERM came). Here the loop is held while clients connect and
+    send, then the server shuts down as uvicorn's `serve` does once its main loop ends."""
+    make_bundle(tmp_path / "models")
+    app = create_app(ServiceSettings(models_dir=tmp_path / "models"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=_free_port(), loop=loop, log_level="warning")
+    server = uvicorn.Server(config)
+    started, release = threading.Event(), threading.Event()
+
+    async def held() -> None:  # in place of the main loop: nothing is accepted until shutdown
+        started.set()
+        release.wait(30)
+
+    server.main_loop = held  # type: ignore[method-assign]
+    # as uvicorn's `serve` installs it in a process's main thread: the app finds its server by it
+    previous = signal.signal(signal.SIGTERM, server.handle_exit)
+    thread = threading.Thread(target=server.run)
+    try:
+        thread.start()
+        assert started.wait(60)
+        clients = [socket.create_connection(("127.0.0.1", config.port), timeout=15) for _ in range(5)]
+        for client in clients:
+            client.sendall(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        release.set()
+        answers = [read_all(client) for client in clients]
+    finally:
+        release.set()
+        thread.join(timeout=30)
+        signal.signal(signal.SIGTERM, previous)
+    for answer in answers:
+        head, _, said = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), answer[:300]
+        assert b"shutting down and did not read this request" in said
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", config.port), timeout=2):
+        pytest.fail("the listening socket is still open after shutdown")
+
+
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_connections_between_requests_at_sigterm_are_answered_where_a_request_is_coming(
+    tmp_path: Path, http: str
+) -> None:
+    """SIGTERM closed every connection between requests: one whose request head was arriving, or a fresh
+    one (accepted, nothing sent yet), read end of file and no answer. They read a 503 with Retry-After now;
+    a connection idle after its answer is still closed without one (its client retries on a new one)."""
+    server = _serve(tmp_path, "--http", http)
+    try:
+        arriving = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+        arriving.sendall(f"POST {ROUTE} HTTP/1.1\r\nHost: x\r\n".encode())
+        fresh = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+        idle = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+        idle.sendall(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b'{"status":"live"}'):  # its answer read whole: the connection is idle
+            first += idle.recv(65536) or pytest.fail(f"closed after {first!r}")
+        server.process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(OSError):  # what each sends next, once the 503 may have been written
+            time.sleep(0.5)
+            arriving.sendall(b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+            fresh.sendall(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        answers = {name: read_all(sock) for name, sock in [("arriving", arriving), ("fresh", fresh),
+                                                             ("idle", idle)]}  # fmt: skip
+        server.process.wait(timeout=30)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+    for name in ("arriving", "fresh"):
+        head, _, said = answers[name].partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), (name, answers[name])
+        assert json.loads(said)["message"].startswith("the service is shutting down and did not read")
+    assert answers["idle"] == b""
+    assert "Traceback" not in server.log.read_text()
