@@ -1684,3 +1684,48 @@ def test_a_label_ending_in_its_own_number_keeps_it_where_the_header_marks_nothin
     frame, _, note = read_noted(write(tmp_path, "ages.csv", "\n".join(rows) + "\n"))
     assert list(frame.columns) == ["Under 5", "5 to 14"]
     assert "without the numbers of the footnotes" not in note
+
+
+def test_an_age_table_under_marked_headers_keeps_its_bounds_and_its_last_group(tmp_path):
+    """StatCan's table as displayed, its title and header marked ('Age group 3'), rows `Under 5`, `5 to 14`,
+    `15 and over`, notes 1 to 5: `Under 5` read as `Under`, and `15 and over` was skipped as a summary row
+    below `5 to 14` (h142). The number after `Under` is the label's own; an age group is no summary."""
+    months = ",".join(f'"{m:%B %Y}"' for m in pd.date_range("2022-01", periods=12, freq="MS"))
+    rows = ['"Children by age group 1 2"', '""', f'"Age group 3",{months}']
+    rows += [f'"{name}",' + ",".join(f'"{1000 + 100 * k + 1.5 * m:.1f}"' for m in range(12))
+             for k, name in enumerate(["Under 5", "5 to 14", "15 and over", "Total"])]
+    rows += ['""', '"Footnotes:"', *(f'"{n}","Note number {n} about the survey"' for n in range(1, 6))]
+    frame, freq, note = read_noted(write(tmp_path, "1710000501.csv", "\n".join(rows) + "\n"))
+    assert freq == "MS" and list(frame.columns) == ["Under 5", "5 to 14", "15 and over"]
+    np.testing.assert_allclose(frame["15 and over"], 1200 + 1.5 * np.arange(12))
+    assert "'Age group 3' as 'Age group'" in note and "'Under 5'" not in note
+    assert "skipped 1 summary row(s) after the data: line 7 'Total'" in note  # a total still is one
+
+
+@pytest.mark.parametrize("last", ["65 and over", "65+ years", "Aged 65 or older"])
+def test_an_age_tables_open_last_group_is_no_summary_row(tmp_path, last):
+    """Age groups as rows, months across: the last group, worded (`65 and over`), was skipped as "1 summary
+    row(s) after the data", its series lost, as the row above it (`15 to 64`) holds digits and no word."""
+    months = ",".join(f"{m:%b-%Y}" for m in pd.date_range("2023-01", periods=12, freq="MS"))
+    rows = [f"Age,{months}"] + [f"{name}," + ",".join(str(1000 * (k + 1) + 7 * m) for m in range(12))
+                                for k, name in enumerate(["0 to 4", "5 to 14", "15 to 64", last])]
+    frame, freq, note = read_noted(write(tmp_path, "ages.csv", "\n".join(rows) + "\n"))
+    assert list(frame.columns) == ["0 to 4", "5 to 14", "15 to 64", last] and freq == "MS"
+    np.testing.assert_array_equal(frame[last], 4000 + 7 * np.arange(12))
+    assert "summary" not in note
+
+
+def test_a_genesis_yearly_table_is_named_by_its_variable_not_its_unit(tmp_path):
+    """GENESIS' yearly table of one variable: ";Bevölkerungsstand" above ";Anzahl" (a count, its unit) above
+    "31.12.2017;82792351": the series was named 'Anzahl'."""
+    rows = ["GENESIS-Tabelle: 12411-0001", "Bevölkerung: Deutschland, Stichtag", "Deutschland",
+            ";Bevölkerungsstand", ";Anzahl"]
+    rows += [f"31.12.{year};{82792351 + 180000 * k - 7000 * k * k}"
+             for k, year in enumerate(range(2017, 2024))]
+    rows += ["__________", "Stand: 21.11.2024 - 11:35:56"]
+    path = tmp_path / "12411-0001.csv"
+    path.write_bytes(("\n".join(rows) + "\n").encode("cp1252"))
+    frame, _, note = read_noted(path)
+    assert list(frame.columns) == ["Bevölkerungsstand"] and len(frame) == 7
+    assert frame.iloc[-1, 0] == 82792351 + 180000 * 6 - 7000 * 36
+    assert "named the columns from 1 line(s) above the header: period, Bevölkerungsstand" in note

@@ -12,6 +12,7 @@ import pandas as pd
 from forecaster.data.dates import SPAN_BETWEEN
 from forecaster.data.headerless import is_date, is_timestamp
 from forecaster.data.legends import WORD, numbered_note
+from forecaster.data.periods import SUMMARY_LABELS
 
 # Rows of totals, averages, minimum and maximum below the data; more rows of labels are not a summary
 MAX_SUMMARY_ROWS = 5
@@ -24,6 +25,7 @@ _NOTICES = ("©", "(c)", "(C)", "Copyright")  # a copyright line, whose commas s
 _SOURCE_ROW = re.compile(r"(?:fuentes?|notas?|sources?|notes?|quellen?|anmerkungen|fontes?)\s*:?", re.I)
 _DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
 _YEARS_SPAN = re.compile(rf"(\d{{4}}){SPAN_BETWEEN}(\d{{4}})")  # "2008-2022", "2008–2022"
+_COUNT = re.compile(r"(?<!\d)(?!1[89]\d\d(?!\d)|2[01]\d\d(?!\d))\d+")  # a number that is no year ("65")
 
 
 def _footnote(text: str) -> bool:
@@ -69,7 +71,7 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
             is_datum(str(value).strip()) for value in raw.iloc[end - 1, 1:].dropna())
         notice = text.startswith(_NOTICES) or numbered or sourced
         if not alone[end - 1] and not notice:
-            if pd.isna(cell):
+            if pd.isna(cell) or _last_group(text, first.iloc[: end - 1]):
                 break
             kept = (end, notes) if kept is None else kept
             summaries.append((end - 1, text))
@@ -77,9 +79,20 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
         end -= 1
     if summaries:
         text = str(first.iloc[end - 1]).strip() if end else ""
-        if len(summaries) > MAX_SUMMARY_ROWS or not (is_datum(text) or is_timestamp(text)):
+        dated = is_datum(text) or is_timestamp(text) or _last_group(text, first.iloc[: end - 1])
+        if len(summaries) > MAX_SUMMARY_ROWS or not dated:
             (end, notes), summaries = kept, []
     return (raw.iloc[:end] if end < len(raw) else raw), notes, summaries[::-1]
+
+
+def _last_group(text: str, above: pd.Series) -> bool:
+    """A group counted on from the label above it, which holds a number and is no date: an age table's last
+    row ("65 and over" below "15 to 64"; it was skipped as a summary, h142), not its total ("Total", "Total 2"
+    of note 2)."""
+    labels = above.dropna()
+    last = str(labels.iloc[-1]).strip() if len(labels) else ""
+    counted = bool(_COUNT.search(text)) and not SUMMARY_LABELS.match(text)
+    return counted and any(char.isdigit() for char in last) and not is_date(last)
 
 
 def _second_table(raw: pd.DataFrame) -> int:

@@ -112,11 +112,13 @@ def header_above_labels(rows: list[list[str]], first: int, width: int) -> int:
 
 
 # The words of a line of units under the series' names (Stats NZ's Infoshare: "Total exports" above "NZD"; an
-# office's "EUR million", "2015=100", "%" under "GDP", "CPI", "Unemployment"): units, scales, an index base.
+# office's "EUR million", "2015=100", "%" under "GDP", "CPI", "Unemployment"; GENESIS' "Anzahl", a count,
+# under "Bevölkerungsstand"): units, scales, an index base.
 _UNITS = frozenset({"%", "percent", "per", "cent", "index", "number", "units", "persons", "usd", "eur", "gbp",
                     "jpy", "nzd", "aud", "cad", "chf", "cny", "sek", "nok", "dkk", "inr", "brl", "zar", "mxn",
                     "krw", "dollars", "euros", "thousand", "thousands", "million", "millions", "billion",
-                    "billions", "bn", "mn", "mio", "mrd", "'000"})  # fmt: skip
+                    "billions", "bn", "mn", "mio", "mrd", "'000", "anzahl", "prozent", "tsd", "tausend",
+                    "aantal", "antal", "procent"})  # fmt: skip
 _INDEX_BASE = re.compile(r"\d{4}=100")
 _SCALE = re.compile(r"1(?:[,.' ]?000)+|100")  # "1000 persons", "1.000 persons": a unit's scale (h49)
 

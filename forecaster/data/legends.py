@@ -27,6 +27,10 @@ WORD = re.compile(r"[^\W\d_]{3}")  # a word: three letters in a row (a cell of w
 _ZERO_DASH = re.compile(r"\s*(?P<dash>[-\u2013\u2014])\s*[=:]?\s*(?:nichts vorhanden|genau null|nil\b"
                         r"|exactly zero|magnitude zero).*", re.I)  # fmt: skip
 _MARKED = re.compile(r"(?P<label>.*[^\W\d_].*?)(?P<marks>(?:\s+\d+)+)")  # "Food 5", "Canada 6 7"
+# A label's last word that asks for a number after it, the label's own: "Under 5", "Top 10", "Level 3" (not
+# "65 and over", "5 or above" closing it)
+_BOUND = re.compile(r".*\b(?<!and )(?<!or )(?:under|over|below|above|to|than|aged?|top|level|phase|stage|tier"
+                    r"|wave)", re.I)
 
 
 def without_legend(raw: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
@@ -102,7 +106,7 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
     each is a note numbered after the data (`below`, the rows dropped after it) and the label stays one of
     its own; said in a note. Only where the header marks its labels so too ("Products and product groups 3
     4"): a lone "Under 5" of an age table with notes 1-5 lost its number (h142). A label's own number
-    ("Product 5", no note 5) is kept."""
+    ("Product 5", no note 5; "Under 5", "Top 10" after a word asking for one, `_BOUND`) is kept."""
     listed: set[str] = set()
     heading = False
     for _, row in below.iterrows():
@@ -119,6 +123,9 @@ def without_footnote_marks(raw: pd.DataFrame, below: pd.DataFrame, notes: list[s
         found = _MARKED.fullmatch(label.strip())
         if found is None or not set(found["marks"].split()) <= listed or found["label"] in taken:
             return label
+        if _BOUND.fullmatch(found["label"]):  # the first number is the label's own: only those after it marks
+            own, *marks = found["marks"].split()
+            return f"{found['label']} {own}" if marks else label
         return found["label"]
 
     changed = {label: new for label in labels if (new := unmarked(label)) != label}
