@@ -19,7 +19,7 @@ from service.config import ServiceSettings
 from service.errors import SERVER_ERRORS, install_error_handlers
 from service.framing import FramingMiddleware
 from service.head import HeadAsGetMiddleware
-from service.limits import BodyLimitMiddleware, InFlightMiddleware
+from service.limits import BodyLimitMiddleware, InFlightMiddleware, ShutdownTimeoutMiddleware
 from service.metrics import MetricsMiddleware, ServiceMetrics
 from service.oip import router as oip_router
 from service.registry import ModelRegistry, load_registry
@@ -114,6 +114,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         max_buffered_bytes=settings.max_buffered_bytes,
         timeout_s=settings.body_timeout_s,
     )
+    app.add_middleware(ShutdownTimeoutMiddleware, timeout_s=settings.shutdown_timeout_s)  # counted as sent
     app.add_middleware(
         MetricsMiddleware, metrics=metrics, is_model=lambda name: name in app.state.registry.models
     )

@@ -87,8 +87,8 @@ class ServiceSettings(BaseSettings):
         25.0,
         gt=0,
         description="seconds a graceful shutdown (SIGTERM) waits for the answers in progress before it "
-        "cancels them, less than Kubernetes' 30 s grace; a request still sending its body is answered 503 "
-        "at once",
+        "cancels them (503, or cut short once begun), less than Kubernetes' 30 s grace; a request still "
+        "sending its body is answered 503 at once",
     )
     device: str = Field(
         "cpu",

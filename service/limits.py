@@ -1,8 +1,10 @@
 """Request body limits, in encoding (415), size (413), time (408) and memory held by all requests and their
-unsent answers together (503), and forecasts in progress per worker (503), answered with the service's JSON
-error shape."""
+unsent answers together (503), forecasts in progress per worker (503), and requests unanswered when a graceful
+shutdown's time is up (503), answered with the service's JSON error shape."""
 
 from __future__ import annotations
+
+import asyncio
 
 import anyio
 from starlette.responses import JSONResponse
@@ -10,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.config import LIGHT_BODY_BYTES
 from service.errors import ApiError, api_error_response, error_response
+from service.server import shutting_down
 
 ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
 
@@ -217,6 +220,40 @@ class BodyLimitMiddleware:
                 self.buffered -= len(piece)
         finally:
             self.buffered -= unsent
+
+
+class ShutdownTimeoutMiddleware:
+    """A request still in progress when a graceful shutdown reaches `timeout_s` (--shutdown-timeout-s) is
+    cancelled by uvicorn, which answered its own text/plain 500 and logged the cancellation's traceback: it
+    is answered 503 (Retry-After) now, or, its answer begun, left cut short (uvicorn closes the connection and
+    logs one line). Only while the server shuts down: any other cancellation goes on. Inside
+    MetricsMiddleware, which counts the 503, and outside BodyLimitMiddleware, which holds an answer's head
+    until its body: an answer begun here has been sent."""
+
+    def __init__(self, app: ASGIApp, timeout_s: float):
+        self.app, self.timeout_s = app, timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        begun = False
+
+        async def answer(message: Message) -> None:
+            nonlocal begun
+            await send(message)
+            begun = True  # once sent: a head waiting for its client to read a previous answer is not
+
+        try:
+            await self.app(scope, receive, answer)
+        except asyncio.CancelledError:
+            if not shutting_down():
+                raise
+            if not begun:
+                message = (f"the service is shutting down and did not finish this request within "
+                           f"--shutdown-timeout-s {self.timeout_s:g} s; expected a retry (on another "
+                           "instance)")  # fmt: skip
+                await _retry_later(message, close=True)(scope, receive, send)
 
 
 def answer_numbers(steps: int, series: int, levels: int) -> int:

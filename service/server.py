@@ -352,6 +352,12 @@ def running_server() -> Server | None:
     return server if isinstance(server, Server) else None
 
 
+def shutting_down() -> bool:
+    """Whether the uvicorn server running this process (`running_server`) has begun its shutdown."""
+    server = running_server()
+    return server is not None and server.should_exit
+
+
 class GuardedHttpToolsProtocol(HeadDeadline, HttpToolsProtocol):
     """uvicorn's httptools protocol (HTTP parsing in C) with the head deadline and connection cap."""
 

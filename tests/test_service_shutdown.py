@@ -1,9 +1,10 @@
 """A graceful shutdown of a real uvicorn server running the service (h151): connections still waiting in the
-accept backlog when it begins, and those with a request coming, read a 503 with Retry-After, not a reset or
-end of file."""
+accept backlog when it begins, those with a request coming, and requests unanswered at --shutdown-timeout-s
+read a 503 with Retry-After, not a reset, end of file or a 500."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import signal
@@ -12,14 +13,16 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import uvicorn
-from test_service import make_bundle
-from test_service_overload import ROUTE, _serve, read_all
+from test_service import body_of, history, make_bundle
+from test_service_overload import ROUTE, _counted, _killed_if_running, _post, _raw, _serve, read_all
 
 from forecaster.bench.serve import _free_port
 from service.app import create_app
 from service.config import ServiceSettings
+from service.limits import ShutdownTimeoutMiddleware
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
@@ -88,12 +91,45 @@ def test_connections_between_requests_at_sigterm_are_answered_where_a_request_is
                                                              ("idle", idle)]}  # fmt: skip
         server.process.wait(timeout=30)
     finally:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait()
+        _killed_if_running(server)
     for name in ("arriving", "fresh"):
         head, _, said = answers[name].partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), (name, answers[name])
         assert json.loads(said)["message"].startswith("the service is shutting down and did not read")
     assert answers["idle"] == b""
     assert "Traceback" not in server.log.read_text()
+
+
+def test_a_request_unanswered_at_the_shutdown_timeout_reads_a_503(tmp_path: Path) -> None:
+    """A request still in the app when a graceful shutdown reached --shutdown-timeout-s was cancelled by
+    uvicorn, which answered its own text/plain 500, logged the cancellation's traceback, and /metrics counted
+    500. It reads the service's 503 with Retry-After now, counted as such. The forecast is held in its
+    micro-batch, which waits 600 s for company (--max-wait-ms); a probe sent after it is answered once its
+    body was read, so SIGTERM finds it in the app."""
+    server = _serve(tmp_path, "--shutdown-timeout-s", "1", "--max-wait-ms", "600000")
+    try:
+        waiting = _raw(server.port, _post(ROUTE, json.dumps(body_of(history())).encode()), read=False)
+        assert httpx.get(f"{server.url}/health/live", timeout=30).status_code == 200
+        server.process.send_signal(signal.SIGTERM)
+        answer = read_all(waiting)
+        server.process.wait(timeout=60)
+    finally:
+        _killed_if_running(server)
+    head, _, said = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), answer[:300]
+    expected = ("the service is shutting down and did not finish this request within --shutdown-timeout-s 1 "
+                "s; expected a retry (on another instance)")  # fmt: skip
+    assert json.loads(said) == {"error": "unavailable", "message": expected, "details": []}
+    assert "Traceback" not in server.log.read_text()
+    assert _counted(tmp_path) == {("/health/live", "200"): 1, ("/v1/models/{name}/forecast", "503"): 1}
+
+
+def test_a_cancellation_outside_a_shutdown_goes_on() -> None:
+    """Only a server's shutdown turns a request's cancellation into a 503: any other is the caller's."""
+
+    async def cancelled(scope, receive, send) -> None:
+        raise asyncio.CancelledError
+
+    guarded = ShutdownTimeoutMiddleware(cancelled, timeout_s=1)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(guarded({"type": "http"}, None, None))
