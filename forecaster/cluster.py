@@ -9,15 +9,18 @@ import logging
 import signal
 import socket
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from forecaster.errors import ConfigError
+from forecaster.errors import ConfigError, ForecasterWarning, unimportable
 
 # Seconds to wait for a Ray head to accept a connection before refusing its address.
 REACH_SECONDS = 10
+# Seconds Ray's count of free CPUs may take to catch up (tasks just finished) before the wait is said.
+SETTLE_SECONDS = 3
 
 
 def lightning_loggers() -> list[logging.Logger]:
@@ -57,10 +60,10 @@ def start_ray(address: str | None) -> bool:
     already is; True when it connected here (and so must shut Ray down)."""
     try:
         import ray
-    except ImportError:
+    except ImportError as error:
         raise ConfigError(
-            "Ray is not installed; --jobs above 1, --ray-address and `forecaster tune` run on it: "
-            "pip install 'forecaster[cluster]'"
+            f"Ray {unimportable('ray', error)}; --jobs above 1, --ray-address and `forecaster tune` run on "
+            "it: pip install 'forecaster[cluster]'"
         ) from None
     if ray.is_initialized():
         return False
@@ -74,6 +77,22 @@ def start_ray(address: str | None) -> bool:
     if before is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, before)  # Ray's exits with status 15 and no word (h84 F2)
     return True
+
+
+def say_if_no_cpus(needed: int, each: str, address: str | None) -> None:
+    """Say once, as a warning, that the tasks wait for CPUs where the cluster has fewer free than one `each`
+    needs: a head started with `--num-cpus 0` and no worker had the command wait for ever without a word
+    (h140 F6). It waits on: on an autoscaling cluster, whose head has no CPUs, workers come on demand."""
+    import ray
+
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while (free := ray.available_resources().get("CPU", 0)) < needed:
+        if time.monotonic() > deadline:
+            address = address or ray.get_runtime_context().gcs_address
+            warnings.warn(f"waiting for CPUs: the cluster at {address} has {free:g} free CPUs; each {each} "
+                          f"needs {needed}", ForecasterWarning, stacklevel=2)
+            return
+        time.sleep(0.5)
 
 
 def check_reachable(address: str) -> None:
@@ -111,30 +130,35 @@ def _send_token_where_found() -> None:
 
 
 @contextmanager
-def sigterm_as_exit() -> Iterator[None]:
-    """While Ray works for this process (the benchmark's grid, tune's search), SIGTERM unwinds it, so the Ray
-    it started is shut down and its tasks stop with it: Ray's C++ handler aborted with a dump (status 134).
-    Once unwound, the handler in place before gets the signal (the CLI's says so in one line, h84 F2, F6),
-    else the status is 128 + SIGTERM (a signal that arrives inside `ray.wait` comes out as SystemExit(1))."""
-    previous = signal.getsignal(signal.SIGTERM)
-    if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:
+def stops_as_exit() -> Iterator[None]:
+    """While Ray works for this process (the benchmark's grid, tune's search), a stop (Ctrl-C, SIGTERM, a
+    closed terminal) unwinds it as SystemExit, so the Ray it started is shut down and its tasks stop with it:
+    Ray's C++ handler aborted on SIGTERM with a dump (status 134), and inside `ray.wait` Ray drops what a
+    handler raises unless it is KeyboardInterrupt or SystemExit, so the CLI's Ctrl-C went unheard and the grid
+    ran on (h149). Once unwound, the handler in place before gets the signal (the CLI's says so in one line,
+    h84 F2, F6), else the status is 128 + the signal (one inside `ray.wait` comes out as SystemExit(1)).
+    Stops the shell ignores stay ignored."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
     received: list[int] = []
 
-    def exit_on_sigterm(signum: int, _frame: Any) -> None:
+    def exit_on_stop(signum: int, _frame: Any) -> None:
         received.append(signum)
         raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, exit_on_sigterm)
+    previous = {signum: signal.signal(signum, exit_on_stop)
+                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
     try:
         yield
     except BaseException:
         if not received:
             raise
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     if received:
-        if callable(previous):
-            previous(received[0], None)
+        if callable(before := previous[received[0]]):
+            before(received[0], None)
         raise SystemExit(128 + received[0])

@@ -25,6 +25,14 @@ def one_line(message: object, limit: int = MESSAGE_LIMIT) -> str:
     return text[:head] + marker + text[len(text) - (limit - len(marker) - head) :]
 
 
+def unimportable(package: str, error: ImportError) -> str:
+    """Why `package` did not import, truly: "is not installed" only where it is itself missing; installed but
+    missing something it imports (neuralforecast without Ray) it "cannot be imported (...)" (h140 F9)."""
+    if isinstance(error, ModuleNotFoundError) and error.name == package:
+        return "is not installed"
+    return f"cannot be imported ({one_line(error)})"
+
+
 class ForecasterWarning(UserWarning):
     """Something the user should act on that does not stop the command (a download with no checksum)."""
 

@@ -33,7 +33,7 @@ from forecaster.benchmark import (  # noqa: E402
 from forecaster.benchmark.record import INTERVAL_COLUMNS  # noqa: E402
 from forecaster.cli import main  # noqa: E402
 from forecaster.devices import machine_name  # noqa: E402
-from forecaster.errors import DataError  # noqa: E402
+from forecaster.errors import DataError, ForecasterError  # noqa: E402
 
 ILI_TEST_WINDOWS_H24 = 193 - 24 + 1  # int(0.2 * 966) test rows, stride-1 windows of horizon 24
 
@@ -198,7 +198,8 @@ def test_ray_tasks_get_their_datasets_paths_resolved_once_per_dataset(data_dir, 
             return cell
 
     errors = SimpleNamespace(RayTaskError=RuntimeError, RayError=RuntimeError)
-    fake = SimpleNamespace(cluster_resources=lambda: {"CPU": 2}, remote=lambda function: Task(),
+    fake = SimpleNamespace(cluster_resources=lambda: {"CPU": 2}, available_resources=lambda: {"CPU": 2},
+                           remote=lambda function: Task(),
                            wait=lambda running, num_returns: (running[:1], running[1:]), get=lambda cell: {},
                            exceptions=errors)  # fmt: skip
     monkeypatch.setitem(sys.modules, "ray", fake)
@@ -485,6 +486,56 @@ def test_grid_and_argument_validation(tmp_path: Path) -> None:
         grid_cells(BenchmarkConfig(models=["s3attention", "lstm"]))
     with pytest.raises(DataError, match="unknown dataset"):
         grid_cells(BenchmarkConfig(datasets=["nope"]))
+
+
+def test_a_grid_whose_out_another_command_runs_in_is_refused(data_dir: Path, tmp_path: Path, capsys) -> None:
+    """Two commands on one --out (the grid started again in another terminal) ran every cell twice and
+    recorded each row twice: the second is refused while the first holds the folder."""
+    from forecaster.atomic import held_by_this_run
+
+    out = tmp_path / "grid"
+    grid = ["benchmark", "--datasets", "ILI", "--horizons", "24", "--models", "naive", "--repeats", "1",
+            "--data-dir", str(data_dir), "--out", str(out), "--no-progress"]
+    with held_by_this_run(out, "the first command"):
+        assert main(grid) == 2
+        assert not (out / "results.csv").exists()
+    said = capsys.readouterr().err
+    assert said.startswith(f"forecaster: error: --out {out} is being trained by another run (process "), said
+    assert main(grid) == 0 and len(read_results(out / "results.csv")) == 1
+
+
+class _NotInstalled:
+    """A meta path finder for which `package` is not installed: `import` raises what it raises then."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def find_spec(self, name: str, *args: object) -> None:
+        if name.partition(".")[0] == self.package:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+@pytest.mark.parametrize(("hidden", "said"), [
+    ("ray", r"which cannot be imported \(No module named 'ray'\);"),  # neuralforecast imports Ray
+    ("neuralforecast", r"which is not installed;"),
+], ids=["ray-missing", "neuralforecast-missing"])
+def test_a_peer_model_says_truly_why_neuralforecast_is_unusable(monkeypatch, hidden: str, said: str) -> None:
+    """neuralforecast installed but Ray not was 'neuralforecast, which is not installed (No module named ray)'
+    (h140 F9): each package named as it is, missing or there but failing to import."""
+    import sys
+
+    packages = ("neuralforecast", "ray", "forecaster.integrations.neuralforecast")
+    for name in [name for name in sys.modules if name.startswith(packages)]:  # imported afresh
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NotInstalled(hidden), *sys.meta_path])
+    expected = rf"^models dlinear come from neuralforecast, {said}"
+    try:
+        with pytest.raises(ForecasterError, match=expected) as caught:
+            grid_cells(BenchmarkConfig(models=["dlinear"]))
+    finally:  # no second copy of a module the failed import reached stays for the next tests
+        for name in [name for name in sys.modules if name.startswith(packages)]:
+            del sys.modules[name]
+    assert str(caught.value).endswith("install it with `pip install 'forecaster[baselines]'`")
 
 
 def test_cli_prints_one_line_for_a_missing_dataset(tmp_path: Path, capsys) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -204,6 +206,57 @@ def test_a_grid_without_ray_installed_says_so_in_one_line(
         executors.run_on_ray([Cell("ILI", 24, "naive", 0)], config, lambda *row: None, progress)
 
 
+@pytest.mark.parametrize("failing", ["no-ray-at-the-address", "ray-not-installed"])
+def test_a_grid_whose_ray_cannot_start_writes_nothing(
+    data_dir: Path, tmp_path: Path, monkeypatch, capsys, failing: str
+) -> None:
+    """A start that failed left a new --out holding only benchmark.json, the run's settings (h140 F8): Ray
+    is started before anything is written, also for a tuned cell, whose search needs it."""
+    out = tmp_path / "new"
+    if failing == "ray-not-installed":
+        monkeypatch.setitem(sys.modules, "ray", None)
+        grid = _grid_args(data_dir, out, "s3attention-tuned")
+    else:
+        grid = _grid_args(data_dir, out, "naive", "--ray-address", f"127.0.0.1:{_free_port()}")
+    assert main(grid) == 2
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and re.match(r"forecaster: error: (--ray-address|Ray is not installed)", said[0])
+    assert not out.exists()
+
+
+def test_a_read_only_out_is_refused_before_ray_starts(
+    data_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A grid resumed in an --out that cannot be written (a read-only mount) was refused once the Ray it
+    started was up (a minute here); the folder itself is checked first (its parent was)."""
+    out = tmp_path / "grid"
+    out.mkdir()
+    writable = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != out and writable(path, mode))
+    monkeypatch.setattr(executors, "start_ray", lambda address: pytest.fail("Ray was started"))
+    assert main(_grid_args(data_dir, out, "naive,nlinear:reference", "--repeats", "1", "--jobs", "2")) == 1
+    assert capsys.readouterr().err == (f"forecaster: error: --out {out}: folder {out} is not writable; "
+                                       "expected a folder this user can write\n")
+
+
+def test_a_tuned_cell_searches_on_the_cluster_of_the_grid(monkeypatch, tmp_path: Path) -> None:
+    """`s3attention-tuned` cells of a grid with --ray-address searched on a Ray started on this machine."""
+    from forecaster.tuning import search
+
+    asked = []
+
+    def tune_forecaster(series, out, base, tuning) -> None:
+        asked.append(tuning)
+        raise KeyboardInterrupt  # enough seen
+
+    monkeypatch.setattr(search, "tune_forecaster", tune_forecaster)
+    config = BenchmarkConfig(datasets=["ILI"], horizons=(24,), models=["s3attention-tuned"], out_dir=tmp_path,
+                             jobs=3, ray_address="10.0.0.7:6379")  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        runners._run_tuned(Cell("ILI", 24, "s3attention-tuned", 0), runners.Prepared(None, 96, None), config)
+    assert [(tuning.ray_address, tuning.jobs) for tuning in asked] == [("10.0.0.7:6379", 3)]
+
+
 def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "grid"
     grid = _grid_args(data_dir, out, "s3attention,nlinear:reference", "--repeats", "1", "--max-epochs", "3",
@@ -223,23 +276,26 @@ def test_a_worker_killed_mid_cell_is_retried_and_recorded_once(data_dir: Path, t
     assert not _alive(killed)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, signum: int) -> None:
-    """Killing the command mid-grid (SIGTERM: it shuts its Ray down; SIGKILL: Ray's workers notice their
-    driver is gone) leaves no task training on, and no partial row; SIGTERM is said in one line (h84 F6)."""
+    """Stopping the command mid-grid (Ctrl-C, SIGTERM: it shuts its Ray down; SIGKILL: Ray's workers notice
+    their driver is gone) leaves no task training on, and no partial row; a stop is said in one line (h84
+    F6). Ctrl-C went unheard inside `ray.wait` (Ray drops what the CLI's handler raised): the grid ran on."""
     out = tmp_path / "results"
     command = [sys.executable, "-m", "forecaster.cli", "benchmark", "--datasets", "ILI", "--horizons",
                "24,36", "--models", "s3attention", "--repeats", "1", "--max-epochs", "10000", "--patience",
                "10000", "--jobs", "2", "--data-dir", str(data_dir), "--out", str(out), "--no-progress"]
     err = tmp_path / "stderr.txt"
-    with err.open("w") as written:
-        driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=written)
+    with err.open("w") as written:  # Ctrl-C heard as at a terminal, also where pytest runs in the background
+        driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=written,
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     tasks: list[int] = []
     try:
         _wait_until(lambda: _training(out, 2) and len(_cell_tasks()) == 2, 180, "both cells train")
         tasks = _cell_tasks()
         os.kill(driver.pid, signum)
-        assert driver.wait(timeout=60) == (128 + signum if signum == signal.SIGTERM else -signum)
+        assert driver.wait(timeout=60) == (-signum if signum == signal.SIGKILL else 128 + signum)
         _wait_until(lambda: not any(_alive(pid) for pid in tasks), 60, "the tasks have stopped")
     finally:
         driver.kill()
@@ -247,9 +303,10 @@ def test_stopping_the_benchmark_stops_its_tasks(data_dir: Path, tmp_path: Path, 
         for pid in filter(_alive, tasks):  # a failed run must not leave them training for hours
             os.kill(pid, signal.SIGKILL)
     assert read_results(out / "results.csv").empty
-    if signum == signal.SIGTERM:
+    if signum != signal.SIGKILL:
         lines = err.read_text().splitlines()
-        assert lines and lines[-1].startswith("forecaster: terminated; "), lines
+        said = "interrupted" if signum == signal.SIGINT else "terminated"
+        assert lines and lines[-1].startswith(f"forecaster: {said}; "), lines
 
 
 def _free_port() -> int:
@@ -312,6 +369,39 @@ def test_a_head_with_token_authentication_takes_the_grid(data_dir: Path, tmp_pat
     finally:
         _stop_head(port)
     assert done.returncode == 0, done.stderr[-2000:]
+    assert read_results(tmp_path / "grid" / "results.csv")["model"].tolist() == ["naive"]
+
+
+def test_a_head_without_cpus_says_the_grid_waits_and_runs_it_when_a_worker_joins(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A head started with `--num-cpus 0` and no worker had the grid wait for ever without a word (h140 F6):
+    it is said once, and the grid waits on (the head of an autoscaling cluster has no CPUs either)."""
+    ray_cli, port = str(Path(sys.executable).parent / "ray"), _free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # whatever token this machine holds
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths are under it
+    head = [ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus",
+            "0", "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", temp]
+    address = f"127.0.0.1:{port}"
+    grid = _grid_args(data_dir, tmp_path / "grid", "naive", "--repeats", "1", "--ray-address", address)
+    err, driver = tmp_path / "stderr.txt", None
+    try:
+        subprocess.run(head, check=True, capture_output=True, timeout=180, env=env)
+        with err.open("w") as written:
+            command = [sys.executable, "-m", "forecaster.cli", *grid]
+            driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=written, env=env)
+        _wait_until(lambda: "waiting for CPUs" in err.read_text(), 180, "the wait is said")
+        worker = [ray_cli, "start", "--address", address, "--num-cpus", "1", "--disable-usage-stats"]
+        subprocess.run(worker, check=True, capture_output=True, timeout=180, env=env)
+        assert driver.wait(timeout=300) == 0, err.read_text()[-2000:]
+    finally:
+        if driver is not None:
+            driver.kill()
+            driver.wait()
+        _stop_head(port)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert err.read_text().splitlines() == [
+        f"forecaster: warning: waiting for CPUs: the cluster at {address} has 0 free CPUs; each cell needs 1"]
     assert read_results(tmp_path / "grid" / "results.csv")["model"].tolist() == ["naive"]
 
 

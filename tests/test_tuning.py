@@ -164,6 +164,35 @@ def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
 
 
 @pytest.mark.slow
+def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_path: Path) -> None:
+    """A search on a head with no CPU (`ray start --head --num-cpus 0`) waited for ever without a word (h140
+    F6); the trials wait on (an autoscaling cluster adds workers), but it is said. Before local_ray (module
+    scoped): this test's Ray, of no CPU, is shut down first."""
+    ray = pytest.importorskip("ray")
+    from ray import tune
+
+    from forecaster.errors import ForecasterWarning
+    from forecaster.training.settings import TrainSettings
+    from forecaster.tuning import search
+
+    def tuner(*args, **kwargs) -> None:
+        raise KeyboardInterrupt  # the search would wait here
+
+    for name in ("RAY_AIR_NEW_OUTPUT", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "TUNE_DISABLE_SIGINT_HANDLER"):
+        monkeypatch.delenv(name, raising=False)  # what _search sets goes with the test
+    monkeypatch.setattr(tune, "Tuner", tuner)
+    ray.init(num_cpus=0, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        with pytest.warns(ForecasterWarning) as said, pytest.raises(KeyboardInterrupt):
+            search._search(None, TrainSettings(horizon=24), search.TuneSettings(), {}, {}, tmp_path)
+        address = ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+    assert [str(warning.message) for warning in said] == [
+        f"waiting for CPUs: the cluster at {address} has 0 free CPUs; each trial needs 1"]
+
+
+@pytest.mark.slow
 @pytest.mark.usefixtures("local_ray")
 def test_a_search_keeps_the_best_on_validation_and_never_reads_test(
     data_dir: Path, tmp_path: Path, capsys

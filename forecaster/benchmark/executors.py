@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from forecaster.benchmark.grid import BenchmarkConfig, Cell
+from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell
-from forecaster.cluster import quiet_lightning, sigterm_as_exit, start_ray
+from forecaster.cluster import quiet_lightning, say_if_no_cpus, start_ray, stops_as_exit
 from forecaster.errors import ForecasterError
 
 Record = Callable[[Cell, dict[str, Any]], None]
@@ -36,6 +37,31 @@ def _run_cell_on_ray(cell: Cell, config: BenchmarkConfig, threads: int) -> dict[
     return result_row(cell, run_cell(cell, prepared_for(cell, _WORKER_PREPARED, config), config))
 
 
+def on_ray(config: BenchmarkConfig, cells: list[Cell]) -> bool:
+    """Whether `cells` (none tuned) run as Ray tasks: on a cluster (--ray-address) or several at once."""
+    return bool(cells) and (config.ray_address is not None or (config.jobs > 1 and len(cells) > 1))
+
+
+@contextmanager
+def ray_for(config: BenchmarkConfig, todo: list[Cell]) -> Iterator[None]:
+    """Ray for the whole grid, started (or joined) before it writes anything where a cell needs it, a tuned
+    cell's search always: a start that failed (no Ray at --ray-address) left a new --out holding only its
+    benchmark.json (h140 F8), and the searches ran on a Ray started here, not on the cluster of --ray-address.
+    """
+    rest = [cell for cell in todo if cell.model != TUNED]
+    if not on_ray(config, rest) and len(rest) == len(todo):
+        yield
+        return
+    started_here = start_ray(config.ray_address)
+    try:
+        yield
+    finally:
+        if started_here:
+            import ray
+
+            ray.shutdown()
+
+
 def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
     """Run cells as Ray tasks, `config.jobs` at a time, each asking for its share of the cluster's CPUs (and
     of its GPUs, where it has any); this process records each row when its task returns, so a task that Ray
@@ -46,7 +72,7 @@ def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
     import ray
 
     try:
-        with sigterm_as_exit():
+        with stops_as_exit():
             _run_tasks(todo, config, record, progress)
     finally:
         if started_here:
@@ -64,6 +90,7 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
     )
     progress.start_parallel(config.jobs, threads)
     configs = for_workers(config, [cell.dataset for cell in todo])
+    say_if_no_cpus(threads, "cell", config.ray_address)
     waiting, running, error = list(reversed(todo)), {}, None
     try:
         while running or (waiting and error is None):

@@ -20,7 +20,7 @@ from forecaster.benchmark.lineup import MADE, NAIVE_MODEL, TUNED, candidates, pr
 from forecaster.benchmark.record import RESULTS_FILE, read_results
 from forecaster.checks import check_fields, default_of, parse_names, setting
 from forecaster.data.splits import PROTOCOL_SPLIT, SPLIT_SCHEMES, fitting_input_size, split_borders
-from forecaster.errors import DataError, ForecasterError
+from forecaster.errors import DataError, ForecasterError, unimportable
 from forecaster.training.settings import MAX_BAG_SEEDS, TrainerOptions, TrainSettings
 
 DEFAULT_DATASETS = ("ETTm2", "Exchange", "Weather", "ILI")
@@ -149,9 +149,10 @@ def _check_models(models: list[str]) -> None:
         try:
             from forecaster.integrations.neuralforecast import PEERS
         except ImportError as error:
+            why = unimportable("neuralforecast", error)
             raise ForecasterError(
-                f"models {', '.join(peers)} come from neuralforecast, which is not installed ({error}); "
-                "install it with `pip install 'forecaster[baselines]'`"
+                f"models {', '.join(peers)} come from neuralforecast, which {why}; install it with "
+                "`pip install 'forecaster[baselines]'`"
             ) from None
         unknown = [model for model in peers if model not in PEERS]
         if unknown:

@@ -9,8 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from forecaster.artifacts import CONFIG_FILE
-from forecaster.benchmark.executors import run_on_ray, run_sequentially
-from forecaster.benchmark.grid import BenchmarkConfig, Cell, check_settings, plan_grid, record_settings
+from forecaster.atomic import check_writable, held_by_this_run
+from forecaster.benchmark.executors import on_ray, ray_for, run_on_ray, run_sequentially
+from forecaster.benchmark.grid import (
+    BenchmarkConfig,
+    Cell,
+    GridPlan,
+    check_settings,
+    plan_grid,
+    record_settings,
+)
 from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.record import (
@@ -49,18 +57,28 @@ def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> Benchma
     """
     from forecaster.data import locate_dataset
 
-    if rerun:
-        check_settings(Path(config.out_dir), config)  # nothing is forgotten from a record it would refuse
-    forgotten = forget_rows(config, rerun)
-    plan = plan_grid(config)
-    if config.csv is None:
-        for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
-            locate_dataset(dataset, config.data_dir)
     out_dir = Path(config.out_dir)
     if (out_dir / CONFIG_FILE).is_file():  # a grid resumes its own folder, never writes into a bundle
         raise DataError(f"--out {out_dir} holds a model bundle ({CONFIG_FILE}); expected a benchmark's "
                         "folder (its results.csv) or a new one")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_writable(out_dir, f"--out {out_dir}")  # the folder itself, appended to: before Ray starts (seconds)
+    # Two commands on one --out ran every cell twice and recorded each row twice (h149); a new folder left
+    # empty (a refused grid, a Ray that failed to start) is removed.
+    with held_by_this_run(out_dir, f"--out {out_dir}"):
+        if rerun:
+            check_settings(out_dir, config)  # nothing is forgotten from a record it would refuse
+        forgotten = forget_rows(config, rerun)
+        plan = plan_grid(config)
+        if config.csv is None:
+            for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
+                locate_dataset(dataset, config.data_dir)
+        with ray_for(config, plan.todo):
+            return _run_rounds(config, plan, forgotten)
+
+
+def _run_rounds(config: BenchmarkConfig, plan: GridPlan, forgotten: list[Cell]) -> BenchmarkOutcome:
+    """Write the settings, then run the plan's cells and each further round (made rows) until none is left."""
+    out_dir = Path(config.out_dir)
     record_settings(out_dir, config)
     results_path = out_dir / RESULTS_FILE
     repair_tail(results_path)
@@ -85,9 +103,7 @@ def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> Benchma
             # A tuned cell runs its own search of `jobs` trials on Ray: it runs here, after the others.
             tuned = [cell for cell in plan.todo if cell.model == TUNED]
             rest = [cell for cell in plan.todo if cell.model != TUNED]
-            parallel = config.ray_address is not None or (config.jobs > 1 and len(rest) > 1)
-            if rest:
-                (run_on_ray if parallel else run_sequentially)(rest, config, record, progress)
+            (run_on_ray if on_ray(config, rest) else run_sequentially)(rest, config, record, progress)
             run_sequentially(tuned, config, record, progress)
         plan = plan_grid(config)
     if not outcome.ran:  # nothing new (or only refinished rows): the reports still show every row

@@ -132,7 +132,8 @@ def _run_tuned(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[
     search = Path(config.out_dir) / "tuning" / f"{cell.dataset}-h{cell.horizon}"
     if not search.exists():
         at_zero = _settings(Cell(cell.dataset, cell.horizon, cell.model, 0), config, OWN_MODEL, DEFAULT)
-        tune_forecaster(prepared.series, search, at_zero, TuneSettings(trials=TUNED_TRIALS, jobs=config.jobs))
+        tuning = TuneSettings(trials=TUNED_TRIALS, jobs=config.jobs, ray_address=config.ray_address)
+        tune_forecaster(prepared.series, search, at_zero, tuning)
     record = {"tuning": json.loads((search / KEPT_FILE).read_text())}
     settings = settings_for(_settings(cell, config, OWN_MODEL, DEFAULT), record["tuning"]["settings"])
     outcome = train_forecaster(prepared.series, bundle_dir(config, cell), settings, record)

@@ -27,7 +27,7 @@ import pandas as pd
 from forecaster.artifacts import check_out_dir, work_dir_for
 from forecaster.atomic import move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
-from forecaster.cluster import quiet_lightning, sigterm_as_exit, start_ray
+from forecaster.cluster import quiet_lightning, say_if_no_cpus, start_ray, stops_as_exit
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -48,7 +48,11 @@ class TuneSettings:
     """How the search runs (what each trial trains is a TrainSettings)."""
 
     trials: int = setting(16, "settings tried; Optuna proposes each from the trials before it", minimum=1)
-    jobs: int = setting(1, "trials at once, as Ray tasks each with its share of the CPUs and GPUs", minimum=1)
+    jobs: int = setting(
+        1, "trials at once, as Ray tasks each with its share of the CPUs and GPUs; above 1, which trials "
+        "ASHA stops and what Optuna proposes depend on which trial reports first, so a rerun may keep other "
+        "settings (1 repeats exactly)", minimum=1,
+    )
     space: Path | None = setting(
         None, "JSON or YAML file of ranges over the model's default search space (see README)", parse=Path
     )
@@ -138,6 +142,7 @@ def _search(
         tune.with_parameters(_trial, series=series, base=base, threads=threads, root=str(root / "trials")),
         {"cpu": threads, "gpu": resources.get("GPU", 0) / tuning.jobs},
     )
+    say_if_no_cpus(threads, "trial", tuning.ray_address)
     epochs = base.trainer.max_epochs
     tuner = tune.Tuner(
         trainable,
@@ -205,7 +210,7 @@ def tune_forecaster(
         try:
             if not base.trainer.verbose:  # a failed trial's reason is in trials.csv, not a traceback here
                 logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
-            with sigterm_as_exit():
+            with stops_as_exit():
                 trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
         finally:
             if started:
