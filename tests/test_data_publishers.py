@@ -1715,6 +1715,19 @@ def test_an_age_tables_open_last_group_is_no_summary_row(tmp_path, last):
     assert "summary" not in note
 
 
+def test_a_long_panels_last_short_series_below_one_named_with_a_number_is_kept(tmp_path):
+    """A long panel whose last series, 'kiosk', holds 2 rows below 'shop2': the age tables' rule (a label
+    below one holding a number is a group) took 'shop2' for a group label above 2 summary rows and dropped
+    'kiosk'; only a range above ('15 to 64') makes the rows below it a table's last group."""
+    days = pd.date_range("2024-01-01", periods=12, freq="D")
+    rows = ["id,date,y"] + [f"shop{k},{day:%Y-%m-%d},{10 * k + d}"
+                            for k in (1, 2) for d, day in enumerate(days)]  # fmt: skip
+    rows += [f"kiosk,{day:%Y-%m-%d},7" for day in days[-2:]]
+    frame, _, note = read_noted(write(tmp_path, "shops.csv", "\n".join(rows) + "\n"), id_col="id")
+    assert sorted(frame.columns) == ["kiosk", "shop1", "shop2"] and "summary" not in note
+    assert frame["kiosk"].notna().sum() == 2
+
+
 def test_a_genesis_yearly_table_is_named_by_its_variable_not_its_unit(tmp_path):
     """GENESIS' yearly table of one variable: ";Bevölkerungsstand" above ";Anzahl" (a count, its unit) above
     "31.12.2017;82792351": the series was named 'Anzahl'."""

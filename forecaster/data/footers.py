@@ -26,6 +26,7 @@ _SOURCE_ROW = re.compile(r"(?:fuentes?|notas?|sources?|notes?|quellen?|anmerkung
 _DOS_END = "\x1a"  # the end-of-file byte (^Z) DOS programs write after the last line
 _YEARS_SPAN = re.compile(rf"(\d{{4}}){SPAN_BETWEEN}(\d{{4}})")  # "2008-2022", "2008–2022"
 _COUNT = re.compile(r"(?<!\d)(?!1[89]\d\d(?!\d)|2[01]\d\d(?!\d))\d+")  # a number that is no year ("65")
+_GROUP_RANGE = re.compile(rf"(?<!\d)\d{{1,3}}{SPAN_BETWEEN}\d{{1,3}}(?!\d)")  # "15 to 64", "5-14"
 
 
 def _footnote(text: str) -> bool:
@@ -86,13 +87,14 @@ def drop_footer(raw: pd.DataFrame) -> tuple[pd.DataFrame, int, list[tuple[int, s
 
 
 def _last_group(text: str, above: pd.Series) -> bool:
-    """A group counted on from the label above it, which holds a number and is no date: an age table's last
-    row ("65 and over" below "15 to 64"; it was skipped as a summary, h142), not its total ("Total", "Total 2"
-    of note 2)."""
+    """A group counted on from the range above it: an age table's last row ("65 and over" below "15 to 64";
+    it was skipped as a summary, h142), not its total ("Total", "Total 2" of note 2). The label above is a
+    range of small numbers, no date: any label holding a number had also taken the last rows of a long
+    panel's series named with numbers for data ('short1' above 'tiny', whose 2 rows were then dropped)."""
     labels = above.dropna()
     last = str(labels.iloc[-1]).strip() if len(labels) else ""
     counted = bool(_COUNT.search(text)) and not SUMMARY_LABELS.match(text)
-    return counted and any(char.isdigit() for char in last) and not is_date(last)
+    return counted and bool(_GROUP_RANGE.search(last)) and not is_date(last)
 
 
 def _second_table(raw: pd.DataFrame) -> int:
