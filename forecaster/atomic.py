@@ -123,28 +123,36 @@ def _a_stream(path: Path) -> bool:
     return False
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, a kill, a closed terminal
+
+
+@contextlib.contextmanager
+def stops_handled_by(handler: Callable[[int, Any], Any]) -> Iterator[dict[int, Any]]:
+    """`handler` takes the STOP_SIGNALS while it lasts, in the main thread (where signals arrive; elsewhere
+    nothing changes); a stop the shell ignores (`nohup`, a job a script put in the background) stays ignored.
+    Yields the handlers it replaced, put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield {}
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS
+                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
+    try:
+        yield previous
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, signal.SIG_DFL if before is None else before)
+
+
 @contextlib.contextmanager
 def stops_deferred() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP held while a file is written and delivered after: torch's zip writer calls
     Python to write its bytes, and a stop raised there came back as a RuntimeError ("unexpected pos 64 vs 0"),
-    a stopped train said as a failed write (exit 2, not 143). Signals are handled in the main thread only;
-    those the shell ignores stay ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    a stopped train said as a failed write (exit 2, not 143)."""
     arrived: list[int] = []
-
-    def hold(signum: int, frame: object) -> None:
-        arrived.append(signum)
-
-    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {signum: signal.signal(signum, hold) for signum in stops
-                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
     try:
-        yield
+        with stops_handled_by(lambda signum, frame: arrived.append(signum)):
+            yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         if arrived:
             signal.raise_signal(arrived[0])
 
@@ -173,7 +181,7 @@ def held_by_this_run(folder: Path, what: str) -> Iterator[None]:
             handle.seek(0)
             holder = handle.read().strip() or "unknown"
             handle.close()
-            raise BundleError(f"{what} is being trained by another run (process {holder}, lock {path}); wait "
+            raise BundleError(f"{what} is in use by another run (process {holder}, lock {path}); wait "
                               "for it to end, or choose another output") from None  # fmt: skip
         with contextlib.suppress(OSError):
             if os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino:

@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import sys
-import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import forecaster
-from forecaster.atomic import recording_placed
+from forecaster.atomic import STOP_SIGNALS, recording_placed, stops_handled_by
 from forecaster.errors import DataQualityWarning, ForecasterError, RefusedError, one_line, warning_line
 
 COMMANDS = ("data", "train", "tune", "evaluate", "predict", "calibrate", "serve", "benchmark", "bench", "lra")
@@ -109,7 +108,7 @@ def _show_progress() -> None:
         logger.propagate = False
 
 
-_STOPS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+_STOPS = dict(zip(STOP_SIGNALS, ("interrupted", "terminated", "hung up"), strict=True))
 
 
 class _Stopped(BaseException):
@@ -167,16 +166,11 @@ def _stops_reported(wanted: bool) -> Iterator[None]:
     """Ctrl-C, SIGTERM and a closed terminal (SIGHUP, which ended a run without a word) as `_Stopped` while
     a command runs (in the main thread, where signals arrive); a stop the shell ignores (`nohup`, a job put
     in the background by a script) stays ignored: it took effect once the handler was in place (h41, h44)."""
-    if not wanted or threading.current_thread() is not threading.main_thread():
+    if not wanted:
         yield
         return
-    previous = {signum: signal.signal(signum, _stop) for signum in _STOPS
-                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
-    try:
+    with stops_handled_by(_stop):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _said_stopped(stopped: BaseException, placed: Sequence[Path] = ()) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from forecaster.atomic import stops_handled_by
 from forecaster.errors import ConfigError, ForecasterWarning, unimportable
 
 # Seconds to wait for a Ray head to accept a connection before refusing its address.
@@ -79,6 +80,19 @@ def start_ray(address: str | None) -> bool:
     return True
 
 
+@contextmanager
+def ray_started(address: str | None) -> Iterator[None]:
+    """Ray for the work inside (`start_ray`), shut down after it where it was started here."""
+    started = start_ray(address)
+    try:
+        yield
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+
+
 def say_if_no_cpus(needed: int, each: str, address: str | None) -> None:
     """Say once, as a warning, that the tasks wait for CPUs where the cluster has fewer free than one `each`
     needs: a head started with `--num-cpus 0` and no worker had the command wait for ever without a word
@@ -138,26 +152,18 @@ def stops_as_exit() -> Iterator[None]:
     ran on (h149). Once unwound, the handler in place before gets the signal (the CLI's says so in one line,
     h84 F2, F6), else the status is 128 + the signal (one inside `ray.wait` comes out as SystemExit(1)).
     Stops the shell ignores stay ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     received: list[int] = []
 
     def exit_on_stop(signum: int, _frame: Any) -> None:
         received.append(signum)
         raise SystemExit(128 + signum)
 
-    previous = {signum: signal.signal(signum, exit_on_stop)
-                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-                if signal.getsignal(signum) is not signal.SIG_IGN}  # fmt: skip
-    try:
-        yield
-    except BaseException:
-        if not received:
-            raise
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    with stops_handled_by(exit_on_stop) as previous:
+        try:
+            yield
+        except BaseException:
+            if not received:
+                raise
     if received:
         if callable(before := previous[received[0]]):
             before(received[0], None)

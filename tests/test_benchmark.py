@@ -215,6 +215,51 @@ def test_ray_tasks_get_their_datasets_paths_resolved_once_per_dataset(data_dir, 
         assert given.out_dir == tmp_path / "out" and given.data_dir == found(cell.dataset, data_dir).parent
 
 
+def test_ray_is_started_for_a_tuned_cell_only_where_its_search_is_still_to_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A resumed grid whose tuned cells' search was done (repeats 1.. left) trains them without Ray, as
+    before Ray was started up front for the grid: it had been started for every tuned cell (h155), and where
+    Ray is missing such a grid was refused "Ray is not installed"."""
+    from contextlib import nullcontext
+
+    from forecaster.benchmark import executors
+    from forecaster.benchmark.lineup import TUNED
+    from forecaster.benchmark.runners import tuning_dir
+
+    started = []
+    monkeypatch.setattr(executors, "ray_started", lambda address: started.append(address) or nullcontext())
+    config = BenchmarkConfig(datasets=["ILI"], out_dir=tmp_path, jobs=1)
+    cells = [Cell("ILI", 24, TUNED, 1), Cell("ILI", 24, "naive", 0)]
+    tuning_dir(config, cells[0]).mkdir(parents=True)  # its search, kept
+    with executors.ray_for(config, cells):
+        assert started == []
+    with executors.ray_for(config, [Cell("ILI", 36, TUNED, 0)]):  # a search to run: on Ray
+        assert started == [None]
+
+
+def test_each_stop_unwinds_rays_work_as_system_exit_then_reaches_the_handler_before() -> None:
+    """Inside `ray.wait` Ray drops what a signal handler raises unless it is SystemExit (the CLI's Ctrl-C went
+    unheard, h149): Ctrl-C, SIGTERM and SIGHUP each unwind as SystemExit(128 + signal), and the handler in
+    place before (the CLI's one line) is given the signal after."""
+    import signal
+
+    from forecaster.atomic import STOP_SIGNALS
+    from forecaster.cluster import stops_as_exit
+
+    seen: list[int] = []
+    for signum in STOP_SIGNALS:
+        seen.clear()
+        before = signal.signal(signum, lambda number, frame: seen.append(number))
+        try:
+            with pytest.raises(SystemExit) as caught, stops_as_exit():
+                signal.raise_signal(signum)
+                pytest.fail("the stop did not unwind")
+        finally:
+            signal.signal(signum, before)
+        assert caught.value.code == 128 + signum and seen == [signum], signum
+
+
 def test_grid_on_a_many_core_machine_drops_lightnings_dataloader_workers_advice(
     data_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
@@ -500,7 +545,7 @@ def test_a_grid_whose_out_another_command_runs_in_is_refused(data_dir: Path, tmp
         assert main(grid) == 2
         assert not (out / "results.csv").exists()
     said = capsys.readouterr().err
-    assert said.startswith(f"forecaster: error: --out {out} is being trained by another run (process "), said
+    assert said.startswith(f"forecaster: error: --out {out} is in use by another run (process "), said
     assert main(grid) == 0 and len(read_results(out / "results.csv")) == 1
 
 

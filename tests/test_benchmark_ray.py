@@ -233,7 +233,7 @@ def test_a_read_only_out_is_refused_before_ray_starts(
     out.mkdir()
     writable = os.access
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != out and writable(path, mode))
-    monkeypatch.setattr(executors, "start_ray", lambda address: pytest.fail("Ray was started"))
+    monkeypatch.setattr(executors, "ray_started", lambda address: pytest.fail("Ray was started"))
     assert main(_grid_args(data_dir, out, "naive,nlinear:reference", "--repeats", "1", "--jobs", "2")) == 1
     assert capsys.readouterr().err == (f"forecaster: error: --out {out}: folder {out} is not writable; "
                                        "expected a folder this user can write\n")

@@ -298,7 +298,7 @@ def test_a_second_train_to_the_same_output_is_refused_at_once(csv, tmp_path, cap
     out, work = tmp_path / "model", tmp_path / ".model.work"
     with held_by_this_run(work, "output model"):  # as a live run holds it
         line = refused(_train(csv, out, "--model", "naive"), capsys)
-    assert line == (f"forecaster: error: output {out} is being trained by another run (process "
+    assert line == (f"forecaster: error: output {out} is in use by another run (process "
                     f"{os.getpid()}, lock {work / LOCK_FILE}); wait for it to end, or choose another output")
     work.mkdir()
     (work / LOCK_FILE).write_text("999999999\n")  # left by a run that was killed

@@ -3,6 +3,7 @@ that naive's windows fit are forecast by the forecast that fits nothing best on 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -228,7 +229,7 @@ def test_tune_saves_the_companion_beside_the_settings_it_keeps(tmp_path, capsys,
     _panel(tmp_path / "p.csv", trend=True)
     trials = pd.DataFrame([{"number": 1, "trial": "t1", "status": "complete", "epochs": 1, "val_mse": 0.5,
                             "error": ""}])  # fmt: skip
-    monkeypatch.setattr(search, "start_ray", lambda address: False)
+    monkeypatch.setattr(search, "ray_started", lambda address: contextlib.nullcontext())
     monkeypatch.setattr(search, "_search", lambda *args: None)
     monkeypatch.setattr(search, "trial_table", lambda results: (trials, {"t1": {}}))
     with pytest.warns(DataQualityWarning):
@@ -279,7 +280,8 @@ def test_calibrate_reads_the_models_series_without_its_companions_and_load_refus
     history = pd.read_csv(tmp_path / "p.csv")
     history[history["id"].str.startswith("long")].to_csv(tmp_path / "long.csv", index=False)
     kept = (model / COMPANION / "calibration.safetensors").read_bytes()
-    with pytest.warns(DataQualityWarning, match="of its companion's series: read the 25"):
+    said = "no rows of 'short0', 'short1' of its companion's series: read the 25 others"
+    with pytest.warns(DataQualityWarning, match=said):
         code, out, err = run_cli(["calibrate", "--model", model, "--csv", tmp_path / "long.csv"], capsys)
     assert code == 0 and "written to" in out and "its companion's" not in out, err
     assert (model / COMPANION / "calibration.safetensors").read_bytes() == kept

@@ -17,8 +17,8 @@ from typing import Any
 from forecaster.benchmark.grid import BenchmarkConfig, Cell
 from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
-from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell
-from forecaster.cluster import quiet_lightning, say_if_no_cpus, start_ray, stops_as_exit
+from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell, tuning_dir
+from forecaster.cluster import quiet_lightning, ray_started, say_if_no_cpus, stops_as_exit
 from forecaster.errors import ForecasterError
 
 Record = Callable[[Cell, dict[str, Any]], None]
@@ -45,21 +45,16 @@ def on_ray(config: BenchmarkConfig, cells: list[Cell]) -> bool:
 @contextmanager
 def ray_for(config: BenchmarkConfig, todo: list[Cell]) -> Iterator[None]:
     """Ray for the whole grid, started (or joined) before it writes anything where a cell needs it, a tuned
-    cell's search always: a start that failed (no Ray at --ray-address) left a new --out holding only its
-    benchmark.json (h140 F8), and the searches ran on a Ray started here, not on the cluster of --ray-address.
-    """
+    cell whose search is still to run always: a start that failed (no Ray at --ray-address) left a new --out
+    holding only its benchmark.json (h140 F8), and the searches ran on a Ray started here, not on the cluster
+    of --ray-address."""
     rest = [cell for cell in todo if cell.model != TUNED]
-    if not on_ray(config, rest) and len(rest) == len(todo):
+    searches = [cell for cell in todo if cell.model == TUNED and not tuning_dir(config, cell).exists()]
+    if not on_ray(config, rest) and not searches:
         yield
         return
-    started_here = start_ray(config.ray_address)
-    try:
+    with ray_started(config.ray_address):
         yield
-    finally:
-        if started_here:
-            import ray
-
-            ray.shutdown()
 
 
 def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
@@ -68,15 +63,8 @@ def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
     retries after its worker died (`max_retries` RAY_RETRIES) is recorded once. A failing cell stops new
     ones, the running ones finish and are recorded, then its error is raised: no finished work is lost. An
     interruption (Ctrl-C, SIGTERM) cancels the running tasks instead: they simply run again on resume."""
-    started_here = start_ray(config.ray_address)  # first: it says in one line that Ray is not installed
-    import ray
-
-    try:
-        with stops_as_exit():
-            _run_tasks(todo, config, record, progress)
-    finally:
-        if started_here:
-            ray.shutdown()
+    with ray_started(config.ray_address), stops_as_exit():
+        _run_tasks(todo, config, record, progress)
 
 
 def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:

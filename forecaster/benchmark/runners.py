@@ -121,6 +121,11 @@ def _run_made(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[s
     return {**_product_row(outcome), "members": json.dumps(kept)}
 
 
+def tuning_dir(config: BenchmarkConfig, cell: Cell) -> Path:
+    """Where a tuned cell's search is kept (`_run_tuned`): one per dataset and horizon, run once."""
+    return Path(config.out_dir) / "tuning" / f"{cell.dataset}-h{cell.horizon}"
+
+
 def _run_tuned(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[str, Any]:
     """A row of S3Attention with the settings `forecaster tune` keeps at seed 0 (searched once per dataset
     and horizon, `config.jobs` trials at a time, under tuning/: kept.json), trained at the cell's seed."""
@@ -129,7 +134,7 @@ def _run_tuned(cell: Cell, prepared: Prepared, config: BenchmarkConfig) -> dict[
     from forecaster.training.workflows import train_forecaster
     from forecaster.tuning.search import KEPT_FILE, TuneSettings, settings_for, tune_forecaster
 
-    search = Path(config.out_dir) / "tuning" / f"{cell.dataset}-h{cell.horizon}"
+    search = tuning_dir(config, cell)
     if not search.exists():
         at_zero = _settings(Cell(cell.dataset, cell.horizon, cell.model, 0), config, OWN_MODEL, DEFAULT)
         tuning = TuneSettings(trials=TUNED_TRIALS, jobs=config.jobs, ray_address=config.ray_address)

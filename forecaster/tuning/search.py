@@ -27,7 +27,7 @@ import pandas as pd
 from forecaster.artifacts import check_out_dir, work_dir_for
 from forecaster.atomic import move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
-from forecaster.cluster import quiet_lightning, say_if_no_cpus, start_ray, stops_as_exit
+from forecaster.cluster import quiet_lightning, ray_started, say_if_no_cpus, stops_as_exit
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -206,17 +206,11 @@ def tune_forecaster(
     staged = staging_dir(out)
     try:
         series, record = split_off_short(series, base, [default], work_dir_for(staged / MODEL_DIR), None)
-        started = start_ray(tuning.ray_address)
-        try:
+        with ray_started(tuning.ray_address):
             if not base.trainer.verbose:  # a failed trial's reason is in trials.csv, not a traceback here
                 logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
             with stops_as_exit():
                 trials, settings = trial_table(_search(series, base, tuning, space, first, staged))
-        finally:
-            if started:
-                import ray
-
-                ray.shutdown()
         for work in ("search", "trials"):
             shutil.rmtree(staged / work, ignore_errors=True)
         bundle, best, choice = write_search(series, base, trials, settings, space, staged, record)
