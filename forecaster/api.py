@@ -104,10 +104,10 @@ def _before_windows(
     one's end), named in a note, and each kept one's end (its windows end at its own last value): a fit was
     given a series of no values (IndexError, h137), one that ended early refused the backtest (h141). None
     holding one: refused, saying how many windows the longest fits."""
-    rows = dict(zip(series.columns, series.own_rows(), strict=True))
-    within = [column for column, own in rows.items() if own.stop - span <= own.start]
-    if len(within) == len(rows):
-        most_rows = max(series_lengths(series))
+    lengths = dict(zip(series.columns, series_lengths(series), strict=True))
+    within = [column for column, length in lengths.items() if length <= span]
+    if len(within) == len(lengths):
+        most_rows = max(lengths.values())
         most = (most_rows - 1 - horizon) // step_size + 1
         fewer = f"at most {most} window(s) {step_size} apart" if most > 0 else "more rows than a horizon"
         raise DataError(f"{series.source}: {most_rows} rows cannot hold {windows}; expected {fewer}")
@@ -115,7 +115,7 @@ def _before_windows(
         warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
                       f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
         series = series.of_series([column for column in series.columns if column not in within])
-    return series, {column: rows[column].stop for column in series.columns}
+    return series, {column: own.stop for column, own in zip(series.columns, series.own_rows(), strict=True)}
 
 
 def _refit_every(refit: Any, n_windows: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from test_attention_zoo import RANDOM_COMPONENTS
 
 from forecaster.models import get_model
 
@@ -113,7 +114,8 @@ def test_classifier_trains_on_a_trivial_task():
     assert losses[-1] < 0.5 * losses[0]
 
 
-RANDOM_PARTS = ("left_index", "right_index", "proj_k", "proj_v", "features", "rotations")
+# What the zoo's mixers draw from their seeds, and the skeleton's sampled index sets.
+RANDOM_PARTS = {"left_index", "right_index"}.union(*RANDOM_COMPONENTS.values())
 
 
 def _random_parts(block: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forecaster.nn.attention import takes_option
+from forecaster.nn.attention import declared_options
 
 
 @dataclass(frozen=True)
@@ -113,5 +113,5 @@ def get_preset(name: str, task: str) -> TaskPreset:
 def mixer_options(preset: TaskPreset, mixer: str, given: dict[str, Any]) -> dict[str, Any]:
     """The options of `mixer` under `preset` (the attention dropout where the mixer's builder declares a
     `dropout` option, then the preset's options for it), with the `given` options winning."""
-    own = {"dropout": preset.attention_dropout} if takes_option(mixer, "dropout") else {}
+    own = {"dropout": preset.attention_dropout} if "dropout" in declared_options(mixer) else {}
     return {**own, **preset.mixer_options.get(mixer, {}), **given}

@@ -63,9 +63,9 @@ class PreLNBlock(nn.Module):
     def __init__(self, config: LRAConfig, mixer_len: int, layer: int) -> None:
         super().__init__()
         self.mixer_norm = nn.LayerNorm(config.d_model)
-        options = config.mixer_options
-        if attention.takes_option(config.mixer, "seed"):
-            options = {**options, "seed": options.get("seed", 0) + layer}
+        options, declared = config.mixer_options, attention.declared_options(config.mixer)
+        if "seed" in declared:
+            options = {**options, "seed": options.get("seed", declared["seed"].default) + layer}
         self.mixer = attention.build(
             config.mixer, d_model=config.d_model, n_heads=config.n_heads, seq_len=mixer_len, **options
         )

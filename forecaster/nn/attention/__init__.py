@@ -5,12 +5,13 @@ from forecaster.nn.attention.registry import (
     MIXERS,
     MixerSpec,
     build,
+    declared_options,
     names,
     parse_mixer_spec,
     register,
-    takes_option,
 )
 
 __all__ = [
-    "MIXERS", "MixerSpec", "MraAttention", "build", "names", "parse_mixer_spec", "register", "takes_option",
+    "MIXERS", "MixerSpec", "MraAttention", "build", "declared_options", "names", "parse_mixer_spec",
+    "register",
 ]

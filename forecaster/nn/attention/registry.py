@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +29,10 @@ register = MIXERS.register
 names = MIXERS.names
 
 
-def takes_option(name: str, option: str) -> bool:
-    """Whether the builder of mixer `name` declares `option` (a preset's dropout, a layer's seed are given
-    only to mixers that take them)."""
-    return option in inspect.signature(MIXERS.get(name)).parameters
+def declared_options(name: str) -> Mapping[str, inspect.Parameter]:
+    """The options the builder of mixer `name` declares, with their defaults (a preset's dropout, a layer's
+    seed are given only to mixers that take them)."""
+    return inspect.signature(MIXERS.get(name)).parameters
 
 
 def build(name: str, *, d_model: int, n_heads: int, seq_len: int, **options: Any) -> nn.Module:
