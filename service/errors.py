@@ -45,6 +45,14 @@ HTTP_ERROR_CODES = {
 }
 
 
+RETRY_AFTER_S = 1  # what a 503 asks a client to wait (Retry-After) before it tries again
+
+
+def shutdown_message(what: str) -> str:
+    """The message of a 503 answered because the service is shutting down: `what` it did not do."""
+    return f"the service is shutting down {what}; expected a retry (on another instance)"
+
+
 def _documented(description: str) -> dict[str, Any]:
     return {"model": ErrorResponse, "description": description}
 

@@ -11,17 +11,17 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.config import LIGHT_BODY_BYTES
-from service.errors import ApiError, api_error_response, error_response
+from service.errors import RETRY_AFTER_S, ApiError, api_error_response, error_response, shutdown_message
 from service.server import shutting_down
 
 ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
 
 
 def _retry_later(message: str, *, close: bool = False) -> JSONResponse:
-    """The 503 of each cap (`InFlightMiddleware`, `BodyLimitMiddleware`): the error shape with Retry-After;
-    `close`: the connection closes after it."""
+    """The 503 this module's middlewares answer (a cap reached, a shutdown's time up): the error shape with
+    Retry-After; `close`: the connection closes after it."""
     busy = error_response(503, "unavailable", message)
-    busy.headers["retry-after"] = "1"
+    busy.headers["retry-after"] = str(RETRY_AFTER_S)
     if close:
         busy.headers["connection"] = "close"
     return busy
@@ -69,7 +69,7 @@ class InFlightMiddleware:
         size = len(request.get("body", b""))
         if self.in_flight >= self.limit and size > LIGHT_BODY_BYTES:
             message = (f"forecasts in progress on this worker hold {self.in_flight} bytes of bodies, at "
-                       f"least --max-forecast-bytes {self.limit}; expected a retry after 1 s")
+                       f"least --max-forecast-bytes {self.limit}; expected a retry after {RETRY_AFTER_S} s")
             await _retry_later(message)(scope, receive, send)
             return
         held = size
@@ -225,10 +225,10 @@ class BodyLimitMiddleware:
 class ShutdownTimeoutMiddleware:
     """A request still in progress when a graceful shutdown reaches `timeout_s` (--shutdown-timeout-s) is
     cancelled by uvicorn, which answered its own text/plain 500 and logged the cancellation's traceback: it
-    is answered 503 (Retry-After) now, or, its answer begun, left cut short (uvicorn closes the connection and
-    logs one line). Only while the server shuts down: any other cancellation goes on. Inside
-    MetricsMiddleware, which counts the 503, and outside BodyLimitMiddleware, which holds an answer's head
-    until its body: an answer begun here has been sent."""
+    is answered 503 (Retry-After) now, or, its answer begun, left cut short (uvicorn closes the connection
+    and logs "ASGI callable returned without completing response", no traceback). Only while the server
+    shuts down: any other cancellation goes on. Inside MetricsMiddleware, which counts the 503, and outside
+    BodyLimitMiddleware, which holds an answer's head until its body: an answer begun here has been sent."""
 
     def __init__(self, app: ASGIApp, timeout_s: float):
         self.app, self.timeout_s = app, timeout_s
@@ -250,9 +250,8 @@ class ShutdownTimeoutMiddleware:
             if not shutting_down():
                 raise
             if not begun:
-                message = (f"the service is shutting down and did not finish this request within "
-                           f"--shutdown-timeout-s {self.timeout_s:g} s; expected a retry (on another "
-                           "instance)")  # fmt: skip
+                message = shutdown_message(f"and did not finish this request within --shutdown-timeout-s "
+                                           f"{self.timeout_s:g} s")  # fmt: skip
                 await _retry_later(message, close=True)(scope, receive, send)
 
 

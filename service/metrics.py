@@ -20,7 +20,7 @@ from service.errors import CLIENT_CLOSED_REQUEST
 BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # A request's scope key: the status the HTTP server (service.server) wrote on the connection itself, the app's
-# next read then saying the client left (the 503 at shutdown to a body still arriving, counted as a 499).
+# next read then saying the client left (the 503 at shutdown to a body still arriving: once counted as a 499).
 ANSWERED_BY_SERVER = "forecaster.answered_by_server"
 
 

@@ -34,7 +34,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from forecaster.errors import ConfigError, RefusedError
 from service.config import ServiceSettings
-from service.errors import HTTP_ERROR_CODES, MAX_HEAD_BYTES, error_response
+from service.errors import HTTP_ERROR_CODES, MAX_HEAD_BYTES, RETRY_AFTER_S, error_response, shutdown_message
 from service.metrics import ANSWERED_BY_SERVER
 
 # Descriptors kept free beyond connections and the backlog: bundle files, logs, the event loop, pipes,
@@ -119,16 +119,15 @@ def _settings() -> ServiceSettings:
     return ServiceSettings()
 
 
-_SHUTTING_DOWN = _answer(503, "the service is shutting down before this request's body arrived; expected a "
-                         "retry (on another instance)", "retry-after: 1\r\n")  # fmt: skip
-_UNREAD_AT_SHUTDOWN = _answer(503, "the service is shutting down and did not read this request; expected a "
-                              "retry (on another instance)", "retry-after: 1\r\n")  # fmt: skip
+_RETRY_AFTER = f"retry-after: {RETRY_AFTER_S}\r\n"
+_SHUTTING_DOWN = _answer(503, shutdown_message("before this request's body arrived"), _RETRY_AFTER)
+_UNREAD_AT_SHUTDOWN = _answer(503, shutdown_message("and did not read this request"), _RETRY_AFTER)
 
 
 @functools.cache
 def _refused(limit: int) -> bytes:
     return _answer(503, f"over {limit} connections open (--limit-concurrency); expected a retry later",
-                   "retry-after: 1\r\n")  # as the 503 of --max-buffered-bytes says it
+                   _RETRY_AFTER)  # as the 503 of --max-buffered-bytes says it
 
 
 def _cancelled(timer: asyncio.TimerHandle | None) -> None:
@@ -158,7 +157,6 @@ class HeadDeadline:
         self._write_deadline: asyncio.TimerHandle | None = None
         self._head_bytes = 0
         self._unqueued = False  # requests past MAX_PIPELINED arrived: the rest is not read
-        self._answered = False  # an answer was sent on this connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
@@ -223,7 +221,7 @@ class HeadDeadline:
         yet on it (fresh): its client, about to send or sending a request, had read end of file, no answer."""
         cycle = self.cycle
         between = cycle is None or cycle.response_complete
-        if between and not self.transport.is_closing() and (self._head_bytes or not self._answered):
+        if between and not self.transport.is_closing() and (self._head_bytes or cycle is None):
             self.transport.write(_UNREAD_AT_SHUTDOWN)
             self.transport.close(linger=True)  # type: ignore[call-arg]
             return
@@ -240,7 +238,7 @@ class HeadDeadline:
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
-        self._head_bytes, self._answered = 0, True
+        self._head_bytes = 0
         if not self.transport.is_closing():
             self._arm()
 
@@ -336,8 +334,10 @@ def answer_backlog_at_shutdown(server: Server) -> None:
     shutdown = server.shutdown
 
     async def answering(sockets: list[socket.socket] | None = None) -> None:
-        own = [each for listener in server.servers for each in getattr(listener, "sockets", None) or ()]
-        lingering = [] if sockets else await _answer_backlog(own, server.config.backlog)
+        lingering = []
+        if not sockets:  # its own listening sockets
+            own = [each for listener in server.servers for each in getattr(listener, "sockets", None) or ()]
+            lingering = await _answer_backlog(own, server.config.backlog)
         await shutdown(sockets=sockets)
         if lingering:
             await asyncio.wait(lingering, timeout=LINGER_S + 1)
