@@ -134,7 +134,7 @@ def test_the_service_answers_a_two_column_key_in_those_columns(tmp_path):
     train = ["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
              "--no-progress", "--out", str(models / "namq")]  # fmt: skip
     assert main(train) == 0
-    records = pd.read_csv(path).fillna("").to_dict(orient="records")
+    records = pd.read_csv(path).astype(object).fillna("").to_dict(orient="records")
     with serving(models) as client:
         answer = client.post("/v1/models/namq/forecast", json={"data": records})
         upload = client.post("/v1/models/namq/forecast.csv", files={"file": ("namq.csv", path.read_bytes())})
@@ -248,7 +248,7 @@ def test_the_records_route_caps_each_series_of_a_long_model(tmp_path):
     assert main(["train", "--csv", str(path), "--model", "naive", "--horizon", "2", "--input-size", "4",
                  "--no-progress", "--out", str(tmp_path / "namq")]) == 0  # fmt: skip
     data = load_bundle(tmp_path / "namq").data
-    records = pd.read_csv(path).fillna("").to_dict(orient="records")
+    records = pd.read_csv(path).astype(object).fillna("").to_dict(orient="records")
     de = [record for record in records if (record["na_item"], record["geo"]) == ("B1GQ", "DE")]
     check_records(data, records, 40)  # 40 records of each of the 6 series
     with pytest.raises(ApiError, match="series 'B1GQ/DE' has 40 records; expected at most 30 per series"):
