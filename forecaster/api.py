@@ -104,7 +104,8 @@ def _before_windows(
     one's end), named in a note, and each kept one's end (its windows end at its own last value): a fit was
     given a series of no values (IndexError, h137), one that ended early refused the backtest (h141). None
     holding one: refused, saying how many windows the longest fits."""
-    lengths = dict(zip(series.columns, series_lengths(series), strict=True))
+    own = dict(zip(series.columns, series.own_rows(), strict=True))  # read once: lengths and ends
+    lengths = dict(zip(own, series_lengths(series, list(own.values())), strict=True))
     within = [column for column, length in lengths.items() if length <= span]
     if len(within) == len(lengths):
         most_rows = max(lengths.values())
@@ -115,7 +116,7 @@ def _before_windows(
         warnings.warn(f"{series.source}: note: series {some(list(map(repr, within)))} hold no row before the "
                       f"{windows}: not backtested", DataQualityWarning, stacklevel=3)  # fmt: skip
         series = series.of_series([column for column in series.columns if column not in within])
-    return series, {column: own.stop for column, own in zip(series.columns, series.own_rows(), strict=True)}
+    return series, {column: own[column].stop for column in series.columns}
 
 
 def _refit_every(refit: Any, n_windows: int) -> int:

@@ -210,9 +210,10 @@ def _kept_length(lengths: list[int]) -> int:
     return lengths[int((1 - KEPT_SERIES) * len(lengths))]
 
 
-def series_lengths(series: TimeSeries) -> list[int]:
-    """Each target's rows from its first value to its last (`TimeSeries.own_rows`): an independent series'."""
-    return [rows.stop - rows.start for rows in series.own_rows()]
+def series_lengths(series: TimeSeries, own: list[slice] | None = None) -> list[int]:
+    """Each target's rows from its first value to its last (`TimeSeries.own_rows`, or `own` where the caller
+    holds them already): an independent series'."""
+    return [rows.stop - rows.start for rows in (series.own_rows() if own is None else own)]
 
 
 def split_borders(
