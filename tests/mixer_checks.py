@@ -30,3 +30,25 @@ def assert_padding_cannot_reach_valid_outputs(
     torch.testing.assert_close(out_garbage[mask], out[mask], atol=atol, rtol=rtol)
     if zero_at_padding:
         assert out[~mask].abs().max() == 0
+
+
+# Padded values that a 0/1 mask would turn into NaN (0 * inf = NaN), and one whose products overflow.
+OVERFLOWING = (float("inf"), float("-inf"), float("nan"), 1e30)
+
+
+def assert_overflowing_padding_cannot_reach_valid_outputs(
+    mixer: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, *, zero_at_padding: bool = True
+) -> None:
+    """Padded inputs of inf, -inf, NaN or 1e30 leave the valid outputs finite and equal to the oracle's, the
+    same mixer with the padding set to 0; padded outputs are 0 if asked. Each run sees the same torch seed."""
+    outputs = []
+    for value in (0.0, *OVERFLOWING):
+        torch.manual_seed(0)
+        with torch.no_grad():
+            outputs.append(mixer(x.masked_fill(~mask[..., None], value), key_padding_mask=mask))
+    oracle, *overflowing = outputs
+    for value, out in zip(OVERFLOWING, overflowing, strict=True):
+        assert torch.isfinite(out[mask]).all(), f"padding of {value} reached valid outputs"
+        torch.testing.assert_close(out[mask], oracle[mask], atol=1e-6, rtol=1e-6, msg=f"padding of {value}")
+        if zero_at_padding:
+            assert (out[~mask] == 0).all(), f"padding of {value}"

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from mixer_checks import assert_padding_cannot_reach_valid_outputs
+from mixer_checks import (
+    assert_overflowing_padding_cannot_reach_valid_outputs,
+    assert_padding_cannot_reach_valid_outputs,
+)
 
 from forecaster.nn import attention
 from forecaster.nn.attention.lowrank import iterative_pinv
@@ -92,6 +95,21 @@ def test_padded_values_do_not_change_real_outputs(name, mode):
     )
 
 
+# Every registered mixer, and the skeleton mixer's reference LRA block.
+EVERY_MIXER = [*((name, {}) for name in attention.names()), ("skeleton", {"block": "reference"})]
+EVERY_MIXER_ID = [f"{name}{'-reference' * bool(options)}" for name, options in EVERY_MIXER]
+
+
+@pytest.mark.parametrize(("name", "options"), EVERY_MIXER, ids=EVERY_MIXER_ID)
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_inf_or_nan_under_the_padding_reaches_no_valid_output(name, options, mode):
+    """Padding zeroed by multiplying with a 0/1 mask leaked 0 * inf = NaN into every valid output."""
+    x, mask = _inputs()
+    mixer = _build(name, **options).train(mode == "train")
+    zero_at_padding = not (name == "skeleton" and not options)  # the forecasting block leaves them computed
+    assert_overflowing_padding_cannot_reach_valid_outputs(mixer, x, mask, zero_at_padding=zero_at_padding)
+
+
 @pytest.mark.parametrize("name", ZOO)
 def test_same_seed_same_function(name):
     x, mask = _inputs()
@@ -118,14 +136,15 @@ def test_random_components_follow_the_seed_option(name):
     assert (base(x, mask) - other_seed(x, mask)).abs().max() > 1e-4
 
 
-def test_performer_redraw_features_changes_the_buffer_reproducibly():
-    first, second = _build("performer"), _build("performer")
-    before = first.features.clone()
-    first.redraw_features()
-    second.redraw_features()
-    assert (first.features - before).abs().max() > 0.1
-    torch.testing.assert_close(first.features, second.features, atol=0, rtol=0)
-    assert "features" in first.state_dict()
+@pytest.mark.parametrize(("name", "component"), [("performer", "features"), ("reformer", "rotations")])
+def test_redraw_changes_the_saved_buffer_reproducibly(name, component):
+    first, second = _build(name), _build(name)
+    before = getattr(first, component).clone()
+    first.redraw()
+    second.redraw()
+    assert (getattr(first, component) - before).abs().max() > 0.1
+    torch.testing.assert_close(getattr(first, component), getattr(second, component), atol=0, rtol=0)
+    assert component in first.state_dict()
 
 
 def _dense_attention(q, k, v, allowed):

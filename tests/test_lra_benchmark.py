@@ -22,6 +22,7 @@ from forecaster.lra.benchmark import (
 from forecaster.lra.presets import PRESETS
 from forecaster.lra.settings import LRASettings, apply_preset
 from forecaster.lra.tasks import TASKS
+from forecaster.nn.attention import names as mixer_names
 
 TINY = ["--steps", "2", "--batch-size", "4", "--seq-len", "40", "--n-train", "8", "--n-eval", "4",
         "--d-model", "16", "--mlp-dim", "16", "--hidden-dim", "16", "--no-progress"]  # fmt: skip
@@ -51,8 +52,26 @@ def test_paper_preset_is_paper_001_table_8_on_the_lra_code():
     # Text: dropout 0.5 / 0.1 / 0.5; the attention dropout reaches mixers that declare one, and no other.
     _, softmax = apply_preset(LRASettings(task="text", mixer="softmax", preset="paper"), {})
     assert softmax["dropout"] == 0.5 and softmax["mixer_options"] == {"dropout": 0.1}
-    _, tnn = apply_preset(LRASettings(task="text", mixer="tnn", preset="paper"), {})
-    assert tnn["mixer_options"] == {}
+
+
+# The mixers whose reference code has no attention dropout, and where that code puts its one dropout.
+_TNN = "OpenNLPLab/Tnn run_task.sh passes its one dropout to model.dropout, the blocks' residual dropout"
+NO_ATTENTION_DROPOUT = {
+    "tnn": _TNN,
+    "ski_tnn": f"paper 003 trains SKI-TNN on the TNN code and settings: {_TNN}",
+    "fd_tnn": f"paper 003 trains FD-TNN on the TNN code and settings: {_TNN}",
+    "mra2": "mlpen/mra-attention's Attention has no dropout; its LRA configs set only the blocks' dropout",
+    "mra2_s": "the MRA-2 code with approx_mode sparse",
+}
+
+
+@pytest.mark.parametrize("mixer", sorted(mixer_names()))
+def test_paper_attention_dropout_reaches_the_mixers_whose_reference_has_one(mixer):
+    """Every other mixer drops attention weights (or, without weights, the mixed values) in its reference."""
+    _, model = apply_preset(LRASettings(task="text", mixer=mixer, preset="paper"), {})
+    assert model["dropout"] == 0.5  # the embedding dropout, which every classifier takes
+    assert ("dropout" in model["mixer_options"]) == (mixer not in NO_ATTENTION_DROPOUT), (
+        NO_ATTENTION_DROPOUT.get(mixer, "the reference has an attention dropout"))
 
 
 def test_default_preset_follows_the_measured_evidence_and_given_values_win():

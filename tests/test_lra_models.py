@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from test_attention_zoo import RANDOM_COMPONENTS
 
 from forecaster.models import get_model
+from forecaster.nn import attention
 
 SEQ_LEN = 32
 
@@ -44,6 +45,22 @@ def test_padding_tokens_and_short_inputs_do_not_change_logits(mixer, pooling):
     garbage = torch.where(tokens == 0, torch.randint(1, 20, tokens.shape), tokens)
     torch.testing.assert_close(model(garbage, tokens != 0), logits, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(model(tokens[2:, :9]), logits[2:], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mixer", sorted(attention.names()))
+@pytest.mark.parametrize("pooling", ["mean", "mean-all"])
+def test_an_inf_padding_embedding_leaves_the_logits_of_the_cut_off_input(mixer, pooling):
+    """The pad token's embedding set to inf: padded positions of the residual stream turn inf and NaN, which
+    a mixer or the pooling that zeroes them by multiplying with the mask carried into every logit."""
+    options = {"reformer": {"chunk_len": 8}, "nystromformer": {"n_landmarks": 8}}.get(mixer, {})
+    model = _classifier(mixer, pooling=pooling, mixer_options=options)
+    tokens = _tokens()
+    with torch.no_grad():
+        cut_off = model(tokens[2:, :9])  # padded to seq_len internally with zero embeddings
+        model.encoder.embedding.weight[0] = float("inf")
+        logits = model(tokens)
+    assert torch.isfinite(logits).all()
+    torch.testing.assert_close(logits[2:], cut_off, atol=1e-5, rtol=1e-5)
 
 
 def test_mean_pooling_averages_real_tokens_only():

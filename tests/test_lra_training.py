@@ -21,7 +21,10 @@ from forecaster.devices import machine_name
 from forecaster.errors import BundleError
 from forecaster.lra.settings import LRASettings
 from forecaster.lra.training import train_lra, warmup_linear_decay
+from forecaster.models.lra import LRAClassifier, LRAConfig
+from forecaster.nn import attention
 from forecaster.nn.attention import parse_mixer_spec
+from forecaster.nn.attention.base import redraw_random_components
 
 
 def test_warmup_then_linear_decay():
@@ -68,6 +71,53 @@ def test_train_lra_pixels_and_retrieval_pairs(tmp_path):
     )
     assert pairs["n_train"] == 6
     assert load_bundle(tmp_path / "ret", task="classify").model_name == "lra_dual_classifier"
+
+
+def _tiny_listops_run(tmp_path, name: str, mixer: str, mixer_options: dict) -> torch.nn.Module:
+    """The classifier saved by 4 training steps (16 samples, batch 4)."""
+    settings = LRASettings(task="listops", mixer=mixer, steps=4, batch_size=4, seq_len=48, n_train=16,
+                           n_eval=4, out=tmp_path / name, cache_dir=tmp_path / "cache",
+                           progress=False)  # fmt: skip
+    train_lra(settings, d_model=16, mlp_dim=16, hidden_dim=16, mixer_options=mixer_options)
+    return load_bundle(tmp_path / name, task="classify").model
+
+
+@pytest.mark.parametrize(
+    ("mixer", "options", "component", "redraws"),
+    [
+        ("reformer", {"chunk_len": 8}, "rotations", 3),  # before steps 1, 2 and 3 of 0..3
+        ("performer", {"n_features": 8, "redraw_interval": 2}, "features", 1),  # before step 2
+    ],
+)
+def test_training_redraws_the_random_components_on_schedule_and_reruns_save_the_same(
+    tmp_path, mixer, options, component, redraws
+):
+    """Reformer hashes with new rotations every training step and Performer redraws its features every
+    redraw_interval steps, as their reference codes do; each layer's draws come from its seeded generator,
+    so a rerun saves the same weights, and the saved buffer is the last one trained with."""
+    first = _tiny_listops_run(tmp_path, "first", mixer, options)
+    second = _tiny_listops_run(tmp_path, "second", mixer, options)
+    for name, tensor in first.state_dict().items():
+        torch.testing.assert_close(second.state_dict()[name], tensor, atol=0, rtol=0, msg=name)
+    fresh = type(first)(first.config)  # the draws the layers start from
+    for block, trained in zip(fresh.encoder.blocks, first.encoder.blocks, strict=True):
+        start = getattr(block.mixer, component).clone()
+        for _ in range(redraws):
+            block.mixer.redraw()
+        assert not torch.equal(getattr(block.mixer, component), start)
+        torch.testing.assert_close(getattr(trained.mixer, component), getattr(block.mixer, component),
+                                   atol=0, rtol=0)  # fmt: skip
+
+
+def test_redraw_interval_zero_keeps_the_first_draw():
+    model = LRAClassifier(LRAConfig(mixer="reformer", seq_len=32, vocab_size=20, d_model=16,
+                                    mixer_options={"chunk_len": 8, "redraw_interval": 0}))  # fmt: skip
+    start = [block.mixer.rotations.clone() for block in model.encoder.blocks]
+    assert redraw_random_components(model, step=5) == 0
+    for block, first_draw in zip(model.encoder.blocks, start, strict=True):
+        assert torch.equal(block.mixer.rotations, first_draw)
+    with pytest.raises(ValueError, match="redraw_interval must be an integer >= 0"):
+        attention.build("performer", d_model=8, n_heads=2, seq_len=8, redraw_interval=-1)
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from mixer_checks import assert_overflowing_padding_cannot_reach_valid_outputs
 from torch.nn import functional as F
 
 from forecaster.nn import S3AttentionMixer, SkeletonAttention
@@ -103,6 +104,19 @@ def test_padded_values_do_not_influence_valid_outputs() -> None:
     out, out_noisy = module(x, mask), module(noisy, mask)
     torch.testing.assert_close(out[mask], out_noisy[mask], rtol=0, atol=1e-12)
     assert not torch.allclose(module(x)[mask], module(noisy)[mask]), "without the mask padding leaks"
+
+
+def test_inf_or_nan_under_the_padding_reaches_no_valid_output() -> None:
+    """The row branch weighted padded sampled values by 0 and the column branch summed padded queries times
+    zeroed keys: 0 * inf = NaN in both."""
+    torch.manual_seed(2)
+    length, d_model = 20, 8
+    module = SkeletonAttention(d_model, 2, length, left_rank=8, right_rank=3, seed=5).eval()
+    mask = _mask_with_padding(3, length, [20, 13, 7])
+    assert (~mask[:, module.left_index]).any(), "the sampled keys must include padded positions"
+    assert_overflowing_padding_cannot_reach_valid_outputs(
+        module, torch.randn(3, length, d_model), mask, zero_at_padding=False
+    )
 
 
 def test_mask_equals_attention_over_the_valid_tokens_only() -> None:

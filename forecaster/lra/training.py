@@ -30,6 +30,7 @@ from forecaster.devices import machine_name
 from forecaster.lra.settings import LRASettings, apply_preset
 from forecaster.lra.tasks import TaskData, load_task
 from forecaster.models.lra import LRAClassifier, LRAConfig, LRADualClassifier
+from forecaster.nn.attention.base import redraw_random_components
 from forecaster.tensor_checks import check_model_size
 from forecaster.training.graphs import GraphedStep, adamw, use_cuda_graphs
 from forecaster.training.trainer import TrainingLog
@@ -115,6 +116,11 @@ class LRAModule(L.LightningModule):
             batch_size=batch_size,
         )
         return loss
+
+    def on_train_batch_start(self, batch: dict[str, Tensor], batch_idx: int) -> None:
+        """Mixers redraw their random components on their schedule (Reformer's rotations every step,
+        Performer's features every 1000), in place, outside any CUDA graph, which reads the same buffers."""
+        redraw_random_components(self.model, self.global_step)
 
     def training_step(self, batch: dict[str, Tensor], batch_idx: int) -> Tensor:
         return self._step(batch, "train")

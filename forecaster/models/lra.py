@@ -138,9 +138,9 @@ class LRAEncoder(nn.Module):
         x = self.norm(x)
         if self.use_cls:
             return x[:, 0]
-        weights = mask.to(x.dtype)[..., None]
-        count = x.shape[1] if self.config.pooling == "mean-all" else weights.sum(dim=1).clamp(min=1.0)
-        return (x * weights).sum(dim=1) / count
+        real = mask[..., None]
+        count = x.shape[1] if self.config.pooling == "mean-all" else real.sum(dim=1).clamp(min=1).to(x.dtype)
+        return x.masked_fill(~real, 0.0).sum(dim=1) / count  # masked_fill: 0 * inf or NaN is NaN
 
 
 def _head(in_features: int, config: LRAConfig) -> nn.Sequential:

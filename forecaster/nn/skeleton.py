@@ -93,15 +93,18 @@ class SkeletonAttention(nn.Module):
         softmax over an innermost axis as short as left_rank is about 10x slower (measured, torch 2.13).
         """
         sampled_key = key.index_select(1, self.left_index)  # (B, s1, h, hd): only s1 tokens are gathered
+        sampled_value = value.index_select(1, self.left_index)
         scores = torch.einsum("blhd,bshd->bslh", query, sampled_key) / math.sqrt(self.head_dim)
         if mask is None:
             weights = torch.softmax(scores, dim=1)
         else:
             valid = mask.index_select(1, self.left_index)[:, :, None, None]
-            # A finite fill keeps all-padding rows defined (uniform); multiplying by `valid` then zeroes them.
+            # A finite fill keeps all-padding rows defined (uniform); masked_fill then zeroes them, and
+            # the padded sampled values (a 0 weight times an inf or NaN value would still be NaN).
             scores = scores.masked_fill(~valid, torch.finfo(scores.dtype).min)
-            weights = torch.softmax(scores, dim=1) * valid
-        return torch.einsum("bslh,bshd->blhd", self.dropout(weights), value.index_select(1, self.left_index))
+            weights = torch.softmax(scores, dim=1).masked_fill(~valid, 0.0)
+            sampled_value = sampled_value.masked_fill(~valid, 0.0)
+        return torch.einsum("bslh,bshd->blhd", self.dropout(weights), sampled_value)
 
     def _column_attention(
         self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None
@@ -113,7 +116,8 @@ class SkeletonAttention(nn.Module):
         if self.right_index.numel() < self.head_dim:  # else every dim is sampled and the order is irrelevant
             key = key.index_select(-1, self.right_index)
             value = value.index_select(-1, self.right_index)
-        if mask is not None:
+        if mask is not None:  # both factors: the sums over tokens see padded queries times zeroed keys
+            query = query.masked_fill(~mask[:, :, None, None], 0.0)
             key = key.masked_fill(~mask[:, :, None, None], 0.0)
         scores = torch.einsum("blhd,blht->bthd", query, key) / math.sqrt(self.seq_len)
         weights = self.dropout(torch.softmax(scores, dim=1))

@@ -17,7 +17,14 @@ from torch import Tensor, nn
 
 from forecaster.checks import check_choice
 from forecaster.errors import ConfigError
-from forecaster.nn.attention.base import MultiHeadMixer, check_inputs, merge_heads, split_heads, zero_padded
+from forecaster.nn.attention.base import (
+    MultiHeadMixer,
+    check_inputs,
+    merge_heads,
+    split_heads,
+    zero_padded,
+    zero_padded_heads,
+)
 from forecaster.nn.attention.registry import register
 from forecaster.nn.skeleton import S3AttentionMixer, SkeletonAttention, register_index_sets
 from forecaster.nn.smoother import Smoother
@@ -53,9 +60,7 @@ class ReferenceSkeletonAttention(MultiHeadMixer):
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
         """(B, h, n, hd) queries, keys, values -> (B, h, n, hd)."""
-        if key_padding_mask is not None:
-            keep = key_padding_mask[:, None, :, None].to(k.dtype)
-            k, v = k * keep, v * keep
+        k, v = zero_padded_heads(k, key_padding_mask), zero_padded_heads(v, key_padding_mask)
         row_key, row_value = k[:, :, self.left_index], v[:, :, self.left_index]  # (B, h, s1, hd)
         row_weights = torch.softmax(q @ row_key.transpose(-1, -2) / math.sqrt(self.head_dim), dim=-1)
         row = self.dropout(row_weights) @ row_value

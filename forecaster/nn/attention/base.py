@@ -2,11 +2,13 @@
 
 Every mixer is built by `forecaster.nn.attention.build(name, d_model=, n_heads=, seq_len=, **options)` and
 called as `mixer(x, key_padding_mask=None)` on x (B, n, d_model) with mask (B, n) bool, True = real token.
-Padded positions never influence the outputs at real positions (padded keys and values are zeroed or masked
-before they are mixed), and the outputs at padded positions are zero, except those of the `skeleton` mixer's
+Padded positions never influence the outputs at real positions, even where they hold inf or NaN: padded
+keys and values are zeroed by masked_fill (never by multiplying with the mask: 0 * inf = NaN) or masked
+before they are mixed. The outputs at padded positions are zero, except those of the `skeleton` mixer's
 default forecasting block, which leaves them as computed (the LRA encoder's pooling drops them). Random
 components (Performer features, Reformer rotations, Linformer projections) come from the module's own seeded
-generator, so two mixers built with the same options are the same function.
+generator, so two mixers built with the same options are the same function; LRA training redraws Performer's
+and Reformer's on their `redraw_interval` (`redraw_random_components`).
 """
 
 from __future__ import annotations
@@ -43,11 +45,31 @@ def merge_heads(x: Tensor) -> Tensor:
 
 
 def zero_padded(x: Tensor, key_padding_mask: Tensor | None) -> Tensor:
-    return x if key_padding_mask is None else x * key_padding_mask[..., None].to(x.dtype)
+    """x (B, n, D) with the padded positions set to 0 by masked_fill: multiplying by a 0/1 mask would
+    carry an inf or NaN under the padding (0 * inf = NaN) into every sum it enters."""
+    return x if key_padding_mask is None else x.masked_fill(~key_padding_mask[..., None], 0.0)
+
+
+def zero_padded_heads(x: Tensor, key_padding_mask: Tensor | None) -> Tensor:
+    """`zero_padded` for per-head tensors (B, h, n, hd)."""
+    return x if key_padding_mask is None else x.masked_fill(~key_padding_mask[:, None, :, None], 0.0)
 
 
 def seeded_generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
+
+
+def redraw_random_components(model: nn.Module, step: int) -> int:
+    """Before training step `step` (> 0), redraw the random components of every mixer in `model` whose
+    `redraw_interval` divides it, in place and from the mixer's own seeded generator: a rerun draws the same
+    sequence, and the buffer saved after training is the last one trained with. Returns how many redrew."""
+    due = [
+        module for module in model.modules()
+        if step > 0 and getattr(module, "redraw_interval", 0) and step % module.redraw_interval == 0
+    ]
+    for module in due:
+        module.redraw()
+    return len(due)
 
 
 class MultiHeadMixer(nn.Module, abc.ABC):

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from forecaster.nn.attention.base import MultiHeadMixer, seeded_generator
+from forecaster.checks import check_int
+from forecaster.nn.attention.base import MultiHeadMixer, seeded_generator, zero_padded_heads
 from forecaster.nn.attention.registry import register
 
 
@@ -30,7 +31,9 @@ class PerformerAttention(MultiHeadMixer):
 
     softmax(q k^T / sqrt(hd)) is estimated without bias by positive random features
     phi(x) = exp(w^T x - |x|^2 / 2) / sqrt(m) with orthogonal w; cost is linear in n. The features live in
-    a buffer (saved with the weights); `redraw_features()` draws new ones from the module's seeded generator.
+    a buffer (saved with the weights); `redraw()` draws new ones from the module's seeded generator, which LRA
+    training does every `redraw_interval` steps as performer-pytorch's feature_redraw_interval (default
+    1000) does; 0 never redraws, as the Nystromformer LRA code, which calls its FastAttention directly.
     Padded keys are zeroed and their features removed.
     """
 
@@ -43,14 +46,16 @@ class PerformerAttention(MultiHeadMixer):
         n_features: int = 256,
         seed: int = 0,
         eps: float = 1e-6,
+        redraw_interval: int = 1000,
     ) -> None:
         super().__init__(d_model, n_heads, seq_len, dropout)
         self.n_features, self.eps = n_features, eps
+        self.redraw_interval = check_int("performer redraw_interval", redraw_interval, minimum=0)
         self._generator = seeded_generator(seed)
         self.register_buffer("features", _orthogonal_gaussian(n_features, self.head_dim, self._generator))
 
-    def redraw_features(self) -> None:
-        """Draw fresh random features (Performer redraws them periodically during training)."""
+    def redraw(self) -> None:
+        """Draw fresh random features in place (Performer redraws them periodically during training)."""
         drawn = _orthogonal_gaussian(self.n_features, self.head_dim, self._generator)
         self.features.copy_(drawn.to(self.features))
 
@@ -63,13 +68,9 @@ class PerformerAttention(MultiHeadMixer):
         return (torch.exp(projected - half_norm - shift) + self.eps) / math.sqrt(self.n_features)
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
-        if key_padding_mask is not None:
-            keep = key_padding_mask[:, None, :, None].to(k.dtype)
-            k, v = k * keep, v * keep
+        k, v = zero_padded_heads(k, key_padding_mask), zero_padded_heads(v, key_padding_mask)
         phi_q = self._feature_map(q, stabilizer_dims=(-1,))
-        phi_k = self._feature_map(k, stabilizer_dims=(-2, -1))
-        if key_padding_mask is not None:
-            phi_k = phi_k * keep
+        phi_k = zero_padded_heads(self._feature_map(k, stabilizer_dims=(-2, -1)), key_padding_mask)
         context = torch.einsum("bhnm,bhnd->bhmd", phi_k, v)
         normalizer = torch.einsum("bhnm,bhm->bhn", phi_q, phi_k.sum(dim=2))
         return self.dropout(torch.einsum("bhnm,bhmd->bhnd", phi_q, context) / normalizer[..., None])
@@ -91,9 +92,7 @@ class LinearAttention(MultiHeadMixer):
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
         phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
-        if key_padding_mask is not None:
-            keep = key_padding_mask[:, None, :, None].to(k.dtype)
-            phi_k, v = phi_k * keep, v * keep
+        phi_k, v = zero_padded_heads(phi_k, key_padding_mask), zero_padded_heads(v, key_padding_mask)
         context = torch.einsum("bhnm,bhnd->bhmd", phi_k, v)
         normalizer = torch.einsum("bhnm,bhm->bhn", phi_q, phi_k.sum(dim=2)) + self.eps
         return self.dropout(torch.einsum("bhnm,bhmd->bhnd", phi_q, context) / normalizer[..., None])

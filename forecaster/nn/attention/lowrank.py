@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from forecaster.nn.attention.base import MultiHeadMixer, seeded_generator
+from forecaster.nn.attention.base import MultiHeadMixer, seeded_generator, zero_padded_heads
 from forecaster.nn.attention.registry import register
 
 
@@ -41,9 +41,7 @@ class LinformerAttention(MultiHeadMixer):
         length = k.shape[2]
         if length > self.seq_len:
             raise ValueError(f"linformer was built for seq_len={self.seq_len}, got length {length}")
-        if key_padding_mask is not None:
-            keep = key_padding_mask[:, None, :, None].to(k.dtype)
-            k, v = k * keep, v * keep
+        k, v = zero_padded_heads(k, key_padding_mask), zero_padded_heads(v, key_padding_mask)
         k = torch.einsum("hpn,bhnd->bhpd", self.proj_k[:, :, :length], k)
         v = torch.einsum("hpn,bhnd->bhpd", self.proj_v[:, :, :length], v)
         dropout_p = self.dropout.p if self.training else 0.0
@@ -111,9 +109,7 @@ class NystromAttention(MultiHeadMixer):
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
         scale = self.head_dim**-0.25
         q, k = q * scale, k * scale
-        if key_padding_mask is not None:
-            keep = key_padding_mask[:, None, :, None].to(q.dtype)
-            q, k, v = q * keep, k * keep, v * keep
+        q, k, v = (zero_padded_heads(part, key_padding_mask) for part in (q, k, v))
         n_landmarks = min(self.n_landmarks, q.shape[2])
         q_landmarks, k_landmarks = _segment_means(q, n_landmarks), _segment_means(k, n_landmarks)
         kernel_1 = torch.softmax(q @ k_landmarks.transpose(-1, -2), dim=-1)

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from forecaster.checks import check_choice, check_int
-from forecaster.nn.attention.base import MultiHeadMixer, check_key_padding_mask
+from forecaster.nn.attention.base import MultiHeadMixer, check_key_padding_mask, zero_padded_heads
 from forecaster.nn.attention.registry import register
 
 APPROXIMATIONS = ("full", "sparse")
@@ -54,6 +54,14 @@ class MraAttention(nn.Module):
         self.prior_first = prior_first
         self.prior_diagonal = prior_diagonal
 
+    @staticmethod
+    def _real_only(key_padding_mask: Tensor | None, *tensors: Tensor) -> list[Tensor]:
+        """The (B, h, n, d) tensors with padded tokens set to 0 by masked_fill: the block means and block
+        products below multiply padded tokens by 0 weights, and 0 * inf or NaN would be NaN."""
+        batch, _, n, _ = tensors[0].shape
+        check_key_padding_mask(key_padding_mask, batch, n)
+        return [zero_padded_heads(tensor, key_padding_mask) for tensor in tensors]
+
     def _blocks(self, x: Tensor, n_blocks: int) -> Tensor:
         """(B, h, n, d) -> (B, h, n_blocks, block_size, d), zero-padded at the end."""
         batch, heads, n, dim = x.shape
@@ -65,8 +73,6 @@ class MraAttention(nn.Module):
         batch, _, n, _ = q.shape
         if key_padding_mask is None:
             key_padding_mask = torch.ones(batch, n, dtype=torch.bool, device=q.device)
-        else:
-            check_key_padding_mask(key_padding_mask, batch, n)
         mask = torch.nn.functional.pad(key_padding_mask, (0, n_blocks * self.block_size - n), value=False)
         return mask.view(batch, n_blocks, self.block_size)
 
@@ -100,12 +106,14 @@ class MraAttention(nn.Module):
 
     def select_blocks(self, q: Tensor, k: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
         """The blocks that get exact logits, as flat ids row * n_blocks + col of shape (B, h, budget)."""
+        q, k = self._real_only(key_padding_mask, q, k)
         coarse, mask, _ = self._coarse(q, k, key_padding_mask)
         return self._select(coarse, mask)
 
     def forward(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
         """(B, h, n, d) x3 -> (B, h, n, d) approximate softmax(Q K^T / sqrt(d)) V."""
         batch, heads, n, dim = q.shape
+        q, k, v = self._real_only(key_padding_mask, q, k, v)
         coarse, mask, n_blocks = self._coarse(q, k, key_padding_mask)
         selected = self._select(coarse, mask)
         bs = self.block_size
@@ -160,12 +168,16 @@ class MraAttention(nn.Module):
 
         query_real = mask[:, None] & (denominator > 0)
         out = numerator / torch.where(query_real, denominator, torch.ones_like(denominator))[..., None]
-        out = out * query_real[..., None].to(out.dtype)
+        out = out.masked_fill(~query_real[..., None], 0.0)
         return out.reshape(batch, heads, n_blocks * bs, dim)[:, :, :n]
 
 
 class MraMixer(MultiHeadMixer):
-    """MRA attention with the zoo's q/k/v and output projections; dropout acts on the mixed values."""
+    """MRA attention with the zoo's q/k/v and output projections; `dropout` acts on the mixed values.
+
+    The `mra2` / `mra2_s` builders declare no `dropout`, so an LRA preset's attention dropout does not reach
+    them: the MRA reference attention has none (only its blocks' dropout); given as a mixer option it does.
+    """
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from forecaster.checks import check_int
 from forecaster.nn.attention.base import check_inputs, merge_heads, seeded_generator, split_heads, zero_padded
 from forecaster.nn.attention.registry import register
 
@@ -23,6 +24,11 @@ class LSHAttention(nn.Module):
     position, and attends within chunks of `chunk_len` plus the previous chunk. A token never attends to
     itself unless it has no other key. Rounds are combined by their log-sum-exp weights. Padded tokens go
     to an extra last bucket, so their values never change how real tokens are chunked.
+
+    Reformer hashes with new random rotations at every training forward: `redraw()` draws them from the
+    module's seeded generator into the saved buffer, which LRA training does before every
+    `redraw_interval`-th step (default 1, every step; 0: never); evaluation uses the buffer as it is, so a
+    reloaded model hashes as the trained one last did.
     """
 
     def __init__(
@@ -35,6 +41,7 @@ class LSHAttention(nn.Module):
         chunk_len: int = 64,
         n_buckets: int | None = None,
         seed: int = 0,
+        redraw_interval: int = 1,
     ) -> None:
         super().__init__()
         if d_model % n_heads:
@@ -45,6 +52,7 @@ class LSHAttention(nn.Module):
         self.d_model, self.n_heads, self.seq_len = d_model, n_heads, seq_len
         self.head_dim = d_model // n_heads
         self.n_hashes, self.chunk_len, self.n_buckets = n_hashes, chunk_len, n_buckets
+        self.redraw_interval = check_int("reformer redraw_interval", redraw_interval, minimum=0)
         self.qk = nn.Linear(d_model, d_model)
         self.value = nn.Linear(d_model, d_model)
         self.out = nn.Linear(d_model, d_model)
@@ -57,8 +65,8 @@ class LSHAttention(nn.Module):
             self.head_dim, self.n_hashes, max(1, self.n_buckets // 2), generator=self._generator
         )
 
-    def redraw_rotations(self) -> None:
-        """Draw fresh hash rotations from the module's seeded generator."""
+    def redraw(self) -> None:
+        """Draw fresh hash rotations in place from the module's seeded generator."""
         self.rotations.copy_(self._draw_rotations().to(self.rotations))
 
     def _buckets(self, qk: Tensor, valid: Tensor) -> Tensor:

@@ -11,7 +11,7 @@ from torch import Tensor
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from forecaster.checks import check_int
-from forecaster.nn.attention.base import MultiHeadMixer
+from forecaster.nn.attention.base import MultiHeadMixer, zero_padded_heads
 from forecaster.nn.attention.registry import register
 
 
@@ -34,6 +34,8 @@ class SoftmaxAttention(MultiHeadMixer):
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, key_padding_mask: Tensor | None) -> Tensor:
         attn_mask = None if key_padding_mask is None else key_padding_mask[:, None, None, :]
+        # Masked keys get weight 0, but an inf or NaN key or value under the mask still gives NaN (0 * inf).
+        k, v = zero_padded_heads(k, key_padding_mask), zero_padded_heads(v, key_padding_mask)
         dropout_p = self.dropout.p if self.training else 0.0
         with sdpa_kernel(SDPBackend.MATH) if self.kernel == "math" else nullcontext():
             return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
@@ -62,6 +64,7 @@ class LocalAttention(MultiHeadMixer):
         valid = (
             key_padding_mask if key_padding_mask is not None else q.new_ones(batch, length, dtype=torch.bool)
         )
+        v = zero_padded_heads(v, key_padding_mask)  # a masked key's 0 weight times inf or NaN is NaN
         # Keys and values padded by one block on each side; block b sees padded blocks b, b+1, b+2.
         k_ext = F.pad(k, (0, 0, block, block + pad)).unfold(2, 3 * block, block)  # (B, h, nb, hd, 3blk)
         v_ext = F.pad(v, (0, 0, block, block + pad)).unfold(2, 3 * block, block)

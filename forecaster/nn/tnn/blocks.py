@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from forecaster.nn.attention.base import check_inputs
+from forecaster.nn.attention.base import check_inputs, zero_padded
 from forecaster.nn.tnn.fd import FdTno
 from forecaster.nn.tnn.rpe import activation
 from forecaster.nn.tnn.ski import SkiTno
@@ -52,12 +52,8 @@ class Gtu(nn.Module):
         check_inputs(x, key_padding_mask, self.u_proj.in_features)
         u = self.act(self.u_proj(x))
         v = self.act(self.v_proj(x))
-        if key_padding_mask is not None:
-            v = v * key_padding_mask.unsqueeze(-1).to(v.dtype)
-        out = self.out_proj(self.dropout(u * self.operator(v)))
-        if key_padding_mask is not None:
-            out = out * key_padding_mask.unsqueeze(-1).to(out.dtype)
-        return out
+        out = self.out_proj(self.dropout(u * self.operator(zero_padded(v, key_padding_mask))))
+        return zero_padded(out, key_padding_mask)
 
 
 class Glu(nn.Module):

@@ -1,7 +1,10 @@
 """The TNN family as registered sequence mixers (`tnn`, `ski_tnn`, `fd_tnn`) for LRA models and benches.
 
 `n_heads` and `seq_len` are accepted for the common factory signature and unused: every channel has
-its own Toeplitz kernel and the kernels are built for whatever length arrives.
+its own Toeplitz kernel and the kernels are built for whatever length arrives. The builders declare no
+`dropout`, so an LRA preset's attention dropout does not reach them: the TNN reference code (which paper 003
+trains on) has none, only the blocks' residual dropout. A `dropout` given as a mixer option still reaches
+the GTU.
 """
 
 from __future__ import annotations
