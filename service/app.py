@@ -24,7 +24,7 @@ from service.metrics import MetricsMiddleware, ServiceMetrics
 from service.oip import router as oip_router
 from service.registry import ModelRegistry, load_registry
 from service.routes import router
-from service.server import answer_backlog_at_shutdown, running_server
+from service.shutdown import answer_backlog_at_shutdown, running_server
 
 log = logging.getLogger("service")
 

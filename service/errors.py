@@ -38,6 +38,7 @@ HTTP_ERROR_CODES = {
     408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    417: "expectation_failed",
     431: "request_head_too_large",
     501: "not_implemented",
     422: "invalid_input",

@@ -5,9 +5,11 @@ The HTTP parsers let through what a proxy in front may read otherwise, the groun
 on: a Transfer-Encoding other than chunked (`gzip, chunked`: its body was read as if not encoded), one
 beside a Content-Length or in an HTTP/1.0 request (whose body was read chunked), an HTTP/1.1 request
 with no Host, two, or one that names no host (`Host: a, b`), and a request line of a version HTTP/1 does
-not frame (`HTTP/2.0`, `HTTP/0.9`). Each is refused, its connection closed. Answers are sent with
-`X-Content-Type-Options: nosniff`, so that no browser reads an error that echoes a client's text as
-anything but its declared type.
+not frame (`HTTP/2.0`, `HTTP/0.9`). Each is refused, its connection closed; so is an expectation other
+than 100-continue (`Expect: 200-ok`), 417 as RFC 9110 (10.1.1) lets a server answer: it was served as if
+not there, and a client waiting for it to be met before sending its body may yet send one. Answers are
+sent with `X-Content-Type-Options: nosniff`, so that no browser reads an error that echoes a client's text
+as anything but its declared type.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def _framing_error(scope: Scope) -> ApiError | None:
     if hosts and not _HOST.fullmatch(hosts[0]):
         return ApiError(400, f"{hosts[0][:50].decode('latin-1')!r} names no host; expected host[:port] "
                         "(RFC 9112, 3.2)", field="host")  # fmt: skip
+    expected = [each.strip().lower() for name, value in headers if name == b"expect"
+                for each in value.decode("latin-1").split(",") if each.strip()]  # fmt: skip
+    if unmet := [each for each in expected if each != "100-continue"]:
+        return ApiError(417, f"{unmet[0][:50]!r} cannot be met; expected 100-continue or no Expect header "
+                        "(RFC 9110, 10.1.1)", field="expect")  # fmt: skip
     return None
 
 

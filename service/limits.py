@@ -12,7 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.config import LIGHT_BODY_BYTES
 from service.errors import RETRY_AFTER_S, ApiError, api_error_response, error_response, shutdown_message
-from service.server import shutting_down
+from service.shutdown import shutting_down
 
 ANSWER_PIECE_BYTES = 256 * 1024  # an answer goes out in pieces this size, each counted until it is sent
 

@@ -28,6 +28,7 @@ from forecaster import __version__
 from forecaster.checks import MAX_LEVEL
 from forecaster.history import companion_series
 from forecaster.recent import HistoryError, PreparedHistory, check_history
+from service.bodies import OrjsonRoute
 from service.companion import forecast_windows
 from service.deps import Registry, Settings
 from service.errors import LOOKUP_ERRORS, REQUEST_ERRORS, ApiError
@@ -36,7 +37,6 @@ from service.limits import answer_numbers, check_answer_numbers
 from service.preflight import no_query_parameters, require_media_type
 from service.registry import ServedModel
 from service.routes import (
-    OrjsonRoute,
     checked_levels,
     forecast_histories,
     histories_numbers,

@@ -10,7 +10,7 @@ client has read none of its answer for `write_timeout_s` (the answer is dropped,
 connections past `limit_concurrency` with a 503 as they are accepted. `open_file_limit` makes room for those
 connections, the accept backlog and a reserve under RLIMIT_NOFILE; a head past MAX_HEAD_BYTES is answered
 431 and closed. The body's own deadline is `BodyLimitMiddleware`'s (service.limits). At shutdown the
-connections still waiting in the accept backlog are answered 503 (`answer_backlog_at_shutdown`).
+connections still waiting in the accept backlog are answered 503 (service.shutdown).
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ import asyncio
 import copy
 import errno
 import functools
-import os
 import resource
-import signal
 import socket
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-from uvicorn import Server
 from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -121,7 +118,7 @@ def _settings() -> ServiceSettings:
 
 _RETRY_AFTER = f"retry-after: {RETRY_AFTER_S}\r\n"
 _SHUTTING_DOWN = _answer(503, shutdown_message("before this request's body arrived"), _RETRY_AFTER)
-_UNREAD_AT_SHUTDOWN = _answer(503, shutdown_message("and did not read this request"), _RETRY_AFTER)
+UNREAD_AT_SHUTDOWN = _answer(503, shutdown_message("and did not read this request"), _RETRY_AFTER)
 
 
 @functools.cache
@@ -222,7 +219,7 @@ class HeadDeadline:
         cycle = self.cycle
         between = cycle is None or cycle.response_complete
         if between and not self.transport.is_closing() and (self._head_bytes or cycle is None):
-            self.transport.write(_UNREAD_AT_SHUTDOWN)
+            self.transport.write(UNREAD_AT_SHUTDOWN)
             self.transport.close(linger=True)  # type: ignore[call-arg]
             return
         arriving = cycle is not None and cycle.more_body and not cycle.response_started
@@ -276,86 +273,6 @@ class HeadDeadline:
         self._deadline = None
         if not self._busy():
             self.transport.close()
-
-
-class _ShuttingDown(asyncio.Protocol):
-    """A connection taken from the accept backlog at shutdown: answered 503 at once, then lingering (what
-    the client sends is read and dropped) until it closes or LINGER_S pass; `done` once it is gone."""
-
-    def __init__(self, done: asyncio.Future) -> None:
-        self._done = done
-
-    def connection_made(self, transport: Any) -> None:  # uvloop's transports are no asyncio.Transport
-        self._transport = LingeringTransport(transport, asyncio.get_running_loop(), lambda: True)
-        transport.write(_UNREAD_AT_SHUTDOWN)
-        self._transport.close()
-
-    def data_received(self, data: bytes) -> None:
-        self._transport.drop(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._transport.forget()
-        if not self._done.done():
-            self._done.set_result(None)
-
-
-async def _answer_backlog(listening: list[Any], most: int) -> list[asyncio.Future]:
-    """Accept the connections waiting on the `listening` sockets (at most `most` each), all before the
-    event loop runs again, and answer each 503 (`_ShuttingDown`); the futures that end with them."""
-    waiting: list[socket.socket] = []
-    for each in listening:
-        with socket.socket(fileno=os.dup(each.fileno())) as listener:
-            listener.setblocking(False)
-            for _ in range(most):
-                try:
-                    waiting.append(listener.accept()[0])
-                except OSError:  # none left waiting (BlockingIOError), or the socket is gone
-                    break
-    loop = asyncio.get_running_loop()
-    lingering: list[asyncio.Future] = []
-    for connection in waiting:
-        done = loop.create_future()
-        try:
-            await loop.connect_accepted_socket(functools.partial(_ShuttingDown, done), connection)
-        except OSError:  # gone already: nothing to answer
-            connection.close()
-            continue
-        lingering.append(done)
-    return lingering
-
-
-def answer_backlog_at_shutdown(server: Server) -> None:
-    """Make `server`'s graceful shutdown answer 503 (Retry-After) the connections still waiting in the
-    accept backlog before it closes its listening sockets, and wait for them to linger out: closing a
-    listening socket resets them, and a client whose request was sent read 'connection reset by peer'
-    instead of an answer (30 of 40 forecasts sent as SIGTERM came, the worker's event loop busy: h151).
-    A supervisor's sockets (`--workers N`) are left alone: its other workers, or the one replacing this
-    one (SIGHUP), accept what waits there."""
-    shutdown = server.shutdown
-
-    async def answering(sockets: list[socket.socket] | None = None) -> None:
-        lingering = []
-        if not sockets:  # its own listening sockets
-            own = [each for listener in server.servers for each in getattr(listener, "sockets", None) or ()]
-            lingering = await _answer_backlog(own, server.config.backlog)
-        await shutdown(sockets=sockets)
-        if lingering:
-            await asyncio.wait(lingering, timeout=LINGER_S + 1)
-
-    server.shutdown = answering  # type: ignore[method-assign]
-
-
-def running_server() -> Server | None:
-    """The uvicorn Server running in this process's main thread: the one whose `handle_exit` it installed
-    as the SIGTERM handler while it serves (None elsewhere, such as an app run in a test's thread)."""
-    server = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
-    return server if isinstance(server, Server) else None
-
-
-def shutting_down() -> bool:
-    """Whether the uvicorn server running this process (`running_server`) has begun its shutdown."""
-    server = running_server()
-    return server is not None and server.should_exit
 
 
 class GuardedHttpToolsProtocol(HeadDeadline, HttpToolsProtocol):
@@ -418,6 +335,10 @@ def uvicorn_options(settings: ServiceSettings, log_level: str = "info") -> dict[
     logging_config = copy.deepcopy(LOGGING_CONFIG)
     own = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
     logging_config["loggers"]["service"] = own
+    # uvicorn's lines of a shutdown past --shutdown-timeout-s, in the service's words (service.shutdown)
+    logging_config["filters"] = {"shutdown": {"()": "service.shutdown.ShutdownLines",
+                                              "timeout_s": settings.shutdown_timeout_s}}  # fmt: skip
+    logging_config["loggers"]["uvicorn.error"]["filters"] = ["shutdown"]
     return {
         "log_config": logging_config,
         "log_level": log_level,

@@ -649,7 +649,14 @@ BAD_JSON = [
     ("not utf-8", {"content": b'{"values": {"\xff": [1]}}', "headers": {"content-type": "application/json"}},
      400, "body", "byte 0xff at offset 13 is not UTF-8"),
     ("utf-16", {"content": _BODY_TEXT.encode("utf-16"), "headers": {"content-type": "application/json"}},
-     400, "body", "byte 0xff at offset 0 is not UTF-8"),  # json.loads read UTF-16 and UTF-32 bytes
+     400, "body", "byte 0xff at offset 0 is not UTF-8; expected JSON text in UTF-8, not UTF-16LE"),
+    # json.loads read UTF-16 and UTF-32 bytes; without a mark, NUL is UTF-8: 'Expecting property name' (h151)
+    ("utf-16 without a mark", {"content": _BODY_TEXT.encode("utf-16-le"),
+                               "headers": {"content-type": "application/json"}},
+     400, "body", "body: NUL bytes at its start; expected JSON text in UTF-8, not UTF-16LE"),
+    ("utf-32 without a mark", {"content": _BODY_TEXT.encode("utf-32-be"),
+                               "headers": {"content-type": "application/json"}},
+     400, "body", "body: NUL bytes at its start; expected JSON text in UTF-8, not UTF-32BE"),
     ("nested too deeply", _raw("[" * 20_000 + "]" * 20_000), 400, "body", "nested too deeply"),
     # json.loads keeps a lone surrogate, which pandas could not encode: a 500 for records
     ("unpaired surrogate in records", _raw('{"data": [{"\\ud800": 1, "date": "2021-03-01"}]}'), 400, "body",
@@ -1031,7 +1038,8 @@ def test_an_upload_repeating_its_boundary_is_refused_before_it_is_parsed(client:
 
 def test_an_upload_cut_before_its_closing_boundary_is_named_as_cut(client: Client) -> None:
     """A body whose 'file' part was sent whole but not its closing boundary was answered 'file: required
-    field is missing' (h112 F6): the part was sent, the body was cut."""
+    field is missing' (h112 F6): the part was sent, the body was cut. One whose Content-Type declares
+    another boundary than its parts' was called cut short too (h151): it is named as such."""
     head = b'--XyZ\r\nContent-Disposition: form-data; name="file"; filename="h.csv"\r\n\r\n'
     whole = head + history(30).to_csv().encode() + b"\r\n--XyZ--\r\n"
     for cut in (whole[: -len(b"--XyZ--\r\n")], whole[: -len(b"--\r\n")], whole[: len(whole) // 2]):
@@ -1039,6 +1047,11 @@ def test_an_upload_cut_before_its_closing_boundary_is_named_as_cut(client: Clien
                              headers={"content-type": "multipart/form-data; boundary=XyZ"})  # fmt: skip
         assert_error(answer, 400, None, "the multipart body cannot be read (it ends before its closing "
                      "boundary: cut short)")  # fmt: skip
+    for declared, shown in (("XyZW", "'XyZW' of 4"), ("b" * 5000, f"'{'b' * 40}...' of 5,000")):
+        declaring = {"content-type": f"multipart/form-data; boundary={declared}"}
+        answer = client.post("/v1/models/hourly/forecast.csv", content=whole, headers=declaring)
+        assert_error(answer, 400, None, "the multipart body cannot be read (the boundary its Content-Type "
+                     f"declares, {shown} characters, occurs nowhere in it); expected one 'file' part")
     served = client.post("/v1/models/hourly/forecast.csv", content=whole,
                          headers={"content-type": "multipart/form-data; boundary=XyZ"})  # fmt: skip
     assert served.status_code == 200, served.text

@@ -491,6 +491,9 @@ def test_a_body_refused_unread_closes_its_connection(server: Server, refused: st
         ("1.1", "Host: a, b", 400),  # h33: one header naming two hosts was served
         ("2.0", "Host: 127.0.0.1", 505),  # h33: an HTTP/1 request line saying 2.0 was served
         ("0.9", "Host: 127.0.0.1", 505),
+        # h151: an expectation it cannot meet was served as if not there (RFC 9110, 10.1.1: 417)
+        ("1.1", "Host: 127.0.0.1\r\nExpect: 200-ok", 417),
+        ("1.1", "Host: 127.0.0.1\r\nExpect: 100-continue, 200-ok", 417),
     ],
 )
 def test_a_request_framed_ambiguously_is_refused_and_its_connection_closed(server, version, head, status):

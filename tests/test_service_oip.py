@@ -318,3 +318,29 @@ def test_answers_past_the_numbers_limit_are_refused_before_they_are_forecast(mod
     assert refused_v2["details"][0]["field"] == "parameters" and "would hold" in refused_v2["message"]
     for refusal in (refused_records, refused_csv):
         assert refusal["message"].startswith(f"level: the answer would hold {one} numbers")
+
+
+def test_a_level_asked_twice_is_refused_on_every_route(client):
+    """`level: [80, 80]` was answered as [80], the copy dropped without a word, on v1 (one history, several,
+    records), the CSV route and v2 alike (h151): no answer of named bounds holds `lo-80` twice."""
+    frame = float32_history(0)
+    table = frame.rename_axis("date").reset_index()
+    records = {"data": table.astype({"date": str}).to_dict(orient="records"), "level": [95, 80, 95]}
+    upload = {"file": ("recent.csv", table.to_csv(index=False).encode())}
+    answers = {
+        "level": client.post("/v1/models/hourly/forecast", json=body_of(frame, level=[80, 80])),
+        "inputs[1].level": client.post("/v1/models/hourly/forecast", json={
+            "inputs": [body_of(frame, level=[80]), body_of(frame, level=[80, 95, 80])]}),
+        "records level": client.post("/v1/models/hourly/forecast", json=records),
+        "csv level": client.post("/v1/models/hourly/forecast.csv", files=upload, params={"level": [80, 80]}),
+        "parameters.level": client.post("/v2/models/hourly/infer", json={
+            "inputs": [tensor([frame])], "parameters": {"level": [80, 80]}}),
+    }  # fmt: skip
+    for where, answer in answers.items():
+        field = where.split()[-1]
+        twice = 95 if where == "records level" else 80
+        assert answer.status_code == 422, (where, answer.text[:300])
+        assert answer.json()["details"] == [
+            {"field": field, "message": f"{twice} given twice; expected each level once, e.g. [80, 95]"}
+        ], where
+    assert client.post("/v1/models/hourly/forecast", json=body_of(frame, level=[95, 80])).status_code == 200

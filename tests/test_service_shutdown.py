@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import socket
 import threading
@@ -120,7 +121,10 @@ def test_a_request_unanswered_at_the_shutdown_timeout_reads_a_503(tmp_path: Path
     expected = ("the service is shutting down and did not finish this request within --shutdown-timeout-s 1 "
                 "s; expected a retry (on another instance)")  # fmt: skip
     assert json.loads(said) == {"error": "unavailable", "message": expected, "details": []}
-    assert "Traceback" not in server.log.read_text()
+    logged = server.log.read_text()  # uvicorn's ERROR 'Cancel 1 running task(s), ...' in the service's words
+    assert "Traceback" not in logged and "Cancel " not in logged, logged
+    assert ("WARNING:  shutdown: 1 request(s) still running after --shutdown-timeout-s 1 s are answered 503 "
+            "(Retry-After), or cut short where their answer had begun\n") in logged, logged
     assert _counted(tmp_path) == {("/health/live", "200"): 1, ("/v1/models/{name}/forecast", "503"): 1}
 
 
@@ -133,3 +137,44 @@ def test_a_cancellation_outside_a_shutdown_goes_on() -> None:
     guarded = ShutdownTimeoutMiddleware(cancelled, timeout_s=1)
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(guarded({"type": "http"}, None, None))
+
+
+def _workers(supervisor: int) -> list[int]:
+    """The uvicorn workers `supervisor` spawned (multiprocessing's spawn_main), from /proc."""
+    children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
+    return [int(child) for child in children
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").is_dir(),
+                    reason="--workers 2 needs two CPUs; the workers are found in Linux's /proc")  # fmt: skip
+def test_connections_waiting_in_the_supervisors_backlog_at_shutdown_read_a_503(tmp_path: Path) -> None:
+    """With --workers N the listening socket is uvicorn's supervisor's, and a worker leaves it alone (its
+    siblings, or on SIGHUP its replacement, accept from it): what still waited there as the supervisor
+    exited was reset (19 of 40 forecasts sent as SIGTERM came, h151). Here no worker accepts anything
+    (stopped, then killed, as workers that never accept again) while clients connect and send; the
+    supervisor, stopped meanwhile so that it replaces no worker, is then told to stop."""
+    server = _serve(tmp_path, "--workers", "2")
+    try:
+        workers = _workers(server.process.pid)  # one is ready; both were spawned at once
+        assert len(workers) == 2, workers
+        for pid in [server.process.pid, *workers]:
+            os.kill(pid, signal.SIGSTOP)
+        clients = [socket.create_connection(("127.0.0.1", server.port), timeout=15) for _ in range(5)]
+        for client in clients:
+            client.sendall(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        server.process.send_signal(signal.SIGTERM)
+        os.kill(server.process.pid, signal.SIGCONT)
+        answers = [read_all(client) for client in clients]
+        exited = server.process.wait(timeout=60)
+    finally:
+        _killed_if_running(server)
+    for answer in answers:
+        head, _, said = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), answer[:300]
+        assert json.loads(said)["message"].startswith("the service is shutting down and did not read")
+    assert exited == 0, server.log.read_text()[-2000:]
+    assert "Traceback" not in server.log.read_text()

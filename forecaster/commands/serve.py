@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from forecaster.errors import BundleError, ConfigError
     from service.config import ENV_PREFIX, ServiceSettings, default_torch_threads
     from service.server import check_address, open_file_limit, uvicorn_options
+    from service.shutdown import serve_workers
 
     # each worker loads every model and runs torch on its own threads: more than the CPUs only thrash
     check_int("--workers", args.workers, minimum=1, maximum=os.cpu_count() or 1)
@@ -69,11 +70,13 @@ def run(args: argparse.Namespace) -> int:
     check_address(args.host, args.port)  # before the bundles load, not after (h75 F18)
     open_file_limit(settings)
     os.environ.update(settings.environment())  # each uvicorn worker rebuilds the settings from these
+    options = {"host": args.host, "port": args.port, "workers": args.workers,
+               **uvicorn_options(settings, args.log_level)}  # fmt: skip
     with _shared_metrics(args.workers):
-        uvicorn.run(
-            "service.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-            **uvicorn_options(settings, args.log_level),
-        )  # fmt: skip
+        if args.workers == 1:
+            uvicorn.run("service.app:create_app", factory=True, **options)
+        else:  # uvicorn.run's supervisor, answering its accept backlog once every worker has ended
+            serve_workers(uvicorn.Config("service.app:create_app", factory=True, **options))
     return 0
 
 
