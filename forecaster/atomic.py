@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import errno
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -165,13 +166,18 @@ def held_by_this_run(folder: Path, what: str) -> Iterator[None]:
     """`folder` (a run's work folder) held by this process while it lasts, through its LOCK_FILE; BundleError
     at once where a live run holds it: two `train` runs to one --out emptied each other's checkpoints and
     could mix their weights (h84 F4). The system's lock (flock) ends with its process: a killed run's file
-    blocks nothing. Without flock (not POSIX) nothing is held."""
+    blocks nothing. Without flock (not POSIX) nothing is held. The folders it made (or a killed run left
+    holding its lock only) are removed after where left empty, none other: a failed `--out a/b/grid` had left
+    a/b behind (h149), and a user's empty folder went with the run."""
     try:
         import fcntl
     except ImportError:
         yield
         return
     path = folder / LOCK_FILE
+    made = list(itertools.takewhile(lambda entry: not entry.exists(), (folder, *folder.absolute().parents)))
+    if folder.is_dir() and [entry.name for entry in folder.iterdir()] == [LOCK_FILE]:
+        made = [folder]
     folder.mkdir(parents=True, exist_ok=True)
     while True:
         handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the run lasts)
@@ -197,8 +203,13 @@ def held_by_this_run(folder: Path, what: str) -> Iterator[None]:
         with contextlib.suppress(OSError):
             path.unlink()
         handle.close()
-        with contextlib.suppress(OSError):
-            folder.rmdir()  # left empty: the run fitted nothing
+        for made_here in made:  # the deepest first; one holding anything ends it
+            try:
+                made_here.rmdir()
+            except FileNotFoundError:  # the run removed it itself
+                continue
+            except OSError:
+                break
 
 
 def check_folder_path(out: Path) -> None:

@@ -22,6 +22,8 @@ from forecaster.errors import ConfigError, ForecasterWarning, unimportable
 REACH_SECONDS = 10
 # Seconds Ray's count of free CPUs may take to catch up (tasks just finished) before the wait is said.
 SETTLE_SECONDS = 3
+# Seconds between the checks of a running command that its cluster still has CPUs for its tasks (`CpuWatch`).
+WATCH_SECONDS = 10
 
 
 def lightning_loggers() -> list[logging.Logger]:
@@ -72,6 +74,9 @@ def start_ray(address: str | None) -> bool:
         check_reachable(address)
         if not address.startswith("ray://"):
             _send_token_where_found()
+        elif importlib.util.find_spec("grpc") is None:  # was an internal error: Ray's ValueError
+            raise ConfigError(f"--ray-address {address}: Ray Client (ray://) is not installed; pip install "
+                              "'ray[client]', or give the head's HOST:PORT from a node of the cluster")
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     before = signal.getsignal(signal.SIGTERM)
     ray.init(address=address or "local", **quiet)
@@ -93,20 +98,48 @@ def ray_started(address: str | None) -> Iterator[None]:
             ray.shutdown()
 
 
-def say_if_no_cpus(needed: int, each: str, address: str | None) -> None:
+def say_if_no_cpus(needed: int, each: str, address: str | None) -> CpuWatch:
     """Say once, as a warning, that the tasks wait for CPUs where the cluster has fewer free than one `each`
     needs: a head started with `--num-cpus 0` and no worker had the command wait for ever without a word
-    (h140 F6). It waits on: on an autoscaling cluster, whose head has no CPUs, workers come on demand."""
+    (h140 F6). It waits on: on an autoscaling cluster, whose head has no CPUs, workers come on demand.
+    Returns the watch for the rest of the run."""
     import ray
 
+    watch = CpuWatch(needed, each, address)
     deadline = time.monotonic() + SETTLE_SECONDS
     while (free := ray.available_resources().get("CPU", 0)) < needed:
         if time.monotonic() > deadline:
-            address = address or ray.get_runtime_context().gcs_address
-            warnings.warn(f"waiting for CPUs: the cluster at {address} has {free:g} free CPUs; each {each} "
-                          f"needs {needed}", ForecasterWarning, stacklevel=2)
-            return
+            _say_waiting(free, needed, each, address)
+            watch.said = True
+            break
         time.sleep(0.5)
+    return watch
+
+
+class CpuWatch:
+    """`check`, called while the tasks run, says the wait once each time the cluster is left with fewer CPUs
+    than one `each` needs (its workers lost mid-run): the check at the start was the only one, and the
+    command waited on without a word again (h149). Its own tasks taking every CPU is no wait, and a wait said
+    at the start (`say_if_no_cpus`) is not said again."""
+
+    def __init__(self, needed: int, each: str, address: str | None) -> None:
+        self.needed, self.each, self.address, self.said = needed, each, address, False
+
+    def check(self) -> None:
+        import ray
+
+        short = ray.cluster_resources().get("CPU", 0) < self.needed
+        if short and not self.said:
+            _say_waiting(ray.available_resources().get("CPU", 0), self.needed, self.each, self.address)
+        self.said = short
+
+
+def _say_waiting(free: float, needed: int, each: str, address: str | None) -> None:
+    import ray
+
+    address = address or ray.get_runtime_context().gcs_address
+    warnings.warn(f"waiting for CPUs: the cluster at {address} has {free:g} free CPUs; each {each} needs "
+                  f"{needed}", ForecasterWarning, stacklevel=3)
 
 
 def check_reachable(address: str) -> None:

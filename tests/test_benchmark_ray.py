@@ -108,6 +108,17 @@ class TestOnARunningRay:
         assert ray.is_initialized()
 
 
+    def test_a_dataset_missing_where_its_cell_runs_names_that_node(self, tmp_path: Path) -> None:
+        """A dataset this process read but a worker's node lacks (here a --csv file gone since): the message
+        named only the file, which on this process's machine was there."""
+        csv = tmp_path / "mine.csv"
+        config = BenchmarkConfig(csv=csv, horizons=(24,), models=["naive"], repeats=1, out_dir=tmp_path,
+                                 progress=False, jobs=2)  # fmt: skip
+        with GridProgress(1, 0, enabled=False) as progress, pytest.raises(DataError) as caught:
+            executors.run_on_ray([Cell("mine", 24, "naive", 0)], config, lambda *row: None, progress)
+        where = f"(on the Ray node at {ray.util.get_node_ip_address()})"
+        assert str(caught.value) == f"{csv}: not found; expected a CSV, TSV or Excel file {where}"
+
     def test_each_row_is_recorded_when_its_task_finishes(self, data_dir: Path, tmp_path: Path) -> None:
         """A quick cell is recorded while a slow one (300 epochs) has not finished, not when the whole grid is
         done; an error in this process then cancels the task still running."""
@@ -206,22 +217,33 @@ def test_a_grid_without_ray_installed_says_so_in_one_line(
         executors.run_on_ray([Cell("ILI", 24, "naive", 0)], config, lambda *row: None, progress)
 
 
-@pytest.mark.parametrize("failing", ["no-ray-at-the-address", "ray-not-installed"])
+@pytest.mark.parametrize("failing", ["no-ray-at-the-address", "ray-not-installed", "no-ray-client"])
 def test_a_grid_whose_ray_cannot_start_writes_nothing(
     data_dir: Path, tmp_path: Path, monkeypatch, capsys, failing: str
 ) -> None:
     """A start that failed left a new --out holding only benchmark.json, the run's settings (h140 F8): Ray
-    is started before anything is written, also for a tuned cell, whose search needs it."""
-    out = tmp_path / "new"
-    if failing == "ray-not-installed":
-        monkeypatch.setitem(sys.modules, "ray", None)
-        grid = _grid_args(data_dir, out, "s3attention-tuned")
-    else:
-        grid = _grid_args(data_dir, out, "naive", "--ray-address", f"127.0.0.1:{_free_port()}")
-    assert main(grid) == 2
+    is started before anything is written, also for a tuned cell, whose search needs it. The folders the
+    run made above --out go too (it had left them empty, h149), not one that was there. A ray:// address
+    where Ray Client is not installed (grpcio) was an internal error, Ray's ValueError."""
+    out = tmp_path / "new" / "deeper" / "grid"
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1] if failing == "no-ray-client" else _free_port()
+        if failing == "ray-not-installed":
+            monkeypatch.setitem(sys.modules, "ray", None)
+            grid = _grid_args(data_dir, out, "s3attention-tuned")
+        else:
+            monkeypatch.setitem(sys.modules, "grpc", None)  # what `import grpc` meets where it is missing
+            scheme = "ray://" if failing == "no-ray-client" else ""
+            grid = _grid_args(data_dir, out, "naive", "--ray-address", f"{scheme}127.0.0.1:{port}")
+        assert main(grid) == 2
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1 and re.match(r"forecaster: error: (--ray-address|Ray is not installed)", said[0])
-    assert not out.exists()
+    if failing == "no-ray-client":
+        assert said[0].startswith(f"forecaster: error: --ray-address ray://127.0.0.1:{port}: Ray Client "
+                                  "(ray://) is not installed; pip install 'ray[client]'")  # fmt: skip
+    assert tmp_path.is_dir() and not (tmp_path / "new").exists()
 
 
 def test_a_read_only_out_is_refused_before_ray_starts(

@@ -151,6 +151,39 @@ def test_sigterm_ends_tune_in_one_line_with_status_143(data_dir, tmp_path, monke
     assert not list(tmp_path.iterdir())  # the staging folder removed
 
 
+@pytest.mark.slow
+def test_a_second_search_into_the_same_out_is_refused_while_the_first_runs(
+    data_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """Two searches into one --out both ran to the end, then one's output was refused or replaced the other's
+    (h149): the second is refused at once, as a second `train` or `benchmark` is. The first is a real
+    process, stopped once the second is refused; neither leaves a folder behind."""
+    import subprocess
+    import time
+
+    pytest.importorskip("ray")
+    out = tmp_path / "tuned"
+    argv = ["tune", "--dataset", "ILI", "--data-dir", str(data_dir), "--horizon", "24", "--model", "nlinear",
+            "--trials", "2", "--max-epochs", "5", "--out", str(out)]
+    command = [sys.executable, "-m", "forecaster.cli", *argv]
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    lock = tmp_path / ".tuned.work" / "lock"
+    try:
+        deadline = time.monotonic() + 120
+        while not (lock.is_file() and lock.read_text().strip() == str(first.pid)):
+            assert first.poll() is None and time.monotonic() < deadline, "the first search held no --out"
+            time.sleep(0.2)
+        assert main(argv) == 2
+    finally:
+        first.send_signal(signal.SIGTERM)
+        _, first_said = first.communicate(timeout=120)
+    assert capsys.readouterr().err == (f"forecaster: error: output {out} is in use by another run (process "
+                                       f"{first.pid}, lock {lock}); wait for it to end, or choose another "
+                                       "output\n")
+    assert first.returncode == 143, first_said
+    assert not list(tmp_path.iterdir())
+
+
 def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
     frame = pd.read_csv(data_dir / "national_illness.csv.gz")
     assert len(frame) == ILI_ROWS
@@ -166,8 +199,9 @@ def _ili_csv(data_dir: Path, path: Path, *, spoil_test: bool) -> Path:
 @pytest.mark.slow
 def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_path: Path) -> None:
     """A search on a head with no CPU (`ray start --head --num-cpus 0`) waited for ever without a word (h140
-    F6); the trials wait on (an autoscaling cluster adds workers), but it is said. Before local_ray (module
-    scoped): this test's Ray, of no CPU, is shut down first."""
+    F6); the trials wait on (an autoscaling cluster adds workers), but it is said, and again where the
+    cluster loses its CPUs mid-search (h149; Tune's loop steps stand in for the search). Before local_ray
+    (module scoped): this test's Ray, of no CPU, is shut down first."""
     ray = pytest.importorskip("ray")
     from ray import tune
 
@@ -175,12 +209,19 @@ def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_pa
     from forecaster.training.settings import TrainSettings
     from forecaster.tuning import search
 
-    def tuner(*args, **kwargs) -> None:
+    def tuner(*args, run_config, **kwargs) -> None:
+        [watching] = run_config.callbacks
+        watching.on_step_begin(0, [])  # still none: said at the start already
+        with monkeypatch.context() as joined:
+            joined.setattr(ray, "cluster_resources", lambda: {"CPU": 1})
+            watching.on_step_begin(1, [])
+        watching.on_step_begin(2, [])  # lost again
         raise KeyboardInterrupt  # the search would wait here
 
     for name in ("RAY_AIR_NEW_OUTPUT", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "TUNE_DISABLE_SIGINT_HANDLER"):
         monkeypatch.delenv(name, raising=False)  # what _search sets goes with the test
     monkeypatch.setattr(tune, "Tuner", tuner)
+    monkeypatch.setattr(search, "WATCH_SECONDS", 0, raising=False)
     ray.init(num_cpus=0, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     try:
         with pytest.warns(ForecasterWarning) as said, pytest.raises(KeyboardInterrupt):
@@ -189,7 +230,7 @@ def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_pa
     finally:
         ray.shutdown()
     assert [str(warning.message) for warning in said] == [
-        f"waiting for CPUs: the cluster at {address} has 0 free CPUs; each trial needs 1"]
+        f"waiting for CPUs: the cluster at {address} has 0 free CPUs; each trial needs 1"] * 2
 
 
 @pytest.mark.slow

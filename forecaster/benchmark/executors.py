@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +18,11 @@ from forecaster.benchmark.grid import BenchmarkConfig, Cell
 from forecaster.benchmark.lineup import TUNED
 from forecaster.benchmark.progress import GridProgress
 from forecaster.benchmark.runners import Prepared, prepared_for, result_row, run_cell, tuning_dir
-from forecaster.cluster import quiet_lightning, ray_started, say_if_no_cpus, stops_as_exit
-from forecaster.errors import ForecasterError
+from forecaster.cluster import WATCH_SECONDS, quiet_lightning, ray_started, say_if_no_cpus, stops_as_exit
+from forecaster.errors import DataError, ForecasterError
 
 Record = Callable[[Cell, dict[str, Any]], None]
+Folders = dict[str, Path] | None  # each dataset's folder, where the driver found it
 # Ray reuses its worker processes: each keeps the dataset of its latest cell loaded.
 _WORKER_PREPARED: dict[str, Prepared] = {}
 # Times Ray runs a cell again when its worker process dies (a crash, the OOM killer, a lost node).
@@ -29,12 +30,19 @@ RAY_RETRIES = 3
 
 
 def _run_cell_on_ray(cell: Cell, config: BenchmarkConfig, threads: int) -> dict[str, Any]:
-    """A Ray task: its share of the CPU threads, quiet Lightning loggers, the cell's row."""
+    """A Ray task: its share of the CPU threads, quiet Lightning loggers, the cell's row. A dataset it cannot
+    load is said with the node it looked on: the folder this process found it in may be missing there, and
+    the message named only the folder (h160)."""
+    import ray
     import torch
 
     torch.set_num_threads(threads)
     quiet_lightning()
-    return result_row(cell, run_cell(cell, prepared_for(cell, _WORKER_PREPARED, config), config))
+    try:
+        prepared = prepared_for(cell, _WORKER_PREPARED, config)
+    except DataError as error:
+        raise DataError(f"{error} (on the Ray node at {ray.util.get_node_ip_address()})") from None
+    return result_row(cell, run_cell(cell, prepared, config))
 
 
 def on_ray(config: BenchmarkConfig, cells: list[Cell]) -> bool:
@@ -57,17 +65,22 @@ def ray_for(config: BenchmarkConfig, todo: list[Cell]) -> Iterator[None]:
         yield
 
 
-def run_on_ray(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
+def run_on_ray(
+    todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress, folders: Folders = None
+) -> None:
     """Run cells as Ray tasks, `config.jobs` at a time, each asking for its share of the cluster's CPUs (and
     of its GPUs, where it has any); this process records each row when its task returns, so a task that Ray
     retries after its worker died (`max_retries` RAY_RETRIES) is recorded once. A failing cell stops new
     ones, the running ones finish and are recorded, then its error is raised: no finished work is lost. An
-    interruption (Ctrl-C, SIGTERM) cancels the running tasks instead: they simply run again on resume."""
+    interruption (Ctrl-C, SIGTERM) cancels the running tasks instead: they simply run again on resume.
+    `folders`: where this process found each dataset (None: in --data-dir, or --csv)."""
     with ray_started(config.ray_address), stops_as_exit():
-        _run_tasks(todo, config, record, progress)
+        _run_tasks(todo, config, record, progress, folders)
 
 
-def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress) -> None:
+def _run_tasks(
+    todo: list[Cell], config: BenchmarkConfig, record: Record, progress: GridProgress, folders: Folders
+) -> None:
     import ray
 
     resources = ray.cluster_resources()
@@ -77,15 +90,17 @@ def _run_tasks(todo: list[Cell], config: BenchmarkConfig, record: Record, progre
         num_cpus=threads, num_gpus=gpus, max_retries=RAY_RETRIES, retry_exceptions=False
     )
     progress.start_parallel(config.jobs, threads)
-    configs = for_workers(config, [cell.dataset for cell in todo])
-    say_if_no_cpus(threads, "cell", config.ray_address)
+    configs = for_workers(config, [cell.dataset for cell in todo], folders)
+    watch = say_if_no_cpus(threads, "cell", config.ray_address)
     waiting, running, error = list(reversed(todo)), {}, None
     try:
         while running or (waiting and error is None):
             while waiting and error is None and len(running) < config.jobs:
                 cell = waiting.pop()
                 running[task.remote(cell, configs[cell.dataset], threads)] = cell
-            done, _ = ray.wait(list(running), num_returns=1)
+            done, _ = ray.wait(list(running), num_returns=1, timeout=WATCH_SECONDS)
+            if not done:
+                watch.check()
             for reference in done:
                 cell = running.pop(reference)
                 try:
@@ -111,21 +126,16 @@ def run_sequentially(
         record(cell, result_row(cell, run_cell(cell, prepared_for(cell, prepared, config), config)))
 
 
-def for_workers(config: BenchmarkConfig, datasets: list[str]) -> dict[str, BenchmarkConfig]:
-    """The config each dataset's tasks get, resolved once per run (not per cell): paths as this process
-    resolves them, the dataset's folder where this process found it. A worker's working directory and
-    environment are its own: a relative --out put the bundles under the folder `ray start` ran in, and
-    $FORECASTER_DATA_DIR did not reach it (h140 F4)."""
-    from forecaster.data import locate_dataset
-
+def for_workers(config: BenchmarkConfig, datasets: list[str], folders: Folders) -> dict[str, BenchmarkConfig]:
+    """The config each dataset's tasks get: paths as this process resolves them, the dataset's folder where
+    this process found it (`folders`). A worker's working directory and environment are its own: a relative
+    --out put the bundles under the folder `ray start` ran in, and $FORECASTER_DATA_DIR did not reach it
+    (h140 F4)."""
     csv = None if config.csv is None else Path(config.csv).resolve()
     resolved = dataclasses.replace(config, out_dir=Path(config.out_dir).resolve(), csv=csv)
     configs = {}
     for dataset in dict.fromkeys(datasets):
-        data = config.data_dir
-        if csv is None:
-            with suppress(ForecasterError):  # the cell's task says so, as a failing cell does
-                data = locate_dataset(dataset, config.data_dir).parent
+        data = (folders or {}).get(dataset, config.data_dir)
         data = None if data is None else Path(data).resolve()
         configs[dataset] = dataclasses.replace(resolved, data_dir=data)
     return configs

@@ -178,14 +178,15 @@ class Source:
         return read_csv(self.csv) if self.csv is not None else load_dataset(self.name, data_dir)
 
 
-def sources(config: BenchmarkConfig) -> list[Source]:
-    """The grid's datasets; DataError for an unknown one, or for --csv without explicit horizons."""
+def sources(config: BenchmarkConfig, series: Any = None) -> list[Source]:
+    """The grid's datasets; DataError for an unknown one, or for --csv without explicit horizons (`series`:
+    the --csv file where already read)."""
     from forecaster.data import get_spec, read_csv
 
     if config.csv is not None:
         if config.horizons == "paper":
             raise DataError("--csv: give --horizons (e.g. 12,24); 'paper' horizons belong to the benchmarks")
-        series = read_csv(config.csv)
+        series = read_csv(config.csv) if series is None else series
         longest = max(config.horizons)
         input_size = config.input_size or fitting_input_size(len(series), longest, config.split, series.freq)
         name = Path(config.csv).stem

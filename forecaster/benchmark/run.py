@@ -69,15 +69,21 @@ def run_benchmark(config: BenchmarkConfig, rerun: Sequence[str] = ()) -> Benchma
             check_settings(out_dir, config)  # nothing is forgotten from a record it would refuse
         forgotten = forget_rows(config, rerun)
         plan = plan_grid(config)
-        if config.csv is None:
-            for dataset in dict.fromkeys(cell.dataset for cell in plan.todo):
-                locate_dataset(dataset, config.data_dir)
+        # Each dataset is found once per run, here, and its folder given to the Ray tasks (it had been
+        # looked for again on every round's tasks).
+        folders = {} if config.csv is not None else {
+            dataset: locate_dataset(dataset, config.data_dir).parent
+            for dataset in dict.fromkeys(cell.dataset for cell in plan.todo)
+        }
         with ray_for(config, plan.todo):
-            return _run_rounds(config, plan, forgotten)
+            return _run_rounds(config, plan, forgotten, folders)
 
 
-def _run_rounds(config: BenchmarkConfig, plan: GridPlan, forgotten: list[Cell]) -> BenchmarkOutcome:
-    """Write the settings, then run the plan's cells and each further round (made rows) until none is left."""
+def _run_rounds(
+    config: BenchmarkConfig, plan: GridPlan, forgotten: list[Cell], folders: dict[str, Path]
+) -> BenchmarkOutcome:
+    """Write the settings, then run the plan's cells and each further round (made rows) until none is left;
+    `folders` holds each dataset's folder (none for --csv)."""
     out_dir = Path(config.out_dir)
     record_settings(out_dir, config)
     results_path = out_dir / RESULTS_FILE
@@ -103,7 +109,10 @@ def _run_rounds(config: BenchmarkConfig, plan: GridPlan, forgotten: list[Cell]) 
             # A tuned cell runs its own search of `jobs` trials on Ray: it runs here, after the others.
             tuned = [cell for cell in plan.todo if cell.model == TUNED]
             rest = [cell for cell in plan.todo if cell.model != TUNED]
-            (run_on_ray if on_ray(config, rest) else run_sequentially)(rest, config, record, progress)
+            if on_ray(config, rest):
+                run_on_ray(rest, config, record, progress, folders)
+            else:
+                run_sequentially(rest, config, record, progress)
             run_sequentially(tuned, config, record, progress)
         plan = plan_grid(config)
     if not outcome.ran:  # nothing new (or only refinished rows): the reports still show every row

@@ -233,14 +233,17 @@ def prepared_for(cell: Cell, prepared: dict[str, Prepared], config: BenchmarkCon
     """The cell's dataset, loaded once while consecutive cells use it (only the latest is kept)."""
     if cell.dataset not in prepared:
         prepared.clear()
-        known = {source.name: source for source in sources(config)}
-        if cell.dataset not in known:  # a cell of another grid: a registered dataset, or DataError
-            from forecaster.data import get_spec
+        from forecaster.data import get_spec, read_csv
 
+        # The --csv file is read once: its source's input size needs its rows (it was read twice)
+        csv = None if config.csv is None else read_csv(config.csv)
+        known = {source.name: source for source in sources(config, csv)}
+        if cell.dataset not in known:  # a cell of another grid: a registered dataset, or DataError
             spec = get_spec(cell.dataset)
             known[cell.dataset] = Source(spec.name, spec.input_size, spec.horizons, spec.freq)
         source = known[cell.dataset]
-        prepared[cell.dataset] = Prepared(source.load(config.data_dir), source.input_size, source)
+        series = csv if source.csv is not None else source.load(config.data_dir)
+        prepared[cell.dataset] = Prepared(series, source.input_size, source)
     return prepared[cell.dataset]
 
 
@@ -250,7 +253,3 @@ def result_row(cell: Cell, metrics: dict[str, Any]) -> dict[str, Any]:
 
     return {"dataset": cell.dataset, "horizon": cell.horizon, "model": cell.model, "repeat": cell.repeat,
             "seed": cell.seed, **metrics, "device": machine_name()}
-
-
-_WORKER_PREPARED: dict[str, Prepared] = {}
-

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +26,16 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from forecaster.artifacts import check_out_dir, work_dir_for
-from forecaster.atomic import move_into_place, staging_dir, sweep_stale
+from forecaster.atomic import held_by_this_run, move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
-from forecaster.cluster import quiet_lightning, ray_started, say_if_no_cpus, stops_as_exit
+from forecaster.cluster import (
+    WATCH_SECONDS,
+    CpuWatch,
+    quiet_lightning,
+    ray_started,
+    say_if_no_cpus,
+    stops_as_exit,
+)
 from forecaster.data import TimeSeries
 from forecaster.errors import ConfigError, ForecasterError
 from forecaster.models.baselines import NOTHING_TO_FIT
@@ -142,7 +150,7 @@ def _search(
         tune.with_parameters(_trial, series=series, base=base, threads=threads, root=str(root / "trials")),
         {"cpu": threads, "gpu": resources.get("GPU", 0) / tuning.jobs},
     )
-    say_if_no_cpus(threads, "trial", tuning.ray_address)
+    watch = say_if_no_cpus(threads, "trial", tuning.ray_address)
     epochs = base.trainer.max_epochs
     tuner = tune.Tuner(
         trainable,
@@ -157,9 +165,26 @@ def _search(
             max_concurrent_trials=tuning.jobs,
             reuse_actors=True,  # a trial's worker stays for the next: no process start and imports each
         ),
-        run_config=tune.RunConfig(storage_path=str(root.resolve()), name="search", verbose=0),
+        run_config=tune.RunConfig(storage_path=str(root.resolve()), name="search", verbose=0,
+                                  callbacks=[_watching(watch)]),
     )
     return tuner.fit()
+
+
+def _watching(watch: CpuWatch) -> Any:
+    """A Tune callback that has `watch` check the cluster every WATCH_SECONDS of the search: one that lost
+    its workers mid-search had it wait without a word (h149)."""
+    from ray import tune
+
+    class SayWaits(tune.Callback):
+        due = time.monotonic() + WATCH_SECONDS
+
+        def on_step_begin(self, iteration: int, trials: list, **info: Any) -> None:
+            if time.monotonic() >= self.due:
+                self.due = time.monotonic() + WATCH_SECONDS
+                watch.check()
+
+    return SayWaits()
 
 
 def trial_table(results: Any) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
@@ -186,7 +211,6 @@ def tune_forecaster(
 ) -> TuneOutcome:
     """Search `base.model_name`'s settings on validation, retrain the best, and write the tuning folder."""
     from forecaster.training.planning import plan, rows_hold
-    from forecaster.training.workflows import split_off_short
 
     out = Path(out)
     if out.parent.is_dir():
@@ -203,6 +227,22 @@ def tune_forecaster(
     space = search_space(base.model_name, default.input_size, tuning.space, holds)
     untuned = {"lr": default.lr, "input_size": default.input_size, **default.model_options}
     first = default_point(space, base.model_name, untuned)
+    # Two searches into one --out both ran to the end, and the later one's output was refused or replaced
+    # the other's (h149): one run at a time, as `train` and `benchmark`.
+    with held_by_this_run(work_dir_for(out), f"output {out}"):
+        return _tune_held(series, out, base, tuning, (default, space, first))
+
+
+def _tune_held(
+    series: TimeSeries,
+    out: Path,
+    base: TrainSettings,
+    tuning: TuneSettings,
+    planned: tuple[Candidate, dict, dict],
+) -> TuneOutcome:
+    from forecaster.training.workflows import split_off_short
+
+    default, space, first = planned  # the untuned candidate, the space, its first point
     staged = staging_dir(out)
     try:
         series, record = split_off_short(series, base, [default], work_dir_for(staged / MODEL_DIR), None)
