@@ -9,6 +9,7 @@ model; covariates as the CLI takes them. Training is `forecaster train`'s workfl
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import tempfile
@@ -23,11 +24,11 @@ import pandas as pd
 from forecaster.artifacts import Bundle, load_bundle, resave_bundle
 from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
-from forecaster.data.frames import as_frame, as_published, in_given_types, time_types
+from forecaster.data.frames import as_frame, as_published, in_given_types, period_frequencies, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.labels import write_labels
 from forecaster.data.longforecast import melt_forecast
-from forecaster.data.missing import some
+from forecaster.data.missing import rows_of_a_frame, some
 from forecaster.data.panels import DEFAULT_ID_COL, DEFAULT_TARGET_COL, DEFAULT_TIME_COL
 from forecaster.data.splits import series_lengths
 from forecaster.data.timeindex import alias_meaning, in_zone, is_frequency, names_a_frequency, renamed
@@ -62,6 +63,12 @@ def _as_given(times: pd.Index, given: pd.Index | None, freq: str | None) -> pd.I
     if getattr(given, "tz", None) is not None and isinstance(times, pd.DatetimeIndex):
         return in_zone(times, given.tz, freq)
     return times
+
+
+def _index_of(df: pd.DataFrame | pd.Series | TimeSeries) -> pd.Index:
+    """The index a frame's forecast is answered in, as the reader took it (`as_frame`): pyarrow timestamps
+    in a zone (`dtype_backend="pyarrow"`) were read in their zone and answered without it."""
+    return as_frame(df).index if isinstance(df, pd.DataFrame | pd.Series) else df.index
 
 
 def _cut(series: TimeSeries, stops: dict[str, int]) -> TimeSeries:
@@ -207,13 +214,15 @@ class Forecaster:
             read["date_col"] = time_col
         with as_published(df, "DataFrame"):
             series = read_frame(df, **read)
-        if self.freq is not None and not is_frequency(series.index, series.freq, self.freq):
-            known = f", freq={series.freq!r} for these rows," if series.freq else ""
+        periods = period_frequencies(df)  # the frame's own frequency, of its periods (W-SUN), or its rows'
+        if self.freq is not None and not is_frequency(series.index, series.freq, self.freq, periods):
+            given = periods[0] if periods else series.freq
+            known = f", freq={given!r} for these rows," if given else ""
             said, other = f"the freq={self.freq!r} asked for", f"{known} or no freq"
             if self.loaded_from is not None:  # not asked for: the model's own (h92 F4)
                 said = f"{self.freq!r}, the frequency of the model loaded from {self.loaded_from}"
                 other = ", or a new Forecaster for rows of another"
-            raise DataError(f"the data's frequency is {series.freq!r}, not {said}{alias_meaning(self.freq)}; "
+            raise DataError(f"the data's frequency is {given!r}, not {said}{alias_meaning(self.freq)}; "
                             f"expected rows at that frequency{other}")  # fmt: skip
         return series
 
@@ -242,7 +251,7 @@ class Forecaster:
         for note in notes:  # it is the naive forecast; it forecasts in logarithms
             warnings.warn(f"{series.source}: note: {note}", DataQualityWarning, stacklevel=2)
         self.metrics, self.history = outcome.metrics, _trained_on(series, self.bundle)
-        self.history_index = getattr(df, "index", None)
+        self.history_index = _index_of(df)
         self.labels = given_names(df, self.bundle.data.id_col)
         self.history_times = time_types(df, series.date_col)
         return self
@@ -294,8 +303,9 @@ class Forecaster:
             else read_future(bundle, future_df, "future_df")
         )
         history = self.history_from(df)
-        table = forecast(bundle, history, horizon=horizon, levels=levels, future=future)
-        given = getattr(df, "index", None) if df is not None else self.history_index
+        with rows_of_a_frame() if isinstance(df, pd.DataFrame | pd.Series) else contextlib.nullcontext():
+            table = forecast(bundle, history, horizon=horizon, levels=levels, future=future)  # its "row 1"
+        given = _index_of(df) if df is not None else self.history_index
         table.index = _as_given(table.index, given, bundle.data.freq)
         table = dated_as_history(table, history)  # labels given as text ('2014Q1') or in parts, so answered
         answer = shaped(bundle, table, given_names(df, bundle.data.id_col) if df is not None else self.labels)
@@ -330,7 +340,7 @@ class Forecaster:
         windows = f"{n_windows} window(s) of {self.settings.horizon} steps {step_size} apart"
         series, ends = _before_windows(series, span, windows, self.settings.horizon, step_size)
         levels = self.level if level is None else _levels(level)
-        given, names, parts = getattr(df, "index", None), {}, []
+        given, names, parts = _index_of(df), {}, []
 
         def written(times: pd.Index) -> pd.Index:  # as `df` gave and wrote its own times
             return write_labels(_as_given(times, given, data.freq), series.date_style)

@@ -23,7 +23,7 @@ from forecaster.data import TimeSeries
 from forecaster.data.dateparts import parts_index
 from forecaster.data.labels import write_labels
 from forecaster.data.longforecast import melt_forecast
-from forecaster.data.missing import some, when
+from forecaster.data.missing import line, some, when
 from forecaster.data.panels import DEFAULT_TIME_COL
 from forecaster.data.scaling import Scaler, original_units, value_floor
 from forecaster.data.series import INDEPENDENT, say_note
@@ -286,7 +286,7 @@ def _forecast(
     except HistoryError as error:
         if error.part in ("level", "horizon"):  # the request is at fault, not the file (h72)
             raise ConfigError(str(error)) from None
-        where = f"line {first_row + error.row + 2}: " if error.row is not None else ""
+        where = f"{line(first_row + error.row)}: " if error.row is not None else ""  # a frame's "row 1"
         source = future.source if error.part == "future" and future is not None else series.source
         which = f"series {named!r}: " if named is not None else ""
         raise DataError(f"{source}: {which}{where}{error}") from None

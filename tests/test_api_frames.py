@@ -698,3 +698,103 @@ def test_a_frame_of_an_ons_download_read_by_pandas_is_refused_pointing_at_its_pa
     with pytest.raises(DataError) as caught:  # a frame of numbers without dates: no word of files
         Forecaster("naive", horizon=2).fit(pd.DataFrame({"y": np.arange(40.0)}).reset_index(drop=True))
     assert "read from its path" not in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "int64[pyarrow]"])
+def test_years_of_nullable_or_pyarrow_integers_are_answered_in_them(dtype):
+    """`pd.read_csv(..., dtype_backend="numpy_nullable" / "pyarrow")` reads a `year` column as Int64 or
+    int64[pyarrow]: predict raised pandas' TypeError "Argument 'freq' has incorrect type (expected str, got
+    Int64Dtype)" (h161). Answered as a column of numpy years is, in the frame's own dtype."""
+    years = pd.array(np.arange(1950, 2010), dtype=dtype)
+    frame = pd.DataFrame({"year": years, "gdp": np.linspace(1.0, 60.0, 60)})
+    model = naive().fit(frame)
+    table = model.predict()
+    assert table.index.dtype == years.dtype and list(table.index) == list(range(2010, 2010 + HORIZON))
+    indexed = model.predict(frame.set_index("year"))
+    assert indexed.index.dtype == years.dtype and indexed.index[0] == 2010
+    backtest = model.cross_validation(frame, n_windows=2)
+    assert backtest["year"].dtype == years.dtype  # the last 7 years: windows after 2002 and 2003
+    assert backtest["cutoff"].tolist() == [2002] * HORIZON + [2003] * HORIZON
+
+
+def test_a_zoned_index_of_pyarrow_timestamps_is_answered_in_its_zone():
+    """`dtype_backend="pyarrow"` keeps zoned dates as timestamp[ns, Europe/Berlin][pyarrow]: they were read in
+    their zone and forecast without it, 23:00 on Berlin's clock answered as naive 00:00 (h161). Answered as
+    the same frame on a DatetimeIndex is, across the clock change."""
+    hours = pd.date_range(end="2024-03-30 23:00", periods=200, freq="h", tz="Europe/Berlin")
+    frame = pd.DataFrame({"load": np.arange(200.0)}, index=hours)
+    arrow = frame.set_axis(hours.astype("timestamp[ns, Europe/Berlin][pyarrow]"), axis=0)
+    expected = naive().fit(frame).predict(frame)
+    model = naive().fit(arrow)
+    for table in (model.predict(), model.predict(arrow)):
+        assert str(table.index.tz) == "Europe/Berlin"
+        pd.testing.assert_index_equal(table.index, expected.index, exact=False)
+    backtest = model.cross_validation(arrow, n_windows=2)
+    assert str(backtest["date"].dt.tz) == str(backtest["cutoff"].dt.tz) == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(("periods", "asked"), [("W-SUN", "W"), ("W-SAT", "W-SAT"), ("M", "ME"), ("Q", "QE"),
+                                                ("Q", "Q-DEC")])  # fmt: skip
+def test_a_period_index_is_checked_against_the_frequency_of_its_periods(periods, asked):
+    """Weeks ending Sunday read as their Monday starts ('W-MON'): freq='W', the frame's own, was refused
+    "the data's frequency is 'W-MON', not the freq='W' asked for ... freq='W-MON' for these rows" (h161);
+    month and quarter periods refused the offsets of their ends, ME and QE."""
+    index = pd.period_range("2001-01-01", periods=60, freq=periods)
+    frame = pd.DataFrame({"y": np.arange(60.0)}, index=index)
+    table = Forecaster("naive", horizon=2, input_size=8, freq=asked).fit(frame).predict()
+    assert table.index.freqstr == frame.index.freqstr and table.index[0] == frame.index[-1] + 1
+
+
+def test_a_freq_refused_on_periods_names_the_periods_frequency():
+    quarters = pd.DataFrame({"y": np.arange(60.0)}, index=pd.period_range("2001Q1", periods=60, freq="Q"))
+    expected = ("the data's frequency is 'Q-DEC', not the freq='M' asked for; expected rows at that "
+                "frequency, freq='Q-DEC' for these rows, or no freq")  # fmt: skip
+    with pytest.raises(DataError, match=re.escape(expected)):
+        Forecaster("naive", horizon=2, input_size=8, freq="M").fit(quarters)
+
+
+def test_recent_rows_off_the_models_grid_are_placed_by_the_frames_row_not_a_file_line():
+    """Rows every two days sent to a daily model: "DataFrame: line 3: 2021-01-03 ..." counted a header and
+    a first line the frame does not have (h161); the reader places a frame's rows as "row N"."""
+    frame = hourly().set_axis(pd.date_range("2021-01-01", periods=200, freq="D"), axis=0)
+    model = naive().fit(frame)
+    refused = r"^DataFrame: row 1: 2021-01-03 00:00:00 does not follow the model's frequency 'D'"
+    with pytest.raises(DataError, match=refused):
+        model.predict(frame.iloc[::2])
+
+
+def test_a_zoned_index_across_a_clock_change_with_a_missing_or_repeated_hour_is_read_as_in_winter():
+    """Berlin hours across the change to summer time, one hour missing (or one row repeated): refused as
+    "date column 'date' mixes time zones or UTC offsets", the one zone's offsets taken for two zones
+    (h161); the same rows in UTC, or in winter, are read with the gap filled (the repeat refused at its
+    row). Read as the UTC frame is and answered in the zone."""
+    hours = pd.date_range("2021-03-25", periods=300, freq="h", tz="Europe/Berlin")
+    frame = pd.DataFrame({"y": np.sin(np.arange(300.0) / 5)}, index=hours)
+    gap = frame.drop(hours[100])
+    table = naive().fit(gap).predict()
+    expected = naive().fit(gap.tz_convert("UTC")).predict()
+    assert str(table.index.tz) == "Europe/Berlin"
+    pd.testing.assert_frame_equal(table.tz_convert("UTC"), expected, check_index_type=False)
+    repeated = pd.concat([frame.iloc[:101], frame.iloc[100:101].assign(y=5.0), frame.iloc[101:]])
+    said = r"^DataFrame: duplicate timestamp .* at row 100 and row 101"
+    with pytest.raises(DataError, match=said) as refused:
+        naive().fit(repeated)
+    assert "turned back" not in str(refused.value)
+
+
+def test_an_index_set_from_a_column_it_was_kept_beside_is_read_as_that_column():
+    """`df.set_index("date", drop=False)` and `set_index(["unique_id", "ds"], drop=False)`, as pandas users
+    keep the key columns too: refused "its index is named 'date', as a column is" with advice,
+    `rename_axis(None)`, that was refused in turn as "the index and a column are both named 'date'" (h161).
+    An index holding its column's values is that column; one holding others is refused with advice that
+    reads."""
+    frame = hourly().rename_axis("date").reset_index()
+    expected = naive().fit(frame).predict()
+    pd.testing.assert_frame_equal(naive().fit(frame.set_index("date", drop=False)).predict(), expected)
+    long = frame.melt(id_vars="date", var_name="unique_id", value_name="y").rename(columns={"date": "ds"})
+    indexed = long.set_index(["unique_id", "ds"], drop=False)
+    pd.testing.assert_frame_equal(naive().fit(indexed).predict(), naive().fit(long).predict())
+    other = frame.set_index("date").assign(date=np.arange(200.0))  # a series named 'date'
+    with pytest.raises(DataError, match=re.escape("df.rename_axis('...') renames the index")):
+        naive().fit(other)
+    assert list(naive().fit(other.rename_axis("when")).predict().columns) == ["a", "b", "date"]

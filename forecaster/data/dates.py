@@ -389,4 +389,10 @@ def across_offsets(column: pd.Series) -> tuple[pd.DatetimeIndex, str] | None:
         return local, f"read the dates, {how}, as local clock times"
     if infer_frequency(utc) is not None:  # UTC midnights shown on Berlin's clock (a frame tz_convert-ed)
         return utc, f"read the dates, {how}, in UTC"
+    if clock and len(utc) > 2:  # irregular (a missing hour, a repeated row): told of at its row as in winter,
+        # not as "mixes time zones" (h161); by the usual step, hours in UTC, days on the local clock
+        usual = pd.Timedelta(int(pd.Series(np.diff(utc.asi8)).mode().iloc[0]), unit=utc.unit)
+        if usual < pd.Timedelta(days=1):
+            return utc, f"read the dates, {how}, in UTC"
+        return local, f"read the dates, {how}, as local clock times"
     return None

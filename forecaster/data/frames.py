@@ -67,10 +67,15 @@ def readable_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
         raise DataError(f"{source}: column {names.index(True)} has no name; expected every column named (a "
                         "model reads its columns by name)")  # fmt: skip
     if clash := [name for name in data.index.names if name is not None and name in data.columns]:
-        if not _row_numbers(data.index):  # rename_axis('date') beside a 'date' column: reset_index failed
+        if _row_numbers(data.index):
+            data = data.rename_axis(None)
+        elif _copies(data, clash):  # set_index("date", drop=False): the column read, its copy dropped (h161)
+            keep = [name for name in data.index.names if name not in clash]
+            data = data.droplevel(clash) if keep else data.reset_index(drop=True)
+        else:  # rename_axis('date') beside a 'date' column: reset_index failed
             raise DataError(f"{source}: its index is named {clash[0]!r}, as a column is; expected other "
-                            "names (df.rename_axis(None) unnames the index)")  # fmt: skip
-        data = data.rename_axis(None)
+                            "names or the column's values (df.rename_axis('...') renames the index, "
+                            "df.reset_index(drop=True) drops it)")  # fmt: skip
     for name in [name for name, dtype in data.dtypes.items() if dtype == np.dtype(object)]:
         several = np.array([isinstance(cell, _SEVERAL) for cell in data[name]], dtype=bool)
         if several.any():
@@ -79,6 +84,13 @@ def readable_frame(data: Any, source: str = "DataFrame") -> pd.DataFrame:
             raise DataError(f"{source}: column {name!r} row {row} holds a {kind} of values; expected one "
                             "value per cell")  # fmt: skip
     return data
+
+
+def _copies(data: pd.DataFrame, names: list[Any]) -> bool:
+    """Whether the index levels `names` hold the values of the columns of those names, row for row."""
+    columns = [data[name] for name in names]
+    return all(isinstance(column, pd.Series) and pd.Index(column).equals(data.index.get_level_values(name))
+               for name, column in zip(names, columns, strict=True))  # fmt: skip
 
 
 def in_time_order(frame: pd.DataFrame, read: ReadOptions) -> tuple[pd.DataFrame, list[str]]:
@@ -129,6 +141,18 @@ def period_columns(frame: object) -> dict[Any, Any]:
     if not isinstance(frame, pd.DataFrame):
         return {}
     return {name: dtype.freq for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
+
+
+def period_frequencies(frame: object) -> list[str]:
+    """The frequencies (period aliases) of a frame's periods (its PeriodIndex or a level of one, its columns
+    of periods), which the timestamps they are read as (their starts) may not name: W-SUN weeks start on
+    Mondays."""
+    if not isinstance(frame, pd.DataFrame | pd.Series):
+        return []
+    index = frame.index
+    levels = index.levels if isinstance(index, pd.MultiIndex) else [index]
+    found = [level.freqstr for level in levels if isinstance(level, pd.PeriodIndex)]
+    return found + [frame[name].array.freqstr for name in period_columns(frame)]
 
 
 def text_times(frame: pd.DataFrame, name: str | None) -> bool:
@@ -189,7 +213,7 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
     def converted(times: pd.Series | pd.DatetimeIndex, kind: Any) -> Any:
         if kind == DATE_OBJECTS:
             return pd.Index(times.date, name=times.name) if isinstance(times, pd.Index) else times.date
-        return times.to_period(kind) if not isinstance(kind, np.dtype) else times.year.astype(kind)
+        return times.year.astype(kind) if _whole(kind) else times.to_period(kind)
 
     for name, kind in types.items():
         if kind == TIMESTAMPS:  # written on a day of the month ('2005-01-15', `labels.on_a_day`): timestamps
@@ -204,7 +228,7 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
             if column is not None and column.isin(kind.categories).all():
                 answer[str(name)] = column.astype(kind)
             continue
-        if isinstance(kind, np.dtype) and not yearly:
+        if _whole(kind) and not yearly:
             continue
         if answer.index.name == name and isinstance(answer.index, pd.DatetimeIndex):
             answer.index = converted(answer.index, kind)
@@ -212,6 +236,13 @@ def in_given_types(answer: pd.DataFrame, types: dict[Any, Any], freq: str | None
             if pd.api.types.is_datetime64_any_dtype(answer[str(column)]):
                 answer[str(column)] = converted(answer[str(column)].dt, kind)
     return answer
+
+
+def _whole(kind: Any) -> bool:
+    """Whether a `time_types` kind is a dtype of whole numbers: numpy's, or the nullable `Int64` and pyarrow's
+    of `dtype_backend=` (a year column of those raised pandas' TypeError, taken for a period's frequency)."""
+    dtype = isinstance(kind, np.dtype | pd.api.extensions.ExtensionDtype)
+    return dtype and pd.api.types.is_integer_dtype(kind)
 
 
 def _iso_days(labels: pd.Index | pd.Series) -> pd.Index | pd.Series | None:
@@ -247,8 +278,10 @@ def index_as_columns(frame: pd.DataFrame, read: ReadOptions, source: str) -> tup
     dated = (isinstance(index, pd.DatetimeIndex) or stamps) and not read.no_date and read.date_from is None
     if dated and (read.date_col is None or read.date_col not in frame.columns):
         name = read.date_col or index.name or _INDEX_DATES
-        if name in frame.columns:
-            raise DataError(f"{source}: the index and a column are both named {name!r}; rename one")
+        if name in frame.columns:  # unnamed, it is read as 'date': "named" alone was no name of the user's
+            unnamed = f" (an unnamed index of dates is read as {name!r})" if index.name is None else ""
+            raise DataError(f"{source}: the index and a column are both named {name!r}{unnamed}; expected "
+                            "other names (df.rename_axis('...') names the index)")  # fmt: skip
         raw = frame.set_axis(index, axis=0).reset_index(names=name)
         raw[name] = raw[name].astype(str)  # read like a file's column of timestamps
         return raw, dataclasses.replace(read, date_col=name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -214,10 +215,12 @@ def alias_meaning(asked: str) -> str:
     return f" ({asked!r} is pandas' {name!r})" if name != asked else ""
 
 
-def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
+def is_frequency(index: pd.Index, freq: str | None, asked: str, periods: Sequence[str] = ()) -> bool:
     """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
     period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes
-    them as offsets)."""
+    them as offsets); for rows given as periods of a frequency in `periods`, that one (`names_periods`)."""
+    if any(names_periods(asked, frequency) for frequency in periods):
+        return True
     try:
         return freq is not None and to_offset(asked) == to_offset(freq)
     except ValueError:
@@ -227,3 +230,16 @@ def is_frequency(index: pd.Index, freq: str | None, asked: str) -> bool:
     except (ValueError, TypeError):
         return False
     return bool((np.diff(periods.asi8) == 1).all())
+
+
+def names_periods(asked: str, periods: str) -> bool:
+    """Whether `asked` names the frequency of periods (`periods`, their alias) as a period alias ("W" is
+    "W-SUN" weeks) or as the offset of their ends ("ME", "QE"): weeks read as their Monday starts, at
+    "W-MON", refused the frame's own "W" (h161)."""
+    for named in (lambda: pd.PeriodDtype(asked).freq, lambda: to_offset(asked)):
+        try:
+            if named() == pd.PeriodDtype(periods).freq:
+                return True
+        except (ValueError, TypeError):
+            continue
+    return False

@@ -109,6 +109,8 @@ def _dekads(index: pd.DatetimeIndex) -> bool:
 def _clock_turned_back(repeated: pd.DatetimeIndex) -> str:
     """The hint for repeats that are one hour of a night in spring or autumn, a local clock turned back at
     the end of daylight saving time (not a long table's series), else ""."""
+    if repeated.tz is not None:  # instants: a clock turned back repeats none of them
+        return ""
     within = repeated.max() - repeated.min() < pd.Timedelta(hours=1)
     if not (within and repeated.month[0] in (3, 4, 9, 10, 11) and repeated.hour[0] <= 3):
         return ""
