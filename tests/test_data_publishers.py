@@ -814,7 +814,8 @@ def test_a_noaa_station_file_and_a_crypto_export_forecast_their_measurements_onl
         f'"{k % 3 / 10:.2f}","{40 + k % 7}","4.5"' for k, day in enumerate(days)]  # fmt: skip
     frame, freq, note = read_noted(write(tmp_path, "ghcn.csv", "\n".join(rows)))
     assert freq == "D" and list(frame.columns) == ["PRCP", "TMAX", "RATE"]
-    assert "skipped column(s) 'LATITUDE', 'LONGITUDE', 'ELEVATION': one place or format throughout" in note
+    said = "skipped column(s) 'LATITUDE', 'LONGITUDE', 'ELEVATION': one place, format or code throughout"
+    assert said in note
     hours = pd.date_range("2024-01-01", periods=48, freq="h")[::-1]  # newest first, as it is published
     rows = ["https://www.CryptoDataDownload.com", "unix,date,symbol,open,close,Volume BTC"] + [
         f"{stamp.value // 10**6},{stamp:%Y-%m-%d %H:%M:%S},BTC/USDT,{100 + k},{101 + k},{k % 5}.5"
@@ -1496,7 +1497,7 @@ def test_an_oecd_stat_export_of_one_country_forecasts_its_values_not_its_base_ye
     frame, freq, note = read_noted(write(tmp_path, "oecd.csv", "\n".join([header, *rows]) + "\n"))
     assert freq == "MS" and list(frame.columns) == ["Value"]
     np.testing.assert_allclose(frame["Value"], 100 + np.arange(36) / 4)
-    assert "skipped column(s) 'Reference Period': one place or format throughout" in note
+    assert "skipped column(s) 'Reference Period': one place, format or code throughout" in note
 
 
 def test_an_imf_weo_download_reads_its_dashes_as_missing_and_says_where_estimates_start(tmp_path):
@@ -1728,12 +1729,14 @@ def test_a_long_panels_last_short_series_below_one_named_with_a_number_is_kept(t
     assert frame["kiosk"].notna().sum() == 2
 
 
-def test_a_genesis_yearly_table_is_named_by_its_variable_not_its_unit(tmp_path):
+@pytest.mark.parametrize("end", ["", ";"])
+def test_a_genesis_yearly_table_is_named_by_its_variable_not_its_unit(tmp_path, end):
     """GENESIS' yearly table of one variable: ";Bevölkerungsstand" above ";Anzahl" (a count, its unit) above
-    "31.12.2017;82792351": the series was named 'Anzahl'."""
+    "31.12.2017;82792351": the series was named 'Anzahl'. So it was where a ";" ends every line (its last
+    column empty throughout, unnamed above)."""
     rows = ["GENESIS-Tabelle: 12411-0001", "Bevölkerung: Deutschland, Stichtag", "Deutschland",
-            ";Bevölkerungsstand", ";Anzahl"]
-    rows += [f"31.12.{year};{82792351 + 180000 * k - 7000 * k * k}"
+            f";Bevölkerungsstand{end}", f";Anzahl{end}"]
+    rows += [f"31.12.{year};{82792351 + 180000 * k - 7000 * k * k}{end}"
              for k, year in enumerate(range(2017, 2024))]
     rows += ["__________", "Stand: 21.11.2024 - 11:35:56"]
     path = tmp_path / "12411-0001.csv"
@@ -1742,3 +1745,127 @@ def test_a_genesis_yearly_table_is_named_by_its_variable_not_its_unit(tmp_path):
     assert list(frame.columns) == ["Bevölkerungsstand"] and len(frame) == 7
     assert frame.iloc[-1, 0] == 82792351 + 180000 * 6 - 7000 * 36
     assert "named the columns from 1 line(s) above the header: period, Bevölkerungsstand" in note
+
+
+def test_an_ecb_series_codes_and_attributes_written_in_digits_are_no_series(tmp_path):
+    """The ECB data portal's SDMX-CSV of one series: its dimensions and attributes in columns beside
+    OBS_VALUE, some written in digits alike in every row (ICP_ITEM '000000', STS_INSTITUTION 4, UNIT_MULT
+    0). They were read as three more series, forecast beside the index."""
+    head = "KEY,FREQ,REF_AREA,ICP_ITEM,STS_INSTITUTION,TIME_PERIOD,OBS_VALUE,OBS_STATUS,TITLE,UNIT_MULT"
+    months = pd.period_range("2021-01", periods=24, freq="M")
+    values = [round(105 + 0.3 * k + (k % 5) / 10, 1) for k in range(24)]
+    rows = [f'ICP.M.U2.N.000000.4.INX,M,U2,"000000",4,{month},{value},{"P" if k > 21 else "A"},HICP,0'
+            for k, (month, value) in enumerate(zip(months, values, strict=True))]
+    path = write(tmp_path, "ecb.csv", "\n".join([head, *rows]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == ["OBS_VALUE"] and freq == "MS" and len(frame) == 24
+    np.testing.assert_allclose(frame["OBS_VALUE"], values)
+    assert "skipped column(s) 'ICP_ITEM', 'STS_INSTITUTION', 'UNIT_MULT': one place, format or code" in note
+
+
+def test_a_statcan_table_names_its_series_by_geography_and_product_not_by_vector(tmp_path):
+    """Statistics Canada's full-table CSV: REF_DATE, GEO, DGUID, a dimension, ..., VECTOR (one per series),
+    COORDINATE, VALUE, STATUS, .... The vector tells the series apart alone, so they were named
+    'v41690973', ...; the words its vector stands for name them as the table shows them."""
+    head = ("REF_DATE,GEO,DGUID,Products and product groups,UOM,VECTOR,COORDINATE,VALUE,STATUS,SYMBOL,"
+            "TERMINATED,DECIMALS")
+    geos, products = (("Canada", "2016A000011124"), ("Ontario", "2016A000235")), ("All-items", "Food")
+    rows, expected = [], {}
+    for month in pd.period_range("2022-01", periods=12, freq="M"):
+        for g, (geo, dguid) in enumerate(geos):
+            for p, product in enumerate(products):
+                value = 140 + 10 * g + 5 * p + month.month / 10
+                expected.setdefault(f"{geo}/{product}", []).append(value)
+                vector, coordinate = f"v4169{g}97{p}", f"{g + 1}.{p + 2}"
+                rows.append(f"{month},{geo},{dguid},{product},2002=100,{vector},{coordinate},{value},,,,1")
+    path = write(tmp_path, "18100004.csv", "\n".join([head, *rows]) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == list(expected) and freq == "MS"
+    for name, values in expected.items():
+        np.testing.assert_allclose(frame[name], values)
+    assert "keyed by columns 'GEO' and 'Products and product groups'" in note
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_a_kosis_tables_provisional_last_period_is_read(tmp_path, wide):
+    """KOSIS (Statistics Korea) marks its latest, provisional period "p)" after it: "2023.12 월 p)" heading
+    the last column, "2023 p)" in the last row. The column was left out as no period ("after them") and the
+    row refused as no date."""
+    values = [round(100 + 0.4 * k + (k % 3) / 10, 1) for k in range(24)]
+    if wide:
+        months = [f"{2022 + k // 12}.{k % 12 + 1:02d} 월" for k in range(24)]
+        months[-1] += " p)"
+        text = "시도별,단위," + ",".join(months) + "\n전국,2020=100," + ",".join(map(str, values)) + "\n"
+        expected = pd.date_range("2022-01-01", periods=24, freq="MS")
+    else:
+        years = [f"{2000 + k}" for k in range(24)]
+        years[-1] += " p)"
+        rows = [f"{year},{value}\n" for year, value in zip(years, values, strict=True)]
+        text = "시점,실업률\n" + "".join(rows)
+        expected = pd.date_range("2000-01-01", periods=24, freq="YS")
+    path = tmp_path / "kosis.csv"
+    path.write_bytes(text.encode("cp949"))
+    frame, _, note = read_noted(path)
+    assert len(frame) == 24 and list(frame.index) == list(expected)
+    np.testing.assert_allclose(frame.iloc[:, 0], values)
+    assert "without their flags (p: estimated, provisional, revised or forecast values" in note
+
+
+def test_an_imf_ifs_tables_empty_status_rows_leave_the_series_named_by_country(tmp_path):
+    """The IMF's IFS bulk CSV: a "Value" row and a "Status" row per country (Attribute column), months as
+    columns "2018M1", a comma after each line. Where no value is flagged the Status rows are empty; the
+    series were named 'Canada / Value' after them."""
+    months = [f"{2018 + k // 12}M{k % 12 + 1}" for k in range(24)]
+    head = '"Country Name","Country Code","Indicator Name","Indicator Code","Attribute",'
+    lines = [head + ",".join(f'"{month}"' for month in months) + ","]
+    expected = {}
+    for country, code, base in (("Canada", 156, 130.0), ("Mexico", 273, 120.0)):
+        expected[country] = [round(base + 0.25 * k, 2) for k in range(24)]
+        cells = ",".join(f'"{value}"' for value in expected[country])
+        lines.append(f'"{country}","{code}","Prices, Consumer Price Index","PCPI_IX","Value",{cells},')
+        lines.append(f'"{country}","{code}","Prices, Consumer Price Index","PCPI_IX","Status",' + '"",' * 24)
+    path = write(tmp_path, "ifs.csv", "\n".join(lines) + "\n")
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == ["Canada", "Mexico"] and freq == "MS" and len(frame) == 24
+    for country, values in expected.items():
+        np.testing.assert_allclose(frame[country], values)
+    assert "left out 2 empty row(s) of flags" in note
+
+
+def test_a_bea_tables_footnote_marks_are_no_part_of_its_series_names(tmp_path):
+    """A BEA NIPA table as CSV: title lines, "Line"," ","2023M01",..., labels with the footnote marks the
+    BEA writes into them ("Personal income\\1\\"), notes after "Legend / Footnotes:". The series were named
+    with the marks."""
+    months = [f"2022M{m:02d}" for m in range(1, 13)] + [f"2023M{m:02d}" for m in range(1, 13)]
+    lines = ['"Table 2.6. Personal Income and Its Disposition, Monthly"', '"[Billions of dollars]"',
+             '"Bureau of Economic Analysis"', '"Line"," ",' + ",".join(f'"{month}"' for month in months)]
+    labels = ["Personal income\\1\\", "Compensation of employees", "Supplements to wages and salaries\\2\\"]
+    values = {}
+    for line, label in enumerate(labels, 1):
+        values[label] = [21000.0 / line + 12.5 * k for k in range(24)]
+        lines.append(f'"{line}","{label}",' + ",".join(f'"{value:,.1f}"' for value in values[label]))
+    lines += ["", '"Legend / Footnotes:"', '"\\1\\ Personal income is ..."', '"\\2\\ Supplements ..."']
+    path = write(tmp_path, "bea.csv", "\n".join(lines) + "\n")
+    frame, freq, note = read_noted(path)
+    names = ["Personal income", "Compensation of employees", "Supplements to wages and salaries"]
+    assert list(frame.columns) == names and freq == "MS" and len(frame) == 24
+    np.testing.assert_allclose(frame.to_numpy(), np.array(list(values.values())).T)
+    assert "named the series without their footnote marks ('\\1\\', '\\2\\')" in note
+
+
+@pytest.mark.parametrize("end", ["", ","])
+def test_an_rba_exchange_rate_tables_closed_days_are_missing_values(tmp_path, end):
+    """The RBA's F11 exchange rates: its header block (Title, ..., Series ID), business days "03-Jan-2023",
+    and "CLOSED" where a market was shut. The file was refused as text among numbers. Where a "," ends every
+    line the series keep the names of the Series ID line, not those of the Units line above it."""
+    days = pd.bdate_range("2023-01-03", periods=30)
+    head = ["F11 EXCHANGE RATES,,", "Title,AUD/USD Exchange Rate,Trade-weighted Index",
+            "Frequency,Daily,Daily", "Units,USD,Index", "Source,WM/Reuters,RBA",
+            "Publication date,02-Dec-2026,02-Dec-2026", "Series ID,FXRUSD,FXRTWI"]
+    rows = [f"{day:%d-%b-%Y}," + ("CLOSED,CLOSED" if k == 12 else f"{0.68 + k / 1000},{62 + k / 10}")
+            for k, day in enumerate(days)]
+    path = write(tmp_path, "f11.csv", "".join(f"{line}{end}\n" for line in head + rows))
+    frame, freq, note = read_noted(path)
+    assert list(frame.columns) == ["FXRUSD", "FXRTWI"] and freq == "B" and list(frame.index) == list(days)
+    np.testing.assert_allclose(frame["FXRTWI"], 62 + np.arange(30) / 10)  # day 12 filled from its neighbours
+    assert "read 2 cell(s) marked 'CLOSED' as missing" in note

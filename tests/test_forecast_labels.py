@@ -99,6 +99,10 @@ def _years(first: int, count: int) -> pd.DatetimeIndex:
          "{half}º semestre {year}", ["1º semestre 2020", "2º semestre 2020"]),
         (["2010 3e kwartaal", "2010 4e kwartaal"], pd.date_range("2010-07-01", periods=2, freq="QS"),
          "{year} {quarter}e kwartaal", ["2011 1e kwartaal", "2011 2e kwartaal"]),  # CBS StatLine
+        (["2010 3e kwartaal*", "2010 4e kwartaal*"], pd.date_range("2010-07-01", periods=2, freq="QS"),
+         "{year} {quarter}e kwartaal", ["2011 1e kwartaal", "2011 2e kwartaal"]),  # provisional: ISO days
+        (["2020年7-9月期", "2020年10-12月期"], pd.date_range("2020-07-01", periods=2, freq="QS"),
+         "{year}年{qfirst}-{qlast}月期", ["2021年1-3月期", "2021年4-6月期"]),  # e-Stat: ISO days, h136
     ],
 )  # fmt: skip
 def test_a_style_that_writes_the_history_back_continues_it(labels, index, style, next_labels):

@@ -25,11 +25,11 @@ from forecaster.data.marks import BRACKETED, FOOTNOTE, b_among_grades, is_footno
 # Banxico "N/E" (no existe), the BCRP's "n.d." (no disponible), the BEA's "(D)" (withheld) and "(NM)" (not
 # meaningful), the IMF DataMapper's "no data", the Banco de España's "_", the ONS's "[x]" (not available),
 # "[c]" (confidential) and "[z]" (not applicable), the Census Bureau's "(X)" and "(S)", the ABS's "np" (not
-# published), the IMF WEO's "n/a" and "--", and what other offices print for "not available" (dashes as
-# typeset, "n.a.").
+# published), the IMF WEO's "n/a" and "--", the RBA's "CLOSED" (a market's holiday in its exchange rates),
+# and what other offices print for "not available" (dashes as typeset, "n.a.").
 MARKERS = frozenset({"..", ":", ".", "-", "–", "—", "x", "…", "...", "n/a", "(na)", "na", "n.a.",
                      "***", "---", "--", "nd", "n/e", "n.d.", "(d)", "(nm)", "(x)", "(s)", "[x]", "[c]",
-                     "[z]", "np", "no data", "_"})  # fmt: skip
+                     "[z]", "np", "no data", "_", "closed"})  # fmt: skip
 # ... and as written, Statistics Canada's "F" (too unreliable to be published): a lower-case "f" is a flag
 CASED_MARKERS = frozenset({"F"})
 # The spaces typesetting puts inside a number (French "1 234,5", "5,0 %"): no-break, narrow no-break, thin,

@@ -16,6 +16,7 @@ from forecaster.data.headerless import is_date
 from forecaster.data.keys import name_words
 from forecaster.data.marks import graded_or_codes
 from forecaster.data.missing import SHOWN, line
+from forecaster.data.variables import DEFAULT_TARGET_COL, VALUE_NAMES
 from forecaster.errors import DataError, MissingColumnsError
 
 # What a column counting the rows is called when a table is written with its index (UCI's Beijing air: "No").
@@ -277,7 +278,11 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
              and (restates_a_part(name, raw[name], index) or codes_the_dates(raw[name], codes))]  # fmt: skip
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
-    constant = [name for name in columns if len(raw) >= 3 and _described(name, raw[name])]
+    # a publisher's VALUE / OBS_VALUE, not a modeller's "y" (Nixtla's frame: its other columns are its own)
+    valued = [name for name in raw.columns
+              if str(name).strip().lower() in VALUE_NAMES and name != DEFAULT_TARGET_COL]  # fmt: skip
+    constant = [name for name in columns if len(raw) >= 3 and name not in counters + ids + parts + unix
+                and _described(name, raw[name], valued)]  # fmt: skip
     flags = [name for name in columns if _flags_another(name, raw.columns) and _zero_one(raw[name])]
     footnotes = [name for name in every if _FOOTNOTE_NAME.fullmatch(str(name).strip())  # a "1" among them
                  and pd.to_numeric(raw[name], errors="coerce").notna().any()]  # fmt: skip
@@ -288,7 +293,7 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
                         (ids, "codes or identifiers"),
                         (parts, "parts or codes of the dates (year, month, weekday, 20141 ...)"),
                         (unix, "the dates as Unix times"),
-                        (constant, "one place or format throughout"),
+                        (constant, "one place, format or code throughout"),
                         (flags, "flags of the values, 0 or 1"),
                         (footnotes, "footnotes or their codes")):  # fmt: skip
         if names:
@@ -334,12 +339,16 @@ def _is_epoch(column: pd.Series, epochs: dict[str, np.ndarray]) -> bool:
     return any(np.array_equal(values, times) for times in epochs.values())
 
 
-def _described(name: str, column: pd.Series) -> bool:
-    """Whether a column named as what places or formats a series (a station's latitude, StatCan's DECIMALS)
-    holds one number throughout: it describes the series; a policy rate unchanged for years is one."""
-    if str(name).strip().lower() not in _DESCRIPTIVE_NAMES or not pd.api.types.is_numeric_dtype(column):
+def _described(name: str, column: pd.Series, valued: list[str]) -> bool:
+    """Whether a column named as what places or formats a series (a station's latitude, StatCan's DECIMALS),
+    or any beside a column the file names as its values (`valued`: SDMX's OBS_VALUE), holds one number
+    throughout: it describes the series; a policy rate unchanged for years is one. An ECB series' ICP_ITEM
+    '000000' (a code written in digits), STS_INSTITUTION 4 and UNIT_MULT 0 had been forecast as three series
+    beside its OBS_VALUE."""
+    named = str(name).strip().lower() in _DESCRIPTIVE_NAMES or any(other != name for other in valued)
+    if not named or column.dtype.kind in "bc":
         return False
-    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)  # '000000'
     return bool(np.isfinite(values).all() and (values == values[0]).all())
 
 

@@ -20,9 +20,10 @@ from forecaster.data.marks import FOOTNOTE, is_footnote
 _WORDS = (r"e|p|r|f|est|prel|estd|estimated?|estimates?|prelim|preliminary|prov|provisional|proj|projected|"
           r"projections?|forecasts?|fcst|revised|rev")  # fmt: skip
 _DATE_END = r"[\d年月日期度년월일]"  # a digit, or a CJK label's 年, 月, 期: "2023年12月p" (h100 F9)
-# A date, then a flag: in parentheses or brackets, set apart or written on (2023p), or marks
+# A date, then a flag: in parentheses or brackets, set apart or written on (2023p), closed alone (KOSIS'
+# "2023.12 월 p)"), or marks
 _FLAG_PATTERN = re.compile(rf"(?P<date>.*{_DATE_END})\s*(?:[(\[](?P<enclosed>{_WORDS})\.?[)\]]|"
-                           rf"(?P<word>{_WORDS})\.?|(?P<mark>(?:\*|{FOOTNOTE})+))$",
+                           rf"(?P<word>{_WORDS})[.)]?|(?P<mark>(?:\*|{FOOTNOTE})+))$",
                            re.IGNORECASE)  # fmt: skip
 _SAMPLE = 20  # cells of a column read as dates to tell it holds them
 

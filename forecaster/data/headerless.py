@@ -154,11 +154,15 @@ def names_above(
     but the first, or but the first two where the `data` rows hold years and month or quarter names there,
     named year and month or quarter (GENESIS: ";;Verbraucherpreisindex;Veränderung zum Vormonat" above
     ";;2020=100;in (%)" above "2012;Januar;89,8;..."); with the count of lines above the header it read."""
+    # a separator ending every line (GENESIS' "31.12.2017;82792351;"): a last column empty throughout
+    ended = width > 2 and all(not cells[-1].strip() for cells in (*rows, *data) if len(cells) == width)
+    if ended and header is not None and not names_not_given([cell.strip() for cell in header[:-1]]):
+        return None  # the header names its columns but that empty last one (the RBA's "Series ID,FIRMMCRT,")
     for cells in reversed(rows):
         names = [cell.strip() for cell in cells]
         if len(names) != width or keyed_line(names):  # the ECB's series key above "Collection:,..." lines
             continue
-        if all(names[1:]) and len(set(names[1:])) == width - 1:
+        if all(names[1 : width - ended]) and len(set(names[1 : width - ended])) == width - 1 - ended:
             return tuple(names), 1
         labelled = width > 2 and not any(names[:2]) and all(names[2:]) and len(set(names[2:])) == width - 2
         if labelled and (part := _year_and_part([cells for cells in data if len(cells) == width])):

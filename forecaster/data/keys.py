@@ -52,6 +52,25 @@ def written_codes(column: pd.Series) -> bool:
     return len(present) > 0 and bool(present.str.fullmatch(r"'?\d+").all())
 
 
+def determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
+    """Whether each value of column `key` (of columns `key` together) comes with one value of `other`."""
+    return bool((raw.groupby(key, sort=False, dropna=False)[other].nunique(dropna=False) <= 1).all())
+
+
+def worded_key(raw: pd.DataFrame, key: list[str], labels: list[str]) -> list[str]:
+    """`key`, or where it is one column of codes (a letter or two and digits: Statistics Canada's VECTOR
+    'v41690973') the labels in words it determines that tell its series apart together (its GEO and product,
+    '15 to 24 years'): the series of a StatCan table had been named by their vectors."""
+    if len(key) != 1 or not raw[key[0]].astype(str).str.fullmatch(r"[A-Za-z]{0,3}\d+").all():
+        return key
+    codes = {column: raw[column].astype(str).str.fullmatch(r"\S*\d\S*").all() for column in labels}  # 'CA_1'
+    words = [column for column in labels if column != key[0] and not codes[column]
+             and determines(raw, key[0], column)]  # fmt: skip
+    words = [column for column in words
+             if not any(determines(raw, other, column) for other in words if other != column)]
+    return words if words and determines(raw, words, key[0]) else key
+
+
 def key_values(joined: pd.Series, count: int) -> list[list[str]] | None:
     """The column values of series names joined from `count` columns (`with_key`); None unless every name
     holds `count`."""

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 import pandas as pd
 
 from forecaster.data.dates import PERIOD_LABELS
-from forecaster.data.labeltexts import CHINESE_QUARTERS, MonthName, label_texts, month_name_specs, written_as
+from forecaster.data.labeltexts import (
+    CHINESE_QUARTERS,
+    PROVISIONAL,
+    MonthName,
+    label_texts,
+    month_name_specs,
+    written_as,
+)
 
 _CHECKED = 24  # the history's last labels a style must write back
 # Month labels pandas reads itself, as published with month names or without a day, and Excel's "Jan-19";
@@ -51,7 +58,8 @@ def _fields(stamp: pd.Timestamp) -> dict[str, object]:
             "mon": stamp.strftime("%b"), "MON": stamp.strftime("%b").upper(),
             "monthname": stamp.strftime("%B"), "qth": f"{stamp.quarter}{_ORDINALS[stamp.quarter]}",
             "hth": f"{half}{_ORDINALS[half]}", "name": MonthName(stamp.month),
-            "cnquarter": CHINESE_QUARTERS[stamp.quarter - 1]}  # fmt: skip
+            "cnquarter": CHINESE_QUARTERS[stamp.quarter - 1], "qfirst": 3 * stamp.quarter - 2,
+            "qlast": 3 * stamp.quarter}  # fmt: skip
 
 
 def _styles(text: str) -> Iterator[str]:
@@ -115,7 +123,8 @@ def label_style(texts: pd.Series, index: pd.DatetimeIndex) -> str | None:
     """The style of `texts`, the labels `index` was read from, or None where none writes them back."""
     if not isinstance(index, pd.DatetimeIndex) or index.tz is not None or len(index) == 0:
         return None
-    last = [_text(value) for value in texts.iloc[-_CHECKED:]]
+    # a provisional period's star ("2023 4e kwartaal*", CBS') marks no forecast: the labels without it
+    last = [PROVISIONAL.sub("", _text(value)) for value in texts.iloc[-_CHECKED:]]
     stamps = index[-_CHECKED:]
     if len(set(last)) < len(set(stamps)):  # dates beside an hour column: labels of days for hours (h100 F1)
         return None

@@ -154,6 +154,9 @@ def written_as(template: str, text: str) -> str:
         template = re.sub("|".join(korean), lambda found: korean[found[0]], template)
     if _CHINESE_QUARTER.search(text):
         template = template.replace("第{quarter}", "第{cnquarter}")
+    if found := _QUARTER_MONTHS.search(text):  # e-Stat's "2023年10-12月期", read as "2023年第4四半期"
+        months = found[0].replace(found["first"], "{qfirst}", 1).replace(found["last"], "{qlast}", 1)
+        template = template.replace("第{quarter}四半期", months)
     return template
 
 

@@ -229,8 +229,9 @@ def _layout(lines: list[str], source: Any) -> Layout:
     if delimiter == " " and ons is None:  # named, so that notes after a row's values are left out
         fits = len(header) == width  # else a name of two words ("decimal date") split in two
         names = names or (tuple(header) if fits else headerless_names(rows[first + 1 :], width))
-    named = ons is not None or above is not None  # by the line above: its columns all have a name
-    unnamed = () if named else tuple(k for k, cell in enumerate(header) if not cell)
+    # named by the line above: every column has a name but an empty last one (a separator ending each line)
+    named = names if above is not None else header if ons is None else ()
+    unnamed = tuple(k for k, cell in enumerate(named) if not cell)
     given = Counter(cell for cell in (names or header) if cell) if ons is None else Counter()
     repeated = tuple(sorted(cell for cell, count in given.items() if count > 1))
     return Layout(

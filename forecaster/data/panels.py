@@ -17,10 +17,12 @@ import pandas as pd
 from forecaster.data.cells import counts_rows
 from forecaster.data.keys import (
     check_ids_given,
+    determines,
     key_parts,
     named_as_ids,
     rows_of_targets,
     with_key,
+    worded_key,
     written_codes,
 )
 from forecaster.data.missing import advice, line, some
@@ -125,7 +127,7 @@ def long_columns(
     if target_col is None and DEFAULT_TARGET_COL not in raw.columns and keyed:
         numeric = [column for column in rest.columns  # a row counter (CBS StatLine's ID) is no variable
                    if column != date_col and not _labels(rest[column]) and not counts_rows(rest[column])]
-        numeric = [column for column in numeric if not _determines(raw, read.id_col, column)]
+        numeric = [column for column in numeric if not determines(raw, read.id_col, column)]
         named = named_values(numeric, read.id_col, date_col)
         if named or numeric:  # several: each a variable of every series
             target_col = named[0] if len(named) == 1 else joined_values(numeric, source)
@@ -268,9 +270,10 @@ def find_long(
         # less what another determines (a unit by its item), and what the others and the date determine: a
         # status of each observation (OECD's OBS_STATUS: provisional values of the latest months) is no key
         key = [column for column in labels
-               if not any(_determines(raw, other, column) for other in labels if other != column)]
+               if not any(determines(raw, other, column) for other in labels if other != column)]
         key = [column for column in key
-               if not _determines(raw, [*(other for other in key if other != column), date_col], column)]
+               if not determines(raw, [*(other for other in key if other != column), date_col], column)]
+        key = worded_key(raw, key, labels)
         id_col = ",".join(key) if key and _few_repeats(raw, [*key, date_col]) else None
         raw = raw if id_col is None else with_key(raw, id_col, source)
     if id_col is None or not _few_repeats(raw, [id_col, date_col]):
@@ -282,7 +285,7 @@ def find_long(
     values = list(read.targets or numeric)
     if len(values) > 1 and read.targets is None:
         # a unit code, a country's population describe a series: the id determines them
-        values = [column for column in values if not _determines(raw, id_col, column)] or values
+        values = [column for column in values if not determines(raw, id_col, column)] or values
         named = named_values(values, id_col, date_col)
         values = named if len(named) == 1 else values
     if not values:
@@ -368,11 +371,6 @@ def _few_repeats(raw: pd.DataFrame, key: list[str]) -> bool:
     return int(raw.duplicated(key).sum()) <= max(1, len(raw) // 100)
 
 
-def _determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
-    """Whether each value of column `key` (of columns `key` together) comes with one value of `other`."""
-    return bool((raw.groupby(key, sort=False, dropna=False)[other].nunique(dropna=False) <= 1).all())
-
-
 def _distinct_labels(raw: pd.DataFrame, labels: list[str], date_col: str) -> list[str]:
     """The label columns that could tell series apart, one per way of telling them: a column the date
     determines (a label such as "2020 Jan") names times, and one that goes with another one to one (a
@@ -380,9 +378,9 @@ def _distinct_labels(raw: pd.DataFrame, labels: list[str], date_col: str) -> lis
     rather than a code of digits (FAOSTAT's `Area` rather than its `Area Code (M49)` of '276, h91 F10)."""
     kept: list[str] = []
     for column in sorted(labels, key=lambda column: written_codes(raw[column])):  # stable: file order else
-        if _determines(raw, date_col, column):
+        if determines(raw, date_col, column):
             continue
-        if not any(_determines(raw, other, column) and _determines(raw, column, other) for other in kept):
+        if not any(determines(raw, other, column) and determines(raw, column, other) for other in kept):
             kept.append(column)
     return kept
 
@@ -415,7 +413,7 @@ def _measures(raw: pd.DataFrame, column: str, id_col: str, date_col: str) -> boo
     parsed = pd.to_numeric(values, errors="coerce")  # text of numbers only (Rossmann's StateHoliday: 0, a)
     numbers = pd.api.types.is_numeric_dtype(values) or parsed.notna().sum() == values.notna().sum()
     named = bool(named_values([str(column)], id_col, date_col))
-    return numbers and (named or not _determines(raw, date_col, column))
+    return numbers and (named or not determines(raw, date_col, column))
 
 
 def _labels(column: pd.Series) -> bool:

@@ -24,6 +24,10 @@ MAX_SHAPES = 64  # kinds of header cells parsed, each once (`_periods_each`)
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
 _DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
+# A row's label naming it the flags of the row above, empty where no value is flagged: the IMF's "Status"
+# below each "Value" (read as series, the series named "Canada / Value")
+_FLAGS = frozenset({"status", "flag", "flags"})
+_BEA_MARK = re.compile(r"\\\d{1,2}\\")  # the BEA's footnote marks in its tables' labels: "Personal income\1\"
 _UNKNOWN_WEEK = re.compile(r"\d{4}\s*[-_ ]?\s*W99")  # Eurostat's unknown week of a year, beside its weeks
 # ISO months and days; a day at midnight too, as pandas writes a workbook's date cells (h82 F8)
 _ISO_DAY = re.compile(r"\d{4}-\d{2}(?:-\d{2}(?:[ T]00:00(?::00)?)?)?")
@@ -285,7 +289,14 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
             "column per year, quarter, month, week or day"
         )
     raw, texts = _without_text_rows(raw, labels)
+    flags = _cells(raw.iloc[:, :first]).str.lower().isin(_FLAGS).to_numpy().reshape(len(raw), first)
+    empty = (_cells(raw[labels]) == "").to_numpy().reshape(len(raw), len(labels))
+    flags = flags.any(axis=1) & empty.all(axis=1)
+    raw = raw[~flags].reset_index(drop=True) if flags.any() and not flags.all() else raw
     names = _series_names(raw.iloc[:, :first])
+    unmarked = [" ".join(_BEA_MARK.sub(" ", name).split()) for name in names]
+    marks = [found for name in names for found in _BEA_MARK.findall(name)]
+    names = unmarked if marks and len(set(unmarked)) == len(unmarked) else names
     rows = f"{len(names)} row(s)" + (f" x {len(variables)} variables" if len(variables) > 1 else "")
     if len(variables) > 1:
         names = [f"{name} / {variable}" if variable else name for variable in variables for name in names]
@@ -319,7 +330,16 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
     if estimated and len(starts := pd.to_numeric(raw[named_after[0]], errors="coerce").dropna()):
         note += (f": the periods after its year ({int(starts.min())} at the earliest) are estimates and "
                  "projections, read as values")  # fmt: skip
-    return frame, note + (f"; left out {texts} row(s) of text only (flags, units)" if texts else "")
+    note += f"; left out {texts} row(s) of text only (flags, units)" if texts else ""
+    note += f"; left out {int(flags.sum())} empty row(s) of flags" if flags.any() else ""
+    said = ", ".join(f"'{mark}'" for mark in dict.fromkeys(marks))  # as written: repr doubles the backslashes
+    note += f"; named the series without their footnote marks ({said})" if names is unmarked else ""
+    return frame, note
+
+
+def _cells(table: pd.DataFrame) -> pd.Series:
+    """The texts of a table's cells, row after row, in one Series (`cell_texts` once, not per column)."""
+    return cell_texts(pd.Series(table.to_numpy(dtype=object).ravel()))
 
 
 def _without_text_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFrame, int]:
@@ -327,7 +347,7 @@ def _without_text_rows(raw: pd.DataFrame, periods: list[str]) -> tuple[pd.DataFr
     each "Value" row: "P" for provisional) or units (StatCan's "2002=100" under its header), and how many
     there were."""
     shape = (len(raw), len(periods))  # every cell in one pass: a column at a time took 10 ms each (h66)
-    cells = cell_texts(pd.Series(raw[periods].to_numpy(dtype=object).ravel()))
+    cells = _cells(raw[periods])
     numbers = number_cells(cells).reshape(shape)
     empty = (cells == "").to_numpy().reshape(shape)
     only = ~(numbers | empty).all(axis=1) & ~numbers.any(axis=1)
