@@ -9,14 +9,14 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-from test_companion import SHORT, _train
+from test_companion import SHORT, _rising_in, rising  # noqa: F401  (rising is a fixture)
 from test_service import assert_error, serving
 
 
 def test_values_and_oip_answer_the_companions_series_as_the_csv_route_and_listings_name_them(
-    tmp_path, capsys
+    rising, tmp_path  # noqa: F811
 ):
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     shutil.copytree(model, tmp_path / "served" / "m")
     history = pd.read_csv(tmp_path / "p.csv")
     rows = {name: history.loc[history["id"] == name, "y"].tolist() for name in history["id"].unique()}
@@ -80,7 +80,7 @@ def test_values_and_oip_answer_the_companions_series_as_the_csv_route_and_listin
     assert_error(shaped, 422, "inputs[0].shape", f"expected shape [B, {short_size}, 2]")
 
 
-def test_the_companions_forecasts_stop_when_the_client_hangs_up(tmp_path, capsys, monkeypatch):
+def test_the_companions_forecasts_stop_when_the_client_hangs_up(rising, tmp_path, monkeypatch):  # noqa: F811
     """A JSON batch naming the companion's series and an OIP `short` tensor are forecast one history at a
     time in a reading thread that a client gone abandons: each history's forecast after it left was still
     made (256 of the model's columns with a companion series: 9 s of forecasts, one at a time, per request
@@ -96,7 +96,7 @@ def test_the_companions_forecasts_stop_when_the_client_hangs_up(tmp_path, capsys
     from service.app import create_app
     from service.config import ServiceSettings
 
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     shutil.copytree(model, tmp_path / "served" / "m")
     history = pd.read_csv(tmp_path / "p.csv")
     rows = history.loc[history["id"] == "short0", "y"].tolist()
@@ -188,11 +188,11 @@ def test_a_request_of_many_names_is_checked_in_comparisons_linear_in_them(monkey
     assert max(counts) <= 2 * (names + len(own) + len(held)), counts  # a list's: names x series, 900,000
 
 
-def test_a_refusal_of_many_unknown_names_lists_a_few_and_counts_the_rest(tmp_path, capsys):
+def test_a_refusal_of_many_unknown_names_lists_a_few_and_counts_the_rest(rising, tmp_path):  # noqa: F811
     """A request of 50,000 junk names was refused listing them until the message was cut at its bound (its
     head and tail, 639,227 characters cut between): a few are named now and the rest counted, on the model's
     route and the companion's."""
-    model = _train(tmp_path, capsys, trend=True)
+    model = _rising_in(rising, tmp_path)
     shutil.copytree(model, tmp_path / "served" / "m")
     junk = {f"junk{k}": [1.0] * 12 for k in range(50_000)}
     with serving(tmp_path / "served", max_body_bytes=10_000_000) as client:

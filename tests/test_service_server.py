@@ -216,23 +216,30 @@ def test_a_reload_interval_too_short_to_look_at_the_folder_is_refused(
     assert ServiceSettings(models_dir=tmp_path, reload_interval_s=0).reload_interval_s == 0
 
 
-def test_serve_on_a_port_in_use_or_a_host_of_no_address_says_so_in_one_line_first(tmp_path: Path) -> None:
+def test_serve_on_a_port_in_use_or_a_host_of_no_address_says_so_in_one_line_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A port in use or a --host that does not resolve ended `serve` once every bundle had loaded, in
     uvicorn's ERROR line and exit status 3, forecaster's own faults' (h75 F18): one line, status 1 (what the
-    system refused) or 2 (the option), before any bundle loads."""
+    system refused) or 2 (the option), before any bundle loads (uvicorn, which loads them, is never run)."""
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: pytest.fail("served"))
     make_bundle(tmp_path / "models")
-    command = [str(Path(sys.executable).parent / "forecaster"), "serve", "--models", str(tmp_path / "models")]
+    command = ["serve", "--models", str(tmp_path / "models")]
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        busy = subprocess.run([*command, "--port", str(port)], capture_output=True, text=True, timeout=120)
-    assert (busy.returncode, busy.stdout) == (1, ""), busy.stderr
-    assert busy.stderr == f"forecaster: error: --port {port}: address already in use\n"
-    nowhere = subprocess.run([*command, "--host", "no-such-host.invalid"], capture_output=True, text=True,
-                             timeout=120)  # fmt: skip
-    assert (nowhere.returncode, nowhere.stdout) == (2, ""), nowhere.stderr
-    [line] = nowhere.stderr.splitlines()
+        capsys.readouterr()
+        busy = main([*command, "--port", str(port)])
+        out, err = capsys.readouterr()
+    assert (busy, out) == (1, ""), err
+    assert err == f"forecaster: error: --port {port}: address already in use\n"
+    nowhere = main([*command, "--host", "no-such-host.invalid"])
+    out, err = capsys.readouterr()
+    assert (nowhere, out) == (2, ""), err
+    [line] = err.splitlines()
     assert line.startswith("forecaster: error: --host no-such-host.invalid: ")
     assert line.endswith("; expected a name or address of this machine")
 
