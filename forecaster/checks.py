@@ -173,7 +173,8 @@ def parse_ints(text: str) -> list[int]:
 
 def check_levels(levels: Iterable[int]) -> list[int]:
     """Interval levels (or one level) as a sorted list of distinct integers 1-99; ConfigError naming the first
-    bad one."""
+    bad one, or one given twice: the service had refused [80, 80] (no answer of named bounds holds `lo-80`
+    twice) where the CLI and the Python API merged it."""
     if is_int(levels):
         levels = [levels]
     elif isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
@@ -184,7 +185,9 @@ def check_levels(levels: Iterable[int]) -> list[int]:
     checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in whole]
     if not checked:
         raise ConfigError("expected at least one interval level, e.g. 80,95")
-    return sorted(set(checked))
+    if (twice := next((level for k, level in enumerate(checked) if level in checked[:k]), None)) is not None:
+        raise ConfigError(f"interval level {twice} given twice; expected each level once, e.g. 80,95")
+    return sorted(checked)
 
 
 def increasing_levels(levels: Sequence[int]) -> bool:

@@ -118,13 +118,8 @@ def histories_numbers(histories: list[PreparedHistory], levels: list[list[int]])
 
 
 def checked_levels(served: ServedModel, levels: list[int] | None, field: str) -> list[int]:
-    """The asked interval levels, checked before anything is batched (422 naming `field` otherwise); each
-    once: a level asked twice was answered once, the copy dropped without a word, which no answer of named
-    bounds (`lo-80`) can hold twice."""
-    asked = levels or []
-    if len(set(asked)) < len(asked):
-        twice = next(level for k, level in enumerate(asked) if level in asked[:k])
-        raise ApiError(422, f"{twice} given twice; expected each level once, e.g. [80, 95]", field=field)
+    """The asked interval levels, checked before anything is batched (422 naming `field` otherwise; a level
+    asked twice too, `check_levels`)."""
     try:
         return check_interval_levels(served.bundle, levels)
     except HistoryError as error:

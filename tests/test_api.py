@@ -317,6 +317,8 @@ def test_arguments_of_the_wrong_type_are_the_projects_errors_not_pythons(etth1):
     pd.testing.assert_frame_equal(model.predict(level=[80.0, 95]), model.predict(level=[80, 95]))  # h52
     with pytest.raises(ConfigError, match="interval level must be an integer >= 1 and <= 99, got 80.5"):
         model.predict(level=[80.5])
+    with pytest.raises(ConfigError, match="^interval level 80 given twice; expected each level once"):
+        model.predict(level=[80, 95, 80.0])  # merged here where the service refused it: one rule (h164)
     with pytest.raises(BundleError, match="expected a bundle folder path, got None"):
         Forecaster.load(None)
     with pytest.raises(BundleError, match="expected a bundle folder path, got None"):

@@ -341,6 +341,7 @@ def test_a_level_asked_twice_is_refused_on_every_route(client):
         twice = 95 if where == "records level" else 80
         assert answer.status_code == 422, (where, answer.text[:300])
         assert answer.json()["details"] == [
-            {"field": field, "message": f"{twice} given twice; expected each level once, e.g. [80, 95]"}
+            {"field": field, "message": f"interval level {twice} given twice; expected each level once, "
+             "e.g. 80,95"}
         ], where
     assert client.post("/v1/models/hourly/forecast", json=body_of(frame, level=[95, 80])).status_code == 200
