@@ -24,7 +24,7 @@ import pandas as pd
 from forecaster.artifacts import Bundle, load_bundle, resave_bundle
 from forecaster.checks import check_int, check_levels, field_names, is_int, user_path
 from forecaster.data import DataQualityWarning, ReadOptions, TimeSeries, read_frame
-from forecaster.data.frames import as_frame, as_published, in_given_types, period_frequencies, time_types
+from forecaster.data.frames import as_frame, as_published, in_given_types, period_frequency, time_types
 from forecaster.data.keys import key_columns
 from forecaster.data.labels import write_labels
 from forecaster.data.longforecast import melt_forecast
@@ -214,9 +214,9 @@ class Forecaster:
             read["date_col"] = time_col
         with as_published(df, "DataFrame"):
             series = read_frame(df, **read)
-        periods = period_frequencies(df)  # the frame's own frequency, of its periods (W-SUN), or its rows'
+        periods = period_frequency(df, series.date_col)  # the rows' own frequency, of their periods (W-SUN)
         if self.freq is not None and not is_frequency(series.index, series.freq, self.freq, periods):
-            given = periods[0] if periods else series.freq
+            given = periods or series.freq
             known = f", freq={given!r} for these rows," if given else ""
             said, other = f"the freq={self.freq!r} asked for", f"{known} or no freq"
             if self.loaded_from is not None:  # not asked for: the model's own (h92 F4)

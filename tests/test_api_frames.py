@@ -753,6 +753,19 @@ def test_a_freq_refused_on_periods_names_the_periods_frequency():
         Forecaster("naive", horizon=2, input_size=8, freq="M").fit(quarters)
 
 
+def test_another_column_of_periods_is_no_frequency_of_the_rows():
+    """Monthly rows beside a column of their quarters: freq='Q' was taken (any period in the frame counted)
+    and the model trained monthly, and a refusal named 'Q-DEC' as the rows' frequency (h164)."""
+    months = pd.period_range("2020-01", periods=36, freq="M")
+    frame = pd.DataFrame({"y": np.arange(36.0), "quarter": months.asfreq("Q")}, index=months)
+    with pytest.raises(DataError, match=re.escape("the data's frequency is 'M', not the freq='Q' asked for")):
+        Forecaster("naive", horizon=2, input_size=4, freq="Q").fit(frame)
+    dated = frame.reset_index(names="date").assign(date=lambda rows: rows["date"].dt.to_timestamp())
+    monthly = "the data's frequency is 'MS', not the freq='W' asked for"
+    with pytest.raises(DataError, match=re.escape(monthly)):
+        Forecaster("naive", horizon=2, input_size=4, freq="W").fit(dated, date_col="date")
+
+
 def test_recent_rows_off_the_models_grid_are_placed_by_the_frames_row_not_a_file_line():
     """Rows every two days sent to a daily model: "DataFrame: line 3: 2021-01-03 ..." counted a header and
     a first line the frame does not have (h161); the reader places a frame's rows as "row N"."""

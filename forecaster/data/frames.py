@@ -143,16 +143,19 @@ def period_columns(frame: object) -> dict[Any, Any]:
     return {name: dtype.freq for name, dtype in frame.dtypes.items() if isinstance(dtype, pd.PeriodDtype)}
 
 
-def period_frequencies(frame: object) -> list[str]:
-    """The frequencies (period aliases) of a frame's periods (its PeriodIndex or a level of one, its columns
-    of periods), which the timestamps they are read as (their starts) may not name: W-SUN weeks start on
-    Mondays."""
+def period_frequency(frame: object, date_col: str | None) -> str | None:
+    """The frequency (a period alias) of the periods a frame's rows are dated by (its PeriodIndex or a level
+    of one, or its column `date_col` of periods), which the timestamps they are read as (their starts) may
+    not name: W-SUN weeks start on Mondays. Another column of periods (a quarter beside monthly dates) is
+    no frequency of the rows."""
     if not isinstance(frame, pd.DataFrame | pd.Series):
-        return []
+        return None
+    if isinstance(frame, pd.DataFrame) and date_col in period_columns(frame):
+        return frame[date_col].array.freqstr
     index = frame.index
-    levels = index.levels if isinstance(index, pd.MultiIndex) else [index]
+    levels = [index.get_level_values(date_col)] if date_col in (index.names or ()) else [index]
     found = [level.freqstr for level in levels if isinstance(level, pd.PeriodIndex)]
-    return found + [frame[name].array.freqstr for name in period_columns(frame)]
+    return found[0] if found else None
 
 
 def text_times(frame: pd.DataFrame, name: str | None) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -215,11 +214,11 @@ def alias_meaning(asked: str) -> str:
     return f" ({asked!r} is pandas' {name!r})" if name != asked else ""
 
 
-def is_frequency(index: pd.Index, freq: str | None, asked: str, periods: Sequence[str] = ()) -> bool:
+def is_frequency(index: pd.Index, freq: str | None, asked: str, periods: str | None = None) -> bool:
     """Whether rows at `freq` on `index` are at the frequency `asked`: the same offset ("W" is "W-SUN"), or a
     period alias they step through one by one ("M" for month starts, "Q", "Y": pandas 3 no longer takes
-    them as offsets); for rows given as periods of a frequency in `periods`, that one (`names_periods`)."""
-    if any(names_periods(asked, frequency) for frequency in periods):
+    them as offsets); for rows given as periods of the frequency `periods`, that one (`names_periods`)."""
+    if periods is not None and names_periods(asked, periods):
         return True
     try:
         return freq is not None and to_offset(asked) == to_offset(freq)
