@@ -1761,6 +1761,10 @@ def test_an_ecb_series_codes_and_attributes_written_in_digits_are_no_series(tmp_
     assert list(frame.columns) == ["OBS_VALUE"] and freq == "MS" and len(frame) == 24
     np.testing.assert_allclose(frame["OBS_VALUE"], values)
     assert "skipped column(s) 'ICP_ITEM', 'STS_INSTITUTION', 'UNIT_MULT': one place, format or code" in note
+    # beside a user's own "value" (or "y"), a constant column is a series: only SDMX's rows are coded (h164)
+    own = "date,value,price\n" + "".join(f"2021-{m:02d}-01,{v},5\n" for m, v in enumerate(values[:12], 1))
+    frame = read_csv(write(tmp_path, "own.csv", own)).frame
+    assert list(frame.columns) == ["value", "price"] and (frame["price"] == 5).all()
 
 
 def test_a_statcan_table_names_its_series_by_geography_and_product_not_by_vector(tmp_path):

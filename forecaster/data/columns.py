@@ -16,7 +16,7 @@ from forecaster.data.headerless import is_date
 from forecaster.data.keys import name_words
 from forecaster.data.marks import graded_or_codes
 from forecaster.data.missing import SHOWN, line
-from forecaster.data.variables import DEFAULT_TARGET_COL, VALUE_NAMES
+from forecaster.data.variables import SDMX_VALUE
 from forecaster.errors import DataError, MissingColumnsError
 
 # What a column counting the rows is called when a table is written with its index (UCI's Beijing air: "No").
@@ -278,9 +278,8 @@ def _not_series(raw: pd.DataFrame, columns: list[str], index: pd.Index, notes: l
              and (restates_a_part(name, raw[name], index) or codes_the_dates(raw[name], codes))]  # fmt: skip
     epochs = _epoch_numbers(index) if dated else {}
     unix = [name for name in columns if name not in counters + ids + parts and _is_epoch(raw[name], epochs)]
-    # a publisher's VALUE / OBS_VALUE, not a modeller's "y" (Nixtla's frame: its other columns are its own)
-    valued = [name for name in raw.columns
-              if str(name).strip().lower() in VALUE_NAMES and name != DEFAULT_TARGET_COL]  # fmt: skip
+    # SDMX's OBS_VALUE, whose file's other columns are codes; not a "value" or "y" beside a user's own columns
+    valued = [name for name in raw.columns if str(name).strip().lower() == SDMX_VALUE]
     constant = [name for name in columns if len(raw) >= 3 and name not in counters + ids + parts + unix
                 and _described(name, raw[name], valued)]  # fmt: skip
     flags = [name for name in columns if _flags_another(name, raw.columns) and _zero_one(raw[name])]
@@ -341,10 +340,10 @@ def _is_epoch(column: pd.Series, epochs: dict[str, np.ndarray]) -> bool:
 
 def _described(name: str, column: pd.Series, valued: list[str]) -> bool:
     """Whether a column named as what places or formats a series (a station's latitude, StatCan's DECIMALS),
-    or any beside a column the file names as its values (`valued`: SDMX's OBS_VALUE), holds one number
-    throughout: it describes the series; a policy rate unchanged for years is one. An ECB series' ICP_ITEM
-    '000000' (a code written in digits), STS_INSTITUTION 4 and UNIT_MULT 0 had been forecast as three series
-    beside its OBS_VALUE."""
+    or any beside SDMX's OBS_VALUE (`valued`), holds one number throughout: it describes the series;
+    elsewhere a policy rate unchanged for years is one (a `value` beside a constant `price` keeps both). An
+    ECB series' ICP_ITEM '000000' (a code written in digits), STS_INSTITUTION 4 and UNIT_MULT 0 had been
+    forecast as three series beside its OBS_VALUE."""
     named = str(name).strip().lower() in _DESCRIPTIVE_NAMES or any(other != name for other in valued)
     if not named or column.dtype.kind in "bc":
         return False

@@ -19,7 +19,9 @@ _VARIABLE, _VALUE = "variable", "value"  # the melted table's columns (renamed w
 # The value column of a long table when none is named (Nixtla's `y`).
 DEFAULT_TARGET_COL = "y"
 # What long exports call the column of values: Nixtla's y, SDMX's OBS_VALUE, most offices' value.
-VALUE_NAMES = (DEFAULT_TARGET_COL, "value", "obs_value", "values")
+# SDMX's column of observations (ECB, OECD, Eurostat, Norges Bank): the others of its rows are codes
+SDMX_VALUE = "obs_value"
+VALUE_NAMES = (DEFAULT_TARGET_COL, "value", SDMX_VALUE, "values")
 # AutoGluon's TimeSeriesDataFrame: item_id, timestamp, target. Only beside those two is "target" the values
 # (elsewhere it may be a sales goal beside the sales).
 _AUTOGLUON = ("item_id", "timestamp", "target")
