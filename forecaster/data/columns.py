@@ -14,7 +14,7 @@ from forecaster.data.dateparts import codes_the_dates, date_codes, restates_a_pa
 from forecaster.data.dates import NUMERIC_DATE, parse_timestamps
 from forecaster.data.headerless import is_date
 from forecaster.data.keys import name_words
-from forecaster.data.marks import graded_or_codes
+from forecaster.data.marks import FLAG_NAMES, graded_or_codes
 from forecaster.data.missing import SHOWN, line
 from forecaster.data.variables import SDMX_VALUE
 from forecaster.errors import DataError, MissingColumnsError
@@ -101,8 +101,7 @@ _CODE_NAME = re.compile(r"(?:(?:^|[_ ])(?i:code|kode|コード|代码)|[a-z0-9]C
 # A column of 0 and 1 marking values provisional, estimated or revised beside them (h91 F4: forecast as a
 # second series), named by the flag alone or after what it flags (`value_flag`, `OBS_STATUS` by `OBS_VALUE`;
 # a `machine status` or a `demand_estimate` of its own is a series); written as letters ('p') it is text
-_FLAG_WORDS = frozenset({"flag", "flags", "status", "provisional", "preliminary", "estimate", "estimated",
-                         "revised"})  # fmt: skip
+_FLAG_WORDS = FLAG_NAMES | {"provisional", "preliminary", "estimate", "estimated", "revised"}
 
 
 # A column of footnotes or their codes beside the values (the BLS' `footnote_codes`: "1", "P"), no series:

@@ -16,6 +16,8 @@ import pandas as pd
 # or several
 FOOTNOTE = r"(?:[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]|\u207d[^\u207e\s]{1,3}\u207e|[\u2020\u2021])+"
 _FOOTNOTE = re.compile(FOOTNOTE)
+# What names a column or a row as the flags of the values beside it (OBS_STATUS, the IMF's "Status" row)
+FLAG_NAMES = frozenset({"flag", "flags", "status"})
 # A flag after a value in square brackets (the GSS's; alone, "[x]", "[c]" and "[z]" mark a value missing)
 BRACKETED = r"\[[A-Za-z]{1,3}\]"
 # A number written as measured (a decimal mark or thousands separators, as no code is), then a grade

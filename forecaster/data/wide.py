@@ -14,6 +14,7 @@ import pandas as pd
 from forecaster.data.cells import Tally, cell_texts, number_cells, number_kind, to_numbers
 from forecaster.data.dates import NUMERIC_DATE, parse_period_labels, parse_timestamps
 from forecaster.data.grids import regular_grid
+from forecaster.data.marks import FLAG_NAMES
 from forecaster.data.numberdates import year_numbers
 from forecaster.data.periods import PERIOD_FORMS, period_kind, totals_said, year_totals
 from forecaster.data.timeindex import infer_frequency
@@ -24,9 +25,6 @@ MAX_SHAPES = 64  # kinds of header cells parsed, each once (`_periods_each`)
 DATE_COLUMN = "period"
 _CODE = re.compile(r"\s*\[[^\]]*\]$")  # WDI's "1990 [YR1990]"
 _DIGIT, _LETTER = re.compile(r"\d"), re.compile(r"[^\W\d_]")
-# A row's label naming it the flags of the row above, empty where no value is flagged: the IMF's "Status"
-# below each "Value" (read as series, the series named "Canada / Value")
-_FLAGS = frozenset({"status", "flag", "flags"})
 _BEA_MARK = re.compile(r"\\\d{1,2}\\")  # the BEA's footnote marks in its tables' labels: "Personal income\1\"
 _UNKNOWN_WEEK = re.compile(r"\d{4}\s*[-_ ]?\s*W99")  # Eurostat's unknown week of a year, beside its weeks
 # ISO months and days; a day at midnight too, as pandas writes a workbook's date cells (h82 F8)
@@ -289,7 +287,9 @@ def to_long(source: str, raw: pd.DataFrame, decimal: str | None, tally: Tally) -
             "column per year, quarter, month, week or day"
         )
     raw, texts = _without_text_rows(raw, labels)
-    flags = _cells(raw.iloc[:, :first]).str.lower().isin(_FLAGS).to_numpy().reshape(len(raw), first)
+    # a row labelled as the flags of the row above, empty where no value is flagged: the IMF's "Status" below
+    # each "Value" (read as series, the series named "Canada / Value")
+    flags = _cells(raw.iloc[:, :first]).str.lower().isin(FLAG_NAMES).to_numpy().reshape(len(raw), first)
     empty = (_cells(raw[labels]) == "").to_numpy().reshape(len(raw), len(labels))
     flags = flags.any(axis=1) & empty.all(axis=1)
     raw = raw[~flags].reset_index(drop=True) if flags.any() and not flags.all() else raw
