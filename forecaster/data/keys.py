@@ -58,7 +58,7 @@ def determines(raw: pd.DataFrame, key: str | list[str], other: str) -> bool:
 
 
 def worded_key(raw: pd.DataFrame, key: list[str], labels: list[str]) -> list[str]:
-    """`key`, or where it is one column of codes (a letter or two and digits: Statistics Canada's VECTOR
+    """`key`, or where it is one column of codes (up to three letters, then digits: Statistics Canada's VECTOR
     'v41690973') the labels in words it determines that tell its series apart together (its GEO and product,
     '15 to 24 years'): the series of a StatCan table had been named by their vectors."""
     if len(key) != 1 or not raw[key[0]].astype(str).str.fullmatch(r"[A-Za-z]{0,3}\d+").all():

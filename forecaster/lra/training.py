@@ -118,8 +118,8 @@ class LRAModule(L.LightningModule):
         return loss
 
     def on_train_batch_start(self, batch: dict[str, Tensor], batch_idx: int) -> None:
-        """Mixers redraw their random components on their schedule (Reformer's rotations every step,
-        Performer's features every 1000), in place, outside any CUDA graph, which reads the same buffers."""
+        """Mixers redraw their random components on their own `redraw_interval`, in place, outside any CUDA
+        graph, which reads the same buffers."""
         redraw_random_components(self.model, self.global_step)
 
     def training_step(self, batch: dict[str, Tensor], batch_idx: int) -> Tensor:

@@ -18,6 +18,7 @@ from forecaster.checks import MAX_LAYERS, MAX_STEPS, MAX_WIDTH, setting
 from forecaster.models.config import ModelConfig
 from forecaster.models.registry import MODELS
 from forecaster.nn import attention
+from forecaster.nn.attention.base import zero_padded
 
 # "mean-all" divides the real tokens' sum by seq_len, as the reference S3Attention LRA code pools (its
 # lra/model.py zeroes padded outputs, model_wrapper.py averages over all 2048 positions; REFERENCE.md
@@ -138,9 +139,8 @@ class LRAEncoder(nn.Module):
         x = self.norm(x)
         if self.use_cls:
             return x[:, 0]
-        real = mask[..., None]
-        count = x.shape[1] if self.config.pooling == "mean-all" else real.sum(dim=1).clamp(min=1).to(x.dtype)
-        return x.masked_fill(~real, 0.0).sum(dim=1) / count  # masked_fill: 0 * inf or NaN is NaN
+        real = mask.sum(dim=1, keepdim=True).clamp(min=1).to(x.dtype)
+        return zero_padded(x, mask).sum(dim=1) / (x.shape[1] if self.config.pooling == "mean-all" else real)
 
 
 def _head(in_features: int, config: LRAConfig) -> nn.Sequential:

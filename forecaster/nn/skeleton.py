@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from forecaster.checks import check_int
-from forecaster.nn.attention.base import check_key_padding_mask
+from forecaster.nn.attention.base import check_key_padding_mask, zero_padded
 from forecaster.nn.smoother import Smoother
 
 
@@ -183,5 +183,5 @@ class S3AttentionMixer(nn.Module):
         """x (B, seq_len, D), key_padding_mask (B, seq_len) bool with True = real token -> (B, seq_len, D)."""
         if key_padding_mask is not None:
             check_key_padding_mask(key_padding_mask, x.shape[0], x.shape[1])
-            x = x.masked_fill(~key_padding_mask.unsqueeze(-1), 0.0)
+            x = zero_padded(x, key_padding_mask)
         return self.attention(self.smoother(x), key_padding_mask)

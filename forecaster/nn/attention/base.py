@@ -63,10 +63,10 @@ def redraw_random_components(model: nn.Module, step: int) -> int:
     """Before training step `step` (> 0), redraw the random components of every mixer in `model` whose
     `redraw_interval` divides it, in place and from the mixer's own seeded generator: a rerun draws the same
     sequence, and the buffer saved after training is the last one trained with. Returns how many redrew."""
-    due = [
-        module for module in model.modules()
-        if step > 0 and getattr(module, "redraw_interval", 0) and step % module.redraw_interval == 0
-    ]
+    if step <= 0:
+        return 0
+    due = [module for module in model.modules()
+           if getattr(module, "redraw_interval", 0) and step % module.redraw_interval == 0]  # fmt: skip
     for module in due:
         module.redraw()
     return len(due)
