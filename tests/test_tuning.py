@@ -174,6 +174,11 @@ def test_a_second_search_into_the_same_out_is_refused_while_the_first_runs(
             assert first.poll() is None and time.monotonic() < deadline, "the first search held no --out"
             time.sleep(0.2)
         assert main(argv) == 2
+        # stopped once its search runs: a SIGTERM inside ray.init meets Ray's own handlers (status 15 or an
+        # abort, no word), a window this test is not about
+        while not any(tmp_path.rglob("search")):
+            assert first.poll() is None and time.monotonic() < deadline, "the first search never started"
+            time.sleep(0.2)
     finally:
         first.send_signal(signal.SIGTERM)
         _, first_said = first.communicate(timeout=120)
