@@ -124,10 +124,15 @@ class CpuWatch:
 
     def __init__(self, needed: int, each: str, address: str | None) -> None:
         self.needed, self.each, self.address, self.said = needed, each, address, False
+        self.due = time.monotonic() + WATCH_SECONDS
 
     def check(self) -> None:
+        """Look at the cluster, at most once every WATCH_SECONDS (callers may call it far more often)."""
         import ray
 
+        if time.monotonic() < self.due:
+            return
+        self.due = time.monotonic() + WATCH_SECONDS
         short = ray.cluster_resources().get("CPU", 0) < self.needed
         if short and not self.said:
             _say_waiting(ray.available_resources().get("CPU", 0), self.needed, self.each, self.address)

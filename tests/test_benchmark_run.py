@@ -83,6 +83,7 @@ def test_a_cluster_that_loses_its_cpus_mid_grid_says_the_wait(monkeypatch, tmp_p
     from contextlib import nullcontext
     from types import SimpleNamespace
 
+    from forecaster import cluster
     from forecaster.errors import ForecasterWarning
 
     waits, cpus = [0, 0, None, 1, 0, None], [1]  # None: a task returns; else the cluster's CPUs meanwhile
@@ -104,12 +105,13 @@ def test_a_cluster_that_loses_its_cpus_mid_grid_says_the_wait(monkeypatch, tmp_p
 
     errors = SimpleNamespace(RayTaskError=RuntimeError, RayError=RuntimeError)
     context = SimpleNamespace(gcs_address="10.0.0.7:6379")
-    cluster = lambda: {"CPU": cpus[0]}  # noqa: E731 (its own tasks take none of the free ones)
-    fake = SimpleNamespace(cluster_resources=cluster, available_resources=cluster, wait=wait,
+    resources = lambda: {"CPU": cpus[0]}  # noqa: E731 (its own tasks take none of the free ones)
+    fake = SimpleNamespace(cluster_resources=resources, available_resources=resources, wait=wait,
                            remote=lambda function: Task(), get=lambda cell: {}, exceptions=errors,
                            get_runtime_context=lambda: context)  # fmt: skip
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setattr(executors, "ray_started", lambda address: nullcontext())
+    monkeypatch.setattr(cluster, "WATCH_SECONDS", 0)  # the watch looks after every wait
     config = BenchmarkConfig(datasets=["ILI"], out_dir=tmp_path, jobs=1)
     recorded = []
     with warnings.catch_warnings(record=True) as said:

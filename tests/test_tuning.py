@@ -210,6 +210,7 @@ def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_pa
     ray = pytest.importorskip("ray")
     from ray import tune
 
+    from forecaster import cluster
     from forecaster.errors import ForecasterWarning
     from forecaster.training.settings import TrainSettings
     from forecaster.tuning import search
@@ -226,7 +227,7 @@ def test_a_search_on_a_ray_without_cpus_says_its_trials_wait(monkeypatch, tmp_pa
     for name in ("RAY_AIR_NEW_OUTPUT", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "TUNE_DISABLE_SIGINT_HANDLER"):
         monkeypatch.delenv(name, raising=False)  # what _search sets goes with the test
     monkeypatch.setattr(tune, "Tuner", tuner)
-    monkeypatch.setattr(search, "WATCH_SECONDS", 0, raising=False)
+    monkeypatch.setattr(cluster, "WATCH_SECONDS", 0)  # the watch looks at every step
     ray.init(num_cpus=0, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     try:
         with pytest.warns(ForecasterWarning) as said, pytest.raises(KeyboardInterrupt):

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,6 @@ from forecaster.artifacts import check_out_dir, work_dir_for
 from forecaster.atomic import held_by_this_run, move_into_place, staging_dir, sweep_stale
 from forecaster.checks import check_fields, setting
 from forecaster.cluster import (
-    WATCH_SECONDS,
     CpuWatch,
     quiet_lightning,
     ray_started,
@@ -172,17 +170,13 @@ def _search(
 
 
 def _watching(watch: CpuWatch) -> Any:
-    """A Tune callback that has `watch` check the cluster every WATCH_SECONDS of the search: one that lost
+    """A Tune callback that has `watch` check the cluster as the search steps (it paces itself): one that lost
     its workers mid-search had it wait without a word (h149)."""
     from ray import tune
 
     class SayWaits(tune.Callback):
-        due = time.monotonic() + WATCH_SECONDS
-
         def on_step_begin(self, iteration: int, trials: list, **info: Any) -> None:
-            if time.monotonic() >= self.due:
-                self.due = time.monotonic() + WATCH_SECONDS
-                watch.check()
+            watch.check()
 
     return SayWaits()
 
@@ -230,7 +224,7 @@ def tune_forecaster(
     # Two searches into one --out both ran to the end, and the later one's output was refused or replaced
     # the other's (h149): one run at a time, as `train` and `benchmark`.
     with held_by_this_run(work_dir_for(out), f"output {out}"):
-        return _tune_held(series, out, base, tuning, (default, space, first))
+        return _tune_held(series, out, base, tuning, default=default, space=space, first=first)
 
 
 def _tune_held(
@@ -238,11 +232,15 @@ def _tune_held(
     out: Path,
     base: TrainSettings,
     tuning: TuneSettings,
-    planned: tuple[Candidate, dict, dict],
+    *,
+    default: Candidate,
+    space: dict,
+    first: dict,
 ) -> TuneOutcome:
+    """The search under the --out lock: `default` the untuned candidate, `space` the space, `first` its first
+    point."""
     from forecaster.training.workflows import split_off_short
 
-    default, space, first = planned  # the untuned candidate, the space, its first point
     staged = staging_dir(out)
     try:
         series, record = split_off_short(series, base, [default], work_dir_for(staged / MODEL_DIR), None)
