@@ -171,6 +171,11 @@ def parse_ints(text: str) -> list[int]:
     return numbers
 
 
+def first_repeated(items: Sequence[Any]) -> Any | None:
+    """The first item that an earlier one equals, else None."""
+    return next((item for k, item in enumerate(items) if item in items[:k]), None)
+
+
 def check_levels(levels: Iterable[int]) -> list[int]:
     """Interval levels (or one level) as a sorted list of distinct integers 1-99; ConfigError naming the first
     bad one, or one given twice: the service had refused [80, 80] (no answer of named bounds holds `lo-80`
@@ -185,7 +190,7 @@ def check_levels(levels: Iterable[int]) -> list[int]:
     checked = [check_int("interval level", level, minimum=1, maximum=MAX_LEVEL) for level in whole]
     if not checked:
         raise ConfigError("expected at least one interval level, e.g. 80,95")
-    if (twice := next((level for k, level in enumerate(checked) if level in checked[:k]), None)) is not None:
+    if (twice := first_repeated(checked)) is not None:
         raise ConfigError(f"interval level {twice} given twice; expected each level once, e.g. 80,95")
     return sorted(checked)
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from forecaster.checks import first_repeated
 from forecaster.data.missing import line, some
 from forecaster.errors import ConfigError, DataError, MissingColumnsError
 
@@ -84,7 +85,7 @@ def comma_names(text: str, option: str) -> list[str]:
     """The column names `text` gives: itself, or several joined by commas ("geo,na_item"); ConfigError for a
     name given twice ("geo,geo" joined a column with itself, a list's repeat was refused only from Python)."""
     names = [name.strip() for name in text.split(",")]
-    if twice := next((name for k, name in enumerate(names) if name in names[:k]), None):
+    if twice := first_repeated(names):
         raise ConfigError(f"{option} names {twice!r} twice; expected each column once")
     return names
 
